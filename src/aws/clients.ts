@@ -1,0 +1,62 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { AwsSettings, Env } from '../config.js';
+
+/**
+ * One place that builds AWS clients. Each client gets its own socket pool, so a long poll that
+ * holds a socket for 20 s never makes a delete or a heartbeat wait for one (see DESIGN.md).
+ */
+export interface ClientOptions {
+  /** Sockets in this client's pool. */
+  readonly maxSockets?: number;
+  /** Per-request timeout; must exceed the long-poll wait for a receive client. */
+  readonly requestTimeoutMs?: number;
+}
+
+function isLoopback(endpoint: string | undefined): boolean {
+  if (endpoint === undefined) return false;
+  const host = new URL(endpoint).hostname;
+  return host === 'localhost' || host === '[::1]' || host.startsWith('127.');
+}
+
+/**
+ * Local emulators accept any credentials. When the endpoint is loopback and the environment holds
+ * none, use placeholders instead of letting the SDK probe instance metadata over the network.
+ */
+function localCredentials(settings: AwsSettings, env: Env) {
+  if (!isLoopback(settings.endpoint) || env.AWS_ACCESS_KEY_ID || env.AWS_PROFILE) return undefined;
+  return { accessKeyId: 'test', secretAccessKey: 'test' };
+}
+
+function requestHandler(options: ClientOptions): NodeHttpHandler {
+  const maxSockets = options.maxSockets ?? 50;
+  return new NodeHttpHandler({
+    httpAgent: new HttpAgent({ keepAlive: true, maxSockets }),
+    httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets }),
+    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    connectionTimeout: 5_000,
+  });
+}
+
+export function createSqsClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): SQSClient {
+  const credentials = localCredentials(settings, env);
+  return new SQSClient({
+    region: settings.region,
+    ...(settings.endpoint === undefined ? {} : { endpoint: settings.endpoint }),
+    ...(credentials === undefined ? {} : { credentials }),
+    requestHandler: requestHandler(options),
+  });
+}
+
+export function createCloudWatchClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): CloudWatchClient {
+  const credentials = localCredentials(settings, env);
+  return new CloudWatchClient({
+    region: settings.region,
+    ...(settings.endpoint === undefined ? {} : { endpoint: settings.endpoint }),
+    ...(credentials === undefined ? {} : { credentials }),
+    requestHandler: requestHandler(options),
+  });
+}

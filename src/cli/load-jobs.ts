@@ -1,0 +1,33 @@
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from '../errors.js';
+import { JobRegistry, isJobDefinition } from '../job.js';
+
+/**
+ * Import a module (or a folder's index) named on the command line and register every job it
+ * exports. Only this start-up path loads code: nothing a message says is ever imported.
+ */
+export async function loadJobs(path: string): Promise<JobRegistry> {
+  const file = await entryFile(resolve(path));
+  let exports: Record<string, unknown>;
+  try {
+    exports = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new ConfigError(`cannot load jobs from ${file}: ${(error as Error).message}`, { cause: error });
+  }
+  const registry = new JobRegistry(Object.values(exports).filter(isJobDefinition));
+  if (registry.size === 0) throw new ConfigError(`${file} exports no job made by defineJob()`);
+  return registry;
+}
+
+async function entryFile(path: string): Promise<string> {
+  const info = await stat(path).catch(() => undefined);
+  if (info === undefined) throw new ConfigError(`--jobs: ${path} does not exist`);
+  if (!info.isDirectory()) return path;
+  for (const name of ['index.js', 'index.mjs', 'index.ts']) {
+    const candidate = join(path, name);
+    if (await stat(candidate).then(() => true, () => false)) return candidate;
+  }
+  throw new ConfigError(`--jobs: folder ${path} has no index.js or index.ts`);
+}

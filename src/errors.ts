@@ -1,0 +1,145 @@
+/**
+ * The error catalogue. Every error sqs-jobs throws is an SqsJobsError with a stable `code`,
+ * a message that says what was wrong (with the value) and what to do, and the `cause` when
+ * there is one. Codes are part of the public API: match on `code`, never on the message.
+ */
+export const ERROR_CODES = [
+  'CONFIG_INVALID',
+  'JOB_UNKNOWN',
+  'JOB_DUPLICATE_NAME',
+  'JOB_DEFINITION_INVALID',
+  'ARGS_INVALID',
+  'OPTIONS_INVALID',
+  'PAYLOAD_TOO_LARGE',
+  'ENQUEUE_FAILED',
+  'ENQUEUE_BATCH_PARTIAL',
+  'QUEUE_SETUP_FAILED',
+  'UNRECOVERABLE',
+  'RETRY_LATER',
+  'JOB_TIMEOUT',
+  'LEASE_LOST',
+  'SHUTDOWN',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class SqsJobsError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** Options or environment that cannot work: thrown at startup, before any network call. */
+export class ConfigError extends SqsJobsError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('CONFIG_INVALID', message, options);
+  }
+}
+
+/** A job name that no registry knows. */
+export class UnknownJobError extends SqsJobsError {
+  readonly jobName: string;
+  constructor(jobName: string, known: readonly string[]) {
+    const list = known.length > 0 ? known.join(', ') : 'none';
+    super('JOB_UNKNOWN', `unknown job "${jobName}": register it with defineJob() first (known jobs: ${list})`);
+    this.jobName = jobName;
+  }
+}
+
+/** One problem found by a schema: where it is and which rule it broke. */
+export interface FieldIssue {
+  /** Dotted path to the field, e.g. `args.user.email`; `args` for the whole object. */
+  readonly field: string;
+  readonly rule: string;
+}
+
+/** Arguments or options that fail their schema. The message names every field and its rule. */
+export class ValidationError extends SqsJobsError {
+  readonly issues: readonly FieldIssue[];
+  constructor(code: 'ARGS_INVALID' | 'OPTIONS_INVALID', subject: string, issues: readonly FieldIssue[]) {
+    const detail = issues.map((i) => `${i.field}: ${i.rule}`).join('; ');
+    super(code, `${subject}: ${detail}`);
+    this.issues = issues;
+  }
+}
+
+/** A message body bigger than the configured limit: store the payload elsewhere and send a reference. */
+export class PayloadTooLargeError extends SqsJobsError {
+  readonly size: number;
+  readonly limit: number;
+  constructor(jobName: string, size: number, limit: number) {
+    super(
+      'PAYLOAD_TOO_LARGE',
+      `job "${jobName}": message body is ${size} bytes, over the limit of ${limit} bytes. ` +
+        'Jobs carry references, not payloads: store the data elsewhere (S3, a database) and send its key or URL.',
+    );
+    this.size = size;
+    this.limit = limit;
+  }
+}
+
+/** What became of one entry of enqueueMany that SQS did not accept. */
+export interface FailedEntry {
+  /** Position in the argsList given to enqueueMany. */
+  readonly index: number;
+  readonly jobId: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** enqueueMany sent some entries and not others; `failed` names exactly which, `sent` the rest. */
+export class EnqueueBatchError extends SqsJobsError {
+  readonly failed: readonly FailedEntry[];
+  readonly sent: readonly { index: number; jobId: string; messageId: string }[];
+  constructor(failed: readonly FailedEntry[], sent: EnqueueBatchError['sent'], options?: { cause?: unknown }) {
+    const shown = failed
+      .slice(0, 5)
+      .map((f) => `#${f.index} (${f.jobId}): ${f.code} ${f.message}`)
+      .join('; ');
+    const more = failed.length > 5 ? `; and ${failed.length - 5} more` : '';
+    super(
+      'ENQUEUE_BATCH_PARTIAL',
+      `${failed.length} of ${failed.length + sent.length} jobs were not enqueued: ${shown}${more}`,
+      options,
+    );
+    this.failed = failed;
+    this.sent = sent;
+  }
+}
+
+/**
+ * Throw from a handler to send the message to the dead-letter queue at once, without retries:
+ * the job can never succeed (e.g. the record it refers to was deleted).
+ */
+export class UnrecoverableError extends SqsJobsError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('UNRECOVERABLE', message, options);
+  }
+}
+
+/** Throw from a handler to retry after `delayMs` instead of the computed backoff. */
+export class RetryLaterError extends SqsJobsError {
+  readonly delayMs: number;
+  constructor(delayMs: number, message = `retry requested in ${delayMs} ms`, options?: { cause?: unknown }) {
+    super('RETRY_LATER', message, options);
+    if (!Number.isFinite(delayMs) || delayMs < 0) {
+      throw new RangeError(`RetryLaterError: delayMs must be a finite number >= 0, got ${delayMs}`);
+    }
+    this.delayMs = delayMs;
+  }
+}
+
+/** Turn anything thrown into an Error, once, at the boundary. */
+export function toError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown;
+  if (typeof thrown === 'string') return new Error(thrown);
+  try {
+    return new Error(`non-error thrown: ${JSON.stringify(thrown)}`);
+  } catch {
+    return new Error(`non-error thrown: ${String(thrown)}`);
+  }
+}

@@ -1,0 +1,47 @@
+import { EventEmitter } from 'node:events';
+
+type Listener<Args extends unknown[]> = (...args: Args) => void;
+
+/**
+ * A typed event emitter whose emit never throws: a listener that throws (or rejects) is reported
+ * to `onListenerError` and the loop that emitted goes on.
+ */
+export class SafeEmitter<Events extends { [K in keyof Events]: unknown[] }> {
+  readonly #emitter = new EventEmitter();
+  readonly #onListenerError: (error: unknown, event: string) => void;
+
+  constructor(onListenerError: (error: unknown, event: string) => void) {
+    this.#onListenerError = onListenerError;
+    this.#emitter.setMaxListeners(100);
+  }
+
+  on<K extends keyof Events & string>(event: K, listener: Listener<Events[K]>): this {
+    this.#emitter.on(event, listener as Listener<unknown[]>);
+    return this;
+  }
+
+  once<K extends keyof Events & string>(event: K, listener: Listener<Events[K]>): this {
+    this.#emitter.once(event, listener as Listener<unknown[]>);
+    return this;
+  }
+
+  off<K extends keyof Events & string>(event: K, listener: Listener<Events[K]>): this {
+    this.#emitter.off(event, listener as Listener<unknown[]>);
+    return this;
+  }
+
+  emit<K extends keyof Events & string>(event: K, ...args: Events[K]): void {
+    for (const listener of this.#emitter.listeners(event) as Listener<Events[K]>[]) {
+      try {
+        const result = listener(...args) as unknown;
+        if (result instanceof Promise) result.catch((error: unknown) => this.#onListenerError(error, event));
+      } catch (error) {
+        this.#onListenerError(error, event);
+      }
+    }
+  }
+
+  listenerCount(event: keyof Events & string): number {
+    return this.#emitter.listenerCount(event);
+  }
+}

@@ -1,0 +1,35 @@
+export { defineJob, JobRegistry, validateArgs, isJobDefinition, DEFAULT_BACKOFF } from './job.js';
+export type { JobDefinition, JobContext, JobSpec, JobArgs, AnyJob, BackoffPolicy } from './job.js';
+export { encodeEnvelope, decodeEnvelope, newJobId, ENVELOPE_VERSION, ATTR_JOB, ATTR_JOB_ID } from './envelope.js';
+export type { Envelope, Decoded, PoisonReason } from './envelope.js';
+export {
+  SqsJobsError,
+  ConfigError,
+  UnknownJobError,
+  ValidationError,
+  PayloadTooLargeError,
+  EnqueueBatchError,
+  UnrecoverableError,
+  RetryLaterError,
+  ERROR_CODES,
+} from './errors.js';
+export type { ErrorCode, FieldIssue, FailedEntry } from './errors.js';
+export { Producer, createProducer, configureDefaultProducer, enqueue, enqueueMany, DEFAULT_MAX_MESSAGE_BYTES } from './producer.js';
+export type { ProducerOptions, EnqueueOptions, EnqueueManyOptions, EnqueueResult } from './producer.js';
+export { createQueues, dlqNameFor, readRedrivePolicy } from './queues.js';
+export type { QueueSpec, QueuePair, RedrivePolicy } from './queues.js';
+export { createSqsClient, createCloudWatchClient } from './aws/clients.js';
+export { resolveAwsSettings } from './config.js';
+export { Worker, createWorker } from './worker/worker.js';
+export type { WorkerOptions, WorkerConfig } from './worker/options.js';
+export type { WorkerEvents, JobInfo, DeadLetterReason } from './worker/events.js';
+export { retryDelayMs } from './worker/backoff.js';
+export { MemcachedLock } from './dedupe/memcached-lock.js';
+export type { JobLock, ClaimResult, ExtendResult } from './dedupe/lock.js';
+export {
+  ATTR_DLQ_REASON,
+  ATTR_DLQ_ERROR,
+  ATTR_DLQ_SOURCE,
+  ATTR_DLQ_RECEIVE_COUNT,
+  ATTR_DLQ_AT,
+} from './worker/dead-letter.js';

@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import { SqsJobsError, UnknownJobError, ValidationError } from './errors.js';
+import { parseWith } from './validation.js';
+
+/** What a handler gets besides its arguments. */
+export interface JobContext {
+  /** The job id: the dedupe key, the same across producer retries and SQS redeliveries. */
+  readonly jobId: string;
+  readonly jobName: string;
+  readonly messageId: string;
+  /** 1 on the first delivery; SQS's ApproximateReceiveCount. */
+  readonly attempt: number;
+  /** Aborted when the job times out, its lease is lost, or the worker is shutting down. */
+  readonly signal: AbortSignal;
+  /** A pino child logger bound to job id, job name, message id and attempt. */
+  readonly log: Logger;
+  readonly tenant: string | undefined;
+  readonly enqueuedAt: Date;
+  readonly queueUrl: string;
+}
+
+/** Exponential backoff: delay = min(capMs, baseMs * factor^(attempt-1)), with ±jitter. */
+export interface BackoffPolicy {
+  readonly baseMs: number;
+  readonly factor: number;
+  readonly capMs: number;
+  /** Fraction of the delay that is random, 0..1. */
+  readonly jitter: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffPolicy = Object.freeze({ baseMs: 1_000, factor: 5, capMs: 900_000, jitter: 0.2 });
+
+export interface JobDefinition<Args extends z.ZodType = z.ZodType> {
+  readonly kind: 'sqs-jobs/job';
+  readonly name: string;
+  readonly args: Args;
+  readonly handle: (args: z.output<Args>, ctx: JobContext) => Promise<unknown> | unknown;
+  /** Abort the handler's signal after this long; the attempt counts as a failure. */
+  readonly timeoutMs: number | undefined;
+  readonly backoff: BackoffPolicy;
+}
+
+export type AnyJob = JobDefinition<z.ZodType>;
+
+/** Arguments as the caller passes them to enqueue (the schema's input type). */
+export type JobArgs<J> = J extends JobDefinition<infer A> ? z.input<A> : never;
+
+export const JOB_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$/;
+
+const definitionSchema = z.object({
+  name: z.string().regex(JOB_NAME_PATTERN, 'must be 1-80 characters of letters, digits, _ . : - and start with a letter or digit'),
+  args: z.custom<z.ZodType>((v) => v instanceof z.ZodType, 'must be a zod schema'),
+  handle: z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'must be a function'),
+  timeoutMs: z.number().int().positive().max(43_200_000, 'must be at most 12 hours (SQS visibility limit)').optional(),
+  backoff: z
+    .object({
+      baseMs: z.number().int().min(0).max(43_200_000).optional(),
+      factor: z.number().min(1).max(100).optional(),
+      capMs: z.number().int().min(0).max(43_200_000, 'must be at most 12 hours (SQS visibility limit)').optional(),
+      jitter: z.number().min(0).max(1).optional(),
+    })
+    .strict()
+    .optional(),
+}).strict();
+
+export interface JobSpec<Args extends z.ZodType> {
+  name: string;
+  args: Args;
+  handle: (args: z.output<Args>, ctx: JobContext) => Promise<unknown> | unknown;
+  timeoutMs?: number;
+  backoff?: Partial<BackoffPolicy>;
+}
+
+/** Define a job: its name, the zod schema of its arguments, and its handler. */
+export function defineJob<Args extends z.ZodType>(spec: JobSpec<Args>): JobDefinition<Args> {
+  const parsed = parseWith(definitionSchema, spec, 'job', (issues) => new ValidationError('OPTIONS_INVALID', 'invalid job definition', issues));
+  return Object.freeze({
+    kind: 'sqs-jobs/job',
+    name: parsed.name,
+    args: spec.args,
+    handle: spec.handle,
+    timeoutMs: parsed.timeoutMs,
+    backoff: Object.freeze({ ...DEFAULT_BACKOFF, ...parsed.backoff }),
+  });
+}
+
+export function isJobDefinition(value: unknown): value is AnyJob {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'sqs-jobs/job';
+}
+
+/** The jobs a producer may send and a worker may run. Refuses two jobs with one name. */
+export class JobRegistry {
+  readonly #jobs = new Map<string, AnyJob>();
+
+  constructor(jobs: Iterable<AnyJob> = []) {
+    for (const job of jobs) this.register(job);
+  }
+
+  register(job: AnyJob): this {
+    if (!isJobDefinition(job)) {
+      throw new SqsJobsError('JOB_DEFINITION_INVALID', 'register() takes a job made by defineJob()');
+    }
+    const existing = this.#jobs.get(job.name);
+    if (existing !== undefined && existing !== job) {
+      throw new SqsJobsError('JOB_DUPLICATE_NAME', `a job named "${job.name}" is already registered; job names must be unique`);
+    }
+    this.#jobs.set(job.name, job);
+    return this;
+  }
+
+  find(name: string): AnyJob | undefined {
+    return this.#jobs.get(name);
+  }
+
+  get(name: string): AnyJob {
+    const job = this.#jobs.get(name);
+    if (job === undefined) throw new UnknownJobError(name, this.names());
+    return job;
+  }
+
+  names(): string[] {
+    return [...this.#jobs.keys()].sort();
+  }
+
+  get size(): number {
+    return this.#jobs.size;
+  }
+}
+
+/** Validate args against the job's schema; throws ARGS_INVALID naming each field and rule. */
+export function validateArgs<J extends AnyJob>(job: J, args: unknown): z.output<J['args']> {
+  return parseWith(job.args as J['args'], args, 'args', (issues) => new ValidationError('ARGS_INVALID', `invalid args for job "${job.name}"`, issues));
+}

@@ -1,0 +1,329 @@
+import {
+  GetQueueAttributesCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type SendMessageBatchRequestEntry,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { z } from 'zod';
+import { createSqsClient } from './aws/clients.js';
+import { isFifoQueue, resolveAwsSettings, resolveQueueUrl, type Env } from './config.js';
+import {
+  encodeEnvelope,
+  envelopeAttributes,
+  jobIdSchema,
+  messageSize,
+  newJobId,
+  tenantSchema,
+  type Envelope,
+  type StringAttribute,
+} from './envelope.js';
+import { EnqueueBatchError, PayloadTooLargeError, SqsJobsError, ValidationError, toError, type FailedEntry, type FieldIssue } from './errors.js';
+import { JobRegistry, isJobDefinition, validateArgs, type AnyJob, type JobArgs } from './job.js';
+import { parseWith } from './validation.js';
+
+/** SQS's hard ceiling for one message (and for one batch), in bytes. */
+export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
+/** What a queue accepts unless its MaximumMessageSize was raised, and the batch-total ceiling we keep to. */
+export const SQS_DEFAULT_MESSAGE_BYTES = 262_144;
+export const DEFAULT_MAX_MESSAGE_BYTES = 65_536;
+const BATCH_ENTRIES = 10;
+const BATCH_SEND_ATTEMPTS = 3;
+const BATCH_CONCURRENCY = 4;
+
+const sqsIdText = z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, 'may contain only printable ASCII without spaces');
+
+const enqueueOptionsSchema = z
+  .object({
+    jobId: jobIdSchema.optional(),
+    delaySeconds: z.number().int('must be a whole number of seconds').min(0, 'must be >= 0').max(900, 'must be <= 900 (SQS limit)').optional(),
+    tenant: tenantSchema.optional(),
+    groupId: sqsIdText.optional(),
+    deduplicationId: sqsIdText.optional(),
+  })
+  .strict();
+
+export type EnqueueOptions = z.input<typeof enqueueOptionsSchema>;
+export type EnqueueManyOptions = Omit<EnqueueOptions, 'jobId' | 'deduplicationId'> & {
+  /** One job id per entry of argsList, in order; new ids where omitted. */
+  jobIds?: readonly string[];
+};
+
+export interface EnqueueResult {
+  readonly jobId: string;
+  readonly messageId: string;
+}
+
+const producerOptionsSchema = z
+  .object({
+    queueUrl: z.string().optional(),
+    endpoint: z.string().optional(),
+    region: z.string().optional(),
+    jobs: z.union([z.instanceof(JobRegistry), z.array(z.custom<AnyJob>(isJobDefinition, 'must be a job made by defineJob()'))]).optional(),
+    maxMessageBytes: z.number().int().min(1024, 'must be >= 1024').max(SQS_MAX_MESSAGE_BYTES, `must be <= ${SQS_MAX_MESSAGE_BYTES} (SQS limit)`).optional(),
+    client: z.custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as SQSClient).send === 'function', 'must be an SQSClient').optional(),
+  })
+  .strict();
+
+export type ProducerOptions = z.input<typeof producerOptionsSchema>;
+
+interface PreparedMessage {
+  readonly jobId: string;
+  readonly body: string;
+  readonly attributes: Record<string, StringAttribute>;
+  readonly size: number;
+  readonly delaySeconds: number | undefined;
+  readonly groupId: string | undefined;
+  readonly deduplicationId: string | undefined;
+}
+
+function optionsError(subject: string) {
+  return (issues: FieldIssue[]) => new ValidationError('OPTIONS_INVALID', subject, issues);
+}
+
+/** Sends jobs to one queue. Everything is validated before the first network call. */
+export class Producer {
+  readonly queueUrl: string;
+  readonly maxMessageBytes: number;
+  readonly #sqs: SQSClient;
+  readonly #ownsClient: boolean;
+  readonly #jobs: JobRegistry;
+  readonly #fifo: boolean;
+  #queueLimitChecked: Promise<void> | undefined;
+
+  constructor(options: ProducerOptions = {}, env: Env = process.env) {
+    const o = parseWith(producerOptionsSchema, options, 'options', (issues) => new ValidationError('OPTIONS_INVALID', 'invalid producer options', issues));
+    this.queueUrl = resolveQueueUrl(o.queueUrl, env);
+    this.maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.#jobs = o.jobs instanceof JobRegistry ? o.jobs : new JobRegistry(o.jobs ?? []);
+    this.#fifo = isFifoQueue(this.queueUrl);
+    this.#ownsClient = o.client === undefined;
+    this.#sqs = o.client ?? createSqsClient(resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env), {}, env);
+  }
+
+  /** Validate, encode and send one job. Resolves once SQS has stored the message. */
+  async enqueue<J extends AnyJob>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
+    const definition = this.#resolve(job);
+    const opts = parseWith(enqueueOptionsSchema, options, 'options', optionsError(`invalid enqueue options for job "${definition.name}"`));
+    const message = this.#prepare(definition, args, opts, 'args');
+    await this.#checkQueueLimit();
+    try {
+      const out = await this.#sqs.send(
+        new SendMessageCommand({
+          QueueUrl: this.queueUrl,
+          MessageBody: message.body,
+          MessageAttributes: message.attributes,
+          DelaySeconds: message.delaySeconds,
+          MessageGroupId: message.groupId,
+          MessageDeduplicationId: message.deduplicationId,
+        }),
+      );
+      return { jobId: message.jobId, messageId: out.MessageId ?? '' };
+    } catch (error) {
+      const e = toError(error);
+      throw new SqsJobsError('ENQUEUE_FAILED', `could not enqueue job "${definition.name}" (${message.jobId}) to ${this.queueUrl}: ${e.name}: ${e.message}`, { cause: error });
+    }
+  }
+
+  /**
+   * Send many jobs with SendMessageBatch: split by 10 entries and by total bytes, entries SQS
+   * rejects for a transient reason are retried, and anything still unsent is reported in one
+   * EnqueueBatchError that lists exactly which entries (by index and job id) did not go.
+   */
+  async enqueueMany<J extends AnyJob>(job: J | string, argsList: readonly JobArgs<J>[], options: EnqueueManyOptions = {}): Promise<EnqueueResult[]> {
+    const definition = this.#resolve(job);
+    const { jobIds, ...shared } = options;
+    const opts = parseWith(enqueueOptionsSchema, shared, 'options', optionsError(`invalid enqueueMany options for job "${definition.name}"`));
+    if (!Array.isArray(argsList)) throw new ValidationError('ARGS_INVALID', `enqueueMany("${definition.name}")`, [{ field: 'argsList', rule: 'must be an array' }]);
+    if (jobIds !== undefined && jobIds.length !== argsList.length) {
+      throw new ValidationError('OPTIONS_INVALID', `invalid enqueueMany options for job "${definition.name}"`, [
+        { field: 'options.jobIds', rule: `must have one id per entry (${argsList.length}), got ${jobIds.length}` },
+      ]);
+    }
+    const messages = argsList.map((args, index) =>
+      this.#prepare(definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`),
+    );
+    if (messages.length === 0) return [];
+    await this.#checkQueueLimit();
+
+    const results: (EnqueueResult | undefined)[] = new Array(messages.length);
+    const failed: FailedEntry[] = [];
+    const chunks = chunkMessages(messages, Math.min(SQS_DEFAULT_MESSAGE_BYTES, this.maxMessageBytes * BATCH_ENTRIES));
+    let next = 0;
+    const sendChunks = async () => {
+      while (next < chunks.length) {
+        const chunk = chunks[next++]!;
+        const outcome = await this.#sendBatch(chunk.map((i) => ({ index: i, message: messages[i]! })));
+        for (const s of outcome.sent) results[s.index] = { jobId: messages[s.index]!.jobId, messageId: s.messageId };
+        failed.push(...outcome.failed);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, chunks.length) }, sendChunks));
+
+    if (failed.length > 0) {
+      const sent = results.flatMap((r, index) => (r === undefined ? [] : [{ index, jobId: r.jobId, messageId: r.messageId }]));
+      throw new EnqueueBatchError(failed.sort((a, b) => a.index - b.index), sent);
+    }
+    return results as EnqueueResult[];
+  }
+
+  /** Release the SDK client's sockets (only when this producer created it). */
+  close(): void {
+    if (this.#ownsClient) this.#sqs.destroy();
+  }
+
+  #resolve(job: AnyJob | string): AnyJob {
+    if (typeof job === 'string') return this.#jobs.get(job);
+    if (!isJobDefinition(job)) {
+      throw new ValidationError('OPTIONS_INVALID', 'enqueue', [{ field: 'job', rule: 'must be a job made by defineJob() or the name of a registered job' }]);
+    }
+    return job;
+  }
+
+  #prepare(job: AnyJob, args: unknown, opts: z.output<typeof enqueueOptionsSchema>, argsField: string): PreparedMessage {
+    const fail = (field: string, rule: string) =>
+      new ValidationError('OPTIONS_INVALID', `invalid enqueue options for job "${job.name}"`, [{ field: `options.${field}`, rule }]);
+    if (this.#fifo && opts.delaySeconds !== undefined && opts.delaySeconds > 0) {
+      throw fail('delaySeconds', 'FIFO queues do not take a per-message delay; set DelaySeconds on the queue instead');
+    }
+    if (!this.#fifo && opts.deduplicationId !== undefined) {
+      throw fail('deduplicationId', 'applies only to FIFO (.fifo) queues; on standard queues the job id is the dedupe key');
+    }
+    let validArgs: unknown;
+    try {
+      validArgs = validateArgs(job, args);
+    } catch (error) {
+      if (error instanceof ValidationError && argsField !== 'args') {
+        throw new ValidationError('ARGS_INVALID', `invalid args for job "${job.name}"`, error.issues.map((i) => ({ ...i, field: i.field.replace(/^args/, argsField) })));
+      }
+      throw error;
+    }
+    const envelope: Envelope = {
+      v: 1,
+      id: opts.jobId ?? newJobId(),
+      job: job.name,
+      args: validArgs,
+      enqueuedAt: new Date().toISOString(),
+      ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
+    };
+    const body = encodeEnvelope(envelope);
+    const attributes = envelopeAttributes(envelope);
+    const size = messageSize(body, attributes);
+    if (size > this.maxMessageBytes) throw new PayloadTooLargeError(job.name, size, this.maxMessageBytes);
+    const groupId = opts.groupId ?? opts.tenant ?? (this.#fifo ? envelope.id : undefined);
+    return {
+      jobId: envelope.id,
+      body,
+      attributes,
+      size,
+      delaySeconds: opts.delaySeconds,
+      groupId,
+      deduplicationId: this.#fifo ? (opts.deduplicationId ?? envelope.id) : undefined,
+    };
+  }
+
+  /** A limit above SQS's default is only honest if the queue was raised to accept it: ask once. */
+  #checkQueueLimit(): Promise<void> {
+    if (this.maxMessageBytes <= SQS_DEFAULT_MESSAGE_BYTES) return Promise.resolve();
+    this.#queueLimitChecked ??= this.#sqs
+      .send(new GetQueueAttributesCommand({ QueueUrl: this.queueUrl, AttributeNames: ['MaximumMessageSize'] }))
+      .then((out) => {
+        const accepted = Number(out.Attributes?.MaximumMessageSize ?? SQS_DEFAULT_MESSAGE_BYTES);
+        if (this.maxMessageBytes > accepted) {
+          throw new SqsJobsError('CONFIG_INVALID', `maxMessageBytes is ${this.maxMessageBytes} but ${this.queueUrl} accepts at most ${accepted} bytes; lower maxMessageBytes or raise the queue's MaximumMessageSize`);
+        }
+      });
+    this.#queueLimitChecked.catch(() => { this.#queueLimitChecked = undefined; });
+    return this.#queueLimitChecked;
+  }
+
+  async #sendBatch(entries: { index: number; message: PreparedMessage }[]): Promise<{ sent: { index: number; messageId: string }[]; failed: FailedEntry[] }> {
+    const sent: { index: number; messageId: string }[] = [];
+    const failed: FailedEntry[] = [];
+    let pending = entries;
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      const byId = new Map(pending.map((e) => [String(e.index), e]));
+      const retry: typeof pending = [];
+      try {
+        const out = await this.#sqs.send(
+          new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: pending.map((e) => toBatchEntry(e.index, e.message)) }),
+        );
+        for (const ok of out.Successful ?? []) sent.push({ index: Number(ok.Id), messageId: ok.MessageId ?? '' });
+        for (const bad of out.Failed ?? []) {
+          const entry = byId.get(bad.Id ?? '');
+          if (entry === undefined) continue;
+          if (!bad.SenderFault && attempt < BATCH_SEND_ATTEMPTS) retry.push(entry);
+          else failed.push({ index: entry.index, jobId: entry.message.jobId, code: bad.Code ?? 'Unknown', message: bad.Message ?? 'rejected by SQS' });
+        }
+      } catch (error) {
+        // The SDK already retried the call itself; what is left is a hard failure for every entry.
+        const e = toError(error);
+        for (const entry of pending) failed.push({ index: entry.index, jobId: entry.message.jobId, code: e.name, message: e.message });
+      }
+      if (retry.length > 0) await sleep(100 * 2 ** attempt);
+      pending = retry;
+    }
+    return { sent, failed };
+  }
+}
+
+function toBatchEntry(index: number, m: PreparedMessage): SendMessageBatchRequestEntry {
+  return {
+    Id: String(index),
+    MessageBody: m.body,
+    MessageAttributes: m.attributes,
+    DelaySeconds: m.delaySeconds,
+    MessageGroupId: m.groupId,
+    MessageDeduplicationId: m.deduplicationId,
+  };
+}
+
+/** Group message indexes into batches of at most 10 entries and `maxBytes` in total. */
+export function chunkMessages(messages: readonly { size: number }[], maxBytes: number): number[][] {
+  const chunks: number[][] = [];
+  let current: number[] = [];
+  let bytes = 0;
+  messages.forEach((m, index) => {
+    if (current.length === BATCH_ENTRIES || (current.length > 0 && bytes + m.size > maxBytes)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(index);
+    bytes += m.size;
+  });
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function createProducer(options: ProducerOptions = {}, env: Env = process.env): Producer {
+  return new Producer(options, env);
+}
+
+let defaultProducer: Producer | undefined;
+
+/** Configure the producer behind the module-level enqueue()/enqueueMany(). */
+export function configureDefaultProducer(options: ProducerOptions): Producer {
+  defaultProducer?.close();
+  defaultProducer = new Producer(options);
+  return defaultProducer;
+}
+
+function getDefaultProducer(): Producer {
+  defaultProducer ??= new Producer({});
+  return defaultProducer;
+}
+
+/** Enqueue with the default producer, configured from the environment on first use. */
+export function enqueue<J extends AnyJob>(job: J | string, args: JobArgs<J>, options?: EnqueueOptions): Promise<EnqueueResult> {
+  return getDefaultProducer().enqueue(job, args, options);
+}
+
+/** enqueueMany with the default producer, configured from the environment on first use. */
+export function enqueueMany<J extends AnyJob>(job: J | string, argsList: readonly JobArgs<J>[], options?: EnqueueManyOptions): Promise<EnqueueResult[]> {
+  return getDefaultProducer().enqueueMany(job, argsList, options);
+}

@@ -1,0 +1,163 @@
+import type { JobLock } from '../dedupe/lock.js';
+import { MAX_HOLD_MS } from './backoff.js';
+import { groupByQueue } from './group.js';
+import { LEASE_LOST_CODES, type QueuePort, type ReceivedMessage } from './sqs-port.js';
+
+/** A message this worker holds: invisible to others until `visibleAt`, unless extended. */
+export interface Lease {
+  readonly message: ReceivedMessage;
+  readonly receivedAt: number;
+  visibleAt: number;
+  nextExtendAt: number;
+  /** Set once the job id is claimed in the dedupe lock; the heartbeat extends it too. */
+  lock: { readonly jobId: string; readonly token: string } | undefined;
+  lost: boolean;
+  /** The lease ended: the handler must stop and the message must not be deleted by this worker. */
+  onLost: (reason: string) => void;
+  /** The 12-hour hold limit is near: the handler must stop now, while the message can still be released. */
+  onHoldLimit: () => void;
+}
+
+export interface HeartbeatOptions {
+  readonly sqs: QueuePort;
+  readonly lock: JobLock;
+  readonly visibilityTimeoutSeconds: number;
+  readonly intervalMs: number;
+  readonly lockTtlSeconds: number;
+  readonly maxHoldMs?: number;
+  readonly onError: (error: unknown) => void;
+}
+
+/**
+ * Keeps every held message invisible with one timer for the whole worker: on each tick, all
+ * leases due before the next tick are extended together, in ChangeMessageVisibilityBatch calls
+ * of up to 10, and their locks are touched.
+ */
+export class Heartbeat {
+  readonly #o: HeartbeatOptions;
+  readonly #leases = new Set<Lease>();
+  readonly #tickMs: number;
+  readonly #maxHoldMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #tick: Promise<void> | undefined;
+
+  constructor(options: HeartbeatOptions) {
+    this.#o = options;
+    this.#tickMs = Math.max(50, Math.min(1_000, Math.floor(options.intervalMs / 4)));
+    this.#maxHoldMs = options.maxHoldMs ?? MAX_HOLD_MS;
+  }
+
+  track(message: ReceivedMessage, receivedAt: number = Date.now()): Lease {
+    const lease: Lease = {
+      message,
+      receivedAt,
+      visibleAt: receivedAt + this.#o.visibilityTimeoutSeconds * 1000,
+      nextExtendAt: receivedAt + this.#o.intervalMs,
+      lock: undefined,
+      lost: false,
+      onLost: () => {},
+      onHoldLimit: () => {},
+    };
+    this.#leases.add(lease);
+    return lease;
+  }
+
+  untrack(lease: Lease): void {
+    this.#leases.delete(lease);
+  }
+
+  get size(): number {
+    return this.#leases.size;
+  }
+
+  start(): void {
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(() => {
+      this.#tick ??= this.tick().finally(() => {
+        this.#tick = undefined;
+      });
+    }, this.#tickMs);
+    this.#timer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#tick;
+  }
+
+  /** Extend every lease due before the next tick. Public for tests; the timer calls it. */
+  async tick(now: number = Date.now()): Promise<void> {
+    const due: { lease: Lease; seconds: number }[] = [];
+    for (const lease of this.#leases) {
+      if (lease.lost) continue;
+      if (now >= lease.visibleAt) {
+        this.#lose(lease, 'the visibility timeout passed before the heartbeat could extend it');
+        continue;
+      }
+      if (lease.nextExtendAt > now + this.#tickMs) continue;
+      const holdLeftMs = lease.receivedAt + this.#maxHoldMs - now;
+      if (holdLeftMs <= this.#o.intervalMs + this.#tickMs) {
+        lease.nextExtendAt = Number.POSITIVE_INFINITY;
+        lease.onHoldLimit();
+        continue;
+      }
+      due.push({ lease, seconds: Math.min(this.#o.visibilityTimeoutSeconds, Math.floor(holdLeftMs / 1000) - 1) });
+    }
+    if (due.length === 0) return;
+    await Promise.all([this.#extendVisibility(due, now), this.#extendLocks(due.map((d) => d.lease))]);
+  }
+
+  async #extendVisibility(due: { lease: Lease; seconds: number }[], now: number): Promise<void> {
+    const calls: Promise<void>[] = [];
+    for (const [queueUrl, list] of groupByQueue(due.map((d) => ({ ...d, message: d.lease.message })))) {
+      for (let i = 0; i < list.length; i += 10) {
+        const batch = list.slice(i, i + 10);
+        calls.push(this.#extendBatch(queueUrl, batch, now));
+      }
+    }
+    await Promise.all(calls);
+  }
+
+  async #extendBatch(queueUrl: string, batch: { lease: Lease; seconds: number }[], now: number): Promise<void> {
+    let failures;
+    try {
+      failures = await this.#o.sqs.changeVisibilityBatch(
+        queueUrl,
+        batch.map((d, i) => ({ id: String(i), receiptHandle: d.lease.message.receiptHandle, visibilityTimeout: d.seconds })),
+      );
+    } catch (error) {
+      this.#o.onError(error); // transient: every lease in the batch stays due and is tried next tick
+      return;
+    }
+    const failed = new Map(failures.map((f) => [f.id, f]));
+    batch.forEach((d, i) => {
+      const failure = failed.get(String(i));
+      if (failure === undefined) {
+        d.lease.visibleAt = now + d.seconds * 1000;
+        d.lease.nextExtendAt = now + this.#o.intervalMs;
+      } else if (LEASE_LOST_CODES.has(failure.code)) {
+        this.#lose(d.lease, `SQS refused the extension: ${failure.code} ${failure.message}`.trim());
+      } else {
+        this.#o.onError(new Error(`visibility extension failed for message ${d.lease.message.messageId}: ${failure.code} ${failure.message}`));
+      }
+    });
+  }
+
+  async #extendLocks(leases: Lease[]): Promise<void> {
+    await Promise.all(
+      leases.map(async (lease) => {
+        if (lease.lock === undefined) return;
+        const result = await this.#o.lock.extend(lease.lock.jobId, lease.lock.token, this.#o.lockTtlSeconds);
+        if (result === 'lost') this.#lose(lease, 'the dedupe lock is held by another consumer');
+      }),
+    );
+  }
+
+  #lose(lease: Lease, reason: string): void {
+    if (lease.lost) return;
+    lease.lost = true;
+    this.#leases.delete(lease);
+    lease.onLost(reason);
+  }
+}

@@ -1,0 +1,101 @@
+import type { Logger } from 'pino';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { z } from 'zod';
+import { queueUrlSchema, resolveAwsSettings, resolveMemcached, resolveQueueUrl, type AwsSettings, type Env } from '../config.js';
+import type { JobLock } from '../dedupe/lock.js';
+import { ValidationError } from '../errors.js';
+import { JobRegistry, isJobDefinition, type AnyJob } from '../job.js';
+import { parseWith } from '../validation.js';
+
+const queueSchema = z
+  .object({
+    url: queueUrlSchema,
+    /** Share of free slots this queue gets when several queues have work waiting. */
+    weight: z.number().int().min(1).max(100).default(1),
+    /** Where poison and unrecoverable messages go; read from the queue's RedrivePolicy when omitted. */
+    deadLetterQueueUrl: queueUrlSchema.optional(),
+  })
+  .strict();
+
+const isObject = (v: unknown) => typeof v === 'object' && v !== null;
+
+export const workerOptionsSchema = z
+  .object({
+    /** One queue URL, or several with weights. Default: SQS_JOBS_QUEUE_URL. */
+    queues: z.array(z.union([queueUrlSchema, queueSchema])).min(1, 'must name at least one queue').optional(),
+    jobs: z.union([z.instanceof(JobRegistry), z.array(z.custom<AnyJob>(isJobDefinition, 'must be a job made by defineJob()'))]),
+    concurrency: z.number().int().min(1, 'must be >= 1').default(10),
+    /** Unstarted messages held beyond the free slots, so a freed slot starts at once. */
+    prefetch: z.number().int().min(0).max(100).default(10),
+    waitTimeSeconds: z.number().int().min(0, 'must be 0-20').max(20, 'must be 0-20 (SQS long-poll limit)').default(20),
+    visibilityTimeoutSeconds: z.number().int().min(2, 'must be >= 2').max(43_200, 'must be <= 43200 (12 hours)').default(30),
+    /** Default: half the visibility timeout. */
+    heartbeatIntervalMs: z.number().int().min(100).optional(),
+    deleteFlushMs: z.number().int().min(0).max(10_000).default(50),
+    shutdownTimeoutMs: z.number().int().min(0).default(30_000),
+    /** memcached host:port[,…]; default SQS_JOBS_MEMCACHED. Without it there is no dedupe lock. */
+    memcached: z.string().optional(),
+    lock: z.custom<JobLock>((v) => isObject(v) && typeof (v as JobLock).claim === 'function', 'must implement JobLock').optional(),
+    /** When memcached cannot be reached: false (default) runs jobs anyway, at-least-once; true leaves them queued. */
+    lockFailClosed: z.boolean().default(false),
+    lockTimeoutMs: z.number().int().min(10).max(10_000).default(500),
+    completedTtlSeconds: z.number().int().min(1).max(30 * 24 * 3600, 'must be <= 30 days (memcached relative TTL limit)').default(86_400),
+    lockKeyPrefix: z.string().regex(/^[\x21-\x7e]{0,64}$/, 'must be printable ASCII without spaces, at most 64 characters').default('sqsjobs:'),
+    endpoint: z.string().optional(),
+    region: z.string().optional(),
+    /** Inject SDK clients (tests, custom middleware). The receive client should have its own socket pool. */
+    clients: z.object({ poll: z.custom<SQSClient>(isObject), control: z.custom<SQSClient>(isObject) }).optional(),
+    logger: z.custom<Logger>((v) => isObject(v) && typeof (v as Logger).child === 'function', 'must be a pino logger').optional(),
+    /** Log job args with each job (off by default: args may hold personal data). */
+    logArgs: z.boolean().default(false),
+    /** Stop on SIGTERM and SIGINT (a second signal stops at once). */
+    handleSignals: z.boolean().default(true),
+  })
+  .strict()
+  .superRefine((o, ctx) => {
+    if (o.heartbeatIntervalMs !== undefined && o.heartbeatIntervalMs >= o.visibilityTimeoutSeconds * 1000) {
+      ctx.addIssue({ code: 'custom', path: ['heartbeatIntervalMs'], message: `must be less than visibilityTimeoutSeconds (${o.visibilityTimeoutSeconds} s)` });
+    }
+    if (o.lock !== undefined && o.memcached !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['lock'], message: 'give either lock or memcached, not both' });
+    }
+  });
+
+export type WorkerOptions = z.input<typeof workerOptionsSchema>;
+
+export interface QueueConfig {
+  readonly url: string;
+  readonly weight: number;
+  readonly deadLetterQueueUrl: string | undefined;
+}
+
+export type WorkerConfig = Readonly<
+  Omit<z.output<typeof workerOptionsSchema>, 'queues' | 'jobs' | 'heartbeatIntervalMs' | 'memcached'> & {
+    queues: readonly QueueConfig[];
+    jobs: JobRegistry;
+    heartbeatIntervalMs: number;
+    memcached: string | undefined;
+    aws: AwsSettings;
+    /** How long a dedupe lock lives without a heartbeat: a little over one visibility timeout. */
+    lockTtlSeconds: number;
+  }
+>;
+
+/** Validate worker options once, where they enter; out comes a frozen, fully resolved config. */
+export function resolveWorkerConfig(options: WorkerOptions, env: Env = process.env): WorkerConfig {
+  const o = parseWith(workerOptionsSchema, options, 'options', (issues) => new ValidationError('OPTIONS_INVALID', 'invalid worker options', issues));
+  const queues = (o.queues ?? [resolveQueueUrl(undefined, env)]).map((q) =>
+    typeof q === 'string' ? { url: q, weight: 1, deadLetterQueueUrl: undefined } : { url: q.url, weight: q.weight, deadLetterQueueUrl: q.deadLetterQueueUrl },
+  );
+  const jobs = o.jobs instanceof JobRegistry ? o.jobs : new JobRegistry(o.jobs);
+  if (jobs.size === 0) throw new ValidationError('OPTIONS_INVALID', 'invalid worker options', [{ field: 'jobs', rule: 'must register at least one job' }]);
+  return Object.freeze({
+    ...o,
+    queues: Object.freeze(queues),
+    jobs,
+    heartbeatIntervalMs: o.heartbeatIntervalMs ?? Math.floor((o.visibilityTimeoutSeconds * 1000) / 2),
+    memcached: o.lock === undefined ? resolveMemcached(o.memcached, env) : undefined,
+    aws: resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env),
+    lockTtlSeconds: o.visibilityTimeoutSeconds + 5,
+  });
+}

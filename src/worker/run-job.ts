@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { JobLock } from '../dedupe/lock.js';
+import { ATTR_JOB, ATTR_JOB_ID, decodeEnvelope } from '../envelope.js';
+import { RetryLaterError, SqsJobsError, UnrecoverableError, toError } from '../errors.js';
+import type { JobContext, JobRegistry } from '../job.js';
+import { fieldIssues } from '../validation.js';
+import { retryDelayMs } from './backoff.js';
+import type { DeadLetterReason, JobInfo, WorkerEvents } from './events.js';
+import type { Lease } from './heartbeat.js';
+
+/** How one received message ends. settle() turns each into exactly one SQS action. */
+export type Outcome =
+  | { readonly kind: 'succeeded'; readonly waitMs: number; readonly processMs: number }
+  | { readonly kind: 'duplicate' }
+  | { readonly kind: 'busy' }
+  | { readonly kind: 'retry'; readonly error: Error; readonly delayMs: number; readonly processMs: number }
+  | { readonly kind: 'dead-letter'; readonly reason: DeadLetterReason; readonly detail: string; readonly error?: Error; readonly processMs?: number }
+  | { readonly kind: 'release'; readonly reason: string; readonly delaySeconds: number }
+  | { readonly kind: 'lost'; readonly reason: string };
+
+export interface RunDeps {
+  readonly jobs: JobRegistry;
+  readonly lock: JobLock;
+  readonly lockTtlSeconds: number;
+  readonly lockFailClosed: boolean;
+  readonly visibilityTimeoutSeconds: number;
+  /** From the queue's RedrivePolicy: the attempt after which SQS would dead-letter the message anyway. */
+  readonly maxReceiveCount: number | undefined;
+  readonly logger: Logger;
+  readonly logArgs: boolean;
+  readonly emit: <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
+}
+
+function stringAttribute(lease: Lease, name: string): string | undefined {
+  return lease.message.attributes[name]?.StringValue;
+}
+
+/**
+ * Decide what happens to one message: read it, claim its job id, run its handler under a signal
+ * that fires on timeout, lost lease and shutdown. Never throws. The caller's `controller` is the
+ * shutdown switch.
+ */
+export async function runJob(deps: RunDeps, lease: Lease, controller: AbortController): Promise<{ info: JobInfo; outcome: Outcome }> {
+  const m = lease.message;
+  const decoded = decodeEnvelope(m.body, { messageId: m.messageId, sentAt: m.sentAt });
+  const info: JobInfo = {
+    jobId: decoded.ok ? decoded.envelope.id : (stringAttribute(lease, ATTR_JOB_ID) ?? m.messageId),
+    jobName: decoded.ok ? decoded.envelope.job : (stringAttribute(lease, ATTR_JOB) ?? 'unknown'),
+    messageId: m.messageId,
+    queueUrl: m.queueUrl,
+    attempt: m.receiveCount,
+    tenant: decoded.ok ? decoded.envelope.tenant : undefined,
+  };
+  if (!decoded.ok) return { info, outcome: { kind: 'dead-letter', reason: decoded.reason, detail: decoded.detail } };
+
+  const envelope = decoded.envelope;
+  const job = deps.jobs.find(envelope.job);
+  if (job === undefined) {
+    return { info, outcome: { kind: 'dead-letter', reason: 'unknown-job', detail: `no job named "${envelope.job}" is registered in this worker (known: ${deps.jobs.names().join(', ')})` } };
+  }
+  const parsed = job.args.safeParse(envelope.args);
+  if (!parsed.success) {
+    const detail = fieldIssues(parsed.error, 'args').map((i) => `${i.field}: ${i.rule}`).join('; ');
+    return { info, outcome: { kind: 'dead-letter', reason: 'invalid-args', detail } };
+  }
+
+  const token = randomUUID();
+  const claim = await deps.lock.claim(envelope.id, token, deps.lockTtlSeconds);
+  if (claim === 'completed') return { info, outcome: { kind: 'duplicate' } };
+  if (claim === 'running') return { info, outcome: { kind: 'busy' } };
+  if (claim === 'unavailable') deps.emit('job:lock-unavailable', info);
+  if (claim === 'unavailable' && deps.lockFailClosed) {
+    return { info, outcome: { kind: 'release', reason: 'dedupe lock unavailable (failing closed)', delaySeconds: deps.visibilityTimeoutSeconds } };
+  }
+  if (claim === 'claimed') lease.lock = { jobId: envelope.id, token };
+  if (controller.signal.aborted) return { info, outcome: { kind: 'release', reason: 'worker is stopping', delaySeconds: 0 } };
+
+  const log = deps.logger.child({ jobId: info.jobId, job: info.jobName, messageId: info.messageId, attempt: info.attempt });
+  lease.onLost = (reason) => {
+    log.warn({ reason }, 'lease lost: aborting handler; this worker will not delete the message');
+    deps.emit('heartbeat:lost', { ...info, reason });
+    controller.abort(new SqsJobsError('LEASE_LOST', `lease lost: ${reason}`));
+  };
+  lease.onHoldLimit = () =>
+    controller.abort(new SqsJobsError('JOB_TIMEOUT', 'the message has been held for nearly 12 hours, the most SQS allows; the attempt is abandoned'));
+  const timeout =
+    job.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => controller.abort(new SqsJobsError('JOB_TIMEOUT', `job "${job.name}" timed out after ${job.timeoutMs} ms`)), job.timeoutMs);
+
+  const ctx: JobContext = {
+    jobId: envelope.id,
+    jobName: job.name,
+    messageId: m.messageId,
+    attempt: m.receiveCount,
+    signal: controller.signal,
+    log,
+    tenant: envelope.tenant,
+    enqueuedAt: new Date(envelope.enqueuedAt),
+    queueUrl: m.queueUrl,
+  };
+  const startedAt = Date.now();
+  const waitMs = Math.max(0, startedAt - m.sentAt.getTime());
+  deps.emit('job:start', { ...info, waitMs });
+  log.debug(deps.logArgs ? { args: parsed.data, waitMs } : { waitMs }, 'job started');
+  try {
+    await untilAborted(Promise.resolve().then(() => job.handle(parsed.data, ctx)), controller.signal);
+    return { info, outcome: { kind: 'succeeded', waitMs, processMs: Date.now() - startedAt } };
+  } catch (thrown) {
+    const processMs = Date.now() - startedAt;
+    const reason: unknown = controller.signal.aborted ? controller.signal.reason : thrown;
+    const error = toError(reason);
+    if (error instanceof SqsJobsError && error.code === 'LEASE_LOST') return { info, outcome: { kind: 'lost', reason: error.message } };
+    if (error instanceof SqsJobsError && error.code === 'SHUTDOWN') return { info, outcome: { kind: 'release', reason: error.message, delaySeconds: 0 } };
+    if (error instanceof UnrecoverableError) return { info, outcome: { kind: 'dead-letter', reason: 'unrecoverable', detail: error.message, error, processMs } };
+    if (deps.maxReceiveCount !== undefined && m.receiveCount >= deps.maxReceiveCount && !(error instanceof RetryLaterError)) {
+      const detail = `failed on attempt ${m.receiveCount} of ${deps.maxReceiveCount}: ${error.name}: ${error.message}`;
+      return { info, outcome: { kind: 'dead-letter', reason: 'retries-exhausted', detail, error, processMs } };
+    }
+    const delayMs = error instanceof RetryLaterError ? error.delayMs : retryDelayMs(job.backoff, m.receiveCount);
+    return { info, outcome: { kind: 'retry', error, delayMs, processMs } };
+  } finally {
+    if (timeout !== undefined) clearTimeout(timeout);
+  }
+}
+
+/** Settle with the handler's result, or reject with the signal's reason as soon as it aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,375 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { Logger } from 'pino';
+import { createSqsClient } from '../aws/clients.js';
+import { queueNameOf, type Env } from '../config.js';
+import type { JobLock } from '../dedupe/lock.js';
+import { NoLock } from '../dedupe/lock.js';
+import { MemcachedLock } from '../dedupe/memcached-lock.js';
+import { SafeEmitter } from '../events.js';
+import { ConfigError, SqsJobsError, toError } from '../errors.js';
+import { createLogger } from '../log.js';
+import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
+import { DeleteBatcher } from './acks.js';
+import type { WorkerEvents } from './events.js';
+import { Heartbeat, type Lease } from './heartbeat.js';
+import { resolveWorkerConfig, type QueueConfig, type WorkerConfig, type WorkerOptions } from './options.js';
+import { groupByQueue } from './group.js';
+import { runJob } from './run-job.js';
+import { settle, type SettleDeps } from './settle.js';
+import { SqsQueuePort, type QueuePort } from './sqs-port.js';
+
+interface QueueState {
+  readonly config: QueueConfig;
+  deadLetterQueueUrl: string;
+  maxReceiveCount: number | undefined;
+  /** Received, not started. Held under the heartbeat like running ones. */
+  readonly buffer: Lease[];
+  /** Smooth weighted round-robin credit. */
+  credit: number;
+}
+
+const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+
+/**
+ * Long-polls its queues, runs handlers up to `concurrency` at once, and settles every message.
+ * start() and stop() each return the same promise on every call.
+ */
+export class Worker {
+  readonly config: WorkerConfig;
+  readonly #events: SafeEmitter<WorkerEvents>;
+  readonly #log: Logger;
+  readonly #sqs: QueuePort;
+  readonly #control: SQSClient;
+  readonly #destroyClients: () => void;
+  readonly #lock: JobLock;
+  readonly #heartbeat: Heartbeat;
+  readonly #acks: DeleteBatcher;
+  readonly #queues: QueueState[];
+  readonly #running = new Map<Lease, AbortController>();
+  readonly #settling = new Set<Promise<void>>();
+  readonly #pollAbort = new AbortController();
+  readonly #force = new AbortController();
+  #capacityWaiters: (() => void)[] = [];
+  #idleWaiters: (() => void)[] = [];
+  #reserved = 0;
+  #pollers: Promise<void>[] = [];
+  #started: Promise<void> | undefined;
+  #stopped: Promise<void> | undefined;
+  #onSignal: ((signal: NodeJS.Signals) => void) | undefined;
+
+  constructor(options: WorkerOptions, env: Env = process.env) {
+    this.config = resolveWorkerConfig(options, env);
+    const c = this.config;
+    this.#log = c.logger ?? createLogger(env);
+    this.#events = new SafeEmitter((error, event) => this.#log.error({ err: error, event }, 'an event listener threw; the worker goes on'));
+    const poll = c.clients?.poll ?? createSqsClient(c.aws, { maxSockets: c.queues.length * 2, requestTimeoutMs: (c.waitTimeSeconds + 10) * 1000 }, env);
+    const control = c.clients?.control ?? createSqsClient(c.aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env);
+    this.#destroyClients = c.clients === undefined ? () => { poll.destroy(); control.destroy(); } : () => {};
+    this.#sqs = new SqsQueuePort(poll, control);
+    this.#control = control;
+    this.#lock = c.lock ?? (c.memcached === undefined ? new NoLock() : new MemcachedLock({
+      servers: c.memcached,
+      keyPrefix: c.lockKeyPrefix,
+      timeoutMs: c.lockTimeoutMs,
+      onAvailability: (up, error) => this.#lockAvailability(up, error),
+    }));
+    this.#heartbeat = new Heartbeat({
+      sqs: this.#sqs,
+      lock: this.#lock,
+      visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
+      intervalMs: c.heartbeatIntervalMs,
+      lockTtlSeconds: c.lockTtlSeconds,
+      onError: (error) => this.#error('heartbeat', error),
+    });
+    this.#acks = new DeleteBatcher({
+      sqs: this.#sqs,
+      flushMs: c.deleteFlushMs,
+      onFailure: (m, reason) => this.#error('delete', new Error(`could not delete message ${m.messageId} from ${m.queueUrl}: ${reason}; it will be delivered again`)),
+    });
+    this.#queues = c.queues.map((q) => ({ config: q, deadLetterQueueUrl: '', maxReceiveCount: undefined, buffer: [], credit: 0 }));
+  }
+
+  on<K extends keyof WorkerEvents & string>(event: K, listener: (...args: WorkerEvents[K]) => void): this {
+    this.#events.on(event, listener);
+    return this;
+  }
+
+  off<K extends keyof WorkerEvents & string>(event: K, listener: (...args: WorkerEvents[K]) => void): this {
+    this.#events.off(event, listener);
+    return this;
+  }
+
+  once<K extends keyof WorkerEvents & string>(event: K, listener: (...args: WorkerEvents[K]) => void): this {
+    this.#events.once(event, listener);
+    return this;
+  }
+
+  /** Messages held: running handlers and received-but-unstarted. */
+  get inFlight(): { running: number; buffered: number } {
+    return { running: this.#running.size, buffered: this.#queues.reduce((n, q) => n + q.buffer.length, 0) };
+  }
+
+  /** Find each queue's DLQ, then start polling. Rejects with ConfigError when a queue has no DLQ. */
+  start(): Promise<void> {
+    this.#started ??= this.#start();
+    return this.#started;
+  }
+
+  /** Stop receiving, release unstarted messages, let running ones finish until the deadline. Same promise on every call. */
+  stop(): Promise<void> {
+    this.#stopped ??= this.#shutdown();
+    return this.#stopped;
+  }
+
+  async #start(): Promise<void> {
+    for (const q of this.#queues) await this.#resolveDeadLetterQueue(q);
+    if (this.config.handleSignals) {
+      this.#onSignal = (signal) => {
+        if (this.#stopped === undefined) {
+          this.#log.info({ signal }, 'stopping: no new messages, finishing running jobs');
+          void this.stop();
+        } else {
+          this.#log.warn({ signal }, 'second signal: stopping now');
+          this.#force.abort();
+        }
+      };
+      for (const s of SIGNALS) process.on(s, this.#onSignal);
+    }
+    this.#heartbeat.start();
+    this.#pollers = this.#queues.map((q) => this.#poll(q));
+    this.#log.info(
+      { queues: this.#queues.map((q) => queueNameOf(q.config.url)), jobs: this.config.jobs.names(), concurrency: this.config.concurrency, dedupe: this.config.memcached ?? (this.config.lock ? 'custom' : 'off') },
+      'worker started',
+    );
+  }
+
+  async #resolveDeadLetterQueue(q: QueueState): Promise<void> {
+    let policy;
+    try {
+      policy = await readRedrivePolicy(this.#control, q.config.url);
+    } catch (error) {
+      throw new ConfigError(`cannot read queue ${q.config.url}: ${toError(error).message}`, { cause: error });
+    }
+    q.maxReceiveCount = policy?.maxReceiveCount;
+    if (q.config.deadLetterQueueUrl !== undefined) {
+      q.deadLetterQueueUrl = q.config.deadLetterQueueUrl;
+    } else if (policy !== undefined) {
+      q.deadLetterQueueUrl = await queueUrlFromArn(this.#control, policy.deadLetterTargetArn);
+    } else {
+      throw new ConfigError(
+        `queue ${q.config.url} has no RedrivePolicy, so poison messages would have nowhere to go: create it with \`sqs-jobs queues create --name ${queueNameOf(q.config.url)}\` or pass deadLetterQueueUrl`,
+      );
+    }
+  }
+
+  async #poll(q: QueueState): Promise<void> {
+    let failures = 0;
+    while (!this.#pollAbort.signal.aborted) {
+      const free = await this.#waitForCapacity();
+      if (this.#pollAbort.signal.aborted) break;
+      const count = Math.min(10, free);
+      this.#reserved += count;
+      let messages;
+      try {
+        messages = await this.#sqs.receive(q.config.url, count, this.config.waitTimeSeconds, this.config.visibilityTimeoutSeconds, this.#pollAbort.signal);
+        failures = 0;
+      } catch (error) {
+        if (this.#pollAbort.signal.aborted) break;
+        failures++;
+        this.#error('receive', error);
+        await this.#sleep(Math.min(30_000, 250 * 2 ** failures));
+        continue;
+      } finally {
+        this.#reserved -= count;
+      }
+      const now = Date.now();
+      for (const m of messages) q.buffer.push(this.#heartbeat.track(m, now));
+      this.#dispatch();
+    }
+  }
+
+  #free(): number {
+    const c = this.config;
+    return c.concurrency + c.prefetch - this.#running.size - this.inFlight.buffered - this.#reserved;
+  }
+
+  #waitForCapacity(): Promise<number> {
+    const free = this.#free();
+    if (free > 0 || this.#pollAbort.signal.aborted) return Promise.resolve(free);
+    return new Promise((resolve) => this.#capacityWaiters.push(() => resolve(this.#free()))).then(() => this.#waitForCapacity());
+  }
+
+  #notifyCapacity(): void {
+    if (this.#free() <= 0 && !this.#pollAbort.signal.aborted) return;
+    const waiters = this.#capacityWaiters;
+    this.#capacityWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** Start buffered messages while slots are free, taking queues by weight. */
+  #dispatch(): void {
+    while (this.#stopped === undefined && this.#running.size < this.config.concurrency) {
+      const lease = this.#next();
+      if (lease === undefined) break;
+      if (lease.lost) continue; // its visibility ran out while it waited: someone else may hold it now
+      this.#run(this.#queues.find((q) => q.config.url === lease.message.queueUrl)!, lease);
+    }
+    this.#notifyCapacity();
+  }
+
+  #next(): Lease | undefined {
+    const ready = this.#queues.filter((q) => q.buffer.length > 0);
+    if (ready.length === 0) return undefined;
+    const total = ready.reduce((n, q) => n + q.config.weight, 0);
+    for (const q of ready) q.credit += q.config.weight;
+    const best = ready.reduce((a, b) => (b.credit > a.credit ? b : a));
+    best.credit -= total;
+    return best.buffer.shift();
+  }
+
+  #run(q: QueueState, lease: Lease): void {
+    const controller = new AbortController();
+    this.#running.set(lease, controller);
+    const c = this.config;
+    const emit = this.#events.emit.bind(this.#events);
+    void runJob(
+      { jobs: c.jobs, lock: this.#lock, lockTtlSeconds: c.lockTtlSeconds, lockFailClosed: c.lockFailClosed, visibilityTimeoutSeconds: c.visibilityTimeoutSeconds, maxReceiveCount: q.maxReceiveCount, logger: this.#log, logArgs: c.logArgs, emit },
+      lease,
+      controller,
+    ).then(({ info, outcome }) => {
+      // The slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background.
+      this.#running.delete(lease);
+      if (this.#running.size === 0) this.#wakeIdle();
+      this.#dispatch();
+      this.#track(settle(this.#settleDeps(), lease, info, outcome));
+    });
+  }
+
+  #settleDeps(): SettleDeps {
+    const c = this.config;
+    return {
+      sqs: this.#sqs,
+      acks: this.#acks,
+      heartbeat: this.#heartbeat,
+      lock: this.#lock,
+      completedTtlSeconds: c.completedTtlSeconds,
+      visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
+      deadLetterQueueUrl: (url) => this.#queues.find((q) => q.config.url === url)!.deadLetterQueueUrl,
+      logger: this.#log,
+      emit: this.#events.emit.bind(this.#events),
+    };
+  }
+
+  #track(work: Promise<void>): void {
+    const tracked = work.catch((error: unknown) => this.#error('settle', error)).finally(() => this.#settling.delete(tracked));
+    this.#settling.add(tracked);
+  }
+
+  #wakeIdle(): void {
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  #idle(): Promise<void> {
+    if (this.#running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  async #shutdown(): Promise<void> {
+    const steps: [string, () => Promise<void> | void][] = [
+      ['stop polling', async () => {
+        this.#pollAbort.abort();
+        this.#notifyCapacity();
+        await Promise.allSettled(this.#pollers);
+      }],
+      ['release unstarted messages', () => this.#releaseBuffered()],
+      ['wait for running jobs', async () => {
+        if (this.#running.size === 0) return;
+        this.#log.info({ running: this.#running.size, deadlineMs: this.config.shutdownTimeoutMs }, 'waiting for running jobs');
+        await Promise.race([this.#idle(), this.#sleep(this.config.shutdownTimeoutMs, this.#force.signal)]);
+        for (const controller of this.#running.values()) {
+          controller.abort(new SqsJobsError('SHUTDOWN', 'the worker is stopping and the shutdown deadline passed'));
+        }
+        await this.#idle();
+      }],
+      ['settle messages', async () => {
+        while (this.#settling.size > 0) await Promise.all([...this.#settling]);
+      }],
+      ['flush deletes', () => this.#acks.flush()],
+      ['stop heartbeat', () => this.#heartbeat.close()],
+      ['close lock', () => this.#lock.close()],
+      ['close clients', () => this.#destroyClients()],
+      ['remove signal listeners', () => {
+        if (this.#onSignal !== undefined) for (const s of SIGNALS) process.off(s, this.#onSignal);
+      }],
+    ];
+    for (const [name, step] of steps) {
+      try {
+        await step();
+      } catch (error) {
+        this.#error(`shutdown: ${name}`, error);
+      }
+    }
+    this.#log.info('worker stopped');
+    this.#events.emit('stopped');
+  }
+
+  async #releaseBuffered(): Promise<void> {
+    const leases = this.#queues.flatMap((q) => q.buffer.splice(0));
+    for (const lease of leases) this.#heartbeat.untrack(lease);
+    const calls: Promise<void>[] = [];
+    for (const [queueUrl, list] of groupByQueue(leases.filter((l) => !l.lost))) {
+      for (let i = 0; i < list.length; i += 10) {
+        const batch = list.slice(i, i + 10);
+        calls.push(
+          this.#sqs
+            .changeVisibilityBatch(queueUrl, batch.map((l, j) => ({ id: String(j), receiptHandle: l.message.receiptHandle, visibilityTimeout: 0 })))
+            .then((failures) => {
+              for (const f of failures) this.#error('release', new Error(`could not release message: ${f.code} ${f.message}`));
+            }),
+        );
+      }
+    }
+    await Promise.all(calls);
+    if (leases.length > 0) this.#log.info({ released: leases.length }, 'released unstarted messages');
+  }
+
+  #lockAvailability(up: boolean, error?: Error): void {
+    if (up) {
+      this.#log.info('memcached reachable again: dedupe lock restored');
+      this.#events.emit('lock:restored');
+    } else {
+      const e = error ?? new Error('memcached unavailable');
+      this.#log.warn(
+        { err: e },
+        this.config.lockFailClosed ? 'memcached unreachable: jobs stay queued until it returns (lockFailClosed)' : 'memcached unreachable: running jobs without the dedupe lock (at-least-once) until it returns',
+      );
+      this.#events.emit('lock:unavailable', { error: e });
+    }
+  }
+
+  #error(where: string, error: unknown): void {
+    const e = toError(error);
+    this.#log.warn({ err: e, where }, `${where} failed`);
+    this.#events.emit('error', e);
+  }
+
+  #sleep(ms: number, signal: AbortSignal = this.#pollAbort.signal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}
+
+/** Create a worker; call start() to begin polling. */
+export function createWorker(options: WorkerOptions, env: Env = process.env): Worker {
+  return new Worker(options, env);
+}
