@@ -11,6 +11,7 @@ import { isFifoQueue, resolveAwsSettings, resolveQueueUrl, type Env } from './co
 import {
   encodeEnvelope,
   envelopeAttributes,
+  findForbiddenCharacter,
   jobIdSchema,
   messageSize,
   newJobId,
@@ -197,6 +198,12 @@ export class Producer {
         throw new ValidationError('ARGS_INVALID', `invalid args for job "${job.name}"`, error.issues.map((i) => ({ ...i, field: i.field.replace(/^args/, argsField) })));
       }
       throw error;
+    }
+    const forbidden = findForbiddenCharacter(validArgs, argsField);
+    if (forbidden !== undefined) {
+      throw new ValidationError('ARGS_INVALID', `invalid args for job "${job.name}"`, [
+        { field: forbidden.path, rule: `contains ${forbidden.codePoint}, a character SQS does not accept in messages` },
+      ]);
     }
     const envelope: Envelope = {
       v: 1,
