@@ -1,0 +1,49 @@
+import type { BatchEntry, BatchFailure, OutgoingMessage, QueuePort, ReceivedMessage } from '../../src/worker/sqs-port.js';
+
+/**
+ * A QueuePort that records calls and answers from a script: for unit tests of timing and of how
+ * the worker treats SQS's answers. What SQS itself decides is tested against moto.
+ */
+export class FakeQueuePort implements QueuePort {
+  readonly visibilityCalls: { queueUrl: string; entries: (BatchEntry & { visibilityTimeout: number })[] }[] = [];
+  readonly deleteCalls: { queueUrl: string; entries: BatchEntry[] }[] = [];
+  /** Per receipt handle: the failure to answer with, or 'throw' for a failed call. */
+  visibilityAnswer: (entry: BatchEntry) => Omit<BatchFailure, 'id'> | 'throw' | undefined = () => undefined;
+  deleteAnswer: (entry: BatchEntry, call: number) => Omit<BatchFailure, 'id'> | 'throw' | undefined = () => undefined;
+
+  async receive(): Promise<ReceivedMessage[]> {
+    return [];
+  }
+
+  async changeVisibilityBatch(queueUrl: string, entries: readonly (BatchEntry & { visibilityTimeout: number })[]): Promise<BatchFailure[]> {
+    this.visibilityCalls.push({ queueUrl, entries: [...entries] });
+    return this.#answer(entries, (e) => this.visibilityAnswer(e));
+  }
+
+  async deleteBatch(queueUrl: string, entries: readonly BatchEntry[]): Promise<BatchFailure[]> {
+    this.deleteCalls.push({ queueUrl, entries: [...entries] });
+    const call = this.deleteCalls.length;
+    return this.#answer(entries, (e) => this.deleteAnswer(e, call));
+  }
+
+  async send(_queueUrl: string, _message: OutgoingMessage): Promise<void> {}
+
+  #answer(entries: readonly BatchEntry[], answer: (e: BatchEntry) => Omit<BatchFailure, 'id'> | 'throw' | undefined): BatchFailure[] {
+    const answers = entries.map((e) => ({ e, a: answer(e) }));
+    if (answers.some(({ a }) => a === 'throw')) throw new Error('connection reset');
+    return answers.flatMap(({ e, a }) => (a === undefined || a === 'throw' ? [] : [{ id: e.id, ...a }]));
+  }
+}
+
+export function message(n: number, queueUrl = 'http://127.0.0.1:4566/1/q'): ReceivedMessage {
+  return {
+    queueUrl,
+    messageId: `m${n}`,
+    receiptHandle: `rh${n}`,
+    body: '{}',
+    receiveCount: 1,
+    sentAt: new Date(),
+    groupId: undefined,
+    attributes: {},
+  };
+}

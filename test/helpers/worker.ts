@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto';
+import { createWorker, type Worker } from '../../src/worker/worker.js';
+import type { WorkerOptions } from '../../src/worker/options.js';
+import type { WorkerEvents } from '../../src/worker/events.js';
+import { LOCAL_ENV, LOCAL_MEMCACHED, quietLogger } from './stack.js';
+
+/** A worker with test-friendly defaults: short polls, short visibility, its own lock key space. */
+export function testWorker(options: Omit<WorkerOptions, 'logger'> & Partial<Pick<WorkerOptions, 'logger'>>): Worker {
+  return createWorker(
+    {
+      waitTimeSeconds: 1,
+      visibilityTimeoutSeconds: 4,
+      deleteFlushMs: 20,
+      shutdownTimeoutMs: 10_000,
+      handleSignals: false,
+      logger: quietLogger,
+      ...(options.lock === undefined ? { memcached: LOCAL_MEMCACHED } : {}),
+      lockKeyPrefix: `test-${randomUUID().slice(0, 8)}:`,
+      ...options,
+    },
+    LOCAL_ENV,
+  );
+}
+
+/** Collect every event of a worker, in order, for assertions. */
+export function recordEvents(worker: Worker) {
+  const seen: { event: keyof WorkerEvents; payload: unknown }[] = [];
+  const names: (keyof WorkerEvents)[] = [
+    'job:start',
+    'job:succeeded',
+    'job:failed',
+    'job:dead-lettered',
+    'job:duplicate',
+    'job:released',
+    'job:lock-unavailable',
+    'heartbeat:lost',
+    'lock:unavailable',
+    'lock:restored',
+    'error',
+  ];
+  for (const name of names) worker.on(name, (payload?: unknown) => seen.push({ event: name, payload }));
+  return {
+    seen,
+    count: (event: keyof WorkerEvents) => seen.filter((e) => e.event === event).length,
+    of: <K extends keyof WorkerEvents>(event: K) => seen.filter((e) => e.event === event).map((e) => e.payload as WorkerEvents[K][0]),
+  };
+}
