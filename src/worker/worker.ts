@@ -16,15 +16,17 @@ import { resolveWorkerConfig, type QueueConfig, type WorkerConfig, type WorkerOp
 import { groupByQueue } from './group.js';
 import { runJob } from './run-job.js';
 import { settle, type SettleDeps } from './settle.js';
+import { pickWeighted } from './weighted.js';
 import { SqsQueuePort, type QueuePort } from './sqs-port.js';
 
 interface QueueState {
   readonly config: QueueConfig;
+  readonly weight: number;
   deadLetterQueueUrl: string;
   maxReceiveCount: number | undefined;
   /** Received, not started. Held under the heartbeat like running ones. */
   readonly buffer: Lease[];
-  /** Smooth weighted round-robin credit. */
+  /** Smooth weighted round-robin credit (see weighted.ts). */
   credit: number;
 }
 
@@ -86,7 +88,7 @@ export class Worker {
       flushMs: c.deleteFlushMs,
       onFailure: (m, reason) => this.#error('delete', new Error(`could not delete message ${m.messageId} from ${m.queueUrl}: ${reason}; it will be delivered again`)),
     });
-    this.#queues = c.queues.map((q) => ({ config: q, deadLetterQueueUrl: '', maxReceiveCount: undefined, buffer: [], credit: 0 }));
+    this.#queues = c.queues.map((q) => ({ config: q, weight: q.weight, deadLetterQueueUrl: '', maxReceiveCount: undefined, buffer: [], credit: 0 }));
   }
 
   on<K extends keyof WorkerEvents & string>(event: K, listener: (...args: WorkerEvents[K]) => void): this {
@@ -218,13 +220,7 @@ export class Worker {
   }
 
   #next(): Lease | undefined {
-    const ready = this.#queues.filter((q) => q.buffer.length > 0);
-    if (ready.length === 0) return undefined;
-    const total = ready.reduce((n, q) => n + q.config.weight, 0);
-    for (const q of ready) q.credit += q.config.weight;
-    const best = ready.reduce((a, b) => (b.credit > a.credit ? b : a));
-    best.credit -= total;
-    return best.buffer.shift();
+    return pickWeighted(this.#queues.filter((q) => q.buffer.length > 0))?.buffer.shift();
   }
 
   #run(q: QueueState, lease: Lease): void {

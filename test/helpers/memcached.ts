@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+function answers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port }, () => {
+      s.end();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+}
+
+/** A memcached of the test's own on a loopback port, which the test may kill and restart. */
+export class PrivateMemcached {
+  #child: ChildProcess | undefined;
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<PrivateMemcached> {
+    const m = new PrivateMemcached(await freePort());
+    await m.restart();
+    return m;
+  }
+
+  get servers(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  async restart(): Promise<void> {
+    const user = process.getuid?.() === 0 ? ['-u', 'nobody'] : [];
+    this.#child = spawn('memcached', ['-l', '127.0.0.1', '-p', String(this.port), '-U', '0', '-m', '16', ...user], { stdio: 'ignore' });
+    for (let i = 0; i < 100 && !(await answers(this.port)); i++) await new Promise((r) => setTimeout(r, 50));
+  }
+
+  async stop(): Promise<void> {
+    const child = this.#child;
+    this.#child = undefined;
+    if (child === undefined || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+}
+
+/**
+ * A loopback TCP proxy whose first `slowReplies` replies from the server are held for `delayMs`;
+ * later ones pass at once (a server that hiccups, then recovers).
+ */
+export async function slowProxy(targetPort: number, delayMs: number, slowReplies = 1): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let slowLeft = slowReplies;
+  const server: Server = createServer((client) => {
+    const upstream = connect({ host: '127.0.0.1', port: targetPort });
+    sockets.add(client).add(upstream);
+    client.pipe(upstream);
+    upstream.on('data', (chunk) => {
+      if (slowLeft-- > 0) setTimeout(() => client.writable && client.write(chunk), delayMs);
+      else client.write(chunk);
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemcachedLock } from '../../src/dedupe/memcached-lock.js';
+import { LOCAL_MEMCACHED, memcachedClient, sleep } from '../helpers/stack.js';
+import { PrivateMemcached, freePort, slowProxy } from '../helpers/memcached.js';
+
+const prefix = `locktest-${randomUUID().slice(0, 8)}:`;
+const lock = new MemcachedLock({ servers: LOCAL_MEMCACHED, keyPrefix: prefix });
+const raw = memcachedClient();
+afterAll(() => {
+  lock.close();
+  raw.close();
+});
+
+describe('MemcachedLock on a real memcached', () => {
+  it('claims once; a second claim sees it running; after complete it sees it completed', async () => {
+    const id = randomUUID();
+    expect(await lock.claim(id, 'a', 30)).toBe('claimed');
+    expect(await lock.claim(id, 'b', 30)).toBe('running');
+    expect(await lock.complete(id, 'a', 60)).toBe(true);
+    expect(await lock.claim(id, 'c', 30)).toBe('completed');
+  });
+
+  it('extends only while the token still holds the key, and release frees it only for its owner', async () => {
+    const id = randomUUID();
+    await lock.claim(id, 'a', 30);
+    expect(await lock.extend(id, 'a', 30)).toBe('held');
+    expect(await lock.extend(id, 'b', 30)).toBe('lost');
+    expect(await lock.release(id, 'b')).toBe(true);
+    expect(await lock.claim(id, 'b', 30)).toBe('running'); // b's release did not free a's lock
+    await lock.release(id, 'a');
+    expect(await lock.claim(id, 'b', 30)).toBe('claimed');
+  });
+
+  it('lets the lock expire with its TTL', async () => {
+    const id = randomUUID();
+    await lock.claim(id, 'a', 1);
+    await sleep(2_100);
+    expect(await lock.claim(id, 'b', 30)).toBe('claimed');
+    expect(await lock.extend(id, 'a', 30)).toBe('lost');
+  });
+
+  it('says unavailable, never running, when nothing listens', async () => {
+    let outages = 0;
+    const down = new MemcachedLock({ servers: `127.0.0.1:${await freePort()}`, onAvailability: (up) => void (!up && outages++) });
+    expect(await down.claim(randomUUID(), 'a', 30)).toBe('unavailable');
+    expect(await down.extend(randomUUID(), 'a', 30)).toBe('unavailable');
+    expect(outages).toBe(1); // reported once per outage
+    down.close();
+  });
+
+  describe('a reply slower than the timeout (the memjs retry trap)', () => {
+    let memcached: PrivateMemcached;
+    beforeAll(async () => {
+      memcached = await PrivateMemcached.start();
+    });
+    afterAll(() => memcached.stop());
+
+    it('reports unavailable instead of a false "running" even though the add reached memcached', async () => {
+      const proxy = await slowProxy(memcached.port, 400);
+      const slow = new MemcachedLock({ servers: `127.0.0.1:${proxy.port}`, timeoutMs: 150, keyPrefix: prefix });
+      const id = randomUUID();
+      expect(await slow.claim(id, 'a', 30)).toBe('unavailable');
+      // the add did land: memcached holds our token, so a retried add would have said "exists"
+      const direct = memcachedClient(memcached.servers);
+      const { value } = await direct.get(`${prefix}${id}`);
+      expect(value?.toString()).toBe('running:a');
+      direct.close();
+      slow.close();
+      await proxy.close();
+    });
+  });
+});
