@@ -1,0 +1,94 @@
+/**
+ * The demo: create a queue and its DLQ on the local stack, start two workers (as two Fargate tasks
+ * would be) with the example jobs from handlers/, enqueue a burst, show live progress, summarise.
+ */
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { createWriteStream } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { pino } from 'pino';
+import { chargeInvoice, resizeImage, sendWelcomeEmail } from '../handlers/index.js';
+import { createProducer, createQueues, createSqsClient, createWorker, resolveAwsSettings, type Worker } from '../src/index.js';
+import { Progress } from './demo-progress.js';
+
+const EMAILS = 300;
+const IMAGES = 8;
+const INVOICES = 20;
+const CANCELLED = 2;
+const DUPLICATES = 10;
+const POISON = ['{"this is": not json', '{"v":1,"id":"p-1","job":"mine-bitcoin","args":{}}', '{"v":1,"id":"p-2","job":"resize-image","args":{"width":"wide"}}'];
+const VISIBILITY_SECONDS = 4;
+const TIME_LIMIT_MS = 180_000;
+
+const aws = resolveAwsSettings({});
+const sqs = createSqsClient(aws);
+const name = `demo-${Date.now().toString(36)}`;
+const queues = await createQueues(sqs, { name, maxReceiveCount: 4, visibilityTimeout: VISIBILITY_SECONDS });
+console.log(`queue ${queues.queueUrl}\ndlq   ${queues.dlqUrl}`);
+
+mkdirSync('.local', { recursive: true });
+const logFile = '.local/demo-workers.log';
+const logger = pino({ level: 'info' }, createWriteStream(logFile));
+const progress = new Progress();
+const jobs = [sendWelcomeEmail, resizeImage, chargeInvoice];
+const workers: Worker[] = [1, 2].map((n) =>
+  createWorker({
+    queues: [queues.queueUrl],
+    jobs,
+    concurrency: 16,
+    visibilityTimeoutSeconds: VISIBILITY_SECONDS,
+    waitTimeSeconds: 2,
+    handleSignals: false,
+    logger: logger.child({ worker: n }),
+  }),
+);
+for (const w of workers) progress.watch(w);
+await Promise.all(workers.map((w) => w.start()));
+console.log(`2 workers started (concurrency 16 each, visibility ${VISIBILITY_SECONDS}s, dedupe on ${process.env.SQS_JOBS_MEMCACHED ?? 'off'})`);
+
+const producer = createProducer({ queueUrl: queues.queueUrl, jobs });
+const started = Date.now();
+await producer.enqueueMany(sendWelcomeEmail, Array.from({ length: EMAILS }, (_, i) => ({ userId: `user-${i}`, failureRate: 0.15 })), {
+  jobIds: Array.from({ length: EMAILS }, (_, i) => `welcome-${name}-${i}`),
+});
+await producer.enqueueMany(resizeImage, Array.from({ length: IMAGES }, (_, i) => ({ imageKey: `uploads/${i}.png`, width: 640, workMs: VISIBILITY_SECONDS * 2_000 })));
+await producer.enqueueMany(chargeInvoice, Array.from({ length: INVOICES }, (_, i) => ({ invoiceId: `inv-${i}`, status: i < CANCELLED ? ('cancelled' as const) : ('open' as const) })));
+// The same job ids again, as a producer retrying after a timeout would send them: they must not run twice.
+await producer.enqueueMany(sendWelcomeEmail, Array.from({ length: DUPLICATES }, (_, i) => ({ userId: `user-${i}`, failureRate: 0 })), {
+  jobIds: Array.from({ length: DUPLICATES }, (_, i) => `welcome-${name}-${i}`),
+});
+for (const body of POISON) await sqs.send(new SendMessageCommand({ QueueUrl: queues.queueUrl, MessageBody: body }));
+const total = EMAILS + IMAGES + INVOICES + DUPLICATES + POISON.length;
+console.log(`enqueued ${total} messages in ${Date.now() - started} ms: ${EMAILS} emails (15% fail and retry), ${IMAGES} image resizes (${VISIBILITY_SECONDS * 2}s each, twice the visibility timeout), ${INVOICES} invoices (${CANCELLED} cancelled), ${DUPLICATES} duplicate ids, ${POISON.length} poison\n`);
+
+const tty = process.stdout.isTTY;
+let lastPrint = 0;
+while (progress.finished < total && Date.now() - started < TIME_LIMIT_MS) {
+  await new Promise((r) => setTimeout(r, 250));
+  const line = progress.line(total, Date.now() - started);
+  if (tty) process.stdout.write(`\r\x1b[2K${line}`);
+  else if (Date.now() - lastPrint >= 2_000) {
+    console.log(line);
+    lastPrint = Date.now();
+  }
+}
+const finalLine = progress.line(total, Date.now() - started);
+process.stdout.write(tty ? `\r\x1b[2K${finalLine}\n` : `${finalLine}\n`);
+await Promise.all(workers.map((w) => w.stop()));
+producer.close();
+
+const timedOut = progress.finished < total;
+console.log(`\nsummary${timedOut ? ' (stopped at the time limit)' : ''}`);
+for (const [job, c] of progress.perJob) console.log(`  ${job.padEnd(20)} succeeded ${String(c.ok).padStart(4)}   failed attempts ${c.failed}`);
+console.log(`  duplicates deleted without running: ${progress.duplicates}`);
+console.log(`  dead-lettered: ${progress.deadLettered} (${[...progress.deadReasons].map(([r, n]) => `${r} ${n}`).join(', ')})`);
+console.log(`  every message accounted for: ${progress.finished} of ${total}`);
+const depth = async (queueUrl: string) => {
+  const { Attributes: a = {} } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+  );
+  return `${a.ApproximateNumberOfMessages} visible, ${a.ApproximateNumberOfMessagesNotVisible} in flight`;
+};
+console.log(`  as SQS sees it: queue ${await depth(queues.queueUrl)}; DLQ ${await depth(queues.dlqUrl)}`);
+console.log(`\nworker logs: ${logFile}\ninspect the DLQ: aws --endpoint-url ${aws.endpoint ?? ''} sqs receive-message --queue-url ${queues.dlqUrl} --message-attribute-names All`);
+sqs.destroy();
+process.exit(timedOut ? 1 : 0);
