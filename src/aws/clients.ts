@@ -41,22 +41,21 @@ function requestHandler(options: ClientOptions): NodeHttpHandler {
   });
 }
 
-export function createSqsClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): SQSClient {
+/** The settings every client shares: region, endpoint, loopback credentials, its own socket pool. */
+function clientConfig(settings: AwsSettings, options: ClientOptions, env: Env) {
   const credentials = localCredentials(settings, env);
-  return new SQSClient({
+  return {
     region: settings.region,
     ...(settings.endpoint === undefined ? {} : { endpoint: settings.endpoint }),
     ...(credentials === undefined ? {} : { credentials }),
     requestHandler: requestHandler(options),
-  });
+  };
+}
+
+export function createSqsClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): SQSClient {
+  return new SQSClient(clientConfig(settings, options, env));
 }
 
 export function createCloudWatchClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): CloudWatchClient {
-  const credentials = localCredentials(settings, env);
-  return new CloudWatchClient({
-    region: settings.region,
-    ...(settings.endpoint === undefined ? {} : { endpoint: settings.endpoint }),
-    ...(credentials === undefined ? {} : { credentials }),
-    requestHandler: requestHandler(options),
-  });
+  return new CloudWatchClient(clientConfig(settings, options, env));
 }

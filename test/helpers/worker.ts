@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { afterEach } from 'vitest';
 import { createWorker, type Worker } from '../../src/worker/worker.js';
 import type { WorkerOptions } from '../../src/worker/options.js';
 import type { WorkerEvents } from '../../src/worker/events.js';
@@ -43,5 +44,18 @@ export function recordEvents(worker: Worker) {
     seen,
     count: (event: keyof WorkerEvents) => seen.filter((e) => e.event === event).length,
     of: <K extends keyof WorkerEvents>(event: K) => seen.filter((e) => e.event === event).map((e) => e.payload as WorkerEvents[K][0]),
+  };
+}
+
+/** Workers started through the returned function are stopped after each test. */
+export function useWorkers(): (options: Parameters<typeof testWorker>[0]) => Worker {
+  const running: Worker[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((w) => w.stop()));
+  });
+  return (options) => {
+    const worker = testWorker(options);
+    running.push(worker);
+    return worker;
   };
 }

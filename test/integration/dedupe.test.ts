@@ -4,23 +4,13 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineJob } from '../../src/job.js';
 import { createProducer } from '../../src/producer.js';
-import type { Worker } from '../../src/worker/worker.js';
 import { PrivateMemcached } from '../helpers/memcached.js';
 import { LOCAL_ENV, drain, eventually, freshQueues, memcachedClient, queueCounts, sqsClient } from '../helpers/stack.js';
-import { recordEvents, testWorker } from '../helpers/worker.js';
+import { recordEvents, useWorkers } from '../helpers/worker.js';
 
 const sqs = sqsClient();
-const running: Worker[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((w) => w.stop()));
-});
 afterAll(() => sqs.destroy());
-
-function start(options: Parameters<typeof testWorker>[0]): Worker {
-  const worker = testWorker(options);
-  running.push(worker);
-  return worker;
-}
+const start = useWorkers();
 
 describe('dedupe lock in the worker', () => {
   it('runs one job id once when two copies arrive at once, and deletes both messages', async () => {

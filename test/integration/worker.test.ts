@@ -1,26 +1,16 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { z } from 'zod';
 import { RetryLaterError, UnrecoverableError } from '../../src/errors.js';
 import { defineJob, type JobContext } from '../../src/job.js';
 import { createProducer } from '../../src/producer.js';
-import type { Worker } from '../../src/worker/worker.js';
 import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sleep, sqsClient } from '../helpers/stack.js';
-import { recordEvents, testWorker } from '../helpers/worker.js';
+import { recordEvents, testWorker, useWorkers } from '../helpers/worker.js';
 
 const sqs = sqsClient();
-const running: Worker[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((w) => w.stop()));
-});
 afterAll(() => sqs.destroy());
-
-function start(options: Parameters<typeof testWorker>[0]): Worker {
-  const worker = testWorker(options);
-  running.push(worker);
-  return worker;
-}
+const start = useWorkers();
 
 describe('worker against SQS', () => {
   it('runs a job with its context and deletes its message', async () => {
