@@ -31,7 +31,8 @@ export class SafeEmitter<Events extends { [K in keyof Events]: unknown[] }> {
   }
 
   emit<K extends keyof Events & string>(event: K, ...args: Events[K]): void {
-    for (const listener of this.#emitter.listeners(event) as Listener<Events[K]>[]) {
+    // rawListeners: calling a `once` wrapper is what removes it.
+    for (const listener of this.#emitter.rawListeners(event) as Listener<Events[K]>[]) {
       try {
         const result = listener(...args) as unknown;
         if (result instanceof Promise) result.catch((error: unknown) => this.#onListenerError(error, event));

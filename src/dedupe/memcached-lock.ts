@@ -12,7 +12,7 @@ export interface MemcachedLockOptions {
 }
 
 const RUNNING = 'running:';
-const DONE = 'done:';
+const FINISHED = ['done:', 'dead:'];
 
 /** JobLock on memcached through memjs, with retries off: a retried `add` can lie (see lock.ts). */
 export class MemcachedLock implements JobLock {
@@ -46,7 +46,8 @@ export class MemcachedLock implements JobLock {
         if (await this.#client.add(key, RUNNING + token, { expires: ttlSeconds })) return this.#ok('claimed');
         const { value } = await this.#client.get(key);
         if (value === null) continue; // expired between add and get: try once more
-        return this.#ok(value.toString().startsWith(DONE) ? 'completed' : 'running');
+        const text = value.toString();
+        return this.#ok(FINISHED.some((marker) => text.startsWith(marker)) ? 'completed' : 'running');
       }
       return this.#ok('running');
     } catch (error) {
@@ -66,9 +67,9 @@ export class MemcachedLock implements JobLock {
     }
   }
 
-  async complete(jobId: string, token: string, ttlSeconds: number): Promise<boolean> {
+  async complete(jobId: string, token: string, ttlSeconds: number, marker: 'done' | 'dead' = 'done'): Promise<boolean> {
     try {
-      await this.#client.set(this.key(jobId), DONE + token, { expires: ttlSeconds });
+      await this.#client.set(this.key(jobId), `${marker}:${token}`, { expires: ttlSeconds });
       return this.#ok(true);
     } catch (error) {
       return this.#failed(false, error);

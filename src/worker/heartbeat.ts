@@ -12,6 +12,8 @@ export interface Lease {
   /** Set once the job id is claimed in the dedupe lock; the heartbeat extends it too. */
   lock: { readonly jobId: string; readonly token: string } | undefined;
   lost: boolean;
+  /** The extension in flight for this lease, if any: settle waits for it before acting. */
+  pending: Promise<void> | undefined;
   /** The lease ended: the handler must stop and the message must not be deleted by this worker. */
   onLost: (reason: string) => void;
   /** The 12-hour hold limit is near: the handler must stop now, while the message can still be released. */
@@ -55,15 +57,12 @@ export class Heartbeat {
       nextExtendAt: receivedAt + this.#o.intervalMs,
       lock: undefined,
       lost: false,
+      pending: undefined,
       onLost: () => {},
       onHoldLimit: () => {},
     };
     this.#leases.add(lease);
     return lease;
-  }
-
-  untrack(lease: Lease): void {
-    this.#leases.delete(lease);
   }
 
   get size(): number {
@@ -105,7 +104,19 @@ export class Heartbeat {
       due.push({ lease, seconds: Math.min(this.#o.visibilityTimeoutSeconds, Math.floor(holdLeftMs / 1000) - 1) });
     }
     if (due.length === 0) return;
-    await Promise.all([this.#extendVisibility(due, now), this.#extendLocks(due.map((d) => d.lease))]);
+    const work = Promise.all([this.#extendVisibility(due, now), this.#extendLocks(due.map((d) => d.lease))]).then(() => {});
+    for (const d of due) d.lease.pending = work;
+    await work;
+    for (const d of due) if (d.lease.pending === work) d.lease.pending = undefined;
+  }
+
+  /**
+   * Stop heartbeating a lease and wait for any extension already in flight, so that nothing the
+   * heartbeat sends can land after (and undo) what the caller does next.
+   */
+  async release(lease: Lease): Promise<void> {
+    this.#leases.delete(lease);
+    await lease.pending;
   }
 
   async #extendVisibility(due: { lease: Lease; seconds: number }[], now: number): Promise<void> {
@@ -147,15 +158,23 @@ export class Heartbeat {
   async #extendLocks(leases: Lease[]): Promise<void> {
     await Promise.all(
       leases.map(async (lease) => {
-        if (lease.lock === undefined) return;
-        const result = await this.#o.lock.extend(lease.lock.jobId, lease.lock.token, this.#o.lockTtlSeconds);
+        const lock = lease.lock;
+        if (lock === undefined) return;
+        let result;
+        try {
+          result = await this.#o.lock.extend(lock.jobId, lock.token, this.#o.lockTtlSeconds);
+        } catch (error) {
+          this.#o.onError(error); // a JobLock should answer 'unavailable', not throw; either way, not lost
+          return;
+        }
         if (result === 'lost') this.#lose(lease, 'the dedupe lock is held by another consumer');
       }),
     );
   }
 
   #lose(lease: Lease, reason: string): void {
-    if (lease.lost) return;
+    // A lease no longer tracked is being settled: its fate is decided, nothing is lost.
+    if (lease.lost || !this.#leases.has(lease)) return;
     lease.lost = true;
     this.#leases.delete(lease);
     lease.onLost(reason);

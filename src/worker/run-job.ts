@@ -14,10 +14,12 @@ export type Outcome =
   | { readonly kind: 'succeeded'; readonly waitMs: number; readonly processMs: number }
   | { readonly kind: 'duplicate' }
   | { readonly kind: 'busy' }
-  | { readonly kind: 'retry'; readonly error: Error; readonly delayMs: number; readonly processMs: number }
+  | { readonly kind: 'retry'; readonly error: Error; readonly delayMs: number; readonly processMs: number; readonly abandoned?: boolean }
   | { readonly kind: 'dead-letter'; readonly reason: DeadLetterReason; readonly detail: string; readonly error?: Error; readonly processMs?: number }
-  | { readonly kind: 'release'; readonly reason: string; readonly delaySeconds: number }
+  | { readonly kind: 'release'; readonly reason: string; readonly delaySeconds: number; readonly abandoned?: boolean }
   | { readonly kind: 'lost'; readonly reason: string };
+// `abandoned`: the signal fired and the handler has not returned. Its lock is then kept until its
+// TTL runs out instead of released, so another worker does not start the job beside it at once.
 
 export interface RunDeps {
   readonly jobs: JobRegistry;
@@ -65,17 +67,7 @@ export async function runJob(deps: RunDeps, lease: Lease, controller: AbortContr
     return { info, outcome: { kind: 'dead-letter', reason: 'invalid-args', detail } };
   }
 
-  const token = randomUUID();
-  const claim = await deps.lock.claim(envelope.id, token, deps.lockTtlSeconds);
-  if (claim === 'completed') return { info, outcome: { kind: 'duplicate' } };
-  if (claim === 'running') return { info, outcome: { kind: 'busy' } };
-  if (claim === 'unavailable') deps.emit('job:lock-unavailable', info);
-  if (claim === 'unavailable' && deps.lockFailClosed) {
-    return { info, outcome: { kind: 'release', reason: 'dedupe lock unavailable (failing closed)', delaySeconds: deps.visibilityTimeoutSeconds } };
-  }
-  if (claim === 'claimed') lease.lock = { jobId: envelope.id, token };
-  if (controller.signal.aborted) return { info, outcome: { kind: 'release', reason: 'worker is stopping', delaySeconds: 0 } };
-
+  // Wire the abort paths before the first await, so a lease lost while claiming is not missed.
   const log = deps.logger.child({ jobId: info.jobId, job: info.jobName, messageId: info.messageId, attempt: info.attempt });
   lease.onLost = (reason) => {
     log.warn({ reason }, 'lease lost: aborting handler; this worker will not delete the message');
@@ -84,6 +76,24 @@ export async function runJob(deps: RunDeps, lease: Lease, controller: AbortContr
   };
   lease.onHoldLimit = () =>
     controller.abort(new SqsJobsError('JOB_TIMEOUT', 'the message has been held for nearly 12 hours, the most SQS allows; the attempt is abandoned'));
+
+  const token = randomUUID();
+  let claim;
+  try {
+    claim = await deps.lock.claim(envelope.id, token, deps.lockTtlSeconds);
+  } catch {
+    claim = 'unavailable' as const; // a JobLock should not throw; an error is "unknown", never "taken"
+  }
+  if (claim === 'claimed') lease.lock = { jobId: envelope.id, token };
+  if (lease.lost) return { info, outcome: { kind: 'lost', reason: 'the lease was lost while the job id was being claimed' } };
+  if (claim === 'completed') return { info, outcome: { kind: 'duplicate' } };
+  if (claim === 'running') return { info, outcome: { kind: 'busy' } };
+  if (claim === 'unavailable') deps.emit('job:lock-unavailable', info);
+  if (claim === 'unavailable' && deps.lockFailClosed) {
+    return { info, outcome: { kind: 'release', reason: 'dedupe lock unavailable (failing closed)', delaySeconds: deps.visibilityTimeoutSeconds } };
+  }
+  if (controller.signal.aborted) return { info, outcome: { kind: 'release', reason: 'worker is stopping', delaySeconds: 0 } };
+
   const timeout =
     job.timeoutMs === undefined
       ? undefined
@@ -104,22 +114,33 @@ export async function runJob(deps: RunDeps, lease: Lease, controller: AbortContr
   const waitMs = Math.max(0, startedAt - m.sentAt.getTime());
   deps.emit('job:start', { ...info, waitMs });
   log.debug(deps.logArgs ? { args: parsed.data, waitMs } : { waitMs }, 'job started');
+  let handlerDone = false;
+  const handler = Promise.resolve()
+    .then(() => job.handle(parsed.data, ctx))
+    .finally(() => {
+      handlerDone = true;
+    });
   try {
-    await untilAborted(Promise.resolve().then(() => job.handle(parsed.data, ctx)), controller.signal);
+    await untilAborted(handler, controller.signal);
     return { info, outcome: { kind: 'succeeded', waitMs, processMs: Date.now() - startedAt } };
   } catch (thrown) {
     const processMs = Date.now() - startedAt;
+    const abandoned = !handlerDone;
+    if (abandoned) {
+      handler.catch(() => {}); // its late result has nowhere to go
+      log.warn('the signal fired and the handler has not returned: it is abandoned, its lock kept until the TTL ends');
+    }
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : thrown;
     const error = toError(reason);
     if (error instanceof SqsJobsError && error.code === 'LEASE_LOST') return { info, outcome: { kind: 'lost', reason: error.message } };
-    if (error instanceof SqsJobsError && error.code === 'SHUTDOWN') return { info, outcome: { kind: 'release', reason: error.message, delaySeconds: 0 } };
+    if (error instanceof SqsJobsError && error.code === 'SHUTDOWN') return { info, outcome: { kind: 'release', reason: error.message, delaySeconds: 0, abandoned } };
     if (error instanceof UnrecoverableError) return { info, outcome: { kind: 'dead-letter', reason: 'unrecoverable', detail: error.message, error, processMs } };
     if (deps.maxReceiveCount !== undefined && m.receiveCount >= deps.maxReceiveCount && !(error instanceof RetryLaterError)) {
       const detail = `failed on attempt ${m.receiveCount} of ${deps.maxReceiveCount}: ${error.name}: ${error.message}`;
       return { info, outcome: { kind: 'dead-letter', reason: 'retries-exhausted', detail, error, processMs } };
     }
     const delayMs = error instanceof RetryLaterError ? error.delayMs : retryDelayMs(job.backoff, m.receiveCount);
-    return { info, outcome: { kind: 'retry', error, delayMs, processMs } };
+    return { info, outcome: { kind: 'retry', error, delayMs, processMs, abandoned } };
   } finally {
     if (timeout !== undefined) clearTimeout(timeout);
   }

@@ -15,6 +15,7 @@ export interface SettleDeps {
   readonly heartbeat: Heartbeat;
   readonly lock: JobLock;
   readonly completedTtlSeconds: number;
+  readonly lockTtlSeconds: number;
   readonly visibilityTimeoutSeconds: number;
   readonly deadLetterQueueUrl: (queueUrl: string) => string;
   readonly logger: Logger;
@@ -27,7 +28,8 @@ export interface SettleDeps {
  * moved to the DLQ (send there, then delete), or left alone (lease lost: someone else holds it).
  */
 export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
-  deps.heartbeat.untrack(lease);
+  // Stop heartbeating first and let an extension in flight land, so it cannot undo what follows.
+  await deps.heartbeat.release(lease);
   const lock = lease.lock;
   lease.lock = undefined;
   const m = lease.message;
@@ -41,8 +43,9 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       log.warn({ err: error }, 'could not change visibility; the message returns when its current visibility timeout ends');
     }
   };
-  const releaseLock = async () => {
-    if (lock !== undefined) await deps.lock.release(lock.jobId, lock.token);
+  const releaseLock = async (abandoned = false) => {
+    // An abandoned handler may still be running: keep its lock until the TTL ends.
+    if (lock !== undefined && !abandoned) await deps.lock.release(lock.jobId, lock.token);
   };
 
   switch (outcome.kind) {
@@ -66,7 +69,7 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       return;
     }
     case 'retry': {
-      await releaseLock();
+      await releaseLock(outcome.abandoned);
       const seconds = visibilitySeconds(outcome.delayMs, Date.now() - lease.receivedAt);
       deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs, retryDelayMs: seconds * 1000 });
       log.warn({ err: outcome.error, retryInSeconds: seconds }, 'job failed; it will be retried');
@@ -74,7 +77,7 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       return;
     }
     case 'release': {
-      await releaseLock();
+      await releaseLock(outcome.abandoned);
       deps.emit('job:released', { ...info, reason: outcome.reason });
       await setVisibility(outcome.delaySeconds);
       return;
@@ -84,7 +87,6 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       return;
     }
     case 'dead-letter': {
-      await releaseLock();
       if (outcome.error !== undefined) {
         deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs ?? 0, retryDelayMs: undefined });
       }
@@ -93,12 +95,16 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
         await deps.sqs.send(dlq, deadLetterMessage(m, outcome.reason, outcome.detail));
       } catch (error) {
         // Not moved: leave it to come back, and to the queue's RedrivePolicy if this keeps failing.
+        await releaseLock();
         const e = toError(error);
         log.error({ err: e, reason: outcome.reason }, 'could not send the message to the DLQ; it stays in the queue');
         deps.emit('error', new Error(`could not dead-letter message ${m.messageId} to ${dlq}: ${e.message}`, { cause: e }));
         await setVisibility(visibilitySeconds(deps.visibilityTimeoutSeconds * 1000, Date.now() - lease.receivedAt));
         return;
       }
+      // Now in the DLQ. Mark the job id for a short while rather than release it: if the delete
+      // below fails and the message comes back, it is deleted as a duplicate instead of run again.
+      if (lock !== undefined) await deps.lock.complete(lock.jobId, lock.token, deps.lockTtlSeconds, 'dead');
       deps.emit('job:dead-lettered', { ...info, reason: outcome.reason, detail: outcome.detail });
       log.error({ reason: outcome.reason, detail: outcome.detail }, 'message moved to the dead-letter queue');
       await deps.acks.delete(m);

@@ -2,8 +2,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { createSqsClient } from '../aws/clients.js';
 import { queueNameOf, type Env } from '../config.js';
-import type { JobLock } from '../dedupe/lock.js';
-import { NoLock } from '../dedupe/lock.js';
+import { NoLock, type JobLock } from '../dedupe/lock.js';
 import { MemcachedLock } from '../dedupe/memcached-lock.js';
 import { SafeEmitter } from '../events.js';
 import { ConfigError, SqsJobsError, toError } from '../errors.js';
@@ -11,13 +10,13 @@ import { createLogger } from '../log.js';
 import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
 import { DeleteBatcher } from './acks.js';
 import type { WorkerEvents } from './events.js';
+import { groupByQueue } from './group.js';
 import { Heartbeat, type Lease } from './heartbeat.js';
 import { resolveWorkerConfig, type QueueConfig, type WorkerConfig, type WorkerOptions } from './options.js';
-import { groupByQueue } from './group.js';
-import { runJob } from './run-job.js';
+import { runJob, type RunDeps } from './run-job.js';
 import { settle, type SettleDeps } from './settle.js';
-import { pickWeighted } from './weighted.js';
 import { SqsQueuePort, type QueuePort } from './sqs-port.js';
+import { pickWeighted } from './weighted.js';
 
 interface QueueState {
   readonly config: QueueConfig;
@@ -49,10 +48,14 @@ export class Worker {
   readonly #queues: QueueState[];
   readonly #running = new Map<Lease, AbortController>();
   readonly #settling = new Set<Promise<void>>();
-  readonly #pollAbort = new AbortController();
+  /** Aborts an open long poll: only when stopping at once (second signal), never on a graceful stop. */
   readonly #force = new AbortController();
-  #capacityWaiters: (() => void)[] = [];
+  /** Aborted when stop() begins: ends backoff sleeps and waits for capacity. */
+  readonly #stop = new AbortController();
+  /** Pollers waiting for capacity, served in arrival order. */
+  #waiters: ((count: number) => void)[] = [];
   #idleWaiters: (() => void)[] = [];
+  /** Slots promised to receive calls still in flight. */
   #reserved = 0;
   #pollers: Promise<void>[] = [];
   #started: Promise<void> | undefined;
@@ -117,17 +120,23 @@ export class Worker {
     return this.#started;
   }
 
-  /** Stop receiving, release unstarted messages, let running ones finish until the deadline. Same promise on every call. */
+  /**
+   * Stop receiving, release unstarted messages, let running ones finish until the deadline, then
+   * abort and release them. Same promise on every call.
+   */
   stop(): Promise<void> {
     this.#stopped ??= this.#shutdown();
     return this.#stopped;
   }
 
   async #start(): Promise<void> {
-    for (const q of this.#queues) await this.#resolveDeadLetterQueue(q);
+    for (const q of this.#queues) {
+      await this.#resolveDeadLetterQueue(q);
+      if (this.#stopping) return; // stop() came first: start nothing
+    }
     if (this.config.handleSignals) {
       this.#onSignal = (signal) => {
-        if (this.#stopped === undefined) {
+        if (!this.#stopping) {
           this.#log.info({ signal }, 'stopping: no new messages, finishing running jobs');
           void this.stop();
         } else {
@@ -166,26 +175,32 @@ export class Worker {
 
   async #poll(q: QueueState): Promise<void> {
     let failures = 0;
-    while (!this.#pollAbort.signal.aborted) {
-      const free = await this.#waitForCapacity();
-      if (this.#pollAbort.signal.aborted) break;
-      const count = Math.min(10, free);
-      this.#reserved += count;
+    while (!this.#stopping) {
+      const count = await this.#reserve();
+      if (count === 0) break; // stopping
       let messages;
       try {
-        messages = await this.#sqs.receive(q.config.url, count, this.config.waitTimeSeconds, this.config.visibilityTimeoutSeconds, this.#pollAbort.signal);
+        messages = await this.#sqs.receive(q.config.url, count, this.config.waitTimeSeconds, this.config.visibilityTimeoutSeconds, this.#force.signal);
         failures = 0;
       } catch (error) {
-        if (this.#pollAbort.signal.aborted) break;
+        this.#reserved -= count;
+        this.#grant();
+        if (this.#force.signal.aborted) break;
         failures++;
         this.#error('receive', error);
-        await this.#sleep(Math.min(30_000, 250 * 2 ** failures));
+        await this.#sleep(Math.min(30_000, 250 * 2 ** failures), this.#stop.signal);
         continue;
-      } finally {
-        this.#reserved -= count;
       }
+      this.#reserved -= count;
       const now = Date.now();
-      for (const m of messages) q.buffer.push(this.#heartbeat.track(m, now));
+      const leases = messages.map((m) => this.#heartbeat.track(m, now));
+      if (this.#stopping) {
+        // Received while stopping: a graceful stop lets the open poll return rather than abort it
+        // (an aborted poll strands what SQS already handed out); hand these back at once.
+        await this.#release(leases, 'worker is stopping');
+        break;
+      }
+      q.buffer.push(...leases);
       this.#dispatch();
     }
   }
@@ -195,50 +210,81 @@ export class Worker {
     return c.concurrency + c.prefetch - this.#running.size - this.inFlight.buffered - this.#reserved;
   }
 
-  #waitForCapacity(): Promise<number> {
-    const free = this.#free();
-    if (free > 0 || this.#pollAbort.signal.aborted) return Promise.resolve(free);
-    return new Promise((resolve) => this.#capacityWaiters.push(() => resolve(this.#free()))).then(() => this.#waitForCapacity());
+  /**
+   * Reserve up to 10 free slots for a receive. Reservations are made synchronously, so pollers
+   * woken together cannot count the same slots twice, and in arrival order, so a poller that
+   * just finished cannot take the slot it freed from one already waiting. Resolves 0 when stopping.
+   */
+  #reserve(): Promise<number> {
+    if (this.#stopping) return Promise.resolve(0);
+    if (this.#waiters.length === 0) {
+      const count = Math.min(10, this.#free());
+      if (count > 0) {
+        this.#reserved += count;
+        return Promise.resolve(count);
+      }
+    }
+    return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
-  #notifyCapacity(): void {
-    if (this.#free() <= 0 && !this.#pollAbort.signal.aborted) return;
-    const waiters = this.#capacityWaiters;
-    this.#capacityWaiters = [];
-    for (const w of waiters) w();
+  /** Capacity may have changed: hand it to waiting pollers, first come first served. */
+  #grant(): void {
+    while (this.#waiters.length > 0) {
+      if (this.#stopping) {
+        for (const wake of this.#waiters.splice(0)) wake(0);
+        return;
+      }
+      const count = Math.min(10, this.#free());
+      if (count <= 0) return;
+      this.#reserved += count;
+      this.#waiters.shift()!(count);
+    }
   }
 
   /** Start buffered messages while slots are free, taking queues by weight. */
   #dispatch(): void {
-    while (this.#stopped === undefined && this.#running.size < this.config.concurrency) {
-      const lease = this.#next();
+    while (!this.#stopping && this.#running.size < this.config.concurrency) {
+      const lease = pickWeighted(this.#queues.filter((q) => q.buffer.length > 0))?.buffer.shift();
       if (lease === undefined) break;
-      if (lease.lost) continue; // its visibility ran out while it waited: someone else may hold it now
+      if (lease.lost) continue; // its visibility ran out while it waited: it is back in the queue
       this.#run(this.#queues.find((q) => q.config.url === lease.message.queueUrl)!, lease);
     }
-    this.#notifyCapacity();
-  }
-
-  #next(): Lease | undefined {
-    return pickWeighted(this.#queues.filter((q) => q.buffer.length > 0))?.buffer.shift();
+    this.#grant();
   }
 
   #run(q: QueueState, lease: Lease): void {
     const controller = new AbortController();
     this.#running.set(lease, controller);
+    runJob(this.#runDeps(q), lease, controller)
+      .catch((error: unknown) => {
+        // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
+        this.#error('run', error);
+        const m = lease.message;
+        const info = { jobId: m.messageId, jobName: 'unknown', messageId: m.messageId, queueUrl: m.queueUrl, attempt: m.receiveCount, tenant: undefined };
+        return { info, outcome: { kind: 'release' as const, reason: `internal error: ${toError(error).message}`, delaySeconds: this.config.visibilityTimeoutSeconds } };
+      })
+      .then(({ info, outcome }) => {
+        // The slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background.
+        this.#running.delete(lease);
+        if (this.#running.size === 0) this.#wakeIdle();
+        this.#dispatch();
+        this.#track(settle(this.#settleDeps(), lease, info, outcome));
+      });
+  }
+
+  #runDeps(q: QueueState): RunDeps {
     const c = this.config;
-    const emit = this.#events.emit.bind(this.#events);
-    void runJob(
-      { jobs: c.jobs, lock: this.#lock, lockTtlSeconds: c.lockTtlSeconds, lockFailClosed: c.lockFailClosed, visibilityTimeoutSeconds: c.visibilityTimeoutSeconds, maxReceiveCount: q.maxReceiveCount, logger: this.#log, logArgs: c.logArgs, emit },
-      lease,
-      controller,
-    ).then(({ info, outcome }) => {
-      // The slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background.
-      this.#running.delete(lease);
-      if (this.#running.size === 0) this.#wakeIdle();
-      this.#dispatch();
-      this.#track(settle(this.#settleDeps(), lease, info, outcome));
-    });
+    return {
+      jobs: c.jobs,
+      lock: this.#lock,
+      lockTtlSeconds: c.lockTtlSeconds,
+      lockFailClosed: c.lockFailClosed,
+      visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
+      maxReceiveCount: q.maxReceiveCount,
+      logger: this.#log,
+      logArgs: c.logArgs,
+      emit: this.#events.emit.bind(this.#events),
+    };
   }
 
   #settleDeps(): SettleDeps {
@@ -249,6 +295,7 @@ export class Worker {
       heartbeat: this.#heartbeat,
       lock: this.#lock,
       completedTtlSeconds: c.completedTtlSeconds,
+      lockTtlSeconds: c.lockTtlSeconds,
       visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
       deadLetterQueueUrl: (url) => this.#queues.find((q) => q.config.url === url)!.deadLetterQueueUrl,
       logger: this.#log,
@@ -272,22 +319,31 @@ export class Worker {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
+  get #stopping(): boolean {
+    return this.#stop.signal.aborted;
+  }
+
   async #shutdown(): Promise<void> {
+    this.#stop.abort();
+    this.#grant();
     const steps: [string, () => Promise<void> | void][] = [
-      ['stop polling', async () => {
-        this.#pollAbort.abort();
-        this.#notifyCapacity();
-        await Promise.allSettled(this.#pollers);
-      }],
-      ['release unstarted messages', () => this.#releaseBuffered()],
+      ['release unstarted messages', () => this.#release(this.#queues.flatMap((q) => q.buffer.splice(0)), 'worker is stopping')],
       ['wait for running jobs', async () => {
-        if (this.#running.size === 0) return;
-        this.#log.info({ running: this.#running.size, deadlineMs: this.config.shutdownTimeoutMs }, 'waiting for running jobs');
-        await Promise.race([this.#idle(), this.#sleep(this.config.shutdownTimeoutMs, this.#force.signal)]);
-        for (const controller of this.#running.values()) {
-          controller.abort(new SqsJobsError('SHUTDOWN', 'the worker is stopping and the shutdown deadline passed'));
+        if (this.#running.size > 0) {
+          this.#log.info({ running: this.#running.size, deadlineMs: this.config.shutdownTimeoutMs }, 'waiting for running jobs');
+          await this.#within(this.#idle(), this.config.shutdownTimeoutMs);
+          for (const controller of this.#running.values()) {
+            controller.abort(new SqsJobsError('SHUTDOWN', 'the worker is stopping and the shutdown deadline passed'));
+          }
+          await this.#idle();
         }
-        await this.#idle();
+      }],
+      ['wait for open polls', async () => {
+        // An open long poll returns within waitTimeSeconds; whatever it brings is released at once.
+        const polls = Promise.allSettled(this.#pollers);
+        await this.#within(polls, (this.config.waitTimeSeconds + 10) * 1000);
+        this.#force.abort();
+        await polls;
       }],
       ['settle messages', async () => {
         while (this.#settling.size > 0) await Promise.all([...this.#settling]);
@@ -311,9 +367,9 @@ export class Worker {
     this.#events.emit('stopped');
   }
 
-  async #releaseBuffered(): Promise<void> {
-    const leases = this.#queues.flatMap((q) => q.buffer.splice(0));
-    for (const lease of leases) this.#heartbeat.untrack(lease);
+  /** Hand messages back to their queues at once (visibility 0), in batches of 10. */
+  async #release(leases: Lease[], reason: string): Promise<void> {
+    await Promise.all(leases.map((lease) => this.#heartbeat.release(lease)));
     const calls: Promise<void>[] = [];
     for (const [queueUrl, list] of groupByQueue(leases.filter((l) => !l.lost))) {
       for (let i = 0; i < list.length; i += 10) {
@@ -321,14 +377,17 @@ export class Worker {
         calls.push(
           this.#sqs
             .changeVisibilityBatch(queueUrl, batch.map((l, j) => ({ id: String(j), receiptHandle: l.message.receiptHandle, visibilityTimeout: 0 })))
-            .then((failures) => {
-              for (const f of failures) this.#error('release', new Error(`could not release message: ${f.code} ${f.message}`));
-            }),
+            .then(
+              (failures) => {
+                for (const f of failures) this.#error('release', new Error(`could not release message: ${f.code} ${f.message}`));
+              },
+              (error: unknown) => this.#error('release', error),
+            ),
         );
       }
     }
     await Promise.all(calls);
-    if (leases.length > 0) this.#log.info({ released: leases.length }, 'released unstarted messages');
+    if (leases.length > 0) this.#log.info({ released: leases.length, reason }, 'released unstarted messages');
   }
 
   #lockAvailability(up: boolean, error?: Error): void {
@@ -351,7 +410,15 @@ export class Worker {
     this.#events.emit('error', e);
   }
 
-  #sleep(ms: number, signal: AbortSignal = this.#pollAbort.signal): Promise<void> {
+  /** Wait for `work`, but no longer than `ms` or until a second signal; no timer is left behind. */
+  async #within(work: Promise<unknown>, ms: number): Promise<void> {
+    const done = new AbortController();
+    await Promise.race([work, this.#sleep(ms, AbortSignal.any([this.#force.signal, done.signal]))]);
+    done.abort();
+  }
+
+  /** Resolve after `ms`, or as soon as `signal` aborts; the timer never outlives it. */
+  #sleep(ms: number, signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       if (signal.aborted) return resolve();
       const timer = setTimeout(done, ms);

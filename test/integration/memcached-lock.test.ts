@@ -21,6 +21,15 @@ describe('MemcachedLock on a real memcached', () => {
     expect(await lock.claim(id, 'c', 30)).toBe('completed');
   });
 
+  it('treats a job id marked dead-lettered as finished until the mark expires', async () => {
+    const id = randomUUID();
+    await lock.claim(id, 'a', 30);
+    expect(await lock.complete(id, 'a', 1, 'dead')).toBe(true);
+    expect(await lock.claim(id, 'b', 30)).toBe('completed');
+    await sleep(2_100);
+    expect(await lock.claim(id, 'b', 30)).toBe('claimed'); // a replay from the DLQ later runs
+  });
+
   it('extends only while the token still holds the key, and release frees it only for its owner', async () => {
     const id = randomUUID();
     await lock.claim(id, 'a', 30);

@@ -56,7 +56,7 @@ describe('Heartbeat', () => {
     const sqs = new FakeQueuePort();
     const { hb } = heartbeat(sqs);
     const lease = hb.track(message(1));
-    hb.untrack(lease);
+    await hb.release(lease);
     hb.start();
     await vi.advanceTimersByTimeAsync(20_000);
     expect(sqs.visibilityCalls).toHaveLength(0);
@@ -125,6 +125,31 @@ describe('Heartbeat', () => {
     expect(limited).toBe(1);
     for (const c of sqs.visibilityCalls) expect(c.entries[0]!.visibilityTimeout).toBeLessThan(22);
     await hb.close();
+  });
+
+  it('release() waits for an extension already in flight, and a settled lease is never reported lost', async () => {
+    const sqs = new FakeQueuePort();
+    let answer: (() => void) | undefined;
+    sqs.changeVisibilityBatch = async (queueUrl, entries) => {
+      sqs.visibilityCalls.push({ queueUrl, entries: [...entries] });
+      await new Promise<void>((resolve) => (answer = resolve));
+      return [{ id: '0', code: 'ReceiptHandleIsInvalid', message: 'deleted meanwhile', senderFault: true }];
+    };
+    const { hb } = heartbeat(sqs);
+    const lease = hb.track(message(1));
+    let lost = false;
+    lease.onLost = () => (lost = true);
+    const tick = hb.tick(Date.now() + 5_000);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sqs.visibilityCalls).toHaveLength(1); // extension in flight
+    let released = false;
+    const release = hb.release(lease).then(() => (released = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(released).toBe(false); // settle must not act before the extension lands
+    answer!();
+    await Promise.all([tick, release]);
+    expect(released).toBe(true);
+    expect(lost).toBe(false);
   });
 
   it('declares the lease lost when the dedupe lock is held by someone else', async () => {
