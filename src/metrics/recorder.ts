@@ -13,6 +13,8 @@ export interface MetricsRecorderOptions {
   readonly namespace: string;
   readonly flushIntervalMs: number;
   readonly logger: Logger;
+  /** Called once by close(), after the last flush (e.g. to close the CloudWatch client). */
+  readonly dispose?: () => void;
 }
 
 /**
@@ -69,6 +71,7 @@ export class MetricsRecorder {
     this.#timer = undefined;
     await this.#flushing;
     await this.flush();
+    this.#o.dispose?.();
   }
 
   async #flush(): Promise<void> {

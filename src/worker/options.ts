@@ -3,7 +3,9 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { queueUrlSchema, resolveAwsSettings, resolveMemcached, resolveQueueUrl, type AwsSettings, type Env } from '../config.js';
 import type { JobLock } from '../dedupe/lock.js';
-import { ValidationError } from '../errors.js';
+import type { MetricsSettings } from '../metrics/index.js';
+import type { MetricsSink } from '../metrics/sinks.js';
+import { ConfigError, ValidationError } from '../errors.js';
 import { JobRegistry, isJobDefinition, type AnyJob } from '../job.js';
 import { parseWith } from '../validation.js';
 
@@ -48,6 +50,21 @@ export const workerOptionsSchema = z
     logger: z.custom<Logger>((v) => isObject(v) && typeof (v as Logger).child === 'function', 'must be a pino logger').optional(),
     /** Log job args with each job (off by default: args may hold personal data). */
     logArgs: z.boolean().default(false),
+    /** Per-job metrics: where they go (default SQS_JOBS_METRICS, else cloudwatch), namespace, flush interval. */
+    metrics: z
+      .object({
+        sink: z
+          .union([z.enum(['cloudwatch', 'emf', 'off']), z.custom<MetricsSink>((v) => isObject(v) && typeof (v as MetricsSink).publish === 'function', 'must implement MetricsSink')])
+          .optional(),
+        namespace: z
+          .string()
+          .regex(/^[A-Za-z0-9.\-_/#:]{1,255}$/, 'must be 1-255 of letters, digits and . - _ / # :')
+          .refine((n) => !n.startsWith('AWS/'), 'must not start with AWS/ (reserved for AWS services)')
+          .optional(),
+        flushIntervalMs: z.number().int().min(1_000, 'must be >= 1000').default(60_000),
+      })
+      .strict()
+      .default({ flushIntervalMs: 60_000 }),
     /** Stop on SIGTERM and SIGINT (a second signal stops at once). */
     handleSignals: z.boolean().default(true),
   })
@@ -70,7 +87,8 @@ export interface QueueConfig {
 }
 
 export type WorkerConfig = Readonly<
-  Omit<z.output<typeof workerOptionsSchema>, 'queues' | 'jobs' | 'heartbeatIntervalMs' | 'memcached'> & {
+  Omit<z.output<typeof workerOptionsSchema>, 'queues' | 'jobs' | 'heartbeatIntervalMs' | 'memcached' | 'metrics'> & {
+    metrics: MetricsSettings;
     queues: readonly QueueConfig[];
     jobs: JobRegistry;
     heartbeatIntervalMs: number;
@@ -97,5 +115,18 @@ export function resolveWorkerConfig(options: WorkerOptions, env: Env = process.e
     memcached: o.lock === undefined ? resolveMemcached(o.memcached, env) : undefined,
     aws: resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env),
     lockTtlSeconds: o.visibilityTimeoutSeconds + 5,
+    metrics: resolveMetrics(o.metrics, env),
   });
+}
+
+const metricsEnvSchema = z.enum(['cloudwatch', 'emf', 'off'], { message: 'must be cloudwatch, emf or off' });
+
+function resolveMetrics(m: z.output<typeof workerOptionsSchema>['metrics'], env: Env): MetricsSettings {
+  const sink = m.sink ?? (env.SQS_JOBS_METRICS ? parseWith(metricsEnvSchema, env.SQS_JOBS_METRICS, 'SQS_JOBS_METRICS', configError) : 'cloudwatch');
+  const namespace = m.namespace ?? env.SQS_JOBS_METRICS_NAMESPACE ?? 'SqsJobs';
+  return Object.freeze({ sink, namespace, flushIntervalMs: m.flushIntervalMs });
+}
+
+function configError(issues: { field: string; rule: string }[]): ConfigError {
+  return new ConfigError(`invalid metrics setting: ${issues.map((i) => `${i.field}: ${i.rule}`).join('; ')}`);
 }

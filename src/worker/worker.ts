@@ -7,6 +7,7 @@ import { MemcachedLock } from '../dedupe/memcached-lock.js';
 import { SafeEmitter } from '../events.js';
 import { ConfigError, SqsJobsError, toError } from '../errors.js';
 import { createLogger } from '../log.js';
+import { createMetricsRecorder, type MetricsRecorder } from '../metrics/index.js';
 import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
 import { DeleteBatcher } from './acks.js';
 import type { WorkerEvents } from './events.js';
@@ -45,6 +46,7 @@ export class Worker {
   readonly #lock: JobLock;
   readonly #heartbeat: Heartbeat;
   readonly #acks: DeleteBatcher;
+  readonly #metrics: MetricsRecorder | undefined;
   readonly #queues: QueueState[];
   readonly #running = new Map<Lease, AbortController>();
   readonly #settling = new Set<Promise<void>>();
@@ -91,6 +93,8 @@ export class Worker {
       flushMs: c.deleteFlushMs,
       onFailure: (m, reason) => this.#error('delete', new Error(`could not delete message ${m.messageId} from ${m.queueUrl}: ${reason}; it will be delivered again`)),
     });
+    this.#metrics = createMetricsRecorder(c.metrics, c.aws, this.#log, env);
+    this.#metrics?.attach(this);
     this.#queues = c.queues.map((q) => ({ config: q, weight: q.weight, deadLetterQueueUrl: '', maxReceiveCount: undefined, buffer: [], credit: 0 }));
   }
 
@@ -147,9 +151,16 @@ export class Worker {
       for (const s of SIGNALS) process.on(s, this.#onSignal);
     }
     this.#heartbeat.start();
+    this.#metrics?.start();
     this.#pollers = this.#queues.map((q) => this.#poll(q));
     this.#log.info(
-      { queues: this.#queues.map((q) => queueNameOf(q.config.url)), jobs: this.config.jobs.names(), concurrency: this.config.concurrency, dedupe: this.config.memcached ?? (this.config.lock ? 'custom' : 'off') },
+      {
+        queues: this.#queues.map((q) => queueNameOf(q.config.url)),
+        jobs: this.config.jobs.names(),
+        concurrency: this.config.concurrency,
+        dedupe: this.config.memcached ?? (this.config.lock ? 'custom' : 'off'),
+        metrics: typeof this.config.metrics.sink === 'string' ? this.config.metrics.sink : 'custom',
+      },
       'worker started',
     );
   }
@@ -349,6 +360,7 @@ export class Worker {
         while (this.#settling.size > 0) await Promise.all([...this.#settling]);
       }],
       ['flush deletes', () => this.#acks.flush()],
+      ['flush metrics', () => this.#metrics?.close()],
       ['stop heartbeat', () => this.#heartbeat.close()],
       ['close lock', () => this.#lock.close()],
       ['close clients', () => this.#destroyClients()],

@@ -15,6 +15,7 @@ export function testWorker(options: Omit<WorkerOptions, 'logger'> & Partial<Pick
       shutdownTimeoutMs: 10_000,
       handleSignals: false,
       logger: quietLogger,
+      metrics: { sink: 'off' },
       ...(options.lock === undefined ? { memcached: LOCAL_MEMCACHED } : {}),
       lockKeyPrefix: `test-${randomUUID().slice(0, 8)}:`,
       ...options,
