@@ -1,0 +1,55 @@
+import type { DeadLetter } from '../ops/dlq.js';
+import type { Stats } from '../ops/stats.js';
+
+/** Left-aligned text columns, two spaces apart. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+const num = (n: number | undefined, digits = 0) => (n === undefined ? '-' : n.toFixed(digits));
+const ms = (n: number | undefined) => (n === undefined ? '-' : n >= 10_000 ? `${(n / 1000).toFixed(0)}s` : n >= 1_000 ? `${(n / 1000).toFixed(1)}s` : `${Math.round(n)}ms`);
+const age = (s: number | undefined) => (s === undefined ? '-' : s >= 3_600 ? `${(s / 3_600).toFixed(1)}h` : s >= 60 ? `${Math.round(s / 60)}m` : `${Math.round(s)}s`);
+
+export function renderStats(stats: Stats): string {
+  const queueRows = stats.queues.flatMap((q) => [q, ...(q.dlq === undefined ? [] : [q.dlq])]).map((q) => [
+    q.name,
+    String(q.visible),
+    String(q.inFlight),
+    String(q.delayed),
+    age(q.oldestAgeSeconds),
+    num(q.enqueuedPerMinute, 1),
+  ]);
+  const jobRows = stats.jobs.map((j) => [
+    j.job,
+    j.queue,
+    num(j.startedPerMinute, 1),
+    String(j.counts.Succeeded),
+    String(j.counts.Failed),
+    String(j.counts.Retried),
+    String(j.counts.DeadLettered),
+    String(j.counts.DuplicatesSkipped),
+    `${ms(j.waitMs.p50)} / ${ms(j.waitMs.p99)} (avg ${ms(j.waitMs.average)})`,
+    `${ms(j.processMs.p50)} / ${ms(j.processMs.p99)} (avg ${ms(j.processMs.average)})`,
+  ]);
+  return [
+    `sqs-jobs stats at ${stats.at}, last ${stats.windowMinutes} min`,
+    '',
+    table(['queue', 'visible', 'in flight', 'delayed', 'oldest', 'sent/min'], queueRows),
+    '',
+    jobRows.length === 0
+      ? 'no worker metrics in this window'
+      : table(['job', 'queue', 'runs/min', 'ok', 'failed', 'retried', 'dead', 'dupes', 'wait p50 / p99', 'process p50 / p99'], jobRows),
+    '',
+    '"-": not published by this server (emulators have no AWS/SQS metrics or percentiles)',
+  ].join('\n');
+}
+
+export function renderDeadLetters(letters: readonly DeadLetter[]): string {
+  if (letters.length === 0) return 'the dead-letter queue is empty';
+  return table(
+    ['job', 'job id', 'tenant', 'attempt', 'reason', 'error'],
+    letters.map((l) => [l.jobName ?? '?', l.jobId ?? '?', l.tenant ?? '', l.receiveCount === undefined ? '?' : String(l.receiveCount), l.reason, (l.error ?? '').replace(/\s+/g, ' ').slice(0, 80)]),
+  );
+}

@@ -1,0 +1,152 @@
+import { GetMetricDataCommand, ListMetricsCommand, type CloudWatchClient, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
+import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { queueNameOf } from '../config.js';
+import { COUNT_METRICS } from '../metrics/aggregator.js';
+import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
+
+export interface QueueDepth {
+  readonly name: string;
+  readonly url: string;
+  readonly visible: number;
+  readonly inFlight: number;
+  readonly delayed: number;
+  /** AWS/SQS ApproximateAgeOfOldestMessage; undefined where the server publishes no SQS metrics (emulators). */
+  readonly oldestAgeSeconds: number | undefined;
+  /** AWS/SQS NumberOfMessagesSent per minute over the window; undefined likewise. */
+  readonly enqueuedPerMinute: number | undefined;
+}
+
+export interface JobStats {
+  readonly job: string;
+  readonly queue: string;
+  /** Handler starts per minute over the window (WaitTime samples). */
+  readonly startedPerMinute: number;
+  readonly counts: Readonly<Record<(typeof COUNT_METRICS)[number], number>>;
+  readonly waitMs: Percentiles;
+  readonly processMs: Percentiles;
+}
+
+/** Percentiles come from CloudWatch; an emulator without percentile statistics leaves them undefined. */
+export interface Percentiles {
+  readonly p50: number | undefined;
+  readonly p99: number | undefined;
+  readonly average: number | undefined;
+}
+
+export interface Stats {
+  readonly at: string;
+  readonly windowMinutes: number;
+  readonly queues: readonly (QueueDepth & { readonly dlq: QueueDepth | undefined })[];
+  readonly jobs: readonly JobStats[];
+}
+
+export interface StatsOptions {
+  readonly queueUrls: readonly string[];
+  readonly namespace: string;
+  readonly windowMinutes: number;
+}
+
+/** Queue depths from SQS, per-job rates and timings from the workers' CloudWatch metrics. */
+export async function collectStats(sqs: SQSClient, cw: CloudWatchClient, o: StatsOptions): Promise<Stats> {
+  const end = new Date();
+  const start = new Date(end.getTime() - o.windowMinutes * 60_000);
+  const queues = await Promise.all(
+    o.queueUrls.map(async (url) => {
+      const policy = await readRedrivePolicy(sqs, url);
+      const dlqUrl = policy === undefined ? undefined : await queueUrlFromArn(sqs, policy.deadLetterTargetArn);
+      const [main, dlq] = await Promise.all([depth(sqs, cw, url, start, end), dlqUrl === undefined ? undefined : depth(sqs, cw, dlqUrl, start, end)]);
+      return { ...main, dlq };
+    }),
+  );
+  const jobs = (await Promise.all(queues.map((q) => jobStats(cw, o.namespace, q.name, start, end, o.windowMinutes)))).flat();
+  return { at: end.toISOString(), windowMinutes: o.windowMinutes, queues, jobs };
+}
+
+async function depth(sqs: SQSClient, cw: CloudWatchClient, url: string, start: Date, end: Date): Promise<QueueDepth> {
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
+  );
+  const a = out.Attributes ?? {};
+  const name = queueNameOf(url);
+  const minutes = (end.getTime() - start.getTime()) / 60_000;
+  const sqsMetric = (metric: string, stat: string, from: Date): MetricDataQuery => ({
+    Id: metric.toLowerCase(),
+    MetricStat: { Metric: { Namespace: 'AWS/SQS', MetricName: metric, Dimensions: [{ Name: 'QueueName', Value: name }] }, Period: periodFor(from, end), Stat: stat },
+  });
+  const recent = new Date(end.getTime() - 300_000);
+  const [ages, sends] = await Promise.all([
+    metricData(cw, [sqsMetric('ApproximateAgeOfOldestMessage', 'Maximum', recent)], recent, end),
+    metricData(cw, [sqsMetric('NumberOfMessagesSent', 'Sum', start)], start, end),
+  ]);
+  const age = ages.get('approximateageofoldestmessage');
+  const sent = sends.get('numberofmessagessent');
+  return {
+    name,
+    url,
+    visible: Number(a.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
+    delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+    oldestAgeSeconds: age === undefined ? undefined : Math.max(...age),
+    enqueuedPerMinute: sent === undefined ? undefined : sum(sent) / minutes,
+  };
+}
+
+async function jobStats(cw: CloudWatchClient, namespace: string, queue: string, start: Date, end: Date, windowMinutes: number): Promise<JobStats[]> {
+  const listed = await cw.send(new ListMetricsCommand({ Namespace: namespace, Dimensions: [{ Name: 'Queue', Value: queue }] }));
+  const jobs = [...new Set((listed.Metrics ?? []).flatMap((m) => m.Dimensions?.filter((d) => d.Name === 'Job').map((d) => d.Value!) ?? []))].sort();
+  return Promise.all(
+    jobs.map(async (job, j) => {
+      const period = periodFor(start, end);
+      const q = (id: string, metric: string, stat: string): MetricDataQuery => ({
+        Id: `${id}${j}`,
+        MetricStat: { Metric: { Namespace: namespace, MetricName: metric, Dimensions: [{ Name: 'Job', Value: job }, { Name: 'Queue', Value: queue }] }, Period: period, Stat: stat },
+      });
+      const basics = await metricData(
+        cw,
+        [
+          ...COUNT_METRICS.map((m) => q(m.toLowerCase(), m, 'Sum')),
+          q('waitn', 'WaitTime', 'SampleCount'),
+          q('waitavg', 'WaitTime', 'Average'),
+          q('procavg', 'ProcessTime', 'Average'),
+        ],
+        start,
+        end,
+      );
+      const percentiles = await metricData(cw, [q('waitp50', 'WaitTime', 'p50'), q('waitp99', 'WaitTime', 'p99'), q('procp50', 'ProcessTime', 'p50'), q('procp99', 'ProcessTime', 'p99')], start, end);
+      const one = (m: Map<string, number[]>, id: string) => {
+        const v = m.get(`${id}${j}`);
+        return v === undefined || v.length === 0 ? undefined : v[v.length - 1];
+      };
+      return {
+        job,
+        queue,
+        startedPerMinute: sum(basics.get(`waitn${j}`) ?? []) / windowMinutes,
+        counts: Object.fromEntries(COUNT_METRICS.map((m) => [m, sum(basics.get(`${m.toLowerCase()}${j}`) ?? [])])) as JobStats['counts'],
+        waitMs: { p50: one(percentiles, 'waitp50'), p99: one(percentiles, 'waitp99'), average: one(basics, 'waitavg') },
+        processMs: { p50: one(percentiles, 'procp50'), p99: one(percentiles, 'procp99'), average: one(basics, 'procavg') },
+      };
+    }),
+  );
+}
+
+/** One period covering the whole window, rounded up to a whole minute as CloudWatch requires. */
+function periodFor(start: Date, end: Date): number {
+  return Math.max(60, Math.ceil((end.getTime() - start.getTime()) / 60_000) * 60);
+}
+
+/** GetMetricData, as id → values; an empty map when the server cannot answer these queries. */
+async function metricData(cw: CloudWatchClient, queries: MetricDataQuery[], start: Date, end: Date): Promise<Map<string, number[]>> {
+  try {
+    const out = await cw.send(new GetMetricDataCommand({ MetricDataQueries: queries, StartTime: start, EndTime: end }));
+    return new Map((out.MetricDataResults ?? []).filter((r) => (r.Values?.length ?? 0) > 0).map((r) => [r.Id!, r.Values!]));
+  } catch {
+    return new Map();
+  }
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}

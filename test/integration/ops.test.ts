@@ -1,0 +1,162 @@
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { UnrecoverableError } from '../../src/errors.js';
+import { defineJob, type AnyJob } from '../../src/job.js';
+import { listDeadLetters, replayDeadLetters } from '../../src/ops/dlq.js';
+import { createProducer } from '../../src/producer.js';
+import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { recordEvents, useWorkers } from '../helpers/worker.js';
+
+const sqs = sqsClient();
+afterAll(() => sqs.destroy());
+const start = useWorkers();
+const run = promisify(execFile);
+const cli = (args: string[]) => run('node_modules/.bin/tsx', ['src/cli/main.ts', ...args], { env: { ...process.env, ...LOCAL_ENV } });
+
+const refund = defineJob({ name: 'refund', args: z.object({ n: z.number() }), handle: (a) => Promise.reject(new UnrecoverableError(`refund ${a.n} refused`)) });
+const email = defineJob({ name: 'email', args: z.object({ n: z.number() }), handle: (a) => Promise.reject(new UnrecoverableError(`email ${a.n} bounced`)) });
+
+/** Real dead letters: jobs that fail for good, run through a worker. */
+async function deadLetters(queueUrl: string, jobs: { job: AnyJob; count: number }[]): Promise<void> {
+  const producer = createProducer({ queueUrl }, LOCAL_ENV);
+  let total = 0;
+  for (const { job, count } of jobs) {
+    await producer.enqueueMany(job, Array.from({ length: count }, (_, n) => ({ n })), { jobIds: Array.from({ length: count }, (_, n) => `${job.name}-${n}`), tenant: 'acme' });
+    total += count;
+  }
+  producer.close();
+  const worker = start({ queues: [queueUrl], jobs: jobs.map((j) => j.job), concurrency: 20 });
+  const events = recordEvents(worker);
+  await worker.start();
+  await eventually(() => events.count('job:dead-lettered') === total, `${total} dead letters`, 60_000);
+  await worker.stop();
+}
+
+const jobIdsIn = async (queueUrl: string) => (await drain(sqs, queueUrl)).map((m) => JSON.parse(m.Body!).id as string);
+
+describe('sqs-jobs dlq', () => {
+  it('lists dead letters with job, id, tenant, attempt, reason and error, and leaves them in place', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-list');
+    await deadLetters(queueUrl, [{ job: refund, count: 2 }, { job: email, count: 1 }]);
+    const letters = await listDeadLetters(sqs, dlqUrl);
+    expect(letters).toHaveLength(3);
+    expect(letters.find((l) => l.jobId === 'email-0')).toMatchObject({ jobName: 'email', tenant: 'acme', receiveCount: 1, reason: 'unrecoverable', error: 'email 0 bounced', sourceQueueUrl: queueUrl });
+    expect((await queueCounts(sqs, dlqUrl)).visible).toBe(3); // peeked, then released
+    const { stdout } = await cli(['dlq', 'list', '--queue', queueUrl]);
+    expect(stdout).toMatch(/job\s+job id\s+tenant\s+attempt\s+reason\s+error/);
+    expect(stdout).toMatch(/refund\s+refund-1\s+acme\s+1\s+unrecoverable\s+refund 1 refused/);
+    expect((await queueCounts(sqs, dlqUrl)).visible).toBe(3);
+  });
+
+  it('replays only the chosen jobs, keeping their job ids, and a dry run moves nothing', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-replay');
+    await deadLetters(queueUrl, [{ job: refund, count: 3 }, { job: email, count: 2 }]);
+    const dry = JSON.parse((await cli(['dlq', 'replay', '--queue', queueUrl, '--job', 'refund', '--dry-run', '--json'])).stdout);
+    expect(dry.moved).toBe(0);
+    expect(dry.skipped).toHaveLength(3);
+    expect((await queueCounts(sqs, dlqUrl)).visible).toBe(5);
+
+    const { stdout } = await cli(['dlq', 'replay', '--queue', queueUrl, '--job', 'refund']);
+    expect(stdout).toMatch(/moved 3 message\(s\) \(send, then delete\)/);
+    const back = await drain(sqs, queueUrl);
+    expect(back.map((m) => JSON.parse(m.Body!).id).sort()).toEqual(['refund-0', 'refund-1', 'refund-2']);
+    expect(back[0]?.MessageAttributes?.['sqsjobs-job']?.StringValue).toBe('refund');
+    expect(back[0]?.MessageAttributes?.['sqsjobs-dlq-reason']).toBeUndefined(); // our DLQ notes are not carried back
+    expect((await jobIdsIn(dlqUrl)).sort()).toEqual(['email-0', 'email-1']);
+  });
+
+  it('replays one job by id, and at most --limit', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-id');
+    await deadLetters(queueUrl, [{ job: email, count: 4 }]);
+    const one = await replayDeadLetters(sqs, { dlqUrl, sourceQueueUrl: queueUrl, id: 'email-2' });
+    expect(one.moved).toBe(1);
+    const two = await replayDeadLetters(sqs, { dlqUrl, sourceQueueUrl: queueUrl, limit: 2 });
+    expect(two.moved).toBe(2);
+    expect((await jobIdsIn(queueUrl)).length).toBe(3);
+    expect((await jobIdsIn(dlqUrl)).length).toBe(1);
+  });
+
+  it('an interrupted replay run again leaves every message exactly once, in the queue or in the DLQ', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-interrupt');
+    await deadLetters(queueUrl, [{ job: refund, count: 40 }]);
+    const child = spawn('node_modules/.bin/tsx', ['src/cli/main.ts', 'dlq', 'replay', '--queue', queueUrl], { env: { ...process.env, ...LOCAL_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let movedLines = 0;
+    let interrupted = false;
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.startsWith('moved refund')) movedLines++;
+      if (movedLines >= 1 && !interrupted) {
+        interrupted = true;
+        child.kill('SIGINT'); // Ctrl-C: the batch in hand finishes, nothing more starts
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(0);
+    const afterFirst = await queueCounts(sqs, queueUrl);
+    expect(afterFirst.visible).toBeGreaterThan(0);
+    expect(afterFirst.visible).toBeLessThan(40); // it really stopped halfway
+    expect(afterFirst.visible + (await queueCounts(sqs, dlqUrl)).visible).toBe(40);
+
+    await cli(['dlq', 'replay', '--queue', queueUrl]);
+    const ids = [...(await jobIdsIn(queueUrl)), ...(await jobIdsIn(dlqUrl))];
+    expect(ids.sort()).toEqual(Array.from({ length: 40 }, (_, n) => `refund-${n}`).sort());
+  });
+
+  it('a replay killed outright and run again loses nothing (at worst a copy in both places)', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-kill');
+    await deadLetters(queueUrl, [{ job: refund, count: 30 }]);
+    const child = spawn('node_modules/.bin/tsx', ['src/cli/main.ts', 'dlq', 'replay', '--queue', queueUrl], { env: { ...process.env, ...LOCAL_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
+    createInterface({ input: child.stdout }).once('line', () => child.kill('SIGKILL'));
+    await new Promise((resolve) => child.once('exit', resolve));
+    await eventually(async () => (await queueCounts(sqs, dlqUrl)).inFlight === 0, 'held DLQ messages to come back', 70_000);
+    await cli(['dlq', 'replay', '--queue', queueUrl]);
+    const ids = new Set([...(await jobIdsIn(queueUrl)), ...(await jobIdsIn(dlqUrl))]);
+    expect(ids.size).toBe(30);
+  }, 120_000);
+
+  it('purges only with --yes', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-purge');
+    await deadLetters(queueUrl, [{ job: email, count: 2 }]);
+    const refused = (await cli(['dlq', 'purge', '--queue', queueUrl]).catch((e: unknown) => e)) as { code: number; stderr: string };
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/add --yes/);
+    expect((await queueCounts(sqs, dlqUrl)).visible).toBe(2);
+    await cli(['dlq', 'purge', '--queue', queueUrl, '--yes']);
+    expect((await queueCounts(sqs, dlqUrl)).visible).toBe(0);
+  });
+});
+
+describe('sqs-jobs stats', () => {
+  it('shows queue and DLQ depth and per-job counts from the workers\' metrics', async () => {
+    const namespace = `SqsJobsStats/${randomUUID().slice(0, 8)}`;
+    const { queueUrl } = await freshQueues(sqs, 'stats');
+    const ok = defineJob({ name: 'ok', args: z.object({}), handle: () => {} });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    await producer.enqueueMany(ok, [{}, {}, {}, {}]);
+    await producer.enqueue(refund, { n: 1 });
+    const worker = start({ queues: [queueUrl], jobs: [ok, refund], metrics: { sink: 'cloudwatch', namespace } });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:succeeded') === 4 && events.count('job:dead-lettered') === 1, 'jobs to end');
+    await worker.stop();
+    await producer.enqueueMany(ok, [{}, {}]); // waiting, for the depth
+
+    const { stdout } = await cli(['stats', '--queue', queueUrl, '--namespace', namespace, '--json']);
+    const s = JSON.parse(stdout);
+    expect(s.queues[0]).toMatchObject({ url: queueUrl, visible: 2, inFlight: 0, delayed: 0 });
+    expect(s.queues[0].dlq).toMatchObject({ visible: 1 });
+    const byJob = Object.fromEntries(s.jobs.map((j: { job: string }) => [j.job, j]));
+    expect(byJob.ok.counts).toMatchObject({ Succeeded: 4, Failed: 0 });
+    expect(byJob.refund.counts).toMatchObject({ Failed: 1, DeadLettered: 1 });
+    expect(byJob.ok.startedPerMinute).toBeCloseTo(4 / 15, 5);
+    expect(byJob.ok.processMs.average).toBeGreaterThanOrEqual(0);
+
+    const text = (await cli(['stats', '--queue', queueUrl, '--namespace', namespace])).stdout;
+    expect(text).toMatch(/queue\s+visible\s+in flight\s+delayed\s+oldest\s+sent\/min/);
+    expect(text).toMatch(/ok\s+stats-\S+\s+0\.3\s+4\s+0/);
+    producer.close();
+  });
+});
