@@ -48,21 +48,32 @@ export interface StatsOptions {
 
 /** Queue depths from SQS, per-job rates and timings from the workers' CloudWatch metrics. */
 export async function collectStats(sqs: SQSClient, cw: CloudWatchClient, o: StatsOptions): Promise<Stats> {
-  const end = new Date();
-  const start = new Date(end.getTime() - o.windowMinutes * 60_000);
+  const now = Date.now();
+  // Query a minute past now: servers that cut EndTime to whole seconds (moto) would otherwise
+  // miss data stored this second, and CloudWatch accepts an end in the future.
+  const end = new Date(now + 60_000);
+  const start = new Date(now - o.windowMinutes * 60_000);
   const queues = await Promise.all(
     o.queueUrls.map(async (url) => {
       const policy = await readRedrivePolicy(sqs, url);
       const dlqUrl = policy === undefined ? undefined : await queueUrlFromArn(sqs, policy.deadLetterTargetArn);
-      const [main, dlq] = await Promise.all([depth(sqs, cw, url, start, end), dlqUrl === undefined ? undefined : depth(sqs, cw, dlqUrl, start, end)]);
+      const window = { start, end, now, minutes: o.windowMinutes };
+      const [main, dlq] = await Promise.all([depth(sqs, cw, url, window), dlqUrl === undefined ? undefined : depth(sqs, cw, dlqUrl, window)]);
       return { ...main, dlq };
     }),
   );
   const jobs = (await Promise.all(queues.map((q) => jobStats(cw, o.namespace, q.name, start, end, o.windowMinutes)))).flat();
-  return { at: end.toISOString(), windowMinutes: o.windowMinutes, queues, jobs };
+  return { at: new Date(now).toISOString(), windowMinutes: o.windowMinutes, queues, jobs };
 }
 
-async function depth(sqs: SQSClient, cw: CloudWatchClient, url: string, start: Date, end: Date): Promise<QueueDepth> {
+interface Window {
+  readonly start: Date;
+  readonly end: Date;
+  readonly now: number;
+  readonly minutes: number;
+}
+
+async function depth(sqs: SQSClient, cw: CloudWatchClient, url: string, { start, end, now, minutes }: Window): Promise<QueueDepth> {
   const out = await sqs.send(
     new GetQueueAttributesCommand({
       QueueUrl: url,
@@ -71,12 +82,11 @@ async function depth(sqs: SQSClient, cw: CloudWatchClient, url: string, start: D
   );
   const a = out.Attributes ?? {};
   const name = queueNameOf(url);
-  const minutes = (end.getTime() - start.getTime()) / 60_000;
   const sqsMetric = (metric: string, stat: string, from: Date): MetricDataQuery => ({
     Id: metric.toLowerCase(),
     MetricStat: { Metric: { Namespace: 'AWS/SQS', MetricName: metric, Dimensions: [{ Name: 'QueueName', Value: name }] }, Period: periodFor(from, end), Stat: stat },
   });
-  const recent = new Date(end.getTime() - 300_000);
+  const recent = new Date(now - 300_000);
   const [ages, sends] = await Promise.all([
     metricData(cw, [sqsMetric('ApproximateAgeOfOldestMessage', 'Maximum', recent)], recent, end),
     metricData(cw, [sqsMetric('NumberOfMessagesSent', 'Sum', start)], start, end),
