@@ -9,6 +9,10 @@ import { pino } from 'pino';
 import { chargeInvoice, resizeImage, sendWelcomeEmail } from '../handlers/index.js';
 import { createProducer, createQueues, createSqsClient, createWorker, resolveAwsSettings, type Worker } from '../src/index.js';
 import { Progress } from './demo-progress.js';
+import { createCloudWatchClient } from '../src/aws/clients.js';
+import { renderDeadLetters, renderStats } from '../src/cli/render.js';
+import { listDeadLetters } from '../src/ops/dlq.js';
+import { collectStats } from '../src/ops/stats.js';
 
 const EMAILS = 300;
 const IMAGES = 8;
@@ -39,6 +43,7 @@ const workers: Worker[] = [1, 2].map((n) =>
     waitTimeSeconds: 2,
     handleSignals: false,
     logger: logger.child({ worker: n }),
+    metrics: { sink: 'cloudwatch', namespace: `SqsJobsDemo/${name}` },
   }),
 );
 for (const w of workers) progress.watch(w);
@@ -89,6 +94,12 @@ const depth = async (queueUrl: string) => {
   return `${a.ApproximateNumberOfMessages} visible, ${a.ApproximateNumberOfMessagesNotVisible} in flight`;
 };
 console.log(`  as SQS sees it: queue ${await depth(queues.queueUrl)}; DLQ ${await depth(queues.dlqUrl)}`);
+const cw = createCloudWatchClient(aws);
+console.log(`\n$ sqs-jobs stats --queue ${queues.queueUrl} --namespace SqsJobsDemo/${name}`);
+console.log(renderStats(await collectStats(sqs, cw, { queueUrls: [queues.queueUrl], namespace: `SqsJobsDemo/${name}`, windowMinutes: 15 })));
+console.log(`\n$ sqs-jobs dlq list --queue ${queues.queueUrl}`);
+console.log(renderDeadLetters(await listDeadLetters(sqs, queues.dlqUrl)));
+cw.destroy();
 console.log(`\nworker logs: ${logFile}\ninspect the DLQ: aws --endpoint-url ${aws.endpoint ?? ''} sqs receive-message --queue-url ${queues.dlqUrl} --message-attribute-names All`);
 sqs.destroy();
 process.exit(timedOut ? 1 : 0);

@@ -105,8 +105,14 @@ async function depth(sqs: SQSClient, cw: CloudWatchClient, url: string, { start,
 }
 
 async function jobStats(cw: CloudWatchClient, namespace: string, queue: string, start: Date, end: Date, windowMinutes: number): Promise<JobStats[]> {
-  const listed = await cw.send(new ListMetricsCommand({ Namespace: namespace, Dimensions: [{ Name: 'Queue', Value: queue }] }));
-  const jobs = [...new Set((listed.Metrics ?? []).flatMap((m) => m.Dimensions?.filter((d) => d.Name === 'Job').map((d) => d.Value!) ?? []))].sort();
+  const names = new Set<string>();
+  let token: string | undefined;
+  do {
+    const page = await cw.send(new ListMetricsCommand({ Namespace: namespace, Dimensions: [{ Name: 'Queue', Value: queue }], NextToken: token }));
+    for (const m of page.Metrics ?? []) for (const d of m.Dimensions ?? []) if (d.Name === 'Job' && d.Value !== undefined) names.add(d.Value);
+    token = page.NextToken;
+  } while (token !== undefined);
+  const jobs = [...names].sort();
   return Promise.all(
     jobs.map(async (job, j) => {
       const period = periodFor(start, end);

@@ -1,7 +1,7 @@
 /** What every job event says about the job and its message. */
 export interface JobInfo {
   readonly jobId: string;
-  /** The job name; for a body that cannot be read, the sqsjobs-job attribute or "unknown". */
+  /** The job name, or "unknown" when the message names no job this worker registers (or cannot be read). */
   readonly jobName: string;
   readonly messageId: string;
   readonly queueUrl: string;

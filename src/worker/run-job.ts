@@ -34,6 +34,11 @@ export interface RunDeps {
   readonly emit: <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
 }
 
+/** A name from a message, kept only if it is a job this worker registers (metrics dimensions stay bounded). */
+function registeredName(jobs: JobRegistry, name: string | undefined): string {
+  return name !== undefined && jobs.find(name) !== undefined ? name : 'unknown';
+}
+
 function stringAttribute(lease: Lease, name: string): string | undefined {
   return lease.message.attributes[name]?.StringValue;
 }
@@ -48,7 +53,7 @@ export async function runJob(deps: RunDeps, lease: Lease, controller: AbortContr
   const decoded = decodeEnvelope(m.body, { messageId: m.messageId, sentAt: m.sentAt });
   const info: JobInfo = {
     jobId: decoded.ok ? decoded.envelope.id : (stringAttribute(lease, ATTR_JOB_ID) ?? m.messageId),
-    jobName: decoded.ok ? decoded.envelope.job : (stringAttribute(lease, ATTR_JOB) ?? 'unknown'),
+    jobName: decoded.ok ? decoded.envelope.job : registeredName(deps.jobs, stringAttribute(lease, ATTR_JOB)),
     messageId: m.messageId,
     queueUrl: m.queueUrl,
     attempt: m.receiveCount,
@@ -59,7 +64,10 @@ export async function runJob(deps: RunDeps, lease: Lease, controller: AbortContr
   const envelope = decoded.envelope;
   const job = deps.jobs.find(envelope.job);
   if (job === undefined) {
-    return { info, outcome: { kind: 'dead-letter', reason: 'unknown-job', detail: `no job named "${envelope.job}" is registered in this worker (known: ${deps.jobs.names().join(', ')})` } };
+    // The name is the sender's word, not a registered job: report it as "unknown" so a stream of
+    // made-up names cannot mint metric dimensions; the DLQ detail keeps the name.
+    const detail = `no job named "${envelope.job}" is registered in this worker (known: ${deps.jobs.names().join(', ')})`;
+    return { info: { ...info, jobName: 'unknown' }, outcome: { kind: 'dead-letter', reason: 'unknown-job', detail } };
   }
   const parsed = job.args.safeParse(envelope.args);
   if (!parsed.success) {

@@ -188,6 +188,8 @@ describe('worker against SQS', () => {
     const invalidArgs = dead.find((m) => m.Body === poison[3]![0]);
     expect(invalidArgs?.MessageAttributes?.['sqsjobs-dlq-error']?.StringValue).toMatch(/^args\.n: /);
     expect(events.count('job:failed')).toBe(0);
+    // names a sender made up never become job names (metric dimensions): only registered ones do
+    expect(new Set(events.of('job:dead-lettered').map((e) => e.jobName))).toEqual(new Set(['unknown', 'ok']));
     expect(await queueCounts(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
     producer.close();
   });
