@@ -37,7 +37,7 @@ describe('dedupe lock in the worker', () => {
     expect(runs).toHaveLength(1);
     const duplicates = [...ea.of('job:duplicate'), ...eb.of('job:duplicate')];
     expect(duplicates.map((d) => d.state)).toContain('running'); // the second copy waited ...
-    expect(duplicates.at(-1)?.state).toBe('completed'); // ... and was deleted once the first completed
+    expect(duplicates.filter((d) => d.state === 'completed')).toHaveLength(1); // ... and was deleted once the first completed
     producer.close();
   });
 
