@@ -18,6 +18,7 @@ import { runJob, type RunDeps } from './run-job.js';
 import { settle, type SettleDeps } from './settle.js';
 import { SqsQueuePort, type QueuePort } from './sqs-port.js';
 import { pickWeighted } from './weighted.js';
+import { ReceiveCapacity } from './capacity.js';
 
 interface QueueState {
   readonly config: QueueConfig;
@@ -54,11 +55,8 @@ export class Worker {
   readonly #force = new AbortController();
   /** Aborted when stop() begins: ends backoff sleeps and waits for capacity. */
   readonly #stop = new AbortController();
-  /** Pollers waiting for capacity, served in arrival order. */
-  #waiters: ((count: number) => void)[] = [];
+  readonly #capacity: ReceiveCapacity;
   #idleWaiters: (() => void)[] = [];
-  /** Slots promised to receive calls still in flight. */
-  #reserved = 0;
   #pollers: Promise<void>[] = [];
   #started: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
@@ -95,6 +93,7 @@ export class Worker {
     });
     this.#metrics = createMetricsRecorder(c.metrics, c.aws, this.#log, env);
     this.#metrics?.attach(this);
+    this.#capacity = new ReceiveCapacity(c.concurrency + c.prefetch, () => this.#running.size + this.inFlight.buffered);
     this.#queues = c.queues.map((q) => ({ config: q, weight: q.weight, deadLetterQueueUrl: '', maxReceiveCount: undefined, buffer: [], credit: 0 }));
   }
 
@@ -187,68 +186,32 @@ export class Worker {
   async #poll(q: QueueState): Promise<void> {
     let failures = 0;
     while (!this.#stopping) {
-      const count = await this.#reserve();
+      const count = await this.#capacity.reserve();
       if (count === 0) break; // stopping
       let messages;
       try {
         messages = await this.#sqs.receive(q.config.url, count, this.config.waitTimeSeconds, this.config.visibilityTimeoutSeconds, this.#force.signal);
         failures = 0;
       } catch (error) {
-        this.#reserved -= count;
-        this.#grant();
+        this.#capacity.release(count);
         if (this.#force.signal.aborted) break;
         failures++;
         this.#error('receive', error);
         await this.#sleep(Math.min(30_000, 250 * 2 ** failures), this.#stop.signal);
         continue;
       }
-      this.#reserved -= count;
       const now = Date.now();
       const leases = messages.map((m) => this.#heartbeat.track(m, now));
       if (this.#stopping) {
         // Received while stopping: a graceful stop lets the open poll return rather than abort it
         // (an aborted poll strands what SQS already handed out); hand these back at once.
+        this.#capacity.release(count);
         await this.#release(leases, 'worker is stopping');
         break;
       }
       q.buffer.push(...leases);
+      this.#capacity.release(count);
       this.#dispatch();
-    }
-  }
-
-  #free(): number {
-    const c = this.config;
-    return c.concurrency + c.prefetch - this.#running.size - this.inFlight.buffered - this.#reserved;
-  }
-
-  /**
-   * Reserve up to 10 free slots for a receive. Reservations are made synchronously, so pollers
-   * woken together cannot count the same slots twice, and in arrival order, so a poller that
-   * just finished cannot take the slot it freed from one already waiting. Resolves 0 when stopping.
-   */
-  #reserve(): Promise<number> {
-    if (this.#stopping) return Promise.resolve(0);
-    if (this.#waiters.length === 0) {
-      const count = Math.min(10, this.#free());
-      if (count > 0) {
-        this.#reserved += count;
-        return Promise.resolve(count);
-      }
-    }
-    return new Promise((resolve) => this.#waiters.push(resolve));
-  }
-
-  /** Capacity may have changed: hand it to waiting pollers, first come first served. */
-  #grant(): void {
-    while (this.#waiters.length > 0) {
-      if (this.#stopping) {
-        for (const wake of this.#waiters.splice(0)) wake(0);
-        return;
-      }
-      const count = Math.min(10, this.#free());
-      if (count <= 0) return;
-      this.#reserved += count;
-      this.#waiters.shift()!(count);
     }
   }
 
@@ -260,7 +223,7 @@ export class Worker {
       if (lease.lost) continue; // its visibility ran out while it waited: it is back in the queue
       this.#run(this.#queues.find((q) => q.config.url === lease.message.queueUrl)!, lease);
     }
-    this.#grant();
+    this.#capacity.grant();
   }
 
   #run(q: QueueState, lease: Lease): void {
@@ -336,7 +299,7 @@ export class Worker {
 
   async #shutdown(): Promise<void> {
     this.#stop.abort();
-    this.#grant();
+    this.#capacity.close();
     const steps: [string, () => Promise<void> | void][] = [
       ['release unstarted messages', () => this.#release(this.#queues.flatMap((q) => q.buffer.splice(0)), 'worker is stopping')],
       ['wait for running jobs', async () => {
