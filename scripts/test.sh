@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: installs what is missing, starts the local stack if it is not running (and stops
-# it again afterwards), then runs every unit and integration test. Extra arguments go to vitest.
+# it again afterwards), then runs every unit and integration test and the CDK app's offline synth
+# tests. Extra arguments go to vitest (and skip the CDK tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
@@ -13,16 +14,26 @@ if ! bash infra/local/stack.sh status >/dev/null 2>&1; then
   started=1
 fi
 cleanup() { if [[ $started == 1 ]]; then bash infra/local/stack.sh down; fi; }
+rm -f .local/vitest-report.json .local/vitest-infra-report.json
 trap cleanup EXIT
 eval "$(bash infra/local/stack.sh env)"
 
 mkdir -p .local
 status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json=.local/vitest-report.json "$@" || status=$?
-# One plain closing line that any CI can read.
+if [[ $# -eq 0 ]]; then
+  # The CDK app's offline synth tests (their own package, installed on first use).
+  bash scripts/test-infra.sh || status=$?
+fi
+# One plain closing line that any CI can read, over every report written by this run.
 node -e '
-  const r = JSON.parse(require("fs").readFileSync(".local/vitest-report.json", "utf8"));
-  const skipped = r.numPendingTests + r.numTodoTests;
-  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
+  const fs = require("fs");
+  let passed = 0, failed = 0, skipped = 0;
+  for (const f of [".local/vitest-report.json", ".local/vitest-infra-report.json"]) {
+    if (!fs.existsSync(f)) continue;
+    const r = JSON.parse(fs.readFileSync(f, "utf8"));
+    passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + r.numTodoTests;
+  }
+  console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 ' || true
 exit $status

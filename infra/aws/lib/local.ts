@@ -1,0 +1,15 @@
+import { readFileSync } from 'node:fs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { createQueues, type QueuePair } from '../../../src/queues.js';
+import { queueSpec, resolveSettings, type DeploySettings } from './settings.js';
+
+/** The settings cdk.json gives the deployed stack. */
+export function settingsFromCdkJson(path = new URL('../cdk.json', import.meta.url)): DeploySettings {
+  const cdk = JSON.parse(readFileSync(path, 'utf8')) as { context?: { sqsJobs?: unknown } };
+  return resolveSettings(cdk.context?.sqsJobs ?? {});
+}
+
+/** Create the same queue and DLQ, with the same attributes, on whatever endpoint `sqs` points at. */
+export function applyQueues(sqs: SQSClient, settings: DeploySettings): Promise<QueuePair> {
+  return createQueues(sqs, queueSpec(settings));
+}

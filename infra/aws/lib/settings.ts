@@ -1,0 +1,104 @@
+import { z } from 'zod';
+
+/**
+ * Deployment settings: one source for the CDK stack and for `npm run infra:local`, so local and
+ * deployed queues get the same attributes. Defaults live here; override them in cdk.json
+ * ("context": { "sqsJobs": { ... } }) or with `cdk deploy -c sqsJobs='{"queueName":"..."}'`.
+ */
+export const settingsSchema = z
+  .object({
+    queueName: z.string().regex(/^[A-Za-z0-9_-]{1,75}$/, 'must be 1-75 letters, digits, - or _'),
+    /** Receives before SQS moves a message to the DLQ. */
+    maxReceiveCount: z.number().int().min(1).max(1000),
+    /** The p99 handler time you expect; the visibility timeout is twice this. */
+    p99ProcessingSeconds: z.number().positive().max(21_600, 'must be <= 21600 (twice it must fit in SQS 12-hour limit)'),
+    /** Alarm when the oldest message is older than this. */
+    oldestMessageSlaSeconds: z.number().int().min(60),
+    messageRetentionSeconds: z.number().int().min(60).max(1_209_600),
+    /** The module the worker loads its jobs from, inside the image. */
+    jobsModule: z.string().min(1),
+    concurrency: z.number().int().min(1),
+    minTasks: z.number().int().min(1, 'must be >= 1: a worker is always running'),
+    maxTasks: z.number().int().min(1),
+    cpu: z.union([z.literal(256), z.literal(512), z.literal(1024), z.literal(2048), z.literal(4096)]),
+    memoryMiB: z.number().int().min(512),
+    shutdownTimeoutSeconds: z.number().int().min(1),
+    waitTimeSeconds: z.number().int().min(0).max(20),
+    metrics: z.enum(['cloudwatch', 'emf']),
+    metricsNamespace: z.string().regex(/^[A-Za-z0-9.\-_/#:]{1,255}$/),
+    /** Create an ElastiCache memcached cluster, or use an existing host:port. */
+    memcached: z.union([
+      // One node: memjs has no ElastiCache auto-discovery, and the lock fails open if it is lost.
+      z.object({ create: z.literal(true), nodeType: z.string() }).strict(),
+      z.object({ endpoint: z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port') }).strict(),
+    ]),
+    /** Optional: an address the alarms email (an SNS topic is created for it). */
+    alarmEmail: z.email().optional(),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.maxTasks < s.minTasks) ctx.addIssue({ code: 'custom', path: ['maxTasks'], message: 'must be >= minTasks' });
+    if (stopTimeoutSeconds(s) > 120) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['shutdownTimeoutSeconds'],
+        message: `shutdownTimeoutSeconds + waitTimeSeconds + 10 must be <= 120 (the Fargate stopTimeout limit); it is ${stopTimeoutSeconds(s)}`,
+      });
+    }
+  });
+
+export type DeploySettings = z.output<typeof settingsSchema>;
+
+export const DEFAULT_SETTINGS: DeploySettings = {
+  queueName: 'jobs',
+  maxReceiveCount: 5,
+  p99ProcessingSeconds: 30,
+  oldestMessageSlaSeconds: 600,
+  messageRetentionSeconds: 4 * 24 * 3600,
+  jobsModule: 'dist/handlers/index.js',
+  concurrency: 10,
+  minTasks: 1,
+  maxTasks: 10,
+  cpu: 512,
+  memoryMiB: 1024,
+  shutdownTimeoutSeconds: 30,
+  waitTimeSeconds: 20,
+  metrics: 'cloudwatch',
+  metricsNamespace: 'SqsJobs',
+  memcached: { create: true, nodeType: 'cache.t4g.micro' },
+};
+
+/** Defaults with `overrides` on top (an object, or JSON text as `cdk -c sqsJobs='{...}'` passes it). */
+export function resolveSettings(overrides: unknown = {}): DeploySettings {
+  const given: unknown = typeof overrides === 'string' ? JSON.parse(overrides) : (overrides ?? {});
+  const result = settingsSchema.safeParse({ ...DEFAULT_SETTINGS, ...(given as object) });
+  if (!result.success) {
+    throw new Error(`invalid sqsJobs deployment settings: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  return result.data;
+}
+
+/** Visibility timeout = 2 × p99 processing time (whole seconds, at least 10 s). */
+export function visibilityTimeoutSeconds(s: Pick<DeploySettings, 'p99ProcessingSeconds'>): number {
+  return Math.max(10, Math.ceil(2 * s.p99ProcessingSeconds));
+}
+
+/**
+ * How long ECS waits after SIGTERM before SIGKILL: the worker's shutdown deadline, plus an open
+ * long poll returning (a graceful stop does not abort it), plus room to flush deletes and metrics.
+ */
+export function stopTimeoutSeconds(s: Pick<DeploySettings, 'shutdownTimeoutSeconds' | 'waitTimeSeconds'>): number {
+  return s.shutdownTimeoutSeconds + s.waitTimeSeconds + 10;
+}
+
+export const DLQ_RETENTION_SECONDS = 14 * 24 * 3600;
+
+/** The queue part, in the shape sqs-jobs' createQueues takes. */
+export function queueSpec(s: DeploySettings) {
+  return {
+    name: s.queueName,
+    maxReceiveCount: s.maxReceiveCount,
+    visibilityTimeout: visibilityTimeoutSeconds(s),
+    messageRetentionSeconds: s.messageRetentionSeconds,
+  };
+}

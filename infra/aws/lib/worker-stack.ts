@@ -1,0 +1,215 @@
+import { fileURLToPath } from 'node:url';
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
+import * as elasticache from 'aws-cdk-lib/aws-elasticache';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { DLQ_RETENTION_SECONDS, queueSpec, stopTimeoutSeconds, type DeploySettings } from './settings.js';
+
+export interface SqsJobsWorkerStackProps extends StackProps {
+  readonly settings: DeploySettings;
+  /** The worker image; default: built from the repository's Dockerfile at deploy time. */
+  readonly image?: ecs.ContainerImage;
+  /** An existing VPC; default: a new one with two AZs and one NAT gateway. */
+  readonly vpc?: ec2.IVpc;
+}
+
+const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** The SQS actions the worker calls, and nothing else. Batch calls are authorised by their single forms. */
+export const WORKER_QUEUE_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes'];
+export const WORKER_DLQ_ACTIONS = ['sqs:SendMessage', 'sqs:GetQueueUrl'];
+
+/** A job queue with its DLQ, alarms, a dashboard, and an autoscaled Fargate service running `sqs-jobs worker`. */
+export class SqsJobsWorkerStack extends Stack {
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly service: ecs.FargateService;
+
+  constructor(scope: Construct, id: string, props: SqsJobsWorkerStackProps) {
+    super(scope, id, props);
+    const s = props.settings;
+    const spec = queueSpec(s);
+
+    // Queues: the same attributes `npm run infra:local` gives the local stack.
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', { queueName: `${spec.name}-dlq`, retentionPeriod: Duration.seconds(DLQ_RETENTION_SECONDS) });
+    this.queue = new sqs.Queue(this, 'JobQueue', {
+      queueName: spec.name,
+      visibilityTimeout: Duration.seconds(spec.visibilityTimeout),
+      retentionPeriod: Duration.seconds(spec.messageRetentionSeconds),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: spec.maxReceiveCount },
+    });
+
+    this.#alarms(s);
+    this.#dashboard(s);
+
+    const vpc = props.vpc ?? new ec2.Vpc(this, 'Vpc', { maxAzs: 2, natGateways: 1 });
+    const workerSecurityGroup = new ec2.SecurityGroup(this, 'WorkerSecurityGroup', { vpc, description: 'sqs-jobs workers' });
+    const memcached = 'endpoint' in s.memcached ? s.memcached.endpoint : this.#memcached(vpc, workerSecurityGroup, s.memcached.nodeType);
+
+    const taskRole = new iam.Role(this, 'WorkerTaskRole', {
+      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
+      description: 'sqs-jobs worker: consume the job queue, dead-letter to its DLQ, publish job metrics',
+    });
+    taskRole.addToPolicy(new iam.PolicyStatement({ sid: 'ConsumeJobQueue', actions: WORKER_QUEUE_ACTIONS, resources: [this.queue.queueArn] }));
+    taskRole.addToPolicy(new iam.PolicyStatement({ sid: 'DeadLetter', actions: WORKER_DLQ_ACTIONS, resources: [this.deadLetterQueue.queueArn] }));
+    if (s.metrics === 'cloudwatch') {
+      // PutMetricData has no resource type; the condition pins it to the job metrics namespace.
+      taskRole.addToPolicy(
+        new iam.PolicyStatement({
+          sid: 'PublishJobMetrics',
+          actions: ['cloudwatch:PutMetricData'],
+          resources: ['*'],
+          conditions: { StringEquals: { 'cloudwatch:namespace': s.metricsNamespace } },
+        }),
+      );
+    }
+
+    const taskDefinition = new ecs.FargateTaskDefinition(this, 'WorkerTask', { cpu: s.cpu, memoryLimitMiB: s.memoryMiB, taskRole });
+    taskDefinition.addContainer('worker', {
+      image: props.image ?? ecs.ContainerImage.fromAsset(REPO_ROOT),
+      command: [
+        'worker',
+        '--jobs', s.jobsModule,
+        '--concurrency', String(s.concurrency),
+        '--visibility-timeout', String(spec.visibilityTimeout),
+        '--wait-time', String(s.waitTimeSeconds),
+        '--shutdown-timeout-ms', String(s.shutdownTimeoutSeconds * 1000),
+      ],
+      environment: {
+        SQS_JOBS_QUEUE_URL: this.queue.queueUrl,
+        SQS_JOBS_MEMCACHED: memcached,
+        SQS_JOBS_METRICS: s.metrics,
+        SQS_JOBS_METRICS_NAMESPACE: s.metricsNamespace,
+        AWS_REGION: this.region,
+      },
+      logging: ecs.LogDrivers.awsLogs({ streamPrefix: 'worker', logRetention: logs.RetentionDays.ONE_MONTH }),
+      // SIGTERM → the worker's graceful stop; SIGKILL only after this.
+      stopTimeout: Duration.seconds(stopTimeoutSeconds(s)),
+      // A minimal init as PID 1 forwards signals and reaps children.
+      linuxParameters: new ecs.LinuxParameters(this, 'WorkerLinux', { initProcessEnabled: true }),
+      readonlyRootFilesystem: true,
+    });
+
+    const cluster = new ecs.Cluster(this, 'Cluster', { vpc });
+    this.service = new ecs.FargateService(this, 'WorkerService', {
+      cluster,
+      taskDefinition,
+      desiredCount: s.minTasks,
+      securityGroups: [workerSecurityGroup],
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+      minHealthyPercent: 100,
+      maxHealthyPercent: 200,
+      circuitBreaker: { rollback: true },
+    });
+
+    // Step scaling on the backlog: never below minTasks, more tasks the deeper the queue.
+    const scaling = this.service.autoScaleTaskCount({ minCapacity: s.minTasks, maxCapacity: s.maxTasks });
+    scaling.scaleOnMetric('QueueDepthScaling', {
+      metric: this.queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      scalingSteps: [
+        { upper: 0, change: -1 },
+        { lower: s.concurrency * 5, change: +1 },
+        { lower: s.concurrency * 20, change: +2 },
+        { lower: s.concurrency * 100, change: +4 },
+      ],
+      adjustmentType: appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+      cooldown: Duration.seconds(120),
+    });
+
+    new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
+  }
+
+  #alarms(s: DeploySettings): void {
+    const deadLetters = new cloudwatch.Alarm(this, 'DeadLettersAlarm', {
+      alarmName: `${s.queueName}-dead-letters`,
+      alarmDescription: `Messages in ${s.queueName}-dlq: jobs that failed for good or could not be read. Run \`sqs-jobs dlq list\`, fix the cause, then \`sqs-jobs dlq replay\`.`,
+      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    const oldest = new cloudwatch.Alarm(this, 'OldestMessageAlarm', {
+      alarmName: `${s.queueName}-oldest-message`,
+      alarmDescription: `The oldest message in ${s.queueName} is older than ${s.oldestMessageSlaSeconds} s: jobs wait too long. Check WaitTime vs ProcessTime per job, task count against maxTasks, and failing handlers.`,
+      metric: this.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      threshold: s.oldestMessageSlaSeconds,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    if (s.alarmEmail !== undefined) {
+      const topic = new sns.Topic(this, 'AlarmTopic');
+      topic.addSubscription(new subscriptions.EmailSubscription(s.alarmEmail));
+      for (const alarm of [deadLetters, oldest]) alarm.addAlarmAction(new cwActions.SnsAction(topic));
+    }
+  }
+
+  #dashboard(s: DeploySettings): void {
+    const perMinute = { period: Duration.minutes(1), statistic: 'Sum' };
+    const perJob = (metric: string, stat: string) =>
+      new cloudwatch.MathExpression({
+        expression: `SEARCH('{"${s.metricsNamespace}",Job,Queue} MetricName="${metric}" Queue="${s.queueName}"', '${stat}', 60)`,
+        label: `${metric} ${stat}`,
+        period: Duration.minutes(1),
+        usingMetrics: {},
+      });
+    new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: `${s.queueName}-jobs`,
+      widgets: [
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Enqueued vs dequeued per minute',
+            left: [
+              this.queue.metricNumberOfMessagesSent({ ...perMinute, label: 'enqueued' }),
+              this.queue.metricNumberOfMessagesDeleted({ ...perMinute, label: 'dequeued (deleted)' }),
+            ],
+            width: 12,
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Queue depth',
+            left: [
+              this.queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum', label: 'waiting' }),
+              this.queue.metricApproximateNumberOfMessagesNotVisible({ period: Duration.minutes(1), statistic: 'Maximum', label: 'in flight' }),
+              this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum', label: 'dead letters' }),
+            ],
+            width: 12,
+          }),
+        ],
+        [
+          new cloudwatch.GraphWidget({ title: 'Wait time per job (p50, p99)', left: [perJob('WaitTime', 'p50'), perJob('WaitTime', 'p99')], width: 12 }),
+          new cloudwatch.GraphWidget({ title: 'Process time per job (p50, p99)', left: [perJob('ProcessTime', 'p50'), perJob('ProcessTime', 'p99')], width: 12 }),
+        ],
+      ],
+    });
+  }
+
+  /** A one-node ElastiCache memcached that only the workers can reach; returns host:port. */
+  #memcached(vpc: ec2.IVpc, workers: ec2.SecurityGroup, nodeType: string): string {
+    const securityGroup = new ec2.SecurityGroup(this, 'MemcachedSecurityGroup', { vpc, description: 'sqs-jobs dedupe lock', allowAllOutbound: false });
+    securityGroup.addIngressRule(workers, ec2.Port.tcp(11211), 'sqs-jobs workers');
+    const subnets = new elasticache.CfnSubnetGroup(this, 'MemcachedSubnets', {
+      description: 'sqs-jobs memcached',
+      subnetIds: vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds,
+    });
+    const cluster = new elasticache.CfnCacheCluster(this, 'Memcached', {
+      engine: 'memcached',
+      cacheNodeType: nodeType,
+      numCacheNodes: 1,
+      cacheSubnetGroupName: subnets.ref,
+      vpcSecurityGroupIds: [securityGroup.securityGroupId],
+    });
+    return `${cluster.attrConfigurationEndpointAddress}:${cluster.attrConfigurationEndpointPort}`;
+  }
+}

@@ -1,0 +1,136 @@
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_SETTINGS, resolveSettings, stopTimeoutSeconds, visibilityTimeoutSeconds, type DeploySettings } from '../lib/settings.js';
+import { SqsJobsWorkerStack, WORKER_DLQ_ACTIONS, WORKER_QUEUE_ACTIONS } from '../lib/worker-stack.js';
+
+/** Synthesise offline: no credentials, no network, an image from a registry so nothing is staged. */
+function synth(overrides: Partial<DeploySettings> = {}): Template {
+  const app = new App();
+  const stack = new SqsJobsWorkerStack(app, 'Test', {
+    settings: resolveSettings(overrides),
+    image: ecs.ContainerImage.fromRegistry('example.invalid/sqs-jobs-worker:test'),
+  });
+  return Template.fromStack(stack);
+}
+
+type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown; Sid?: string };
+
+function taskRoleStatements(t: Template): Statement[] {
+  const roles = t.findResources('AWS::IAM::Role', { Properties: { AssumeRolePolicyDocument: { Statement: [{ Principal: { Service: 'ecs-tasks.amazonaws.com' } }] }, Description: Match.stringLikeRegexp('sqs-jobs worker') } });
+  const roleId = Object.keys(roles)[0]!;
+  const policies = t.findResources('AWS::IAM::Policy');
+  return Object.values(policies)
+    .filter((p) => JSON.stringify(p.Properties.Roles).includes(roleId))
+    .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+describe('SqsJobsWorkerStack', () => {
+  it('wires the job queue to its DLQ with the redrive policy, and sets visibility to 2 × p99', () => {
+    const t = synth({ maxReceiveCount: 7, p99ProcessingSeconds: 45 });
+    t.hasResourceProperties('AWS::SQS::Queue', {
+      QueueName: 'jobs',
+      VisibilityTimeout: 90,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('DeadLetterQueue'), 'Arn'] }, maxReceiveCount: 7 },
+    });
+    t.hasResourceProperties('AWS::SQS::Queue', { QueueName: 'jobs-dlq', MessageRetentionPeriod: 1_209_600 });
+    expect(visibilityTimeoutSeconds({ p99ProcessingSeconds: 45 })).toBe(90);
+  });
+
+  it('alarms on any dead letter and on the oldest message passing the SLA', () => {
+    const t = synth({ oldestMessageSlaSeconds: 900, alarmEmail: 'ops@example.com' });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Namespace: 'AWS/SQS',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('DeadLetterQueue'), 'QueueName'] } }],
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      AlarmActions: Match.anyValue(),
+    });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Threshold: 900,
+      ComparisonOperator: 'GreaterThanThreshold',
+      AlarmActions: Match.anyValue(),
+    });
+    t.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+  });
+
+  it('gives the task role exactly the SQS and CloudWatch actions the worker uses, on these queues only', () => {
+    const statements = taskRoleStatements(synth());
+    const actions = statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
+    expect(actions.every((a) => !a.includes('*'))).toBe(true);
+    const bySid = Object.fromEntries(statements.map((s) => [s.Sid, s]));
+    expect(new Set(bySid.ConsumeJobQueue!.Action)).toEqual(new Set(WORKER_QUEUE_ACTIONS));
+    expect(bySid.ConsumeJobQueue!.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^JobQueue/), 'Arn'] });
+    expect(new Set(bySid.DeadLetter!.Action)).toEqual(new Set(WORKER_DLQ_ACTIONS));
+    expect(bySid.DeadLetter!.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^DeadLetterQueue/), 'Arn'] });
+    expect(bySid.PublishJobMetrics).toMatchObject({ Action: 'cloudwatch:PutMetricData', Condition: { StringEquals: { 'cloudwatch:namespace': 'SqsJobs' } } });
+    expect(Object.keys(bySid).sort()).toEqual(['ConsumeJobQueue', 'DeadLetter', 'PublishJobMetrics']);
+  });
+
+  it('grants no CloudWatch action when metrics go out as EMF log lines', () => {
+    const statements = taskRoleStatements(synth({ metrics: 'emf' }));
+    expect(statements.map((s) => s.Sid).sort()).toEqual(['ConsumeJobQueue', 'DeadLetter']);
+  });
+
+  it('runs sqs-jobs worker with a stop timeout longer than its shutdown deadline, under an init', () => {
+    const t = synth({ shutdownTimeoutSeconds: 45, waitTimeSeconds: 20 });
+    t.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      RequiresCompatibilities: ['FARGATE'],
+      ContainerDefinitions: [
+        Match.objectLike({
+          Command: ['worker', '--jobs', DEFAULT_SETTINGS.jobsModule, '--concurrency', '10', '--visibility-timeout', '60', '--wait-time', '20', '--shutdown-timeout-ms', '45000'],
+          StopTimeout: 75,
+          LinuxParameters: { InitProcessEnabled: true, Capabilities: Match.anyValue() },
+          ReadonlyRootFilesystem: true,
+          Environment: Match.arrayWith([Match.objectLike({ Name: 'SQS_JOBS_QUEUE_URL' }), Match.objectLike({ Name: 'SQS_JOBS_MEMCACHED' })]),
+        }),
+      ],
+    });
+    expect(stopTimeoutSeconds({ shutdownTimeoutSeconds: 45, waitTimeSeconds: 20 })).toBeGreaterThan(45);
+  });
+
+  it('refuses settings whose stop timeout Fargate cannot give', () => {
+    expect(() => resolveSettings({ shutdownTimeoutSeconds: 100 })).toThrow(/must be <= 120 \(the Fargate stopTimeout limit\); it is 130/);
+    expect(() => resolveSettings({ minTasks: 0 })).toThrow(/minTasks: must be >= 1/);
+  });
+
+  it('scales in steps on queue depth, never below one task', () => {
+    const t = synth({ minTasks: 2, maxTasks: 20 });
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 2, MaxCapacity: 20 });
+    const policies = Object.values(t.findResources('AWS::ApplicationAutoScaling::ScalingPolicy'));
+    expect(policies.length).toBe(2);
+    for (const p of policies) expect(p.Properties.PolicyType).toBe('StepScaling');
+    const adjustments = policies.flatMap((p) => p.Properties.StepScalingPolicyConfiguration.StepAdjustments.map((a: { ScalingAdjustment: number }) => a.ScalingAdjustment));
+    expect(adjustments.sort((a: number, b: number) => a - b)).toEqual([-1, 1, 2, 4]);
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^JobQueue'), 'QueueName'] } }] });
+  });
+
+  it('creates memcached that only the workers reach, or uses a given endpoint', () => {
+    const t = synth();
+    t.hasResourceProperties('AWS::ElastiCache::CacheCluster', { Engine: 'memcached', NumCacheNodes: 1 });
+    t.hasResourceProperties('AWS::EC2::SecurityGroupIngress', {
+      IpProtocol: 'tcp',
+      FromPort: 11211,
+      ToPort: 11211,
+      SourceSecurityGroupId: { 'Fn::GetAtt': [Match.stringLikeRegexp('WorkerSecurityGroup'), 'GroupId'] },
+    });
+    const given = synth({ memcached: { endpoint: 'cache.internal:11211' } });
+    given.resourceCountIs('AWS::ElastiCache::CacheCluster', 0);
+    given.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      ContainerDefinitions: [Match.objectLike({ Environment: Match.arrayWith([{ Name: 'SQS_JOBS_MEMCACHED', Value: 'cache.internal:11211' }]) })],
+    });
+  });
+
+  it('puts enqueue vs dequeue, depth and per-job wait percentiles on a dashboard', () => {
+    const t = synth();
+    const body = JSON.stringify(Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody);
+    expect(body).toContain('NumberOfMessagesSent');
+    expect(body).toContain('NumberOfMessagesDeleted');
+    expect(body).toContain('ApproximateNumberOfMessagesVisible');
+    expect(body).toContain('MetricName=\\\\\\"WaitTime\\\\\\"');
+    expect(body).toContain("'p99'");
+  });
+});
