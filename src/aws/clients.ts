@@ -23,11 +23,16 @@ function isLoopback(endpoint: string | undefined): boolean {
 }
 
 /**
- * Local emulators accept any credentials. When the endpoint is loopback and the environment holds
- * none, use placeholders instead of letting the SDK probe instance metadata over the network.
+ * Credentials for loopback endpoints (emulators accept any): the ones in `env` when it has them
+ * (the SDK itself only reads process.env, which a caller's `env` may not be), else placeholders,
+ * so the SDK never probes instance metadata over the network. Other endpoints: the SDK's chain.
  */
 function localCredentials(settings: AwsSettings, env: Env) {
-  if (!isLoopback(settings.endpoint) || env.AWS_ACCESS_KEY_ID || env.AWS_PROFILE) return undefined;
+  if (!isLoopback(settings.endpoint)) return undefined;
+  if (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
+    return { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) };
+  }
+  if (env.AWS_PROFILE) return undefined;
   return { accessKeyId: 'test', secretAccessKey: 'test' };
 }
 

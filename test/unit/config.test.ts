@@ -46,3 +46,15 @@ describe('resolveMemcached', () => {
     expect(() => resolveMemcached('127.0.0.1', {})).toThrow(/memcached: must be host:port/);
   });
 });
+
+describe('createSqsClient credentials', () => {
+  it('uses the credentials in the env it is given for a loopback endpoint, else placeholders', async () => {
+    const { createSqsClient } = await import('../../src/aws/clients.js');
+    const given = createSqsClient({ endpoint: 'http://127.0.0.1:9324', region: 'us-east-1' }, {}, { AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: 'SK' });
+    expect(await given.config.credentials()).toMatchObject({ accessKeyId: 'AK', secretAccessKey: 'SK' });
+    const none = createSqsClient({ endpoint: 'http://127.0.0.1:9324', region: 'us-east-1' }, {}, {});
+    expect(await none.config.credentials()).toMatchObject({ accessKeyId: 'test' });
+    given.destroy();
+    none.destroy();
+  });
+});

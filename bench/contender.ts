@@ -1,0 +1,139 @@
+/**
+ * One contender in a child process, so its CPU and heap are its own. Argument: JSON
+ * { contender, queueUrl, endpoint, expect, concurrency, visibilityTimeout, heartbeatSeconds, memcached }.
+ * Messages carry {"args":{"ms":N}}: each handler waits N ms (0 = no-op).
+ * IPC to the parent: {type:'ready'}, {type:'progress', processed, held}, {type:'done', ...figures}.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { pino } from 'pino';
+import { Consumer } from 'sqs-consumer';
+import { z } from 'zod';
+import { createWorker, defineJob } from '../src/index.js';
+import { EmfSink } from '../src/metrics/sinks.js';
+
+export type ContenderName = 'sqs-jobs' | 'sqs-consumer' | 'sqs-consumer-batch10' | 'raw-sdk';
+
+interface Spec {
+  contender: ContenderName;
+  queueUrl: string;
+  endpoint: string;
+  expect: number;
+  concurrency: number;
+  visibilityTimeout: number;
+  heartbeatSeconds: number | undefined;
+  memcached: string | undefined;
+  /** Handlers wait until the parent says 'release' (heap and shutdown runs). */
+  hold: boolean;
+  prefetch: number | undefined;
+}
+
+const spec = JSON.parse(process.argv[2]!) as Spec;
+const send = (m: object) => process.send?.(m);
+const workMs = (body: string | undefined) => {
+  try {
+    return Number((JSON.parse(body ?? '{}') as { args?: { ms?: number } }).args?.ms ?? 0);
+  } catch {
+    return 0;
+  }
+};
+let released: () => void = () => {};
+const gate = new Promise<void>((resolve) => (released = resolve));
+process.on('message', (m: { type?: string }) => m.type === 'release' && released());
+
+let processed = 0;
+let held = 0;
+let startCpu = process.cpuUsage();
+let startedAt = performance.now();
+let finished = false;
+async function handle(ms: number, signal?: AbortSignal): Promise<void> {
+  held++;
+  if (spec.hold) await gate;
+  if (ms > 0) await sleep(ms, undefined, signal ? { signal } : {});
+  held--;
+  processed++;
+  if (processed % 100 === 0 || processed === spec.expect) send({ type: 'progress', processed, held });
+  if (processed >= spec.expect && !finished) {
+    finished = true;
+    const cpu = process.cpuUsage(startCpu);
+    send({ type: 'done', processed, elapsedMs: performance.now() - startedAt, cpuMicros: cpu.user + cpu.system });
+  }
+}
+
+const client = () => new SQSClient({ endpoint: spec.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+let stop: () => Promise<void>;
+
+if (spec.contender === 'sqs-jobs') {
+  const job = defineJob({ name: 'bench', args: z.object({ ms: z.number() }), handle: (a, ctx) => handle(a.ms, ctx.signal) });
+  const worker = createWorker(
+    {
+      queues: [spec.queueUrl],
+      jobs: [job],
+      concurrency: spec.concurrency,
+      prefetch: spec.prefetch ?? Math.min(10, spec.concurrency),
+      visibilityTimeoutSeconds: spec.visibilityTimeout,
+      ...(spec.heartbeatSeconds === undefined ? {} : { heartbeatIntervalMs: spec.heartbeatSeconds * 1000 }),
+      endpoint: spec.endpoint,
+      region: 'us-east-1',
+      ...(spec.memcached === undefined ? {} : { memcached: spec.memcached }),
+      metrics: { sink: new EmfSink(() => {}) }, // metrics aggregated and serialised; the lines go nowhere
+      logger: pino({ level: 'silent' }),
+      handleSignals: true,
+    },
+    { AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x' },
+  );
+  worker.on('stopped', () => {
+    send({ type: 'stopped' });
+    setImmediate(() => process.exit(0));
+  });
+  await worker.start();
+  stop = () => worker.stop();
+} else if (spec.contender === 'raw-sdk') {
+  // The floor: receive 10, run them, delete them in one batch, repeat.
+  const sqs = client();
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: spec.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 20 }));
+      const messages = out.Messages ?? [];
+      await Promise.all(messages.map((m) => handle(workMs(m.Body))));
+      if (messages.length > 0) {
+        await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: spec.queueUrl, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }));
+      }
+    }
+  })();
+  stop = async () => {
+    running = false;
+    await loop;
+  };
+} else {
+  const consumer = Consumer.create({
+    queueUrl: spec.queueUrl,
+    sqs: client(),
+    ...(spec.contender === 'sqs-consumer-batch10' ? { batchSize: 10 } : {}),
+    visibilityTimeout: spec.visibilityTimeout,
+    ...(spec.heartbeatSeconds === undefined ? {} : { heartbeatInterval: spec.heartbeatSeconds }),
+    handleMessage: async (m) => {
+      await handle(workMs(m.Body));
+      return m;
+    },
+  });
+  consumer.on('error', () => {});
+  consumer.on('processing_error', () => {});
+  consumer.start();
+  stop = async () => {
+    consumer.stop({ abort: false });
+    await new Promise<void>((resolve) => (consumer.status.isRunning ? consumer.once('stopped', () => resolve()) : resolve()));
+  };
+}
+
+process.on('message', (m: { type?: string }) => {
+  if (m.type === 'heap') {
+    (globalThis as { gc?: () => void }).gc?.();
+    send({ type: 'heap', heapUsed: process.memoryUsage().heapUsed, held });
+  }
+  if (m.type === 'stop') void stop().then(() => send({ type: 'stopped' }));
+});
+startCpu = process.cpuUsage();
+startedAt = performance.now();
+send({ type: 'ready' });

@@ -1,0 +1,261 @@
+/**
+ * `npm run bench`: sqs-jobs against bbc/sqs-consumer (and a raw SDK loop) on ElasticMQ, behind a
+ * proxy that counts every SQS call, on this machine, in one run, contenders alternating. Prints
+ * the machine, the versions, a table with ratios, and writes bench/results/latest.json.
+ * BENCH_QUICK=1 runs smaller counts (for a smoke run).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { createQueues } from '../src/queues.js';
+import type { ContenderName } from './contender.js';
+import { SqsProxy } from './lib/sqs-proxy.js';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const EMQ = process.env.SQS_JOBS_ELASTICMQ_URL ?? 'http://127.0.0.1:9324';
+const MEMCACHED = process.env.SQS_JOBS_MEMCACHED ?? '127.0.0.1:11211';
+const direct = new SQSClient({ endpoint: EMQ, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+const proxy = await SqsProxy.start(EMQ);
+
+let queueSeq = 0;
+async function freshQueue(visibilityTimeout: number): Promise<string> {
+  const pair = await createQueues(direct, { name: `bench-${Date.now().toString(36)}-${queueSeq++}`, visibilityTimeout, maxReceiveCount: 5 });
+  return pair.queueUrl.replace(EMQ, proxy.url);
+}
+
+/** Put n envelopes in the queue (straight to ElasticMQ, not counted); message i works msFor(i) ms. */
+async function fill(queueUrl: string, n: number, msFor: (i: number) => number = () => 0): Promise<void> {
+  const url = queueUrl.replace(proxy.url, EMQ);
+  const batches: Promise<unknown>[] = [];
+  for (let i = 0; i < n; i += 10) {
+    const entries = Array.from({ length: Math.min(10, n - i) }, (_, j) => {
+      const k = i + j;
+      const body = JSON.stringify({ v: 1, id: `job-${k}-${queueSeq}`, job: 'bench', args: { ms: msFor(k) }, enqueuedAt: new Date().toISOString() });
+      return { Id: String(j), MessageBody: body, MessageAttributes: { 'sqsjobs-job': { DataType: 'String', StringValue: 'bench' } } };
+    });
+    batches.push(direct.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries })));
+    if (batches.length >= 16) await Promise.all(batches.splice(0));
+  }
+  await Promise.all(batches);
+}
+
+async function depth(queueUrl: string): Promise<{ visible: number; inFlight: number }> {
+  const out = await direct.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl.replace(proxy.url, EMQ), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+  );
+  return { visible: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0), inFlight: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) };
+}
+
+interface Run {
+  child: ChildProcess;
+  next: (type: string) => Promise<Record<string, number>>;
+  exited: Promise<number | null>;
+}
+
+function start(contender: ContenderName, spec: Record<string, unknown>): Run {
+  const child = fork('bench/contender.ts', [JSON.stringify({ contender, endpoint: proxy.url, memcached: MEMCACHED, visibilityTimeout: 30, concurrency: 10, hold: false, ...spec })], {
+    execArgv: ['--expose-gc', '--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+  });
+  const waiting = new Map<string, { resolve: (m: Record<string, number>) => void; reject: (e: Error) => void }>();
+  child.on('message', (m: { type: string } & Record<string, number>) => {
+    waiting.get(m.type)?.resolve(m);
+    waiting.delete(m.type);
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      // A contender that dies answers nothing more: fail whatever waits on it instead of hanging.
+      for (const [type, w] of waiting) w.reject(new Error(`${contender} exited (code ${code}) while the bench waited for '${type}'`));
+      waiting.clear();
+      resolve(code);
+    }),
+  );
+  return { child, exited, next: (type) => new Promise((resolve, reject) => waiting.set(type, { resolve, reject })) };
+}
+
+interface Figures {
+  messages: number;
+  calls: number;
+  callsPerMessage: number;
+  perSecond: number;
+  cpuMicrosPerMessage: number;
+  visibilityCallsPerMessage: number;
+}
+
+/** Fill a queue, run one contender until it has handled them all, stop it, count. */
+async function measure(contender: ContenderName, n: number, spec: Record<string, unknown> = {}, msFor?: (i: number) => number): Promise<Figures> {
+  const queueUrl = await freshQueue(Number(spec.visibilityTimeout ?? 30));
+  await fill(queueUrl, n, msFor);
+  proxy.resetCounts();
+  const run = start(contender, { queueUrl, expect: n, ...spec });
+  await run.next('ready');
+  const done = await run.next('done');
+  run.child.send({ type: 'stop' });
+  await Promise.race([run.next('stopped').catch(() => {}), new Promise((r) => setTimeout(r, 30_000))]);
+  run.child.kill('SIGKILL');
+  await run.exited;
+  const calls = proxy.total();
+  return {
+    messages: n,
+    calls,
+    callsPerMessage: calls / n,
+    perSecond: n / (done.elapsedMs! / 1000),
+    cpuMicrosPerMessage: done.cpuMicros! / n,
+    visibilityCallsPerMessage: proxy.total((a) => a.startsWith('ChangeMessageVisibility')) / n,
+  };
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+function average(runs: Figures[]): Figures {
+  const keys = Object.keys(runs[0]!) as (keyof Figures)[];
+  return Object.fromEntries(keys.map((k) => [k, mean(runs.map((r) => r[k]))])) as unknown as Figures;
+}
+
+/** Run each contender `rounds` times, alternating, and average each one's figures. */
+async function alternate(contenders: [label: string, name: ContenderName, spec: Record<string, unknown>][], rounds: number, n: number, msFor?: (i: number) => number) {
+  const runs = new Map<string, Figures[]>();
+  for (let r = 0; r < rounds; r++) {
+    for (const [label, name, spec] of contenders) {
+      const f = await measure(name, n, spec, msFor);
+      runs.set(label, [...(runs.get(label) ?? []), f]);
+      console.error(`  ${label.padEnd(28)} round ${r + 1}: ${f.perSecond.toFixed(0)} msg/s, ${f.callsPerMessage.toFixed(3)} calls/msg, ${f.cpuMicrosPerMessage.toFixed(0)} µs CPU/msg`);
+    }
+  }
+  return new Map([...runs].map(([label, fs]) => [label, average(fs)]));
+}
+
+const results: Record<string, unknown> = {};
+const lines: string[] = [];
+const fmt = (n: number, d = 2) => n.toFixed(d);
+
+// 1. No-op handler: SQS calls per message, throughput, CPU per message.
+const N = QUICK ? 500 : 3_000;
+console.error(`no-op handler, ${N} messages, 2 rounds`);
+const noop = await alternate(
+  [
+    ['sqs-jobs (dedupe+metrics on)', 'sqs-jobs', { memcached: MEMCACHED }],
+    ['sqs-consumer (defaults)', 'sqs-consumer', {}],
+    ['sqs-consumer batchSize 10', 'sqs-consumer-batch10', {}],
+    ['raw SDK loop (receive 10, delete batch)', 'raw-sdk', {}],
+  ],
+  2,
+  N,
+);
+results.noop = Object.fromEntries(noop);
+const ours = noop.get('sqs-jobs (dedupe+metrics on)')!;
+lines.push('| no-op handler, ' + N + ' messages | SQS calls / message | messages / s | CPU µs / message |');
+lines.push('|---|---|---|---|');
+for (const [label, f] of noop) {
+  const ratio = label.startsWith('sqs-jobs') ? '' : ` (sqs-jobs ${fmt(f.callsPerMessage / ours.callsPerMessage, 1)}× fewer)`;
+  lines.push(`| ${label} | ${fmt(f.callsPerMessage, 3)}${ratio} | ${fmt(f.perSecond, 0)} | ${fmt(f.cpuMicrosPerMessage, 0)} (${fmt(f.cpuMicrosPerMessage / ours.cpuMicrosPerMessage, 2)}× sqs-jobs) |`);
+}
+
+// 2. Heavy-tailed handler: 90% 10 ms, 10% 1 s, concurrency 10.
+const H = QUICK ? 100 : 300;
+const slowEvery = (i: number) => ((i * 7919) % 10 === 0 ? 1_000 : 10); // the same 10% are slow for everyone
+console.error(`heavy-tailed handler, ${H} messages`);
+const heavy = await alternate(
+  [
+    ['sqs-jobs concurrency 10', 'sqs-jobs', { concurrency: 10, memcached: MEMCACHED }],
+    ['sqs-consumer batchSize 10', 'sqs-consumer-batch10', {}],
+  ],
+  1,
+  H,
+  slowEvery,
+);
+results.heavyTailed = Object.fromEntries(heavy);
+const hOurs = heavy.get('sqs-jobs concurrency 10')!;
+const hPeer = heavy.get('sqs-consumer batchSize 10')!;
+lines.push('', `| heavy-tailed handler (90% 10 ms, 10% 1 s), ${H} messages | messages / s |`, '|---|---|');
+lines.push(`| sqs-jobs concurrency 10 | ${fmt(hOurs.perSecond, 1)} (${fmt(hOurs.perSecond / hPeer.perSecond, 1)}× sqs-consumer) |`);
+lines.push(`| sqs-consumer batchSize 10 | ${fmt(hPeer.perSecond, 1)} |`);
+
+// 3. Heap per in-flight message, 1,000 held.
+{
+  const held = QUICK ? 200 : 1_000;
+  console.error(`heap with ${held} messages in flight`);
+  const queueUrl = await freshQueue(120);
+  const run = start('sqs-jobs', { queueUrl, expect: held, concurrency: held, hold: true, visibilityTimeout: 120 });
+  await run.next('ready');
+  await new Promise((r) => setTimeout(r, 500));
+  run.child.send({ type: 'heap' });
+  const before = await run.next('heap');
+  await fill(queueUrl, held, () => 0);
+  let now: Record<string, number> = { held: 0, heapUsed: 0 };
+  for (let i = 0; i < 600 && now.held! < held; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    run.child.send({ type: 'heap' });
+    now = await run.next('heap');
+  }
+  const bodyBytes = Buffer.byteLength(JSON.stringify({ v: 1, id: 'job-000-00', job: 'bench', args: { ms: 0 }, enqueuedAt: new Date().toISOString() }));
+  const perMessage = (now.heapUsed! - before.heapUsed!) / held;
+  results.heap = { held: now.held, perMessageBytes: perMessage, bodyBytes };
+  lines.push('', `| heap per in-flight message (${now.held} held, after GC) | bytes |`, '|---|---|');
+  lines.push(`| sqs-jobs, all in (handler running, lease, heartbeat, lock, context) | ${fmt(perMessage, 0)} (body ${bodyBytes} B as UTF-16 string; ${fmt(perMessage - 2 * bodyBytes, 0)} beyond it) |`);
+  run.child.send({ type: 'release' });
+  await run.next('done');
+  run.child.send({ type: 'stop' });
+  await Promise.race([run.exited, new Promise((r) => setTimeout(r, 30_000))]);
+  run.child.kill('SIGKILL');
+}
+
+// 4. Heartbeat cost: long jobs on a short visibility timeout (5 min on 60 s, scaled to 20 s on 4 s).
+{
+  const n = 20;
+  console.error(`heartbeat cost, ${n} jobs of 20 s on a 4 s visibility timeout, heartbeat every 2 s`);
+  const hb = await alternate(
+    [
+      ['sqs-jobs (batched heartbeat)', 'sqs-jobs', { concurrency: 20, visibilityTimeout: 4, heartbeatSeconds: 2, memcached: MEMCACHED }],
+      ['sqs-consumer batchSize 10 (per-message heartbeat)', 'sqs-consumer-batch10', { visibilityTimeout: 4, heartbeatSeconds: 2 }],
+    ],
+    1,
+    n,
+    () => 20_000,
+  );
+  results.heartbeat = Object.fromEntries(hb);
+  const a = hb.get('sqs-jobs (batched heartbeat)')!;
+  const b = hb.get('sqs-consumer batchSize 10 (per-message heartbeat)')!;
+  lines.push('', `| heartbeat: ${n} jobs of 20 s, visibility 4 s, extend every 2 s | visibility calls / message | all calls / message |`, '|---|---|---|');
+  lines.push(`| sqs-jobs (batched) | ${fmt(a.visibilityCallsPerMessage)} (${fmt(b.visibilityCallsPerMessage / a.visibilityCallsPerMessage, 1)}× fewer) | ${fmt(a.callsPerMessage)} |`);
+  lines.push(`| sqs-consumer batchSize 10 | ${fmt(b.visibilityCallsPerMessage)} | ${fmt(b.callsPerMessage)} |`);
+}
+
+// 5. Shutdown with 200 messages held: 10 running (3 s jobs), 190 prefetched.
+{
+  console.error('shutdown with 200 messages held');
+  const queueUrl = await freshQueue(60);
+  await fill(queueUrl, 200, () => 3_000);
+  const run = start('sqs-jobs', { queueUrl, expect: 200, concurrency: 10, prefetch: 190, visibilityTimeout: 60 });
+  await run.next('ready');
+  for (let i = 0; i < 300 && (await depth(queueUrl)).inFlight < 200; i++) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 300));
+  const t0 = performance.now();
+  run.child.kill('SIGTERM');
+  let visibleAt = Number.NaN;
+  const exitedAt = run.exited.then(() => performance.now());
+  for (let i = 0; i < 600; i++) {
+    if ((await depth(queueUrl)).visible >= 190) {
+      visibleAt = performance.now();
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const exit = await exitedAt;
+  results.shutdown = { releasedMs: visibleAt - t0, exitMs: exit - t0 };
+  lines.push('', '| shutdown with 200 held (10 running 3 s jobs, 190 prefetched) | ms after SIGTERM |', '|---|---|');
+  lines.push(`| the 190 unstarted visible to other consumers | ${fmt(visibleAt - t0, 0)} |`);
+  lines.push(`| process exited (running jobs finished and deleted) | ${fmt(exit - t0, 0)} |`);
+}
+
+const consumerVersion = (JSON.parse(readFileSync('node_modules/sqs-consumer/package.json', 'utf8')) as { version: string }).version;
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ElasticMQ 1.7.1, sqs-consumer ${consumerVersion}${QUICK ? ' (BENCH_QUICK)' : ''}`;
+results.machine = machine;
+mkdirSync('bench/results', { recursive: true });
+writeFileSync('bench/results/latest.json', `${JSON.stringify(results, null, 2)}\n`);
+console.log(`\n${machine}\n`);
+console.log(lines.join('\n'));
+await proxy.close();
+direct.destroy();
+process.exit(0);

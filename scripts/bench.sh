@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# `npm run bench`: ElasticMQ and memcached on loopback, then bench/run.ts. Stops what it started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
+bash scripts/ensure-deps.sh
+stop=()
+if ! bash infra/local/elasticmq.sh status >/dev/null 2>&1; then bash infra/local/elasticmq.sh up; stop+=("bash infra/local/elasticmq.sh down"); fi
+if ! bash infra/local/stack.sh status >/dev/null 2>&1; then bash infra/local/stack.sh up; stop+=("bash infra/local/stack.sh down"); fi
+cleanup() { for s in "${stop[@]}"; do $s || true; done; }
+trap cleanup EXIT
+node_modules/.bin/tsx bench/run.ts
