@@ -13,12 +13,17 @@ import type { ContenderName } from './contender.js';
 import { SqsProxy } from './lib/sqs-proxy.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
+/** BENCH_ONLY=noop,heavy,heap,heartbeat,shutdown runs a subset. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'noop,heavy,heap,heartbeat,shutdown').split(','));
 const EMQ = process.env.SQS_JOBS_ELASTICMQ_URL ?? 'http://127.0.0.1:9324';
 const MEMCACHED = process.env.SQS_JOBS_MEMCACHED ?? '127.0.0.1:11211';
 const direct = new SQSClient({ endpoint: EMQ, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
 const proxy = await SqsProxy.start(EMQ);
 
 let queueSeq = 0;
+/** Job ids are dedupe keys: new ones every run, or memcached would skip them as already done. */
+const RUN = Date.now().toString(36);
+let jobSeq = 0;
 async function freshQueue(visibilityTimeout: number): Promise<string> {
   const pair = await createQueues(direct, { name: `bench-${Date.now().toString(36)}-${queueSeq++}`, visibilityTimeout, maxReceiveCount: 5 });
   return pair.queueUrl.replace(EMQ, proxy.url);
@@ -31,7 +36,7 @@ async function fill(queueUrl: string, n: number, msFor: (i: number) => number = 
   for (let i = 0; i < n; i += 10) {
     const entries = Array.from({ length: Math.min(10, n - i) }, (_, j) => {
       const k = i + j;
-      const body = JSON.stringify({ v: 1, id: `job-${k}-${queueSeq}`, job: 'bench', args: { ms: msFor(k) }, enqueuedAt: new Date().toISOString() });
+      const body = JSON.stringify({ v: 1, id: `${RUN}-${jobSeq++}`, job: 'bench', args: { ms: msFor(k) }, enqueuedAt: new Date().toISOString() });
       return { Id: String(j), MessageBody: body, MessageAttributes: { 'sqsjobs-job': { DataType: 'String', StringValue: 'bench' } } };
     });
     batches.push(direct.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries })));
@@ -131,6 +136,7 @@ const lines: string[] = [];
 const fmt = (n: number, d = 2) => n.toFixed(d);
 
 // 1. No-op handler: SQS calls per message, throughput, CPU per message.
+if (ONLY.has('noop')) {
 const N = QUICK ? 500 : 3_000;
 console.error(`no-op handler, ${N} messages, 2 rounds`);
 const noop = await alternate(
@@ -152,7 +158,10 @@ for (const [label, f] of noop) {
   lines.push(`| ${label} | ${fmt(f.callsPerMessage, 3)}${ratio} | ${fmt(f.perSecond, 0)} | ${fmt(f.cpuMicrosPerMessage, 0)} (${fmt(f.cpuMicrosPerMessage / ours.cpuMicrosPerMessage, 2)}× sqs-jobs) |`);
 }
 
+}
+
 // 2. Heavy-tailed handler: 90% 10 ms, 10% 1 s, concurrency 10.
+if (ONLY.has('heavy')) {
 const H = QUICK ? 100 : 300;
 const slowEvery = (i: number) => ((i * 7919) % 10 === 0 ? 1_000 : 10); // the same 10% are slow for everyone
 console.error(`heavy-tailed handler, ${H} messages`);
@@ -172,28 +181,37 @@ lines.push('', `| heavy-tailed handler (90% 10 ms, 10% 1 s), ${H} messages | mes
 lines.push(`| sqs-jobs concurrency 10 | ${fmt(hOurs.perSecond, 1)} (${fmt(hOurs.perSecond / hPeer.perSecond, 1)}× sqs-consumer) |`);
 lines.push(`| sqs-consumer batchSize 10 | ${fmt(hPeer.perSecond, 1)} |`);
 
-// 3. Heap per in-flight message, 1,000 held.
-{
-  const held = QUICK ? 200 : 1_000;
+}
+
+// 3. Heap per in-flight message at 1,000 held: the slope from 500 to 1,000, so fixed costs
+// (lazily loaded SDK code, sockets, buffers) are not spread over the messages.
+if (ONLY.has('heap')) {
+  const held = QUICK ? 400 : 1_000;
   console.error(`heap with ${held} messages in flight`);
-  const queueUrl = await freshQueue(120);
-  const run = start('sqs-jobs', { queueUrl, expect: held, concurrency: held, hold: true, visibilityTimeout: 120 });
+  const queueUrl = await freshQueue(300);
+  const run = start('sqs-jobs', { queueUrl, expect: held, concurrency: held, prefetch: 0, hold: true, visibilityTimeout: 300, memcached: MEMCACHED });
   await run.next('ready');
-  await new Promise((r) => setTimeout(r, 500));
-  run.child.send({ type: 'heap' });
-  const before = await run.next('heap');
-  await fill(queueUrl, held, () => 0);
-  let now: Record<string, number> = { held: 0, heapUsed: 0 };
-  for (let i = 0; i < 600 && now.held! < held; i++) {
-    await new Promise((r) => setTimeout(r, 100));
+  const heldHeap = async (target: number) => {
+    let now: Record<string, number> = { held: 0, heapUsed: 0 };
+    for (let i = 0; i < 600 && now.held! < target; i++) {
+      if (i % 50 === 49) console.error(`  waiting: ${now.held} of ${target} held`);
+      await new Promise((r) => setTimeout(r, 100));
+      run.child.send({ type: 'heap' });
+      now = await run.next('heap');
+    }
+    await new Promise((r) => setTimeout(r, 500)); // let the receive buffers go
     run.child.send({ type: 'heap' });
-    now = await run.next('heap');
-  }
-  const bodyBytes = Buffer.byteLength(JSON.stringify({ v: 1, id: 'job-000-00', job: 'bench', args: { ms: 0 }, enqueuedAt: new Date().toISOString() }));
-  const perMessage = (now.heapUsed! - before.heapUsed!) / held;
-  results.heap = { held: now.held, perMessageBytes: perMessage, bodyBytes };
-  lines.push('', `| heap per in-flight message (${now.held} held, after GC) | bytes |`, '|---|---|');
-  lines.push(`| sqs-jobs, all in (handler running, lease, heartbeat, lock, context) | ${fmt(perMessage, 0)} (body ${bodyBytes} B as UTF-16 string; ${fmt(perMessage - 2 * bodyBytes, 0)} beyond it) |`);
+    return run.next('heap');
+  };
+  await fill(queueUrl, held / 2, () => 0);
+  const half = await heldHeap(held / 2);
+  await fill(queueUrl, held / 2, () => 0);
+  const full = await heldHeap(held);
+  const bodyBytes = Buffer.byteLength(JSON.stringify({ v: 1, id: `${RUN}-00-000`, job: 'bench', args: { ms: 0 }, enqueuedAt: new Date().toISOString() }));
+  const perMessage = (full.heapUsed! - half.heapUsed!) / (full.held! - half.held!);
+  results.heap = { held: full.held, perMessageBytes: perMessage, bodyBytes };
+  lines.push('', `| heap per in-flight message (slope from ${half.held} to ${full.held} held, after GC) | bytes |`, '|---|---|');
+  lines.push(`| sqs-jobs: running handler, lease, heartbeat entry, lock, context | ${fmt(perMessage, 0)} (the body is ${bodyBytes} B; ${fmt(perMessage - bodyBytes, 0)} beyond it) |`);
   run.child.send({ type: 'release' });
   await run.next('done');
   run.child.send({ type: 'stop' });
@@ -202,7 +220,7 @@ lines.push(`| sqs-consumer batchSize 10 | ${fmt(hPeer.perSecond, 1)} |`);
 }
 
 // 4. Heartbeat cost: long jobs on a short visibility timeout (5 min on 60 s, scaled to 20 s on 4 s).
-{
+if (ONLY.has('heartbeat')) {
   const n = 20;
   console.error(`heartbeat cost, ${n} jobs of 20 s on a 4 s visibility timeout, heartbeat every 2 s`);
   const hb = await alternate(
@@ -223,7 +241,7 @@ lines.push(`| sqs-consumer batchSize 10 | ${fmt(hPeer.perSecond, 1)} |`);
 }
 
 // 5. Shutdown with 200 messages held: 10 running (3 s jobs), 190 prefetched.
-{
+if (ONLY.has('shutdown')) {
   console.error('shutdown with 200 messages held');
   const queueUrl = await freshQueue(60);
   await fill(queueUrl, 200, () => 3_000);

@@ -117,7 +117,10 @@ export class SqsProxy {
       },
     );
     upstream.on('error', () => res.destroy());
-    req.socket.on('close', () => upstream.destroy());
+    // The client went away before the answer (an aborted long poll): stop forwarding too.
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
     upstream.end(body);
   }
 }

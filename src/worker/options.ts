@@ -28,7 +28,7 @@ export const workerOptionsSchema = z
     jobs: z.union([z.instanceof(JobRegistry), z.array(z.custom<AnyJob>(isJobDefinition, 'must be a job made by defineJob()'))]),
     concurrency: z.number().int().min(1, 'must be >= 1').default(10),
     /** Unstarted messages held beyond the free slots, so a freed slot starts at once. */
-    prefetch: z.number().int().min(0).max(100).default(10),
+    prefetch: z.number().int().min(0).max(1_000).default(10),
     waitTimeSeconds: z.number().int().min(0, 'must be 0-20').max(20, 'must be 0-20 (SQS long-poll limit)').default(20),
     visibilityTimeoutSeconds: z.number().int().min(2, 'must be >= 2').max(43_200, 'must be <= 43200 (12 hours)').default(30),
     /** Default: half the visibility timeout. */

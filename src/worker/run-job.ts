@@ -76,9 +76,9 @@ export async function runJob(deps: RunDeps, lease: Lease, controller: AbortContr
   }
 
   // Wire the abort paths before the first await, so a lease lost while claiming is not missed.
-  const log = deps.logger.child({ jobId: info.jobId, job: info.jobName, messageId: info.messageId, attempt: info.attempt });
+  const log = jobLogger(deps.logger, info);
   lease.onLost = (reason) => {
-    log.warn({ reason }, 'lease lost: aborting handler; this worker will not delete the message');
+    log().warn({ reason }, 'lease lost: aborting handler; this worker will not delete the message');
     deps.emit('heartbeat:lost', { ...info, reason });
     controller.abort(new SqsJobsError('LEASE_LOST', `lease lost: ${reason}`));
   };
@@ -113,7 +113,9 @@ export async function runJob(deps: RunDeps, lease: Lease, controller: AbortContr
     messageId: m.messageId,
     attempt: m.receiveCount,
     signal: controller.signal,
-    log,
+    get log() {
+      return log();
+    },
     tenant: envelope.tenant,
     enqueuedAt: new Date(envelope.enqueuedAt),
     queueUrl: m.queueUrl,
@@ -121,7 +123,7 @@ export async function runJob(deps: RunDeps, lease: Lease, controller: AbortContr
   const startedAt = Date.now();
   const waitMs = Math.max(0, startedAt - m.sentAt.getTime());
   deps.emit('job:start', { ...info, waitMs });
-  log.debug(deps.logArgs ? { args: parsed.data, waitMs } : { waitMs }, 'job started');
+  if (deps.logger.isLevelEnabled('debug')) log().debug(deps.logArgs ? { args: parsed.data, waitMs } : { waitMs }, 'job started');
   let handlerDone = false;
   const handler = Promise.resolve()
     .then(() => job.handle(parsed.data, ctx))
@@ -136,7 +138,7 @@ export async function runJob(deps: RunDeps, lease: Lease, controller: AbortContr
     const abandoned = !handlerDone;
     if (abandoned) {
       handler.catch(() => {}); // its late result has nowhere to go
-      log.warn('the signal fired and the handler has not returned: it is abandoned, its lock kept until the TTL ends');
+      log().warn('the signal fired and the handler has not returned: it is abandoned, its lock kept until the TTL ends');
     }
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : thrown;
     const error = toError(reason);
@@ -152,6 +154,15 @@ export async function runJob(deps: RunDeps, lease: Lease, controller: AbortContr
   } finally {
     if (timeout !== undefined) clearTimeout(timeout);
   }
+}
+
+/**
+ * A child logger bound to the job, made on first use: most jobs log nothing, and a pino child per
+ * message would cost memory for as long as the job runs, and CPU.
+ */
+export function jobLogger(logger: Logger, info: JobInfo): () => Logger {
+  let child: Logger | undefined;
+  return () => (child ??= logger.child({ jobId: info.jobId, job: info.jobName, messageId: info.messageId, attempt: info.attempt }));
 }
 
 /** Settle with the handler's result, or reject with the signal's reason as soon as it aborts. */

@@ -6,7 +6,7 @@ import { visibilitySeconds } from './backoff.js';
 import { deadLetterMessage } from './dead-letter.js';
 import type { JobInfo, WorkerEvents } from './events.js';
 import type { Heartbeat, Lease } from './heartbeat.js';
-import type { Outcome } from './run-job.js';
+import { jobLogger, type Outcome } from './run-job.js';
 import type { QueuePort } from './sqs-port.js';
 
 export interface SettleDeps {
@@ -33,14 +33,14 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
   const lock = lease.lock;
   lease.lock = undefined;
   const m = lease.message;
-  const log = deps.logger.child({ jobId: info.jobId, job: info.jobName, messageId: info.messageId, attempt: info.attempt });
+  const log = jobLogger(deps.logger, info);
 
   const setVisibility = async (seconds: number): Promise<void> => {
     try {
       const [failure] = await deps.sqs.changeVisibilityBatch(m.queueUrl, [{ id: '0', receiptHandle: m.receiptHandle, visibilityTimeout: seconds }]);
-      if (failure !== undefined) log.warn({ code: failure.code, detail: failure.message }, 'could not change visibility; the message returns when its current visibility timeout ends');
+      if (failure !== undefined) log().warn({ code: failure.code, detail: failure.message }, 'could not change visibility; the message returns when its current visibility timeout ends');
     } catch (error) {
-      log.warn({ err: error }, 'could not change visibility; the message returns when its current visibility timeout ends');
+      log().warn({ err: error }, 'could not change visibility; the message returns when its current visibility timeout ends');
     }
   };
   const releaseLock = async (abandoned = false) => {
@@ -52,19 +52,19 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
     case 'succeeded': {
       if (lock !== undefined) await deps.lock.complete(lock.jobId, lock.token, deps.completedTtlSeconds);
       deps.emit('job:succeeded', { ...info, waitMs: outcome.waitMs, processMs: outcome.processMs });
-      log.debug({ processMs: outcome.processMs, waitMs: outcome.waitMs }, 'job succeeded');
+      if (deps.logger.isLevelEnabled('debug')) log().debug({ processMs: outcome.processMs, waitMs: outcome.waitMs }, 'job succeeded');
       await deps.acks.delete(m);
       return;
     }
     case 'duplicate': {
       deps.emit('job:duplicate', { ...info, state: 'completed' });
-      log.info('job id already completed: deleting the duplicate without running it');
+      log().info('job id already completed: deleting the duplicate without running it');
       await deps.acks.delete(m);
       return;
     }
     case 'busy': {
       deps.emit('job:duplicate', { ...info, state: 'running' });
-      log.info('job id is running elsewhere: leaving the message for later');
+      log().info('job id is running elsewhere: leaving the message for later');
       await setVisibility(visibilitySeconds(deps.visibilityTimeoutSeconds * 1000, Date.now() - lease.receivedAt));
       return;
     }
@@ -72,7 +72,7 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       await releaseLock(outcome.abandoned);
       const seconds = visibilitySeconds(outcome.delayMs, Date.now() - lease.receivedAt);
       deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs, retryDelayMs: seconds * 1000 });
-      log.warn({ err: outcome.error, retryInSeconds: seconds }, 'job failed; it will be retried');
+      log().warn({ err: outcome.error, retryInSeconds: seconds }, 'job failed; it will be retried');
       await setVisibility(seconds);
       return;
     }
@@ -97,7 +97,7 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
         // Not moved: leave it to come back, and to the queue's RedrivePolicy if this keeps failing.
         await releaseLock();
         const e = toError(error);
-        log.error({ err: e, reason: outcome.reason }, 'could not send the message to the DLQ; it stays in the queue');
+        log().error({ err: e, reason: outcome.reason }, 'could not send the message to the DLQ; it stays in the queue');
         deps.emit('error', new Error(`could not dead-letter message ${m.messageId} to ${dlq}: ${e.message}`, { cause: e }));
         await setVisibility(visibilitySeconds(deps.visibilityTimeoutSeconds * 1000, Date.now() - lease.receivedAt));
         return;
@@ -106,7 +106,7 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       // below fails and the message comes back, it is deleted as a duplicate instead of run again.
       if (lock !== undefined) await deps.lock.complete(lock.jobId, lock.token, deps.lockTtlSeconds, 'dead');
       deps.emit('job:dead-lettered', { ...info, reason: outcome.reason, detail: outcome.detail });
-      log.error({ reason: outcome.reason, detail: outcome.detail }, 'message moved to the dead-letter queue');
+      log().error({ reason: outcome.reason, detail: outcome.detail }, 'message moved to the dead-letter queue');
       await deps.acks.delete(m);
       return;
     }

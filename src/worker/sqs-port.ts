@@ -85,7 +85,7 @@ export class SqsQueuePort implements QueuePort {
       receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 1),
       sentAt: new Date(Number(m.Attributes?.SentTimestamp ?? Date.now())),
       groupId: m.Attributes?.MessageGroupId,
-      attributes: m.MessageAttributes ?? {},
+      attributes: compactAttributes(m.MessageAttributes),
     }));
   }
 
@@ -117,6 +117,18 @@ export class SqsQueuePort implements QueuePort {
       }),
     );
   }
+}
+
+/**
+ * Keep only what an attribute says: the SDK fills in empty StringListValues/BinaryListValues
+ * arrays, which would stay in memory for as long as the message is held.
+ */
+function compactAttributes(attributes: Record<string, MessageAttributeValue> | undefined): Record<string, MessageAttributeValue> {
+  const out: Record<string, MessageAttributeValue> = {};
+  for (const [name, a] of Object.entries(attributes ?? {})) {
+    out[name] = a.BinaryValue !== undefined ? { DataType: a.DataType, BinaryValue: a.BinaryValue } : { DataType: a.DataType, StringValue: a.StringValue };
+  }
+  return out;
 }
 
 function toFailures(failed: { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[] | undefined): BatchFailure[] {

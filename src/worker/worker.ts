@@ -22,6 +22,8 @@ import { ReceiveCapacity } from './capacity.js';
 
 interface QueueState {
   readonly config: QueueConfig;
+  /** What runJob needs for this queue; built once the DLQ is known. */
+  runDeps: RunDeps | undefined;
   readonly weight: number;
   deadLetterQueueUrl: string;
   maxReceiveCount: number | undefined;
@@ -61,6 +63,7 @@ export class Worker {
   #started: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
   #onSignal: ((signal: NodeJS.Signals) => void) | undefined;
+  #settleDepsOnce: SettleDeps | undefined;
 
   constructor(options: WorkerOptions, env: Env = process.env) {
     this.config = resolveWorkerConfig(options, env);
@@ -94,7 +97,7 @@ export class Worker {
     this.#metrics = createMetricsRecorder(c.metrics, c.aws, this.#log, env);
     this.#metrics?.attach(this);
     this.#capacity = new ReceiveCapacity(c.concurrency + c.prefetch, () => this.#running.size + this.inFlight.buffered);
-    this.#queues = c.queues.map((q) => ({ config: q, weight: q.weight, deadLetterQueueUrl: '', maxReceiveCount: undefined, buffer: [], credit: 0 }));
+    this.#queues = c.queues.map((q) => ({ config: q, runDeps: undefined, weight: q.weight, deadLetterQueueUrl: '', maxReceiveCount: undefined, buffer: [], credit: 0 }));
   }
 
   on<K extends keyof WorkerEvents & string>(event: K, listener: (...args: WorkerEvents[K]) => void): this {
@@ -229,7 +232,8 @@ export class Worker {
   #run(q: QueueState, lease: Lease): void {
     const controller = new AbortController();
     this.#running.set(lease, controller);
-    runJob(this.#runDeps(q), lease, controller)
+    q.runDeps ??= this.#runDeps(q);
+    runJob(q.runDeps, lease, controller)
       .catch((error: unknown) => {
         // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
         this.#error('run', error);
@@ -242,7 +246,8 @@ export class Worker {
         this.#running.delete(lease);
         if (this.#running.size === 0) this.#wakeIdle();
         this.#dispatch();
-        this.#track(settle(this.#settleDeps(), lease, info, outcome));
+        this.#settleDepsOnce ??= this.#settleDeps();
+        this.#track(settle(this.#settleDepsOnce, lease, info, outcome));
       });
   }
 
