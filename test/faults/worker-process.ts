@@ -1,0 +1,58 @@
+/**
+ * A worker process for the fault suite. Each job appends "<job id> <epoch ms>" to EFFECTS_LOG when
+ * its work is done (the "effect" a checker counts). Env: QUEUE_URL, ENDPOINT, MEMCACHED, LOCK_PREFIX,
+ * EFFECTS_LOG, CONCURRENCY, VISIBILITY, HEARTBEAT_MS, plus REPORT_HEAP=1 for the soak run.
+ */
+import { appendFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { z } from 'zod';
+import { createWorker, defineJob } from '../../src/index.js';
+
+const env = process.env;
+const work = defineJob({
+  name: 'work',
+  args: z.object({ ms: z.number().int().min(0).max(60_000), note: z.string().max(1_000).optional() }),
+  handle: async (args, ctx) => {
+    if (args.ms > 0) await sleep(args.ms, undefined, { signal: ctx.signal });
+    appendFileSync(env.EFFECTS_LOG!, `${ctx.jobId} ${Date.now()}\n`);
+  },
+});
+
+const worker = createWorker(
+  {
+    queues: [env.QUEUE_URL!],
+    jobs: [work],
+    concurrency: Number(env.CONCURRENCY ?? 10),
+    visibilityTimeoutSeconds: Number(env.VISIBILITY ?? 5),
+    ...(env.HEARTBEAT_MS ? { heartbeatIntervalMs: Number(env.HEARTBEAT_MS) } : {}),
+    waitTimeSeconds: 2,
+    shutdownTimeoutMs: 10_000,
+    endpoint: env.ENDPOINT!,
+    region: 'us-east-1',
+    memcached: env.MEMCACHED!,
+    lockKeyPrefix: env.LOCK_PREFIX!,
+    lockTimeoutMs: 200,
+    metrics: { sink: 'off' },
+    logger: pino({ level: env.WORKER_LOG_LEVEL ?? 'silent' }),
+    handleSignals: true,
+  },
+  { AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x' },
+);
+let processed = 0;
+worker.on('job:succeeded', () => processed++);
+worker.on('stopped', () => setImmediate(() => process.exit(0)));
+await worker.start();
+process.send?.({ type: 'ready' });
+
+if (env.REPORT_HEAP === '1') {
+  const every = Number(env.REPORT_EVERY ?? 1_000);
+  let next = every;
+  const timer = setInterval(() => {
+    if (processed < next) return;
+    next += every;
+    (globalThis as { gc?: () => void }).gc?.();
+    process.send?.({ type: 'heap', processed, heapUsed: process.memoryUsage().heapUsed, at: performance.now() });
+  }, 50);
+  timer.unref();
+}
