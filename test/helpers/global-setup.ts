@@ -1,19 +1,5 @@
-import { connect } from 'node:net';
 import { LOCAL_ENDPOINT, LOCAL_MEMCACHED } from './stack.js';
-
-function tcpAnswers(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port }, () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-    socket.setTimeout(2_000, () => {
-      socket.destroy();
-      resolve(false);
-    });
-  });
-}
+import { tcpAnswers } from './net.js';
 
 /** Integration tests need the local stack; say how to start it instead of failing one by one. */
 export default async function setup(): Promise<void> {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { tcpAnswers } from './net.js';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -9,16 +10,6 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
     server.on('error', reject);
-  });
-}
-
-function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port }, () => {
-      s.end();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
   });
 }
 
@@ -40,7 +31,7 @@ export class PrivateMemcached {
   async restart(): Promise<void> {
     const user = process.getuid?.() === 0 ? ['-u', 'nobody'] : [];
     this.#child = spawn('memcached', ['-l', '127.0.0.1', '-p', String(this.port), '-U', '0', '-m', '16', ...user], { stdio: 'ignore' });
-    for (let i = 0; i < 100 && !(await answers(this.port)); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && !(await tcpAnswers('127.0.0.1', this.port)); i++) await new Promise((r) => setTimeout(r, 50));
   }
 
   async stop(): Promise<void> {
