@@ -3,8 +3,7 @@
  * would be) with the example jobs from handlers/, enqueue a burst, show live progress, summarise.
  */
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { createWriteStream } from 'node:fs';
-import { mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { pino } from 'pino';
 import { chargeInvoice, resizeImage, sendWelcomeEmail } from '../handlers/index.js';
 import { createProducer, createQueues, createSqsClient, createWorker, resolveAwsSettings, type Worker } from '../src/index.js';

@@ -41,13 +41,6 @@ export const memcachedSchema = z
   .string()
   .regex(/^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/, 'must be host:port, or several joined by commas');
 
-export const awsOptionsSchema = z
-  .object({
-    endpoint: endpointSchema.optional(),
-    region: regionSchema.optional(),
-  })
-  .strict();
-
 export interface AwsSettings {
   readonly endpoint: string | undefined;
   readonly region: string;
