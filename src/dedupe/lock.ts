@@ -1,14 +1,19 @@
 /**
  * The dedupe lock: one job id runs in one place at a time, and a completed job id is not run again.
  *
- *   claim:    add(key, running:<token>, ttl)      → stored: we hold it
- *                                                 → exists: get(key) says done → duplicate of a completed job
- *                                                                          running → someone else runs it
+ *   claim:    add(key, running:<token>:<origin message id>, ttl)
+ *               → stored: we hold it
+ *               → exists: get(key) says done          → a duplicate of a completed job
+ *                                       running, this message → the same SQS message delivered again
+ *                                       running, another one  → a copy: another message carries the job
  *   extend:   get(key) is still ours → touch(key, ttl);  someone else's → the lock was lost
- *   complete: set(key, done:<token>, completedTtl) after success, or dead:<token> for a short
- *             while after the message went to the DLQ (so a copy whose delete failed is not run
- *             again, while a replay from the DLQ later still runs)
+ *   complete: set(key, done:<token>, completedTtl) after success
  *   release:  delete(key) if it is still ours
+ *
+ * Dead-lettered messages are remembered by message id, not job id: after a DLQ send whose delete
+ * failed, the same SQS message comes back and must not run again; a replay from the DLQ is a new
+ * message with the same job id and must run. So `markDeadLettered(messageId)` sets its own key, the
+ * job id's lock is released, and `claim` asks for that key only on a redelivery (receive count > 1).
  *
  * The token is new for every claim (not per worker), so a redelivery to the same process while the
  * first run still goes on is refused like any other.
@@ -20,14 +25,39 @@
  * memjs has no CAS, so extend and release read the key and then write it: in the narrow gap
  * between, a lock that just expired and was claimed elsewhere could be touched or deleted.
  */
-export type ClaimResult = 'claimed' | 'completed' | 'running' | 'unavailable';
+export type ClaimResult =
+  /** This claim holds the job id now. */
+  | 'claimed'
+  /** The job id completed: this message is a duplicate. */
+  | 'completed'
+  /** This very message was sent to the DLQ already (its delete failed): it is a leftover. */
+  | 'dead-lettered'
+  /** The job runs under this same SQS message elsewhere (a redelivery), or under a holder that did not say. */
+  | 'running'
+  /** The job runs under another SQS message: this message is a redundant copy of it. */
+  | 'running-copy'
+  | 'unavailable';
 export type ExtendResult = 'held' | 'lost' | 'unavailable';
 
+/** The SQS message a claim is made for. */
+export interface ClaimingMessage {
+  readonly messageId: string;
+  /**
+   * The message the job's lock names: `messageId`, or for a copy the worker re-sent, the MessageId
+   * of the message it was re-sent from (a re-send is the same delivery, not a second one).
+   */
+  readonly originId?: string;
+  /** SQS ApproximateReceiveCount: a message seen for the first time cannot have been dead-lettered. */
+  readonly receiveCount: number;
+}
+
 export interface JobLock {
-  claim(jobId: string, token: string, ttlSeconds: number): Promise<ClaimResult>;
+  claim(jobId: string, token: string, ttlSeconds: number, message?: ClaimingMessage): Promise<ClaimResult>;
   extend(jobId: string, token: string, ttlSeconds: number): Promise<ExtendResult>;
-  complete(jobId: string, token: string, ttlSeconds: number, marker?: 'done' | 'dead'): Promise<boolean>;
+  complete(jobId: string, token: string, ttlSeconds: number): Promise<boolean>;
   release(jobId: string, token: string): Promise<boolean>;
+  /** Remember for `ttlSeconds` that this SQS message is in the DLQ, so a copy of it left behind is not run. */
+  markDeadLettered(messageId: string, ttlSeconds: number): Promise<boolean>;
   close(): void;
 }
 
@@ -43,6 +73,9 @@ export class NoLock implements JobLock {
     return true;
   }
   async release(): Promise<boolean> {
+    return true;
+  }
+  async markDeadLettered(): Promise<boolean> {
     return true;
   }
   close(): void {}

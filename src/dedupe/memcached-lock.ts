@@ -1,5 +1,5 @@
 import memjs from 'memjs';
-import type { ClaimResult, ExtendResult, JobLock } from './lock.js';
+import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from './lock.js';
 
 export interface MemcachedLockOptions {
   /** host:port[,host:port] */
@@ -12,7 +12,20 @@ export interface MemcachedLockOptions {
 }
 
 const RUNNING = 'running:';
-const FINISHED = ['done:', 'dead:'];
+const DONE = 'done:';
+
+/** A lock value `running:<token>[:<messageId>]` written by the claim with this token. */
+function heldBy(value: string, token: string): boolean {
+  const mine = RUNNING + token;
+  return value === mine || value.startsWith(`${mine}:`);
+}
+
+/** The message id a `running:` value names; undefined when the holder did not say (older versions). */
+function holderMessageId(value: string): string | undefined {
+  const rest = value.slice(RUNNING.length);
+  const colon = rest.indexOf(':');
+  return colon === -1 ? undefined : rest.slice(colon + 1);
+}
 
 /** JobLock on memcached through memjs, with retries off: a retried `add` can lie (see lock.ts). */
 export class MemcachedLock implements JobLock {
@@ -39,15 +52,28 @@ export class MemcachedLock implements JobLock {
     return `${this.#prefix}${jobId}`;
   }
 
-  async claim(jobId: string, token: string, ttlSeconds: number): Promise<ClaimResult> {
+  /** Where a dead-lettered message is remembered; `/` cannot occur in a job id, so no job's key collides. */
+  deadLetteredKey(messageId: string): string {
+    return `${this.#prefix}dlq/${messageId}`;
+  }
+
+  async claim(jobId: string, token: string, ttlSeconds: number, message?: ClaimingMessage): Promise<ClaimResult> {
     const key = this.key(jobId);
     try {
+      if (message !== undefined && message.receiveCount > 1) {
+        const { value } = await this.#client.get(this.deadLetteredKey(message.messageId));
+        if (value !== null) return this.#ok('dead-lettered');
+      }
+      const origin = message === undefined ? undefined : (message.originId ?? message.messageId);
+      const value = origin === undefined ? RUNNING + token : `${RUNNING}${token}:${origin}`;
       for (let tries = 0; tries < 2; tries++) {
-        if (await this.#client.add(key, RUNNING + token, { expires: ttlSeconds })) return this.#ok('claimed');
-        const { value } = await this.#client.get(key);
-        if (value === null) continue; // expired between add and get: try once more
-        const text = value.toString();
-        return this.#ok(FINISHED.some((marker) => text.startsWith(marker)) ? 'completed' : 'running');
+        if (await this.#client.add(key, value, { expires: ttlSeconds })) return this.#ok('claimed');
+        const { value: found } = await this.#client.get(key);
+        if (found === null) continue; // expired between add and get: try once more
+        const text = found.toString();
+        if (text.startsWith(DONE)) return this.#ok('completed');
+        const holder = holderMessageId(text);
+        return this.#ok(holder !== undefined && origin !== undefined && holder !== origin ? 'running-copy' : 'running');
       }
       return this.#ok('running');
     } catch (error) {
@@ -59,7 +85,7 @@ export class MemcachedLock implements JobLock {
     const key = this.key(jobId);
     try {
       const { value } = await this.#client.get(key);
-      if (value === null || value.toString() !== RUNNING + token) return this.#ok('lost');
+      if (value === null || !heldBy(value.toString(), token)) return this.#ok('lost');
       await this.#client.touch(key, ttlSeconds);
       return this.#ok('held');
     } catch (error) {
@@ -67,9 +93,9 @@ export class MemcachedLock implements JobLock {
     }
   }
 
-  async complete(jobId: string, token: string, ttlSeconds: number, marker: 'done' | 'dead' = 'done'): Promise<boolean> {
+  async complete(jobId: string, token: string, ttlSeconds: number): Promise<boolean> {
     try {
-      await this.#client.set(this.key(jobId), `${marker}:${token}`, { expires: ttlSeconds });
+      await this.#client.set(this.key(jobId), DONE + token, { expires: ttlSeconds });
       return this.#ok(true);
     } catch (error) {
       return this.#failed(false, error);
@@ -80,7 +106,16 @@ export class MemcachedLock implements JobLock {
     const key = this.key(jobId);
     try {
       const { value } = await this.#client.get(key);
-      if (value !== null && value.toString() === RUNNING + token) await this.#client.delete(key);
+      if (value !== null && heldBy(value.toString(), token)) await this.#client.delete(key);
+      return this.#ok(true);
+    } catch (error) {
+      return this.#failed(false, error);
+    }
+  }
+
+  async markDeadLettered(messageId: string, ttlSeconds: number): Promise<boolean> {
+    try {
+      await this.#client.set(this.deadLetteredKey(messageId), '1', { expires: ttlSeconds });
       return this.#ok(true);
     } catch (error) {
       return this.#failed(false, error);

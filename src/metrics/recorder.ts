@@ -46,8 +46,9 @@ export class MetricsRecorder {
       if (e.retryDelayMs !== undefined) a.count(e.jobName, queue(e.queueUrl), 'Retried');
     });
     source.on('job:dead-lettered', (e) => a.count(e.jobName, queue(e.queueUrl), 'DeadLettered'));
-    // A copy found running elsewhere comes back later and is counted when it is skipped for good.
-    source.on('job:duplicate', (e) => e.state === 'completed' && a.count(e.jobName, queue(e.queueUrl), 'DuplicatesSkipped'));
+    // Every job:duplicate is a message deleted without running.
+    source.on('job:duplicate', (e) => a.count(e.jobName, queue(e.queueUrl), 'DuplicatesSkipped'));
+    source.on('job:resent', (e) => a.count(e.jobName, queue(e.queueUrl), 'Resent'));
     source.on('job:lock-unavailable', (e) => a.count(e.jobName, queue(e.queueUrl), 'LockUnavailable'));
   }
 

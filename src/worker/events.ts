@@ -5,7 +5,7 @@ export interface JobInfo {
   readonly jobName: string;
   readonly messageId: string;
   readonly queueUrl: string;
-  /** SQS ApproximateReceiveCount. */
+  /** The job's receives: SQS's ApproximateReceiveCount, plus those of the messages it was re-sent from. */
   readonly attempt: number;
   readonly tenant: string | undefined;
 }
@@ -19,6 +19,12 @@ export type DeadLetterReason =
   | 'unrecoverable'
   | 'retries-exhausted';
 
+/**
+ * Why a message was deleted without running: its job id completed, this very message is already in
+ * the DLQ (a leftover whose delete failed), or another message carries the job, running now.
+ */
+export type DuplicateState = 'completed' | 'dead-lettered' | 'running';
+
 /** The worker's events. Listeners that throw are logged and never break the worker. */
 export interface WorkerEvents {
   'job:start': [JobInfo & { waitMs: number }];
@@ -26,10 +32,18 @@ export interface WorkerEvents {
   /** A handler failed; `retryDelayMs` is undefined when the message goes to the DLQ instead. */
   'job:failed': [JobInfo & { error: Error; processMs: number; retryDelayMs: number | undefined }];
   'job:dead-lettered': [JobInfo & { reason: DeadLetterReason; detail: string }];
-  /** The job id is completed (message deleted) or running elsewhere (message made visible later). */
-  'job:duplicate': [JobInfo & { state: 'completed' | 'running' }];
-  /** The message was handed back to the queue without running: shutdown, or the lock unavailable and failing closed. */
+  /** The message was redundant and deleted without running (see DuplicateState). */
+  'job:duplicate': [JobInfo & { state: DuplicateState }];
+  /**
+   * The message was handed back to the queue without (finishing) running: shutdown, the same
+   * message running elsewhere, the lock unavailable while failing closed, or a FIFO group blocked.
+   */
   'job:released': [JobInfo & { reason: string }];
+  /**
+   * A message with no receive left was re-sent (same job id, fresh receive count) instead of handed
+   * back, so SQS's redrive does not dead-letter a job that did not run.
+   */
+  'job:resent': [JobInfo & { reason: string; delaySeconds: number }];
   'heartbeat:lost': [JobInfo & { reason: string }];
   /** The dedupe lock could not be asked (memcached down): the job ran without it, or was left queued when failing closed. */
   'job:lock-unavailable': [JobInfo];

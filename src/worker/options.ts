@@ -1,48 +1,71 @@
 import type { Logger } from 'pino';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import { queueUrlSchema, resolveAwsSettings, resolveMemcached, resolveQueueUrl, type AwsSettings, type Env } from '../config.js';
+import {
+  endpointSchema,
+  metricsNamespaceSchema,
+  parseConfig,
+  queueUrlSchema,
+  resolveAwsSettings,
+  resolveCloudWatchSettings,
+  resolveLogLevel,
+  resolveMemcached,
+  resolveMetricsNamespace,
+  resolveQueueUrl,
+  type AwsSettings,
+  type Env,
+} from '../config.js';
 import type { JobLock } from '../dedupe/lock.js';
 import type { MetricsSettings } from '../metrics/index.js';
 import type { MetricsSink } from '../metrics/sinks.js';
-import { ConfigError, ValidationError } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import { JobRegistry, isJobDefinition, type AnyJob } from '../job.js';
-import { parseWith } from '../validation.js';
 
 const queueSchema = z
   .object({
     url: queueUrlSchema,
     /** Share of free slots this queue gets when several queues have work waiting. */
-    weight: z.number().int().min(1).max(100).default(1),
+    weight: z.number().int('must be a whole number').min(1, 'must be 1-100').max(100, 'must be 1-100').default(1),
     /** Where poison and unrecoverable messages go; read from the queue's RedrivePolicy when omitted. */
     deadLetterQueueUrl: queueUrlSchema.optional(),
   })
   .strict();
 
 const isObject = (v: unknown) => typeof v === 'object' && v !== null;
+const int = z.number().int('must be a whole number');
 
 export const workerOptionsSchema = z
   .object({
     /** One queue URL, or several with weights. Default: SQS_JOBS_QUEUE_URL. */
-    queues: z.array(z.union([queueUrlSchema, queueSchema])).min(1, 'must name at least one queue').optional(),
-    jobs: z.union([z.instanceof(JobRegistry), z.array(z.custom<AnyJob>(isJobDefinition, 'must be a job made by defineJob()'))]),
-    concurrency: z.number().int().min(1, 'must be >= 1').default(10),
+    queues: z
+      .array(z.union([queueUrlSchema, queueSchema], { error: 'must be a queue URL or { url, weight?, deadLetterQueueUrl? }' }), {
+        error: 'must be an array of queue URLs or { url, weight, deadLetterQueueUrl }',
+      })
+      .min(1, 'must name at least one queue')
+      .optional(),
+    jobs: z.union([z.instanceof(JobRegistry), z.array(z.custom<AnyJob>(isJobDefinition, 'must be a job made by defineJob()'))], {
+      error: 'must be an array of jobs made by defineJob(), or a JobRegistry',
+    }),
+    concurrency: int.min(1, 'must be >= 1').default(10),
     /** Unstarted messages held beyond the free slots, so a freed slot starts at once. */
-    prefetch: z.number().int().min(0).max(1_000).default(10),
-    waitTimeSeconds: z.number().int().min(0, 'must be 0-20').max(20, 'must be 0-20 (SQS long-poll limit)').default(20),
-    visibilityTimeoutSeconds: z.number().int().min(2, 'must be >= 2').max(43_200, 'must be <= 43200 (12 hours)').default(30),
+    prefetch: int.min(0, 'must be 0-1000').max(1_000, 'must be 0-1000').default(10),
+    waitTimeSeconds: int.min(0, 'must be 0-20').max(20, 'must be 0-20 (SQS long-poll limit)').default(20),
+    visibilityTimeoutSeconds: int.min(2, 'must be >= 2').max(43_200, 'must be <= 43200 (12 hours)').default(30),
     /** Default: half the visibility timeout. */
-    heartbeatIntervalMs: z.number().int().min(100).optional(),
-    deleteFlushMs: z.number().int().min(0).max(10_000).default(50),
-    shutdownTimeoutMs: z.number().int().min(0).default(30_000),
+    heartbeatIntervalMs: int.min(100, 'must be >= 100').optional(),
+    deleteFlushMs: int.min(0, 'must be 0-10000').max(10_000, 'must be 0-10000').default(50),
+    shutdownTimeoutMs: int.min(0, 'must be >= 0').default(30_000),
+    /** After a handler's signal fires, how long it may take to settle before it is abandoned (its lock then kept until the TTL). */
+    abortGraceMs: z.number().int().min(0).max(60_000).default(1_000),
     /** memcached host:port[,…]; default SQS_JOBS_MEMCACHED. Without it there is no dedupe lock. */
     memcached: z.string().optional(),
     lock: z.custom<JobLock>((v) => isObject(v) && typeof (v as JobLock).claim === 'function', 'must implement JobLock').optional(),
     /** When memcached cannot be reached: false (default) runs jobs anyway, at-least-once; true leaves them queued. */
     lockFailClosed: z.boolean().default(false),
-    lockTimeoutMs: z.number().int().min(10).max(10_000).default(500),
-    completedTtlSeconds: z.number().int().min(1).max(30 * 24 * 3600, 'must be <= 30 days (memcached relative TTL limit)').default(86_400),
+    lockTimeoutMs: int.min(10, 'must be 10-10000').max(10_000, 'must be 10-10000').default(500),
+    completedTtlSeconds: int.min(1, 'must be >= 1').max(30 * 24 * 3600, 'must be <= 30 days (memcached relative TTL limit)').default(86_400),
     lockKeyPrefix: z.string().regex(/^[\x21-\x7e]{0,64}$/, 'must be printable ASCII without spaces, at most 64 characters').default('sqsjobs:'),
+    /** The SQS endpoint; default SQS_JOBS_ENDPOINT, else AWS_ENDPOINT_URL_SQS, else AWS_ENDPOINT_URL. */
     endpoint: z.string().optional(),
     region: z.string().optional(),
     /** Inject SDK clients (tests, custom middleware). The receive client should have its own socket pool. */
@@ -54,14 +77,14 @@ export const workerOptionsSchema = z
     metrics: z
       .object({
         sink: z
-          .union([z.enum(['cloudwatch', 'emf', 'off']), z.custom<MetricsSink>((v) => isObject(v) && typeof (v as MetricsSink).publish === 'function', 'must implement MetricsSink')])
+          .union([z.enum(['cloudwatch', 'emf', 'off']), z.custom<MetricsSink>((v) => isObject(v) && typeof (v as MetricsSink).publish === 'function', 'must implement MetricsSink')], {
+            error: "must be 'cloudwatch', 'emf', 'off' or an object with publish(namespace, datums)",
+          })
           .optional(),
-        namespace: z
-          .string()
-          .regex(/^[A-Za-z0-9.\-_/#:]{1,255}$/, 'must be 1-255 of letters, digits and . - _ / # :')
-          .refine((n) => !n.startsWith('AWS/'), 'must not start with AWS/ (reserved for AWS services)')
-          .optional(),
-        flushIntervalMs: z.number().int().min(1_000, 'must be >= 1000').default(60_000),
+        namespace: metricsNamespaceSchema.optional(),
+        flushIntervalMs: int.min(1_000, 'must be >= 1000').default(60_000),
+        /** The CloudWatch endpoint; default AWS_ENDPOINT_URL_CLOUDWATCH, else AWS_ENDPOINT_URL (never the SQS endpoint). */
+        endpoint: endpointSchema.optional(),
       })
       .strict()
       .default({ flushIntervalMs: 60_000 }),
@@ -101,32 +124,31 @@ export type WorkerConfig = Readonly<
 
 /** Validate worker options once, where they enter; out comes a frozen, fully resolved config. */
 export function resolveWorkerConfig(options: WorkerOptions, env: Env = process.env): WorkerConfig {
-  const o = parseWith(workerOptionsSchema, options, 'options', (issues) => new ValidationError('OPTIONS_INVALID', 'invalid worker options', issues));
+  const o = parseConfig(workerOptionsSchema, options, 'options', 'invalid worker options');
+  if (o.logger === undefined) resolveLogLevel(env);
   const queues = (o.queues ?? [resolveQueueUrl(undefined, env)]).map((q) =>
     typeof q === 'string' ? { url: q, weight: 1, deadLetterQueueUrl: undefined } : { url: q.url, weight: q.weight, deadLetterQueueUrl: q.deadLetterQueueUrl },
   );
   const jobs = o.jobs instanceof JobRegistry ? o.jobs : new JobRegistry(o.jobs);
-  if (jobs.size === 0) throw new ValidationError('OPTIONS_INVALID', 'invalid worker options', [{ field: 'jobs', rule: 'must register at least one job' }]);
+  if (jobs.size === 0) throw new ConfigError('invalid worker options: options.jobs: must register at least one job');
+  const aws = resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env, { endpoint: 'options.endpoint', region: 'options.region' });
   return Object.freeze({
     ...o,
     queues: Object.freeze(queues),
     jobs,
     heartbeatIntervalMs: o.heartbeatIntervalMs ?? Math.floor((o.visibilityTimeoutSeconds * 1000) / 2),
-    memcached: o.lock === undefined ? resolveMemcached(o.memcached, env) : undefined,
-    aws: resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env),
+    memcached: o.lock === undefined ? resolveMemcached(o.memcached, env, 'options.memcached') : undefined,
+    aws,
     lockTtlSeconds: o.visibilityTimeoutSeconds + 5,
-    metrics: resolveMetrics(o.metrics, env),
+    metrics: resolveMetrics(o.metrics, aws, env),
   });
 }
 
 const metricsEnvSchema = z.enum(['cloudwatch', 'emf', 'off'], { message: 'must be cloudwatch, emf or off' });
 
-function resolveMetrics(m: z.output<typeof workerOptionsSchema>['metrics'], env: Env): MetricsSettings {
-  const sink = m.sink ?? (env.SQS_JOBS_METRICS ? parseWith(metricsEnvSchema, env.SQS_JOBS_METRICS, 'SQS_JOBS_METRICS', configError) : 'cloudwatch');
-  const namespace = m.namespace ?? env.SQS_JOBS_METRICS_NAMESPACE ?? 'SqsJobs';
-  return Object.freeze({ sink, namespace, flushIntervalMs: m.flushIntervalMs });
-}
-
-function configError(issues: { field: string; rule: string }[]): ConfigError {
-  return new ConfigError(`invalid metrics setting: ${issues.map((i) => `${i.field}: ${i.rule}`).join('; ')}`);
+function resolveMetrics(m: z.output<typeof workerOptionsSchema>['metrics'], aws: AwsSettings, env: Env): MetricsSettings {
+  const sink = m.sink ?? (env.SQS_JOBS_METRICS ? parseConfig(metricsEnvSchema, env.SQS_JOBS_METRICS, 'SQS_JOBS_METRICS', 'invalid metrics setting') : 'cloudwatch');
+  const namespace = resolveMetricsNamespace(m.namespace, env);
+  const cloudwatch = sink === 'cloudwatch' ? resolveCloudWatchSettings({ endpoint: m.endpoint, region: aws.region }, env, { endpoint: 'options.metrics.endpoint', region: 'options.region' }) : undefined;
+  return Object.freeze({ sink, namespace, flushIntervalMs: m.flushIntervalMs, cloudwatch });
 }

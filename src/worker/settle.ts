@@ -5,7 +5,9 @@ import type { DeleteBatcher } from './acks.js';
 import { visibilitySeconds } from './backoff.js';
 import { deadLetterMessage } from './dead-letter.js';
 import type { JobInfo, WorkerEvents } from './events.js';
+import { groupByQueue } from './group.js';
 import type { Heartbeat, Lease } from './heartbeat.js';
+import { atReceiveLimit, resentMessage } from './resend.js';
 import { jobLogger, type Outcome } from './run-job.js';
 import type { QueuePort } from './sqs-port.js';
 
@@ -18,14 +20,18 @@ export interface SettleDeps {
   readonly lockTtlSeconds: number;
   readonly visibilityTimeoutSeconds: number;
   readonly deadLetterQueueUrl: (queueUrl: string) => string;
+  /** From the queue's RedrivePolicy; undefined when SQS never dead-letters on its own. */
+  readonly maxReceiveCount: (queueUrl: string) => number | undefined;
   readonly logger: Logger;
   readonly emit: <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
+  readonly onError: (where: string, error: unknown) => void;
 }
 
 /**
  * The one place where a received message ends. Every outcome maps to exactly one of:
- * delete (success, completed duplicate), visible again after a delay (retry, busy, release),
- * moved to the DLQ (send there, then delete), or left alone (lease lost: someone else holds it).
+ * delete (success, duplicate), handed back (visible again after a delay, or re-sent when it has no
+ * receive left), moved to the DLQ (send there, then delete), or left alone (lease lost: someone
+ * else holds it).
  */
 export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
   // Stop heartbeating first and let an extension in flight land, so it cannot undo what follows.
@@ -34,16 +40,7 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
   lease.lock = undefined;
   const m = lease.message;
   const log = jobLogger(deps.logger, info);
-
-  const setVisibility = async (seconds: number): Promise<void> => {
-    try {
-      const [failure] = await deps.sqs.changeVisibilityBatch(m.queueUrl, [{ id: '0', receiptHandle: m.receiptHandle, visibilityTimeout: seconds }]);
-      if (failure !== undefined) log().warn({ code: failure.code, detail: failure.message }, 'could not change visibility; the message returns when its current visibility timeout ends');
-    } catch (error) {
-      log().warn({ err: error }, 'could not change visibility; the message returns when its current visibility timeout ends');
-    }
-  };
-  const releaseLock = async (abandoned = false) => {
+  const unlock = async (abandoned = false) => {
     // An abandoned handler may still be running: keep its lock until the TTL ends.
     if (lock !== undefined && !abandoned) await deps.lock.release(lock.jobId, lock.token);
   };
@@ -57,33 +54,27 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       return;
     }
     case 'duplicate': {
-      deps.emit('job:duplicate', { ...info, state: 'completed' });
-      log().info('job id already completed: deleting the duplicate without running it');
+      deps.emit('job:duplicate', { ...info, state: outcome.state });
+      log().info({ state: outcome.state }, DUPLICATE_LOG[outcome.state]);
       await deps.acks.delete(m);
       return;
     }
-    case 'busy': {
-      deps.emit('job:duplicate', { ...info, state: 'running' });
-      log().info('job id is running elsewhere: leaving the message for later');
-      await setVisibility(visibilitySeconds(deps.visibilityTimeoutSeconds * 1000, Date.now() - lease.receivedAt));
-      return;
-    }
     case 'retry': {
-      await releaseLock(outcome.abandoned);
+      await unlock(outcome.abandoned);
       const seconds = visibilitySeconds(outcome.delayMs, Date.now() - lease.receivedAt);
       deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs, retryDelayMs: seconds * 1000 });
       log().warn({ err: outcome.error, retryInSeconds: seconds }, 'job failed; it will be retried');
-      await setVisibility(seconds);
+      await handBack(deps, lease, info, seconds, 'retry');
       return;
     }
     case 'release': {
-      await releaseLock(outcome.abandoned);
+      await unlock(outcome.abandoned);
       deps.emit('job:released', { ...info, reason: outcome.reason });
-      await setVisibility(outcome.delaySeconds);
+      await handBack(deps, lease, info, outcome.delaySeconds, outcome.reason);
       return;
     }
     case 'lost': {
-      await releaseLock();
+      await unlock(outcome.abandoned);
       return;
     }
     case 'dead-letter': {
@@ -94,21 +85,98 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       try {
         await deps.sqs.send(dlq, deadLetterMessage(m, outcome.reason, outcome.detail));
       } catch (error) {
-        // Not moved: leave it to come back, and to the queue's RedrivePolicy if this keeps failing.
-        await releaseLock();
+        // Not moved: hand it back to come again (re-sent if it has no receive left, so SQS's
+        // redrive cannot take it without the reason).
+        await unlock();
         const e = toError(error);
         log().error({ err: e, reason: outcome.reason }, 'could not send the message to the DLQ; it stays in the queue');
-        deps.emit('error', new Error(`could not dead-letter message ${m.messageId} to ${dlq}: ${e.message}`, { cause: e }));
-        await setVisibility(visibilitySeconds(deps.visibilityTimeoutSeconds * 1000, Date.now() - lease.receivedAt));
+        deps.onError('dead-letter', new Error(`could not dead-letter message ${m.messageId} to ${dlq}: ${e.message}`, { cause: e }));
+        await handBack(deps, lease, info, deps.visibilityTimeoutSeconds, 'the DLQ send failed');
         return;
       }
-      // Now in the DLQ. Mark the job id for a short while rather than release it: if the delete
-      // below fails and the message comes back, it is deleted as a duplicate instead of run again.
-      if (lock !== undefined) await deps.lock.complete(lock.jobId, lock.token, deps.lockTtlSeconds, 'dead');
+      // Now in the DLQ. Remember this message id for a while: if the delete below fails and the
+      // message comes back, it is deleted as a leftover instead of run again. The job id itself is
+      // released, so a replay from the DLQ (a new message) runs at once.
+      await deps.lock.markDeadLettered(m.messageId, deps.lockTtlSeconds);
+      await unlock();
       deps.emit('job:dead-lettered', { ...info, reason: outcome.reason, detail: outcome.detail });
       log().error({ reason: outcome.reason, detail: outcome.detail }, 'message moved to the dead-letter queue');
       await deps.acks.delete(m);
       return;
     }
   }
+}
+
+const DUPLICATE_LOG = {
+  completed: 'job id already completed: deleting the duplicate without running it',
+  'dead-lettered': 'this message is already in the dead-letter queue (its delete had failed): deleting the leftover',
+  running: 'job id is running under another message: deleting this copy (the other message carries the job)',
+} as const;
+
+/**
+ * Make a message visible again after `seconds`, or, when that would let SQS's redrive move it to
+ * the DLQ on its next receive, re-send it (same body and job id, fresh receive count) and delete it.
+ */
+async function handBack(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: number, reason: string): Promise<void> {
+  const m = lease.message;
+  const log = jobLogger(deps.logger, info);
+  if (atReceiveLimit(m, deps.maxReceiveCount(m.queueUrl))) {
+    const copy = resentMessage(m, seconds);
+    try {
+      await deps.sqs.send(m.queueUrl, copy);
+    } catch (error) {
+      deps.onError('re-send', error);
+      log().error({ err: error, reason }, 'could not re-send a message with no receive left; handed back, and SQS may dead-letter it on its next receive');
+      await makeVisible(deps, lease, info, seconds);
+      return;
+    }
+    const delaySeconds = copy.delaySeconds ?? 0;
+    deps.emit('job:resent', { ...info, reason, delaySeconds });
+    log().warn({ reason, delaySeconds }, 'the message had no receive left: re-sent with the same job id rather than handed back');
+    await deps.acks.delete(m);
+    return;
+  }
+  await makeVisible(deps, lease, info, seconds);
+}
+
+async function makeVisible(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: number): Promise<void> {
+  const m = lease.message;
+  try {
+    const [failure] = await deps.sqs.changeVisibilityBatch(m.queueUrl, [{ id: '0', receiptHandle: m.receiptHandle, visibilityTimeout: seconds }]);
+    if (failure !== undefined) {
+      jobLogger(deps.logger, info)().warn({ code: failure.code, detail: failure.message }, 'could not change visibility; the message returns when its current visibility timeout ends');
+    }
+  } catch (error) {
+    jobLogger(deps.logger, info)().warn({ err: error }, 'could not change visibility; the message returns when its current visibility timeout ends');
+  }
+}
+
+/**
+ * Hand back messages that were never started (shutdown, received while stopping, a blocked FIFO
+ * group): visible at once, in batches of 10 per queue; one with no receive left is settled on its
+ * own, and re-sent.
+ */
+export async function releaseUnstarted(deps: SettleDeps, leases: readonly Lease[], reason: string, describe: (lease: Lease) => JobInfo): Promise<void> {
+  await Promise.all(leases.map((lease) => deps.heartbeat.release(lease)));
+  const held = leases.filter((l) => !l.lost);
+  const last = held.filter((l) => atReceiveLimit(l.message, deps.maxReceiveCount(l.message.queueUrl)));
+  const rest = held.filter((l) => !last.includes(l));
+  const calls: Promise<void>[] = last.map((lease) => settle(deps, lease, describe(lease), { kind: 'release', reason, delaySeconds: 0 }));
+  for (const [queueUrl, list] of groupByQueue(rest)) {
+    for (let i = 0; i < list.length; i += 10) {
+      const batch = list.slice(i, i + 10);
+      calls.push(
+        deps.sqs
+          .changeVisibilityBatch(queueUrl, batch.map((l, j) => ({ id: String(j), receiptHandle: l.message.receiptHandle, visibilityTimeout: 0 })))
+          .then(
+            (failures) => {
+              for (const f of failures) deps.onError('release', new Error(`could not release message: ${f.code} ${f.message}`));
+            },
+            (error: unknown) => deps.onError('release', error),
+          ),
+      );
+    }
+  }
+  await Promise.all(calls);
+  if (leases.length > 0) deps.logger.info({ released: leases.length, resent: last.length, reason }, 'released unstarted messages');
 }

@@ -37,6 +37,8 @@ export interface OutgoingMessage {
   readonly attributes: Record<string, MessageAttributeValue>;
   readonly groupId?: string | undefined;
   readonly deduplicationId?: string | undefined;
+  /** 0-900; standard queues only. */
+  readonly delaySeconds?: number | undefined;
 }
 
 /** The SQS calls the worker makes; nothing else of the SDK reaches the worker's core. */
@@ -114,6 +116,7 @@ export class SqsQueuePort implements QueuePort {
         MessageAttributes: message.attributes,
         MessageGroupId: message.groupId,
         MessageDeduplicationId: message.deduplicationId,
+        DelaySeconds: message.delaySeconds,
       }),
     );
   }

@@ -1,7 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { createSqsClient } from '../aws/clients.js';
-import { queueNameOf, type Env } from '../config.js';
+import { isFifoQueue, queueNameOf, type Env } from '../config.js';
 import { NoLock, type JobLock } from '../dedupe/lock.js';
 import { MemcachedLock } from '../dedupe/memcached-lock.js';
 import { SafeEmitter } from '../events.js';
@@ -11,26 +11,23 @@ import { createMetricsRecorder, type MetricsRecorder } from '../metrics/index.js
 import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
 import { DeleteBatcher } from './acks.js';
 import type { WorkerEvents } from './events.js';
-import { groupByQueue } from './group.js';
 import { Heartbeat, type Lease } from './heartbeat.js';
 import { resolveWorkerConfig, type QueueConfig, type WorkerConfig, type WorkerOptions } from './options.js';
-import { runJob, type RunDeps } from './run-job.js';
-import { settle, type SettleDeps } from './settle.js';
+import { describeMessage, runJob, type Outcome, type RunDeps } from './run-job.js';
+import { Scheduler, type ScheduledQueue } from './scheduler.js';
+import { releaseUnstarted, settle, type SettleDeps } from './settle.js';
 import { SqsQueuePort, type QueuePort } from './sqs-port.js';
-import { pickWeighted } from './weighted.js';
 import { ReceiveCapacity } from './capacity.js';
 
-interface QueueState {
+/** Outcomes after which a FIFO message comes back to its queue, so its group's later messages must wait for it. */
+const BLOCKS_GROUP: ReadonlySet<Outcome['kind']> = new Set(['retry', 'release', 'lost']);
+
+interface QueueState extends ScheduledQueue {
   readonly config: QueueConfig;
   /** What runJob needs for this queue; built once the DLQ is known. */
   runDeps: RunDeps | undefined;
-  readonly weight: number;
   deadLetterQueueUrl: string;
   maxReceiveCount: number | undefined;
-  /** Received, not started. Held under the heartbeat like running ones. */
-  readonly buffer: Lease[];
-  /** Smooth weighted round-robin credit (see weighted.ts). */
-  credit: number;
 }
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -51,6 +48,7 @@ export class Worker {
   readonly #acks: DeleteBatcher;
   readonly #metrics: MetricsRecorder | undefined;
   readonly #queues: QueueState[];
+  readonly #scheduler: Scheduler<QueueState>;
   readonly #running = new Map<Lease, AbortController>();
   readonly #settling = new Set<Promise<void>>();
   /** Aborts an open long poll: only when stopping at once (second signal), never on a graceful stop. */
@@ -97,7 +95,17 @@ export class Worker {
     this.#metrics = createMetricsRecorder(c.metrics, c.aws, this.#log, env);
     this.#metrics?.attach(this);
     this.#capacity = new ReceiveCapacity(c.concurrency + c.prefetch, () => this.#running.size + this.inFlight.buffered);
-    this.#queues = c.queues.map((q) => ({ config: q, runDeps: undefined, weight: q.weight, deadLetterQueueUrl: '', maxReceiveCount: undefined, buffer: [], credit: 0 }));
+    this.#queues = c.queues.map((q) => ({
+      config: q,
+      url: q.url,
+      fifo: isFifoQueue(q.url),
+      runDeps: undefined,
+      weight: q.weight,
+      deadLetterQueueUrl: '',
+      maxReceiveCount: undefined,
+      credit: 0,
+    }));
+    this.#scheduler = new Scheduler(this.#queues);
   }
 
   on<K extends keyof WorkerEvents & string>(event: K, listener: (...args: WorkerEvents[K]) => void): this {
@@ -117,7 +125,7 @@ export class Worker {
 
   /** Messages held: running handlers and received-but-unstarted. */
   get inFlight(): { running: number; buffered: number } {
-    return { running: this.#running.size, buffered: this.#queues.reduce((n, q) => n + q.buffer.length, 0) };
+    return { running: this.#running.size, buffered: this.#scheduler.size };
   }
 
   /** Find each queue's DLQ, then start polling. Rejects with ConfigError when a queue has no DLQ. */
@@ -212,19 +220,18 @@ export class Worker {
         await this.#release(leases, 'worker is stopping');
         break;
       }
-      q.buffer.push(...leases);
+      this.#scheduler.add(q.url, leases);
       this.#capacity.release(count);
       this.#dispatch();
     }
   }
 
-  /** Start buffered messages while slots are free, taking queues by weight. */
+  /** Start buffered messages while slots are free, in the order the scheduler gives. */
   #dispatch(): void {
     while (!this.#stopping && this.#running.size < this.config.concurrency) {
-      const lease = pickWeighted(this.#queues.filter((q) => q.buffer.length > 0))?.buffer.shift();
-      if (lease === undefined) break;
-      if (lease.lost) continue; // its visibility ran out while it waited: it is back in the queue
-      this.#run(this.#queues.find((q) => q.config.url === lease.message.queueUrl)!, lease);
+      const next = this.#scheduler.next();
+      if (next === undefined) break;
+      this.#run(next.queue, next.lease);
     }
     this.#capacity.grant();
   }
@@ -237,17 +244,18 @@ export class Worker {
       .catch((error: unknown) => {
         // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
         this.#error('run', error);
-        const m = lease.message;
-        const info = { jobId: m.messageId, jobName: 'unknown', messageId: m.messageId, queueUrl: m.queueUrl, attempt: m.receiveCount, tenant: undefined };
-        return { info, outcome: { kind: 'release' as const, reason: `internal error: ${toError(error).message}`, delaySeconds: this.config.visibilityTimeoutSeconds } };
+        const info = describeMessage(this.config.jobs, lease.message);
+        const outcome: Outcome = { kind: 'release', reason: `internal error: ${toError(error).message}`, delaySeconds: this.config.visibilityTimeoutSeconds };
+        return { info, outcome };
       })
       .then(({ info, outcome }) => {
         // The slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background.
         this.#running.delete(lease);
         if (this.#running.size === 0) this.#wakeIdle();
+        const behind = this.#scheduler.finish(lease, BLOCKS_GROUP.has(outcome.kind));
         this.#dispatch();
-        this.#settleDepsOnce ??= this.#settleDeps();
-        this.#track(settle(this.#settleDepsOnce, lease, info, outcome));
+        this.#track(settle(this.#settle, lease, info, outcome));
+        if (behind.length > 0) this.#track(this.#release(behind, 'an earlier message of its FIFO group comes back first'));
       });
   }
 
@@ -259,11 +267,17 @@ export class Worker {
       lockTtlSeconds: c.lockTtlSeconds,
       lockFailClosed: c.lockFailClosed,
       visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
+      abortGraceMs: c.abortGraceMs,
       maxReceiveCount: q.maxReceiveCount,
       logger: this.#log,
       logArgs: c.logArgs,
       emit: this.#events.emit.bind(this.#events),
     };
+  }
+
+  get #settle(): SettleDeps {
+    this.#settleDepsOnce ??= this.#settleDeps();
+    return this.#settleDepsOnce;
   }
 
   #settleDeps(): SettleDeps {
@@ -276,10 +290,16 @@ export class Worker {
       completedTtlSeconds: c.completedTtlSeconds,
       lockTtlSeconds: c.lockTtlSeconds,
       visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
-      deadLetterQueueUrl: (url) => this.#queues.find((q) => q.config.url === url)!.deadLetterQueueUrl,
+      deadLetterQueueUrl: (url) => this.#queue(url).deadLetterQueueUrl,
+      maxReceiveCount: (url) => this.#queue(url).maxReceiveCount,
       logger: this.#log,
       emit: this.#events.emit.bind(this.#events),
+      onError: (where, error) => this.#error(where, error),
     };
+  }
+
+  #queue(url: string): QueueState {
+    return this.#queues.find((q) => q.url === url)!;
   }
 
   #track(work: Promise<void>): void {
@@ -306,7 +326,7 @@ export class Worker {
     this.#stop.abort();
     this.#capacity.close();
     const steps: [string, () => Promise<void> | void][] = [
-      ['release unstarted messages', () => this.#release(this.#queues.flatMap((q) => q.buffer.splice(0)), 'worker is stopping')],
+      ['release unstarted messages', () => this.#release(this.#scheduler.drain(), 'worker is stopping')],
       ['wait for running jobs', async () => {
         if (this.#running.size > 0) {
           this.#log.info({ running: this.#running.size, deadlineMs: this.config.shutdownTimeoutMs }, 'waiting for running jobs');
@@ -347,27 +367,9 @@ export class Worker {
     this.#events.emit('stopped');
   }
 
-  /** Hand messages back to their queues at once (visibility 0), in batches of 10. */
-  async #release(leases: Lease[], reason: string): Promise<void> {
-    await Promise.all(leases.map((lease) => this.#heartbeat.release(lease)));
-    const calls: Promise<void>[] = [];
-    for (const [queueUrl, list] of groupByQueue(leases.filter((l) => !l.lost))) {
-      for (let i = 0; i < list.length; i += 10) {
-        const batch = list.slice(i, i + 10);
-        calls.push(
-          this.#sqs
-            .changeVisibilityBatch(queueUrl, batch.map((l, j) => ({ id: String(j), receiptHandle: l.message.receiptHandle, visibilityTimeout: 0 })))
-            .then(
-              (failures) => {
-                for (const f of failures) this.#error('release', new Error(`could not release message: ${f.code} ${f.message}`));
-              },
-              (error: unknown) => this.#error('release', error),
-            ),
-        );
-      }
-    }
-    await Promise.all(calls);
-    if (leases.length > 0) this.#log.info({ released: leases.length, reason }, 'released unstarted messages');
+  /** Hand unstarted messages back to their queues at once (see releaseUnstarted). */
+  #release(leases: Lease[], reason: string): Promise<void> {
+    return releaseUnstarted(this.#settle, leases, reason, (lease) => describeMessage(this.config.jobs, lease.message));
   }
 
   #lockAvailability(up: boolean, error?: Error): void {

@@ -34,6 +34,7 @@ export function recordEvents(worker: Worker) {
     'job:dead-lettered',
     'job:duplicate',
     'job:released',
+    'job:resent',
     'job:lock-unavailable',
     'heartbeat:lost',
     'lock:unavailable',

@@ -21,13 +21,29 @@ describe('MemcachedLock on a real memcached', () => {
     expect(await lock.claim(id, 'c', 30)).toBe('completed');
   });
 
-  it('treats a job id marked dead-lettered as finished until the mark expires', async () => {
+  it('tells a redelivered copy from another message carrying the same running job', async () => {
     const id = randomUUID();
-    await lock.claim(id, 'a', 30);
-    expect(await lock.complete(id, 'a', 1, 'dead')).toBe(true);
-    expect(await lock.claim(id, 'b', 30)).toBe('completed');
+    expect(await lock.claim(id, 'a', 30, { messageId: 'm-1', receiveCount: 1 })).toBe('claimed');
+    expect(await lock.claim(id, 'b', 30, { messageId: 'm-1', receiveCount: 2 })).toBe('running'); // the same message again
+    expect(await lock.claim(id, 'c', 30, { messageId: 'm-2', receiveCount: 1 })).toBe('running-copy'); // a second message
+    expect(await lock.extend(id, 'a', 30)).toBe('held');
+    expect(await lock.release(id, 'a')).toBe(true);
+    expect(await lock.claim(id, 'd', 30, { messageId: 'm-2', receiveCount: 1 })).toBe('claimed');
+  });
+
+  it('remembers a dead-lettered message by its message id: its leftover is refused, a replay of the job runs', async () => {
+    const id = randomUUID();
+    const messageId = randomUUID();
+    await lock.claim(id, 'a', 30, { messageId, receiveCount: 3 });
+    expect(await lock.markDeadLettered(messageId, 1)).toBe(true);
+    await lock.release(id, 'a');
+    // the same message, back because its delete failed
+    expect(await lock.claim(id, 'b', 30, { messageId, receiveCount: 4 })).toBe('dead-lettered');
+    // a replay from the DLQ is a new message with the same job id: it runs at once
+    expect(await lock.claim(id, 'c', 30, { messageId: randomUUID(), receiveCount: 1 })).toBe('claimed');
+    await lock.release(id, 'c');
     await sleep(2_100);
-    expect(await lock.claim(id, 'b', 30)).toBe('claimed'); // a replay from the DLQ later runs
+    expect(await lock.claim(id, 'd', 30, { messageId, receiveCount: 5 })).toBe('claimed'); // the mark expires
   });
 
   it('extends only while the token still holds the key, and release frees it only for its owner', async () => {
@@ -69,11 +85,11 @@ describe('MemcachedLock on a real memcached', () => {
       const proxy = await slowProxy(memcached.port, 400);
       const slow = new MemcachedLock({ servers: `127.0.0.1:${proxy.port}`, timeoutMs: 150, keyPrefix: prefix });
       const id = randomUUID();
-      expect(await slow.claim(id, 'a', 30)).toBe('unavailable');
+      expect(await slow.claim(id, 'a', 30, { messageId: 'm-1', receiveCount: 1 })).toBe('unavailable');
       // the add did land: memcached holds our token, so a retried add would have said "exists"
       const direct = memcachedClient(memcached.servers);
       const { value } = await direct.get(`${prefix}${id}`);
-      expect(value?.toString()).toBe('running:a');
+      expect(value?.toString()).toBe('running:a:m-1');
       direct.close();
       slow.close();
       await proxy.close();

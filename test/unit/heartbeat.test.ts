@@ -154,7 +154,7 @@ describe('Heartbeat', () => {
 
   it('declares the lease lost when the dedupe lock is held by someone else', async () => {
     const sqs = new FakeQueuePort();
-    const lock: JobLock = { ...new NoLock(), extend: async () => 'lost', claim: async () => 'claimed', complete: async () => true, release: async () => true, close: () => {} };
+    const lock: JobLock = { ...new NoLock(), extend: async () => 'lost', claim: async () => 'claimed', complete: async () => true, release: async () => true, markDeadLettered: async () => true, close: () => {} };
     const { hb } = heartbeat(sqs, { lock });
     const lease = hb.track(message(1));
     lease.lock = { jobId: 'j1', token: 't' };

@@ -117,13 +117,14 @@ describe('MetricsRecorder', () => {
     events.emit('job:dead-lettered', { ...info, reason: 'unrecoverable', detail: 'x' });
     events.emit('job:duplicate', { ...info, state: 'completed' });
     events.emit('job:duplicate', { ...info, state: 'running' });
+    events.emit('job:resent', { ...info, reason: 'retry', delaySeconds: 5 });
     events.emit('job:lock-unavailable', info);
     await vi.advanceTimersByTimeAsync(59_000);
     expect(published).toHaveLength(0);
     await vi.advanceTimersByTimeAsync(1_000);
     expect(published).toHaveLength(1);
     const sums = Object.fromEntries(published[0]!.filter((d) => d.Value !== undefined).map((d) => [d.MetricName, d.Value]));
-    expect(sums).toEqual({ Succeeded: 1, Failed: 2, Retried: 1, DeadLettered: 1, DuplicatesSkipped: 1, LockUnavailable: 1 });
+    expect(sums).toEqual({ Succeeded: 1, Failed: 2, Retried: 1, DeadLettered: 1, DuplicatesSkipped: 2, LockUnavailable: 1, Resent: 1 });
     const processCounts = published[0]!.find((d) => d.MetricName === 'ProcessTime')!.Counts!.reduce((a, b) => a + b, 0);
     expect(processCounts).toBe(3);
     await vi.advanceTimersByTimeAsync(60_000);

@@ -1,0 +1,91 @@
+import type { Lease } from './heartbeat.js';
+import { pickWeighted, type Weighted } from './weighted.js';
+
+/** A queue as the scheduler sees it. */
+export interface ScheduledQueue extends Weighted {
+  readonly url: string;
+  readonly fifo: boolean;
+}
+
+interface Slot<Q> {
+  readonly queue: Q;
+  readonly buffer: Lease[];
+  /** FIFO: message groups with a job running now; the next message of such a group waits. */
+  readonly activeGroups: Set<string>;
+}
+
+/**
+ * Holds received, unstarted messages and answers "which runs next". Queues are taken by weight
+ * (smooth weighted round-robin). On a FIFO queue, one message per message group runs at a time, in
+ * the order received; different groups run side by side. A group whose job is handed back (retry,
+ * release, lost lease) is blocked: its buffered messages must go back to SQS behind it, which
+ * `finish` returns for the caller to release.
+ */
+export class Scheduler<Q extends ScheduledQueue> {
+  readonly #slots: Slot<Q>[];
+  readonly #byUrl = new Map<string, Slot<Q>>();
+
+  constructor(queues: readonly Q[]) {
+    this.#slots = queues.map((queue) => ({ queue, buffer: [], activeGroups: new Set() }));
+    for (const s of this.#slots) this.#byUrl.set(s.queue.url, s);
+  }
+
+  get size(): number {
+    return this.#slots.reduce((n, s) => n + s.buffer.length, 0);
+  }
+
+  add(queueUrl: string, leases: readonly Lease[]): void {
+    this.#slot(queueUrl).buffer.push(...leases);
+  }
+
+  /** The next message to start and its queue, or undefined when nothing can start now. */
+  next(): { queue: Q; lease: Lease } | undefined {
+    for (;;) {
+      const ready = this.#slots.filter((s) => this.#startable(s) !== -1);
+      const slot = pickWeighted(ready.map((s) => s.queue));
+      if (slot === undefined) return undefined;
+      const s = this.#slot(slot.url);
+      const lease = s.buffer.splice(this.#startable(s), 1)[0]!;
+      if (lease.lost) continue; // its visibility ran out while it waited: it is back in the queue
+      const group = this.#group(s, lease);
+      if (group !== undefined) s.activeGroups.add(group);
+      return { queue: s.queue, lease };
+    }
+  }
+
+  /**
+   * A started message has its outcome. When its FIFO group must wait for it to come back
+   * (`blocksGroup`), the group's buffered messages are taken out and returned, to be released.
+   */
+  finish(lease: Lease, blocksGroup: boolean): Lease[] {
+    const s = this.#slot(lease.message.queueUrl);
+    const group = this.#group(s, lease);
+    if (group === undefined) return [];
+    s.activeGroups.delete(group);
+    if (!blocksGroup) return [];
+    const behind = s.buffer.filter((l) => this.#group(s, l) === group);
+    if (behind.length > 0) s.buffer.splice(0, s.buffer.length, ...s.buffer.filter((l) => !behind.includes(l)));
+    return behind;
+  }
+
+  /** Take every buffered message out (shutdown). */
+  drain(): Lease[] {
+    return this.#slots.flatMap((s) => s.buffer.splice(0));
+  }
+
+  /** Index of the first message that may start, or -1. */
+  #startable(s: Slot<Q>): number {
+    if (!s.queue.fifo) return s.buffer.length > 0 ? 0 : -1;
+    return s.buffer.findIndex((l) => !s.activeGroups.has(this.#group(s, l) ?? ''));
+  }
+
+  #group(s: Slot<Q>, lease: Lease): string | undefined {
+    return s.queue.fifo ? (lease.message.groupId ?? '') : undefined;
+  }
+
+  #slot(queueUrl: string): Slot<Q> {
+    const s = this.#byUrl.get(queueUrl);
+    if (s === undefined) throw new Error(`no queue ${queueUrl} in the scheduler`);
+    return s;
+  }
+}
