@@ -112,6 +112,8 @@ export interface ReplayOptions {
   readonly id?: string | undefined;
   readonly limit?: number | undefined;
   readonly dryRun?: boolean | undefined;
+  /** `client`: always send, then delete, here, even where the server has message move tasks. Default `auto`. */
+  readonly mode?: 'auto' | 'client' | undefined;
   /** Stop between batches (e.g. on Ctrl-C): everything moved so far is moved, the rest stays. */
   readonly signal?: AbortSignal | undefined;
   readonly onMoved?: (letter: DeadLetter, to: string) => void;
@@ -138,7 +140,7 @@ function replayAttributes(m: Message): Record<string, MessageAttributeValue> {
  */
 export async function replayDeadLetters(sqs: SQSClient, o: ReplayOptions): Promise<ReplayResult> {
   const wholeQueue = o.job === undefined && o.id === undefined && o.limit === undefined && !o.dryRun;
-  if (wholeQueue && o.sourceQueueUrl !== undefined) {
+  if (wholeQueue && o.sourceQueueUrl !== undefined && o.mode !== 'client') {
     const movedByTask = await tryMoveTask(sqs, o.dlqUrl, o.sourceQueueUrl);
     if (movedByTask !== undefined) return { moved: movedByTask, skipped: [], via: 'move-task' };
   }
