@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { createSqsClient } from './aws/clients.js';
-import { isFifoQueue, resolveAwsSettings, resolveQueueUrl, type Env } from './config.js';
+import { isFifoQueue, parseConfig, resolveAwsSettings, resolveQueueUrl, type Env } from './config.js';
 import {
   encodeEnvelope,
   envelopeAttributes,
@@ -60,8 +60,12 @@ const producerOptionsSchema = z
     queueUrl: z.string().optional(),
     endpoint: z.string().optional(),
     region: z.string().optional(),
-    jobs: z.union([z.instanceof(JobRegistry), z.array(z.custom<AnyJob>(isJobDefinition, 'must be a job made by defineJob()'))]).optional(),
-    maxMessageBytes: z.number().int().min(1024, 'must be >= 1024').max(SQS_MAX_MESSAGE_BYTES, `must be <= ${SQS_MAX_MESSAGE_BYTES} (SQS limit)`).optional(),
+    jobs: z
+      .union([z.instanceof(JobRegistry), z.array(z.custom<AnyJob>(isJobDefinition, 'must be a job made by defineJob()'))], {
+        error: 'must be an array of jobs made by defineJob(), or a JobRegistry',
+      })
+      .optional(),
+    maxMessageBytes: z.number().int('must be a whole number').min(1024, 'must be >= 1024').max(SQS_MAX_MESSAGE_BYTES, `must be <= ${SQS_MAX_MESSAGE_BYTES} (SQS limit)`).optional(),
     client: z.custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as SQSClient).send === 'function', 'must be an SQSClient').optional(),
   })
   .strict();
@@ -93,13 +97,13 @@ export class Producer {
   #queueLimitChecked: Promise<void> | undefined;
 
   constructor(options: ProducerOptions = {}, env: Env = process.env) {
-    const o = parseWith(producerOptionsSchema, options, 'options', (issues) => new ValidationError('OPTIONS_INVALID', 'invalid producer options', issues));
-    this.queueUrl = resolveQueueUrl(o.queueUrl, env);
+    const o = parseConfig(producerOptionsSchema, options, 'options', 'invalid producer options');
+    this.queueUrl = resolveQueueUrl(o.queueUrl, env, 'options.queueUrl');
     this.maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.#jobs = o.jobs instanceof JobRegistry ? o.jobs : new JobRegistry(o.jobs ?? []);
     this.#fifo = isFifoQueue(this.queueUrl);
     this.#ownsClient = o.client === undefined;
-    this.#sqs = o.client ?? createSqsClient(resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env), {}, env);
+    this.#sqs = o.client ?? createSqsClient(resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env, { endpoint: 'options.endpoint', region: 'options.region' }), {}, env);
   }
 
   /** Validate, encode and send one job. Resolves once SQS has stored the message. */

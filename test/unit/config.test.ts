@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { isFifoQueue, queueNameOf, resolveAwsSettings, resolveMemcached, resolveQueueUrl } from '../../src/config.js';
+import {
+  isFifoQueue,
+  parseQueueUrl,
+  queueAccountOf,
+  queueNameOf,
+  queueRegionOf,
+  resolveAwsSettings,
+  resolveCloudWatchSettings,
+  resolveMemcached,
+  resolveQueueUrl,
+} from '../../src/config.js';
 
 describe('resolveAwsSettings', () => {
   it('takes options first, then SQS_JOBS_ENDPOINT, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL', () => {
@@ -19,6 +29,64 @@ describe('resolveAwsSettings', () => {
     expect(() => resolveAwsSettings({}, { AWS_ENDPOINT_URL: 'localhost:4566' })).toThrow(ConfigError);
     expect(() => resolveAwsSettings({}, { AWS_ENDPOINT_URL: 'localhost:4566' })).toThrow(/AWS_ENDPOINT_URL: must be an http\(s\) URL/);
     expect(() => resolveAwsSettings({ region: 'mars' }, {})).toThrow(/region: must be an AWS region/);
+  });
+});
+
+describe('resolveCloudWatchSettings', () => {
+  it('follows AWS_ENDPOINT_URL_CLOUDWATCH, else AWS_ENDPOINT_URL, never the SQS-only variables', () => {
+    const sqsOnly = { SQS_JOBS_ENDPOINT: 'http://127.0.0.1:9324', AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:9325' };
+    expect(resolveCloudWatchSettings({}, { ...sqsOnly, AWS_ENDPOINT_URL: 'http://127.0.0.1:4566' }).endpoint).toBe('http://127.0.0.1:4566');
+    expect(resolveCloudWatchSettings({}, { ...sqsOnly, AWS_ENDPOINT_URL: 'http://127.0.0.1:4566', AWS_ENDPOINT_URL_CLOUDWATCH: 'http://127.0.0.1:4567' }).endpoint).toBe(
+      'http://127.0.0.1:4567',
+    );
+    expect(resolveCloudWatchSettings({}, sqsOnly).endpoint).toBeUndefined();
+    expect(resolveCloudWatchSettings({ endpoint: 'http://127.0.0.1:1' }, { AWS_ENDPOINT_URL_CLOUDWATCH: 'http://127.0.0.1:2' }).endpoint).toBe('http://127.0.0.1:1');
+    expect(resolveCloudWatchSettings({}, { AWS_REGION: 'eu-west-1' }).region).toBe('eu-west-1');
+  });
+
+  it('names the variable that holds a malformed CloudWatch endpoint', () => {
+    expect(() => resolveCloudWatchSettings({}, { AWS_ENDPOINT_URL_CLOUDWATCH: 'moto:4566' })).toThrow(/AWS_ENDPOINT_URL_CLOUDWATCH: must be an http\(s\) URL/);
+  });
+});
+
+describe('queue URL forms', () => {
+  const forms: [string, string, { name: string; account: string; region: string | undefined }][] = [
+    ['AWS', 'https://sqs.us-east-1.amazonaws.com/123456789012/jobs', { name: 'jobs', account: '123456789012', region: 'us-east-1' }],
+    ['AWS legacy host', 'https://eu-west-1.queue.amazonaws.com/123456789012/jobs', { name: 'jobs', account: '123456789012', region: 'eu-west-1' }],
+    ['AWS China', 'https://sqs.cn-north-1.amazonaws.com.cn/123456789012/jobs', { name: 'jobs', account: '123456789012', region: 'cn-north-1' }],
+    ['LocalStack off', 'http://localhost:4566/000000000000/jobs', { name: 'jobs', account: '000000000000', region: undefined }],
+    ['LocalStack path', 'http://127.0.0.1:4566/queue/us-east-1/000000000000/jobs', { name: 'jobs', account: '000000000000', region: 'us-east-1' }],
+    ['LocalStack dynamic', 'http://sqs.eu-central-1.localhost.localstack.cloud:4566/000000000000/jobs', { name: 'jobs', account: '000000000000', region: 'eu-central-1' }],
+    ['LocalStack domain', 'http://eu-west-2.queue.localhost.localstack.cloud:4566/000000000000/jobs', { name: 'jobs', account: '000000000000', region: 'eu-west-2' }],
+    ['an internal DNS name', 'http://sqs.internal:9324/000000000000/jobs', { name: 'jobs', account: '000000000000', region: undefined }],
+    ['ElasticMQ', 'http://127.0.0.1:9324/000000000000/jobs', { name: 'jobs', account: '000000000000', region: undefined }],
+    ['moto on loopback', 'http://127.0.0.1:4566/123456789012/jobs', { name: 'jobs', account: '123456789012', region: undefined }],
+    ['moto like AWS', 'https://sqs.us-east-1.amazonaws.com/123456789012/jobs', { name: 'jobs', account: '123456789012', region: 'us-east-1' }],
+    ['FIFO, path strategy', 'http://127.0.0.1:4566/queue/us-east-1/000000000000/orders.fifo', { name: 'orders.fifo', account: '000000000000', region: 'us-east-1' }],
+    ['FIFO, dynamic strategy', 'http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/orders.fifo', { name: 'orders.fifo', account: '000000000000', region: 'us-east-1' }],
+    ['trailing slash', 'http://127.0.0.1:9324/000000000000/jobs/', { name: 'jobs', account: '000000000000', region: undefined }],
+  ];
+
+  it.each(forms)('accepts %s and reads name, account and region from it', (_form, url, expected) => {
+    expect(resolveQueueUrl(url, {})).toBe(url);
+    expect(resolveQueueUrl(undefined, { SQS_JOBS_QUEUE_URL: url })).toBe(url);
+    expect(queueNameOf(url)).toBe(expected.name);
+    expect(queueAccountOf(url)).toBe(expected.account);
+    expect(queueRegionOf(url)).toBe(expected.region);
+    expect(isFifoQueue(url)).toBe(expected.name.endsWith('.fifo'));
+  });
+
+  it.each([
+    ['no account', 'http://127.0.0.1:4566/jobs', /must end in \/<account id>\/<queue name>/],
+    ['too deep', 'http://127.0.0.1:4566/a/b/000000000000/jobs', /must end in \/<account id>\/<queue name>/],
+    ['path form without a region', 'http://127.0.0.1:4566/queue/nowhere/000000000000/jobs', /where the path strategy puts a region/],
+    ['a name SQS refuses', 'http://127.0.0.1:4566/000000000000/no%20spaces', /not a queue name/],
+    ['a name over 80 characters', `http://127.0.0.1:4566/000000000000/${'q'.repeat(81)}`, /not a queue name/],
+    ['a query string', 'http://127.0.0.1:4566/000000000000/jobs?x=1', /no query string/],
+    ['not http', 'ftp://127.0.0.1/000000000000/jobs', /must be an http\(s\) queue URL/],
+  ])('refuses %s, saying which rule', (_what, url, rule) => {
+    expect(() => resolveQueueUrl(url, {})).toThrow(rule);
+    expect(parseQueueUrl(url).ok).toBe(false);
   });
 });
 
