@@ -1,46 +1,66 @@
-import { parseArgs } from 'node:util';
 import { createSqsClient } from '../aws/clients.js';
-import { resolveAwsSettings } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { resolveAwsSettings, resolveMemcached, resolveQueueUrl, type AwsSettings, type Env } from '../config.js';
+import { ConfigError, SqsJobsError } from '../errors.js';
 import { createProducer } from '../producer.js';
 import { createQueues } from '../queues.js';
-import { createWorker } from '../worker/worker.js';
+import { createWorker, type Worker } from '../worker/worker.js';
 import { loadJobs } from './load-jobs.js';
 
-type Out = (line: string) => void;
+export interface CliContext {
+  readonly out: (line: string) => void;
+  readonly env: Env;
+  /** Aborted by Ctrl-C: ends a watch, stops a replay between batches. */
+  readonly signal: AbortSignal;
+}
 
-function integer(value: string | undefined, flag: string): number | undefined {
+export interface AwsFlags {
+  readonly endpoint?: string | undefined;
+  readonly region?: string | undefined;
+}
+
+/** A whole-number flag, or a ConfigError naming the flag, the rule and the value. */
+export function integer(value: string | undefined, flag: string, min = Number.NEGATIVE_INFINITY): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n)) throw new ConfigError(`${flag} must be a whole number, got "${value}"`);
+  if (value.trim() === '' || !Number.isInteger(n)) throw new ConfigError(`${flag}: must be a whole number (got ${JSON.stringify(value)})`);
+  if (n < min) throw new ConfigError(`${flag}: must be a whole number >= ${min} (got ${JSON.stringify(value)})`);
   return n;
 }
 
-const awsFlags = {
-  endpoint: { type: 'string' },
-  region: { type: 'string' },
-} as const;
+/** SQS endpoint and region from --endpoint/--region, else the environment; errors name the flag. */
+export function sqsSettings(flags: AwsFlags, env: Env): AwsSettings {
+  return resolveAwsSettings({ endpoint: flags.endpoint, region: flags.region }, env, { endpoint: '--endpoint', region: '--region' });
+}
 
-export async function queuesCreate(argv: string[], out: Out): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      ...awsFlags,
-      name: { type: 'string' },
-      'max-receive-count': { type: 'string' },
-      'visibility-timeout': { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-  });
-  if (values.name === undefined) throw new ConfigError('queues create needs --name <queue name>');
-  const sqs = createSqsClient(resolveAwsSettings({ endpoint: values.endpoint, region: values.region }));
+/**
+ * Errors from createWorker name its options (`options.concurrency`); on the command line the
+ * user typed flags, so name those instead.
+ */
+function inFlagTerms<T>(flags: Readonly<Record<string, string>>, make: () => T): T {
   try {
-    const pair = await createQueues(sqs, {
-      name: values.name,
-      maxReceiveCount: integer(values['max-receive-count'], '--max-receive-count'),
-      visibilityTimeout: integer(values['visibility-timeout'], '--visibility-timeout'),
-    });
-    if (values.json) out(JSON.stringify(pair));
+    return make();
+  } catch (error) {
+    if (!(error instanceof SqsJobsError) || error.code !== 'CONFIG_INVALID') throw error;
+    const message = Object.entries(flags).reduce((m, [option, flag]) => m.replaceAll(`options.${option}`, flag), error.message);
+    throw new ConfigError(message, { cause: error });
+  }
+}
+
+export interface QueuesCreateFlags extends AwsFlags {
+  readonly name?: string;
+  readonly maxReceiveCount?: string;
+  readonly visibilityTimeout?: string;
+  readonly json?: boolean;
+}
+
+export async function queuesCreate(flags: QueuesCreateFlags, { out, env }: CliContext): Promise<void> {
+  if (flags.name === undefined) throw new ConfigError('queues create needs --name <queue name>');
+  const maxReceiveCount = integer(flags.maxReceiveCount, '--max-receive-count');
+  const visibilityTimeout = integer(flags.visibilityTimeout, '--visibility-timeout');
+  const sqs = createSqsClient(sqsSettings(flags, env), {}, env);
+  try {
+    const pair = await createQueues(sqs, { name: flags.name, maxReceiveCount, visibilityTimeout });
+    if (flags.json) out(JSON.stringify(pair));
     else {
       out(`queue: ${pair.queueUrl}`);
       out(`dlq:   ${pair.dlqUrl}  (after ${pair.maxReceiveCount} receives)`);
@@ -50,74 +70,90 @@ export async function queuesCreate(argv: string[], out: Out): Promise<void> {
   }
 }
 
-export async function worker(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      ...awsFlags,
-      jobs: { type: 'string' },
-      queue: { type: 'string', multiple: true },
-      concurrency: { type: 'string' },
-      prefetch: { type: 'string' },
-      'visibility-timeout': { type: 'string' },
-      'wait-time': { type: 'string' },
-      'shutdown-timeout-ms': { type: 'string' },
-      memcached: { type: 'string' },
-      'lock-fail-closed': { type: 'boolean' },
-    },
-  });
-  if (values.jobs === undefined) throw new ConfigError('worker needs --jobs <module or folder that exports jobs>');
-  const jobs = await loadJobs(values.jobs);
-  const w = createWorker({
-    jobs,
-    queues: values.queue?.map((q) => {
-      const [url, weight] = q.split('@');
-      return weight === undefined ? url! : { url: url!, weight: integer(weight, '--queue weight') };
-    }),
-    endpoint: values.endpoint,
-    region: values.region,
-    concurrency: integer(values.concurrency, '--concurrency'),
-    prefetch: integer(values.prefetch, '--prefetch'),
-    visibilityTimeoutSeconds: integer(values['visibility-timeout'], '--visibility-timeout'),
-    waitTimeSeconds: integer(values['wait-time'], '--wait-time'),
-    shutdownTimeoutMs: integer(values['shutdown-timeout-ms'], '--shutdown-timeout-ms'),
-    memcached: values.memcached,
-    lockFailClosed: values['lock-fail-closed'],
+export interface WorkerFlags extends AwsFlags {
+  readonly jobs?: string;
+  readonly queue?: string[] | undefined;
+  readonly concurrency?: string;
+  readonly prefetch?: string;
+  readonly visibilityTimeout?: string;
+  readonly waitTime?: string;
+  readonly shutdownTimeoutMs?: string;
+  readonly memcached?: string;
+  readonly lockFailClosed?: boolean;
+  readonly cloudwatchEndpoint?: string;
+}
+
+const WORKER_FLAGS = {
+  queues: '--queue',
+  endpoint: '--endpoint',
+  region: '--region',
+  concurrency: '--concurrency',
+  prefetch: '--prefetch',
+  visibilityTimeoutSeconds: '--visibility-timeout',
+  waitTimeSeconds: '--wait-time',
+  shutdownTimeoutMs: '--shutdown-timeout-ms',
+  'metrics.endpoint': '--cloudwatch-endpoint',
+  memcached: '--memcached',
+};
+
+/** `<url>[@weight]`: the weight is what follows the last @, when that is not part of the URL. */
+function queueFlag(value: string, env: Env): string | { url: string; weight: number } {
+  const at = /^(.*)@([^@/]*)$/.exec(value);
+  const url = resolveQueueUrl(at === null ? value : at[1], env, '--queue');
+  if (at === null) return url;
+  return { url, weight: integer(at[2], `--queue ${at[1]}@<weight>`, 1)! };
+}
+
+export async function worker(flags: WorkerFlags, { env }: CliContext): Promise<void> {
+  if (flags.jobs === undefined) throw new ConfigError('worker needs --jobs <module or folder that exports jobs>');
+  // Flags and variables with their own rules are checked (and named) before the jobs module is
+  // imported; createWorker checks the rest before it opens any connection.
+  sqsSettings(flags, env);
+  resolveMemcached(flags.memcached, env, '--memcached');
+  const queues = flags.queue?.map((q) => queueFlag(q, env));
+  const options = {
+    queues,
+    endpoint: flags.endpoint,
+    region: flags.region,
+    concurrency: integer(flags.concurrency, '--concurrency'),
+    prefetch: integer(flags.prefetch, '--prefetch'),
+    visibilityTimeoutSeconds: integer(flags.visibilityTimeout, '--visibility-timeout'),
+    waitTimeSeconds: integer(flags.waitTime, '--wait-time'),
+    shutdownTimeoutMs: integer(flags.shutdownTimeoutMs, '--shutdown-timeout-ms'),
+    memcached: flags.memcached,
+    lockFailClosed: flags.lockFailClosed,
+    metrics: { ...(flags.cloudwatchEndpoint === undefined ? {} : { endpoint: flags.cloudwatchEndpoint }) },
     handleSignals: true,
-  });
+  };
+  const jobs = await loadJobs(flags.jobs);
+  const w: Worker = inFlagTerms(WORKER_FLAGS, () => createWorker({ ...options, jobs }, env));
   await w.start();
   await new Promise<void>((resolve) => w.once('stopped', resolve));
 }
 
-export async function enqueueCommand(argv: string[], out: Out): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      ...awsFlags,
-      jobs: { type: 'string' },
-      queue: { type: 'string' },
-      args: { type: 'string', default: '{}' },
-      'job-id': { type: 'string' },
-      tenant: { type: 'string' },
-      delay: { type: 'string' },
-    },
-  });
-  const [name] = positionals;
-  if (name === undefined || values.jobs === undefined) throw new ConfigError('usage: sqs-jobs enqueue <job name> --jobs <module> [--args JSON]');
+export interface EnqueueFlags extends AwsFlags {
+  readonly jobs?: string;
+  readonly queue?: string;
+  readonly args: string;
+  readonly jobId?: string;
+  readonly tenant?: string;
+  readonly delay?: string;
+}
+
+export async function enqueueCommand(name: string, flags: EnqueueFlags, { out, env }: CliContext): Promise<void> {
+  if (flags.jobs === undefined) throw new ConfigError('enqueue needs --jobs <module that exports the job>');
   let args: unknown;
   try {
-    args = JSON.parse(values.args);
+    args = JSON.parse(flags.args);
   } catch (error) {
     throw new ConfigError(`--args is not JSON: ${(error as Error).message}`);
   }
-  const producer = createProducer({ jobs: await loadJobs(values.jobs), queueUrl: values.queue, endpoint: values.endpoint, region: values.region });
+  const delaySeconds = integer(flags.delay, '--delay');
+  const aws = sqsSettings(flags, env);
+  const queueUrl = resolveQueueUrl(flags.queue, env, '--queue');
+  const producer = createProducer({ jobs: await loadJobs(flags.jobs), queueUrl, endpoint: aws.endpoint, region: aws.region }, env);
   try {
-    const result = await producer.enqueue(name, args, {
-      jobId: values['job-id'],
-      tenant: values.tenant,
-      delaySeconds: integer(values.delay, '--delay'),
-    });
+    const result = await producer.enqueue(name, args, { jobId: flags.jobId, tenant: flags.tenant, delaySeconds });
     out(JSON.stringify(result));
   } finally {
     producer.close();

@@ -1,50 +1,40 @@
-import { parseArgs } from 'node:util';
 import { createCloudWatchClient, createSqsClient } from '../aws/clients.js';
-import { resolveAwsSettings, resolveQueueUrl, type AwsSettings } from '../config.js';
+import { resolveCloudWatchSettings, resolveMetricsNamespace, resolveQueueUrl, type Env } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { listDeadLetters, purgeDeadLetters, replayDeadLetters } from '../ops/dlq.js';
 import { collectStats } from '../ops/stats.js';
 import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
+import { integer, sqsSettings, type AwsFlags, type CliContext } from './commands.js';
 import { renderDeadLetters, renderStats } from './render.js';
 
-type Out = (line: string) => void;
-
-const common = {
-  endpoint: { type: 'string' },
-  region: { type: 'string' },
-  queue: { type: 'string', multiple: true },
-  json: { type: 'boolean', default: false },
-} as const;
-
-function positiveInt(value: string | undefined, flag: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${flag} must be a whole number >= 1, got "${value}"`);
-  return n;
+export interface StatsFlags extends AwsFlags {
+  readonly queue?: string[] | undefined;
+  readonly namespace?: string;
+  readonly window?: string;
+  readonly watch?: boolean;
+  readonly every?: string;
+  readonly json?: boolean;
+  readonly cloudwatchEndpoint?: string;
 }
 
-function settings(values: { endpoint?: string | undefined; region?: string | undefined }): AwsSettings {
-  return resolveAwsSettings({ endpoint: values.endpoint, region: values.region });
-}
-
-export async function stats(argv: string[], out: Out, signal: AbortSignal): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { ...common, namespace: { type: 'string' }, window: { type: 'string' }, watch: { type: 'boolean', default: false }, every: { type: 'string' } },
-  });
-  const aws = settings(values);
-  const sqs = createSqsClient(aws);
-  const cw = createCloudWatchClient(aws);
+export async function stats(flags: StatsFlags, { out, env, signal }: CliContext): Promise<void> {
   const options = {
-    queueUrls: (values.queue ?? [undefined]).map((q) => resolveQueueUrl(q)),
-    namespace: values.namespace ?? process.env.SQS_JOBS_METRICS_NAMESPACE ?? 'SqsJobs',
-    windowMinutes: positiveInt(values.window, '--window', 15),
+    queueUrls: (flags.queue ?? [undefined]).map((q) => resolveQueueUrl(q, env, '--queue')),
+    namespace: resolveMetricsNamespace(flags.namespace, env, '--namespace'),
+    windowMinutes: integer(flags.window, '--window', 1) ?? 15,
   };
+  const watchSeconds = flags.watch ? (integer(flags.every, '--every', 1) ?? 5) : undefined;
+  const sqs = createSqsClient(sqsSettings(flags, env), {}, env);
+  // CloudWatch has its own endpoint: --cloudwatch-endpoint, AWS_ENDPOINT_URL_CLOUDWATCH or AWS_ENDPOINT_URL, never SQS's.
+  const cw = createCloudWatchClient(
+    resolveCloudWatchSettings({ endpoint: flags.cloudwatchEndpoint, region: flags.region }, env, { endpoint: '--cloudwatch-endpoint', region: '--region' }),
+    {},
+    env,
+  );
   try {
-    const watchSeconds = values.watch ? positiveInt(values.every, '--every', 5) : undefined;
     do {
       const s = await collectStats(sqs, cw, options);
-      if (values.json) out(JSON.stringify(s));
+      if (flags.json) out(JSON.stringify(s));
       else if (watchSeconds !== undefined && process.stdout.isTTY) out(`\x1b[H\x1b[2J${renderStats(s)}\n(every ${watchSeconds}s; Ctrl-C to stop)`);
       else out(renderStats(s));
       if (watchSeconds !== undefined) await sleep(watchSeconds * 1000, signal);
@@ -55,62 +45,79 @@ export async function stats(argv: string[], out: Out, signal: AbortSignal): Prom
   }
 }
 
+export interface DlqFlags extends AwsFlags {
+  readonly queue?: string;
+  readonly dlq?: string;
+}
+
 /** The DLQ: --dlq, else the one the --queue (or SQS_JOBS_QUEUE_URL) redrive policy names. */
-async function resolveDlq(sqs: ReturnType<typeof createSqsClient>, values: { dlq?: string | undefined; queue?: string[] | undefined }) {
-  const sourceQueueUrl = values.queue?.[0] !== undefined || process.env.SQS_JOBS_QUEUE_URL ? resolveQueueUrl(values.queue?.[0]) : undefined;
-  if (values.dlq !== undefined) return { dlqUrl: resolveQueueUrl(values.dlq), sourceQueueUrl };
+async function resolveDlq(sqs: ReturnType<typeof createSqsClient>, flags: DlqFlags, env: Env) {
+  const sourceQueueUrl = flags.queue !== undefined || env.SQS_JOBS_QUEUE_URL ? resolveQueueUrl(flags.queue, env, '--queue') : undefined;
+  if (flags.dlq !== undefined) return { dlqUrl: resolveQueueUrl(flags.dlq, env, '--dlq'), sourceQueueUrl };
   if (sourceQueueUrl === undefined) throw new ConfigError('name the queue: --queue <url> (its DLQ is found from its redrive policy), --dlq <url>, or SQS_JOBS_QUEUE_URL');
   const policy = await readRedrivePolicy(sqs, sourceQueueUrl);
   if (policy === undefined) throw new ConfigError(`${sourceQueueUrl} has no RedrivePolicy, so no DLQ; pass --dlq <url>`);
   return { dlqUrl: await queueUrlFromArn(sqs, policy.deadLetterTargetArn), sourceQueueUrl };
 }
 
-export async function dlq(argv: string[], out: Out, signal: AbortSignal): Promise<void> {
-  const [action, ...rest] = argv;
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      ...common,
-      dlq: { type: 'string' },
-      limit: { type: 'string' },
-      job: { type: 'string' },
-      id: { type: 'string' },
-      'dry-run': { type: 'boolean', default: false },
-      yes: { type: 'boolean', default: false },
-    },
-  });
-  const sqs = createSqsClient(settings(values));
+/** Check the flags, then run `body` with an SQS client and the DLQ it names; the client is closed after. */
+async function withDlq(
+  flags: DlqFlags,
+  env: Env,
+  body: (sqs: ReturnType<typeof createSqsClient>, urls: { dlqUrl: string; sourceQueueUrl: string | undefined }) => Promise<void>,
+): Promise<void> {
+  const sqs = createSqsClient(sqsSettings(flags, env), {}, env);
   try {
-    const { dlqUrl, sourceQueueUrl } = await resolveDlq(sqs, values);
-    if (action === 'list') {
-      const letters = await listDeadLetters(sqs, dlqUrl, positiveInt(values.limit, '--limit', 100));
-      out(values.json ? JSON.stringify(letters) : renderDeadLetters(letters));
-    } else if (action === 'replay') {
-      const result = await replayDeadLetters(sqs, {
-        dlqUrl,
-        sourceQueueUrl,
-        job: values.job,
-        id: values.id,
-        limit: values.limit === undefined ? undefined : positiveInt(values.limit, '--limit', 1),
-        dryRun: values['dry-run'],
-        signal,
-        onMoved: values.json ? undefined : (l, to) => out(`moved ${l.jobName ?? '?'} ${l.jobId ?? l.messageId} → ${to}`),
-      });
-      if (values.json) out(JSON.stringify(result));
-      else {
-        for (const s of result.skipped) out(`left ${s.letter.jobName ?? '?'} ${s.letter.jobId ?? s.letter.messageId}: ${s.why}`);
-        out(`${values['dry-run'] ? 'would move' : 'moved'} ${values['dry-run'] ? result.skipped.length : result.moved} message(s) (${result.via === 'move-task' ? 'SQS message move task' : 'send, then delete'})${signal.aborted ? '; interrupted, the rest stays in the DLQ' : ''}`);
-      }
-    } else if (action === 'purge') {
-      if (!values.yes) throw new ConfigError(`dlq purge deletes every message in ${dlqUrl}: add --yes to do it`);
-      await purgeDeadLetters(sqs, dlqUrl);
-      out(`purged ${dlqUrl}`);
-    } else {
-      throw new ConfigError('usage: sqs-jobs dlq list|replay|purge [--queue URL | --dlq URL] ...');
-    }
+    await body(sqs, await resolveDlq(sqs, flags, env));
   } finally {
     sqs.destroy();
   }
+}
+
+export async function dlqList(flags: DlqFlags & { limit?: string; json?: boolean }, { out, env }: CliContext): Promise<void> {
+  const limit = integer(flags.limit, '--limit', 1) ?? 100;
+  await withDlq(flags, env, async (sqs, { dlqUrl }) => {
+    const letters = await listDeadLetters(sqs, dlqUrl, limit);
+    out(flags.json ? JSON.stringify(letters) : renderDeadLetters(letters));
+  });
+}
+
+export interface DlqReplayFlags extends DlqFlags {
+  readonly job?: string;
+  readonly id?: string;
+  readonly limit?: string;
+  readonly dryRun?: boolean;
+  readonly json?: boolean;
+}
+
+export async function dlqReplay(flags: DlqReplayFlags, { out, env, signal }: CliContext): Promise<void> {
+  const limit = integer(flags.limit, '--limit', 1);
+  const dryRun = flags.dryRun ?? false;
+  await withDlq(flags, env, async (sqs, { dlqUrl, sourceQueueUrl }) => {
+    const result = await replayDeadLetters(sqs, {
+      dlqUrl,
+      sourceQueueUrl,
+      job: flags.job,
+      id: flags.id,
+      limit,
+      dryRun,
+      signal,
+      onMoved: flags.json ? undefined : (l, to) => out(`moved ${l.jobName ?? '?'} ${l.jobId ?? l.messageId} → ${to}`),
+    });
+    if (flags.json) out(JSON.stringify(result));
+    else {
+      for (const s of result.skipped) out(`left ${s.letter.jobName ?? '?'} ${s.letter.jobId ?? s.letter.messageId}: ${s.why}`);
+      out(`${dryRun ? 'would move' : 'moved'} ${dryRun ? result.skipped.length : result.moved} message(s) (${result.via === 'move-task' ? 'SQS message move task' : 'send, then delete'})${signal.aborted ? '; interrupted, the rest stays in the DLQ' : ''}`);
+    }
+  });
+}
+
+export async function dlqPurge(flags: DlqFlags & { yes?: boolean }, { out, env }: CliContext): Promise<void> {
+  await withDlq(flags, env, async (sqs, { dlqUrl }) => {
+    if (!flags.yes) throw new ConfigError(`dlq purge deletes every message in ${dlqUrl}: add --yes to do it`);
+    await purgeDeadLetters(sqs, dlqUrl);
+    out(`purged ${dlqUrl}`);
+  });
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

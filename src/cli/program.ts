@@ -1,0 +1,176 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError, Option } from 'commander';
+import type { Env } from '../config.js';
+import { SqsJobsError } from '../errors.js';
+import { enqueueCommand, queuesCreate, worker, type CliContext } from './commands.js';
+import { dlqList, dlqPurge, dlqReplay, stats } from './ops-commands.js';
+
+export interface CliIo {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly env: Env;
+  readonly signal: AbortSignal;
+}
+
+/** The version in the package.json above this file (src/cli in the repo, dist/src/cli when installed). */
+export function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++, dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (!existsSync(file)) continue;
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+    if (pkg.name === 'sqs-jobs' && pkg.version !== undefined) return pkg.version;
+  }
+  return 'unknown';
+}
+
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+const ENVIRONMENT = `
+Environment:
+  SQS_JOBS_QUEUE_URL           the queue when no --queue is given
+  SQS_JOBS_ENDPOINT, else AWS_ENDPOINT_URL_SQS, else AWS_ENDPOINT_URL
+                               SQS endpoint other than AWS's (--endpoint wins)
+  AWS_ENDPOINT_URL_CLOUDWATCH, else AWS_ENDPOINT_URL
+                               CloudWatch endpoint (--cloudwatch-endpoint wins)
+  AWS_REGION, else AWS_DEFAULT_REGION   default us-east-1
+  SQS_JOBS_MEMCACHED           host:port[,host:port] for the worker's dedupe lock
+  SQS_JOBS_METRICS             cloudwatch (default), emf or off
+  SQS_JOBS_METRICS_NAMESPACE   default SqsJobs
+  SQS_JOBS_LOG_LEVEL           fatal, error, warn, info (default), debug, trace or silent`;
+
+/** --endpoint and --region, which every command takes. */
+function withAws(command: Command): Command {
+  return command
+    .option('--endpoint <url>', 'SQS endpoint (default: SQS_JOBS_ENDPOINT, AWS_ENDPOINT_URL_SQS or AWS_ENDPOINT_URL)')
+    .option('--region <region>', 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or us-east-1)');
+}
+
+const cloudwatchEndpoint = () =>
+  new Option('--cloudwatch-endpoint <url>', 'CloudWatch endpoint (default: AWS_ENDPOINT_URL_CLOUDWATCH or AWS_ENDPOINT_URL; never the SQS one)');
+
+/**
+ * Required flags are checked by the commands (CONFIG_INVALID), not by commander, so that an
+ * unknown option is reported first: it is the likelier mistake.
+ *
+ * The `sqs-jobs` command. Every command and subcommand answers --help/-h with its own usage;
+ * usage errors (an unknown command or option, a missing argument) name the command and exit 2;
+ * configuration errors print `CONFIG_INVALID` and the rule and exit 1.
+ */
+export function buildProgram(io: CliIo): Command {
+  const ctx: CliContext = { out: (line) => io.out(`${line}\n`), env: io.env, signal: io.signal };
+  const program = new Command('sqs-jobs')
+    .description('Background jobs on Amazon SQS: run workers, create queues, enqueue, read stats, manage the dead-letter queue.')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show usage')
+    .helpCommand('help [command]', 'show usage of a command')
+    .addHelpText('after', ENVIRONMENT);
+
+  const queues = program.command('queues').description('create queues');
+  withAws(
+    queues
+      .command('create')
+      .description('create a queue and its dead-letter queue <name>-dlq with a redrive policy (idempotent; a name ending in .fifo makes FIFO queues)'),
+  )
+    .option('--name <queue>', 'queue name (required)')
+    .option('--max-receive-count <n>', 'receives before SQS moves a message to the DLQ (default 5)')
+    .option('--visibility-timeout <seconds>', "the queue's default visibility timeout (default 30)")
+    .option('--json', 'print the URLs as JSON')
+    .action((flags) => queuesCreate(flags, ctx));
+
+  withAws(program.command('worker').description('run a worker for the jobs a module exports, until SIGTERM/SIGINT'))
+    .option('--jobs <module>', 'module or folder (its index) that exports jobs made by defineJob() (required)')
+    .option('--queue <url[@weight]>', 'queue URL, repeatable; a weight shares free slots between queues (default: SQS_JOBS_QUEUE_URL)', collect)
+    .option('--concurrency <n>', 'handlers running at once (default 10)')
+    .option('--prefetch <n>', 'received-but-unstarted messages held beyond the free slots (default 10)')
+    .option('--visibility-timeout <seconds>', 'visibility timeout asked for on every receive (default 30)')
+    .option('--wait-time <seconds>', 'long-poll wait, 0-20 (default 20)')
+    .option('--shutdown-timeout-ms <ms>', 'how long a stop lets running handlers finish (default 30000)')
+    .option('--memcached <host:port>', 'memcached for the dedupe lock (default: SQS_JOBS_MEMCACHED)')
+    .option('--lock-fail-closed', 'leave jobs queued while memcached is unreachable (default: run them anyway)')
+    .addOption(cloudwatchEndpoint())
+    .action((flags) => worker(flags, ctx));
+
+  withAws(program.command('enqueue').description('validate and send one job').argument('<job>', 'job name'))
+    .option('--jobs <module>', 'module or folder that exports the job (required)')
+    .option('--args <json>', 'the job arguments as JSON', '{}')
+    .option('--job-id <id>', 'job id (the dedupe key; default: a new one)')
+    .option('--tenant <tenant>', 'tenant')
+    .option('--delay <seconds>', 'delay, 0-900')
+    .option('--queue <url>', 'queue URL (default: SQS_JOBS_QUEUE_URL)')
+    .action((job: string, flags) => enqueueCommand(job, flags, ctx));
+
+  withAws(program.command('stats').description('queue depths, and per-job rates and timings from the workers\' CloudWatch metrics'))
+    .option('--queue <url>', 'queue URL, repeatable (default: SQS_JOBS_QUEUE_URL)', collect)
+    .option('--window <minutes>', 'metrics window (default 15)')
+    .option('--namespace <namespace>', 'metrics namespace (default: SQS_JOBS_METRICS_NAMESPACE or SqsJobs)')
+    .option('--watch', 'redraw until Ctrl-C')
+    .option('--every <seconds>', 'with --watch: seconds between redraws (default 5)')
+    .option('--json', 'print one JSON document')
+    .addOption(cloudwatchEndpoint())
+    .action((flags) => stats(flags, ctx));
+
+  const dlq = program.command('dlq').description("list, replay or purge a queue's dead-letter queue");
+  const dlqCommand = (name: string, description: string) =>
+    withAws(dlq.command(name).description(description))
+      .option('--queue <url>', "the queue; its DLQ is found from its redrive policy (default: SQS_JOBS_QUEUE_URL)")
+      .option('--dlq <url>', 'the dead-letter queue itself');
+  dlqCommand('list', 'show dead letters (job, id, attempt, reason, error) without consuming them')
+    .option('--limit <n>', 'at most this many (default 100)')
+    .option('--json', 'print JSON')
+    .action((flags) => dlqList(flags, ctx));
+  dlqCommand('replay', 'move dead letters back to the queue they came from')
+    .option('--job <name>', 'only this job')
+    .option('--id <id>', 'only this job id')
+    .option('--limit <n>', 'at most this many')
+    .option('--dry-run', 'show what would move')
+    .option('--json', 'print JSON')
+    .action((flags) => dlqReplay(flags, ctx));
+  dlqCommand('purge', 'delete every message in the dead-letter queue')
+    .option('--yes', 'really delete them')
+    .action((flags) => dlqPurge(flags, ctx));
+
+  configureTree(program, io);
+  return program;
+}
+
+/** The command's path as typed, e.g. `sqs-jobs dlq list`. */
+function pathOf(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c !== null; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+/** Every command: output through io, errors that name the command, no process.exit of its own. */
+function configureTree(command: Command, io: CliIo): void {
+  const path = pathOf(command);
+  command
+    .configureOutput({
+      writeOut: io.out,
+      writeErr: io.err,
+      outputError: (text, write) => write(`${path}: ${text.replace(/^error: /, '')}`),
+    })
+    .showHelpAfterError(`(run "${path} --help" for usage)`)
+    .exitOverride();
+  for (const sub of command.commands) configureTree(sub, io);
+}
+
+/** Run the command line; resolves to the exit code. */
+export async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const program = buildProgram(io);
+  if (argv.length === 0) {
+    program.outputHelp();
+    return 0;
+  }
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof SqsJobsError) io.err(`sqs-jobs: ${error.code}: ${error.message}\n`);
+    else io.err(`sqs-jobs: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return 1;
+  }
+}

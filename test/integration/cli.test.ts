@@ -1,0 +1,104 @@
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+
+/**
+ * The `sqs-jobs` command as a user runs it (issue 9, items 5 and 8): per-command --help, --version,
+ * unknown options named with their command, garbage configuration as CONFIG_INVALID; and the
+ * commands keep working against the local stack. The exhaustive per-flag checks run in-process
+ * in test/unit/cli.test.ts.
+ */
+const sqs = sqsClient();
+afterAll(() => sqs.destroy());
+
+/** A clean environment: nothing from the runner's SQS_JOBS_* or AWS_* leaks in. */
+const baseEnv = { PATH: process.env.PATH, HOME: process.env.HOME, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile('node_modules/.bin/tsx', ['src/cli/main.ts', ...args], { env: { ...baseEnv, ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+    });
+  });
+}
+
+describe.concurrent('sqs-jobs --help and --version', () => {
+  it.each([
+    [['worker', '--help'], 'sqs-jobs worker', /--concurrency <n>/],
+    [['stats', '--help'], 'sqs-jobs stats', /--window <minutes>/],
+    [['dlq', 'list', '--help'], 'sqs-jobs dlq list', /--limit <n>/],
+    [['dlq', 'replay', '-h'], 'sqs-jobs dlq replay', /--dry-run/],
+    [['queues', 'create', '-h'], 'sqs-jobs queues create', /--max-receive-count <n>/],
+    [['help', 'enqueue'], 'sqs-jobs enqueue', /--job-id <id>/],
+  ])('%j prints its own usage and exits 0', async (args, usage, flag) => {
+    const r = await cli(args);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`Usage: ${usage} [options]`);
+    expect(r.stdout).toMatch(flag);
+    expect(r.stderr).toBe('');
+  });
+
+  it('--version prints the package version', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    const r = await cli(['--version']);
+    expect([r.code, r.stdout.trim()]).toEqual([0, version]);
+  });
+
+  it('an unknown option names itself and its command, and exits non-zero', async () => {
+    const r = await cli(['dlq', 'list', '--bogus']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/^sqs-jobs dlq list: unknown option '--bogus'/);
+    expect(r.stderr).toContain('sqs-jobs dlq list --help');
+    expect(r.stdout).toBe('');
+  });
+});
+
+describe.concurrent('sqs-jobs with garbage configuration', () => {
+  it.each([
+    ['--queue jobs', ['worker', '--jobs', 'handlers', '--queue', 'jobs'], {}, '--queue'],
+    ['SQS_JOBS_QUEUE_URL=jobs', ['worker', '--jobs', 'handlers'], { SQS_JOBS_QUEUE_URL: 'jobs' }, 'SQS_JOBS_QUEUE_URL'],
+    ['SQS_JOBS_QUEUE_URL=jobs (stats)', ['stats'], { SQS_JOBS_QUEUE_URL: 'jobs' }, 'SQS_JOBS_QUEUE_URL'],
+    ['--concurrency 0', ['worker', '--jobs', 'handlers', '--queue', 'http://127.0.0.1:4566/123456789012/jobs', '--concurrency', '0'], {}, '--concurrency'],
+  ])('%s: CONFIG_INVALID naming the setting, exit 1, no stack trace', async (_what, args, env, setting) => {
+    const r = await cli(args, { ...LOCAL_ENV, ...env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(new RegExp(`^sqs-jobs: CONFIG_INVALID: .*${setting}: must`));
+    expect(r.stderr).not.toMatch(/TypeError|ZodError|\n\s+at /);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('sqs-jobs commands keep working', () => {
+  it('enqueue sends a job that worker runs; SIGTERM stops the worker with exit 0', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'cli-worker');
+    const sent = await cli(['enqueue', 'send-welcome-email', '--jobs', 'handlers', '--queue', queueUrl, '--args', '{"userId":"u1","failureRate":0}', '--job-id', 'cli-1'], LOCAL_ENV);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(JSON.parse(sent.stdout)).toMatchObject({ jobId: 'cli-1' });
+    expect((await queueCounts(sqs, queueUrl)).visible).toBe(1);
+
+    const worker = spawn('node_modules/.bin/tsx', ['src/cli/main.ts', 'worker', '--jobs', 'handlers', '--queue', `${queueUrl}@2`, '--wait-time', '1', '--concurrency', '2'], {
+      env: { ...baseEnv, ...LOCAL_ENV, SQS_JOBS_METRICS: 'off', SQS_JOBS_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let logs = '';
+    worker.stdout.on('data', (d: Buffer) => (logs += d.toString()));
+    worker.stderr.on('data', (d: Buffer) => (logs += d.toString()));
+    const exited = new Promise<number | null>((resolve) => worker.on('exit', (code) => resolve(code)));
+    try {
+      await eventually(async () => {
+        const c = await queueCounts(sqs, queueUrl);
+        return c.visible === 0 && c.inFlight === 0;
+      }, `the worker ran the job (logs: ${logs})`, 30_000);
+    } finally {
+      worker.kill('SIGTERM');
+    }
+    expect(await exited, logs).toBe(0);
+  });
+});
