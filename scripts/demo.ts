@@ -9,6 +9,7 @@ import { chargeInvoice, resizeImage, sendWelcomeEmail } from '../handlers/index.
 import { createProducer, createQueues, createSqsClient, createWorker, resolveAwsSettings, type Worker } from '../src/index.js';
 import { Progress } from './demo-progress.js';
 import { createCloudWatchClient } from '../src/aws/clients.js';
+import { resolveCloudWatchSettings } from '../src/config.js';
 import { renderDeadLetters, renderStats } from '../src/cli/render.js';
 import { listDeadLetters } from '../src/ops/dlq.js';
 import { collectStats } from '../src/ops/stats.js';
@@ -93,7 +94,8 @@ const depth = async (queueUrl: string) => {
   return `${a.ApproximateNumberOfMessages} visible, ${a.ApproximateNumberOfMessagesNotVisible} in flight`;
 };
 console.log(`  as SQS sees it: queue ${await depth(queues.queueUrl)}; DLQ ${await depth(queues.dlqUrl)}`);
-const cw = createCloudWatchClient(aws);
+// CloudWatch has its own endpoint (AWS_ENDPOINT_URL_CLOUDWATCH, else AWS_ENDPOINT_URL), never SQS's.
+const cw = createCloudWatchClient(resolveCloudWatchSettings({}));
 console.log(`\n$ sqs-jobs stats --queue ${queues.queueUrl} --namespace SqsJobsDemo/${name}`);
 console.log(renderStats(await collectStats(sqs, cw, { queueUrls: [queues.queueUrl], namespace: `SqsJobsDemo/${name}`, windowMinutes: 15 })));
 console.log(`\n$ sqs-jobs dlq list --queue ${queues.queueUrl}`);
