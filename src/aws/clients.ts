@@ -16,10 +16,11 @@ export interface ClientOptions {
   readonly requestTimeoutMs?: number;
 }
 
+/** Loopback, including LocalStack's names for it (localhost.localstack.cloud and its subdomains resolve to 127.0.0.1). */
 function isLoopback(endpoint: string | undefined): boolean {
   if (endpoint === undefined) return false;
   const host = new URL(endpoint).hostname;
-  return host === 'localhost' || host === '[::1]' || host.startsWith('127.');
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || host.startsWith('127.') || /(^|\.)localhost\.localstack\.cloud$/.test(host);
 }
 
 /**

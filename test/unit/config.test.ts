@@ -125,4 +125,12 @@ describe('createSqsClient credentials', () => {
     given.destroy();
     none.destroy();
   });
+
+  it("counts LocalStack's localhost.localstack.cloud names as loopback", async () => {
+    const { createSqsClient } = await import('../../src/aws/clients.js');
+    // Credentials from the env given are used only for loopback endpoints (else the SDK's chain).
+    const client = createSqsClient({ endpoint: 'http://sqs.us-east-1.localhost.localstack.cloud:4566', region: 'us-east-1' }, {}, { AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: 'SK' });
+    expect(await client.config.credentials()).toMatchObject({ accessKeyId: 'AK' });
+    client.destroy();
+  });
 });
