@@ -1,18 +1,43 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+
+/**
+ * The integration suite runs once per local SQS server, as its own project: `integration:localstack`
+ * and `integration:moto` (started by infra/local/stack.sh, on the ports it uses). SQS_JOBS_TEST_STACKS
+ * narrows the list (`npm test` drops LocalStack where no Python >= 3.13 exists to run it).
+ */
+const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const stacks = {
+  localstack: `http://127.0.0.1:${port('SQS_JOBS_LOCALSTACK_PORT', 4566)}`,
+  moto: `http://127.0.0.1:${port('SQS_JOBS_MOTO_PORT', 4567)}`,
+} as const;
+type Stack = keyof typeof stacks;
+const chosen = (process.env.SQS_JOBS_TEST_STACKS ?? 'localstack moto').split(/[\s,]+/).filter((s): s is Stack => s in stacks);
+const memcached = process.env.SQS_JOBS_MEMCACHED ?? `127.0.0.1:${port('SQS_JOBS_MEMCACHED_PORT', 11211)}`;
+
+const integration = (stack: Stack): TestProjectInlineConfiguration => ({
+  extends: true,
+  test: {
+    name: `integration:${stack}`,
+    include: ['test/integration/**/*.test.ts'],
+    globalSetup: ['test/helpers/global-setup.ts'],
+    env: {
+      SQS_JOBS_TEST_STACK: stack,
+      AWS_ENDPOINT_URL: stacks[stack],
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      SQS_JOBS_MEMCACHED: memcached,
+    },
+  },
+});
 
 export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 30_000,
-    // Integration files each use their own queues; two at a time suits a 2-core machine and moto.
+    // Integration files each use their own queues; two at a time suits a 2-core machine.
     maxWorkers: 2,
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      {
-        extends: true,
-        test: { name: 'integration', include: ['test/integration/**/*.test.ts'], globalSetup: ['test/helpers/global-setup.ts'] },
-      },
-    ],
+    projects: [{ extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } }, ...chosen.map(integration)],
   },
 });

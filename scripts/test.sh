@@ -1,41 +1,82 @@
 #!/usr/bin/env bash
-# `npm test`: installs what is missing, starts the local stack if it is not running (and stops
-# it again afterwards), then runs every unit and integration test, the CDK app's offline synth
-# tests and the fault/load suite at CI scale. Extra arguments go to vitest (and skip the last two).
+# `npm test`: installs what is missing, starts the local servers that are not running (and stops
+# them again afterwards), then runs the unit tests, the integration suite once against LocalStack
+# and once against moto (vitest projects `integration:localstack` and `integration:moto`), the CDK
+# app's offline synth tests and the fault/load suite at CI scale. Extra arguments go to one vitest
+# run over every project (e.g. `npm test -- --project integration:moto test/integration/ops.test.ts`)
+# and skip the last two.
+#
+# SQS_JOBS_TEST_STACKS="localstack moto" (default) chooses the servers. Where LocalStack cannot be
+# installed (no Python >= 3.13) the run goes on with moto alone and says so loudly, unless
+# SQS_JOBS_REQUIRE_LOCALSTACK=1. Ports: SQS_JOBS_LOCALSTACK_PORT, SQS_JOBS_MOTO_PORT, SQS_JOBS_MEMCACHED_PORT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
+STACK=infra/local/stack.sh
 
 bash scripts/ensure-deps.sh
 
-started=0
-if ! bash infra/local/stack.sh status >/dev/null 2>&1; then
-  bash infra/local/stack.sh up
-  started=1
-fi
-cleanup() { if [[ $started == 1 ]]; then bash infra/local/stack.sh down; fi; }
-rm -f .local/vitest-report.json .local/vitest-infra-report.json .local/vitest-faults-report.json
+read -r -a stacks <<<"${SQS_JOBS_TEST_STACKS:-localstack moto}"
+started=()
+cleanup() { if ((${#started[@]})); then bash "$STACK" down "${started[@]}"; fi; }
 trap cleanup EXIT
-eval "$(bash infra/local/stack.sh env)"
+warning=""
+for target in memcached "${stacks[@]}"; do
+  if bash "$STACK" status "$target" >/dev/null 2>&1; then continue; fi
+  rc=0
+  bash "$STACK" up "$target" || rc=$?
+  if ((rc == 0)); then
+    started+=("$target")
+  elif [[ $target == localstack && $rc == 3 && ${SQS_JOBS_REQUIRE_LOCALSTACK:-0} != 1 ]]; then
+    warning="LocalStack could not be installed (no Python >= 3.13, see above): the integration suite ran on moto ONLY"
+    printf '\n[test] WARNING: %s\n\n' "$warning" >&2
+    stacks=("${stacks[@]/localstack/}")
+  else
+    exit "$rc"
+  fi
+done
+read -r -a stacks <<<"${stacks[*]}"
+if ((${#stacks[@]} == 0)); then echo "[test] no SQS server to test against" >&2; exit 1; fi
+export SQS_JOBS_TEST_STACKS="${stacks[*]}"
+# Credentials, memcached and (for the fault suite and anything else outside vitest's projects) the first stack.
+eval "$(bash "$STACK" env "${stacks[0]}")"
 
 mkdir -p .local
+reports=()
+rm -f .local/vitest-*report.json
 status=0
-npx vitest run --reporter=default --reporter=json --outputFile.json=.local/vitest-report.json "$@" || status=$?
-if [[ $# -eq 0 ]]; then
+if [[ $# -gt 0 ]]; then
+  npx vitest run --reporter=default --reporter=json --outputFile.json=.local/vitest-report.json "$@" || status=$?
+  reports+=(.local/vitest-report.json)
+else
+  # One vitest run per project, so each stack gets its own counts and time in the summary below.
+  for project in unit "${stacks[@]/#/integration:}"; do
+    echo "[test] ---- $project ----" >&2
+    report=".local/vitest-${project/:/-}-report.json"
+    npx vitest run --project "$project" --reporter=default --reporter=json --outputFile.json="$report" || status=$?
+    reports+=("$report")
+  done
   # The CDK app's offline synth tests (their own package, installed on first use).
   bash scripts/test-infra.sh || status=$?
+  reports+=(.local/vitest-infra-report.json)
   # The fault and load suite, at the reduced scale that fits CI (`npm run test:faults` for full).
   FAULTS_SCALE=ci bash scripts/faults.sh || status=$?
+  reports+=(.local/vitest-faults-report.json)
 fi
-# One plain closing line that any CI can read, over every report written by this run.
-node -e '
+# Per report, then one plain closing line that any CI can read, over every report of this run.
+WARNING="$warning" node -e '
   const fs = require("fs");
   let passed = 0, failed = 0, skipped = 0;
-  for (const f of [".local/vitest-report.json", ".local/vitest-infra-report.json", ".local/vitest-faults-report.json"]) {
-    if (!fs.existsSync(f)) continue;
+  for (const f of process.argv.slice(1)) {
+    if (!fs.existsSync(f)) { console.log(`[test] ${f}: no report (the run did not finish)`); continue; }
     const r = JSON.parse(fs.readFileSync(f, "utf8"));
+    const ends = r.testResults.map((t) => t.endTime).filter(Boolean);
+    const seconds = ends.length ? (Math.max(...ends) - r.startTime) / 1000 : 0;
+    const name = f.replace(/^\.local\/vitest-?/, "").replace(/-?report\.json$/, "").replace(/^integration-/, "integration:") || "vitest";
+    console.log(`[test] ${name.padEnd(24)} ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped  (${seconds.toFixed(1)} s)`);
     passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + r.numTodoTests;
   }
+  if (process.env.WARNING) console.log(`[test] WARNING: ${process.env.WARNING}`);
   console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
-' || true
+' "${reports[@]}" || true
 exit $status

@@ -152,8 +152,9 @@ install_localstack() {
 start_localstack() {
   if localstack_answers; then say "LocalStack already answers on $LOCALSTACK_URL"; return 0; fi
   if port_taken "$LOCALSTACK_PORT"; then
-    say "port $LOCALSTACK_PORT is taken by something that is not LocalStack (moto from an older stack.sh?);"
-    say "stop it, or pick another port with SQS_JOBS_LOCALSTACK_PORT"
+    say "port $LOCALSTACK_PORT is taken by something that is not LocalStack: stop it, or pick another port"
+    say "with SQS_JOBS_LOCALSTACK_PORT. (moto on $LOCALSTACK_PORT, started by an older stack.sh? moto's port is"
+    say "now $MOTO_PORT; \`infra/local/stack.sh down moto\` stops the old one by its pid file.)"
     exit 1
   fi
   install_localstack

@@ -10,7 +10,13 @@ import { pino } from 'pino';
 import { createSqsClient } from '../../src/aws/clients.js';
 import { createQueues, type QueuePair, type QueueSpec } from '../../src/queues.js';
 
-/** The local stack started by infra/local/stack.sh (moto + memcached on loopback). */
+/**
+ * The local stack started by infra/local/stack.sh (LocalStack or moto, and memcached, on loopback).
+ * vitest.config.ts runs the integration suite once per server, each project with its own env.
+ */
+export const LOCAL_STACK: 'localstack' | 'moto' = process.env.SQS_JOBS_TEST_STACK === 'moto' ? 'moto' : 'localstack';
+/** SQS message move tasks (StartMessageMoveTask): LocalStack has them, moto answers 500. */
+export const HAS_MOVE_TASKS = LOCAL_STACK === 'localstack';
 export const LOCAL_ENDPOINT = process.env.AWS_ENDPOINT_URL ?? 'http://127.0.0.1:4566';
 export const LOCAL_MEMCACHED = process.env.SQS_JOBS_MEMCACHED ?? '127.0.0.1:11211';
 export const LOCAL_ENV = { AWS_ENDPOINT_URL: LOCAL_ENDPOINT, AWS_REGION: 'us-east-1', SQS_JOBS_MEMCACHED: LOCAL_MEMCACHED } as const;

@@ -8,7 +8,7 @@ import { UnrecoverableError } from '../../src/errors.js';
 import { defineJob, type AnyJob } from '../../src/job.js';
 import { listDeadLetters, replayDeadLetters } from '../../src/ops/dlq.js';
 import { createProducer } from '../../src/producer.js';
-import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { HAS_MOVE_TASKS, LOCAL_ENV, LOCAL_STACK, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 
 const sqs = sqsClient();
@@ -37,6 +37,11 @@ async function deadLetters(queueUrl: string, jobs: { job: AnyJob; count: number 
 }
 
 const jobIdsIn = async (queueUrl: string) => (await drain(sqs, queueUrl)).map((m) => JSON.parse(m.Body!).id as string);
+/**
+ * A whole-queue replay from the CLI, moved client-side (send, then delete, 10 at a time, a line per
+ * message) even where the server has message move tasks: a --limit makes the CLI move them itself.
+ */
+const clientSideReplay = (queueUrl: string) => ['src/cli/main.ts', 'dlq', 'replay', '--queue', queueUrl, '--limit', '1000'];
 
 describe('sqs-jobs dlq', () => {
   it('lists dead letters with job, id, tenant, attempt, reason and error, and leaves them in place', async () => {
@@ -80,10 +85,27 @@ describe('sqs-jobs dlq', () => {
     expect((await jobIdsIn(dlqUrl)).length).toBe(1);
   });
 
-  it('an interrupted replay run again leaves every message exactly once, in the queue or in the DLQ', async () => {
+  it(`a whole-queue replay uses ${HAS_MOVE_TASKS ? 'an SQS message move task' : 'send, then delete (no move tasks)'} on ${LOCAL_STACK}, and mode 'client' forces send, then delete`, async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-whole');
+    await deadLetters(queueUrl, [{ job: refund, count: 12 }]);
+    const { stdout } = await cli(['dlq', 'replay', '--queue', queueUrl]);
+    expect(stdout).toMatch(HAS_MOVE_TASKS ? /moved 12 message\(s\) \(SQS message move task\)/ : /moved 12 message\(s\) \(send, then delete\)/);
+    expect((await queueCounts(sqs, dlqUrl)).visible).toBe(0);
+    const back = await drain(sqs, queueUrl);
+    expect(back.map((m) => JSON.parse(m.Body!).id).sort()).toEqual(Array.from({ length: 12 }, (_, n) => `refund-${n}`).sort());
+
+    const other = await freshQueues(sqs, 'dlq-whole-client');
+    await deadLetters(other.queueUrl, [{ job: refund, count: 12 }]);
+    const forced = await replayDeadLetters(sqs, { dlqUrl: other.dlqUrl, sourceQueueUrl: other.queueUrl, mode: 'client' });
+    expect(forced).toMatchObject({ moved: 12, via: 'client', skipped: [] });
+    expect((await queueCounts(sqs, other.dlqUrl)).visible).toBe(0);
+    expect((await jobIdsIn(other.queueUrl)).sort()).toEqual(Array.from({ length: 12 }, (_, n) => `refund-${n}`).sort());
+  });
+
+  it('an interrupted client-side replay run again leaves every message exactly once, in the queue or in the DLQ', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-interrupt');
     await deadLetters(queueUrl, [{ job: refund, count: 40 }]);
-    const child = spawn('node_modules/.bin/tsx', ['src/cli/main.ts', 'dlq', 'replay', '--queue', queueUrl], { env: { ...process.env, ...LOCAL_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('node_modules/.bin/tsx', clientSideReplay(queueUrl), { env: { ...process.env, ...LOCAL_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
     let movedLines = 0;
     let interrupted = false;
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -100,15 +122,15 @@ describe('sqs-jobs dlq', () => {
     expect(afterFirst.visible).toBeLessThan(40); // it really stopped halfway
     expect(afterFirst.visible + (await queueCounts(sqs, dlqUrl)).visible).toBe(40);
 
-    await cli(['dlq', 'replay', '--queue', queueUrl]);
+    await cli(['dlq', 'replay', '--queue', queueUrl]); // the rest: by move task where the server has them
     const ids = [...(await jobIdsIn(queueUrl)), ...(await jobIdsIn(dlqUrl))];
     expect(ids.sort()).toEqual(Array.from({ length: 40 }, (_, n) => `refund-${n}`).sort());
   });
 
-  it('a replay killed outright and run again loses nothing (at worst a copy in both places)', async () => {
+  it('a client-side replay killed outright and run again loses nothing (at worst a copy in both places)', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-kill');
     await deadLetters(queueUrl, [{ job: refund, count: 30 }]);
-    const child = spawn('node_modules/.bin/tsx', ['src/cli/main.ts', 'dlq', 'replay', '--queue', queueUrl], { env: { ...process.env, ...LOCAL_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('node_modules/.bin/tsx', clientSideReplay(queueUrl), { env: { ...process.env, ...LOCAL_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
     createInterface({ input: child.stdout }).once('line', () => child.kill('SIGKILL'));
     await new Promise((resolve) => child.once('exit', resolve));
     await eventually(async () => (await queueCounts(sqs, dlqUrl)).inFlight === 0, 'held DLQ messages to come back', 70_000);
