@@ -22,14 +22,14 @@ export { createSqsClient, createCloudWatchClient } from './aws/clients.js';
 export { resolveAwsSettings } from './config.js';
 export { Worker, createWorker } from './worker/worker.js';
 export type { WorkerOptions, WorkerConfig } from './worker/options.js';
-export type { WorkerEvents, JobInfo, DeadLetterReason } from './worker/events.js';
+export type { WorkerEvents, JobInfo, DeadLetterReason } from './job-events.js';
 export { retryDelayMs } from './worker/backoff.js';
-export { MemcachedLock } from './dedupe/memcached-lock.js';
-export type { JobLock, ClaimResult, ExtendResult } from './dedupe/lock.js';
+export { MemcachedLock } from './adapters/memcached-lock.js';
+export type { JobLock, ClaimResult, ExtendResult } from './ports/lock.js';
 export {
   ATTR_DLQ_REASON,
   ATTR_DLQ_ERROR,
   ATTR_DLQ_SOURCE,
   ATTR_DLQ_RECEIVE_COUNT,
   ATTR_DLQ_AT,
-} from './worker/dead-letter.js';
+} from './dead-letter.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { queueNameOf } from '../config.js';
-import type { WorkerEvents } from '../worker/events.js';
+import type { WorkerEvents } from '../job-events.js';
 import { MetricsAggregator } from './aggregator.js';
 import type { MetricsSink } from './sinks.js';
 

@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { isFifoQueue } from '../config.js';
 import { ATTR_JOB, ATTR_JOB_ID } from '../envelope.js';
-import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE } from '../worker/dead-letter.js';
+import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE } from '../dead-letter.js';
 
 /** A dead-lettered message as an operator sees it. */
 export interface DeadLetter {

@@ -1,7 +1,7 @@
-import type { QueuePort, ReceivedMessage } from './sqs-port.js';
-import { LEASE_LOST_CODES } from './sqs-port.js';
+import type { QueuePort, ReceivedMessage } from '../ports/queue.js';
+import { inBatches, SQS_BATCH_LIMIT as BATCH } from '../sqs-batch.js';
+import { sleep } from '../sleep.js';
 
-const BATCH = 10;
 const ATTEMPTS = 3;
 
 interface Pending {
@@ -70,22 +70,18 @@ export class DeleteBatcher {
   async #deleteBatch(queueUrl: string, batch: Pending[]): Promise<void> {
     let pending = batch;
     for (let attempt = 1; pending.length > 0; attempt++) {
+      const failed = await inBatches(pending, (entries) =>
+        this.#o.sqs.deleteBatch(queueUrl, entries.map((p, i) => ({ id: String(i), receiptHandle: p.message.receiptHandle }))),
+      );
+      const failures = new Map(failed.map((f) => [f.item, f.failure]));
       const retry: Pending[] = [];
-      try {
-        const failures = await this.#o.sqs.deleteBatch(queueUrl, pending.map((p, i) => ({ id: String(i), receiptHandle: p.message.receiptHandle })));
-        const failed = new Map(failures.map((f) => [f.id, f]));
-        pending.forEach((p, i) => {
-          const f = failed.get(String(i));
-          if (f === undefined) p.resolve(true);
-          else if (!f.senderFault && !LEASE_LOST_CODES.has(f.code) && attempt < ATTEMPTS) retry.push(p);
-          else this.#fail(p, `${f.code} ${f.message}`.trim());
-        });
-      } catch (error) {
-        const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-        if (attempt < ATTEMPTS) retry.push(...pending);
-        else for (const p of pending) this.#fail(p, reason);
+      for (const p of pending) {
+        const f = failures.get(p);
+        if (f === undefined) p.resolve(true);
+        else if (f.kind === 'transient' && attempt < ATTEMPTS) retry.push(p);
+        else this.#fail(p, `${f.code} ${f.message}`.trim());
       }
-      if (retry.length > 0) await new Promise((r) => setTimeout(r, 200 * attempt));
+      if (retry.length > 0) await sleep(200 * attempt);
       pending = retry;
     }
   }

@@ -36,7 +36,7 @@ export class ReceiveCapacity {
   }
 
   /** A receive promised `count` slots has ended; what it brought is already counted by held(). */
-  release(count: number): void {
+  returnSlots(count: number): void {
     this.#reserved -= count;
     this.grant();
   }

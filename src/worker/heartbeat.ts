@@ -1,24 +1,8 @@
-import type { JobLock } from '../dedupe/lock.js';
+import type { JobLock } from '../ports/lock.js';
+import type { QueuePort, ReceivedMessage } from '../ports/queue.js';
+import { groupByQueue, inBatches } from '../sqs-batch.js';
 import { MAX_HOLD_MS } from './backoff.js';
-import { groupByQueue } from './group.js';
-import { LEASE_LOST_CODES, type QueuePort, type ReceivedMessage } from './sqs-port.js';
-
-/** A message this worker holds: invisible to others until `visibleAt`, unless extended. */
-export interface Lease {
-  readonly message: ReceivedMessage;
-  readonly receivedAt: number;
-  visibleAt: number;
-  nextExtendAt: number;
-  /** Set once the job id is claimed in the dedupe lock; the heartbeat extends it too. */
-  lock: { readonly jobId: string; readonly token: string } | undefined;
-  lost: boolean;
-  /** The extension in flight for this lease, if any: settle waits for it before acting. */
-  pending: Promise<void> | undefined;
-  /** The lease ended: the handler must stop and the message must not be deleted by this worker. */
-  onLost: (reason: string) => void;
-  /** The 12-hour hold limit is near: the handler must stop now, while the message can still be released. */
-  onHoldLimit: () => void;
-}
+import { Lease } from './leases.js';
 
 export interface HeartbeatOptions {
   readonly sqs: QueuePort;
@@ -28,6 +12,8 @@ export interface HeartbeatOptions {
   readonly lockTtlSeconds: number;
   readonly maxHoldMs?: number;
   readonly onError: (error: unknown) => void;
+  /** A lease was lost (its signal has fired with LEASE_LOST): for logs and events. */
+  readonly onLost: (lease: Lease, reason: string) => void;
 }
 
 /**
@@ -49,18 +35,9 @@ export class Heartbeat {
     this.#maxHoldMs = options.maxHoldMs ?? MAX_HOLD_MS;
   }
 
+  /** Start holding a message just received. */
   track(message: ReceivedMessage, receivedAt: number = Date.now()): Lease {
-    const lease: Lease = {
-      message,
-      receivedAt,
-      visibleAt: receivedAt + this.#o.visibilityTimeoutSeconds * 1000,
-      nextExtendAt: receivedAt + this.#o.intervalMs,
-      lock: undefined,
-      lost: false,
-      pending: undefined,
-      onLost: () => {},
-      onHoldLimit: () => {},
-    };
+    const lease = new Lease(message, receivedAt, this.#o.visibilityTimeoutSeconds, this.#o.intervalMs);
     this.#leases.add(lease);
     return lease;
   }
@@ -98,7 +75,7 @@ export class Heartbeat {
       const holdLeftMs = lease.receivedAt + this.#maxHoldMs - now;
       if (holdLeftMs <= this.#o.intervalMs + this.#tickMs) {
         lease.nextExtendAt = Number.POSITIVE_INFINITY;
-        lease.onHoldLimit();
+        lease.abort('JOB_TIMEOUT', 'the message has been held for nearly 12 hours, the most SQS allows; the attempt is abandoned');
         continue;
       }
       due.push({ lease, seconds: Math.min(this.#o.visibilityTimeoutSeconds, Math.floor(holdLeftMs / 1000) - 1) });
@@ -114,45 +91,35 @@ export class Heartbeat {
    * Stop heartbeating a lease and wait for any extension already in flight, so that nothing the
    * heartbeat sends can land after (and undo) what the caller does next.
    */
-  async release(lease: Lease): Promise<void> {
+  async untrack(lease: Lease): Promise<void> {
     this.#leases.delete(lease);
     await lease.pending;
   }
 
   async #extendVisibility(due: { lease: Lease; seconds: number }[], now: number): Promise<void> {
-    const calls: Promise<void>[] = [];
-    for (const [queueUrl, list] of groupByQueue(due.map((d) => ({ ...d, message: d.lease.message })))) {
-      for (let i = 0; i < list.length; i += 10) {
-        const batch = list.slice(i, i + 10);
-        calls.push(this.#extendBatch(queueUrl, batch, now));
-      }
-    }
-    await Promise.all(calls);
-  }
-
-  async #extendBatch(queueUrl: string, batch: { lease: Lease; seconds: number }[], now: number): Promise<void> {
-    let failures;
-    try {
-      failures = await this.#o.sqs.changeVisibilityBatch(
-        queueUrl,
-        batch.map((d, i) => ({ id: String(i), receiptHandle: d.lease.message.receiptHandle, visibilityTimeout: d.seconds })),
-      );
-    } catch (error) {
-      this.#o.onError(error); // transient: every lease in the batch stays due and is tried next tick
-      return;
-    }
-    const failed = new Map(failures.map((f) => [f.id, f]));
-    batch.forEach((d, i) => {
-      const failure = failed.get(String(i));
-      if (failure === undefined) {
-        d.lease.visibleAt = now + d.seconds * 1000;
-        d.lease.nextExtendAt = now + this.#o.intervalMs;
-      } else if (LEASE_LOST_CODES.has(failure.code)) {
-        this.#lose(d.lease, `SQS refused the extension: ${failure.code} ${failure.message}`.trim());
-      } else {
-        this.#o.onError(new Error(`visibility extension failed for message ${d.lease.message.messageId}: ${failure.code} ${failure.message}`));
-      }
-    });
+    await Promise.all(
+      [...groupByQueue(due.map((d) => ({ ...d, message: d.lease.message })))].map(async ([queueUrl, list]) => {
+        const failed = await inBatches(list, (batch) =>
+          this.#o.sqs.changeVisibilityBatch(
+            queueUrl,
+            batch.map((d, i) => ({ id: String(i), receiptHandle: d.lease.message.receiptHandle, visibilityTimeout: d.seconds })),
+          ),
+        );
+        const failures = new Map(failed.map((f) => [f.item, f.failure]));
+        for (const d of list) {
+          const failure = failures.get(d);
+          if (failure === undefined) {
+            d.lease.visibleAt = now + d.seconds * 1000;
+            d.lease.nextExtendAt = now + this.#o.intervalMs;
+          } else if (failure.kind === 'lease-lost') {
+            this.#lose(d.lease, `SQS refused the extension: ${failure.code} ${failure.message}`.trim());
+          } else {
+            // transient: the lease stays due and is tried again next tick
+            this.#o.onError(new Error(`visibility extension failed for message ${d.lease.message.messageId}: ${failure.code} ${failure.message}`));
+          }
+        }
+      }),
+    );
   }
 
   async #extendLocks(leases: Lease[]): Promise<void> {
@@ -175,8 +142,8 @@ export class Heartbeat {
   #lose(lease: Lease, reason: string): void {
     // A lease no longer tracked is being settled: its fate is decided, nothing is lost.
     if (lease.lost || !this.#leases.has(lease)) return;
-    lease.lost = true;
     this.#leases.delete(lease);
-    lease.onLost(reason);
+    lease.abort('LEASE_LOST', `lease lost: ${reason}`);
+    this.#o.onLost(lease, reason);
   }
 }

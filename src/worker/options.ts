@@ -15,7 +15,8 @@ import {
   type AwsSettings,
   type Env,
 } from '../config.js';
-import type { JobLock } from '../dedupe/lock.js';
+import type { JobLock } from '../ports/lock.js';
+import type { QueuePort } from '../ports/queue.js';
 import type { MetricsSettings } from '../metrics/index.js';
 import type { MetricsSink } from '../metrics/sinks.js';
 import { ConfigError } from '../errors.js';
@@ -60,6 +61,10 @@ export const workerOptionsSchema = z
     /** memcached host:port[,…]; default SQS_JOBS_MEMCACHED. Without it there is no dedupe lock. */
     memcached: z.string().optional(),
     lock: z.custom<JobLock>((v) => isObject(v) && typeof (v as JobLock).claim === 'function', 'must implement JobLock').optional(),
+    /** The queue port: the SQS calls the worker makes. Default: the AWS SDK (src/adapters/sqs-queue.ts). */
+    queue: z
+      .custom<QueuePort>((v) => isObject(v) && ['receive', 'deleteBatch', 'changeVisibilityBatch', 'send', 'deadLetterTarget'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'), 'must implement QueuePort')
+      .optional(),
     /** When memcached cannot be reached: false (default) runs jobs anyway, at-least-once; true leaves them queued. */
     lockFailClosed: z.boolean().default(false),
     lockTimeoutMs: int.min(10, 'must be 10-10000').max(10_000, 'must be 10-10000').default(500),

@@ -1,5 +1,4 @@
-import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
-import type { OutgoingMessage, ReceivedMessage } from './sqs-port.js';
+import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from '../ports/queue.js';
 
 /**
  * Handing a message back by visibility costs one of its receives: SQS counts every receive, and
@@ -54,7 +53,7 @@ export function atReceiveLimit(m: ReceivedMessage, maxReceiveCount: number | und
  * copy joins the back of its group with a new deduplication id).
  */
 export function resentMessage(m: ReceivedMessage, delaySeconds: number): OutgoingMessage {
-  const ours: Record<string, MessageAttributeValue> = {
+  const ours: Record<string, MessageAttribute> = {
     [ATTR_PRIOR_RECEIVES]: { DataType: 'Number', StringValue: String(attemptOf(m)) },
     [ATTR_FIRST_SENT_AT]: { DataType: 'Number', StringValue: String(firstSentAt(m).getTime()) },
     [ATTR_ORIGIN]: { DataType: 'String', StringValue: originOf(m) },

@@ -1,4 +1,4 @@
-import type { Lease } from './heartbeat.js';
+import type { Lease } from './leases.js';
 import { pickWeighted, type Weighted } from './weighted.js';
 
 /** A queue as the scheduler sees it. */

@@ -1,15 +1,17 @@
 import type { Logger } from 'pino';
-import type { JobLock } from '../dedupe/lock.js';
+import { deadLetterMessage } from '../dead-letter.js';
 import { toError } from '../errors.js';
+import type { JobInfo, WorkerEvents } from '../job-events.js';
+import type { JobLock } from '../ports/lock.js';
+import type { QueuePort } from '../ports/queue.js';
+import { groupByQueue, inBatches } from '../sqs-batch.js';
 import type { DeleteBatcher } from './acks.js';
 import { visibilitySeconds } from './backoff.js';
-import { deadLetterMessage } from './dead-letter.js';
-import type { JobInfo, WorkerEvents } from './events.js';
-import { groupByQueue } from './group.js';
-import type { Heartbeat, Lease } from './heartbeat.js';
+import type { Outcome } from './decide.js';
+import type { Heartbeat } from './heartbeat.js';
+import type { Lease } from './leases.js';
 import { atReceiveLimit, resentMessage } from './resend.js';
-import { jobLogger, type Outcome } from './run-job.js';
-import type { QueuePort } from './sqs-port.js';
+import { jobLogger } from './runner.js';
 
 export interface SettleDeps {
   readonly sqs: QueuePort;
@@ -35,7 +37,7 @@ export interface SettleDeps {
  */
 export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
   // Stop heartbeating first and let an extension in flight land, so it cannot undo what follows.
-  await deps.heartbeat.release(lease);
+  await deps.heartbeat.untrack(lease);
   const lock = lease.lock;
   lease.lock = undefined;
   const m = lease.message;
@@ -156,27 +158,21 @@ async function makeVisible(deps: SettleDeps, lease: Lease, info: JobInfo, second
  * group): visible at once, in batches of 10 per queue; one with no receive left is settled on its
  * own, and re-sent.
  */
-export async function releaseUnstarted(deps: SettleDeps, leases: readonly Lease[], reason: string, describe: (lease: Lease) => JobInfo): Promise<void> {
-  await Promise.all(leases.map((lease) => deps.heartbeat.release(lease)));
+export async function handBackUnstarted(deps: SettleDeps, leases: readonly Lease[], reason: string, describe: (lease: Lease) => JobInfo): Promise<void> {
+  await Promise.all(leases.map((lease) => deps.heartbeat.untrack(lease)));
   const held = leases.filter((l) => !l.lost);
   const last = held.filter((l) => atReceiveLimit(l.message, deps.maxReceiveCount(l.message.queueUrl)));
   const rest = held.filter((l) => !last.includes(l));
-  const calls: Promise<void>[] = last.map((lease) => settle(deps, lease, describe(lease), { kind: 'release', reason, delaySeconds: 0 }));
+  const calls: Promise<void>[] = last.map((lease) => settle(deps, lease, describe(lease), { kind: 'release', reason, delaySeconds: 0, abandoned: false }));
   for (const [queueUrl, list] of groupByQueue(rest)) {
-    for (let i = 0; i < list.length; i += 10) {
-      const batch = list.slice(i, i + 10);
-      calls.push(
-        deps.sqs
-          .changeVisibilityBatch(queueUrl, batch.map((l, j) => ({ id: String(j), receiptHandle: l.message.receiptHandle, visibilityTimeout: 0 })))
-          .then(
-            (failures) => {
-              for (const f of failures) deps.onError('release', new Error(`could not release message: ${f.code} ${f.message}`));
-            },
-            (error: unknown) => deps.onError('release', error),
-          ),
-      );
-    }
+    calls.push(
+      inBatches(list, (batch) =>
+        deps.sqs.changeVisibilityBatch(queueUrl, batch.map((l, i) => ({ id: String(i), receiptHandle: l.message.receiptHandle, visibilityTimeout: 0 }))),
+      ).then((failed) => {
+        for (const { failure } of failed) deps.onError('hand back', new Error(`could not hand a message back: ${failure.code} ${failure.message}`));
+      }),
+    );
   }
   await Promise.all(calls);
-  if (leases.length > 0) deps.logger.info({ released: leases.length, resent: last.length, reason }, 'released unstarted messages');
+  if (leases.length > 0) deps.logger.info({ handedBack: leases.length, resent: last.length, reason }, 'handed back unstarted messages');
 }

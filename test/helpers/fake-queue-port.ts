@@ -1,4 +1,12 @@
-import type { BatchEntry, BatchFailure, OutgoingMessage, QueuePort, ReceivedMessage } from '../../src/worker/sqs-port.js';
+import type { BatchEntry, BatchFailure, DeadLetterTarget, OutgoingMessage, QueuePort, ReceivedMessage } from '../../src/ports/queue.js';
+import { classifyFailure } from '../../src/sqs-batch.js';
+
+/** An answer as SQS gives it for one entry; the fake classifies it as the SDK adapter does. */
+export interface EntryAnswer {
+  readonly code: string;
+  readonly message: string;
+  readonly senderFault: boolean;
+}
 
 /**
  * A QueuePort that records calls and answers from a script: for unit tests of timing and of how
@@ -8,8 +16,8 @@ export class FakeQueuePort implements QueuePort {
   readonly visibilityCalls: { queueUrl: string; entries: (BatchEntry & { visibilityTimeout: number })[] }[] = [];
   readonly deleteCalls: { queueUrl: string; entries: BatchEntry[] }[] = [];
   /** Per receipt handle: the failure to answer with, or 'throw' for a failed call. */
-  visibilityAnswer: (entry: BatchEntry) => Omit<BatchFailure, 'id'> | 'throw' | undefined = () => undefined;
-  deleteAnswer: (entry: BatchEntry, call: number) => Omit<BatchFailure, 'id'> | 'throw' | undefined = () => undefined;
+  visibilityAnswer: (entry: BatchEntry) => EntryAnswer | 'throw' | undefined = () => undefined;
+  deleteAnswer: (entry: BatchEntry, call: number) => EntryAnswer | 'throw' | undefined = () => undefined;
 
   async receive(): Promise<ReceivedMessage[]> {
     return [];
@@ -28,10 +36,16 @@ export class FakeQueuePort implements QueuePort {
 
   async send(_queueUrl: string, _message: OutgoingMessage): Promise<void> {}
 
-  #answer(entries: readonly BatchEntry[], answer: (e: BatchEntry) => Omit<BatchFailure, 'id'> | 'throw' | undefined): BatchFailure[] {
+  async deadLetterTarget(): Promise<DeadLetterTarget | undefined> {
+    return undefined;
+  }
+
+  #answer(entries: readonly BatchEntry[], answer: (e: BatchEntry) => EntryAnswer | 'throw' | undefined): BatchFailure[] {
     const answers = entries.map((e) => ({ e, a: answer(e) }));
     if (answers.some(({ a }) => a === 'throw')) throw new Error('connection reset');
-    return answers.flatMap(({ e, a }) => (a === undefined || a === 'throw' ? [] : [{ id: e.id, ...a }]));
+    return answers.flatMap(({ e, a }) =>
+      a === undefined || a === 'throw' ? [] : [{ id: e.id, code: a.code, message: a.message, kind: classifyFailure(a.code, a.senderFault) }],
+    );
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemcachedLock } from '../../src/dedupe/memcached-lock.js';
+import { MemcachedLock } from '../../src/adapters/memcached-lock.js';
 import { LOCAL_MEMCACHED, memcachedClient, sleep } from '../helpers/stack.js';
 import { PrivateMemcached, freePort, slowProxy } from '../helpers/memcached.js';
 

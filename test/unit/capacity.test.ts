@@ -10,7 +10,7 @@ describe('ReceiveCapacity', () => {
     expect(await c.reserve()).toBe(5);
     expect(c.reserved).toBe(25);
     held = 3;
-    c.release(10); // 3 came back from that receive
+    c.returnSlots(10); // 3 came back from that receive
     expect(await c.reserve()).toBe(7);
   });
 
@@ -33,11 +33,11 @@ describe('ReceiveCapacity', () => {
     const order: string[] = [];
     expect(await c.reserve()).toBe(1); // poller A holds the only slot
     const b = c.reserve().then((n) => order.push(`B${n}`));
-    c.release(1); // A's receive ends: B, who was waiting, gets it
+    c.returnSlots(1); // A's receive ends: B, who was waiting, gets it
     const a = c.reserve().then((n) => order.push(`A${n}`)); // A asks again and waits
     await b;
     expect(order).toEqual(['B1']);
-    c.release(1);
+    c.returnSlots(1);
     await a;
     expect(order).toEqual(['B1', 'A1']);
   });

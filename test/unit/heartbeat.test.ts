@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { NoLock, type JobLock } from '../../src/dedupe/lock.js';
+import { NoLock, type JobLock } from '../../src/ports/lock.js';
+import type { QueuePort } from '../../src/ports/queue.js';
 import { Heartbeat } from '../../src/worker/heartbeat.js';
 import { FakeQueuePort, message } from '../helpers/fake-queue-port.js';
 
@@ -10,8 +11,9 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function heartbeat(sqs: FakeQueuePort, options: Partial<ConstructorParameters<typeof Heartbeat>[0]> = {}) {
+function heartbeat(sqs: QueuePort, options: Partial<ConstructorParameters<typeof Heartbeat>[0]> = {}) {
   const errors: unknown[] = [];
+  const lost: string[] = [];
   const hb = new Heartbeat({
     sqs,
     lock: new NoLock(),
@@ -19,9 +21,10 @@ function heartbeat(sqs: FakeQueuePort, options: Partial<ConstructorParameters<ty
     intervalMs: 5_000,
     lockTtlSeconds: 15,
     onError: (e) => errors.push(e),
+    onLost: (lease, reason) => lost.push(`${lease.message.messageId}: ${reason}`),
     ...options,
   });
-  return { hb, errors };
+  return { hb, errors, lost };
 }
 
 describe('Heartbeat', () => {
@@ -56,7 +59,7 @@ describe('Heartbeat', () => {
     const sqs = new FakeQueuePort();
     const { hb } = heartbeat(sqs);
     const lease = hb.track(message(1));
-    await hb.release(lease);
+    await hb.untrack(lease);
     hb.start();
     await vi.advanceTimersByTimeAsync(20_000);
     expect(sqs.visibilityCalls).toHaveLength(0);
@@ -66,12 +69,13 @@ describe('Heartbeat', () => {
   it('reports a lost lease when SQS says the receipt handle is invalid, and drops it', async () => {
     const sqs = new FakeQueuePort();
     sqs.visibilityAnswer = (e) => (e.receiptHandle === 'rh2' ? { code: 'ReceiptHandleIsInvalid', message: 'expired', senderFault: true } : undefined);
-    const { hb } = heartbeat(sqs);
-    const lost: string[] = [];
-    for (let i = 1; i <= 3; i++) hb.track(message(i)).onLost = (reason) => lost.push(`m${i}: ${reason}`);
+    const { hb, lost } = heartbeat(sqs);
+    const leases = [1, 2, 3].map((i) => hb.track(message(i)));
     hb.start();
     await vi.advanceTimersByTimeAsync(5_000);
     expect(lost).toEqual(['m2: SQS refused the extension: ReceiptHandleIsInvalid expired']);
+    expect(leases.map((l) => l.lost)).toEqual([false, true, false]);
+    expect((leases[1]!.signal.reason as { code?: string }).code).toBe('LEASE_LOST'); // the handler's signal fired
     expect(hb.size).toBe(2);
     await hb.close();
   });
@@ -79,18 +83,16 @@ describe('Heartbeat', () => {
   it('retries after a failed call, and declares the lease lost once its visibility has run out', async () => {
     const sqs = new FakeQueuePort();
     sqs.visibilityAnswer = () => 'throw';
-    const { hb, errors } = heartbeat(sqs);
-    const lease = hb.track(message(1));
-    let lostReason = '';
-    lease.onLost = (r) => (lostReason = r);
+    const { hb, errors, lost } = heartbeat(sqs);
+    hb.track(message(1));
     hb.start();
     await vi.advanceTimersByTimeAsync(6_000);
     const callsAfterFirstFailure = sqs.visibilityCalls.length;
     expect(callsAfterFirstFailure).toBeGreaterThanOrEqual(2); // tried again on the next ticks
     expect(errors.length).toBe(callsAfterFirstFailure);
-    expect(lostReason).toBe('');
+    expect(lost).toEqual([]);
     await vi.advanceTimersByTimeAsync(4_500); // past the 10 s visibility
-    expect(lostReason).toMatch(/visibility timeout passed/);
+    expect(lost[0]).toMatch(/visibility timeout passed/);
     await hb.close();
   });
 
@@ -114,55 +116,51 @@ describe('Heartbeat', () => {
     const sqs = new FakeQueuePort();
     const { hb } = heartbeat(sqs, { maxHoldMs: 22_000 });
     const lease = hb.track(message(1));
-    let limited = 0;
-    lease.onHoldLimit = () => limited++;
     hb.start();
     await vi.advanceTimersByTimeAsync(30_000);
     const asked = sqs.visibilityCalls.map((c) => c.entries[0]!.visibilityTimeout);
     // ticks every 1 s; due at 5 s, 9 s, 13 s, 17 s (taken one tick early):
     // at 4 s 18 s are left → 10; at 8 s 14 s left → 10; at 12 s 10 s left → 9; at 16 s only 6 s left → stop
     expect(asked).toEqual([10, 10, 9]);
-    expect(limited).toBe(1);
+    expect((lease.signal.reason as { code?: string }).code).toBe('JOB_TIMEOUT'); // the handler is stopped
+    expect(lease.lost).toBe(false); // and the message can still be handed back
     for (const c of sqs.visibilityCalls) expect(c.entries[0]!.visibilityTimeout).toBeLessThan(22);
     await hb.close();
   });
 
-  it('release() waits for an extension already in flight, and a settled lease is never reported lost', async () => {
+  it('untrack() waits for an extension already in flight, and a settled lease is never reported lost', async () => {
     const sqs = new FakeQueuePort();
     let answer: (() => void) | undefined;
     sqs.changeVisibilityBatch = async (queueUrl, entries) => {
       sqs.visibilityCalls.push({ queueUrl, entries: [...entries] });
       await new Promise<void>((resolve) => (answer = resolve));
-      return [{ id: '0', code: 'ReceiptHandleIsInvalid', message: 'deleted meanwhile', senderFault: true }];
+      return [{ id: '0', code: 'ReceiptHandleIsInvalid', message: 'deleted meanwhile', kind: 'lease-lost' as const }];
     };
-    const { hb } = heartbeat(sqs);
+    const { hb, lost } = heartbeat(sqs);
     const lease = hb.track(message(1));
-    let lost = false;
-    lease.onLost = () => (lost = true);
     const tick = hb.tick(Date.now() + 5_000);
     await vi.advanceTimersByTimeAsync(0);
     expect(sqs.visibilityCalls).toHaveLength(1); // extension in flight
     let released = false;
-    const release = hb.release(lease).then(() => (released = true));
+    const release = hb.untrack(lease).then(() => (released = true));
     await vi.advanceTimersByTimeAsync(0);
     expect(released).toBe(false); // settle must not act before the extension lands
     answer!();
     await Promise.all([tick, release]);
     expect(released).toBe(true);
-    expect(lost).toBe(false);
+    expect(lost).toEqual([]);
+    expect(lease.lost).toBe(false);
   });
 
   it('declares the lease lost when the dedupe lock is held by someone else', async () => {
     const sqs = new FakeQueuePort();
     const lock: JobLock = { ...new NoLock(), extend: async () => 'lost', claim: async () => 'claimed', complete: async () => true, release: async () => true, markDeadLettered: async () => true, close: () => {} };
-    const { hb } = heartbeat(sqs, { lock });
+    const { hb, lost } = heartbeat(sqs, { lock });
     const lease = hb.track(message(1));
     lease.lock = { jobId: 'j1', token: 't' };
-    let reason = '';
-    lease.onLost = (r) => (reason = r);
     hb.start();
     await vi.advanceTimersByTimeAsync(5_000);
-    expect(reason).toMatch(/dedupe lock is held by another consumer/);
+    expect(lost[0]).toMatch(/dedupe lock is held by another consumer/);
     await hb.close();
   });
 });

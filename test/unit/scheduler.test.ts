@@ -1,19 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { Lease } from '../../src/worker/heartbeat.js';
+import { Lease } from '../../src/worker/leases.js';
 import { Scheduler, type ScheduledQueue } from '../../src/worker/scheduler.js';
 
 function lease(queueUrl: string, id: string, groupId?: string): Lease {
-  return {
-    message: { queueUrl, messageId: id, receiptHandle: id, body: '', receiveCount: 1, sentAt: new Date(0), groupId, attributes: {} },
-    receivedAt: 0,
-    visibleAt: 0,
-    nextExtendAt: 0,
-    lock: undefined,
-    lost: false,
-    pending: undefined,
-    onLost: () => {},
-    onHoldLimit: () => {},
-  };
+  return new Lease({ queueUrl, messageId: id, receiptHandle: id, body: '', receiveCount: 1, sentAt: new Date(0), groupId, attributes: {} }, 0, 30, 15_000);
 }
 
 const queue = (url: string, weight = 1): ScheduledQueue => ({ url, weight, credit: 0, fifo: url.endsWith('.fifo') });
@@ -32,7 +22,7 @@ describe('Scheduler', () => {
   it('skips messages whose visibility ran out while they waited', () => {
     const s = new Scheduler([queue('a')]);
     const gone = lease('a', 'gone');
-    gone.lost = true;
+    gone.abort('LEASE_LOST', 'its visibility ran out');
     s.add('a', [gone, lease('a', 'ok')]);
     expect(s.next()?.lease.message.messageId).toBe('ok');
     expect(s.next()).toBeUndefined();

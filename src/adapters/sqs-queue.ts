@@ -6,56 +6,9 @@ import {
   type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-
-/** One message as the worker sees it. */
-export interface ReceivedMessage {
-  readonly queueUrl: string;
-  readonly messageId: string;
-  readonly receiptHandle: string;
-  readonly body: string;
-  /** SQS ApproximateReceiveCount: 1 on first delivery. */
-  readonly receiveCount: number;
-  readonly sentAt: Date;
-  readonly groupId: string | undefined;
-  readonly attributes: Readonly<Record<string, MessageAttributeValue>>;
-}
-
-export interface BatchEntry {
-  readonly id: string;
-  readonly receiptHandle: string;
-}
-
-export interface BatchFailure {
-  readonly id: string;
-  readonly code: string;
-  readonly message: string;
-  readonly senderFault: boolean;
-}
-
-export interface OutgoingMessage {
-  readonly body: string;
-  readonly attributes: Record<string, MessageAttributeValue>;
-  readonly groupId?: string | undefined;
-  readonly deduplicationId?: string | undefined;
-  /** 0-900; standard queues only. */
-  readonly delaySeconds?: number | undefined;
-}
-
-/** The SQS calls the worker makes; nothing else of the SDK reaches the worker's core. */
-export interface QueuePort {
-  receive(queueUrl: string, max: number, waitSeconds: number, visibilityTimeout: number, signal?: AbortSignal): Promise<ReceivedMessage[]>;
-  deleteBatch(queueUrl: string, entries: readonly BatchEntry[]): Promise<BatchFailure[]>;
-  changeVisibilityBatch(queueUrl: string, entries: readonly (BatchEntry & { visibilityTimeout: number })[]): Promise<BatchFailure[]>;
-  send(queueUrl: string, message: OutgoingMessage): Promise<void>;
-}
-
-/** Failure codes that mean this worker no longer holds the message. */
-export const LEASE_LOST_CODES: ReadonlySet<string> = new Set([
-  'ReceiptHandleIsInvalid',
-  'MessageNotInflight',
-  'AWS.SimpleQueueService.MessageNotInflight',
-  'InvalidParameterValue',
-]);
+import type { BatchEntry, BatchFailure, DeadLetterTarget, MessageAttributes, OutgoingMessage, QueuePort, ReceivedMessage } from '../ports/queue.js';
+import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
+import { classifyFailure } from '../sqs-batch.js';
 
 /**
  * QueuePort over the AWS SDK. Receives go through `pollClient`, everything else through
@@ -113,12 +66,18 @@ export class SqsQueuePort implements QueuePort {
       new SendMessageCommand({
         QueueUrl: queueUrl,
         MessageBody: message.body,
-        MessageAttributes: message.attributes,
+        MessageAttributes: message.attributes as Record<string, MessageAttributeValue>,
         MessageGroupId: message.groupId,
         MessageDeduplicationId: message.deduplicationId,
         DelaySeconds: message.delaySeconds,
       }),
     );
+  }
+
+  async deadLetterTarget(queueUrl: string): Promise<DeadLetterTarget | undefined> {
+    const policy = await readRedrivePolicy(this.controlClient, queueUrl);
+    if (policy === undefined) return undefined;
+    return { deadLetterQueueUrl: await queueUrlFromArn(this.controlClient, policy.deadLetterTargetArn), maxReceiveCount: policy.maxReceiveCount };
   }
 }
 
@@ -126,14 +85,17 @@ export class SqsQueuePort implements QueuePort {
  * Keep only what an attribute says: the SDK fills in empty StringListValues/BinaryListValues
  * arrays, which would stay in memory for as long as the message is held.
  */
-function compactAttributes(attributes: Record<string, MessageAttributeValue> | undefined): Record<string, MessageAttributeValue> {
-  const out: Record<string, MessageAttributeValue> = {};
+function compactAttributes(attributes: Record<string, MessageAttributeValue> | undefined): MessageAttributes {
+  const out: Record<string, MessageAttributes[string]> = {};
   for (const [name, a] of Object.entries(attributes ?? {})) {
-    out[name] = a.BinaryValue !== undefined ? { DataType: a.DataType, BinaryValue: a.BinaryValue } : { DataType: a.DataType, StringValue: a.StringValue };
+    out[name] = a.BinaryValue !== undefined ? { DataType: a.DataType ?? 'Binary', BinaryValue: a.BinaryValue } : { DataType: a.DataType ?? 'String', StringValue: a.StringValue };
   }
   return out;
 }
 
 function toFailures(failed: { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[] | undefined): BatchFailure[] {
-  return (failed ?? []).map((f) => ({ id: f.Id ?? '', code: f.Code ?? 'Unknown', message: f.Message ?? '', senderFault: f.SenderFault ?? false }));
+  return (failed ?? []).map((f) => {
+    const code = f.Code ?? 'Unknown';
+    return { id: f.Id ?? '', code, message: f.Message ?? '', kind: classifyFailure(code, f.SenderFault ?? false) };
+  });
 }

@@ -1,5 +1,5 @@
 import memjs from 'memjs';
-import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from './lock.js';
+import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../ports/lock.js';
 
 export interface MemcachedLockOptions {
   /** host:port[,host:port] */

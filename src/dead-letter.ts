@@ -1,6 +1,5 @@
-import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
-import type { DeadLetterReason } from './events.js';
-import type { OutgoingMessage, ReceivedMessage } from './sqs-port.js';
+import type { DeadLetterReason } from './job-events.js';
+import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from './ports/queue.js';
 
 export const ATTR_DLQ_REASON = 'sqsjobs-dlq-reason';
 export const ATTR_DLQ_ERROR = 'sqsjobs-dlq-error';
@@ -22,7 +21,7 @@ function attributeText(text: string): string {
  * fit beside ours), and why it is there: reason code, error text, source queue, receive count, time.
  */
 export function deadLetterMessage(m: ReceivedMessage, reason: DeadLetterReason, detail: string, now: Date = new Date()): OutgoingMessage {
-  const ours: Record<string, MessageAttributeValue> = {
+  const ours: Record<string, MessageAttribute> = {
     [ATTR_DLQ_REASON]: { DataType: 'String', StringValue: reason },
     [ATTR_DLQ_ERROR]: { DataType: 'String', StringValue: attributeText(detail) },
     [ATTR_DLQ_SOURCE]: { DataType: 'String', StringValue: m.queueUrl },

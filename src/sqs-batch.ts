@@ -1,0 +1,64 @@
+import type { BatchFailure, FailureKind } from './ports/queue.js';
+
+/** SQS takes at most 10 entries in one batch call. */
+export const SQS_BATCH_LIMIT = 10;
+
+/** Codes that mean a receipt handle no longer holds its message. */
+const LEASE_LOST_CODES: ReadonlySet<string> = new Set([
+  'ReceiptHandleIsInvalid',
+  'MessageNotInflight',
+  'AWS.SimpleQueueService.MessageNotInflight',
+  'InvalidParameterValue',
+]);
+
+/** What one failed batch entry means for the caller (see FailureKind). */
+export function classifyFailure(code: string, senderFault: boolean): FailureKind {
+  if (LEASE_LOST_CODES.has(code)) return 'lease-lost';
+  return senderFault ? 'fatal' : 'transient';
+}
+
+/** `items` in runs of at most `size`. */
+export function chunk<T>(items: readonly T[], size = SQS_BATCH_LIMIT): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export interface ItemFailure<T> {
+  readonly item: T;
+  readonly failure: BatchFailure;
+}
+
+/**
+ * Send `items` in batch calls of at most 10, all at once; `call` gets a chunk and answers the
+ * failed entries, whose ids are each entry's index in the chunk as a string. Answers every item
+ * that failed: those SQS refused, and every item of a call that threw (as `transient`).
+ */
+export async function inBatches<T>(items: readonly T[], call: (batch: readonly T[]) => Promise<readonly BatchFailure[]>): Promise<ItemFailure<T>[]> {
+  const answers = await Promise.all(
+    chunk(items).map(async (batch): Promise<ItemFailure<T>[]> => {
+      try {
+        const failures = await call(batch);
+        return failures.flatMap((failure) => {
+          const item = batch[Number(failure.id)];
+          return item === undefined ? [] : [{ item, failure }];
+        });
+      } catch (error) {
+        const e = error instanceof Error ? error : new Error(String(error));
+        return batch.map((item, i) => ({ item, failure: { id: String(i), code: e.name, message: e.message, kind: 'transient' as const } }));
+      }
+    }),
+  );
+  return answers.flat();
+}
+
+/** Group leases (or anything holding a message) by the queue they came from. */
+export function groupByQueue<T extends { message: { queueUrl: string } }>(items: readonly T[]): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const list = groups.get(item.message.queueUrl);
+    if (list === undefined) groups.set(item.message.queueUrl, [item]);
+    else list.push(item);
+  }
+  return groups;
+}

@@ -1,0 +1,52 @@
+import { SqsJobsError } from '../errors.js';
+import type { JobInfo } from '../job-events.js';
+import type { ReceivedMessage } from '../ports/queue.js';
+
+/** Why a lease's signal fired: the code of the SqsJobsError it carries. */
+export type AbortCode = 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN';
+
+/**
+ * A message this worker holds, from receive to settle: invisible to others until `visibleAt`
+ * unless extended, and the one owner of the signal its handler runs under. The heartbeat, the
+ * timeout and shutdown call `abort`; everything else only reads `signal`. The first reason wins.
+ */
+export class Lease {
+  visibleAt: number;
+  nextExtendAt: number;
+  /** Set once the job id is claimed in the dedupe lock; the heartbeat extends it too. */
+  lock: { readonly jobId: string; readonly token: string } | undefined = undefined;
+  /** The extension in flight for this lease, if any: settle waits for it before acting. */
+  pending: Promise<void> | undefined = undefined;
+  /** What events say about the job, once the message has been read. */
+  info: JobInfo | undefined = undefined;
+  #lost = false;
+  /** Made on first use: most messages are settled without anyone asking for a signal. */
+  #controller: AbortController | undefined;
+
+  constructor(
+    readonly message: ReceivedMessage,
+    readonly receivedAt: number,
+    visibilityTimeoutSeconds: number,
+    heartbeatIntervalMs: number,
+  ) {
+    this.visibleAt = receivedAt + visibilityTimeoutSeconds * 1000;
+    this.nextExtendAt = receivedAt + heartbeatIntervalMs;
+  }
+
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    return this.#controller.signal;
+  }
+
+  /** The lease ended elsewhere (SQS refused it, its visibility ran out, its lock was taken): this worker must not delete the message. */
+  get lost(): boolean {
+    return this.#lost;
+  }
+
+  /** Fire the signal with `code`, once; later calls do nothing. */
+  abort(code: AbortCode, message: string): void {
+    if (this.signal.aborted) return;
+    if (code === 'LEASE_LOST') this.#lost = true;
+    this.#controller!.abort(new SqsJobsError(code, message));
+  }
+}

@@ -1,0 +1,75 @@
+import type { Logger } from 'pino';
+import { MemcachedLock } from '../adapters/memcached-lock.js';
+import { SqsQueuePort } from '../adapters/sqs-queue.js';
+import { createSqsClient } from '../aws/clients.js';
+import type { Env } from '../config.js';
+import type { SafeEmitter } from '../events.js';
+import type { WorkerEvents } from '../job-events.js';
+import { createMetricsRecorder, type MetricsRecorder } from '../metrics/index.js';
+import { NoLock, type JobLock } from '../ports/lock.js';
+import type { QueuePort } from '../ports/queue.js';
+import { DeleteBatcher } from './acks.js';
+import { Heartbeat } from './heartbeat.js';
+import type { WorkerConfig } from './options.js';
+
+/** What a worker is made of besides its loop: the ports (given, or built from the SDKs) and the services on them. */
+export interface WorkerParts {
+  readonly sqs: QueuePort;
+  readonly lock: JobLock;
+  readonly heartbeat: Heartbeat;
+  readonly acks: DeleteBatcher;
+  readonly metrics: MetricsRecorder | undefined;
+  /** Destroys the SDK clients this worker made (none when the queue port or clients were given). */
+  readonly closeClients: () => void;
+}
+
+export function buildParts(c: WorkerConfig, env: Env, log: Logger, events: SafeEmitter<WorkerEvents>, onError: (where: string, error: unknown) => void): WorkerParts {
+  let sqs = c.queue;
+  let closeClients = () => {};
+  if (sqs === undefined) {
+    // Long polls on their own socket pool, so a 20-second poll never delays a delete or a heartbeat.
+    const poll = c.clients?.poll ?? createSqsClient(c.aws, { maxSockets: c.queues.length * 2, requestTimeoutMs: (c.waitTimeSeconds + 10) * 1000 }, env);
+    const control = c.clients?.control ?? createSqsClient(c.aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env);
+    sqs = new SqsQueuePort(poll, control);
+    if (c.clients === undefined) {
+      closeClients = () => {
+        poll.destroy();
+        control.destroy();
+      };
+    }
+  }
+  const onAvailability = (up: boolean, error?: Error) => {
+    if (up) {
+      log.info('memcached reachable again: dedupe lock restored');
+      events.emit('lock:restored');
+      return;
+    }
+    const e = error ?? new Error('memcached unavailable');
+    const what = c.lockFailClosed
+      ? 'memcached unreachable: jobs stay queued until it returns (lockFailClosed)'
+      : 'memcached unreachable: running jobs without the dedupe lock (at-least-once) until it returns';
+    log.warn({ err: e }, what);
+    events.emit('lock:unavailable', { error: e });
+  };
+  const lock =
+    c.lock ?? (c.memcached === undefined ? new NoLock() : new MemcachedLock({ servers: c.memcached, keyPrefix: c.lockKeyPrefix, timeoutMs: c.lockTimeoutMs, onAvailability }));
+  const heartbeat = new Heartbeat({
+    sqs,
+    lock,
+    visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
+    intervalMs: c.heartbeatIntervalMs,
+    lockTtlSeconds: c.lockTtlSeconds,
+    onError: (error) => onError('heartbeat', error),
+    onLost: (lease, reason) => {
+      if (lease.info === undefined) return; // not started: nothing ran, the message is simply back in the queue
+      log.warn({ jobId: lease.info.jobId, messageId: lease.info.messageId, reason }, 'lease lost: aborting handler; this worker will not delete the message');
+      events.emit('heartbeat:lost', { ...lease.info, reason });
+    },
+  });
+  const acks = new DeleteBatcher({
+    sqs,
+    flushMs: c.deleteFlushMs,
+    onFailure: (m, reason) => onError('delete', new Error(`could not delete message ${m.messageId} from ${m.queueUrl}: ${reason}; it will be delivered again`)),
+  });
+  return { sqs, lock, heartbeat, acks, metrics: createMetricsRecorder(c.metrics, c.aws, log, env), closeClients };
+}

@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { ATTR_JOB, ATTR_JOB_ID, decodeEnvelope, type Envelope, type PoisonReason } from '../envelope.js';
+import type { AnyJob, JobContext, JobRegistry } from '../job.js';
+import type { JobInfo, WorkerEvents } from '../job-events.js';
+import type { ClaimResult, JobLock } from '../ports/lock.js';
+import type { ReceivedMessage } from '../ports/queue.js';
+import { fieldIssues } from '../validation.js';
+import { afterClaim, afterRun, type Outcome } from './decide.js';
+import { execute } from './execute.js';
+import type { Lease } from './leases.js';
+import { attemptOf, firstSentAt, originOf } from './resend.js';
+
+export interface RunDeps {
+  readonly jobs: JobRegistry;
+  readonly lock: JobLock;
+  readonly lockTtlSeconds: number;
+  readonly lockFailClosed: boolean;
+  readonly visibilityTimeoutSeconds: number;
+  /** How long a handler may take to settle after its signal fires before it is abandoned. */
+  readonly abortGraceMs: number;
+  /** From the queue's RedrivePolicy: the receive after which SQS would dead-letter the message anyway. */
+  readonly maxReceiveCount: number | undefined;
+  readonly stopping: () => boolean;
+  readonly logger: Logger;
+  readonly logArgs: boolean;
+  readonly emit: <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
+}
+
+/** What reading a message gave: a registered job with valid args, or poison. */
+type Reading =
+  | { readonly ok: true; readonly envelope: Envelope; readonly job: AnyJob; readonly args: unknown; readonly info: JobInfo }
+  | { readonly ok: false; readonly reason: PoisonReason; readonly detail: string; readonly info: JobInfo };
+
+/** A name from a message, kept only if it is a job this worker registers (metrics dimensions stay bounded). */
+function registeredName(jobs: JobRegistry, name: string | undefined): string {
+  return name !== undefined && jobs.find(name) !== undefined ? name : 'unknown';
+}
+
+/** What events say about a message: from its envelope when it has one, else from its attributes. */
+export function describeMessage(jobs: JobRegistry, m: ReceivedMessage): JobInfo {
+  return readMessage(jobs, m).info;
+}
+
+function readMessage(jobs: JobRegistry, m: ReceivedMessage): Reading {
+  const decoded = decodeEnvelope(m.body, { messageId: m.messageId, sentAt: m.sentAt });
+  if (!decoded.ok) {
+    const info = {
+      jobId: m.attributes[ATTR_JOB_ID]?.StringValue ?? m.messageId,
+      jobName: registeredName(jobs, m.attributes[ATTR_JOB]?.StringValue),
+      messageId: m.messageId,
+      queueUrl: m.queueUrl,
+      attempt: attemptOf(m),
+      tenant: undefined,
+    };
+    return { ok: false, reason: decoded.reason, detail: decoded.detail, info };
+  }
+  const envelope = decoded.envelope;
+  const job = jobs.find(envelope.job);
+  const info = { jobId: envelope.id, jobName: registeredName(jobs, envelope.job), messageId: m.messageId, queueUrl: m.queueUrl, attempt: attemptOf(m), tenant: envelope.tenant };
+  if (job === undefined) {
+    // The name is the sender's word, not a registered job: events say "unknown" so a stream of
+    // made-up names cannot mint metric dimensions; the DLQ detail keeps the name.
+    return { ok: false, reason: 'unknown-job', detail: `no job named "${envelope.job}" is registered in this worker (known: ${jobs.names().join(', ')})`, info };
+  }
+  const parsed = job.args.safeParse(envelope.args);
+  if (!parsed.success) return { ok: false, reason: 'invalid-args', detail: fieldIssues(parsed.error, 'args').map((i) => `${i.field}: ${i.rule}`).join('; '), info };
+  return { ok: true, envelope, job, args: parsed.data, info };
+}
+
+/**
+ * One message from receive to outcome: read it, claim its job id, run its handler under the
+ * lease's signal, and decide (decide.ts). Never throws.
+ */
+export async function runJob(deps: RunDeps, lease: Lease): Promise<{ info: JobInfo; outcome: Outcome }> {
+  const m = lease.message;
+  const read = readMessage(deps.jobs, m);
+  const info = read.info;
+  lease.info = info;
+  if (!read.ok) return { info, outcome: { kind: 'dead-letter', reason: read.reason, detail: read.detail } };
+
+  const token = randomUUID();
+  const claim = await claimJob(deps.lock, read.envelope.id, token, deps.lockTtlSeconds, m);
+  if (claim === 'claimed') lease.lock = { jobId: read.envelope.id, token };
+  if (claim === 'unavailable') deps.emit('job:lock-unavailable', info);
+  const next = afterClaim({ claim, leaseLost: lease.lost, lockFailClosed: deps.lockFailClosed, stopping: deps.stopping(), visibilityTimeoutSeconds: deps.visibilityTimeoutSeconds });
+  if (next !== 'run') return { info, outcome: next };
+
+  const job = read.job;
+  const log = jobLogger(deps.logger, info);
+  const ctx: JobContext = {
+    jobId: read.envelope.id,
+    jobName: job.name,
+    messageId: m.messageId,
+    attempt: info.attempt,
+    signal: lease.signal,
+    get log() {
+      return log();
+    },
+    tenant: read.envelope.tenant,
+    enqueuedAt: new Date(read.envelope.enqueuedAt),
+    queueUrl: m.queueUrl,
+  };
+  const waitMs = Math.max(0, Date.now() - firstSentAt(m).getTime());
+  deps.emit('job:start', { ...info, waitMs });
+  if (deps.logger.isLevelEnabled('debug')) log().debug(deps.logArgs ? { args: read.args, waitMs } : { waitMs }, 'job started');
+  const execution = await execute(() => job.handle(read.args, ctx), lease, {
+    timeoutMs: job.timeoutMs,
+    timeoutMessage: `job "${job.name}" timed out after ${job.timeoutMs} ms`,
+    graceMs: deps.abortGraceMs,
+  });
+  if (execution.kind === 'aborted' && execution.abandoned) {
+    log().warn({ graceMs: deps.abortGraceMs }, 'the handler did not settle after its signal fired: it is abandoned, its lock kept until the TTL ends');
+  }
+  const outcome = afterRun({ execution, receiveCount: m.receiveCount, attempt: info.attempt, maxReceiveCount: deps.maxReceiveCount, backoff: job.backoff, waitMs });
+  return { info, outcome };
+}
+
+async function claimJob(lock: JobLock, jobId: string, token: string, ttlSeconds: number, m: ReceivedMessage): Promise<ClaimResult> {
+  try {
+    return await lock.claim(jobId, token, ttlSeconds, { messageId: m.messageId, originId: originOf(m), receiveCount: m.receiveCount });
+  } catch {
+    return 'unavailable'; // a JobLock should not throw; an error is "unknown", never "taken"
+  }
+}
+
+/**
+ * A child logger bound to the job, made on first use: most jobs log nothing, and a pino child per
+ * message would cost memory for as long as the job runs, and CPU.
+ */
+export function jobLogger(logger: Logger, info: JobInfo): () => Logger {
+  let child: Logger | undefined;
+  return () => (child ??= logger.child({ jobId: info.jobId, job: info.jobName, messageId: info.messageId, attempt: info.attempt }));
+}

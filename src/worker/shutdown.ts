@@ -1,0 +1,98 @@
+import type { Logger } from 'pino';
+import { sleep } from '../sleep.js';
+import type { ReceiveCapacity } from './capacity.js';
+import type { Lease } from './leases.js';
+import type { WorkerConfig } from './options.js';
+
+export interface ShutdownParts {
+  readonly config: WorkerConfig;
+  readonly log: Logger;
+  /** Aborted first: pollers start no new receive, the runner starts no new handler. */
+  readonly stop: AbortController;
+  /** Aborted by a second signal, or once open polls had their time: ends every wait at once. */
+  readonly force: AbortController;
+  readonly capacity: ReceiveCapacity;
+  readonly handBackBuffered: () => Promise<void>;
+  readonly running: ReadonlySet<Lease>;
+  readonly idle: () => Promise<void>;
+  readonly pollers: () => readonly Promise<void>[];
+  readonly settling: ReadonlySet<Promise<void>>;
+  /** Closing steps, in order, after every message is settled. */
+  readonly close: readonly (readonly [string, () => unknown])[];
+  readonly onError: (where: string, error: unknown) => void;
+  readonly onStopped: () => void;
+}
+
+/**
+ * The graceful stop: stop receiving, hand back unstarted messages, let running handlers finish
+ * until `shutdownTimeoutMs`, then abort them (SHUTDOWN); let open long polls return (whatever they
+ * bring is handed back), wait for every settle, then close. A step that fails is reported and the
+ * next one runs.
+ */
+export async function shutdown(p: ShutdownParts): Promise<void> {
+  p.stop.abort();
+  p.capacity.close();
+  const c = p.config;
+  /** Wait for `work`, but no longer than `ms` or until forced. */
+  const within = async (work: Promise<unknown>, ms: number) => {
+    const done = new AbortController();
+    await Promise.race([work, sleep(ms, AbortSignal.any([p.force.signal, done.signal]))]);
+    done.abort();
+  };
+  const steps: (readonly [string, () => unknown])[] = [
+    ['hand back unstarted messages', p.handBackBuffered],
+    [
+      'wait for running jobs',
+      async () => {
+        if (p.running.size === 0) return;
+        p.log.info({ running: p.running.size, deadlineMs: c.shutdownTimeoutMs }, 'waiting for running jobs');
+        await within(p.idle(), c.shutdownTimeoutMs);
+        for (const lease of p.running) lease.abort('SHUTDOWN', 'the worker is stopping and the shutdown deadline passed');
+        await p.idle();
+      },
+    ],
+    [
+      'wait for open polls',
+      async () => {
+        // An open long poll returns within waitTimeSeconds; whatever it brings is handed back at once.
+        const polls = Promise.allSettled(p.pollers());
+        await within(polls, (c.waitTimeSeconds + 10) * 1000);
+        p.force.abort();
+        await polls;
+      },
+    ],
+    [
+      'settle messages',
+      async () => {
+        while (p.settling.size > 0) await Promise.all([...p.settling]);
+      },
+    ],
+    ...p.close,
+  ];
+  for (const [name, step] of steps) {
+    try {
+      await step();
+    } catch (error) {
+      p.onError(`shutdown: ${name}`, error);
+    }
+  }
+  p.log.info('worker stopped');
+  p.onStopped();
+}
+
+/** SIGTERM/SIGINT stop the worker; a second signal stops it at once. Returns the remover. */
+export function handleSignals(log: Logger, isStopping: () => boolean, stop: () => void, force: () => void): () => void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!isStopping()) {
+      log.info({ signal }, 'stopping: no new messages, finishing running jobs');
+      stop();
+    } else {
+      log.warn({ signal }, 'second signal: stopping now');
+      force();
+    }
+  };
+  for (const s of ['SIGTERM', 'SIGINT'] as const) process.on(s, onSignal);
+  return () => {
+    for (const s of ['SIGTERM', 'SIGINT'] as const) process.off(s, onSignal);
+  };
+}
