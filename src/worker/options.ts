@@ -57,7 +57,7 @@ export const workerOptionsSchema = z
     deleteFlushMs: int.min(0, 'must be 0-10000').max(10_000, 'must be 0-10000').default(50),
     shutdownTimeoutMs: int.min(0, 'must be >= 0').default(30_000),
     /** After a handler's signal fires, how long it may take to settle before it is abandoned (its lock then kept until the TTL). */
-    abortGraceMs: z.number().int().min(0).max(60_000).default(1_000),
+    abortGraceMs: int.min(0, 'must be 0-60000').max(60_000, 'must be 0-60000').default(1_000),
     /** memcached host:port[,…]; default SQS_JOBS_MEMCACHED. Without it there is no dedupe lock. */
     memcached: z.string().optional(),
     lock: z.custom<JobLock>((v) => isObject(v) && typeof (v as JobLock).claim === 'function', 'must implement JobLock').optional(),
