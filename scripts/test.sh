@@ -73,7 +73,8 @@ WARNING="$warning" node -e '
     const ends = r.testResults.map((t) => t.endTime).filter(Boolean);
     const seconds = ends.length ? (Math.max(...ends) - r.startTime) / 1000 : 0;
     const name = f.replace(/^\.local\/vitest-?/, "").replace(/-?report\.json$/, "").replace(/^integration-/, "integration:") || "vitest";
-    console.log(`[test] ${name.padEnd(24)} ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped  (${seconds.toFixed(1)} s)`);
+    const broken = !r.success && r.numTotalTests === 0 ? "  RAN NO TEST: see its output above" : "";
+    console.log(`[test] ${name.padEnd(24)} ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped  (${seconds.toFixed(1)} s)${broken}`);
     passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + r.numTodoTests;
   }
   if (process.env.WARNING) console.log(`[test] WARNING: ${process.env.WARNING}`);

@@ -48,8 +48,9 @@ localstack_answers() {
   [[ "$health" =~ \"sqs\":\ *\"(available|running)\" ]]
 }
 
-# moto's own API (LocalStack answers it with 501, which -f turns into a failure).
-moto_answers() { curl -fs -o /dev/null --max-time 2 "$MOTO_URL/moto-api/data.json"; }
+# moto's own API, its cheapest call (data.json dumps every resource: megabytes after a test run).
+# LocalStack answers it with 501, which -f turns into a failure.
+moto_answers() { curl -fs --max-time 2 "$MOTO_URL/moto-api/config" 2>/dev/null | grep -q '"batch"'; }
 
 memcached_answers() {
   local reply
@@ -261,7 +262,7 @@ status_of() {
   our_pid "$1" "$(pattern_of "$1")" >/dev/null && who=" (pid $(cat "$(pidfile "$1")"), started here)"
   case "$1" in
     localstack) if localstack_answers; then say "localstack: up   $LOCALSTACK_URL (SQS + CloudWatch)$who"; else say "localstack: down ($LOCALSTACK_URL/_localstack/health does not answer)"; return 1; fi ;;
-    moto) if moto_answers; then say "moto:       up   $MOTO_URL (SQS + CloudWatch)$who"; else say "moto:       down ($MOTO_URL/moto-api/data.json does not answer)"; return 1; fi ;;
+    moto) if moto_answers; then say "moto:       up   $MOTO_URL (SQS + CloudWatch)$who"; else say "moto:       down ($MOTO_URL/moto-api/config does not answer)"; return 1; fi ;;
     memcached) if memcached_answers; then say "memcached:  up   $HOST:$MEMCACHED_PORT$who"; else say "memcached:  down ($HOST:$MEMCACHED_PORT)"; return 1; fi ;;
   esac
 }
