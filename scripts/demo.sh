@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# `npm run demo`: installs what is missing, brings up the local stack, and runs the demo:
-# queues, two workers, a burst of jobs, live progress, a summary. The stack stays up afterwards
-# (stop it with `npm run stack:down`).
+# `npm run demo`: installs what is missing, brings up the local stack (LocalStack by default;
+# SQS_JOBS_STACK=moto for moto), and runs the demo: queues, two workers, a burst of jobs, live
+# progress, a summary, then `sqs-jobs stats` (on LocalStack with the AWS/SQS send rate) and the DLQ.
+# The stack stays up afterwards (stop it with `npm run stack:down`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 bash scripts/ensure-deps.sh
-bash infra/local/stack.sh up
-eval "$(bash infra/local/stack.sh env)"
+stack="${SQS_JOBS_STACK:-localstack}"
+rc=0
+SQS_JOBS_STACK="$stack" bash infra/local/stack.sh up || rc=$?
+if [[ $stack == localstack && $rc == 3 ]]; then
+  echo "[demo] LocalStack cannot run here (see above); running the demo on moto instead" >&2
+  stack=moto
+  SQS_JOBS_STACK=moto bash infra/local/stack.sh up
+elif ((rc != 0)); then
+  exit "$rc"
+fi
+eval "$(bash infra/local/stack.sh env "$stack")"
+echo "[demo] on $stack at $AWS_ENDPOINT_URL, memcached at $SQS_JOBS_MEMCACHED" >&2
 exec node_modules/.bin/tsx scripts/demo.ts "$@"
