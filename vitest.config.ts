@@ -18,7 +18,7 @@ const integration = (stack: Stack): TestProjectInlineConfiguration => ({
   extends: true,
   test: {
     name: `integration:${stack}`,
-    include: ['test/integration/**/*.test.ts'],
+    include: ['test/integration/**/*.test.ts', 'test/contracts/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     env: {
       SQS_JOBS_TEST_STACK: stack,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ReceiveCapacity } from '../../src/worker/capacity.js';
+import { ReceiveCapacity } from '../../../src/worker/capacity.js';
 
 describe('ReceiveCapacity', () => {
   it('reserves at most 10 and never more than is free', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BACKOFF } from '../../src/job.js';
-import { MAX_HOLD_MS, retryDelayMs, visibilitySeconds } from '../../src/worker/backoff.js';
+import { DEFAULT_BACKOFF } from '../../../src/job.js';
+import { MAX_HOLD_MS, retryDelayMs, visibilitySeconds } from '../../../src/worker/backoff.js';
 
 describe('retryDelayMs', () => {
   const noJitter = { ...DEFAULT_BACKOFF, jitter: 0 };

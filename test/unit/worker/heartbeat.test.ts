@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { NoLock, type JobLock } from '../../src/ports/lock.js';
-import type { QueuePort } from '../../src/ports/queue.js';
-import { Heartbeat } from '../../src/worker/heartbeat.js';
-import { FakeQueuePort, message } from '../helpers/fake-queue-port.js';
+import { NoLock, type JobLock } from '../../../src/ports/lock.js';
+import type { QueuePort } from '../../../src/ports/queue.js';
+import { Heartbeat } from '../../../src/worker/heartbeat.js';
+import { FakeQueuePort, message } from '../../helpers/fake-queue-port.js';
 
 beforeEach(() => {
   vi.useFakeTimers({ now: 1_000_000 });

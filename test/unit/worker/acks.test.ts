@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DeleteBatcher } from '../../src/worker/acks.js';
-import { FakeQueuePort, message } from '../helpers/fake-queue-port.js';
+import { DeleteBatcher } from '../../../src/worker/acks.js';
+import { FakeQueuePort, message } from '../../helpers/fake-queue-port.js';
 
 beforeEach(() => {
   vi.useFakeTimers();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Lease } from '../../src/worker/leases.js';
-import { Scheduler, type ScheduledQueue } from '../../src/worker/scheduler.js';
+import { Lease } from '../../../src/worker/leases.js';
+import { Scheduler, type ScheduledQueue } from '../../../src/worker/scheduler.js';
 
 function lease(queueUrl: string, id: string, groupId?: string): Lease {
   return new Lease({ queueUrl, messageId: id, receiptHandle: id, body: '', receiveCount: 1, sentAt: new Date(0), groupId, attributes: {} }, 0, 30, 15_000);

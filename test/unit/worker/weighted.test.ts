@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pickWeighted } from '../../src/worker/weighted.js';
+import { pickWeighted } from '../../../src/worker/weighted.js';
 
 describe('pickWeighted', () => {
   it('takes queues in proportion to their weights, interleaved', () => {

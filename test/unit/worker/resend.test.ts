@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ATTR_FIRST_SENT_AT, ATTR_ORIGIN, ATTR_PRIOR_RECEIVES, atReceiveLimit, attemptOf, firstSentAt, originOf, resentMessage } from '../../src/worker/resend.js';
-import type { ReceivedMessage } from '../../src/ports/queue.js';
+import { ATTR_FIRST_SENT_AT, ATTR_ORIGIN, ATTR_PRIOR_RECEIVES, atReceiveLimit, attemptOf, firstSentAt, originOf, resentMessage } from '../../../src/worker/resend.js';
+import type { ReceivedMessage } from '../../../src/ports/queue.js';
 
 const base: ReceivedMessage = {
   queueUrl: 'http://127.0.0.1:4566/000000000000/jobs',

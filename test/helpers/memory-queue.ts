@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import type { BatchEntry, BatchFailure, DeadLetterTarget, OutgoingMessage, QueuePort, ReceivedMessage } from '../../src/ports/queue.js';
+
+interface Stored {
+  readonly messageId: string;
+  readonly body: string;
+  readonly attributes: OutgoingMessage['attributes'];
+  readonly groupId: string | undefined;
+  readonly sentAt: Date;
+  visibleAt: number;
+  receiveCount: number;
+  /** The receipt handle of the latest receive: older ones no longer hold the message (as ElasticMQ and AWS answer). */
+  receiptHandle: string | undefined;
+}
+
+/**
+ * An SQS queue in memory, for tests that hand the worker a queue port: visibility, receive counts,
+ * per-message delays, stale receipt handles refused, a redrive policy per queue. It passes the same
+ * contract as the SDK adapter on a real server (test/contracts/queue-port.test.ts). No FIFO
+ * ordering or deduplication.
+ */
+export class MemoryQueue implements QueuePort {
+  readonly #queues = new Map<string, Stored[]>();
+  readonly #redrive = new Map<string, DeadLetterTarget>();
+
+  /** Make a queue (and say where its redrive policy sends messages). Answers its URL. */
+  create(name: string, redrive?: DeadLetterTarget): string {
+    const url = `http://memory.invalid/000000000000/${name}`;
+    this.#queues.set(url, []);
+    if (redrive !== undefined) this.#redrive.set(url, redrive);
+    return url;
+  }
+
+  async receive(queueUrl: string, max: number, waitSeconds: number, visibilityTimeout: number, signal?: AbortSignal): Promise<ReceivedMessage[]> {
+    const deadline = Date.now() + waitSeconds * 1000;
+    for (;;) {
+      // Like a network call, always let timers run before answering (a short poll on an empty
+      // queue would otherwise be a loop of microtasks that starves the process).
+      await new Promise((r) => setImmediate(r));
+      const now = Date.now();
+      const got = this.#queue(queueUrl)
+        .filter((m) => m.visibleAt <= now)
+        .slice(0, max);
+      if (got.length > 0 || now >= deadline || signal?.aborted) {
+        return got.map((m) => {
+          m.receiveCount++;
+          m.visibleAt = now + visibilityTimeout * 1000;
+          m.receiptHandle = randomUUID();
+          return { queueUrl, messageId: m.messageId, receiptHandle: m.receiptHandle, body: m.body, receiveCount: m.receiveCount, sentAt: m.sentAt, groupId: m.groupId, attributes: m.attributes };
+        });
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  async deleteBatch(queueUrl: string, entries: readonly BatchEntry[]): Promise<BatchFailure[]> {
+    const q = this.#queue(queueUrl);
+    return entries.flatMap((e) => {
+      const i = q.findIndex((m) => m.receiptHandle === e.receiptHandle);
+      if (i === -1) return [stale(e)];
+      q.splice(i, 1);
+      return [];
+    });
+  }
+
+  async changeVisibilityBatch(queueUrl: string, entries: readonly (BatchEntry & { visibilityTimeout: number })[]): Promise<BatchFailure[]> {
+    const q = this.#queue(queueUrl);
+    const now = Date.now();
+    return entries.flatMap((e) => {
+      const m = q.find((x) => x.receiptHandle === e.receiptHandle && x.visibleAt > now);
+      if (m === undefined) return [stale(e)];
+      m.visibleAt = now + e.visibilityTimeout * 1000;
+      return [];
+    });
+  }
+
+  async send(queueUrl: string, message: OutgoingMessage): Promise<void> {
+    const now = Date.now();
+    this.#queue(queueUrl).push({
+      messageId: randomUUID(),
+      body: message.body,
+      attributes: message.attributes,
+      groupId: message.groupId,
+      sentAt: new Date(now),
+      visibleAt: now + (message.delaySeconds ?? 0) * 1000,
+      receiveCount: 0,
+      receiptHandle: undefined,
+    });
+  }
+
+  async deadLetterTarget(queueUrl: string): Promise<DeadLetterTarget | undefined> {
+    this.#queue(queueUrl);
+    return this.#redrive.get(queueUrl);
+  }
+
+  #queue(url: string): Stored[] {
+    const q = this.#queues.get(url);
+    if (q === undefined) throw Object.assign(new Error(`The specified queue does not exist: ${url}`), { name: 'QueueDoesNotExist' });
+    return q;
+  }
+}
+
+function stale(e: BatchEntry): BatchFailure {
+  return { id: e.id, code: 'ReceiptHandleIsInvalid', message: `the receipt handle ${e.receiptHandle} no longer holds a message`, kind: 'lease-lost' };
+}
