@@ -42,6 +42,9 @@ const jobIdsIn = async (queueUrl: string) => (await drain(sqs, queueUrl)).map((m
  * message) even where the server has message move tasks: a --limit makes the CLI move them itself.
  */
 const clientSideReplay = (queueUrl: string) => ['src/cli/main.ts', 'dlq', 'replay', '--queue', queueUrl, '--limit', '1000'];
+// Processes that get signals run as `node --import tsx`: the tsx command relays a signal to its child
+// and sends it again (then SIGKILL) when the child has not acknowledged it within 30 ms, which a
+// loaded machine misses: the CLI then sees a second Ctrl-C and exits 130.
 
 describe('sqs-jobs dlq', () => {
   it('lists dead letters with job, id, tenant, attempt, reason and error, and leaves them in place', async () => {
@@ -105,7 +108,7 @@ describe('sqs-jobs dlq', () => {
   it('an interrupted client-side replay run again leaves every message exactly once, in the queue or in the DLQ', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-interrupt');
     await deadLetters(queueUrl, [{ job: refund, count: 40 }]);
-    const child = spawn('node_modules/.bin/tsx', clientSideReplay(queueUrl), { env: { ...process.env, ...LOCAL_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', ...clientSideReplay(queueUrl)], { env: { ...process.env, ...LOCAL_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
     let movedLines = 0;
     let interrupted = false;
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -130,7 +133,7 @@ describe('sqs-jobs dlq', () => {
   it('a client-side replay killed outright and run again loses nothing (at worst a copy in both places)', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-kill');
     await deadLetters(queueUrl, [{ job: refund, count: 30 }]);
-    const child = spawn('node_modules/.bin/tsx', clientSideReplay(queueUrl), { env: { ...process.env, ...LOCAL_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', ...clientSideReplay(queueUrl)], { env: { ...process.env, ...LOCAL_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
     createInterface({ input: child.stdout }).once('line', () => child.kill('SIGKILL'));
     await new Promise((resolve) => child.once('exit', resolve));
     await eventually(async () => (await queueCounts(sqs, dlqUrl)).inFlight === 0, 'held DLQ messages to come back', 70_000);
