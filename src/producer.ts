@@ -19,6 +19,8 @@ import {
   type Envelope,
   type StringAttribute,
 } from './envelope.js';
+import { sleep } from './sleep.js';
+import { classifyFailure, SQS_BATCH_LIMIT } from './sqs-batch.js';
 import { EnqueueBatchError, PayloadTooLargeError, SqsJobsError, ValidationError, toError, type FailedEntry, type FieldIssue } from './errors.js';
 import { JobRegistry, isJobDefinition, validateArgs, type AnyJob, type JobArgs } from './job.js';
 import { parseWith } from './validation.js';
@@ -28,7 +30,6 @@ export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 /** What a queue accepts unless its MaximumMessageSize was raised, and the batch-total ceiling we keep to. */
 export const SQS_DEFAULT_MESSAGE_BYTES = 262_144;
 export const DEFAULT_MAX_MESSAGE_BYTES = 65_536;
-const BATCH_ENTRIES = 10;
 const BATCH_SEND_ATTEMPTS = 3;
 const BATCH_CONCURRENCY = 4;
 
@@ -153,7 +154,7 @@ export class Producer {
 
     const results: (EnqueueResult | undefined)[] = new Array(messages.length);
     const failed: FailedEntry[] = [];
-    const chunks = chunkMessages(messages, Math.min(SQS_DEFAULT_MESSAGE_BYTES, this.maxMessageBytes * BATCH_ENTRIES));
+    const chunks = chunkMessages(messages, Math.min(SQS_DEFAULT_MESSAGE_BYTES, this.maxMessageBytes * SQS_BATCH_LIMIT));
     let next = 0;
     const sendChunks = async () => {
       while (next < chunks.length) {
@@ -263,7 +264,7 @@ export class Producer {
         for (const bad of out.Failed ?? []) {
           const entry = byId.get(bad.Id ?? '');
           if (entry === undefined) continue;
-          if (!bad.SenderFault && attempt < BATCH_SEND_ATTEMPTS) retry.push(entry);
+          if (classifyFailure(bad.Code ?? 'Unknown', bad.SenderFault ?? false) === 'transient' && attempt < BATCH_SEND_ATTEMPTS) retry.push(entry);
           else failed.push({ index: entry.index, jobId: entry.message.jobId, code: bad.Code ?? 'Unknown', message: bad.Message ?? 'rejected by SQS' });
         }
       } catch (error) {
@@ -295,7 +296,7 @@ export function chunkMessages(messages: readonly { size: number }[], maxBytes: n
   let current: number[] = [];
   let bytes = 0;
   messages.forEach((m, index) => {
-    if (current.length === BATCH_ENTRIES || (current.length > 0 && bytes + m.size > maxBytes)) {
+    if (current.length === SQS_BATCH_LIMIT || (current.length > 0 && bytes + m.size > maxBytes)) {
       chunks.push(current);
       current = [];
       bytes = 0;
@@ -305,10 +306,6 @@ export function chunkMessages(messages: readonly { size: number }[], maxBytes: n
   });
   if (current.length > 0) chunks.push(current);
   return chunks;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export function createProducer(options: ProducerOptions = {}, env: Env = process.env): Producer {

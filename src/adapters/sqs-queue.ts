@@ -48,7 +48,7 @@ export class SqsQueuePort implements QueuePort {
     const out = await this.controlClient.send(
       new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle })) }),
     );
-    return toFailures(out.Failed);
+    return batchFailures(out.Failed);
   }
 
   async changeVisibilityBatch(queueUrl: string, entries: readonly (BatchEntry & { visibilityTimeout: number })[]): Promise<BatchFailure[]> {
@@ -58,7 +58,7 @@ export class SqsQueuePort implements QueuePort {
         Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle, VisibilityTimeout: e.visibilityTimeout })),
       }),
     );
-    return toFailures(out.Failed);
+    return batchFailures(out.Failed);
   }
 
   async send(queueUrl: string, message: OutgoingMessage): Promise<void> {
@@ -93,7 +93,8 @@ function compactAttributes(attributes: Record<string, MessageAttributeValue> | u
   return out;
 }
 
-function toFailures(failed: { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[] | undefined): BatchFailure[] {
+/** An SDK batch answer's `Failed` list in the port's words. */
+export function batchFailures(failed: { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[] | undefined): BatchFailure[] {
   return (failed ?? []).map((f) => {
     const code = f.Code ?? 'Unknown';
     return { id: f.Id ?? '', code, message: f.Message ?? '', kind: classifyFailure(code, f.SenderFault ?? false) };

@@ -11,7 +11,10 @@ import {
   type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { batchFailures } from '../adapters/sqs-queue.js';
 import { isFifoQueue } from '../config.js';
+import { sleep } from '../sleep.js';
+import { inBatches } from '../sqs-batch.js';
 import { ATTR_JOB, ATTR_JOB_ID } from '../envelope.js';
 import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE } from '../dead-letter.js';
 
@@ -75,15 +78,18 @@ async function receive(sqs: SQSClient, queueUrl: string, max: number): Promise<M
 }
 
 /** Make held messages visible again at once. */
-async function release(sqs: SQSClient, queueUrl: string, messages: readonly Message[]): Promise<void> {
-  for (let i = 0; i < messages.length; i += 10) {
-    await sqs.send(
+async function makeVisible(sqs: SQSClient, queueUrl: string, messages: readonly Message[]): Promise<void> {
+  const failed = await inBatches(messages, async (batch) => {
+    const out = await sqs.send(
       new ChangeMessageVisibilityBatchCommand({
         QueueUrl: queueUrl,
-        Entries: messages.slice(i, i + 10).map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 })),
+        Entries: batch.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 })),
       }),
     );
-  }
+    return batchFailures(out.Failed);
+  });
+  // Not fatal: a message not made visible here comes back when its hold ends.
+  if (failed.length > 0) throw new Error(`${failed.length} message(s) stay hidden until their ${HOLD_SECONDS} s hold ends: ${failed[0]!.failure.code}`);
 }
 
 /**
@@ -100,7 +106,7 @@ export async function listDeadLetters(sqs: SQSClient, dlqUrl: string, limit = 10
     }
     return held.map(describeDeadLetter);
   } finally {
-    await release(sqs, dlqUrl, held);
+    await makeVisible(sqs, dlqUrl, held);
   }
 }
 
@@ -171,7 +177,7 @@ export async function replayDeadLetters(sqs: SQSClient, o: ReplayOptions): Promi
       moved += await moveBatch(sqs, o, toMove, skipped, passedOver);
     }
   } finally {
-    await release(sqs, o.dlqUrl, passedOver);
+    await makeVisible(sqs, o.dlqUrl, passedOver);
   }
   return { moved, skipped, via: 'client' };
 }
@@ -188,35 +194,39 @@ async function moveBatch(
   for (const item of items) byTarget.set(item.to, [...(byTarget.get(item.to) ?? []), item]);
   for (const [to, group] of byTarget) {
     const fifo = isFifoQueue(to);
-    const out = await sqs.send(
-      new SendMessageBatchCommand({
-        QueueUrl: to,
-        Entries: group.map(({ m }, i) => ({
-          Id: String(i),
-          MessageBody: m.Body ?? '',
-          MessageAttributes: replayAttributes(m),
-          ...(fifo ? { MessageGroupId: m.Attributes?.MessageGroupId ?? m.MessageId, MessageDeduplicationId: `replay-${m.MessageId}` } : {}),
-        })),
-      }),
-    );
-    const failed = new Map((out.Failed ?? []).map((f) => [f.Id, f]));
-    group.forEach((item, i) => {
-      const f = failed.get(String(i));
+    const failed = await inBatches(group, async (batch) => {
+      const out = await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: to,
+          Entries: batch.map(({ m }, i) => ({
+            Id: String(i),
+            MessageBody: m.Body ?? '',
+            MessageAttributes: replayAttributes(m),
+            ...(fifo ? { MessageGroupId: m.Attributes?.MessageGroupId ?? m.MessageId, MessageDeduplicationId: `replay-${m.MessageId}` } : {}),
+          })),
+        }),
+      );
+      return batchFailures(out.Failed);
+    });
+    const refused = new Map(failed.map((f) => [f.item, f.failure]));
+    for (const item of group) {
+      const f = refused.get(item);
       if (f === undefined) sent.push(item);
       else {
-        skipped.push({ letter: item.letter, why: `SQS refused the send: ${f.Code} ${f.Message ?? ''}`.trim() });
+        skipped.push({ letter: item.letter, why: `SQS refused the send: ${f.code} ${f.message}`.trim() });
         passedOver.push(item.m);
       }
-    });
+    }
   }
   if (sent.length === 0) return 0;
-  const out = await sqs.send(
-    new DeleteMessageBatchCommand({ QueueUrl: o.dlqUrl, Entries: sent.map(({ m }, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }),
-  );
-  if (out.Failed?.length) {
-    // Sent but still in the DLQ: a later replay would send it again; the job id keeps it from running twice.
-    for (const f of out.Failed) skipped.push({ letter: sent[Number(f.Id)]!.letter, why: `moved, but the DLQ copy could not be deleted: ${f.Code}` });
-  }
+  const undeleted = await inBatches(sent, async (batch) => {
+    const out = await sqs.send(
+      new DeleteMessageBatchCommand({ QueueUrl: o.dlqUrl, Entries: batch.map(({ m }, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }),
+    );
+    return batchFailures(out.Failed);
+  });
+  // Sent but still in the DLQ: a later replay would send it again; the job id keeps it from running twice.
+  for (const { item, failure } of undeleted) skipped.push({ letter: item.letter, why: `moved, but the DLQ copy could not be deleted: ${failure.code}` });
   for (const item of sent) o.onMoved?.(item.letter, item.to);
   return sent.length;
 }
@@ -236,7 +246,7 @@ async function tryMoveTask(sqs: SQSClient, dlqUrl: string, sourceQueueUrl: strin
     const status = tasks.Results?.[0]?.Status;
     if (status === 'COMPLETED') return tasks.Results?.[0]?.ApproximateNumberOfMessagesMoved ?? 0;
     if (status === 'FAILED' || status === 'CANCELLED') throw new Error(`message move task ${status}: ${tasks.Results?.[0]?.FailureReason ?? ''}`);
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
 }
 
