@@ -60,7 +60,10 @@ export class Progress {
 
   #job(name: string) {
     let entry = this.perJob.get(name);
-    if (entry === undefined) this.perJob.set(name, (entry = { ok: 0, failed: 0 }));
+    if (entry === undefined) {
+      entry = { ok: 0, failed: 0 };
+      this.perJob.set(name, entry);
+    }
     return entry;
   }
 }

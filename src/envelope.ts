@@ -106,6 +106,7 @@ const SQS_FORBIDDEN = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
  */
 export function findForbiddenCharacter(value: unknown, path = 'args'): { path: string; codePoint: string } | undefined {
   if (typeof value === 'string') {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point (JSON escapes them)
     const match = SQS_FORBIDDEN.exec(value.replace(/[\u0000-\u001f]|[\uD800-\uDFFF]/gu, ''));
     return match === null ? undefined : { path, codePoint: `U+${match[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}` };
   }

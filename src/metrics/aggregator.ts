@@ -39,7 +39,10 @@ export class MetricsAggregator {
   timing(job: string, queue: string, metric: TimingMetric, ms: number): void {
     const histogram = this.#get(job, queue).timings;
     let buckets = histogram.get(metric);
-    if (buckets === undefined) histogram.set(metric, (buckets = new Map()));
+    if (buckets === undefined) {
+      buckets = new Map();
+      histogram.set(metric, buckets);
+    }
     const value = bucketValue(ms);
     buckets.set(value, (buckets.get(value) ?? 0) + 1);
   }
@@ -86,7 +89,10 @@ export class MetricsAggregator {
   #get(job: string, queue: string): Series {
     const key = `${job}\u0000${queue}`;
     let s = this.#series.get(key);
-    if (s === undefined) this.#series.set(key, (s = { job, queue, timings: new Map(), counts: new Map() }));
+    if (s === undefined) {
+      s = { job, queue, timings: new Map(), counts: new Map() };
+      this.#series.set(key, s);
+    }
     return s;
   }
 }

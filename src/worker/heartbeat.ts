@@ -1,4 +1,4 @@
-import type { JobLock } from '../ports/lock.js';
+import type { ExtendResult, JobLock } from '../ports/lock.js';
 import type { QueuePort, ReceivedMessage } from '../ports/queue.js';
 import { groupByQueue, inBatches } from '../sqs-batch.js';
 import { MAX_HOLD_MS } from './backoff.js';
@@ -127,7 +127,7 @@ export class Heartbeat {
       leases.map(async (lease) => {
         const lock = lease.lock;
         if (lock === undefined) return;
-        let result;
+        let result: ExtendResult;
         try {
           result = await this.#o.lock.extend(lock.jobId, lock.token, this.#o.lockTtlSeconds);
         } catch (error) {

@@ -1,4 +1,4 @@
-import type { QueuePort } from '../ports/queue.js';
+import type { QueuePort, ReceivedMessage } from '../ports/queue.js';
 import { sleep } from '../sleep.js';
 import type { ReceiveCapacity } from './capacity.js';
 import type { Heartbeat } from './heartbeat.js';
@@ -31,7 +31,7 @@ export async function poll(deps: PollerDeps, queueUrl: string): Promise<void> {
   while (!deps.stopping.aborted) {
     const count = await deps.capacity.reserve();
     if (count === 0) break; // stopping
-    let messages;
+    let messages: ReceivedMessage[];
     try {
       messages = await deps.sqs.receive(queueUrl, count, deps.waitTimeSeconds, deps.visibilityTimeoutSeconds, deps.force);
       failures = 0;

@@ -3,6 +3,7 @@ import { isFifoQueue, queueNameOf, type Env } from '../config.js';
 import { ConfigError, toError } from '../errors.js';
 import { SafeEmitter } from '../events.js';
 import type { WorkerEvents } from '../job-events.js';
+import type { DeadLetterTarget } from '../ports/queue.js';
 import { createLogger } from '../log.js';
 import { ReceiveCapacity } from './capacity.js';
 import type { Outcome } from './decide.js';
@@ -51,10 +52,12 @@ export class Worker {
   #removeSignalListeners: () => void = () => {};
 
   constructor(options: WorkerOptions, env: Env = process.env) {
-    const c = (this.config = resolveWorkerConfig(options, env));
+    this.config = resolveWorkerConfig(options, env);
+    const c = this.config;
     this.#log = c.logger ?? createLogger(env);
     this.#events = new SafeEmitter((error, event) => this.#log.error({ err: error, event }, 'an event listener threw; the worker goes on'));
-    const parts = (this.#parts = buildParts(c, env, this.#log, this.#events, (where, error) => this.#error(where, error)));
+    const parts = buildParts(c, env, this.#log, this.#events, (where, error) => this.#error(where, error));
+    this.#parts = parts;
     parts.metrics?.attach(this);
     this.#capacity = new ReceiveCapacity(c.concurrency + c.prefetch, () => this.#running.size + this.#scheduler.size);
     this.#queues = c.queues.map((q) => ({ config: q, url: q.url, fifo: isFifoQueue(q.url), weight: q.weight, credit: 0, deadLetterQueueUrl: '', maxReceiveCount: undefined, runDeps: undefined }));
@@ -167,7 +170,7 @@ export class Worker {
   }
 
   async #resolveDeadLetterQueue(q: QueueState): Promise<void> {
-    let target;
+    let target: DeadLetterTarget | undefined;
     try {
       target = await this.#parts.sqs.deadLetterTarget(q.url);
     } catch (error) {

@@ -89,7 +89,12 @@ describe('CloudWatch metrics per job type', () => {
     const job = defineJob({ name: 'j', args: z.object({}), handle: () => {} });
     const unreachable = createCloudWatchClient({ endpoint: `http://127.0.0.1:${await freePort()}`, region: 'us-east-1' }, {}, {});
     const logs: string[] = [];
-    const logger = pino({ level: 'warn' }, new Writable({ write: (chunk, _e, cb) => (logs.push(String(chunk)), cb()) }));
+    const logger = pino({ level: 'warn' }, new Writable({
+        write: (chunk, _e, cb) => {
+          logs.push(String(chunk));
+          cb();
+        },
+      }));
     const producer = createProducer({ queueUrl }, LOCAL_ENV);
     await producer.enqueueMany(job, [{}, {}, {}]);
     const worker = start({ queues: [queueUrl], jobs: [job], logger, metrics: { sink: new CloudWatchSink(unreachable), flushIntervalMs: 1_000 } });

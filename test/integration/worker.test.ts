@@ -222,7 +222,7 @@ describe('worker against SQS', () => {
     await eventually(() => events.count('job:failed') === 2, 'both failures');
     await worker.stop();
     const byJob = Object.fromEntries(events.of('job:failed').map((f) => [f.jobName, f]));
-    expect((byJob.hang?.error as { code?: string }).code).toBe('JOB_TIMEOUT');
+    expect((byJob.hang?.error as { code?: string } | undefined)?.code).toBe('JOB_TIMEOUT');
     expect(byJob.hang?.retryDelayMs).toBeGreaterThan(0);
     expect(byJob.later?.retryDelayMs).toBe(7_000);
     expect(sawAbort).toBe(false);

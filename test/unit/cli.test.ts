@@ -11,7 +11,13 @@ import { run } from '../../src/cli/program.js';
 async function cli(argv: string[], env: Env = {}) {
   let out = '';
   let err = '';
-  const code = await run(argv, { out: (t) => void (out += t), err: (t) => void (err += t), env, signal: new AbortController().signal });
+  const code = await run(argv, {
+    out: (t) => {
+      out += t;
+    },
+    err: (t) => {
+      err += t;
+    }, env, signal: new AbortController().signal });
   return { code, out, err };
 }
 
