@@ -9,6 +9,8 @@ const LEASE_LOST_CODES: ReadonlySet<string> = new Set([
   'MessageNotInflight',
   'AWS.SimpleQueueService.MessageNotInflight',
   'InvalidParameterValue',
+  // LocalStack: "Message does not exist or is not available for visibility timeout change"
+  'InvalidParameterValueException',
 ]);
 
 /** What one failed batch entry means for the caller (see FailureKind). */

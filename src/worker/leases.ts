@@ -19,6 +19,10 @@ export class Lease {
   pending: Promise<void> | undefined = undefined;
   /** What events say about the job, once the message has been read. */
   info: JobInfo | undefined = undefined;
+  /** FIFO: how many times the job was retried here, holding its group, without going back to SQS. */
+  retries = 0;
+  /** FIFO: a job waiting to be retried here does not start before this time. */
+  notBefore = 0;
   #lost = false;
   /** Made on first use: most messages are settled without anyone asking for a signal. */
   #controller: AbortController | undefined;

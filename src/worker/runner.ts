@@ -75,7 +75,8 @@ function readMessage(jobs: JobRegistry, m: ReceivedMessage): Reading {
 export async function runJob(deps: RunDeps, lease: Lease): Promise<{ info: JobInfo; outcome: Outcome }> {
   const m = lease.message;
   const read = readMessage(deps.jobs, m);
-  const info = read.info;
+  // A FIFO job retried here (lease.retries) was not received again: count those runs too.
+  const info = lease.retries === 0 ? read.info : { ...read.info, attempt: read.info.attempt + lease.retries };
   lease.info = info;
   if (!read.ok) return { info, outcome: { kind: 'dead-letter', reason: read.reason, detail: read.detail } };
 
@@ -112,7 +113,7 @@ export async function runJob(deps: RunDeps, lease: Lease): Promise<{ info: JobIn
   if (execution.kind === 'aborted' && execution.abandoned) {
     log().warn({ graceMs: deps.abortGraceMs }, 'the handler did not settle after its signal fired: it is abandoned, its lock kept until the TTL ends');
   }
-  const outcome = afterRun({ execution, receiveCount: m.receiveCount, attempt: info.attempt, maxReceiveCount: deps.maxReceiveCount, backoff: job.backoff, waitMs });
+  const outcome = afterRun({ execution, receiveCount: m.receiveCount + lease.retries, attempt: info.attempt, maxReceiveCount: deps.maxReceiveCount, backoff: job.backoff, waitMs });
   return { info, outcome };
 }
 

@@ -68,6 +68,19 @@ export class Scheduler<Q extends ScheduledQueue> {
     return behind;
   }
 
+  /**
+   * FIFO: a started message failed and is retried here after `delayMs`, ahead of the rest of its
+   * group, which waits for it: SQS is not asked to order it again (not every server keeps a group
+   * blocked behind a message whose visibility was changed).
+   */
+  retryLater(lease: Lease, delayMs: number, now = Date.now()): void {
+    const s = this.#slot(lease.message.queueUrl);
+    const group = this.#group(s, lease);
+    if (group !== undefined) s.activeGroups.delete(group);
+    lease.notBefore = now + delayMs;
+    s.buffer.unshift(lease);
+  }
+
   /** Take every buffered message out (shutdown). */
   drain(): Lease[] {
     return this.#slots.flatMap((s) => s.buffer.splice(0));
@@ -76,7 +89,19 @@ export class Scheduler<Q extends ScheduledQueue> {
   /** Index of the first message that may start, or -1. */
   #startable(s: Slot<Q>): number {
     if (!s.queue.fifo) return s.buffer.length > 0 ? 0 : -1;
-    return s.buffer.findIndex((l) => !s.activeGroups.has(this.#group(s, l) ?? ''));
+    const now = Date.now();
+    const waiting = new Set<string>();
+    for (let i = 0; i < s.buffer.length; i++) {
+      const lease = s.buffer[i]!;
+      const group = this.#group(s, lease) ?? '';
+      if (s.activeGroups.has(group) || waiting.has(group)) continue;
+      if (lease.notBefore > now) {
+        waiting.add(group); // its group waits with it
+        continue;
+      }
+      return i;
+    }
+    return -1;
   }
 
   #group(s: Slot<Q>, lease: Lease): string | undefined {

@@ -109,6 +109,19 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
   }
 }
 
+/**
+ * FIFO: a failed job to be retried here, holding its group, rather than handed back (see
+ * Scheduler.retryLater). The message stays held; its lock is released for the next run.
+ */
+export async function retryInPlace(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Extract<Outcome, { kind: 'retry' }>): Promise<void> {
+  const lock = lease.lock;
+  lease.lock = undefined;
+  if (lock !== undefined) await deps.lock.release(lock.jobId, lock.token);
+  lease.retries++;
+  deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs, retryDelayMs: outcome.delayMs });
+  jobLogger(deps.logger, info)().warn({ err: outcome.error, retryInMs: outcome.delayMs }, 'job failed; it will be retried here, its FIFO group waiting for it');
+}
+
 const DUPLICATE_LOG = {
   completed: 'job id already completed: deleting the duplicate without running it',
   'dead-lettered': 'this message is already in the dead-letter queue (its delete had failed): deleting the leftover',

@@ -13,8 +13,9 @@ import { buildParts, type WorkerParts } from './parts.js';
 import { poll, type PollerDeps } from './poller.js';
 import { describeMessage, runJob, type RunDeps } from './runner.js';
 import { Scheduler, type ScheduledQueue } from './scheduler.js';
-import { handBackUnstarted, settle, type SettleDeps } from './settle.js';
+import { handBackUnstarted, retryInPlace, settle, type SettleDeps } from './settle.js';
 import { handleSignals, shutdown } from './shutdown.js';
+import { sleep } from '../sleep.js';
 
 interface QueueState extends ScheduledQueue {
   readonly config: QueueConfig;
@@ -210,6 +211,12 @@ export class Worker {
         // The slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background.
         this.#running.delete(lease);
         if (this.#running.size === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+        if (q.fifo && outcome.kind === 'retry' && !outcome.abandoned && !lease.lost) {
+          // Its group waits for it; retried here once the lock is released.
+          this.#track(retryInPlace(this.#settle, lease, info, outcome).then(() => this.#retryLater(lease, outcome.delayMs)));
+          this.#dispatch();
+          return;
+        }
         const behind = this.#scheduler.finish(lease, BLOCKS_GROUP.has(outcome.kind));
         this.#dispatch();
         this.#track(settle(this.#settle, lease, info, outcome));
@@ -232,6 +239,17 @@ export class Worker {
       logArgs: c.logArgs,
       emit: this.#events.emit.bind(this.#events),
     };
+  }
+
+  /** Put a FIFO job back at the head of its group, to start after `delayMs`. */
+  async #retryLater(lease: Lease, delayMs: number): Promise<void> {
+    if (this.#stop.signal.aborted) {
+      this.#scheduler.finish(lease, false);
+      return this.#handBack([lease], 'worker is stopping');
+    }
+    this.#scheduler.retryLater(lease, delayMs);
+    await sleep(delayMs, this.#stop.signal);
+    this.#dispatch();
   }
 
   /** Hand unstarted messages back to their queues at once (see handBackUnstarted). */

@@ -102,7 +102,10 @@ describe('a handler that honours its signal', () => {
     // Well before one visibility timeout: the lock was released, not kept for an abandoned handler.
     await eventually(() => events.count('job:succeeded') === 1, 'the released job to run elsewhere', 5_000);
     await second.stop();
-    expect(attempts).toEqual([1, 2]);
+    // Run once more, and only once. (Its attempt may be 3: the first worker's open long poll can
+    // receive the released message while stopping and hand it back, which is one more receive.)
+    expect(attempts).toHaveLength(2);
+    expect(attempts[1]).toBeGreaterThanOrEqual(2);
     expect(events.count('job:released')).toBe(0);
     producer.close();
   });

@@ -48,6 +48,18 @@ describe('Scheduler', () => {
     expect(s.size).toBe(0);
   });
 
+  it('retries a failed FIFO message at the head of its group, and the group waits for it', () => {
+    const s = new Scheduler([queue('q.fifo')]);
+    s.add('q.fifo', [lease('q.fifo', 'x1', 'x'), lease('q.fifo', 'x2', 'x'), lease('q.fifo', 'y1', 'y')]);
+    const head = s.next()!;
+    s.retryLater(head.lease, 1_000, Date.now());
+    expect(s.next()?.lease.message.messageId).toBe('y1'); // x1 not due yet, so x2 waits too
+    expect(s.next()).toBeUndefined();
+    head.lease.notBefore = 0; // due now
+    expect(s.next()?.lease.message.messageId).toBe('x1');
+    expect(s.next()).toBeUndefined(); // x2 still waits, for x1 to finish
+  });
+
   it('never holds back a standard queue by group', () => {
     const s = new Scheduler([queue('std')]);
     s.add('std', [lease('std', 'a', 'tenant-1'), lease('std', 'b', 'tenant-1')]);
