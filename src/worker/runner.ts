@@ -86,7 +86,14 @@ export async function runJob(deps: RunDeps, lease: Lease): Promise<{ info: JobIn
   if (claim === 'unavailable') deps.emit('job:lock-unavailable', info);
   const next = afterClaim({ claim, leaseLost: lease.lost, lockFailClosed: deps.lockFailClosed, stopping: deps.stopping(), visibilityTimeoutSeconds: deps.visibilityTimeoutSeconds });
   if (next !== 'run') return { info, outcome: next };
+  // Returned, not awaited: this frame (and what it holds) is gone while the handler runs; only
+  // the closure below waits, with what the decision needs.
+  return start(deps, lease, read, info);
+}
 
+/** Start the handler; the promise answers the outcome once it has ended. */
+function start(deps: RunDeps, lease: Lease, read: Extract<Reading, { ok: true }>, info: JobInfo): Promise<{ info: JobInfo; outcome: Outcome }> {
+  const m = lease.message;
   const job = read.job;
   const log = jobLogger(deps.logger, info);
   const ctx: JobContext = {
@@ -105,16 +112,19 @@ export async function runJob(deps: RunDeps, lease: Lease): Promise<{ info: JobIn
   const waitMs = Math.max(0, Date.now() - firstSentAt(m).getTime());
   deps.emit('job:start', { ...info, waitMs });
   if (deps.logger.isLevelEnabled('debug')) log().debug(deps.logArgs ? { args: read.args, waitMs } : { waitMs }, 'job started');
-  const execution = await execute(() => job.handle(read.args, ctx), lease, {
+  const receiveCount = m.receiveCount + lease.retries;
+  const args = read.args;
+  return execute(() => job.handle(args, ctx), lease, {
     timeoutMs: job.timeoutMs,
     timeoutMessage: `job "${job.name}" timed out after ${job.timeoutMs} ms`,
     graceMs: deps.abortGraceMs,
+  }).then((execution) => {
+    if (execution.kind === 'aborted' && execution.abandoned) {
+      log().warn({ graceMs: deps.abortGraceMs }, 'the handler did not settle after its signal fired: it is abandoned, its lock kept until the TTL ends');
+    }
+    const outcome = afterRun({ execution, receiveCount, attempt: info.attempt, maxReceiveCount: deps.maxReceiveCount, backoff: job.backoff, waitMs });
+    return { info, outcome };
   });
-  if (execution.kind === 'aborted' && execution.abandoned) {
-    log().warn({ graceMs: deps.abortGraceMs }, 'the handler did not settle after its signal fired: it is abandoned, its lock kept until the TTL ends');
-  }
-  const outcome = afterRun({ execution, receiveCount: m.receiveCount + lease.retries, attempt: info.attempt, maxReceiveCount: deps.maxReceiveCount, backoff: job.backoff, waitMs });
-  return { info, outcome };
 }
 
 async function claimJob(lock: JobLock, jobId: string, token: string, ttlSeconds: number, m: ReceivedMessage): Promise<ClaimResult> {
