@@ -60,7 +60,8 @@ async function handle(ms: number, signal?: AbortSignal): Promise<void> {
   }
 }
 
-const client = () => new SQSClient({ endpoint: spec.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+const client = () =>
+  new SQSClient({ endpoint: spec.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
 let stop: () => Promise<void>;
 
 if (spec.contender === 'sqs-jobs') {
@@ -98,7 +99,12 @@ if (spec.contender === 'sqs-jobs') {
       const messages = out.Messages ?? [];
       await Promise.all(messages.map((m) => handle(workMs(m.Body))));
       if (messages.length > 0) {
-        await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: spec.queueUrl, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }));
+        await sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: spec.queueUrl,
+            Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+          }),
+        );
       }
     }
   })();

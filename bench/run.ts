@@ -25,7 +25,11 @@ let queueSeq = 0;
 const RUN = Date.now().toString(36);
 let jobSeq = 0;
 async function freshQueue(visibilityTimeout: number): Promise<string> {
-  const pair = await createQueues(direct, { name: `bench-${Date.now().toString(36)}-${queueSeq++}`, visibilityTimeout, maxReceiveCount: 5 });
+  const pair = await createQueues(direct, {
+    name: `bench-${Date.now().toString(36)}-${queueSeq++}`,
+    visibilityTimeout,
+    maxReceiveCount: 5,
+  });
   return pair.queueUrl.replace(EMQ, proxy.url);
 }
 
@@ -36,7 +40,13 @@ async function fill(queueUrl: string, n: number, msFor: (i: number) => number = 
   for (let i = 0; i < n; i += 10) {
     const entries = Array.from({ length: Math.min(10, n - i) }, (_, j) => {
       const k = i + j;
-      const body = JSON.stringify({ v: 1, id: `${RUN}-${jobSeq++}`, job: 'bench', args: { ms: msFor(k) }, enqueuedAt: new Date().toISOString() });
+      const body = JSON.stringify({
+        v: 1,
+        id: `${RUN}-${jobSeq++}`,
+        job: 'bench',
+        args: { ms: msFor(k) },
+        enqueuedAt: new Date().toISOString(),
+      });
       return { Id: String(j), MessageBody: body, MessageAttributes: { 'sqsjobs-job': { DataType: 'String', StringValue: 'bench' } } };
     });
     batches.push(direct.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries })));
@@ -47,9 +57,15 @@ async function fill(queueUrl: string, n: number, msFor: (i: number) => number = 
 
 async function depth(queueUrl: string): Promise<{ visible: number; inFlight: number }> {
   const out = await direct.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl.replace(proxy.url, EMQ), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl.replace(proxy.url, EMQ),
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
   );
-  return { visible: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0), inFlight: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) };
+  return {
+    visible: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+  };
 }
 
 interface Run {
@@ -59,11 +75,25 @@ interface Run {
 }
 
 function start(contender: ContenderName, spec: Record<string, unknown>): Run {
-  const child = fork('bench/contender.ts', [JSON.stringify({ contender, endpoint: proxy.url, memcached: MEMCACHED, visibilityTimeout: 30, concurrency: 10, hold: false, ...spec })], {
-    execArgv: ['--expose-gc', '--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-  });
+  const child = fork(
+    'bench/contender.ts',
+    [
+      JSON.stringify({
+        contender,
+        endpoint: proxy.url,
+        memcached: MEMCACHED,
+        visibilityTimeout: 30,
+        concurrency: 10,
+        hold: false,
+        ...spec,
+      }),
+    ],
+    {
+      execArgv: ['--expose-gc', '--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    },
+  );
   const waiting = new Map<string, { resolve: (m: Record<string, number>) => void; reject: (e: Error) => void }>();
   child.on('message', (m: { type: string } & Record<string, number>) => {
     waiting.get(m.type)?.resolve(m);
@@ -90,7 +120,12 @@ interface Figures {
 }
 
 /** Fill a queue, run one contender until it has handled them all, stop it, count. */
-async function measure(contender: ContenderName, n: number, spec: Record<string, unknown> = {}, msFor?: (i: number) => number): Promise<Figures> {
+async function measure(
+  contender: ContenderName,
+  n: number,
+  spec: Record<string, unknown> = {},
+  msFor?: (i: number) => number,
+): Promise<Figures> {
   const queueUrl = await freshQueue(Number(spec.visibilityTimeout ?? 30));
   await fill(queueUrl, n, msFor);
   proxy.resetCounts();
@@ -119,13 +154,20 @@ function average(runs: Figures[]): Figures {
 }
 
 /** Run each contender `rounds` times, alternating, and average each one's figures. */
-async function alternate(contenders: [label: string, name: ContenderName, spec: Record<string, unknown>][], rounds: number, n: number, msFor?: (i: number) => number) {
+async function alternate(
+  contenders: [label: string, name: ContenderName, spec: Record<string, unknown>][],
+  rounds: number,
+  n: number,
+  msFor?: (i: number) => number,
+) {
   const runs = new Map<string, Figures[]>();
   for (let r = 0; r < rounds; r++) {
     for (const [label, name, spec] of contenders) {
       const f = await measure(name, n, spec, msFor);
       runs.set(label, [...(runs.get(label) ?? []), f]);
-      console.error(`  ${label.padEnd(28)} round ${r + 1}: ${f.perSecond.toFixed(0)} msg/s, ${f.callsPerMessage.toFixed(3)} calls/msg, ${f.cpuMicrosPerMessage.toFixed(0)} µs CPU/msg`);
+      console.error(
+        `  ${label.padEnd(28)} round ${r + 1}: ${f.perSecond.toFixed(0)} msg/s, ${f.callsPerMessage.toFixed(3)} calls/msg, ${f.cpuMicrosPerMessage.toFixed(0)} µs CPU/msg`,
+      );
     }
   }
   return new Map([...runs].map(([label, fs]) => [label, average(fs)]));
@@ -137,58 +179,63 @@ const fmt = (n: number, d = 2) => n.toFixed(d);
 
 // 1. No-op handler: SQS calls per message, throughput, CPU per message.
 if (ONLY.has('noop')) {
-const N = QUICK ? 500 : 3_000;
-console.error(`no-op handler, ${N} messages, 2 rounds`);
-const noop = await alternate(
-  [
-    ['sqs-jobs (dedupe+metrics on)', 'sqs-jobs', { memcached: MEMCACHED }],
-    ['sqs-consumer (defaults)', 'sqs-consumer', {}],
-    ['sqs-consumer batchSize 10', 'sqs-consumer-batch10', {}],
-    ['raw SDK loop (receive 10, delete batch)', 'raw-sdk', {}],
-  ],
-  2,
-  N,
-);
-results.noop = Object.fromEntries(noop);
-const ours = noop.get('sqs-jobs (dedupe+metrics on)')!;
-lines.push('| no-op handler, ' + N + ' messages | SQS calls / message | messages / s | CPU µs / message |');
-lines.push('|---|---|---|---|');
-for (const [label, f] of noop) {
-  const ratio = label.startsWith('sqs-jobs') ? '' : ` (sqs-jobs ${fmt(f.callsPerMessage / ours.callsPerMessage, 1)}× fewer)`;
-  lines.push(`| ${label} | ${fmt(f.callsPerMessage, 3)}${ratio} | ${fmt(f.perSecond, 0)} | ${fmt(f.cpuMicrosPerMessage, 0)} (${fmt(f.cpuMicrosPerMessage / ours.cpuMicrosPerMessage, 2)}× sqs-jobs) |`);
-}
-
+  const N = QUICK ? 500 : 3_000;
+  console.error(`no-op handler, ${N} messages, 2 rounds`);
+  const noop = await alternate(
+    [
+      ['sqs-jobs (dedupe+metrics on)', 'sqs-jobs', { memcached: MEMCACHED }],
+      ['sqs-consumer (defaults)', 'sqs-consumer', {}],
+      ['sqs-consumer batchSize 10', 'sqs-consumer-batch10', {}],
+      ['raw SDK loop (receive 10, delete batch)', 'raw-sdk', {}],
+    ],
+    2,
+    N,
+  );
+  results.noop = Object.fromEntries(noop);
+  const ours = noop.get('sqs-jobs (dedupe+metrics on)')!;
+  lines.push(`| no-op handler, ${N} messages | SQS calls / message | messages / s | CPU µs / message |`);
+  lines.push('|---|---|---|---|');
+  for (const [label, f] of noop) {
+    const ratio = label.startsWith('sqs-jobs') ? '' : ` (sqs-jobs ${fmt(f.callsPerMessage / ours.callsPerMessage, 1)}× fewer)`;
+    lines.push(
+      `| ${label} | ${fmt(f.callsPerMessage, 3)}${ratio} | ${fmt(f.perSecond, 0)} | ${fmt(f.cpuMicrosPerMessage, 0)} (${fmt(f.cpuMicrosPerMessage / ours.cpuMicrosPerMessage, 2)}× sqs-jobs) |`,
+    );
+  }
 }
 
 // 2. Heavy-tailed handler: 90% 10 ms, 10% 1 s, concurrency 10.
 if (ONLY.has('heavy')) {
-const H = QUICK ? 100 : 300;
-const slowEvery = (i: number) => ((i * 7919) % 10 === 0 ? 1_000 : 10); // the same 10% are slow for everyone
-console.error(`heavy-tailed handler, ${H} messages`);
-const heavy = await alternate(
-  [
-    ['sqs-jobs concurrency 10', 'sqs-jobs', { concurrency: 10, memcached: MEMCACHED }],
-    ['sqs-consumer batchSize 10', 'sqs-consumer-batch10', {}],
-  ],
-  1,
-  H,
-  slowEvery,
-);
-results.heavyTailed = Object.fromEntries(heavy);
-const hOurs = heavy.get('sqs-jobs concurrency 10')!;
-const hPeer = heavy.get('sqs-consumer batchSize 10')!;
-lines.push('', `| heavy-tailed handler (90% 10 ms, 10% 1 s), ${H} messages | messages / s |`, '|---|---|');
-lines.push(`| sqs-jobs concurrency 10 | ${fmt(hOurs.perSecond, 1)} (${fmt(hOurs.perSecond / hPeer.perSecond, 1)}× sqs-consumer) |`);
-lines.push(`| sqs-consumer batchSize 10 | ${fmt(hPeer.perSecond, 1)} |`);
-
+  const H = QUICK ? 100 : 300;
+  const slowEvery = (i: number) => ((i * 7919) % 10 === 0 ? 1_000 : 10); // the same 10% are slow for everyone
+  console.error(`heavy-tailed handler, ${H} messages`);
+  const heavy = await alternate(
+    [
+      ['sqs-jobs concurrency 10', 'sqs-jobs', { concurrency: 10, memcached: MEMCACHED }],
+      ['sqs-consumer batchSize 10', 'sqs-consumer-batch10', {}],
+    ],
+    1,
+    H,
+    slowEvery,
+  );
+  results.heavyTailed = Object.fromEntries(heavy);
+  const hOurs = heavy.get('sqs-jobs concurrency 10')!;
+  const hPeer = heavy.get('sqs-consumer batchSize 10')!;
+  lines.push('', `| heavy-tailed handler (90% 10 ms, 10% 1 s), ${H} messages | messages / s |`, '|---|---|');
+  lines.push(`| sqs-jobs concurrency 10 | ${fmt(hOurs.perSecond, 1)} (${fmt(hOurs.perSecond / hPeer.perSecond, 1)}× sqs-consumer) |`);
+  lines.push(`| sqs-consumer batchSize 10 | ${fmt(hPeer.perSecond, 1)} |`);
 }
 
 // 3. Heap per in-flight message at 1,000 held: the slope from 500 to 1,000, so fixed costs
 // (lazily loaded SDK code, sockets, buffers) are not spread over the messages.
 if (ONLY.has('heap')) {
   const held = QUICK ? 400 : 1_000;
-  const bodyBytes = Buffer.byteLength(JSON.stringify({ v: 1, id: `${RUN}-00-000`, job: 'bench', args: { ms: 0 }, enqueuedAt: new Date().toISOString() }));
-  const slope = async (contender: ContenderName, spec: Record<string, unknown>): Promise<{ half: number; full: number; perMessage: number }> => {
+  const bodyBytes = Buffer.byteLength(
+    JSON.stringify({ v: 1, id: `${RUN}-00-000`, job: 'bench', args: { ms: 0 }, enqueuedAt: new Date().toISOString() }),
+  );
+  const slope = async (
+    contender: ContenderName,
+    spec: Record<string, unknown>,
+  ): Promise<{ half: number; full: number; perMessage: number }> => {
     console.error(`heap with ${held} messages in flight: ${contender}`);
     const queueUrl = await freshQueue(300);
     const run = start(contender, { queueUrl, expect: held, hold: true, visibilityTimeout: 300, ...spec });
@@ -218,7 +265,11 @@ if (ONLY.has('heap')) {
   };
   const ours = await slope('sqs-jobs', { concurrency: held, prefetch: 0, memcached: MEMCACHED });
   results.heap = { held: ours.full, perMessageBytes: ours.perMessage, bodyBytes };
-  lines.push('', `| heap per in-flight message (slope from ${ours.half} to ${ours.full} held, after GC; body ${bodyBytes} B) | bytes |`, '|---|---|');
+  lines.push(
+    '',
+    `| heap per in-flight message (slope from ${ours.half} to ${ours.full} held, after GC; body ${bodyBytes} B) | bytes |`,
+    '|---|---|',
+  );
   lines.push(`| sqs-jobs: running handler, lease, heartbeat entry, dedupe lock, context, metrics | ${fmt(ours.perMessage, 0)} |`);
   // sqs-consumer is not measured here: it holds at most one batch per Consumer, so holding 1,000
   // takes 100+ Consumers whose idle long polls come and go with the load, and the slope measures
@@ -241,8 +292,14 @@ if (ONLY.has('heartbeat')) {
   results.heartbeat = Object.fromEntries(hb);
   const a = hb.get('sqs-jobs (batched heartbeat)')!;
   const b = hb.get('sqs-consumer batchSize 10 (per-message heartbeat)')!;
-  lines.push('', `| heartbeat: ${n} jobs of 20 s, visibility 4 s, extend every 2 s | visibility calls / message | all calls / message |`, '|---|---|---|');
-  lines.push(`| sqs-jobs (batched) | ${fmt(a.visibilityCallsPerMessage)} (${fmt(b.visibilityCallsPerMessage / a.visibilityCallsPerMessage, 1)}× fewer) | ${fmt(a.callsPerMessage)} |`);
+  lines.push(
+    '',
+    `| heartbeat: ${n} jobs of 20 s, visibility 4 s, extend every 2 s | visibility calls / message | all calls / message |`,
+    '|---|---|---|',
+  );
+  lines.push(
+    `| sqs-jobs (batched) | ${fmt(a.visibilityCallsPerMessage)} (${fmt(b.visibilityCallsPerMessage / a.visibilityCallsPerMessage, 1)}× fewer) | ${fmt(a.callsPerMessage)} |`,
+  );
   lines.push(`| sqs-consumer batchSize 10 | ${fmt(b.visibilityCallsPerMessage)} | ${fmt(b.callsPerMessage)} |`);
 }
 

@@ -19,7 +19,11 @@ const IMAGES = 8;
 const INVOICES = 20;
 const CANCELLED = 2;
 const DUPLICATES = 10;
-const POISON = ['{"this is": not json', '{"v":1,"id":"p-1","job":"mine-bitcoin","args":{}}', '{"v":1,"id":"p-2","job":"resize-image","args":{"width":"wide"}}'];
+const POISON = [
+  '{"this is": not json',
+  '{"v":1,"id":"p-1","job":"mine-bitcoin","args":{}}',
+  '{"v":1,"id":"p-2","job":"resize-image","args":{"width":"wide"}}',
+];
 const VISIBILITY_SECONDS = 4;
 const TIME_LIMIT_MS = 180_000;
 
@@ -48,22 +52,43 @@ const workers: Worker[] = [1, 2].map((n) =>
 );
 for (const w of workers) progress.watch(w);
 await Promise.all(workers.map((w) => w.start()));
-console.log(`2 workers started (concurrency 16 each, visibility ${VISIBILITY_SECONDS}s, dedupe on ${process.env.SQS_JOBS_MEMCACHED ?? 'off'})`);
+console.log(
+  `2 workers started (concurrency 16 each, visibility ${VISIBILITY_SECONDS}s, dedupe on ${process.env.SQS_JOBS_MEMCACHED ?? 'off'})`,
+);
 
 const producer = createProducer({ queueUrl: queues.queueUrl, jobs });
 const started = Date.now();
-await producer.enqueueMany(sendWelcomeEmail, Array.from({ length: EMAILS }, (_, i) => ({ userId: `user-${i}`, failureRate: 0.15 })), {
-  jobIds: Array.from({ length: EMAILS }, (_, i) => `welcome-${name}-${i}`),
-});
-await producer.enqueueMany(resizeImage, Array.from({ length: IMAGES }, (_, i) => ({ imageKey: `uploads/${i}.png`, width: 640, workMs: VISIBILITY_SECONDS * 2_000 })));
-await producer.enqueueMany(chargeInvoice, Array.from({ length: INVOICES }, (_, i) => ({ invoiceId: `inv-${i}`, status: i < CANCELLED ? ('cancelled' as const) : ('open' as const) })));
+await producer.enqueueMany(
+  sendWelcomeEmail,
+  Array.from({ length: EMAILS }, (_, i) => ({ userId: `user-${i}`, failureRate: 0.15 })),
+  {
+    jobIds: Array.from({ length: EMAILS }, (_, i) => `welcome-${name}-${i}`),
+  },
+);
+await producer.enqueueMany(
+  resizeImage,
+  Array.from({ length: IMAGES }, (_, i) => ({ imageKey: `uploads/${i}.png`, width: 640, workMs: VISIBILITY_SECONDS * 2_000 })),
+);
+await producer.enqueueMany(
+  chargeInvoice,
+  Array.from({ length: INVOICES }, (_, i) => ({
+    invoiceId: `inv-${i}`,
+    status: i < CANCELLED ? ('cancelled' as const) : ('open' as const),
+  })),
+);
 // The same job ids again, as a producer retrying after a timeout would send them: they must not run twice.
-await producer.enqueueMany(sendWelcomeEmail, Array.from({ length: DUPLICATES }, (_, i) => ({ userId: `user-${i}`, failureRate: 0 })), {
-  jobIds: Array.from({ length: DUPLICATES }, (_, i) => `welcome-${name}-${i}`),
-});
+await producer.enqueueMany(
+  sendWelcomeEmail,
+  Array.from({ length: DUPLICATES }, (_, i) => ({ userId: `user-${i}`, failureRate: 0 })),
+  {
+    jobIds: Array.from({ length: DUPLICATES }, (_, i) => `welcome-${name}-${i}`),
+  },
+);
 for (const body of POISON) await sqs.send(new SendMessageCommand({ QueueUrl: queues.queueUrl, MessageBody: body }));
 const total = EMAILS + IMAGES + INVOICES + DUPLICATES + POISON.length;
-console.log(`enqueued ${total} messages in ${Date.now() - started} ms: ${EMAILS} emails (15% fail and retry), ${IMAGES} image resizes (${VISIBILITY_SECONDS * 2}s each, twice the visibility timeout), ${INVOICES} invoices (${CANCELLED} cancelled), ${DUPLICATES} duplicate ids, ${POISON.length} poison\n`);
+console.log(
+  `enqueued ${total} messages in ${Date.now() - started} ms: ${EMAILS} emails (15% fail and retry), ${IMAGES} image resizes (${VISIBILITY_SECONDS * 2}s each, twice the visibility timeout), ${INVOICES} invoices (${CANCELLED} cancelled), ${DUPLICATES} duplicate ids, ${POISON.length} poison\n`,
+);
 
 const tty = process.stdout.isTTY;
 let lastPrint = 0;
@@ -83,13 +108,17 @@ producer.close();
 
 const timedOut = progress.finished < total;
 console.log(`\nsummary${timedOut ? ' (stopped at the time limit)' : ''}`);
-for (const [job, c] of progress.perJob) console.log(`  ${job.padEnd(20)} succeeded ${String(c.ok).padStart(4)}   failed attempts ${c.failed}`);
+for (const [job, c] of progress.perJob)
+  console.log(`  ${job.padEnd(20)} succeeded ${String(c.ok).padStart(4)}   failed attempts ${c.failed}`);
 console.log(`  duplicates deleted without running: ${progress.duplicates}`);
 console.log(`  dead-lettered: ${progress.deadLettered} (${[...progress.deadReasons].map(([r, n]) => `${r} ${n}`).join(', ')})`);
 console.log(`  every message accounted for: ${progress.finished} of ${total}`);
 const depth = async (queueUrl: string) => {
   const { Attributes: a = {} } = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
   );
   return `${a.ApproximateNumberOfMessages} visible, ${a.ApproximateNumberOfMessagesNotVisible} in flight`;
 };
@@ -97,10 +126,14 @@ console.log(`  as SQS sees it: queue ${await depth(queues.queueUrl)}; DLQ ${awai
 // CloudWatch has its own endpoint (AWS_ENDPOINT_URL_CLOUDWATCH, else AWS_ENDPOINT_URL), never SQS's.
 const cw = createCloudWatchClient(resolveCloudWatchSettings({}));
 console.log(`\n$ sqs-jobs stats --queue ${queues.queueUrl} --namespace SqsJobsDemo/${name}`);
-console.log(renderStats(await collectStats(sqs, cw, { queueUrls: [queues.queueUrl], namespace: `SqsJobsDemo/${name}`, windowMinutes: 15 })));
+console.log(
+  renderStats(await collectStats(sqs, cw, { queueUrls: [queues.queueUrl], namespace: `SqsJobsDemo/${name}`, windowMinutes: 15 })),
+);
 console.log(`\n$ sqs-jobs dlq list --queue ${queues.queueUrl}`);
 console.log(renderDeadLetters(await listDeadLetters(sqs, queues.dlqUrl)));
 cw.destroy();
-console.log(`\nworker logs: ${logFile}\ninspect the DLQ: aws --endpoint-url ${aws.endpoint ?? ''} sqs receive-message --queue-url ${queues.dlqUrl} --message-attribute-names All`);
+console.log(
+  `\nworker logs: ${logFile}\ninspect the DLQ: aws --endpoint-url ${aws.endpoint ?? ''} sqs receive-message --queue-url ${queues.dlqUrl} --message-attribute-names All`,
+);
 sqs.destroy();
 process.exit(timedOut ? 1 : 0);

@@ -16,6 +16,11 @@ STACK=infra/local/stack.sh
 
 bash scripts/ensure-deps.sh
 
+# Lint and format first: cheap, and a failure here is reported with the rest, not instead of it.
+lint_status=0
+npx biome check . || lint_status=$?
+if ((lint_status != 0)); then echo "[test] lint/format check failed (npm run format fixes formatting)" >&2; fi
+
 read -r -a stacks <<<"${SQS_JOBS_TEST_STACKS:-localstack moto}"
 started=()
 cleanup() { if ((${#started[@]})); then bash "$STACK" down "${started[@]}"; fi; }
@@ -44,7 +49,7 @@ eval "$(bash "$STACK" env "${stacks[0]}")"
 mkdir -p .local
 reports=()
 rm -f .local/vitest-*report.json
-status=0
+status=$lint_status
 if [[ $# -gt 0 ]]; then
   npx vitest run --reporter=default --reporter=json --outputFile.json=.local/vitest-report.json "$@" || status=$?
   reports+=(.local/vitest-report.json)

@@ -83,8 +83,10 @@ export function parseQueueUrl(value: string): { ok: true; parts: QueueUrlParts }
   if (segments.length === 2) [account, name] = segments;
   else if (segments.length === 4 && segments[0] === 'queue') [, region, account, name] = segments;
   if (account === undefined || name === undefined) return { ok: false, rule: QUEUE_URL_RULE };
-  if (region !== undefined && !REGION.test(region)) return { ok: false, rule: `has "${region}" where the path strategy puts a region such as us-east-1` };
-  if (!ACCOUNT.test(account)) return { ok: false, rule: `has "${account}" where the account id goes (letters and digits, e.g. 123456789012)` };
+  if (region !== undefined && !REGION.test(region))
+    return { ok: false, rule: `has "${region}" where the path strategy puts a region such as us-east-1` };
+  if (!ACCOUNT.test(account))
+    return { ok: false, rule: `has "${account}" where the account id goes (letters and digits, e.g. 123456789012)` };
   if (!QUEUE_NAME.test(name)) {
     return { ok: false, rule: `ends in "${name}", which is not a queue name (1-80 letters, digits, - and _; FIFO names end in .fifo)` };
   }
@@ -106,7 +108,8 @@ export const memcachedSchema = z
   .string()
   .trim()
   .superRefine((value, ctx) => {
-    if (!/^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/.test(value)) ctx.addIssue({ code: 'custom', message: 'must be host:port, or several joined by commas' });
+    if (!/^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/.test(value))
+      ctx.addIssue({ code: 'custom', message: 'must be host:port, or several joined by commas' });
     else if (value.split(',').some((server) => !(Number(server.split(':')[1]) >= 1 && Number(server.split(':')[1]) <= 65_535))) {
       ctx.addIssue({ code: 'custom', message: 'must have ports 1-65535' });
     }
@@ -131,7 +134,8 @@ function shown(value: unknown): string {
     const text = value.replace(/[^\s/,@]*@/g, '***@');
     return ` (got ${JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text)})`;
   }
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value === null) return ` (got ${String(value)})`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value === null)
+    return ` (got ${String(value)})`;
   return '';
 }
 
@@ -155,7 +159,8 @@ function issuesOf(issues: readonly Issue[], root: string, input: unknown, prefix
   return issues.flatMap((issue) => {
     const path = [...prefix, ...issue.path];
     if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-      const typeOnly = (branch: readonly Issue[]) => branch.every((i) => i.path.length === 0 && ['invalid_type', 'invalid_value', 'custom'].includes(i.code));
+      const typeOnly = (branch: readonly Issue[]) =>
+        branch.every((i) => i.path.length === 0 && ['invalid_type', 'invalid_value', 'custom'].includes(i.code));
       const deeper = issue.errors.find((branch) => !typeOnly(branch));
       if (deeper !== undefined) return issuesOf(deeper, root, input, path);
       const rule = issue.message !== 'Invalid input' ? issue.message : issue.errors.flatMap((b) => b.map((i) => i.message)).join(', or ');
@@ -204,8 +209,11 @@ export function resolveAwsSettings(
   names: { endpoint: string; region: string } = { endpoint: 'endpoint', region: 'region' },
 ): AwsSettings {
   const endpointFrom: [string, unknown] | undefined =
-    options.endpoint !== undefined ? [names.endpoint, options.endpoint] : firstSet(env, ['SQS_JOBS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL']);
-  const endpoint = endpointFrom === undefined ? undefined : parseConfig(endpointSchema, endpointFrom[1], endpointFrom[0], 'invalid SQS endpoint');
+    options.endpoint !== undefined
+      ? [names.endpoint, options.endpoint]
+      : firstSet(env, ['SQS_JOBS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL']);
+  const endpoint =
+    endpointFrom === undefined ? undefined : parseConfig(endpointSchema, endpointFrom[1], endpointFrom[0], 'invalid SQS endpoint');
   return Object.freeze({ endpoint, region: resolveRegion(options.region, env, names.region) });
 }
 
@@ -220,8 +228,11 @@ export function resolveCloudWatchSettings(
   names: { endpoint: string; region: string } = { endpoint: 'endpoint', region: 'region' },
 ): AwsSettings {
   const endpointFrom: [string, unknown] | undefined =
-    options.endpoint !== undefined ? [names.endpoint, options.endpoint] : firstSet(env, ['AWS_ENDPOINT_URL_CLOUDWATCH', 'AWS_ENDPOINT_URL']);
-  const endpoint = endpointFrom === undefined ? undefined : parseConfig(endpointSchema, endpointFrom[1], endpointFrom[0], 'invalid CloudWatch endpoint');
+    options.endpoint !== undefined
+      ? [names.endpoint, options.endpoint]
+      : firstSet(env, ['AWS_ENDPOINT_URL_CLOUDWATCH', 'AWS_ENDPOINT_URL']);
+  const endpoint =
+    endpointFrom === undefined ? undefined : parseConfig(endpointSchema, endpointFrom[1], endpointFrom[0], 'invalid CloudWatch endpoint');
   return Object.freeze({ endpoint, region: resolveRegion(options.region, env, names.region) });
 }
 
@@ -272,7 +283,13 @@ export function isFifoQueue(queueUrl: string): boolean {
 export function queueNameOf(queueUrl: string): string {
   const parts = partsOf(queueUrl);
   if (parts !== undefined) return parts.name;
-  return queueUrl.replace(/[?#].*$/, '').split('/').filter(Boolean).pop() ?? queueUrl;
+  return (
+    queueUrl
+      .replace(/[?#].*$/, '')
+      .split('/')
+      .filter(Boolean)
+      .pop() ?? queueUrl
+  );
 }
 
 /** The account id in a queue URL, or undefined when it is not a queue URL. */

@@ -75,7 +75,11 @@ export function decodeEnvelope(body: string, fallback: { messageId: string; sent
   }
   const version = (parsed as { v?: unknown }).v;
   if (version !== ENVELOPE_VERSION) {
-    return { ok: false, reason: 'unsupported-version', detail: `envelope version ${JSON.stringify(version) ?? 'missing'} is not supported (expected ${ENVELOPE_VERSION})` };
+    return {
+      ok: false,
+      reason: 'unsupported-version',
+      detail: `envelope version ${JSON.stringify(version) ?? 'missing'} is not supported (expected ${ENVELOPE_VERSION})`,
+    };
   }
   const result = envelopeSchema.safeParse(parsed);
   if (!result.success) {

@@ -101,11 +101,7 @@ export class EnqueueBatchError extends SqsJobsError {
       .map((f) => `#${f.index} (${f.jobId}): ${f.code} ${f.message}`)
       .join('; ');
     const more = failed.length > 5 ? `; and ${failed.length - 5} more` : '';
-    super(
-      'ENQUEUE_BATCH_PARTIAL',
-      `${failed.length} of ${failed.length + sent.length} jobs were not enqueued: ${shown}${more}`,
-      options,
-    );
+    super('ENQUEUE_BATCH_PARTIAL', `${failed.length} of ${failed.length + sent.length} jobs were not enqueued: ${shown}${more}`, options);
     this.failed = failed;
     this.sent = sent;
   }

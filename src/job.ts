@@ -48,21 +48,23 @@ export type JobArgs<J> = J extends JobDefinition<infer A> ? z.input<A> : never;
 
 export const JOB_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$/;
 
-const definitionSchema = z.object({
-  name: z.string().regex(JOB_NAME_PATTERN, 'must be 1-80 characters of letters, digits, _ . : - and start with a letter or digit'),
-  args: z.custom<z.ZodType>((v) => v instanceof z.ZodType, 'must be a zod schema'),
-  handle: z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'must be a function'),
-  timeoutMs: z.number().int().positive().max(43_200_000, 'must be at most 12 hours (SQS visibility limit)').optional(),
-  backoff: z
-    .object({
-      baseMs: z.number().int().min(0).max(43_200_000).optional(),
-      factor: z.number().min(1).max(100).optional(),
-      capMs: z.number().int().min(0).max(43_200_000, 'must be at most 12 hours (SQS visibility limit)').optional(),
-      jitter: z.number().min(0).max(1).optional(),
-    })
-    .strict()
-    .optional(),
-}).strict();
+const definitionSchema = z
+  .object({
+    name: z.string().regex(JOB_NAME_PATTERN, 'must be 1-80 characters of letters, digits, _ . : - and start with a letter or digit'),
+    args: z.custom<z.ZodType>((v) => v instanceof z.ZodType, 'must be a zod schema'),
+    handle: z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'must be a function'),
+    timeoutMs: z.number().int().positive().max(43_200_000, 'must be at most 12 hours (SQS visibility limit)').optional(),
+    backoff: z
+      .object({
+        baseMs: z.number().int().min(0).max(43_200_000).optional(),
+        factor: z.number().min(1).max(100).optional(),
+        capMs: z.number().int().min(0).max(43_200_000, 'must be at most 12 hours (SQS visibility limit)').optional(),
+        jitter: z.number().min(0).max(1).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
 
 export interface JobSpec<Args extends z.ZodType> {
   name: string;
@@ -74,7 +76,12 @@ export interface JobSpec<Args extends z.ZodType> {
 
 /** Define a job: its name, the zod schema of its arguments, and its handler. */
 export function defineJob<Args extends z.ZodType>(spec: JobSpec<Args>): JobDefinition<Args> {
-  const parsed = parseWith(definitionSchema, spec, 'job', (issues) => new ValidationError('OPTIONS_INVALID', 'invalid job definition', issues));
+  const parsed = parseWith(
+    definitionSchema,
+    spec,
+    'job',
+    (issues) => new ValidationError('OPTIONS_INVALID', 'invalid job definition', issues),
+  );
   return Object.freeze({
     kind: 'sqs-jobs/job',
     name: parsed.name,
@@ -130,5 +137,10 @@ export class JobRegistry {
 
 /** Validate args against the job's schema; throws ARGS_INVALID naming each field and rule. */
 export function validateArgs<J extends AnyJob>(job: J, args: unknown): z.output<J['args']> {
-  return parseWith(job.args as J['args'], args, 'args', (issues) => new ValidationError('ARGS_INVALID', `invalid args for job "${job.name}"`, issues));
+  return parseWith(
+    job.args as J['args'],
+    args,
+    'args',
+    (issues) => new ValidationError('ARGS_INVALID', `invalid args for job "${job.name}"`, issues),
+  );
 }

@@ -21,7 +21,15 @@ import {
 } from './envelope.js';
 import { sleep } from './sleep.js';
 import { classifyFailure, SQS_BATCH_LIMIT } from './sqs-batch.js';
-import { EnqueueBatchError, PayloadTooLargeError, SqsJobsError, ValidationError, toError, type FailedEntry, type FieldIssue } from './errors.js';
+import {
+  EnqueueBatchError,
+  PayloadTooLargeError,
+  SqsJobsError,
+  ValidationError,
+  toError,
+  type FailedEntry,
+  type FieldIssue,
+} from './errors.js';
 import { JobRegistry, isJobDefinition, validateArgs, type AnyJob, type JobArgs } from './job.js';
 import { parseWith } from './validation.js';
 
@@ -33,12 +41,21 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 65_536;
 const BATCH_SEND_ATTEMPTS = 3;
 const BATCH_CONCURRENCY = 4;
 
-const sqsIdText = z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, 'may contain only printable ASCII without spaces');
+const sqsIdText = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\x21-\x7e]+$/, 'may contain only printable ASCII without spaces');
 
 const enqueueOptionsSchema = z
   .object({
     jobId: jobIdSchema.optional(),
-    delaySeconds: z.number().int('must be a whole number of seconds').min(0, 'must be >= 0').max(900, 'must be <= 900 (SQS limit)').optional(),
+    delaySeconds: z
+      .number()
+      .int('must be a whole number of seconds')
+      .min(0, 'must be >= 0')
+      .max(900, 'must be <= 900 (SQS limit)')
+      .optional(),
     tenant: tenantSchema.optional(),
     groupId: sqsIdText.optional(),
     deduplicationId: sqsIdText.optional(),
@@ -66,8 +83,15 @@ const producerOptionsSchema = z
         error: 'must be an array of jobs made by defineJob(), or a JobRegistry',
       })
       .optional(),
-    maxMessageBytes: z.number().int('must be a whole number').min(1024, 'must be >= 1024').max(SQS_MAX_MESSAGE_BYTES, `must be <= ${SQS_MAX_MESSAGE_BYTES} (SQS limit)`).optional(),
-    client: z.custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as SQSClient).send === 'function', 'must be an SQSClient').optional(),
+    maxMessageBytes: z
+      .number()
+      .int('must be a whole number')
+      .min(1024, 'must be >= 1024')
+      .max(SQS_MAX_MESSAGE_BYTES, `must be <= ${SQS_MAX_MESSAGE_BYTES} (SQS limit)`)
+      .optional(),
+    client: z
+      .custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as SQSClient).send === 'function', 'must be an SQSClient')
+      .optional(),
   })
   .strict();
 
@@ -104,7 +128,13 @@ export class Producer {
     this.#jobs = o.jobs instanceof JobRegistry ? o.jobs : new JobRegistry(o.jobs ?? []);
     this.#fifo = isFifoQueue(this.queueUrl);
     this.#ownsClient = o.client === undefined;
-    this.#sqs = o.client ?? createSqsClient(resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env, { endpoint: 'options.endpoint', region: 'options.region' }), {}, env);
+    this.#sqs =
+      o.client ??
+      createSqsClient(
+        resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env, { endpoint: 'options.endpoint', region: 'options.region' }),
+        {},
+        env,
+      );
   }
 
   /** Validate, encode and send one job. Resolves once SQS has stored the message. */
@@ -127,7 +157,11 @@ export class Producer {
       return { jobId: message.jobId, messageId: out.MessageId ?? '' };
     } catch (error) {
       const e = toError(error);
-      throw new SqsJobsError('ENQUEUE_FAILED', `could not enqueue job "${definition.name}" (${message.jobId}) to ${this.queueUrl}: ${e.name}: ${e.message}`, { cause: error });
+      throw new SqsJobsError(
+        'ENQUEUE_FAILED',
+        `could not enqueue job "${definition.name}" (${message.jobId}) to ${this.queueUrl}: ${e.name}: ${e.message}`,
+        { cause: error },
+      );
     }
   }
 
@@ -136,11 +170,21 @@ export class Producer {
    * rejects for a transient reason are retried, and anything still unsent is reported in one
    * EnqueueBatchError that lists exactly which entries (by index and job id) did not go.
    */
-  async enqueueMany<J extends AnyJob>(job: J | string, argsList: readonly JobArgs<J>[], options: EnqueueManyOptions = {}): Promise<EnqueueResult[]> {
+  async enqueueMany<J extends AnyJob>(
+    job: J | string,
+    argsList: readonly JobArgs<J>[],
+    options: EnqueueManyOptions = {},
+  ): Promise<EnqueueResult[]> {
     const definition = this.#resolve(job);
     const { jobIds, ...shared } = options;
-    const opts = parseWith(enqueueOptionsSchema, shared, 'options', optionsError(`invalid enqueueMany options for job "${definition.name}"`));
-    if (!Array.isArray(argsList)) throw new ValidationError('ARGS_INVALID', `enqueueMany("${definition.name}")`, [{ field: 'argsList', rule: 'must be an array' }]);
+    const opts = parseWith(
+      enqueueOptionsSchema,
+      shared,
+      'options',
+      optionsError(`invalid enqueueMany options for job "${definition.name}"`),
+    );
+    if (!Array.isArray(argsList))
+      throw new ValidationError('ARGS_INVALID', `enqueueMany("${definition.name}")`, [{ field: 'argsList', rule: 'must be an array' }]);
     if (jobIds !== undefined && jobIds.length !== argsList.length) {
       throw new ValidationError('OPTIONS_INVALID', `invalid enqueueMany options for job "${definition.name}"`, [
         { field: 'options.jobIds', rule: `must have one id per entry (${argsList.length}), got ${jobIds.length}` },
@@ -168,7 +212,10 @@ export class Producer {
 
     if (failed.length > 0) {
       const sent = results.flatMap((r, index) => (r === undefined ? [] : [{ index, jobId: r.jobId, messageId: r.messageId }]));
-      throw new EnqueueBatchError(failed.sort((a, b) => a.index - b.index), sent);
+      throw new EnqueueBatchError(
+        failed.sort((a, b) => a.index - b.index),
+        sent,
+      );
     }
     return results as EnqueueResult[];
   }
@@ -181,7 +228,9 @@ export class Producer {
   #resolve(job: AnyJob | string): AnyJob {
     if (typeof job === 'string') return this.#jobs.get(job);
     if (!isJobDefinition(job)) {
-      throw new ValidationError('OPTIONS_INVALID', 'enqueue', [{ field: 'job', rule: 'must be a job made by defineJob() or the name of a registered job' }]);
+      throw new ValidationError('OPTIONS_INVALID', 'enqueue', [
+        { field: 'job', rule: 'must be a job made by defineJob() or the name of a registered job' },
+      ]);
     }
     return job;
   }
@@ -200,7 +249,11 @@ export class Producer {
       validArgs = validateArgs(job, args);
     } catch (error) {
       if (error instanceof ValidationError && argsField !== 'args') {
-        throw new ValidationError('ARGS_INVALID', `invalid args for job "${job.name}"`, error.issues.map((i) => ({ ...i, field: i.field.replace(/^args/, argsField) })));
+        throw new ValidationError(
+          'ARGS_INVALID',
+          `invalid args for job "${job.name}"`,
+          error.issues.map((i) => ({ ...i, field: i.field.replace(/^args/, argsField) })),
+        );
       }
       throw error;
     }
@@ -242,14 +295,21 @@ export class Producer {
       .then((out) => {
         const accepted = Number(out.Attributes?.MaximumMessageSize ?? SQS_DEFAULT_MESSAGE_BYTES);
         if (this.maxMessageBytes > accepted) {
-          throw new SqsJobsError('CONFIG_INVALID', `maxMessageBytes is ${this.maxMessageBytes} but ${this.queueUrl} accepts at most ${accepted} bytes; lower maxMessageBytes or raise the queue's MaximumMessageSize`);
+          throw new SqsJobsError(
+            'CONFIG_INVALID',
+            `maxMessageBytes is ${this.maxMessageBytes} but ${this.queueUrl} accepts at most ${accepted} bytes; lower maxMessageBytes or raise the queue's MaximumMessageSize`,
+          );
         }
       });
-    this.#queueLimitChecked.catch(() => { this.#queueLimitChecked = undefined; });
+    this.#queueLimitChecked.catch(() => {
+      this.#queueLimitChecked = undefined;
+    });
     return this.#queueLimitChecked;
   }
 
-  async #sendBatch(entries: { index: number; message: PreparedMessage }[]): Promise<{ sent: { index: number; messageId: string }[]; failed: FailedEntry[] }> {
+  async #sendBatch(
+    entries: { index: number; message: PreparedMessage }[],
+  ): Promise<{ sent: { index: number; messageId: string }[]; failed: FailedEntry[] }> {
     const sent: { index: number; messageId: string }[] = [];
     const failed: FailedEntry[] = [];
     let pending = entries;
@@ -264,8 +324,15 @@ export class Producer {
         for (const bad of out.Failed ?? []) {
           const entry = byId.get(bad.Id ?? '');
           if (entry === undefined) continue;
-          if (classifyFailure(bad.Code ?? 'Unknown', bad.SenderFault ?? false) === 'transient' && attempt < BATCH_SEND_ATTEMPTS) retry.push(entry);
-          else failed.push({ index: entry.index, jobId: entry.message.jobId, code: bad.Code ?? 'Unknown', message: bad.Message ?? 'rejected by SQS' });
+          if (classifyFailure(bad.Code ?? 'Unknown', bad.SenderFault ?? false) === 'transient' && attempt < BATCH_SEND_ATTEMPTS)
+            retry.push(entry);
+          else
+            failed.push({
+              index: entry.index,
+              jobId: entry.message.jobId,
+              code: bad.Code ?? 'Unknown',
+              message: bad.Message ?? 'rejected by SQS',
+            });
         }
       } catch (error) {
         // The SDK already retried the call itself; what is left is a hard failure for every entry.
@@ -332,6 +399,10 @@ export function enqueue<J extends AnyJob>(job: J | string, args: JobArgs<J>, opt
 }
 
 /** enqueueMany with the default producer, configured from the environment on first use. */
-export function enqueueMany<J extends AnyJob>(job: J | string, argsList: readonly JobArgs<J>[], options?: EnqueueManyOptions): Promise<EnqueueResult[]> {
+export function enqueueMany<J extends AnyJob>(
+  job: J | string,
+  argsList: readonly JobArgs<J>[],
+  options?: EnqueueManyOptions,
+): Promise<EnqueueResult[]> {
   return getDefaultProducer().enqueueMany(job, argsList, options);
 }

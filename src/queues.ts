@@ -15,10 +15,18 @@ const queueSpecSchema = z
   .object({
     name: z
       .string()
-      .regex(/^[A-Za-z0-9_-]{1,75}(\.fifo)?$/, 'must be 1-75 letters, digits, - or _ (optionally ending in .fifo), leaving room for the -dlq suffix'),
+      .regex(
+        /^[A-Za-z0-9_-]{1,75}(\.fifo)?$/,
+        'must be 1-75 letters, digits, - or _ (optionally ending in .fifo), leaving room for the -dlq suffix',
+      ),
     maxReceiveCount: z.number().int().min(1, 'must be >= 1').max(1000, 'must be <= 1000 (SQS limit)').default(5),
     visibilityTimeout: z.number().int().min(0).max(43_200, 'must be <= 43200 s (12 hours)').default(30),
-    messageRetentionSeconds: z.number().int().min(60).max(DLQ_RETENTION_SECONDS).default(4 * 24 * 3600),
+    messageRetentionSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(DLQ_RETENTION_SECONDS)
+      .default(4 * 24 * 3600),
     maximumMessageSize: z.number().int().min(1024).max(1_048_576).optional(),
   })
   .strict();
@@ -58,7 +66,9 @@ export async function createQueues(sqs: SQSClient, spec: QueueSpec): Promise<Que
     return { queueUrl, queueArn: await queueArn(sqs, queueUrl), dlqUrl, dlqArn, maxReceiveCount: s.maxReceiveCount };
   } catch (error) {
     const e = toError(error);
-    throw new SqsJobsError('QUEUE_SETUP_FAILED', `could not create queue "${s.name}" and its DLQ "${dlqName}": ${e.name}: ${e.message}`, { cause: error });
+    throw new SqsJobsError('QUEUE_SETUP_FAILED', `could not create queue "${s.name}" and its DLQ "${dlqName}": ${e.name}: ${e.message}`, {
+      cause: error,
+    });
   }
 }
 

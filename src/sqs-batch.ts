@@ -36,7 +36,10 @@ export interface ItemFailure<T> {
  * failed entries, whose ids are each entry's index in the chunk as a string. Answers every item
  * that failed: those SQS refused, and every item of a call that threw (as `transient`).
  */
-export async function inBatches<T>(items: readonly T[], call: (batch: readonly T[]) => Promise<readonly BatchFailure[]>): Promise<ItemFailure<T>[]> {
+export async function inBatches<T>(
+  items: readonly T[],
+  call: (batch: readonly T[]) => Promise<readonly BatchFailure[]>,
+): Promise<ItemFailure<T>[]> {
   const answers = await Promise.all(
     chunk(items).map(async (batch): Promise<ItemFailure<T>[]> => {
       try {

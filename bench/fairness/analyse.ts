@@ -24,7 +24,9 @@ export interface RunFigures {
   /** Jobs per second from the first handler start to the last handler end. */
   readonly throughput: number;
   readonly owners: Readonly<Record<string, OwnerFigures>>;
-  readonly quiet: { readonly jobs: number; readonly p50: number; readonly p99: number; readonly max: number; readonly tenantsOver2s: number } | undefined;
+  readonly quiet:
+    | { readonly jobs: number; readonly p50: number; readonly p99: number; readonly max: number; readonly tenantsOver2s: number }
+    | undefined;
   readonly jain: { readonly windowMs: number; readonly windows: number; readonly min: number; readonly mean: number } | undefined;
   /** Slowest over fastest completion rate of the burst owners while all have work (1 = equal). */
   readonly rateRatio: number | undefined;
@@ -44,7 +46,10 @@ function maxConcurrent(effects: readonly Effect[]): number {
   const events = effects.flatMap((e) => [[e.start, 1] as const, [e.end, -1] as const]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let now = 0;
   let most = 0;
-  for (const [, d] of events) most = Math.max(most, (now += d));
+  for (const [, d] of events) {
+    now += d;
+    most = Math.max(most, now);
+  }
   return most;
 }
 
@@ -78,7 +83,8 @@ export function analyse(s: Scenario, effects: readonly Effect[], t0: number, win
   const quietEffects = effects.filter((e) => /^q\d+$/.test(e.key));
   const quietWaits = sortNum(quietEffects.map(waitOf));
   const quietByTenant = groupBy(quietEffects, (e) => e.key);
-  const span = (effects.reduce((most, e) => Math.max(most, e.end), 0) - effects.reduce((least, e) => Math.min(least, e.start), Infinity)) / 1000;
+  const span =
+    (effects.reduce((most, e) => Math.max(most, e.end), 0) - effects.reduce((least, e) => Math.min(least, e.start), Infinity)) / 1000;
 
   // While every burst owner has work: from the start to the earliest owner's last completion.
   const allBusyUntil = Math.min(...burstOwners.map((o) => t0 + owners[o]!.finishMs));
@@ -94,12 +100,15 @@ export function analyse(s: Scenario, effects: readonly Effect[], t0: number, win
       const squares = x.reduce((a, b) => a + b * b, 0);
       if (squares > 0) indexes.push((sum * sum) / (x.length * squares));
     }
-    if (indexes.length > 0) jain = { windowMs, windows: indexes.length, min: Math.min(...indexes), mean: indexes.reduce((a, b) => a + b, 0) / indexes.length };
+    if (indexes.length > 0)
+      jain = { windowMs, windows: indexes.length, min: Math.min(...indexes), mean: indexes.reduce((a, b) => a + b, 0) / indexes.length };
   }
   const rates = burstOwners.map((o) => completionsIn(o, t0, allBusyUntil) / weight(o));
   const ids = new Set<string>();
   let duplicates = 0;
-  for (const e of effects) if (ids.has(e.jobId)) duplicates++; else ids.add(e.jobId);
+  for (const e of effects)
+    if (ids.has(e.jobId)) duplicates++;
+    else ids.add(e.jobId);
 
   return {
     jobs: effects.length,
@@ -119,7 +128,10 @@ export function analyse(s: Scenario, effects: readonly Effect[], t0: number, win
           },
     jain,
     rateRatio: burstOwners.length >= 2 && Math.max(...rates) > 0 ? Math.min(...rates) / Math.max(...rates) : undefined,
-    shareRatio: burstOwners.length === 2 ? completionsIn(burstOwners[0]!, t0, allBusyUntil) / Math.max(1, completionsIn(burstOwners[1]!, t0, allBusyUntil)) : undefined,
+    shareRatio:
+      burstOwners.length === 2
+        ? completionsIn(burstOwners[0]!, t0, allBusyUntil) / Math.max(1, completionsIn(burstOwners[1]!, t0, allBusyUntil))
+        : undefined,
   };
 }
 

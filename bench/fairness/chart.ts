@@ -17,7 +17,12 @@ export interface ChartPoint {
   readonly wait: number;
 }
 
-export async function renderWaitChart(points: readonly ChartPoint[], modes: readonly string[], title: string, basePath: string): Promise<void> {
+export async function renderWaitChart(
+  points: readonly ChartPoint[],
+  modes: readonly string[],
+  title: string,
+  basePath: string,
+): Promise<void> {
   const spec: TopLevelSpec = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: { text: title, anchor: 'start' },
@@ -32,7 +37,12 @@ export async function renderWaitChart(points: readonly ChartPoint[], modes: read
           mark: { type: 'line', strokeWidth: 1.2, point: { size: 14 } },
           encoding: {
             x: { field: 't', type: 'quantitative', title: 'job started at (s after workers started)' },
-            y: { field: 'wait', type: 'quantitative', scale: { type: 'log', domain: [0.005, 100], clamp: true }, title: 'longest wait (s, log)' },
+            y: {
+              field: 'wait',
+              type: 'quantitative',
+              scale: { type: 'log', domain: [0.005, 100], clamp: true },
+              title: 'longest wait (s, log)',
+            },
             color: { field: 'key', type: 'nominal', title: 'tenant', scale: { scheme: 'tableau20' } },
           },
         },
@@ -46,6 +56,8 @@ export async function renderWaitChart(points: readonly ChartPoint[], modes: read
   view.finalize();
   mkdirSync(dirname(basePath), { recursive: true });
   writeFileSync(`${basePath}.svg`, svg);
-  const png = new Resvg(svg, { fitTo: { mode: 'zoom', value: 2 }, font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' } }).render().asPng();
+  const png = new Resvg(svg, { fitTo: { mode: 'zoom', value: 2 }, font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' } })
+    .render()
+    .asPng();
   writeFileSync(`${basePath}.png`, png);
 }

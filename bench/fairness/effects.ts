@@ -42,7 +42,15 @@ export function readEffects(path: string): Effect[] {
   for (const line of readFileSync(path, 'utf8').split('\n')) {
     const f = line.split(',');
     if (f.length !== 7) continue;
-    out.push({ key: f[0]!, jobId: f[1]!, enqueuedAt: Number(f[2]), start: Number(f[3]), end: Number(f[4]), pid: Number(f[5]), attempt: Number(f[6]) });
+    out.push({
+      key: f[0]!,
+      jobId: f[1]!,
+      enqueuedAt: Number(f[2]),
+      start: Number(f[3]),
+      end: Number(f[4]),
+      pid: Number(f[5]),
+      attempt: Number(f[6]),
+    });
   }
   return out;
 }

@@ -22,7 +22,14 @@ const scale = parseScale(process.env.FAIRNESS_SCALE);
 const modes = (process.env.FAIRNESS_MODES ?? 'off,on').split(',').map((m) => m.trim()) as Mode[];
 for (const m of modes) if (!MODES.includes(m)) throw new Error(`unknown mode "${m}"; modes: ${MODES.join(', ')}`);
 if (modes[0] !== 'off') modes.unshift('off');
-const wanted = new Set((process.env.FAIRNESS_SCENARIOS ?? scenarios(scale).map((s) => s.id).join(',')).split(','));
+const wanted = new Set(
+  (
+    process.env.FAIRNESS_SCENARIOS ??
+    scenarios(scale)
+      .map((s) => s.id)
+      .join(',')
+  ).split(','),
+);
 if (wanted.has('noisy') || wanted.has('two-noisy')) wanted.add('baseline');
 const rounds = Math.max(1, Number(process.env.FAIRNESS_ROUNDS ?? 1));
 const emq = process.env.SQS_JOBS_ELASTICMQ_URL ?? 'http://127.0.0.1:9324';
@@ -38,23 +45,26 @@ const results: RunResult[] = [];
 const unavailable = new Set<Mode>();
 for (const scenario of scenarios(scale).filter((s) => wanted.has(s.id))) {
   console.error(scenario.title);
-  for (let round = 0; round < rounds; round++) for (const mode of modes) {
-    if (unavailable.has(mode)) {
-      results.push({ scenario: scenario.id, mode, status: 'unavailable' });
-      continue;
+  for (let round = 0; round < rounds; round++)
+    for (const mode of modes) {
+      if (unavailable.has(mode)) {
+        results.push({ scenario: scenario.id, mode, status: 'unavailable' });
+        continue;
+      }
+      const r = await runOne(ctx, scenario, mode);
+      results.push(r);
+      if (r.status === 'unavailable') {
+        unavailable.add(mode);
+        console.error(`  ${mode.padEnd(10)} not available: ${r.note}`);
+        continue;
+      }
+      const f = r.figures!;
+      const quiet = f.quiet ? `, quiet p99 ${(f.quiet.p99 / 1000).toFixed(2)} s` : '';
+      const burst = r.fillMs && scenario.bursts.length > 0 ? `, bursts sent in ${(r.fillMs / 1000).toFixed(1)} s first` : '';
+      console.error(
+        `  ${mode.padEnd(10)} ${r.status}: ${f.jobs} jobs, ${f.throughput.toFixed(0)}/s${quiet}${burst}, ${r.calls!.worker.toFixed(3)} worker calls/job`,
+      );
     }
-    const r = await runOne(ctx, scenario, mode);
-    results.push(r);
-    if (r.status === 'unavailable') {
-      unavailable.add(mode);
-      console.error(`  ${mode.padEnd(10)} not available: ${r.note}`);
-      continue;
-    }
-    const f = r.figures!;
-    const quiet = f.quiet ? `, quiet p99 ${(f.quiet.p99 / 1000).toFixed(2)} s` : '';
-    const burst = r.fillMs && scenario.bursts.length > 0 ? `, bursts sent in ${(r.fillMs / 1000).toFixed(1)} s first` : '';
-    console.error(`  ${mode.padEnd(10)} ${r.status}: ${f.jobs} jobs, ${f.throughput.toFixed(0)}/s${quiet}${burst}, ${r.calls!.worker.toFixed(3)} worker calls/job`);
-  }
 }
 
 const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ElasticMQ 1.7.1, scale ${scale}`;
@@ -67,7 +77,12 @@ if (chartModes.length > 0) {
   const lastRound = modes.map((m) => results.filter((r) => r.scenario === 'noisy' && r.mode === m && r.series).at(-1)!).filter(Boolean);
   const points: ChartPoint[] = lastRound.flatMap((r) => r.series!.map((p) => ({ mode: r.mode, ...p })));
   const base = process.env.FAIRNESS_CHART ?? 'docs/fairness-wait';
-  await renderWaitChart(points, chartModes, `Noisy burst (A: ${Math.round(20_000 * scale)} jobs) + 10 quiet tenants: wait per tenant`, base);
+  await renderWaitChart(
+    points,
+    chartModes,
+    `Noisy burst (A: ${Math.round(20_000 * scale)} jobs) + 10 quiet tenants: wait per tenant`,
+    base,
+  );
   console.log(`\nchart: ${base}.svg, ${base}.png`);
 }
 

@@ -22,7 +22,13 @@ export type Mode = (typeof MODES)[number];
 export type Route =
   | { readonly kind: 'one'; readonly queue: string }
   | { readonly kind: 'hash'; readonly shards: readonly string[]; readonly seed: number }
-  | { readonly kind: 'shuffle'; readonly shards: readonly string[]; readonly choices: number; readonly depthTtlMs: number; readonly seed: number }
+  | {
+      readonly kind: 'shuffle';
+      readonly shards: readonly string[];
+      readonly choices: number;
+      readonly depthTtlMs: number;
+      readonly seed: number;
+    }
   | { readonly kind: 'per-tenant'; readonly queueOf: Readonly<Record<string, string>> };
 
 export interface SorterSettings {
@@ -101,7 +107,10 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
         queues: names,
         route: { kind: 'per-tenant', queueOf },
         // The worker's queue weights stand in for tenant weights here.
-        worker: (u) => ({ queues: tenants.map((t) => ({ url: u[queueOf[t]!]!, weight: scenario.weights?.[t] ?? 1 })), prefetch: prefetchFor(names.length) }),
+        worker: (u) => ({
+          queues: tenants.map((t) => ({ url: u[queueOf[t]!]!, weight: scenario.weights?.[t] ?? 1 })),
+          prefetch: prefetchFor(names.length),
+        }),
         enqueue: () => ({}),
       };
     }
@@ -110,9 +119,23 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
       return {
         queues: ['intake', 'main', 'spill'],
         route: one('intake'),
-        worker: (u) => ({ queues: [{ url: u.main!, weight: 4 }, { url: u.spill!, weight: 1 }], prefetch: prefetchFor(2) }),
+        worker: (u) => ({
+          queues: [
+            { url: u.main!, weight: 4 },
+            { url: u.spill!, weight: 1 },
+          ],
+          prefetch: prefetchFor(2),
+        }),
         enqueue: () => ({}),
-        sorter: { intake: 'intake', main: 'main', spill: 'spill', perKeyPerSecond: 20, burst: 20, loops: 8, startsWith: mode === 'sorter' ? 'producers' : 'workers' },
+        sorter: {
+          intake: 'intake',
+          main: 'main',
+          spill: 'spill',
+          perKeyPerSecond: 20,
+          burst: 20,
+          loops: 8,
+          startsWith: mode === 'sorter' ? 'producers' : 'workers',
+        },
       };
   }
 }

@@ -37,7 +37,10 @@ const job = defineJob({ name: JOB_NAME, args: jobArgs, handle: () => {} });
 const producers = new Map<string, Producer>();
 const producerFor = (queueUrl: string) => {
   let p = producers.get(queueUrl);
-  if (p === undefined) producers.set(queueUrl, (p = createProducer({ queueUrl, client: sqs, jobs: [job] })));
+  if (p === undefined) {
+    p = createProducer({ queueUrl, client: sqs, jobs: [job] });
+    producers.set(queueUrl, p);
+  }
   return p;
 };
 

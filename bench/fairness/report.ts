@@ -15,24 +15,74 @@ interface Row {
 }
 
 const quietP99 = (r: RunResult) => r.figures?.quiet?.p99;
-const quietBound = (v: number, c: { baselineP99: number | undefined }) => v <= 2_000 && (c.baselineP99 === undefined || v <= 3 * c.baselineP99);
+const quietBound = (v: number, c: { baselineP99: number | undefined }) =>
+  v <= 2_000 && (c.baselineP99 === undefined || v <= 3 * c.baselineP99);
 
 const ROWS: Row[] = [
   { scenario: 'baseline', figure: 'quiet wait p99, no burst', goal: 'reference', value: quietP99, unit: 's' },
   { scenario: 'noisy', figure: 'quiet wait p99', goal: '<= 2 s and <= 3x no-burst p99', value: quietP99, unit: 's', met: quietBound },
   { scenario: 'noisy', figure: 'quiet wait p50', goal: '', value: (r) => r.figures?.quiet?.p50, unit: 's' },
-  { scenario: 'noisy', figure: 'quiet tenants with p99 > 2 s', goal: '0', value: (r) => r.figures?.quiet?.tenantsOver2s, unit: 'n', met: (v) => v === 0 },
-  { scenario: 'noisy', figure: 'A finishes after', goal: '<= 1.05x off', value: (r) => r.figures?.owners.A?.finishMs, unit: 's', met: (v, c) => c.off === undefined || v <= 1.05 * c.off },
-  { scenario: 'uncontended', figure: 'throughput', goal: '>= 0.97x off', value: (r) => r.figures?.throughput, unit: '/s', met: (v, c) => c.off === undefined || v >= 0.97 * c.off },
+  {
+    scenario: 'noisy',
+    figure: 'quiet tenants with p99 > 2 s',
+    goal: '0',
+    value: (r) => r.figures?.quiet?.tenantsOver2s,
+    unit: 'n',
+    met: (v) => v === 0,
+  },
+  {
+    scenario: 'noisy',
+    figure: 'A finishes after',
+    goal: '<= 1.05x off',
+    value: (r) => r.figures?.owners.A?.finishMs,
+    unit: 's',
+    met: (v, c) => c.off === undefined || v <= 1.05 * c.off,
+  },
+  {
+    scenario: 'uncontended',
+    figure: 'throughput',
+    goal: '>= 0.97x off',
+    value: (r) => r.figures?.throughput,
+    unit: '/s',
+    met: (v, c) => c.off === undefined || v >= 0.97 * c.off,
+  },
   { scenario: 'uncontended', figure: 'worker SQS calls / job', goal: 'report', value: (r) => r.calls?.worker, unit: 'calls' },
   { scenario: 'uncontended', figure: 'producer SQS calls / job', goal: 'report', value: (r) => r.calls?.producer, unit: 'calls' },
   { scenario: 'uncontended', figure: 'sorter SQS calls / job', goal: 'report', value: (r) => r.calls?.sorter, unit: 'calls' },
-  { scenario: 'equal', figure: "Jain's index, worst window", goal: '>= 0.99', value: (r) => r.figures?.jain?.min, unit: 'x', met: (v) => v >= 0.99 },
+  {
+    scenario: 'equal',
+    figure: "Jain's index, worst window",
+    goal: '>= 0.99',
+    value: (r) => r.figures?.jain?.min,
+    unit: 'x',
+    met: (v) => v >= 0.99,
+  },
   { scenario: 'equal', figure: "Jain's index, mean", goal: '', value: (r) => r.figures?.jain?.mean, unit: 'x' },
-  { scenario: 'two-noisy', figure: 'slower/faster noisy rate', goal: '>= 0.90', value: (r) => r.figures?.rateRatio, unit: 'x', met: (v) => v >= 0.9 },
+  {
+    scenario: 'two-noisy',
+    figure: 'slower/faster noisy rate',
+    goal: '>= 0.90',
+    value: (r) => r.figures?.rateRatio,
+    unit: 'x',
+    met: (v) => v >= 0.9,
+  },
   { scenario: 'two-noisy', figure: 'quiet wait p99', goal: '<= 2 s and <= 3x no-burst p99', value: quietP99, unit: 's', met: quietBound },
-  { scenario: 'weights', figure: 'A:B completions, both busy', goal: '3 +/- 10%', value: (r) => r.figures?.shareRatio, unit: 'x', met: (v) => v >= 2.7 && v <= 3.3 },
-  { scenario: 'cap', figure: 'A running at once, most', goal: '<= 5', value: (r) => r.figures?.owners.A?.maxConcurrent, unit: 'n', met: (v) => v <= 5 },
+  {
+    scenario: 'weights',
+    figure: 'A:B completions, both busy',
+    goal: '3 +/- 10%',
+    value: (r) => r.figures?.shareRatio,
+    unit: 'x',
+    met: (v) => v >= 2.7 && v <= 3.3,
+  },
+  {
+    scenario: 'cap',
+    figure: 'A running at once, most',
+    goal: '<= 5',
+    value: (r) => r.figures?.owners.A?.maxConcurrent,
+    unit: 'n',
+    met: (v) => v <= 5,
+  },
   { scenario: 'sybil', figure: 'quiet wait p99', goal: 'report', value: quietP99, unit: 's' },
   { scenario: 'sybil', figure: 'quiet tenants with p99 > 2 s', goal: 'report', value: (r) => r.figures?.quiet?.tenantsOver2s, unit: 'n' },
 ];
@@ -80,7 +130,9 @@ export function table(results: readonly RunResult[], modes: readonly string[]): 
     });
     lines.push(`| ${row.scenario} | ${row.figure} | ${row.goal} | ${cells.join(' | ')} |`);
   }
-  const attempts = modes.map((m) => results.filter((r) => r.mode === m).reduce((n, r) => n + (r.figures?.attemptsAbove1 ?? 0) + (r.figures?.duplicates ?? 0), 0));
+  const attempts = modes.map((m) =>
+    results.filter((r) => r.mode === m).reduce((n, r) => n + (r.figures?.attemptsAbove1 ?? 0) + (r.figures?.duplicates ?? 0), 0),
+  );
   lines.push(`| all | jobs run twice or with attempt > 1 | 0 | ${attempts.map((n) => `${n}${n === 0 ? ' ✓' : ' ✗'}`).join(' | ')} |`);
   const notes = results.filter((r) => r.note).map((r) => `- ${r.scenario} / ${r.mode}: ${r.note}`);
   const head = rounds > 1 ? [`(median of ${rounds} rounds)`, ''] : [];

@@ -33,7 +33,12 @@ export interface RunResult {
   readonly fillMs?: number;
   readonly figures?: RunFigures;
   /** SQS calls per job run, by who made them, and the worker's calls by action. */
-  readonly calls?: { readonly worker: number; readonly producer: number; readonly sorter: number; readonly workerByAction: Record<string, number> };
+  readonly calls?: {
+    readonly worker: number;
+    readonly producer: number;
+    readonly sorter: number;
+    readonly workerByAction: Record<string, number>;
+  };
   readonly series?: { key: string; t: number; wait: number }[];
 }
 
@@ -79,7 +84,9 @@ let runSeq = 0;
 export async function runOne(ctx: RunContext, scenario: Scenario, mode: Mode): Promise<RunResult> {
   const setup = fairnessOptions(mode, scenario);
   const runId = `${Date.now().toString(36)}${runSeq++}`;
-  const pairs = await Promise.all(setup.queues.map((role) => createQueues(ctx.direct, { name: `fair-${runId}-${role}`, visibilityTimeout: 30, maxReceiveCount: 5 })));
+  const pairs = await Promise.all(
+    setup.queues.map((role) => createQueues(ctx.direct, { name: `fair-${runId}-${role}`, visibilityTimeout: 30, maxReceiveCount: 5 })),
+  );
   const urlsVia = (p: SqsProxy) => Object.fromEntries(setup.queues.map((role, i) => [role, pairs[i]!.queueUrl.replace(ctx.emq, p.url)]));
   const effectsPath = `${ctx.resultsDir}/effects-${scenario.id}-${mode}.csv`;
   rmSync(effectsPath, { force: true });
@@ -87,13 +94,24 @@ export async function runOne(ctx: RunContext, scenario: Scenario, mode: Mode): P
   try {
     const startSorter = async () => {
       if (setup.sorter === undefined) return;
-      const sorter = child('./sorter-child.ts', { endpoint: ctx.proxies.sorter.url, urls: urlsVia(ctx.proxies.sorter), settings: setup.sorter });
+      const sorter = child('./sorter-child.ts', {
+        endpoint: ctx.proxies.sorter.url,
+        urls: urlsVia(ctx.proxies.sorter),
+        settings: setup.sorter,
+      });
       started.push(sorter);
       await sorter.next('ready');
     };
     if (setup.sorter?.startsWith === 'producers') await startSorter();
     for (const p of Object.values(ctx.proxies)) p.resetCounts();
-    const producer = child('./producer-child.ts', { mode, scenarioId: scenario.id, scale: ctx.scale, endpoint: ctx.proxies.producer.url, urls: urlsVia(ctx.proxies.producer), runId });
+    const producer = child('./producer-child.ts', {
+      mode,
+      scenarioId: scenario.id,
+      scale: ctx.scale,
+      endpoint: ctx.proxies.producer.url,
+      urls: urlsVia(ctx.proxies.producer),
+      runId,
+    });
     started.push(producer);
     const sentMessage = producer.next('sent');
     const fillStart = Date.now();
@@ -104,16 +122,25 @@ export async function runOne(ctx: RunContext, scenario: Scenario, mode: Mode): P
     const counts: Record<string, number>[] = [];
     const workers = Array.from({ length: WORKERS }, (_, i) => {
       const w = child('./worker-child.ts', {
-        mode, scenarioId: scenario.id, scale: ctx.scale, endpoint: ctx.proxies.worker.url, urls: urlsVia(ctx.proxies.worker),
-        memcached: ctx.memcached, effectsPath, concurrency: CONCURRENCY,
+        mode,
+        scenarioId: scenario.id,
+        scale: ctx.scale,
+        endpoint: ctx.proxies.worker.url,
+        urls: urlsVia(ctx.proxies.worker),
+        memcached: ctx.memcached,
+        effectsPath,
+        concurrency: CONCURRENCY,
       });
-      w.proc.on('message', (m: Message) => m.type === 'progress' && (counts[i] = m.counts as Record<string, number>));
+      w.proc.on('message', (m: Message) => {
+        if (m.type === 'progress') counts[i] = m.counts as Record<string, number>;
+      });
       started.push(w);
       return w.next('ready|error');
     });
     for (const ready of workers) {
       const m = await ready;
-      if (m.type !== 'ready') return { scenario: scenario.id, mode, status: 'unavailable', note: String(m.message ?? 'worker exited before it was ready') };
+      if (m.type !== 'ready')
+        return { scenario: scenario.id, mode, status: 'unavailable', note: String(m.message ?? 'worker exited before it was ready') };
     }
     ctx.proxies.worker.resetCounts();
     const t0 = Date.now();
@@ -124,7 +151,8 @@ export async function runOne(ctx: RunContext, scenario: Scenario, mode: Mode): P
     const burstDone = () => counts.reduce((n, c) => n + Object.entries(c ?? {}).reduce((a, [k, v]) => a + (isQuiet(k) ? 0 : v), 0), 0);
 
     let status: RunResult['status'] = 'ok';
-    const trickleOver = () => (scenario.trickleOnlyMs !== undefined ? Date.now() - t0 >= scenario.trickleOnlyMs : burstDone() >= burstTotal);
+    const trickleOver = () =>
+      scenario.trickleOnlyMs !== undefined ? Date.now() - t0 >= scenario.trickleOnlyMs : burstDone() >= burstTotal;
     while (!trickleOver() && Date.now() < deadline) await sleep(100);
     producer.proc.send({ type: 'stop' });
     const sent = await sentMessage;
@@ -145,11 +173,18 @@ export async function runOne(ctx: RunContext, scenario: Scenario, mode: Mode): P
       sent: sentTotal,
       fillMs,
       figures: analyse(scenario, effects, t0, ctx.scale >= 0.5 ? 5_000 : 1_000),
-      calls: { worker: perJob(ctx.proxies.worker), producer: perJob(ctx.proxies.producer), sorter: perJob(ctx.proxies.sorter), workerByAction: ctx.proxies.worker.counts() },
+      calls: {
+        worker: perJob(ctx.proxies.worker),
+        producer: perJob(ctx.proxies.producer),
+        sorter: perJob(ctx.proxies.sorter),
+        workerByAction: ctx.proxies.worker.counts(),
+      },
       series: waitSeries(scenario, effects, t0),
     };
   } finally {
     await Promise.all(started.map(stop));
-    await Promise.all(pairs.flatMap((p) => [p.queueUrl, p.dlqUrl]).map((QueueUrl) => ctx.direct.send(new DeleteQueueCommand({ QueueUrl })).catch(() => {})));
+    await Promise.all(
+      pairs.flatMap((p) => [p.queueUrl, p.dlqUrl]).map((QueueUrl) => ctx.direct.send(new DeleteQueueCommand({ QueueUrl })).catch(() => {})),
+    );
   }
 }

@@ -38,8 +38,19 @@ export function parseScale(text: string | undefined): number {
 export function scenarios(scale: number): Scenario[] {
   const n = (count: number) => Math.max(100, Math.round(count * scale));
   return [
-    { id: 'baseline', title: '0. quiet tenants alone (the no-burst p99)', bursts: [], trickle: QUIET_TRICKLE, trickleOnlyMs: scale < 0.5 ? 6_000 : 12_000 },
-    { id: 'noisy', title: '1. noisy burst: A 20,000 at once + quiet trickle', bursts: [{ tenant: 'A', count: n(20_000) }], trickle: QUIET_TRICKLE },
+    {
+      id: 'baseline',
+      title: '0. quiet tenants alone (the no-burst p99)',
+      bursts: [],
+      trickle: QUIET_TRICKLE,
+      trickleOnlyMs: scale < 0.5 ? 6_000 : 12_000,
+    },
+    {
+      id: 'noisy',
+      title: '1. noisy burst: A 20,000 at once + quiet trickle',
+      bursts: [{ tenant: 'A', count: n(20_000) }],
+      trickle: QUIET_TRICKLE,
+    },
     { id: 'uncontended', title: '2. uncontended: only A, 20,000', bursts: [{ tenant: 'A', count: n(20_000) }], trickle: undefined },
     {
       id: 'equal',
@@ -50,24 +61,38 @@ export function scenarios(scale: number): Scenario[] {
     {
       id: 'two-noisy',
       title: '4. two noisy tenants (10,000 each) + quiet trickle',
-      bursts: [{ tenant: 'A', count: n(10_000) }, { tenant: 'B', count: n(10_000) }],
+      bursts: [
+        { tenant: 'A', count: n(10_000) },
+        { tenant: 'B', count: n(10_000) },
+      ],
       trickle: QUIET_TRICKLE,
     },
     {
       id: 'weights',
       title: '5a. weights A:3 B:1, both backlogged',
-      bursts: [{ tenant: 'A', count: n(12_000) }, { tenant: 'B', count: n(4_000) }],
+      bursts: [
+        { tenant: 'A', count: n(12_000) },
+        { tenant: 'B', count: n(4_000) },
+      ],
       trickle: undefined,
       weights: { A: 3, B: 1 },
     },
     {
       id: 'cap',
       title: '5b. cap 5 for A across both processes, B backlogged too',
-      bursts: [{ tenant: 'A', count: n(6_000) }, { tenant: 'B', count: n(6_000) }],
+      bursts: [
+        { tenant: 'A', count: n(6_000) },
+        { tenant: 'B', count: n(6_000) },
+      ],
       trickle: undefined,
       caps: { A: 5 },
     },
-    { id: 'sybil', title: '6. sybil: one tenant spreads 20,000 over 20 keys + quiet trickle', bursts: [{ tenant: 'S', count: n(20_000), keys: 20 }], trickle: QUIET_TRICKLE },
+    {
+      id: 'sybil',
+      title: '6. sybil: one tenant spreads 20,000 over 20 keys + quiet trickle',
+      bursts: [{ tenant: 'S', count: n(20_000), keys: 20 }],
+      trickle: QUIET_TRICKLE,
+    },
   ];
 }
 

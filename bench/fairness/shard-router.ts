@@ -63,7 +63,9 @@ export class ShardRouter {
   async #refresh(shards: readonly string[]): Promise<void> {
     const depths = await Promise.all(
       shards.map(async (s) => {
-        const out = await this.#sqs.send(new GetQueueAttributesCommand({ QueueUrl: this.#urls[s]!, AttributeNames: ['ApproximateNumberOfMessages'] }));
+        const out = await this.#sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: this.#urls[s]!, AttributeNames: ['ApproximateNumberOfMessages'] }),
+        );
         return [s, Number(out.Attributes?.ApproximateNumberOfMessages ?? 0)] as const;
       }),
     );

@@ -48,7 +48,12 @@ async function forward(queueUrl: string, messages: Message[]): Promise<void> {
   const out = await sqs.send(
     new SendMessageBatchCommand({
       QueueUrl: queueUrl,
-      Entries: messages.map((m, i) => ({ Id: String(i), MessageBody: m.Body!, MessageAttributes: m.MessageAttributes, MessageGroupId: m.Attributes?.MessageGroupId })),
+      Entries: messages.map((m, i) => ({
+        Id: String(i),
+        MessageBody: m.Body!,
+        MessageAttributes: m.MessageAttributes,
+        MessageGroupId: m.Attributes?.MessageGroupId,
+      })),
     }),
   );
   if ((out.Failed ?? []).length > 0) throw new Error(`${out.Failed!.length} messages not forwarded`);
@@ -59,7 +64,13 @@ async function loop(): Promise<void> {
     let messages: Message[];
     try {
       const out = await sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: spec.urls[s.intake]!, MaxNumberOfMessages: 10, WaitTimeSeconds: 20, MessageAttributeNames: ['All'], MessageSystemAttributeNames: ['MessageGroupId'] }),
+        new ReceiveMessageCommand({
+          QueueUrl: spec.urls[s.intake]!,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 20,
+          MessageAttributeNames: ['All'],
+          MessageSystemAttributeNames: ['MessageGroupId'],
+        }),
         { abortSignal: stop.signal },
       );
       messages = out.Messages ?? [];
@@ -73,7 +84,12 @@ async function loop(): Promise<void> {
     for (const m of messages) (admit(keyOf(m), now) ? main : spill).push(m);
     try {
       await Promise.all([forward(spec.urls[s.main]!, main), forward(spec.urls[s.spill]!, spill)]);
-      await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: spec.urls[s.intake]!, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: spec.urls[s.intake]!,
+          Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+        }),
+      );
     } catch {
       // not deleted: intake delivers them again after its visibility timeout
     }

@@ -7,7 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { createWorker, defineJob } from '../../src/index.js';
+import { createWorker, defineJob, type Worker } from '../../src/index.js';
 import { EffectsWriter } from './effects.js';
 import { HANDLER_MS, JOB_NAME, jobArgs } from './job.js';
 import { fairnessOptions, type Mode } from './modes.js';
@@ -41,13 +41,21 @@ const job = defineJob({
     const start = Date.now();
     await sleep(HANDLER_MS);
     const key = ctx.tenant ?? '-';
-    effects.add({ key, jobId: ctx.jobId, enqueuedAt: ctx.enqueuedAt.getTime(), start, end: Date.now(), pid: process.pid, attempt: ctx.attempt });
+    effects.add({
+      key,
+      jobId: ctx.jobId,
+      enqueuedAt: ctx.enqueuedAt.getTime(),
+      start,
+      end: Date.now(),
+      pid: process.pid,
+      attempt: ctx.attempt,
+    });
     counts[key] = (counts[key] ?? 0) + 1;
   },
 });
 
 const setup = fairnessOptions(spec.mode, scenario);
-let worker;
+let worker: Worker;
 try {
   worker = createWorker(
     {

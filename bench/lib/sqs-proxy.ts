@@ -89,7 +89,10 @@ export class SqsProxy {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
     const target = req.headers['x-amz-target'];
-    const action = typeof target === 'string' ? (target.split('.').pop() ?? 'Unknown') : (new URLSearchParams(body.toString()).get('Action') ?? 'Unknown');
+    const action =
+      typeof target === 'string'
+        ? (target.split('.').pop() ?? 'Unknown')
+        : (new URLSearchParams(body.toString()).get('Action') ?? 'Unknown');
     this.#counts.set(action, (this.#counts.get(action) ?? 0) + 1);
 
     const p = this.#plan;
@@ -110,7 +113,14 @@ export class SqsProxy {
       await new Promise((r) => setTimeout(r, p.latencyMs ?? 1_000));
     }
     const upstream = request(
-      { host: this.#target.hostname, port: this.#target.port, method: req.method, path: req.url, headers: { ...req.headers, host: this.#target.host }, agent: this.#agent },
+      {
+        host: this.#target.hostname,
+        port: this.#target.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: this.#target.host },
+        agent: this.#agent,
+      },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);

@@ -6,7 +6,15 @@ import {
   type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { BatchEntry, BatchFailure, DeadLetterTarget, MessageAttributes, OutgoingMessage, QueuePort, ReceivedMessage } from '../ports/queue.js';
+import type {
+  BatchEntry,
+  BatchFailure,
+  DeadLetterTarget,
+  MessageAttributes,
+  OutgoingMessage,
+  QueuePort,
+  ReceivedMessage,
+} from '../ports/queue.js';
 import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
 import { classifyFailure } from '../sqs-batch.js';
 
@@ -20,7 +28,13 @@ export class SqsQueuePort implements QueuePort {
     private readonly controlClient: SQSClient,
   ) {}
 
-  async receive(queueUrl: string, max: number, waitSeconds: number, visibilityTimeout: number, signal?: AbortSignal): Promise<ReceivedMessage[]> {
+  async receive(
+    queueUrl: string,
+    max: number,
+    waitSeconds: number,
+    visibilityTimeout: number,
+    signal?: AbortSignal,
+  ): Promise<ReceivedMessage[]> {
     const out = await this.pollClient.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
@@ -77,7 +91,10 @@ export class SqsQueuePort implements QueuePort {
   async deadLetterTarget(queueUrl: string): Promise<DeadLetterTarget | undefined> {
     const policy = await readRedrivePolicy(this.controlClient, queueUrl);
     if (policy === undefined) return undefined;
-    return { deadLetterQueueUrl: await queueUrlFromArn(this.controlClient, policy.deadLetterTargetArn), maxReceiveCount: policy.maxReceiveCount };
+    return {
+      deadLetterQueueUrl: await queueUrlFromArn(this.controlClient, policy.deadLetterTargetArn),
+      maxReceiveCount: policy.maxReceiveCount,
+    };
   }
 }
 
@@ -88,13 +105,18 @@ export class SqsQueuePort implements QueuePort {
 function compactAttributes(attributes: Record<string, MessageAttributeValue> | undefined): MessageAttributes {
   const out: Record<string, MessageAttributes[string]> = {};
   for (const [name, a] of Object.entries(attributes ?? {})) {
-    out[name] = a.BinaryValue !== undefined ? { DataType: a.DataType ?? 'Binary', BinaryValue: a.BinaryValue } : { DataType: a.DataType ?? 'String', StringValue: a.StringValue };
+    out[name] =
+      a.BinaryValue !== undefined
+        ? { DataType: a.DataType ?? 'Binary', BinaryValue: a.BinaryValue }
+        : { DataType: a.DataType ?? 'String', StringValue: a.StringValue };
   }
   return out;
 }
 
 /** An SDK batch answer's `Failed` list in the port's words. */
-export function batchFailures(failed: { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[] | undefined): BatchFailure[] {
+export function batchFailures(
+  failed: { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[] | undefined,
+): BatchFailure[] {
   return (failed ?? []).map((f) => {
     const code = f.Code ?? 'Unknown';
     return { id: f.Id ?? '', code, message: f.Message ?? '', kind: classifyFailure(code, f.SenderFault ?? false) };

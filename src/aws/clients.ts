@@ -20,7 +20,13 @@ export interface ClientOptions {
 function isLoopback(endpoint: string | undefined): boolean {
   if (endpoint === undefined) return false;
   const host = new URL(endpoint).hostname;
-  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || host.startsWith('127.') || /(^|\.)localhost\.localstack\.cloud$/.test(host);
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '[::1]' ||
+    host.startsWith('127.') ||
+    /(^|\.)localhost\.localstack\.cloud$/.test(host)
+  );
 }
 
 /**
@@ -31,7 +37,11 @@ function isLoopback(endpoint: string | undefined): boolean {
 function localCredentials(settings: AwsSettings, env: Env) {
   if (!isLoopback(settings.endpoint)) return undefined;
   if (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
-    return { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) };
+    return {
+      accessKeyId: env.AWS_ACCESS_KEY_ID,
+      secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+      ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+    };
   }
   if (env.AWS_PROFILE) return undefined;
   return { accessKeyId: 'test', secretAccessKey: 'test' };

@@ -27,7 +27,13 @@ async function entryFile(path: string): Promise<string> {
   if (!info.isDirectory()) return path;
   for (const name of ['index.js', 'index.mjs', 'index.ts']) {
     const candidate = join(path, name);
-    if (await stat(candidate).then(() => true, () => false)) return candidate;
+    if (
+      await stat(candidate).then(
+        () => true,
+        () => false,
+      )
+    )
+      return candidate;
   }
   throw new ConfigError(`--jobs: folder ${path} has no index.js or index.ts`);
 }

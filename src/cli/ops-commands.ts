@@ -27,7 +27,10 @@ export async function stats(flags: StatsFlags, { out, env, signal }: CliContext)
   const sqs = createSqsClient(sqsSettings(flags, env), {}, env);
   // CloudWatch has its own endpoint: --cloudwatch-endpoint, AWS_ENDPOINT_URL_CLOUDWATCH or AWS_ENDPOINT_URL, never SQS's.
   const cw = createCloudWatchClient(
-    resolveCloudWatchSettings({ endpoint: flags.cloudwatchEndpoint, region: flags.region }, env, { endpoint: '--cloudwatch-endpoint', region: '--region' }),
+    resolveCloudWatchSettings({ endpoint: flags.cloudwatchEndpoint, region: flags.region }, env, {
+      endpoint: '--cloudwatch-endpoint',
+      region: '--region',
+    }),
     {},
     env,
   );
@@ -35,7 +38,8 @@ export async function stats(flags: StatsFlags, { out, env, signal }: CliContext)
     do {
       const s = await collectStats(sqs, cw, options);
       if (flags.json) out(JSON.stringify(s));
-      else if (watchSeconds !== undefined && process.stdout.isTTY) out(`\x1b[H\x1b[2J${renderStats(s)}\n(every ${watchSeconds}s; Ctrl-C to stop)`);
+      else if (watchSeconds !== undefined && process.stdout.isTTY)
+        out(`\x1b[H\x1b[2J${renderStats(s)}\n(every ${watchSeconds}s; Ctrl-C to stop)`);
       else out(renderStats(s));
       if (watchSeconds !== undefined) await sleep(watchSeconds * 1000, signal);
     } while (watchSeconds !== undefined && !signal.aborted);
@@ -54,7 +58,8 @@ export interface DlqFlags extends AwsFlags {
 async function resolveDlq(sqs: ReturnType<typeof createSqsClient>, flags: DlqFlags, env: Env) {
   const sourceQueueUrl = flags.queue !== undefined || env.SQS_JOBS_QUEUE_URL ? resolveQueueUrl(flags.queue, env, '--queue') : undefined;
   if (flags.dlq !== undefined) return { dlqUrl: resolveQueueUrl(flags.dlq, env, '--dlq'), sourceQueueUrl };
-  if (sourceQueueUrl === undefined) throw new ConfigError('name the queue: --queue <url> (its DLQ is found from its redrive policy), --dlq <url>, or SQS_JOBS_QUEUE_URL');
+  if (sourceQueueUrl === undefined)
+    throw new ConfigError('name the queue: --queue <url> (its DLQ is found from its redrive policy), --dlq <url>, or SQS_JOBS_QUEUE_URL');
   const policy = await readRedrivePolicy(sqs, sourceQueueUrl);
   if (policy === undefined) throw new ConfigError(`${sourceQueueUrl} has no RedrivePolicy, so no DLQ; pass --dlq <url>`);
   return { dlqUrl: await queueUrlFromArn(sqs, policy.deadLetterTargetArn), sourceQueueUrl };
@@ -107,7 +112,9 @@ export async function dlqReplay(flags: DlqReplayFlags, { out, env, signal }: Cli
     if (flags.json) out(JSON.stringify(result));
     else {
       for (const s of result.skipped) out(`left ${s.letter.jobName ?? '?'} ${s.letter.jobId ?? s.letter.messageId}: ${s.why}`);
-      out(`${dryRun ? 'would move' : 'moved'} ${dryRun ? result.skipped.length : result.moved} message(s) (${result.via === 'move-task' ? 'SQS message move task' : 'send, then delete'})${signal.aborted ? '; interrupted, the rest stays in the DLQ' : ''}`);
+      out(
+        `${dryRun ? 'would move' : 'moved'} ${dryRun ? result.skipped.length : result.moved} message(s) (${result.via === 'move-task' ? 'SQS message move task' : 'send, then delete'})${signal.aborted ? '; interrupted, the rest stays in the DLQ' : ''}`,
+      );
     }
   });
 }

@@ -49,7 +49,10 @@ function withAws(command: Command): Command {
 }
 
 const cloudwatchEndpoint = () =>
-  new Option('--cloudwatch-endpoint <url>', 'CloudWatch endpoint (default: AWS_ENDPOINT_URL_CLOUDWATCH or AWS_ENDPOINT_URL; never the SQS one)');
+  new Option(
+    '--cloudwatch-endpoint <url>',
+    'CloudWatch endpoint (default: AWS_ENDPOINT_URL_CLOUDWATCH or AWS_ENDPOINT_URL; never the SQS one)',
+  );
 
 /**
  * Required flags are checked by the commands (CONFIG_INVALID), not by commander, so that an
@@ -72,7 +75,9 @@ export function buildProgram(io: CliIo): Command {
   withAws(
     queues
       .command('create')
-      .description('create a queue and its dead-letter queue <name>-dlq with a redrive policy (idempotent; a name ending in .fifo makes FIFO queues)'),
+      .description(
+        'create a queue and its dead-letter queue <name>-dlq with a redrive policy (idempotent; a name ending in .fifo makes FIFO queues)',
+      ),
   )
     .option('--name <queue>', 'queue name (required)')
     .option('--max-receive-count <n>', 'receives before SQS moves a message to the DLQ (default 5)')
@@ -82,7 +87,11 @@ export function buildProgram(io: CliIo): Command {
 
   withAws(program.command('worker').description('run a worker for the jobs a module exports, until SIGTERM/SIGINT'))
     .option('--jobs <module>', 'module or folder (its index) that exports jobs made by defineJob() (required)')
-    .option('--queue <url[@weight]>', 'queue URL, repeatable; a weight shares free slots between queues (default: SQS_JOBS_QUEUE_URL)', collect)
+    .option(
+      '--queue <url[@weight]>',
+      'queue URL, repeatable; a weight shares free slots between queues (default: SQS_JOBS_QUEUE_URL)',
+      collect,
+    )
     .option('--concurrency <n>', 'handlers running at once (default 10)')
     .option('--prefetch <n>', 'received-but-unstarted messages held beyond the free slots (default 10)')
     .option('--visibility-timeout <seconds>', 'visibility timeout asked for on every receive (default 30)')
@@ -102,7 +111,7 @@ export function buildProgram(io: CliIo): Command {
     .option('--queue <url>', 'queue URL (default: SQS_JOBS_QUEUE_URL)')
     .action((job: string, flags) => enqueueCommand(job, flags, ctx));
 
-  withAws(program.command('stats').description('queue depths, and per-job rates and timings from the workers\' CloudWatch metrics'))
+  withAws(program.command('stats').description("queue depths, and per-job rates and timings from the workers' CloudWatch metrics"))
     .option('--queue <url>', 'queue URL, repeatable (default: SQS_JOBS_QUEUE_URL)', collect)
     .option('--window <minutes>', 'metrics window (default 15)')
     .option('--namespace <namespace>', 'metrics namespace (default: SQS_JOBS_METRICS_NAMESPACE or SqsJobs)')
@@ -115,7 +124,7 @@ export function buildProgram(io: CliIo): Command {
   const dlq = program.command('dlq').description("list, replay or purge a queue's dead-letter queue");
   const dlqCommand = (name: string, description: string) =>
     withAws(dlq.command(name).description(description))
-      .option('--queue <url>', "the queue; its DLQ is found from its redrive policy (default: SQS_JOBS_QUEUE_URL)")
+      .option('--queue <url>', 'the queue; its DLQ is found from its redrive policy (default: SQS_JOBS_QUEUE_URL)')
       .option('--dlq <url>', 'the dead-letter queue itself');
   dlqCommand('list', 'show dead letters (job, id, attempt, reason, error) without consuming them')
     .option('--limit <n>', 'at most this many (default 100)')

@@ -4,23 +4,24 @@ import type { Stats } from '../ops/stats.js';
 /** Left-aligned text columns, two spaces apart. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
 
 const num = (n: number | undefined, digits = 0) => (n === undefined ? '-' : n.toFixed(digits));
-const ms = (n: number | undefined) => (n === undefined ? '-' : n >= 10_000 ? `${(n / 1000).toFixed(0)}s` : n >= 1_000 ? `${(n / 1000).toFixed(1)}s` : `${Math.round(n)}ms`);
-const age = (s: number | undefined) => (s === undefined ? '-' : s >= 3_600 ? `${(s / 3_600).toFixed(1)}h` : s >= 60 ? `${Math.round(s / 60)}m` : `${Math.round(s)}s`);
+const ms = (n: number | undefined) =>
+  n === undefined ? '-' : n >= 10_000 ? `${(n / 1000).toFixed(0)}s` : n >= 1_000 ? `${(n / 1000).toFixed(1)}s` : `${Math.round(n)}ms`;
+const age = (s: number | undefined) =>
+  s === undefined ? '-' : s >= 3_600 ? `${(s / 3_600).toFixed(1)}h` : s >= 60 ? `${Math.round(s / 60)}m` : `${Math.round(s)}s`;
 
 export function renderStats(stats: Stats): string {
-  const queueRows = stats.queues.flatMap((q) => [q, ...(q.dlq === undefined ? [] : [q.dlq])]).map((q) => [
-    q.name,
-    String(q.visible),
-    String(q.inFlight),
-    String(q.delayed),
-    age(q.oldestAgeSeconds),
-    num(q.enqueuedPerMinute, 1),
-  ]);
+  const queueRows = stats.queues
+    .flatMap((q) => [q, ...(q.dlq === undefined ? [] : [q.dlq])])
+    .map((q) => [q.name, String(q.visible), String(q.inFlight), String(q.delayed), age(q.oldestAgeSeconds), num(q.enqueuedPerMinute, 1)]);
   const jobRows = stats.jobs.map((j) => [
     j.job,
     j.queue,
@@ -50,6 +51,13 @@ export function renderDeadLetters(letters: readonly DeadLetter[]): string {
   if (letters.length === 0) return 'the dead-letter queue is empty';
   return table(
     ['job', 'job id', 'tenant', 'attempt', 'reason', 'error'],
-    letters.map((l) => [l.jobName ?? '?', l.jobId ?? '?', l.tenant ?? '', l.receiveCount === undefined ? '?' : String(l.receiveCount), l.reason, (l.error ?? '').replace(/\s+/g, ' ').slice(0, 80)]),
+    letters.map((l) => [
+      l.jobName ?? '?',
+      l.jobId ?? '?',
+      l.tenant ?? '',
+      l.receiveCount === undefined ? '?' : String(l.receiveCount),
+      l.reason,
+      (l.error ?? '').replace(/\s+/g, ' ').slice(0, 80),
+    ]),
   );
 }

@@ -52,7 +52,8 @@ export class EmfSink implements MetricsSink {
 
   async publish(namespace: string, data: readonly MetricDatum[]): Promise<void> {
     for (const datum of data) {
-      const values = datum.Values === undefined ? [datum.Value ?? 0] : datum.Values.flatMap((v, i) => Array<number>(datum.Counts?.[i] ?? 1).fill(v));
+      const values =
+        datum.Values === undefined ? [datum.Value ?? 0] : datum.Values.flatMap((v, i) => Array<number>(datum.Counts?.[i] ?? 1).fill(v));
       const dimensions = Object.fromEntries((datum.Dimensions ?? []).map((d) => [d.Name!, d.Value!]));
       for (let i = 0; i < values.length; i += EMF_MAX_VALUES) {
         const slice = values.slice(i, i + EMF_MAX_VALUES);
@@ -60,7 +61,9 @@ export class EmfSink implements MetricsSink {
           JSON.stringify({
             _aws: {
               Timestamp: (datum.Timestamp ?? new Date()).getTime(),
-              CloudWatchMetrics: [{ Namespace: namespace, Dimensions: [Object.keys(dimensions)], Metrics: [{ Name: datum.MetricName, Unit: datum.Unit }] }],
+              CloudWatchMetrics: [
+                { Namespace: namespace, Dimensions: [Object.keys(dimensions)], Metrics: [{ Name: datum.MetricName, Unit: datum.Unit }] },
+              ],
             },
             ...dimensions,
             [datum.MetricName!]: slice.length === 1 ? slice[0] : slice,

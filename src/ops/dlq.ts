@@ -89,7 +89,8 @@ async function makeVisible(sqs: SQSClient, queueUrl: string, messages: readonly 
     return batchFailures(out.Failed);
   });
   // Not fatal: a message not made visible here comes back when its hold ends.
-  if (failed.length > 0) throw new Error(`${failed.length} message(s) stay hidden until their ${HOLD_SECONDS} s hold ends: ${failed[0]!.failure.code}`);
+  if (failed.length > 0)
+    throw new Error(`${failed.length} message(s) stay hidden until their ${HOLD_SECONDS} s hold ends: ${failed[0]!.failure.code}`);
 }
 
 /**
@@ -162,7 +163,8 @@ export async function replayDeadLetters(sqs: SQSClient, o: ReplayOptions): Promi
       const toMove: { m: Message; letter: DeadLetter; to: string }[] = [];
       for (const m of batch) {
         const letter = describeDeadLetter(m);
-        const chosen = (o.job === undefined || letter.jobName === o.job) && (o.id === undefined || letter.jobId === o.id) && matched < limit;
+        const chosen =
+          (o.job === undefined || letter.jobName === o.job) && (o.id === undefined || letter.jobId === o.id) && matched < limit;
         if (!chosen) {
           passedOver.push(m);
           continue;
@@ -202,7 +204,9 @@ async function moveBatch(
             Id: String(i),
             MessageBody: m.Body ?? '',
             MessageAttributes: replayAttributes(m),
-            ...(fifo ? { MessageGroupId: m.Attributes?.MessageGroupId ?? m.MessageId, MessageDeduplicationId: `replay-${m.MessageId}` } : {}),
+            ...(fifo
+              ? { MessageGroupId: m.Attributes?.MessageGroupId ?? m.MessageId, MessageDeduplicationId: `replay-${m.MessageId}` }
+              : {}),
           })),
         }),
       );
@@ -221,12 +225,16 @@ async function moveBatch(
   if (sent.length === 0) return 0;
   const undeleted = await inBatches(sent, async (batch) => {
     const out = await sqs.send(
-      new DeleteMessageBatchCommand({ QueueUrl: o.dlqUrl, Entries: batch.map(({ m }, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }),
+      new DeleteMessageBatchCommand({
+        QueueUrl: o.dlqUrl,
+        Entries: batch.map(({ m }, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+      }),
     );
     return batchFailures(out.Failed);
   });
   // Sent but still in the DLQ: a later replay would send it again; the job id keeps it from running twice.
-  for (const { item, failure } of undeleted) skipped.push({ letter: item.letter, why: `moved, but the DLQ copy could not be deleted: ${failure.code}` });
+  for (const { item, failure } of undeleted)
+    skipped.push({ letter: item.letter, why: `moved, but the DLQ copy could not be deleted: ${failure.code}` });
   for (const item of sent) o.onMoved?.(item.letter, item.to);
   return sent.length;
 }
@@ -245,7 +253,8 @@ async function tryMoveTask(sqs: SQSClient, dlqUrl: string, sourceQueueUrl: strin
     const tasks = await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: sourceArn, MaxResults: 1 }));
     const status = tasks.Results?.[0]?.Status;
     if (status === 'COMPLETED') return tasks.Results?.[0]?.ApproximateNumberOfMessagesMoved ?? 0;
-    if (status === 'FAILED' || status === 'CANCELLED') throw new Error(`message move task ${status}: ${tasks.Results?.[0]?.FailureReason ?? ''}`);
+    if (status === 'FAILED' || status === 'CANCELLED')
+      throw new Error(`message move task ${status}: ${tasks.Results?.[0]?.FailureReason ?? ''}`);
     await sleep(500);
   }
 }

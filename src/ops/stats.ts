@@ -58,7 +58,10 @@ export async function collectStats(sqs: SQSClient, cw: CloudWatchClient, o: Stat
       const policy = await readRedrivePolicy(sqs, url);
       const dlqUrl = policy === undefined ? undefined : await queueUrlFromArn(sqs, policy.deadLetterTargetArn);
       const window = { start, end, now, minutes: o.windowMinutes };
-      const [main, dlq] = await Promise.all([depth(sqs, cw, url, window), dlqUrl === undefined ? undefined : depth(sqs, cw, dlqUrl, window)]);
+      const [main, dlq] = await Promise.all([
+        depth(sqs, cw, url, window),
+        dlqUrl === undefined ? undefined : depth(sqs, cw, dlqUrl, window),
+      ]);
       return { ...main, dlq };
     }),
   );
@@ -84,7 +87,11 @@ async function depth(sqs: SQSClient, cw: CloudWatchClient, url: string, { start,
   const name = queueNameOf(url);
   const sqsMetric = (metric: string, stat: string, from: Date): MetricDataQuery => ({
     Id: metric.toLowerCase(),
-    MetricStat: { Metric: { Namespace: 'AWS/SQS', MetricName: metric, Dimensions: [{ Name: 'QueueName', Value: name }] }, Period: periodFor(from, end), Stat: stat },
+    MetricStat: {
+      Metric: { Namespace: 'AWS/SQS', MetricName: metric, Dimensions: [{ Name: 'QueueName', Value: name }] },
+      Period: periodFor(from, end),
+      Stat: stat,
+    },
   });
   const recent = new Date(now - 300_000);
   const [ages, sends] = await Promise.all([
@@ -104,12 +111,22 @@ async function depth(sqs: SQSClient, cw: CloudWatchClient, url: string, { start,
   };
 }
 
-async function jobStats(cw: CloudWatchClient, namespace: string, queue: string, start: Date, end: Date, windowMinutes: number): Promise<JobStats[]> {
+async function jobStats(
+  cw: CloudWatchClient,
+  namespace: string,
+  queue: string,
+  start: Date,
+  end: Date,
+  windowMinutes: number,
+): Promise<JobStats[]> {
   const names = new Set<string>();
   let token: string | undefined;
   do {
-    const page = await cw.send(new ListMetricsCommand({ Namespace: namespace, Dimensions: [{ Name: 'Queue', Value: queue }], NextToken: token }));
-    for (const m of page.Metrics ?? []) for (const d of m.Dimensions ?? []) if (d.Name === 'Job' && d.Value !== undefined) names.add(d.Value);
+    const page = await cw.send(
+      new ListMetricsCommand({ Namespace: namespace, Dimensions: [{ Name: 'Queue', Value: queue }], NextToken: token }),
+    );
+    for (const m of page.Metrics ?? [])
+      for (const d of m.Dimensions ?? []) if (d.Name === 'Job' && d.Value !== undefined) names.add(d.Value);
     token = page.NextToken;
   } while (token !== undefined);
   const jobs = [...names].sort();
@@ -118,7 +135,18 @@ async function jobStats(cw: CloudWatchClient, namespace: string, queue: string, 
       const period = periodFor(start, end);
       const q = (id: string, metric: string, stat: string): MetricDataQuery => ({
         Id: `${id}${j}`,
-        MetricStat: { Metric: { Namespace: namespace, MetricName: metric, Dimensions: [{ Name: 'Job', Value: job }, { Name: 'Queue', Value: queue }] }, Period: period, Stat: stat },
+        MetricStat: {
+          Metric: {
+            Namespace: namespace,
+            MetricName: metric,
+            Dimensions: [
+              { Name: 'Job', Value: job },
+              { Name: 'Queue', Value: queue },
+            ],
+          },
+          Period: period,
+          Stat: stat,
+        },
       });
       const basics = await metricData(
         cw,
@@ -131,7 +159,17 @@ async function jobStats(cw: CloudWatchClient, namespace: string, queue: string, 
         start,
         end,
       );
-      const percentiles = await metricData(cw, [q('waitp50', 'WaitTime', 'p50'), q('waitp99', 'WaitTime', 'p99'), q('procp50', 'ProcessTime', 'p50'), q('procp99', 'ProcessTime', 'p99')], start, end);
+      const percentiles = await metricData(
+        cw,
+        [
+          q('waitp50', 'WaitTime', 'p50'),
+          q('waitp99', 'WaitTime', 'p99'),
+          q('procp50', 'ProcessTime', 'p50'),
+          q('procp99', 'ProcessTime', 'p99'),
+        ],
+        start,
+        end,
+      );
       const one = (m: Map<string, number[]>, id: string) => {
         const v = m.get(`${id}${j}`);
         return v === undefined || v.length === 0 ? undefined : v[v.length - 1];

@@ -71,7 +71,10 @@ export class DeleteBatcher {
     let pending = batch;
     for (let attempt = 1; pending.length > 0; attempt++) {
       const failed = await inBatches(pending, (entries) =>
-        this.#o.sqs.deleteBatch(queueUrl, entries.map((p, i) => ({ id: String(i), receiptHandle: p.message.receiptHandle }))),
+        this.#o.sqs.deleteBatch(
+          queueUrl,
+          entries.map((p, i) => ({ id: String(i), receiptHandle: p.message.receiptHandle })),
+        ),
       );
       const failures = new Map(failed.map((f) => [f.item, f.failure]));
       const retry: Pending[] = [];

@@ -14,7 +14,13 @@ export type Outcome =
   /** Redundant: the job completed, this very message is already in the DLQ, or another message carries the running job. */
   | { readonly kind: 'duplicate'; readonly state: DuplicateState }
   | { readonly kind: 'retry'; readonly error: Error; readonly delayMs: number; readonly processMs: number; readonly abandoned: boolean }
-  | { readonly kind: 'dead-letter'; readonly reason: DeadLetterReason; readonly detail: string; readonly error?: Error; readonly processMs?: number }
+  | {
+      readonly kind: 'dead-letter';
+      readonly reason: DeadLetterReason;
+      readonly detail: string;
+      readonly error?: Error;
+      readonly processMs?: number;
+    }
   /** Handed back without (finishing) running: visible again after `delaySeconds`, re-sent when it has no receive left. */
   | { readonly kind: 'release'; readonly reason: string; readonly delaySeconds: number; readonly abandoned: boolean }
   | { readonly kind: 'lost'; readonly reason: string; readonly abandoned: boolean };
@@ -51,7 +57,13 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
         abandoned: false,
       };
     case 'unavailable':
-      if (f.lockFailClosed) return { kind: 'release', reason: 'dedupe lock unavailable (failing closed)', delaySeconds: f.visibilityTimeoutSeconds, abandoned: false };
+      if (f.lockFailClosed)
+        return {
+          kind: 'release',
+          reason: 'dedupe lock unavailable (failing closed)',
+          delaySeconds: f.visibilityTimeoutSeconds,
+          abandoned: false,
+        };
       break;
     case 'claimed':
       break;
@@ -85,8 +97,17 @@ export function afterRun(f: RunFacts): Outcome {
   if (error instanceof UnrecoverableError) return { kind: 'dead-letter', reason: 'unrecoverable', detail: error.message, error, processMs };
   if (error instanceof RetryLaterError) return { kind: 'retry', error, delayMs: error.delayMs, processMs, abandoned };
   if (f.maxReceiveCount !== undefined && f.receiveCount >= f.maxReceiveCount) {
-    const attempt = f.attempt === f.receiveCount ? `${f.receiveCount} of ${f.maxReceiveCount}` : `${f.attempt} (receive ${f.receiveCount} of ${f.maxReceiveCount} after a re-send)`;
-    return { kind: 'dead-letter', reason: 'retries-exhausted', detail: `failed on attempt ${attempt}: ${error.name}: ${error.message}`, error, processMs };
+    const attempt =
+      f.attempt === f.receiveCount
+        ? `${f.receiveCount} of ${f.maxReceiveCount}`
+        : `${f.attempt} (receive ${f.receiveCount} of ${f.maxReceiveCount} after a re-send)`;
+    return {
+      kind: 'dead-letter',
+      reason: 'retries-exhausted',
+      detail: `failed on attempt ${attempt}: ${error.name}: ${error.message}`,
+      error,
+      processMs,
+    };
   }
   return { kind: 'retry', error, delayMs: retryDelayMs(f.backoff, f.attempt, f.random), processMs, abandoned };
 }

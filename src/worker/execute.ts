@@ -9,7 +9,13 @@ export type Execution =
    * The lease's signal fired first. `abandoned`: the handler had not settled `graceMs` after it,
    * and may still be running.
    */
-  | { readonly kind: 'aborted'; readonly code: AbortCode | undefined; readonly reason: Error; readonly abandoned: boolean; readonly processMs: number };
+  | {
+      readonly kind: 'aborted';
+      readonly code: AbortCode | undefined;
+      readonly reason: Error;
+      readonly abandoned: boolean;
+      readonly processMs: number;
+    };
 
 export interface ExecuteOptions {
   /** Abort the lease with JOB_TIMEOUT after this long. */

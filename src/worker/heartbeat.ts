@@ -115,7 +115,9 @@ export class Heartbeat {
             this.#lose(d.lease, `SQS refused the extension: ${failure.code} ${failure.message}`.trim());
           } else {
             // transient: the lease stays due and is tried again next tick
-            this.#o.onError(new Error(`visibility extension failed for message ${d.lease.message.messageId}: ${failure.code} ${failure.message}`));
+            this.#o.onError(
+              new Error(`visibility extension failed for message ${d.lease.message.messageId}: ${failure.code} ${failure.message}`),
+            );
           }
         }
       }),

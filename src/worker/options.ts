@@ -63,13 +63,26 @@ export const workerOptionsSchema = z
     lock: z.custom<JobLock>((v) => isObject(v) && typeof (v as JobLock).claim === 'function', 'must implement JobLock').optional(),
     /** The queue port: the SQS calls the worker makes. Default: the AWS SDK (src/adapters/sqs-queue.ts). */
     queue: z
-      .custom<QueuePort>((v) => isObject(v) && ['receive', 'deleteBatch', 'changeVisibilityBatch', 'send', 'deadLetterTarget'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'), 'must implement QueuePort')
+      .custom<QueuePort>(
+        (v) =>
+          isObject(v) &&
+          ['receive', 'deleteBatch', 'changeVisibilityBatch', 'send', 'deadLetterTarget'].every(
+            (m) => typeof (v as Record<string, unknown>)[m] === 'function',
+          ),
+        'must implement QueuePort',
+      )
       .optional(),
     /** When memcached cannot be reached: false (default) runs jobs anyway, at-least-once; true leaves them queued. */
     lockFailClosed: z.boolean().default(false),
     lockTimeoutMs: int.min(10, 'must be 10-10000').max(10_000, 'must be 10-10000').default(500),
-    completedTtlSeconds: int.min(1, 'must be >= 1').max(30 * 24 * 3600, 'must be <= 30 days (memcached relative TTL limit)').default(86_400),
-    lockKeyPrefix: z.string().regex(/^[\x21-\x7e]{0,64}$/, 'must be printable ASCII without spaces, at most 64 characters').default('sqsjobs:'),
+    completedTtlSeconds: int
+      .min(1, 'must be >= 1')
+      .max(30 * 24 * 3600, 'must be <= 30 days (memcached relative TTL limit)')
+      .default(86_400),
+    lockKeyPrefix: z
+      .string()
+      .regex(/^[\x21-\x7e]{0,64}$/, 'must be printable ASCII without spaces, at most 64 characters')
+      .default('sqsjobs:'),
     /** The SQS endpoint; default SQS_JOBS_ENDPOINT, else AWS_ENDPOINT_URL_SQS, else AWS_ENDPOINT_URL. */
     endpoint: z.string().optional(),
     region: z.string().optional(),
@@ -82,9 +95,15 @@ export const workerOptionsSchema = z
     metrics: z
       .object({
         sink: z
-          .union([z.enum(['cloudwatch', 'emf', 'off']), z.custom<MetricsSink>((v) => isObject(v) && typeof (v as MetricsSink).publish === 'function', 'must implement MetricsSink')], {
-            error: "must be 'cloudwatch', 'emf', 'off' or an object with publish(namespace, datums)",
-          })
+          .union(
+            [
+              z.enum(['cloudwatch', 'emf', 'off']),
+              z.custom<MetricsSink>((v) => isObject(v) && typeof (v as MetricsSink).publish === 'function', 'must implement MetricsSink'),
+            ],
+            {
+              error: "must be 'cloudwatch', 'emf', 'off' or an object with publish(namespace, datums)",
+            },
+          )
           .optional(),
         namespace: metricsNamespaceSchema.optional(),
         flushIntervalMs: int.min(1_000, 'must be >= 1000').default(60_000),
@@ -99,7 +118,11 @@ export const workerOptionsSchema = z
   .strict()
   .superRefine((o, ctx) => {
     if (o.heartbeatIntervalMs !== undefined && o.heartbeatIntervalMs >= o.visibilityTimeoutSeconds * 1000) {
-      ctx.addIssue({ code: 'custom', path: ['heartbeatIntervalMs'], message: `must be less than visibilityTimeoutSeconds (${o.visibilityTimeoutSeconds} s)` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['heartbeatIntervalMs'],
+        message: `must be less than visibilityTimeoutSeconds (${o.visibilityTimeoutSeconds} s)`,
+      });
     }
     if (o.lock !== undefined && o.memcached !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['lock'], message: 'give either lock or memcached, not both' });
@@ -132,11 +155,16 @@ export function resolveWorkerConfig(options: WorkerOptions, env: Env = process.e
   const o = parseConfig(workerOptionsSchema, options, 'options', 'invalid worker options');
   if (o.logger === undefined) resolveLogLevel(env);
   const queues = (o.queues ?? [resolveQueueUrl(undefined, env)]).map((q) =>
-    typeof q === 'string' ? { url: q, weight: 1, deadLetterQueueUrl: undefined } : { url: q.url, weight: q.weight, deadLetterQueueUrl: q.deadLetterQueueUrl },
+    typeof q === 'string'
+      ? { url: q, weight: 1, deadLetterQueueUrl: undefined }
+      : { url: q.url, weight: q.weight, deadLetterQueueUrl: q.deadLetterQueueUrl },
   );
   const jobs = o.jobs instanceof JobRegistry ? o.jobs : new JobRegistry(o.jobs);
   if (jobs.size === 0) throw new ConfigError('invalid worker options: options.jobs: must register at least one job');
-  const aws = resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env, { endpoint: 'options.endpoint', region: 'options.region' });
+  const aws = resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env, {
+    endpoint: 'options.endpoint',
+    region: 'options.region',
+  });
   return Object.freeze({
     ...o,
     queues: Object.freeze(queues),
@@ -152,8 +180,18 @@ export function resolveWorkerConfig(options: WorkerOptions, env: Env = process.e
 const metricsEnvSchema = z.enum(['cloudwatch', 'emf', 'off'], { message: 'must be cloudwatch, emf or off' });
 
 function resolveMetrics(m: z.output<typeof workerOptionsSchema>['metrics'], aws: AwsSettings, env: Env): MetricsSettings {
-  const sink = m.sink ?? (env.SQS_JOBS_METRICS ? parseConfig(metricsEnvSchema, env.SQS_JOBS_METRICS, 'SQS_JOBS_METRICS', 'invalid metrics setting') : 'cloudwatch');
+  const sink =
+    m.sink ??
+    (env.SQS_JOBS_METRICS
+      ? parseConfig(metricsEnvSchema, env.SQS_JOBS_METRICS, 'SQS_JOBS_METRICS', 'invalid metrics setting')
+      : 'cloudwatch');
   const namespace = resolveMetricsNamespace(m.namespace, env);
-  const cloudwatch = sink === 'cloudwatch' ? resolveCloudWatchSettings({ endpoint: m.endpoint, region: aws.region }, env, { endpoint: 'options.metrics.endpoint', region: 'options.region' }) : undefined;
+  const cloudwatch =
+    sink === 'cloudwatch'
+      ? resolveCloudWatchSettings({ endpoint: m.endpoint, region: aws.region }, env, {
+          endpoint: 'options.metrics.endpoint',
+          region: 'options.region',
+        })
+      : undefined;
   return Object.freeze({ sink, namespace, flushIntervalMs: m.flushIntervalMs, cloudwatch });
 }

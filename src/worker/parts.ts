@@ -23,12 +23,20 @@ export interface WorkerParts {
   readonly closeClients: () => void;
 }
 
-export function buildParts(c: WorkerConfig, env: Env, log: Logger, events: SafeEmitter<WorkerEvents>, onError: (where: string, error: unknown) => void): WorkerParts {
+export function buildParts(
+  c: WorkerConfig,
+  env: Env,
+  log: Logger,
+  events: SafeEmitter<WorkerEvents>,
+  onError: (where: string, error: unknown) => void,
+): WorkerParts {
   let sqs = c.queue;
   let closeClients = () => {};
   if (sqs === undefined) {
     // Long polls on their own socket pool, so a 20-second poll never delays a delete or a heartbeat.
-    const poll = c.clients?.poll ?? createSqsClient(c.aws, { maxSockets: c.queues.length * 2, requestTimeoutMs: (c.waitTimeSeconds + 10) * 1000 }, env);
+    const poll =
+      c.clients?.poll ??
+      createSqsClient(c.aws, { maxSockets: c.queues.length * 2, requestTimeoutMs: (c.waitTimeSeconds + 10) * 1000 }, env);
     const control = c.clients?.control ?? createSqsClient(c.aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env);
     sqs = new SqsQueuePort(poll, control);
     if (c.clients === undefined) {
@@ -52,7 +60,10 @@ export function buildParts(c: WorkerConfig, env: Env, log: Logger, events: SafeE
     events.emit('lock:unavailable', { error: e });
   };
   const lock =
-    c.lock ?? (c.memcached === undefined ? new NoLock() : new MemcachedLock({ servers: c.memcached, keyPrefix: c.lockKeyPrefix, timeoutMs: c.lockTimeoutMs, onAvailability }));
+    c.lock ??
+    (c.memcached === undefined
+      ? new NoLock()
+      : new MemcachedLock({ servers: c.memcached, keyPrefix: c.lockKeyPrefix, timeoutMs: c.lockTimeoutMs, onAvailability }));
   const heartbeat = new Heartbeat({
     sqs,
     lock,
@@ -62,14 +73,18 @@ export function buildParts(c: WorkerConfig, env: Env, log: Logger, events: SafeE
     onError: (error) => onError('heartbeat', error),
     onLost: (lease, reason) => {
       if (lease.info === undefined) return; // not started: nothing ran, the message is simply back in the queue
-      log.warn({ jobId: lease.info.jobId, messageId: lease.info.messageId, reason }, 'lease lost: aborting handler; this worker will not delete the message');
+      log.warn(
+        { jobId: lease.info.jobId, messageId: lease.info.messageId, reason },
+        'lease lost: aborting handler; this worker will not delete the message',
+      );
       events.emit('heartbeat:lost', { ...lease.info, reason });
     },
   });
   const acks = new DeleteBatcher({
     sqs,
     flushMs: c.deleteFlushMs,
-    onFailure: (m, reason) => onError('delete', new Error(`could not delete message ${m.messageId} from ${m.queueUrl}: ${reason}; it will be delivered again`)),
+    onFailure: (m, reason) =>
+      onError('delete', new Error(`could not delete message ${m.messageId} from ${m.queueUrl}: ${reason}; it will be delivered again`)),
   });
   return { sqs, lock, heartbeat, acks, metrics: createMetricsRecorder(c.metrics, c.aws, log, env), closeClients };
 }

@@ -57,14 +57,34 @@ function readMessage(jobs: JobRegistry, m: ReceivedMessage): Reading {
   }
   const envelope = decoded.envelope;
   const job = jobs.find(envelope.job);
-  const info = { jobId: envelope.id, jobName: registeredName(jobs, envelope.job), messageId: m.messageId, queueUrl: m.queueUrl, attempt: attemptOf(m), tenant: envelope.tenant };
+  const info = {
+    jobId: envelope.id,
+    jobName: registeredName(jobs, envelope.job),
+    messageId: m.messageId,
+    queueUrl: m.queueUrl,
+    attempt: attemptOf(m),
+    tenant: envelope.tenant,
+  };
   if (job === undefined) {
     // The name is the sender's word, not a registered job: events say "unknown" so a stream of
     // made-up names cannot mint metric dimensions; the DLQ detail keeps the name.
-    return { ok: false, reason: 'unknown-job', detail: `no job named "${envelope.job}" is registered in this worker (known: ${jobs.names().join(', ')})`, info };
+    return {
+      ok: false,
+      reason: 'unknown-job',
+      detail: `no job named "${envelope.job}" is registered in this worker (known: ${jobs.names().join(', ')})`,
+      info,
+    };
   }
   const parsed = job.args.safeParse(envelope.args);
-  if (!parsed.success) return { ok: false, reason: 'invalid-args', detail: fieldIssues(parsed.error, 'args').map((i) => `${i.field}: ${i.rule}`).join('; '), info };
+  if (!parsed.success)
+    return {
+      ok: false,
+      reason: 'invalid-args',
+      detail: fieldIssues(parsed.error, 'args')
+        .map((i) => `${i.field}: ${i.rule}`)
+        .join('; '),
+      info,
+    };
   return { ok: true, envelope, job, args: parsed.data, info };
 }
 
@@ -84,7 +104,13 @@ export async function runJob(deps: RunDeps, lease: Lease): Promise<{ info: JobIn
   const claim = await claimJob(deps.lock, read.envelope.id, token, deps.lockTtlSeconds, m);
   if (claim === 'claimed') lease.lock = { jobId: read.envelope.id, token };
   if (claim === 'unavailable') deps.emit('job:lock-unavailable', info);
-  const next = afterClaim({ claim, leaseLost: lease.lost, lockFailClosed: deps.lockFailClosed, stopping: deps.stopping(), visibilityTimeoutSeconds: deps.visibilityTimeoutSeconds });
+  const next = afterClaim({
+    claim,
+    leaseLost: lease.lost,
+    lockFailClosed: deps.lockFailClosed,
+    stopping: deps.stopping(),
+    visibilityTimeoutSeconds: deps.visibilityTimeoutSeconds,
+  });
   if (next !== 'run') return { info, outcome: next };
   // Returned, not awaited: this frame (and what it holds) is gone while the handler runs; only
   // the closure below waits, with what the decision needs.
@@ -92,7 +118,12 @@ export async function runJob(deps: RunDeps, lease: Lease): Promise<{ info: JobIn
 }
 
 /** Start the handler; the promise answers the outcome once it has ended. */
-function start(deps: RunDeps, lease: Lease, read: Extract<Reading, { ok: true }>, info: JobInfo): Promise<{ info: JobInfo; outcome: Outcome }> {
+function start(
+  deps: RunDeps,
+  lease: Lease,
+  read: Extract<Reading, { ok: true }>,
+  info: JobInfo,
+): Promise<{ info: JobInfo; outcome: Outcome }> {
   const m = lease.message;
   const job = read.job;
   const log = jobLogger(deps.logger, info);
@@ -120,9 +151,19 @@ function start(deps: RunDeps, lease: Lease, read: Extract<Reading, { ok: true }>
     graceMs: deps.abortGraceMs,
   }).then((execution) => {
     if (execution.kind === 'aborted' && execution.abandoned) {
-      log().warn({ graceMs: deps.abortGraceMs }, 'the handler did not settle after its signal fired: it is abandoned, its lock kept until the TTL ends');
+      log().warn(
+        { graceMs: deps.abortGraceMs },
+        'the handler did not settle after its signal fired: it is abandoned, its lock kept until the TTL ends',
+      );
     }
-    const outcome = afterRun({ execution, receiveCount, attempt: info.attempt, maxReceiveCount: deps.maxReceiveCount, backoff: job.backoff, waitMs });
+    const outcome = afterRun({
+      execution,
+      receiveCount,
+      attempt: info.attempt,
+      maxReceiveCount: deps.maxReceiveCount,
+      backoff: job.backoff,
+      waitMs,
+    });
     return { info, outcome };
   });
 }

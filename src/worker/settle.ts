@@ -113,13 +113,21 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
  * FIFO: a failed job to be retried here, holding its group, rather than handed back (see
  * Scheduler.retryLater). The message stays held; its lock is released for the next run.
  */
-export async function retryInPlace(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Extract<Outcome, { kind: 'retry' }>): Promise<void> {
+export async function retryInPlace(
+  deps: SettleDeps,
+  lease: Lease,
+  info: JobInfo,
+  outcome: Extract<Outcome, { kind: 'retry' }>,
+): Promise<void> {
   const lock = lease.lock;
   lease.lock = undefined;
   if (lock !== undefined) await deps.lock.release(lock.jobId, lock.token);
   lease.retries++;
   deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs, retryDelayMs: outcome.delayMs });
-  jobLogger(deps.logger, info)().warn({ err: outcome.error, retryInMs: outcome.delayMs }, 'job failed; it will be retried here, its FIFO group waiting for it');
+  jobLogger(deps.logger, info)().warn(
+    { err: outcome.error, retryInMs: outcome.delayMs },
+    'job failed; it will be retried here, its FIFO group waiting for it',
+  );
 }
 
 const DUPLICATE_LOG = {
@@ -141,7 +149,10 @@ async function handBack(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: 
       await deps.sqs.send(m.queueUrl, copy);
     } catch (error) {
       deps.onError('re-send', error);
-      log().error({ err: error, reason }, 'could not re-send a message with no receive left; handed back, and SQS may dead-letter it on its next receive');
+      log().error(
+        { err: error, reason },
+        'could not re-send a message with no receive left; handed back, and SQS may dead-letter it on its next receive',
+      );
       await makeVisible(deps, lease, info, seconds);
       return;
     }
@@ -157,12 +168,20 @@ async function handBack(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: 
 async function makeVisible(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: number): Promise<void> {
   const m = lease.message;
   try {
-    const [failure] = await deps.sqs.changeVisibilityBatch(m.queueUrl, [{ id: '0', receiptHandle: m.receiptHandle, visibilityTimeout: seconds }]);
+    const [failure] = await deps.sqs.changeVisibilityBatch(m.queueUrl, [
+      { id: '0', receiptHandle: m.receiptHandle, visibilityTimeout: seconds },
+    ]);
     if (failure !== undefined) {
-      jobLogger(deps.logger, info)().warn({ code: failure.code, detail: failure.message }, 'could not change visibility; the message returns when its current visibility timeout ends');
+      jobLogger(deps.logger, info)().warn(
+        { code: failure.code, detail: failure.message },
+        'could not change visibility; the message returns when its current visibility timeout ends',
+      );
     }
   } catch (error) {
-    jobLogger(deps.logger, info)().warn({ err: error }, 'could not change visibility; the message returns when its current visibility timeout ends');
+    jobLogger(deps.logger, info)().warn(
+      { err: error },
+      'could not change visibility; the message returns when its current visibility timeout ends',
+    );
   }
 }
 
@@ -171,18 +190,29 @@ async function makeVisible(deps: SettleDeps, lease: Lease, info: JobInfo, second
  * group): visible at once, in batches of 10 per queue; one with no receive left is settled on its
  * own, and re-sent.
  */
-export async function handBackUnstarted(deps: SettleDeps, leases: readonly Lease[], reason: string, describe: (lease: Lease) => JobInfo): Promise<void> {
+export async function handBackUnstarted(
+  deps: SettleDeps,
+  leases: readonly Lease[],
+  reason: string,
+  describe: (lease: Lease) => JobInfo,
+): Promise<void> {
   await Promise.all(leases.map((lease) => deps.heartbeat.untrack(lease)));
   const held = leases.filter((l) => !l.lost);
   const last = held.filter((l) => atReceiveLimit(l.message, deps.maxReceiveCount(l.message.queueUrl)));
   const rest = held.filter((l) => !last.includes(l));
-  const calls: Promise<void>[] = last.map((lease) => settle(deps, lease, describe(lease), { kind: 'release', reason, delaySeconds: 0, abandoned: false }));
+  const calls: Promise<void>[] = last.map((lease) =>
+    settle(deps, lease, describe(lease), { kind: 'release', reason, delaySeconds: 0, abandoned: false }),
+  );
   for (const [queueUrl, list] of groupByQueue(rest)) {
     calls.push(
       inBatches(list, (batch) =>
-        deps.sqs.changeVisibilityBatch(queueUrl, batch.map((l, i) => ({ id: String(i), receiptHandle: l.message.receiptHandle, visibilityTimeout: 0 }))),
+        deps.sqs.changeVisibilityBatch(
+          queueUrl,
+          batch.map((l, i) => ({ id: String(i), receiptHandle: l.message.receiptHandle, visibilityTimeout: 0 })),
+        ),
       ).then((failed) => {
-        for (const { failure } of failed) deps.onError('hand back', new Error(`could not hand a message back: ${failure.code} ${failure.message}`));
+        for (const { failure } of failed)
+          deps.onError('hand back', new Error(`could not hand a message back: ${failure.code} ${failure.message}`));
       }),
     );
   }

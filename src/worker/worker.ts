@@ -61,7 +61,16 @@ export class Worker {
     this.#parts = parts;
     parts.metrics?.attach(this);
     this.#capacity = new ReceiveCapacity(c.concurrency + c.prefetch, () => this.#running.size + this.#scheduler.size);
-    this.#queues = c.queues.map((q) => ({ config: q, url: q.url, fifo: isFifoQueue(q.url), weight: q.weight, credit: 0, deadLetterQueueUrl: '', maxReceiveCount: undefined, runDeps: undefined }));
+    this.#queues = c.queues.map((q) => ({
+      config: q,
+      url: q.url,
+      fifo: isFifoQueue(q.url),
+      weight: q.weight,
+      credit: 0,
+      deadLetterQueueUrl: '',
+      maxReceiveCount: undefined,
+      runDeps: undefined,
+    }));
     this.#scheduler = new Scheduler(this.#queues);
     const queue = (url: string) => this.#queues.find((q) => q.url === url)!;
     this.#settle = {
@@ -142,7 +151,12 @@ export class Worker {
       if (this.#stop.signal.aborted) return; // stop() came first: start nothing
     }
     if (this.config.handleSignals) {
-      this.#removeSignalListeners = handleSignals(this.#log, () => this.#stop.signal.aborted, () => void this.stop(), () => this.#force.abort());
+      this.#removeSignalListeners = handleSignals(
+        this.#log,
+        () => this.#stop.signal.aborted,
+        () => void this.stop(),
+        () => this.#force.abort(),
+      );
     }
     this.#parts.heartbeat.start();
     this.#parts.metrics?.start();
@@ -165,7 +179,13 @@ export class Worker {
     const c = this.config;
     const dedupe = c.memcached ?? (c.lock ? 'custom' : 'off');
     this.#log.info(
-      { queues: this.#queues.map((q) => queueNameOf(q.url)), jobs: c.jobs.names(), concurrency: c.concurrency, dedupe, metrics: typeof c.metrics.sink === 'string' ? c.metrics.sink : 'custom' },
+      {
+        queues: this.#queues.map((q) => queueNameOf(q.url)),
+        jobs: c.jobs.names(),
+        concurrency: c.concurrency,
+        dedupe,
+        metrics: typeof c.metrics.sink === 'string' ? c.metrics.sink : 'custom',
+      },
       'worker started',
     );
   }
@@ -204,7 +224,12 @@ export class Worker {
       .catch((error: unknown) => {
         // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
         this.#error('run', error);
-        const outcome: Outcome = { kind: 'release', reason: `internal error: ${toError(error).message}`, delaySeconds: this.config.visibilityTimeoutSeconds, abandoned: false };
+        const outcome: Outcome = {
+          kind: 'release',
+          reason: `internal error: ${toError(error).message}`,
+          delaySeconds: this.config.visibilityTimeoutSeconds,
+          abandoned: false,
+        };
         return { info: describeMessage(this.config.jobs, lease.message), outcome };
       })
       .then(({ info, outcome }) => {

@@ -82,7 +82,12 @@ describe.each(subjects)('queue port contract: %s', (_name, s) => {
     const got = [];
     for (let tries = 0; got.length < 10 && tries < 10; tries++) got.push(...(await s.port.receive(url, 10, 1, 30)));
     expect(got).toHaveLength(10);
-    expect(await s.port.deleteBatch(url, got.map((m, i) => ({ id: String(i), receiptHandle: m.receiptHandle })))).toEqual([]);
+    expect(
+      await s.port.deleteBatch(
+        url,
+        got.map((m, i) => ({ id: String(i), receiptHandle: m.receiptHandle })),
+      ),
+    ).toEqual([]);
     expect(await s.port.receive(url, 10, 0, 30)).toHaveLength(0);
   });
 

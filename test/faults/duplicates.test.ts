@@ -10,14 +10,19 @@ it('jobs sent twice with the same job id run once', async () => {
   const twice = all.filter((_, i) => i % 20 === 0); // 5%
   // Copies go in at once (a producer retrying) and later (a redelivery), mixed into the stream.
   await send(queueUrl, [...all, ...twice.slice(0, twice.length / 2)]);
-  const workers = [1, 2].map(() => spawnWorker({ QUEUE_URL: queueUrl, EFFECTS_LOG: ws.effects, LOCK_PREFIX: ws.lockPrefix, CONCURRENCY: '10', VISIBILITY: '5' }));
+  const workers = [1, 2].map(() =>
+    spawnWorker({ QUEUE_URL: queueUrl, EFFECTS_LOG: ws.effects, LOCK_PREFIX: ws.lockPrefix, CONCURRENCY: '10', VISIBILITY: '5' }),
+  );
   await Promise.all(workers.map((w) => w.ready));
   await send(queueUrl, twice.slice(twice.length / 2));
   const done = await settled(queueUrl, dlqUrl, new Set(all.map((j) => j.id)), ws.effects, pick(120_000, 600_000));
   await new Promise((r) => setTimeout(r, 2_000));
   await Promise.all(workers.map((w) => stopWorker(w)));
   const runs = executions(ws.effects);
-  const report = await account(new Set(all.map((j) => j.id)), ws.effects, dlqUrl, { sentTwice: twice.length, maxRunsPerId: Math.max(...runs.values()) });
+  const report = await account(new Set(all.map((j) => j.id)), ws.effects, dlqUrl, {
+    sentTwice: twice.length,
+    maxRunsPerId: Math.max(...runs.values()),
+  });
   expect(done).toBe(true);
   expect(report.lost).toBe(0);
   expect(report.completedTwice).toBe(0);

@@ -1,6 +1,5 @@
 import { tcpAnswers } from '../helpers/net.js';
 
-
 export default async function setup(): Promise<void> {
   const emq = new URL(process.env.SQS_JOBS_ELASTICMQ_URL ?? 'http://127.0.0.1:9324');
   const [host, port] = (process.env.SQS_JOBS_MEMCACHED ?? '127.0.0.1:11211').split(':');

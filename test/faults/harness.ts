@@ -45,17 +45,32 @@ export async function depth(queueUrl: string): Promise<{ visible: number; inFlig
         }),
       )
     ).Attributes ?? {};
-  return { visible: Number(a.ApproximateNumberOfMessages), inFlight: Number(a.ApproximateNumberOfMessagesNotVisible), delayed: Number(a.ApproximateNumberOfMessagesDelayed) };
+  return {
+    visible: Number(a.ApproximateNumberOfMessages),
+    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible),
+    delayed: Number(a.ApproximateNumberOfMessagesDelayed),
+  };
 }
 
 /** Every message in a queue (DLQ), held so none is counted twice. */
 export async function drainBodies(queueUrl: string): Promise<{ body: string; attributes: Record<string, string | undefined> }[]> {
   const all: { body: string; attributes: Record<string, string | undefined> }[] = [];
   for (;;) {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 600, MessageAttributeNames: ['All'] }));
+    const out = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 1,
+        VisibilityTimeout: 600,
+        MessageAttributeNames: ['All'],
+      }),
+    );
     if (!out.Messages?.length) return all;
     for (const m of out.Messages) {
-      all.push({ body: m.Body ?? '', attributes: Object.fromEntries(Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue])) });
+      all.push({
+        body: m.Body ?? '',
+        attributes: Object.fromEntries(Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue])),
+      });
     }
   }
 }
@@ -126,7 +141,13 @@ export async function stopWorker(w: WorkerProcess, timeoutMs = 30_000): Promise<
 }
 
 /** Wait until every job is accounted for: its effect seen, or it is in the DLQ, and the queue is empty. */
-export async function settled(queueUrl: string, dlqUrl: string, ids: ReadonlySet<string>, effects: string, deadlineMs: number): Promise<boolean> {
+export async function settled(
+  queueUrl: string,
+  dlqUrl: string,
+  ids: ReadonlySet<string>,
+  effects: string,
+  deadlineMs: number,
+): Promise<boolean> {
   const until = Date.now() + deadlineMs;
   while (Date.now() < until) {
     const q = await depth(queueUrl);
@@ -148,7 +169,12 @@ export interface Report {
 }
 
 /** Count outcomes per job id: completed (effect seen), dead-lettered, lost (neither), run twice. */
-export async function account(ids: ReadonlySet<string>, effects: string, dlqUrl: string, extra: Record<string, number | string> = {}): Promise<Report> {
+export async function account(
+  ids: ReadonlySet<string>,
+  effects: string,
+  dlqUrl: string,
+  extra: Record<string, number | string> = {},
+): Promise<Report> {
   const runs = executions(effects);
   const dead = new Set((await drainBodies(dlqUrl)).map((m) => jobIdOf(m.body)).filter((id): id is string => id !== undefined));
   let completed = 0;

@@ -13,7 +13,14 @@ it('memcached killed and restarted mid-run: nothing lost, duplicate runs counted
   const twice = all.filter((_, i) => i % 20 === 0);
   const stream = all.flatMap((job, i) => (i % 20 === 5 ? [job, all[i - 5]!] : [job]));
   await send(queueUrl, stream);
-  const env = { QUEUE_URL: queueUrl, EFFECTS_LOG: ws.effects, LOCK_PREFIX: ws.lockPrefix, CONCURRENCY: '10', VISIBILITY: '5', MEMCACHED: memcached.servers };
+  const env = {
+    QUEUE_URL: queueUrl,
+    EFFECTS_LOG: ws.effects,
+    LOCK_PREFIX: ws.lockPrefix,
+    CONCURRENCY: '10',
+    VISIBILITY: '5',
+    MEMCACHED: memcached.servers,
+  };
   const workers = [1, 2].map(() => spawnWorker(env));
   await Promise.all(workers.map((w) => w.ready));
   const ids = new Set(all.map((j) => j.id));
@@ -34,7 +41,11 @@ it('memcached killed and restarted mid-run: nothing lost, duplicate runs counted
   // first completed before the restart wiped memcached's memory of it. Never before the outage.
   const doubles = [...runTimes(ws.effects)].filter(([, times]) => times.length > 1);
   const beforeOutage = doubles.filter(([, times]) => Math.max(...times) < outageStartedAt);
-  const report = await account(ids, ws.effects, dlqUrl, { sentTwice: twice.length, jobsDuringOutage: outageEnd - outageStart, doublesBeforeOutage: beforeOutage.length });
+  const report = await account(ids, ws.effects, dlqUrl, {
+    sentTwice: twice.length,
+    jobsDuringOutage: outageEnd - outageStart,
+    doublesBeforeOutage: beforeOutage.length,
+  });
   expect(done).toBe(true);
   expect(report.lost).toBe(0);
   expect(report.completedTwice).toBeLessThanOrEqual(twice.length);

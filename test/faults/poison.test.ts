@@ -1,7 +1,20 @@
 import { request } from 'node:http';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { expect, it } from 'vitest';
-import { ELASTICMQ, account, depth, drainBodies, freshPair, named, send, settled, spawnWorker, sqs, stopWorker, workspace } from './harness.js';
+import {
+  ELASTICMQ,
+  account,
+  depth,
+  drainBodies,
+  freshPair,
+  named,
+  send,
+  settled,
+  spawnWorker,
+  sqs,
+  stopWorker,
+  workspace,
+} from './harness.js';
 
 /** Post raw bytes as an SQS SendMessage, bypassing the SDK (which cannot send invalid UTF-8). */
 function sendRawBytes(queueUrl: string, body: Buffer): Promise<number> {
@@ -9,7 +22,17 @@ function sendRawBytes(queueUrl: string, body: Buffer): Promise<number> {
   const url = new URL(ELASTICMQ);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: url.hostname, port: url.port, method: 'POST', path: '/', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessage', 'content-length': payload.length } },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: 'POST',
+        path: '/',
+        headers: {
+          'content-type': 'application/x-amz-json-1.0',
+          'x-amz-target': 'AmazonSQS.SendMessage',
+          'content-length': payload.length,
+        },
+      },
       (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
@@ -41,7 +64,13 @@ it('each kind of poison ends in the DLQ with its reason while healthy jobs keep 
   const rawAccepted = rawStatus === 200;
   const healthy = Array.from({ length: 300 }, (_, i) => ({ id: `ok-${ws.lockPrefix.slice(15, 23)}-${i}`, ms: 5 }));
   await send(queueUrl, healthy);
-  const worker = spawnWorker({ QUEUE_URL: queueUrl, EFFECTS_LOG: ws.effects, LOCK_PREFIX: ws.lockPrefix, CONCURRENCY: '10', VISIBILITY: '5' });
+  const worker = spawnWorker({
+    QUEUE_URL: queueUrl,
+    EFFECTS_LOG: ws.effects,
+    LOCK_PREFIX: ws.lockPrefix,
+    CONCURRENCY: '10',
+    VISIBILITY: '5',
+  });
   await worker.ready;
   const poisonCount = corpus.length + (rawAccepted ? 1 : 0);
   const until = Date.now() + 120_000;
@@ -55,7 +84,10 @@ it('each kind of poison ends in the DLQ with its reason while healthy jobs keep 
   expect(code).toBe(0);
   expect(done).toBe(true);
   // the DLQ was drained above: account() counts the healthy ones
-  const report = await account(new Set(healthy.map((j) => j.id)), ws.effects, dlqUrl, { poison: poisonCount, invalidUtf8: rawAccepted ? 'stored by the server, dead-lettered' : `refused by the server (HTTP ${rawStatus})` });
+  const report = await account(new Set(healthy.map((j) => j.id)), ws.effects, dlqUrl, {
+    poison: poisonCount,
+    invalidUtf8: rawAccepted ? 'stored by the server, dead-lettered' : `refused by the server (HTTP ${rawStatus})`,
+  });
   expect(report.completed).toBe(300);
   expect(report.completedTwice).toBe(0);
 }, 300_000);

@@ -10,11 +10,22 @@ it('one worker through a long run: heap after warm-up stays flat, throughput sta
   await send(queueUrl, all);
   const every = jobs / 20;
   const worker = spawnWorker(
-    { QUEUE_URL: queueUrl, EFFECTS_LOG: ws.effects, LOCK_PREFIX: ws.lockPrefix, CONCURRENCY: '20', VISIBILITY: '30', REPORT_HEAP: '1', REPORT_EVERY: String(every) },
+    {
+      QUEUE_URL: queueUrl,
+      EFFECTS_LOG: ws.effects,
+      LOCK_PREFIX: ws.lockPrefix,
+      CONCURRENCY: '20',
+      VISIBILITY: '30',
+      REPORT_HEAP: '1',
+      REPORT_EVERY: String(every),
+    },
     ['--expose-gc'],
   );
   const samples: { processed: number; heapUsed: number; at: number }[] = [];
-  worker.child.on('message', (m: { type?: string; processed: number; heapUsed: number; at: number }) => m.type === 'heap' && samples.push(m));
+  worker.child.on(
+    'message',
+    (m: { type?: string; processed: number; heapUsed: number; at: number }) => m.type === 'heap' && samples.push(m),
+  );
   await worker.ready;
   const done = await settled(queueUrl, dlqUrl, new Set(all.map((j) => j.id)), ws.effects, pick(300_000, 1_800_000));
   await stopWorker(worker);
@@ -22,7 +33,9 @@ it('one worker through a long run: heap after warm-up stays flat, throughput sta
   const warm = samples[Math.floor(samples.length / 4)]!;
   const last = samples[samples.length - 1]!;
   const rate = (a: (typeof samples)[number], b: (typeof samples)[number]) => ((b.processed - a.processed) / (b.at - a.at)) * 1000;
-  const fifths = [1, 2, 3, 4].map((k) => rate(samples[Math.floor(((k - 1) * samples.length) / 5)]!, samples[Math.floor((k * samples.length) / 5) - 1]!));
+  const fifths = [1, 2, 3, 4].map((k) =>
+    rate(samples[Math.floor(((k - 1) * samples.length) / 5)]!, samples[Math.floor((k * samples.length) / 5) - 1]!),
+  );
   const report = await account(new Set(all.map((j) => j.id)), ws.effects, dlqUrl, {
     heapAfterWarmupMB: +(warm.heapUsed / 2 ** 20).toFixed(1),
     heapAtEndMB: +(last.heapUsed / 2 ** 20).toFixed(1),

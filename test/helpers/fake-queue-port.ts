@@ -44,7 +44,9 @@ export class FakeQueuePort implements QueuePort {
     const answers = entries.map((e) => ({ e, a: answer(e) }));
     if (answers.some(({ a }) => a === 'throw')) throw new Error('connection reset');
     return answers.flatMap(({ e, a }) =>
-      a === undefined || a === 'throw' ? [] : [{ id: e.id, code: a.code, message: a.message, kind: classifyFailure(a.code, a.senderFault) }],
+      a === undefined || a === 'throw'
+        ? []
+        : [{ id: e.id, code: a.code, message: a.message, kind: classifyFailure(a.code, a.senderFault) }],
     );
   }
 }

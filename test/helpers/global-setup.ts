@@ -31,10 +31,14 @@ export default async function setup(project: TestProject): Promise<void> {
   if (!(await answers(`${endpoint}${check.path}`, check.expect))) {
     const other = stack === 'localstack' ? 'moto' : 'localstack';
     const impostor = await answers(`${endpoint}${HEALTH[other].path}`, HEALTH[other].expect);
-    problems.push(`${stack} does not answer at ${endpoint}${check.path}${impostor ? ` (${other} does: moto now has its own port, 4567 by default)` : ''}`);
+    problems.push(
+      `${stack} does not answer at ${endpoint}${check.path}${impostor ? ` (${other} does: moto now has its own port, 4567 by default)` : ''}`,
+    );
   }
   if (!(await tcpAnswers(host!, Number(port)))) problems.push(`memcached does not answer at ${memcached}`);
   if (problems.length > 0) {
-    throw new Error(`${project.name}: ${problems.join('; ')}. Run \`npm test\` (which starts what is missing) or \`bash infra/local/stack.sh up ${stack} memcached\` first`);
+    throw new Error(
+      `${project.name}: ${problems.join('; ')}. Run \`npm test\` (which starts what is missing) or \`bash infra/local/stack.sh up ${stack} memcached\` first`,
+    );
   }
 }

@@ -49,7 +49,11 @@ export class PrivateMemcached {
  * A loopback TCP proxy whose first `slowReplies` replies from the server are held for `delayMs`;
  * later ones pass at once (a server that hiccups, then recovers).
  */
-export async function slowProxy(targetPort: number, delayMs: number, slowReplies = 1): Promise<{ port: number; close: () => Promise<void> }> {
+export async function slowProxy(
+  targetPort: number,
+  delayMs: number,
+  slowReplies = 1,
+): Promise<{ port: number; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   let slowLeft = slowReplies;
   const server: Server = createServer((client) => {

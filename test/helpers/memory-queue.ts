@@ -31,7 +31,13 @@ export class MemoryQueue implements QueuePort {
     return url;
   }
 
-  async receive(queueUrl: string, max: number, waitSeconds: number, visibilityTimeout: number, signal?: AbortSignal): Promise<ReceivedMessage[]> {
+  async receive(
+    queueUrl: string,
+    max: number,
+    waitSeconds: number,
+    visibilityTimeout: number,
+    signal?: AbortSignal,
+  ): Promise<ReceivedMessage[]> {
     const deadline = Date.now() + waitSeconds * 1000;
     for (;;) {
       // Like a network call, always let timers run before answering (a short poll on an empty
@@ -46,7 +52,16 @@ export class MemoryQueue implements QueuePort {
           m.receiveCount++;
           m.visibleAt = now + visibilityTimeout * 1000;
           m.receiptHandle = randomUUID();
-          return { queueUrl, messageId: m.messageId, receiptHandle: m.receiptHandle, body: m.body, receiveCount: m.receiveCount, sentAt: m.sentAt, groupId: m.groupId, attributes: m.attributes };
+          return {
+            queueUrl,
+            messageId: m.messageId,
+            receiptHandle: m.receiptHandle,
+            body: m.body,
+            receiveCount: m.receiveCount,
+            sentAt: m.sentAt,
+            groupId: m.groupId,
+            attributes: m.attributes,
+          };
         });
       }
       await new Promise((r) => setTimeout(r, 10));
@@ -101,5 +116,10 @@ export class MemoryQueue implements QueuePort {
 }
 
 function stale(e: BatchEntry): BatchFailure {
-  return { id: e.id, code: 'ReceiptHandleIsInvalid', message: `the receipt handle ${e.receiptHandle} no longer holds a message`, kind: 'lease-lost' };
+  return {
+    id: e.id,
+    code: 'ReceiptHandleIsInvalid',
+    message: `the receipt handle ${e.receiptHandle} no longer holds a message`,
+    kind: 'lease-lost',
+  };
 }

@@ -1,10 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SQSClient,
-  type Message,
-} from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, ReceiveMessageCommand, type SQSClient, type Message } from '@aws-sdk/client-sqs';
 import memjs from 'memjs';
 import { pino } from 'pino';
 import { createSqsClient } from '../../src/aws/clients.js';
@@ -73,7 +68,11 @@ export function memcachedClient(servers = LOCAL_MEMCACHED): memjs.Client {
 }
 
 /** Wait until `check` holds, polling; fails with `what` after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -18,7 +18,10 @@ describe('capacity', () => {
     const pairs = await Promise.all([1, 2, 3].map(() => freshQueues(sqs, 'cap')));
     for (const p of pairs) {
       const producer = createProducer({ queueUrl: p.queueUrl }, LOCAL_ENV);
-      await producer.enqueueMany(slow, Array.from({ length: 8 }, () => ({})));
+      await producer.enqueueMany(
+        slow,
+        Array.from({ length: 8 }, () => ({})),
+      );
       producer.close();
     }
     const worker = start({ queues: pairs.map((p) => p.queueUrl), jobs: [slow], concurrency: 2, prefetch: 1 });
@@ -68,7 +71,13 @@ describe('capacity', () => {
   it('keeps the lock of a handler that ignores its signal until the lock TTL ends', async () => {
     const { queueUrl } = await freshQueues(sqs, 'abandon');
     const stubborn = defineJob({ name: 'stubborn', args: z.object({}), timeoutMs: 200, handle: () => sleepFor(3_000) });
-    const worker = start({ queues: [queueUrl], jobs: [stubborn], lockKeyPrefix: `abandon-${queueUrl.slice(-8)}:`, concurrency: 1, prefetch: 0 });
+    const worker = start({
+      queues: [queueUrl],
+      jobs: [stubborn],
+      lockKeyPrefix: `abandon-${queueUrl.slice(-8)}:`,
+      concurrency: 1,
+      prefetch: 0,
+    });
     const events = recordEvents(worker);
     await worker.start();
     const producer = createProducer({ queueUrl }, LOCAL_ENV);

@@ -13,7 +13,13 @@ const sqs = sqsClient();
 afterAll(() => sqs.destroy());
 
 /** A clean environment: nothing from the runner's SQS_JOBS_* or AWS_* leaks in. */
-const baseEnv = { PATH: process.env.PATH, HOME: process.env.HOME, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+const baseEnv = {
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  AWS_ACCESS_KEY_ID: 'test',
+  AWS_SECRET_ACCESS_KEY: 'test',
+};
 
 interface Result {
   code: number;
@@ -65,7 +71,12 @@ describe.concurrent('sqs-jobs with garbage configuration', () => {
     ['--queue jobs', ['worker', '--jobs', 'handlers', '--queue', 'jobs'], {}, '--queue'],
     ['SQS_JOBS_QUEUE_URL=jobs', ['worker', '--jobs', 'handlers'], { SQS_JOBS_QUEUE_URL: 'jobs' }, 'SQS_JOBS_QUEUE_URL'],
     ['SQS_JOBS_QUEUE_URL=jobs (stats)', ['stats'], { SQS_JOBS_QUEUE_URL: 'jobs' }, 'SQS_JOBS_QUEUE_URL'],
-    ['--concurrency 0', ['worker', '--jobs', 'handlers', '--queue', 'http://127.0.0.1:4566/123456789012/jobs', '--concurrency', '0'], {}, '--concurrency'],
+    [
+      '--concurrency 0',
+      ['worker', '--jobs', 'handlers', '--queue', 'http://127.0.0.1:4566/123456789012/jobs', '--concurrency', '0'],
+      {},
+      '--concurrency',
+    ],
   ])('%s: CONFIG_INVALID naming the setting, exit 1, no stack trace', async (_what, args, env, setting) => {
     const r = await cli(args, { ...LOCAL_ENV, ...env });
     expect(r.code).toBe(1);
@@ -78,24 +89,46 @@ describe.concurrent('sqs-jobs with garbage configuration', () => {
 describe('sqs-jobs commands keep working', () => {
   it('enqueue sends a job that worker runs; SIGTERM stops the worker with exit 0', async () => {
     const { queueUrl } = await freshQueues(sqs, 'cli-worker');
-    const sent = await cli(['enqueue', 'send-welcome-email', '--jobs', 'handlers', '--queue', queueUrl, '--args', '{"userId":"u1","failureRate":0}', '--job-id', 'cli-1'], LOCAL_ENV);
+    const sent = await cli(
+      [
+        'enqueue',
+        'send-welcome-email',
+        '--jobs',
+        'handlers',
+        '--queue',
+        queueUrl,
+        '--args',
+        '{"userId":"u1","failureRate":0}',
+        '--job-id',
+        'cli-1',
+      ],
+      LOCAL_ENV,
+    );
     expect(sent.code, sent.stderr).toBe(0);
     expect(JSON.parse(sent.stdout)).toMatchObject({ jobId: 'cli-1' });
     expect((await queueCounts(sqs, queueUrl)).visible).toBe(1);
 
-    const worker = spawn('node_modules/.bin/tsx', ['src/cli/main.ts', 'worker', '--jobs', 'handlers', '--queue', `${queueUrl}@2`, '--wait-time', '1', '--concurrency', '2'], {
-      env: { ...baseEnv, ...LOCAL_ENV, SQS_JOBS_METRICS: 'off', SQS_JOBS_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const worker = spawn(
+      'node_modules/.bin/tsx',
+      ['src/cli/main.ts', 'worker', '--jobs', 'handlers', '--queue', `${queueUrl}@2`, '--wait-time', '1', '--concurrency', '2'],
+      {
+        env: { ...baseEnv, ...LOCAL_ENV, SQS_JOBS_METRICS: 'off', SQS_JOBS_LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let logs = '';
     worker.stdout.on('data', (d: Buffer) => (logs += d.toString()));
     worker.stderr.on('data', (d: Buffer) => (logs += d.toString()));
     const exited = new Promise<number | null>((resolve) => worker.on('exit', (code) => resolve(code)));
     try {
-      await eventually(async () => {
-        const c = await queueCounts(sqs, queueUrl);
-        return c.visible === 0 && c.inFlight === 0;
-      }, `the worker ran the job (logs: ${logs})`, 30_000);
+      await eventually(
+        async () => {
+          const c = await queueCounts(sqs, queueUrl);
+          return c.visible === 0 && c.inFlight === 0;
+        },
+        `the worker ran the job (logs: ${logs})`,
+        30_000,
+      );
     } finally {
       worker.kill('SIGTERM');
     }

@@ -28,12 +28,16 @@ describe('dedupe lock in the worker', () => {
     await producer.enqueue(job, {}, { jobId: 'order-1' });
     await producer.enqueue(job, {}, { jobId: 'order-1' });
     // two workers, as on two tasks, sharing one memcached
-    const a = start({ queues: [queueUrl], jobs: [job], lockKeyPrefix: 'dup-shared:' + queueUrl, visibilityTimeoutSeconds: 2 });
-    const b = start({ queues: [queueUrl], jobs: [job], lockKeyPrefix: 'dup-shared:' + queueUrl, visibilityTimeoutSeconds: 2 });
+    const a = start({ queues: [queueUrl], jobs: [job], lockKeyPrefix: `dup-shared:${queueUrl}`, visibilityTimeoutSeconds: 2 });
+    const b = start({ queues: [queueUrl], jobs: [job], lockKeyPrefix: `dup-shared:${queueUrl}`, visibilityTimeoutSeconds: 2 });
     const ea = recordEvents(a);
     const eb = recordEvents(b);
     await Promise.all([a.start(), b.start()]);
-    await eventually(async () => (await queueCounts(sqs, queueUrl)).visible + (await queueCounts(sqs, queueUrl)).inFlight === 0, 'both messages deleted', 30_000);
+    await eventually(
+      async () => (await queueCounts(sqs, queueUrl)).visible + (await queueCounts(sqs, queueUrl)).inFlight === 0,
+      'both messages deleted',
+      30_000,
+    );
     expect(runs).toHaveLength(1);
     const duplicates = [...ea.of('job:duplicate'), ...eb.of('job:duplicate')];
     // the second message carries the same job id while the first runs: it is deleted as a copy
@@ -74,7 +78,15 @@ describe('dedupe lock in the worker', () => {
     });
     const producer = createProducer({ queueUrl }, LOCAL_ENV);
     await producer.enqueue(job, {}, { jobId: 'export-5' });
-    const worker = start({ queues: [queueUrl], jobs: [job], lockKeyPrefix: prefix, visibilityTimeoutSeconds: 2, heartbeatIntervalMs: 500, concurrency: 1, prefetch: 0 });
+    const worker = start({
+      queues: [queueUrl],
+      jobs: [job],
+      lockKeyPrefix: prefix,
+      visibilityTimeoutSeconds: 2,
+      heartbeatIntervalMs: 500,
+      concurrency: 1,
+      prefetch: 0,
+    });
     const events = recordEvents(worker);
     await worker.start();
     await eventually(() => events.count('job:start') === 1, 'the job to start');
@@ -87,10 +99,14 @@ describe('dedupe lock in the worker', () => {
     // This worker neither deletes nor releases the message, nor frees the other consumer's lock.
     expect(events.count('job:succeeded') + events.count('job:failed')).toBe(0);
     await worker.stop();
-    const back = await eventually(async () => {
-      const got = await drain(sqs, queueUrl);
-      return got.length > 0 ? got : undefined;
-    }, 'the message to come back when its visibility runs out', 10_000);
+    const back = await eventually(
+      async () => {
+        const got = await drain(sqs, queueUrl);
+        return got.length > 0 ? got : undefined;
+      },
+      'the message to come back when its visibility runs out',
+      10_000,
+    );
     expect(back).toHaveLength(1);
     expect((await other.get(`${prefix}export-5`)).value?.toString()).toBe('running:another-consumer');
     other.close();

@@ -21,7 +21,13 @@ describe('a replay from the DLQ', () => {
   it('runs the job once, even right after it was dead-lettered', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'replay-soon', { maxReceiveCount: 3 });
     const lockKeyPrefix = `replay-${randomUUID().slice(0, 8)}:`;
-    const failing = defineJob({ name: 'report', args: z.object({}), handle: () => { throw new UnrecoverableError('bug in the handler'); } });
+    const failing = defineJob({
+      name: 'report',
+      args: z.object({}),
+      handle: () => {
+        throw new UnrecoverableError('bug in the handler');
+      },
+    });
     const producer = createProducer({ queueUrl }, LOCAL_ENV);
     const broken = start({ queues: [queueUrl], jobs: [failing], lockKeyPrefix });
     const brokenEvents = recordEvents(broken);
@@ -125,7 +131,14 @@ describe('deferrals and the receive budget', () => {
     const job = defineJob({ name: 'work', args: z.object({}), handle: (_a, ctx) => void attempts.push(ctx.attempt) });
     const producer = createProducer({ queueUrl }, LOCAL_ENV);
     await memcached.stop();
-    const worker = start({ queues: [queueUrl], jobs: [job], memcached: memcached.servers, lockTimeoutMs: 200, lockFailClosed: true, visibilityTimeoutSeconds: 2 });
+    const worker = start({
+      queues: [queueUrl],
+      jobs: [job],
+      memcached: memcached.servers,
+      lockTimeoutMs: 200,
+      lockFailClosed: true,
+      visibilityTimeoutSeconds: 2,
+    });
     const events = recordEvents(worker);
     await worker.start();
     const { jobId } = await producer.enqueue(job, {});

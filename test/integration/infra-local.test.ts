@@ -11,7 +11,12 @@ afterAll(() => sqs.destroy());
 
 it('applies the deployed queue settings to the local stack: same visibility, redrive and retention', async () => {
   const deployed = settingsFromCdkJson();
-  const settings = resolveSettings({ ...deployed, queueName: `parity-${randomUUID().slice(0, 8)}`, p99ProcessingSeconds: 21, maxReceiveCount: 4 });
+  const settings = resolveSettings({
+    ...deployed,
+    queueName: `parity-${randomUUID().slice(0, 8)}`,
+    p99ProcessingSeconds: 21,
+    maxReceiveCount: 4,
+  });
   const pair = await applyQueues(sqs, settings);
   const spec = queueSpec(settings); // what the CDK stack is built from (asserted in infra/aws/test)
   const attributes = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: pair.queueUrl, AttributeNames: ['All'] }))).Attributes ?? {};
@@ -19,6 +24,7 @@ it('applies the deployed queue settings to the local stack: same visibility, red
   expect(Number(attributes.VisibilityTimeout)).toBe(spec.visibilityTimeout);
   expect(Number(attributes.MessageRetentionPeriod)).toBe(spec.messageRetentionSeconds);
   expect((await readRedrivePolicy(sqs, pair.queueUrl))?.maxReceiveCount).toBe(4);
-  const dlq = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: pair.dlqUrl, AttributeNames: ['MessageRetentionPeriod'] }))).Attributes ?? {};
+  const dlq =
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: pair.dlqUrl, AttributeNames: ['MessageRetentionPeriod'] }))).Attributes ?? {};
   expect(Number(dlq.MessageRetentionPeriod)).toBe(1_209_600);
 });

@@ -48,7 +48,10 @@ async function succeededCount(namespace: string, queue: string): Promise<number>
     new GetMetricStatisticsCommand({
       Namespace: namespace,
       MetricName: 'Succeeded',
-      Dimensions: [{ Name: 'Job', Value: 'ping' }, { Name: 'Queue', Value: queue }],
+      Dimensions: [
+        { Name: 'Job', Value: 'ping' },
+        { Name: 'Queue', Value: queue },
+      ],
       StartTime: new Date(Date.now() - 3_600_000),
       EndTime: new Date(Date.now() + 600_000),
       Period: 3_600,
@@ -65,7 +68,15 @@ async function runOnePing(env: Env, namespace: string): Promise<string> {
   await producer.enqueue(ping, {});
   producer.close();
   const worker = createWorker(
-    { queues: [queueUrl], jobs: [ping], waitTimeSeconds: 1, visibilityTimeoutSeconds: 4, handleSignals: false, logger: quietLogger, metrics: { sink: 'cloudwatch', namespace } },
+    {
+      queues: [queueUrl],
+      jobs: [ping],
+      waitTimeSeconds: 1,
+      visibilityTimeoutSeconds: 4,
+      handleSignals: false,
+      logger: quietLogger,
+      metrics: { sink: 'cloudwatch', namespace },
+    },
     env,
   );
   workers.push(worker);
@@ -92,7 +103,10 @@ describe('the CloudWatch endpoint', () => {
     await runOnePing({ ...credentials, AWS_ENDPOINT_URL: sqsServer.url, AWS_ENDPOINT_URL_CLOUDWATCH: cloudwatchServer.url }, namespace);
     expect(sqsServer.total(isCloudWatch)).toBe(0);
     expect(cloudwatchServer.counts().PutMetricData).toBeGreaterThanOrEqual(1);
-    expect(cloudwatchServer.total((a) => !isCloudWatch(a)), 'no SQS call on the CloudWatch endpoint').toBe(0);
+    expect(
+      cloudwatchServer.total((a) => !isCloudWatch(a)),
+      'no SQS call on the CloudWatch endpoint',
+    ).toBe(0);
   });
 
   it('the metrics.endpoint option wins over both variables', async () => {
@@ -115,8 +129,15 @@ describe('the CloudWatch endpoint', () => {
 
   it('sqs-jobs stats reads SQS from SQS_JOBS_ENDPOINT and CloudWatch from AWS_ENDPOINT_URL_CLOUDWATCH', async () => {
     const { queueUrl } = await freshQueues(sqs, 'cw-stats');
-    const env = { PATH: process.env.PATH, ...credentials, SQS_JOBS_ENDPOINT: sqsServer.url, AWS_ENDPOINT_URL_CLOUDWATCH: cloudwatchServer.url };
-    const { stdout } = await promisify(execFile)('node_modules/.bin/tsx', ['src/cli/main.ts', 'stats', '--queue', queueUrl, '--json'], { env });
+    const env = {
+      PATH: process.env.PATH,
+      ...credentials,
+      SQS_JOBS_ENDPOINT: sqsServer.url,
+      AWS_ENDPOINT_URL_CLOUDWATCH: cloudwatchServer.url,
+    };
+    const { stdout } = await promisify(execFile)('node_modules/.bin/tsx', ['src/cli/main.ts', 'stats', '--queue', queueUrl, '--json'], {
+      env,
+    });
     expect(JSON.parse(stdout).queues[0].visible).toBe(0);
     expect(sqsServer.total(isCloudWatch), JSON.stringify(sqsServer.counts())).toBe(0);
     expect(cloudwatchServer.total(isCloudWatch)).toBeGreaterThan(0);

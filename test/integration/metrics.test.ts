@@ -26,7 +26,10 @@ async function stat(namespace: string, metric: string, job: string, queue: strin
     new GetMetricStatisticsCommand({
       Namespace: namespace,
       MetricName: metric,
-      Dimensions: [{ Name: 'Job', Value: job }, { Name: 'Queue', Value: queue }],
+      Dimensions: [
+        { Name: 'Job', Value: job },
+        { Name: 'Queue', Value: queue },
+      ],
       StartTime: new Date(Date.now() - 3_600_000),
       EndTime: new Date(Date.now() + 600_000),
       Period: 3_600,
@@ -57,7 +60,11 @@ describe('CloudWatch metrics per job type', () => {
     await producer.enqueueMany(flaky, [{}, {}]);
     await producer.enqueue(doomed, {});
     await producer.enqueue(ok, {}, { jobId: 'twice' });
-    const worker = start({ queues: [queueUrl], jobs: [ok, flaky, doomed], metrics: { sink: 'cloudwatch', namespace, flushIntervalMs: 60_000 } });
+    const worker = start({
+      queues: [queueUrl],
+      jobs: [ok, flaky, doomed],
+      metrics: { sink: 'cloudwatch', namespace, flushIntervalMs: 60_000 },
+    });
     const events = recordEvents(worker);
     await worker.start();
     await eventually(() => events.count('job:succeeded') === 8 && events.count('job:dead-lettered') === 1, 'all jobs to end', 30_000);
@@ -77,10 +84,15 @@ describe('CloudWatch metrics per job type', () => {
     expect(await stat(namespace, 'WaitTime', 'flaky', queue, 'SampleCount')).toBe(4);
     expect(await stat(namespace, 'ProcessTime', 'flaky', queue, 'SampleCount')).toBe(4);
     const waitSum = await stat(namespace, 'WaitTime', 'ok', queue, 'Sum');
-    const expectedWait = events.of('job:start').filter((e) => e.jobName === 'ok').reduce((n, e) => n + e.waitMs, 0);
+    const expectedWait = events
+      .of('job:start')
+      .filter((e) => e.jobName === 'ok')
+      .reduce((n, e) => n + e.waitMs, 0);
     expect(Math.abs(waitSum! - expectedWait) / expectedWait).toBeLessThan(0.06); // buckets are within ~5%
     const listed = await cw.send(new ListMetricsCommand({ Namespace: namespace }));
-    expect(new Set(listed.Metrics?.map((m) => m.MetricName))).toEqual(new Set(['WaitTime', 'ProcessTime', 'Succeeded', 'Failed', 'Retried', 'DeadLettered', 'DuplicatesSkipped']));
+    expect(new Set(listed.Metrics?.map((m) => m.MetricName))).toEqual(
+      new Set(['WaitTime', 'ProcessTime', 'Succeeded', 'Failed', 'Retried', 'DeadLettered', 'DuplicatesSkipped']),
+    );
     producer.close();
   });
 
@@ -89,15 +101,23 @@ describe('CloudWatch metrics per job type', () => {
     const job = defineJob({ name: 'j', args: z.object({}), handle: () => {} });
     const unreachable = createCloudWatchClient({ endpoint: `http://127.0.0.1:${await freePort()}`, region: 'us-east-1' }, {}, {});
     const logs: string[] = [];
-    const logger = pino({ level: 'warn' }, new Writable({
+    const logger = pino(
+      { level: 'warn' },
+      new Writable({
         write: (chunk, _e, cb) => {
           logs.push(String(chunk));
           cb();
         },
-      }));
+      }),
+    );
     const producer = createProducer({ queueUrl }, LOCAL_ENV);
     await producer.enqueueMany(job, [{}, {}, {}]);
-    const worker = start({ queues: [queueUrl], jobs: [job], logger, metrics: { sink: new CloudWatchSink(unreachable), flushIntervalMs: 1_000 } });
+    const worker = start({
+      queues: [queueUrl],
+      jobs: [job],
+      logger,
+      metrics: { sink: new CloudWatchSink(unreachable), flushIntervalMs: 1_000 },
+    });
     const events = recordEvents(worker);
     await worker.start();
     await eventually(() => events.count('job:succeeded') === 3, 'jobs to run despite CloudWatch');

@@ -17,15 +17,27 @@ const start = useWorkers();
 const run = promisify(execFile);
 const cli = (args: string[]) => run('node_modules/.bin/tsx', ['src/cli/main.ts', ...args], { env: { ...process.env, ...LOCAL_ENV } });
 
-const refund = defineJob({ name: 'refund', args: z.object({ n: z.number() }), handle: (a) => Promise.reject(new UnrecoverableError(`refund ${a.n} refused`)) });
-const email = defineJob({ name: 'email', args: z.object({ n: z.number() }), handle: (a) => Promise.reject(new UnrecoverableError(`email ${a.n} bounced`)) });
+const refund = defineJob({
+  name: 'refund',
+  args: z.object({ n: z.number() }),
+  handle: (a) => Promise.reject(new UnrecoverableError(`refund ${a.n} refused`)),
+});
+const email = defineJob({
+  name: 'email',
+  args: z.object({ n: z.number() }),
+  handle: (a) => Promise.reject(new UnrecoverableError(`email ${a.n} bounced`)),
+});
 
 /** Real dead letters: jobs that fail for good, run through a worker. */
 async function deadLetters(queueUrl: string, jobs: { job: AnyJob; count: number }[]): Promise<void> {
   const producer = createProducer({ queueUrl }, LOCAL_ENV);
   let total = 0;
   for (const { job, count } of jobs) {
-    await producer.enqueueMany(job, Array.from({ length: count }, (_, n) => ({ n })), { jobIds: Array.from({ length: count }, (_, n) => `${job.name}-${n}`), tenant: 'acme' });
+    await producer.enqueueMany(
+      job,
+      Array.from({ length: count }, (_, n) => ({ n })),
+      { jobIds: Array.from({ length: count }, (_, n) => `${job.name}-${n}`), tenant: 'acme' },
+    );
     total += count;
   }
   producer.close();
@@ -49,10 +61,20 @@ const clientSideReplay = (queueUrl: string) => ['src/cli/main.ts', 'dlq', 'repla
 describe('sqs-jobs dlq', () => {
   it('lists dead letters with job, id, tenant, attempt, reason and error, and leaves them in place', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-list');
-    await deadLetters(queueUrl, [{ job: refund, count: 2 }, { job: email, count: 1 }]);
+    await deadLetters(queueUrl, [
+      { job: refund, count: 2 },
+      { job: email, count: 1 },
+    ]);
     const letters = await listDeadLetters(sqs, dlqUrl);
     expect(letters).toHaveLength(3);
-    expect(letters.find((l) => l.jobId === 'email-0')).toMatchObject({ jobName: 'email', tenant: 'acme', receiveCount: 1, reason: 'unrecoverable', error: 'email 0 bounced', sourceQueueUrl: queueUrl });
+    expect(letters.find((l) => l.jobId === 'email-0')).toMatchObject({
+      jobName: 'email',
+      tenant: 'acme',
+      receiveCount: 1,
+      reason: 'unrecoverable',
+      error: 'email 0 bounced',
+      sourceQueueUrl: queueUrl,
+    });
     expect((await queueCounts(sqs, dlqUrl)).visible).toBe(3); // peeked, then released
     const { stdout } = await cli(['dlq', 'list', '--queue', queueUrl]);
     expect(stdout).toMatch(/job\s+job id\s+tenant\s+attempt\s+reason\s+error/);
@@ -62,7 +84,10 @@ describe('sqs-jobs dlq', () => {
 
   it('replays only the chosen jobs, keeping their job ids, and a dry run moves nothing', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-replay');
-    await deadLetters(queueUrl, [{ job: refund, count: 3 }, { job: email, count: 2 }]);
+    await deadLetters(queueUrl, [
+      { job: refund, count: 3 },
+      { job: email, count: 2 },
+    ]);
     const dry = JSON.parse((await cli(['dlq', 'replay', '--queue', queueUrl, '--job', 'refund', '--dry-run', '--json'])).stdout);
     expect(dry.moved).toBe(0);
     expect(dry.skipped).toHaveLength(3);
@@ -92,7 +117,9 @@ describe('sqs-jobs dlq', () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-whole');
     await deadLetters(queueUrl, [{ job: refund, count: 12 }]);
     const { stdout } = await cli(['dlq', 'replay', '--queue', queueUrl]);
-    expect(stdout).toMatch(HAS_MOVE_TASKS ? /moved 12 message\(s\) \(SQS message move task\)/ : /moved 12 message\(s\) \(send, then delete\)/);
+    expect(stdout).toMatch(
+      HAS_MOVE_TASKS ? /moved 12 message\(s\) \(SQS message move task\)/ : /moved 12 message\(s\) \(send, then delete\)/,
+    );
     expect((await queueCounts(sqs, dlqUrl)).visible).toBe(0);
     const back = await drain(sqs, queueUrl);
     expect(back.map((m) => JSON.parse(m.Body!).id).sort()).toEqual(Array.from({ length: 12 }, (_, n) => `refund-${n}`).sort());
@@ -108,7 +135,10 @@ describe('sqs-jobs dlq', () => {
   it('an interrupted client-side replay run again leaves every message exactly once, in the queue or in the DLQ', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-interrupt');
     await deadLetters(queueUrl, [{ job: refund, count: 40 }]);
-    const child = spawn(process.execPath, ['--import', 'tsx', ...clientSideReplay(queueUrl)], { env: { ...process.env, ...LOCAL_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', ...clientSideReplay(queueUrl)], {
+      env: { ...process.env, ...LOCAL_ENV },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let movedLines = 0;
     let interrupted = false;
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -133,7 +163,10 @@ describe('sqs-jobs dlq', () => {
   it('a client-side replay killed outright and run again loses nothing (at worst a copy in both places)', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-kill');
     await deadLetters(queueUrl, [{ job: refund, count: 30 }]);
-    const child = spawn(process.execPath, ['--import', 'tsx', ...clientSideReplay(queueUrl)], { env: { ...process.env, ...LOCAL_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', ...clientSideReplay(queueUrl)], {
+      env: { ...process.env, ...LOCAL_ENV },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     createInterface({ input: child.stdout }).once('line', () => child.kill('SIGKILL'));
     await new Promise((resolve) => child.once('exit', resolve));
     await eventually(async () => (await queueCounts(sqs, dlqUrl)).inFlight === 0, 'held DLQ messages to come back', 70_000);
@@ -155,7 +188,7 @@ describe('sqs-jobs dlq', () => {
 });
 
 describe('sqs-jobs stats', () => {
-  it('shows queue and DLQ depth and per-job counts from the workers\' metrics', async () => {
+  it("shows queue and DLQ depth and per-job counts from the workers' metrics", async () => {
     const namespace = `SqsJobsStats/${randomUUID().slice(0, 8)}`;
     const { queueUrl } = await freshQueues(sqs, 'stats');
     const ok = defineJob({ name: 'ok', args: z.object({}), handle: () => {} });

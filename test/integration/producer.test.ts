@@ -29,7 +29,13 @@ describe('enqueue against SQS', () => {
     expect(m?.MessageId).toBe(result.messageId);
     const body = JSON.parse(m!.Body!);
     expect(Object.keys(body)).toEqual(['v', 'id', 'job', 'args', 'enqueuedAt', 'tenant']);
-    expect(body).toMatchObject({ v: 1, id: result.jobId, job: 'resize-image', args: { imageKey: 'uploads/a.png', width: 300 }, tenant: 'acme' });
+    expect(body).toMatchObject({
+      v: 1,
+      id: result.jobId,
+      job: 'resize-image',
+      args: { imageKey: 'uploads/a.png', width: 300 },
+      tenant: 'acme',
+    });
     expect(new Date(body.enqueuedAt).getTime()).toBeGreaterThan(Date.now() - 60_000);
     expect(m?.MessageAttributes?.['sqsjobs-job']?.StringValue).toBe('resize-image');
     expect(m?.MessageAttributes?.['sqsjobs-id']?.StringValue).toBe(result.jobId);
@@ -98,7 +104,12 @@ describe('refusals happen before any network call', () => {
     const one = await producer.enqueue(resize, { imageKey: '', width: -1 } as never).catch((e: unknown) => e);
     expect(one).toBeInstanceOf(ValidationError);
     expect((one as ValidationError).issues.map((i) => i.field).sort()).toEqual(['args.imageKey', 'args.width']);
-    const many = await producer.enqueueMany(resize, [{ imageKey: 'a', width: 1 }, { imageKey: 'b', width: 0 }]).catch((e: unknown) => e);
+    const many = await producer
+      .enqueueMany(resize, [
+        { imageKey: 'a', width: 1 },
+        { imageKey: 'b', width: 0 },
+      ])
+      .catch((e: unknown) => e);
     expect((many as ValidationError).issues[0]?.field).toBe('argsList[1].width');
     producer.close();
   });
@@ -132,7 +143,9 @@ describe('enqueue to FIFO queues', () => {
     await producer.enqueue(note, { text: 'a' }, { jobId: 'same-job', groupId: 'customer-7' });
     await producer.enqueue(note, { text: 'a' }, { jobId: 'same-job', groupId: 'customer-7' }); // deduplicated by SQS
     await producer.enqueue(note, { text: 'b' }, { tenant: 'acme', deduplicationId: 'explicit-dedupe' });
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }));
+    const out = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }),
+    );
     const messages = out.Messages ?? [];
     expect(messages).toHaveLength(2);
     const byText = Object.fromEntries(messages.map((m) => [JSON.parse(m.Body!).args.text, m.Attributes]));
@@ -144,8 +157,16 @@ describe('enqueue to FIFO queues', () => {
 });
 
 it('reports a batch whose SQS calls fail as one EnqueueBatchError naming every entry', async () => {
-  const producer = createProducer({ queueUrl: 'http://127.0.0.1:9/123456789012/nowhere' }, { ...LOCAL_ENV, AWS_ENDPOINT_URL: 'http://127.0.0.1:9' });
-  const error = await producer.enqueueMany(note, Array.from({ length: 12 }, (_, i) => ({ text: String(i) }))).catch((e: unknown) => e);
+  const producer = createProducer(
+    { queueUrl: 'http://127.0.0.1:9/123456789012/nowhere' },
+    { ...LOCAL_ENV, AWS_ENDPOINT_URL: 'http://127.0.0.1:9' },
+  );
+  const error = await producer
+    .enqueueMany(
+      note,
+      Array.from({ length: 12 }, (_, i) => ({ text: String(i) })),
+    )
+    .catch((e: unknown) => e);
   expect(error).toBeInstanceOf(EnqueueBatchError);
   expect((error as EnqueueBatchError).failed.map((f) => f.index)).toEqual(Array.from({ length: 12 }, (_, i) => i));
   expect((error as EnqueueBatchError).sent).toEqual([]);

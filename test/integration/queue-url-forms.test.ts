@@ -42,7 +42,11 @@ describe('queue URL forms', () => {
     const pair = await freshQueues(sqs, 'url-forms', fifo ? { name: 'x.fifo' } : {});
     const name = pair.queueUrl.split('/').pop();
     const seen: { form: string; queueUrl: string }[] = [];
-    const echo = defineJob({ name: 'echo', args: z.object({ form: z.string() }), handle: (args, ctx) => void seen.push({ form: args.form, queueUrl: ctx.queueUrl }) });
+    const echo = defineJob({
+      name: 'echo',
+      args: z.object({ form: z.string() }),
+      handle: (args, ctx) => void seen.push({ form: args.form, queueUrl: ctx.queueUrl }),
+    });
 
     for (const [form, url] of forms(pair.queueUrl)) {
       const producer = createProducer({ queueUrl: url }, LOCAL_ENV);
@@ -66,8 +70,11 @@ describe('queue URL forms', () => {
   it('sqs-jobs stats and dlq list take the LocalStack forms', async () => {
     const pair = await freshQueues(sqs, 'url-forms-cli');
     const [, , , , path, dynamic] = forms(pair.queueUrl).map(([, url]) => url);
-    const cli = (args: string[]) => promisify(execFile)('node_modules/.bin/tsx', ['src/cli/main.ts', ...args], { env: { ...process.env, ...LOCAL_ENV } });
-    const stats = JSON.parse((await cli(['stats', '--queue', dynamic!, '--json'])).stdout) as { queues: { name: string; dlq?: { name: string } }[] };
+    const cli = (args: string[]) =>
+      promisify(execFile)('node_modules/.bin/tsx', ['src/cli/main.ts', ...args], { env: { ...process.env, ...LOCAL_ENV } });
+    const stats = JSON.parse((await cli(['stats', '--queue', dynamic!, '--json'])).stdout) as {
+      queues: { name: string; dlq?: { name: string } }[];
+    };
     expect(stats.queues[0]?.name).toBe(pair.queueUrl.split('/').pop());
     expect(stats.queues[0]?.dlq?.name).toBe(pair.dlqUrl.split('/').pop());
     expect((await cli(['dlq', 'list', '--queue', path!])).stdout).toMatch(/the dead-letter queue is empty/);

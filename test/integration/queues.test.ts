@@ -49,14 +49,18 @@ describe('sqs-jobs queues create', () => {
 
   it('prints both URLs and sets the policy', async () => {
     const name = `cli-${randomUUID().slice(0, 8)}`;
-    const { stdout } = await run(cli[0]!, [cli[1]!, 'queues', 'create', '--name', name, '--max-receive-count', '3', '--json'], { env: { ...process.env, ...LOCAL_ENV } });
+    const { stdout } = await run(cli[0]!, [cli[1]!, 'queues', 'create', '--name', name, '--max-receive-count', '3', '--json'], {
+      env: { ...process.env, ...LOCAL_ENV },
+    });
     const pair = JSON.parse(stdout) as { queueUrl: string; dlqUrl: string };
     expect(pair.dlqUrl).toMatch(new RegExp(`${name}-dlq$`));
     expect((await readRedrivePolicy(sqs, pair.queueUrl))?.maxReceiveCount).toBe(3);
   });
 
   it('exits 1 with the rule when the name is invalid', async () => {
-    const error = (await run(cli[0]!, [cli[1]!, 'queues', 'create', '--name', 'no spaces'], { env: { ...process.env, ...LOCAL_ENV } }).catch((e: unknown) => e)) as {
+    const error = (await run(cli[0]!, [cli[1]!, 'queues', 'create', '--name', 'no spaces'], {
+      env: { ...process.env, ...LOCAL_ENV },
+    }).catch((e: unknown) => e)) as {
       code: number;
       stderr: string;
     };

@@ -37,7 +37,10 @@ describe('graceful shutdown', () => {
   it('on SIGTERM releases prefetched messages at once, finishes and deletes running ones, and exits 0', async () => {
     const { queueUrl } = await freshQueues(sqs, 'sigterm', { visibilityTimeout: 60 });
     const producer = createProducer({ queueUrl }, LOCAL_ENV);
-    await producer.enqueueMany(slow, Array.from({ length: 7 }, () => ({ ms: 2_500 })));
+    await producer.enqueueMany(
+      slow,
+      Array.from({ length: 7 }, () => ({ ms: 2_500 })),
+    );
     const w = spawnWorker(queueUrl, { CONCURRENCY: '2', PREFETCH: '5' });
     await eventually(() => w.count('start') === 2, 'two jobs running', 30_000);
     await eventually(async () => (await queueCounts(sqs, queueUrl)).inFlight === 7, 'five more held unstarted');
@@ -45,10 +48,14 @@ describe('graceful shutdown', () => {
     kill(w.child, 'SIGTERM');
     const signalledAt = Date.now();
     // The five unstarted ones are visible to another consumer right away, not after 60 s.
-    const released = await eventually(async () => {
-      const got = await drain(sqs, queueUrl, 60);
-      return got.length >= 5 ? got : undefined;
-    }, 'the prefetched messages to be released', 10_000);
+    const released = await eventually(
+      async () => {
+        const got = await drain(sqs, queueUrl, 60);
+        return got.length >= 5 ? got : undefined;
+      },
+      'the prefetched messages to be released',
+      10_000,
+    );
     expect(released).toHaveLength(5);
     expect(Date.now() - signalledAt).toBeLessThan(10_000);
 

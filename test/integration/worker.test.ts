@@ -34,7 +34,14 @@ describe('worker against SQS', () => {
     await worker.stop();
     expect(seenArgs).toEqual([{ name: 'ada', times: 1 }]);
     const ctx = contexts[0]!;
-    expect([ctx.jobId, ctx.jobName, ctx.messageId, ctx.attempt, ctx.tenant, ctx.queueUrl]).toEqual([jobId, 'greet', messageId, 1, 'acme', queueUrl]);
+    expect([ctx.jobId, ctx.jobName, ctx.messageId, ctx.attempt, ctx.tenant, ctx.queueUrl]).toEqual([
+      jobId,
+      'greet',
+      messageId,
+      1,
+      'acme',
+      queueUrl,
+    ]);
     expect(ctx.enqueuedAt).toBeInstanceOf(Date);
     expect(ctx.signal.aborted).toBe(false);
     const succeeded = events.of('job:succeeded')[0]!;
@@ -59,7 +66,14 @@ describe('worker against SQS', () => {
     await producer.enqueue(slow, {});
     // One slot and no prefetch: the worker does not poll while the job runs, so the outside
     // consumer below is the only one that could take the message if the heartbeat failed.
-    const worker = start({ queues: [queueUrl], jobs: [slow], visibilityTimeoutSeconds: 2, heartbeatIntervalMs: 800, concurrency: 1, prefetch: 0 });
+    const worker = start({
+      queues: [queueUrl],
+      jobs: [slow],
+      visibilityTimeoutSeconds: 2,
+      heartbeatIntervalMs: 800,
+      concurrency: 1,
+      prefetch: 0,
+    });
     const events = recordEvents(worker);
     await worker.start();
     await eventually(() => events.count('job:start') === 1, 'the job to start');
@@ -100,10 +114,14 @@ describe('worker against SQS', () => {
     expect(await drain(sqs, queueUrl)).toHaveLength(0);
     expect(await queueCounts(sqs, queueUrl)).toMatchObject({ visible: 0, inFlight: 1 });
     // ... then shows it again, with its receive count up.
-    const [again] = await eventually(async () => {
-      const got = await drain(sqs, queueUrl);
-      return got.length > 0 ? got : undefined;
-    }, 'the message to become visible again', 10_000);
+    const [again] = await eventually(
+      async () => {
+        const got = await drain(sqs, queueUrl);
+        return got.length > 0 ? got : undefined;
+      },
+      'the message to become visible again',
+      10_000,
+    );
     expect(Date.now() - failedAt).toBeGreaterThanOrEqual(2_000);
     expect(again?.Attributes?.ApproximateReceiveCount).toBe('2');
     producer.close();
@@ -176,7 +194,10 @@ describe('worker against SQS', () => {
     ];
     for (const [body] of poison) await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
     const producer = createProducer({ queueUrl }, LOCAL_ENV);
-    await producer.enqueueMany(ok, Array.from({ length: 10 }, (_, n) => ({ n })));
+    await producer.enqueueMany(
+      ok,
+      Array.from({ length: 10 }, (_, n) => ({ n })),
+    );
     const worker = start({ queues: [queueUrl], jobs: [ok] });
     const events = recordEvents(worker);
     await worker.start();
@@ -253,9 +274,23 @@ describe('worker against SQS', () => {
     const job = defineJob({ name: 'j', args: z.object({ q: z.string() }), handle: (a) => void order.push(a.q) });
     const toMain = createProducer({ queueUrl: main.queueUrl }, LOCAL_ENV);
     const toLow = createProducer({ queueUrl: low.queueUrl }, LOCAL_ENV);
-    await toMain.enqueueMany(job, Array.from({ length: 12 }, () => ({ q: 'main' })));
-    await toLow.enqueueMany(job, Array.from({ length: 12 }, () => ({ q: 'low' })));
-    const worker = start({ queues: [{ url: main.queueUrl, weight: 3 }, { url: low.queueUrl, weight: 1 }], jobs: [job], concurrency: 1, prefetch: 20 });
+    await toMain.enqueueMany(
+      job,
+      Array.from({ length: 12 }, () => ({ q: 'main' })),
+    );
+    await toLow.enqueueMany(
+      job,
+      Array.from({ length: 12 }, () => ({ q: 'low' })),
+    );
+    const worker = start({
+      queues: [
+        { url: main.queueUrl, weight: 3 },
+        { url: low.queueUrl, weight: 1 },
+      ],
+      jobs: [job],
+      concurrency: 1,
+      prefetch: 20,
+    });
     await worker.start();
     await eventually(() => order.length === 24, 'all jobs');
     await worker.stop();

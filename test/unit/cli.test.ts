@@ -17,16 +17,40 @@ async function cli(argv: string[], env: Env = {}) {
     },
     err: (t) => {
       err += t;
-    }, env, signal: new AbortController().signal });
+    },
+    env,
+    signal: new AbortController().signal,
+  });
   return { code, out, err };
 }
 
-const COMMANDS = [[], ['queues'], ['queues', 'create'], ['worker'], ['enqueue'], ['stats'], ['dlq'], ['dlq', 'list'], ['dlq', 'replay'], ['dlq', 'purge']];
-const LEAVES = COMMANDS.filter((c) => c.length > 0 && c[0] !== 'queues' && c[0] !== 'dlq').concat([['queues', 'create'], ['dlq', 'list'], ['dlq', 'replay'], ['dlq', 'purge']]);
+const COMMANDS = [
+  [],
+  ['queues'],
+  ['queues', 'create'],
+  ['worker'],
+  ['enqueue'],
+  ['stats'],
+  ['dlq'],
+  ['dlq', 'list'],
+  ['dlq', 'replay'],
+  ['dlq', 'purge'],
+];
+const LEAVES = COMMANDS.filter((c) => c.length > 0 && c[0] !== 'queues' && c[0] !== 'dlq').concat([
+  ['queues', 'create'],
+  ['dlq', 'list'],
+  ['dlq', 'replay'],
+  ['dlq', 'purge'],
+]);
 const name = (command: string[]) => ['sqs-jobs', ...command].join(' ');
 
 describe('sqs-jobs help', () => {
-  it.each(COMMANDS.flatMap((c) => [[...c, '--help'], [...c, '-h']]))('%j prints its own usage to stdout and exits 0', async (...argv) => {
+  it.each(
+    COMMANDS.flatMap((c) => [
+      [...c, '--help'],
+      [...c, '-h'],
+    ]),
+  )('%j prints its own usage to stdout and exits 0', async (...argv) => {
     const r = await cli(argv);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(new RegExp(`^Usage: ${name(argv.slice(0, -1))} `));
@@ -100,7 +124,12 @@ const garbage: Garbage[] = [
   [['worker', '--jobs', 'handlers', '--queue', QUEUE, '--memcached', 'cache'], {}, '--memcached', /must be host:port/],
   [['worker', '--jobs', 'handlers', '--queue', QUEUE, '--endpoint', 'x'], {}, '--endpoint', /must be an http\(s\) URL/],
   [['worker', '--jobs', 'handlers', '--queue', QUEUE, '--region', 'x'], {}, '--region', /must be an AWS region/],
-  [['worker', '--jobs', 'handlers', '--queue', QUEUE, '--cloudwatch-endpoint', 'x'], {}, '--cloudwatch-endpoint', /must be an http\(s\) URL/],
+  [
+    ['worker', '--jobs', 'handlers', '--queue', QUEUE, '--cloudwatch-endpoint', 'x'],
+    {},
+    '--cloudwatch-endpoint',
+    /must be an http\(s\) URL/,
+  ],
   [['worker', '--jobs', 'no/such/module', '--queue', QUEUE], {}, '--jobs', /does not exist/],
   [['worker', '--queue', QUEUE], {}, '--jobs', /worker needs --jobs/],
   ...(
@@ -117,14 +146,31 @@ const garbage: Garbage[] = [
       ['SQS_JOBS_METRICS_NAMESPACE', 'AWS/x', /must not start with AWS\//],
       ['SQS_JOBS_LOG_LEVEL', 'x', /must be one of/],
     ] as const
-  ).map(([variable, value, rule]): Garbage => [['worker', '--jobs', 'handlers'], { SQS_JOBS_QUEUE_URL: QUEUE, [variable]: value }, variable, rule]),
+  ).map(
+    ([variable, value, rule]): Garbage => [
+      ['worker', '--jobs', 'handlers'],
+      { SQS_JOBS_QUEUE_URL: QUEUE, [variable]: value },
+      variable,
+      rule,
+    ],
+  ),
   // enqueue
   [['enqueue', 'send-welcome-email', '--jobs', 'handlers', '--queue', 'jobs'], {}, '--queue', /must be an http\(s\) queue URL/],
   [['enqueue', 'send-welcome-email', '--jobs', 'handlers', '--queue', QUEUE, '--delay', 'soon'], {}, '--delay', /must be a whole number/],
   [['enqueue', 'send-welcome-email', '--jobs', 'handlers', '--queue', QUEUE, '--args', '{userId}'], {}, '--args', /is not JSON/],
-  [['enqueue', 'send-welcome-email', '--jobs', 'handlers', '--queue', QUEUE, '--endpoint', 'x'], {}, '--endpoint', /must be an http\(s\) URL/],
+  [
+    ['enqueue', 'send-welcome-email', '--jobs', 'handlers', '--queue', QUEUE, '--endpoint', 'x'],
+    {},
+    '--endpoint',
+    /must be an http\(s\) URL/,
+  ],
   [['enqueue', 'send-welcome-email', '--jobs', 'handlers', '--queue', QUEUE, '--region', 'x'], {}, '--region', /must be an AWS region/],
-  [['enqueue', 'send-welcome-email', '--jobs', 'handlers'], { SQS_JOBS_QUEUE_URL: 'jobs' }, 'SQS_JOBS_QUEUE_URL', /must be an http\(s\) queue URL/],
+  [
+    ['enqueue', 'send-welcome-email', '--jobs', 'handlers'],
+    { SQS_JOBS_QUEUE_URL: 'jobs' },
+    'SQS_JOBS_QUEUE_URL',
+    /must be an http\(s\) queue URL/,
+  ],
   [['enqueue', 'send-welcome-email', '--queue', QUEUE], {}, '--jobs', /enqueue needs --jobs/],
   // stats
   [['stats', '--queue', 'jobs'], {}, '--queue', /must be an http\(s\) queue URL/],

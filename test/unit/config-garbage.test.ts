@@ -152,14 +152,18 @@ describe('createWorker with garbage', () => {
     ['SQS_JOBS_LOG_LEVEL', 'loud', /must be one of fatal, error, warn, info, debug, trace, silent/],
   ];
   it.each(env)('variable %s = %j', (name, value, rule) => {
-    const error = configErrorOf(() => createWorker({ jobs: [job], handleSignals: false }, { SQS_JOBS_QUEUE_URL: QUEUE, [name]: value as string }));
+    const error = configErrorOf(() =>
+      createWorker({ jobs: [job], handleSignals: false }, { SQS_JOBS_QUEUE_URL: QUEUE, [name]: value as string }),
+    );
     expect(error.message).toContain(`${name}: `);
     expect(error.message).toMatch(rule);
     expect(error.message).toContain(JSON.stringify(value));
   });
 
   it('hides a password in a memcached address it echoes', () => {
-    const error = configErrorOf(() => createWorker({ jobs: [job], queues: [QUEUE], handleSignals: false }, { SQS_JOBS_MEMCACHED: 'user:secret@cache:11211' }));
+    const error = configErrorOf(() =>
+      createWorker({ jobs: [job], queues: [QUEUE], handleSignals: false }, { SQS_JOBS_MEMCACHED: 'user:secret@cache:11211' }),
+    );
     expect(error.message).not.toContain('secret');
   });
 });

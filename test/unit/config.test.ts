@@ -14,8 +14,12 @@ import {
 
 describe('resolveAwsSettings', () => {
   it('takes options first, then SQS_JOBS_ENDPOINT, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL', () => {
-    expect(resolveAwsSettings({ endpoint: 'http://127.0.0.1:1' }, { SQS_JOBS_ENDPOINT: 'http://127.0.0.1:2' }).endpoint).toBe('http://127.0.0.1:1');
-    expect(resolveAwsSettings({}, { SQS_JOBS_ENDPOINT: 'http://127.0.0.1:2', AWS_ENDPOINT_URL: 'http://127.0.0.1:3' }).endpoint).toBe('http://127.0.0.1:2');
+    expect(resolveAwsSettings({ endpoint: 'http://127.0.0.1:1' }, { SQS_JOBS_ENDPOINT: 'http://127.0.0.1:2' }).endpoint).toBe(
+      'http://127.0.0.1:1',
+    );
+    expect(resolveAwsSettings({}, { SQS_JOBS_ENDPOINT: 'http://127.0.0.1:2', AWS_ENDPOINT_URL: 'http://127.0.0.1:3' }).endpoint).toBe(
+      'http://127.0.0.1:2',
+    );
     expect(resolveAwsSettings({}, { AWS_ENDPOINT_URL: 'http://127.0.0.1:3' }).endpoint).toBe('http://127.0.0.1:3');
     expect(resolveAwsSettings({}, {}).endpoint).toBeUndefined();
   });
@@ -36,34 +40,73 @@ describe('resolveCloudWatchSettings', () => {
   it('follows AWS_ENDPOINT_URL_CLOUDWATCH, else AWS_ENDPOINT_URL, never the SQS-only variables', () => {
     const sqsOnly = { SQS_JOBS_ENDPOINT: 'http://127.0.0.1:9324', AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:9325' };
     expect(resolveCloudWatchSettings({}, { ...sqsOnly, AWS_ENDPOINT_URL: 'http://127.0.0.1:4566' }).endpoint).toBe('http://127.0.0.1:4566');
-    expect(resolveCloudWatchSettings({}, { ...sqsOnly, AWS_ENDPOINT_URL: 'http://127.0.0.1:4566', AWS_ENDPOINT_URL_CLOUDWATCH: 'http://127.0.0.1:4567' }).endpoint).toBe(
-      'http://127.0.0.1:4567',
-    );
+    expect(
+      resolveCloudWatchSettings(
+        {},
+        { ...sqsOnly, AWS_ENDPOINT_URL: 'http://127.0.0.1:4566', AWS_ENDPOINT_URL_CLOUDWATCH: 'http://127.0.0.1:4567' },
+      ).endpoint,
+    ).toBe('http://127.0.0.1:4567');
     expect(resolveCloudWatchSettings({}, sqsOnly).endpoint).toBeUndefined();
-    expect(resolveCloudWatchSettings({ endpoint: 'http://127.0.0.1:1' }, { AWS_ENDPOINT_URL_CLOUDWATCH: 'http://127.0.0.1:2' }).endpoint).toBe('http://127.0.0.1:1');
+    expect(
+      resolveCloudWatchSettings({ endpoint: 'http://127.0.0.1:1' }, { AWS_ENDPOINT_URL_CLOUDWATCH: 'http://127.0.0.1:2' }).endpoint,
+    ).toBe('http://127.0.0.1:1');
     expect(resolveCloudWatchSettings({}, { AWS_REGION: 'eu-west-1' }).region).toBe('eu-west-1');
   });
 
   it('names the variable that holds a malformed CloudWatch endpoint', () => {
-    expect(() => resolveCloudWatchSettings({}, { AWS_ENDPOINT_URL_CLOUDWATCH: 'moto:4566' })).toThrow(/AWS_ENDPOINT_URL_CLOUDWATCH: must be an http\(s\) URL/);
+    expect(() => resolveCloudWatchSettings({}, { AWS_ENDPOINT_URL_CLOUDWATCH: 'moto:4566' })).toThrow(
+      /AWS_ENDPOINT_URL_CLOUDWATCH: must be an http\(s\) URL/,
+    );
   });
 });
 
 describe('queue URL forms', () => {
   const forms: [string, string, { name: string; account: string; region: string | undefined }][] = [
     ['AWS', 'https://sqs.us-east-1.amazonaws.com/123456789012/jobs', { name: 'jobs', account: '123456789012', region: 'us-east-1' }],
-    ['AWS legacy host', 'https://eu-west-1.queue.amazonaws.com/123456789012/jobs', { name: 'jobs', account: '123456789012', region: 'eu-west-1' }],
-    ['AWS China', 'https://sqs.cn-north-1.amazonaws.com.cn/123456789012/jobs', { name: 'jobs', account: '123456789012', region: 'cn-north-1' }],
+    [
+      'AWS legacy host',
+      'https://eu-west-1.queue.amazonaws.com/123456789012/jobs',
+      { name: 'jobs', account: '123456789012', region: 'eu-west-1' },
+    ],
+    [
+      'AWS China',
+      'https://sqs.cn-north-1.amazonaws.com.cn/123456789012/jobs',
+      { name: 'jobs', account: '123456789012', region: 'cn-north-1' },
+    ],
     ['LocalStack off', 'http://localhost:4566/000000000000/jobs', { name: 'jobs', account: '000000000000', region: undefined }],
-    ['LocalStack path', 'http://127.0.0.1:4566/queue/us-east-1/000000000000/jobs', { name: 'jobs', account: '000000000000', region: 'us-east-1' }],
-    ['LocalStack dynamic', 'http://sqs.eu-central-1.localhost.localstack.cloud:4566/000000000000/jobs', { name: 'jobs', account: '000000000000', region: 'eu-central-1' }],
-    ['LocalStack domain', 'http://eu-west-2.queue.localhost.localstack.cloud:4566/000000000000/jobs', { name: 'jobs', account: '000000000000', region: 'eu-west-2' }],
+    [
+      'LocalStack path',
+      'http://127.0.0.1:4566/queue/us-east-1/000000000000/jobs',
+      { name: 'jobs', account: '000000000000', region: 'us-east-1' },
+    ],
+    [
+      'LocalStack dynamic',
+      'http://sqs.eu-central-1.localhost.localstack.cloud:4566/000000000000/jobs',
+      { name: 'jobs', account: '000000000000', region: 'eu-central-1' },
+    ],
+    [
+      'LocalStack domain',
+      'http://eu-west-2.queue.localhost.localstack.cloud:4566/000000000000/jobs',
+      { name: 'jobs', account: '000000000000', region: 'eu-west-2' },
+    ],
     ['an internal DNS name', 'http://sqs.internal:9324/000000000000/jobs', { name: 'jobs', account: '000000000000', region: undefined }],
     ['ElasticMQ', 'http://127.0.0.1:9324/000000000000/jobs', { name: 'jobs', account: '000000000000', region: undefined }],
     ['moto on loopback', 'http://127.0.0.1:4566/123456789012/jobs', { name: 'jobs', account: '123456789012', region: undefined }],
-    ['moto like AWS', 'https://sqs.us-east-1.amazonaws.com/123456789012/jobs', { name: 'jobs', account: '123456789012', region: 'us-east-1' }],
-    ['FIFO, path strategy', 'http://127.0.0.1:4566/queue/us-east-1/000000000000/orders.fifo', { name: 'orders.fifo', account: '000000000000', region: 'us-east-1' }],
-    ['FIFO, dynamic strategy', 'http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/orders.fifo', { name: 'orders.fifo', account: '000000000000', region: 'us-east-1' }],
+    [
+      'moto like AWS',
+      'https://sqs.us-east-1.amazonaws.com/123456789012/jobs',
+      { name: 'jobs', account: '123456789012', region: 'us-east-1' },
+    ],
+    [
+      'FIFO, path strategy',
+      'http://127.0.0.1:4566/queue/us-east-1/000000000000/orders.fifo',
+      { name: 'orders.fifo', account: '000000000000', region: 'us-east-1' },
+    ],
+    [
+      'FIFO, dynamic strategy',
+      'http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/orders.fifo',
+      { name: 'orders.fifo', account: '000000000000', region: 'us-east-1' },
+    ],
     ['trailing slash', 'http://127.0.0.1:9324/000000000000/jobs/', { name: 'jobs', account: '000000000000', region: undefined }],
   ];
 
@@ -96,8 +139,12 @@ describe('resolveQueueUrl', () => {
   });
 
   it('refuses a URL without account and queue name', () => {
-    expect(() => resolveQueueUrl(undefined, { SQS_JOBS_QUEUE_URL: 'http://127.0.0.1:4566/jobs' })).toThrow(/SQS_JOBS_QUEUE_URL: must end in/);
-    expect(resolveQueueUrl('https://sqs.us-east-1.amazonaws.com/123456789012/jobs.fifo', {})).toBe('https://sqs.us-east-1.amazonaws.com/123456789012/jobs.fifo');
+    expect(() => resolveQueueUrl(undefined, { SQS_JOBS_QUEUE_URL: 'http://127.0.0.1:4566/jobs' })).toThrow(
+      /SQS_JOBS_QUEUE_URL: must end in/,
+    );
+    expect(resolveQueueUrl('https://sqs.us-east-1.amazonaws.com/123456789012/jobs.fifo', {})).toBe(
+      'https://sqs.us-east-1.amazonaws.com/123456789012/jobs.fifo',
+    );
   });
 
   it('knows FIFO queues and queue names by URL', () => {
@@ -118,7 +165,11 @@ describe('resolveMemcached', () => {
 describe('createSqsClient credentials', () => {
   it('uses the credentials in the env it is given for a loopback endpoint, else placeholders', async () => {
     const { createSqsClient } = await import('../../src/aws/clients.js');
-    const given = createSqsClient({ endpoint: 'http://127.0.0.1:9324', region: 'us-east-1' }, {}, { AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: 'SK' });
+    const given = createSqsClient(
+      { endpoint: 'http://127.0.0.1:9324', region: 'us-east-1' },
+      {},
+      { AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: 'SK' },
+    );
     expect(await given.config.credentials()).toMatchObject({ accessKeyId: 'AK', secretAccessKey: 'SK' });
     const none = createSqsClient({ endpoint: 'http://127.0.0.1:9324', region: 'us-east-1' }, {}, {});
     expect(await none.config.credentials()).toMatchObject({ accessKeyId: 'test' });
@@ -129,7 +180,11 @@ describe('createSqsClient credentials', () => {
   it("counts LocalStack's localhost.localstack.cloud names as loopback", async () => {
     const { createSqsClient } = await import('../../src/aws/clients.js');
     // Credentials from the env given are used only for loopback endpoints (else the SDK's chain).
-    const client = createSqsClient({ endpoint: 'http://sqs.us-east-1.localhost.localstack.cloud:4566', region: 'us-east-1' }, {}, { AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: 'SK' });
+    const client = createSqsClient(
+      { endpoint: 'http://sqs.us-east-1.localhost.localstack.cloud:4566', region: 'us-east-1' },
+      {},
+      { AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: 'SK' },
+    );
     expect(await client.config.credentials()).toMatchObject({ accessKeyId: 'AK' });
     client.destroy();
   });

@@ -5,10 +5,20 @@ const fallback = { messageId: 'msg-1', sentAt: new Date('2026-01-02T03:04:05.000
 
 describe('envelope v1', () => {
   it('encodes the documented fields in order and decodes them back', () => {
-    const body = encodeEnvelope({ v: 1, id: 'job-1', job: 'resize', args: { w: 10 }, enqueuedAt: '2026-01-01T00:00:00.000Z', tenant: 't1' });
+    const body = encodeEnvelope({
+      v: 1,
+      id: 'job-1',
+      job: 'resize',
+      args: { w: 10 },
+      enqueuedAt: '2026-01-01T00:00:00.000Z',
+      tenant: 't1',
+    });
     expect(body).toBe('{"v":1,"id":"job-1","job":"resize","args":{"w":10},"enqueuedAt":"2026-01-01T00:00:00.000Z","tenant":"t1"}');
     const decoded = decodeEnvelope(body, fallback);
-    expect(decoded).toEqual({ ok: true, envelope: { v: 1, id: 'job-1', job: 'resize', args: { w: 10 }, enqueuedAt: '2026-01-01T00:00:00.000Z', tenant: 't1' } });
+    expect(decoded).toEqual({
+      ok: true,
+      envelope: { v: 1, id: 'job-1', job: 'resize', args: { w: 10 }, enqueuedAt: '2026-01-01T00:00:00.000Z', tenant: 't1' },
+    });
   });
 
   it('omits tenant when there is none', () => {

@@ -32,7 +32,10 @@ describe('MetricsAggregator', () => {
     a.count('resize', 'jobs', 'Failed');
     const data = a.drain(new Date(0));
     const process = data.find((d) => d.MetricName === 'ProcessTime')!;
-    expect(process.Dimensions).toEqual([{ Name: 'Job', Value: 'email' }, { Name: 'Queue', Value: 'jobs' }]);
+    expect(process.Dimensions).toEqual([
+      { Name: 'Job', Value: 'email' },
+      { Name: 'Queue', Value: 'jobs' },
+    ]);
     expect(process.Counts).toEqual([3, 1]);
     expect(process.Unit).toBe('Milliseconds');
     expect(data.find((d) => d.MetricName === 'Succeeded')?.Value).toBe(3);
@@ -55,10 +58,16 @@ describe('MetricsAggregator', () => {
 });
 
 describe('chunkDatums', () => {
-  const datum = (values: number): MetricDatum => ({ MetricName: 'WaitTime', Values: Array.from({ length: values }, (_, i) => 123_456.7 + i), Counts: Array(values).fill(1_000) });
+  const datum = (values: number): MetricDatum => ({
+    MetricName: 'WaitTime',
+    Values: Array.from({ length: values }, (_, i) => 123_456.7 + i),
+    Counts: Array(values).fill(1_000),
+  });
 
   it('puts at most 1,000 datums in one call', () => {
-    expect(chunkDatums(Array.from({ length: 2_500 }, () => ({ MetricName: 'Succeeded', Value: 1 }))).map((c) => c.length)).toEqual([1_000, 1_000, 500]);
+    expect(chunkDatums(Array.from({ length: 2_500 }, () => ({ MetricName: 'Succeeded', Value: 1 }))).map((c) => c.length)).toEqual([
+      1_000, 1_000, 500,
+    ]);
   });
 
   it('keeps each call under the 1 MB request limit', () => {
@@ -73,8 +82,27 @@ describe('EmfSink', () => {
     const lines: string[] = [];
     const sink = new EmfSink((l) => lines.push(l));
     await sink.publish('SqsJobs', [
-      { MetricName: 'WaitTime', Unit: 'Milliseconds', Timestamp: new Date(1_000), Dimensions: [{ Name: 'Job', Value: 'a' }, { Name: 'Queue', Value: 'q' }], Values: [5, 9], Counts: [120, 1] },
-      { MetricName: 'Succeeded', Unit: 'Count', Timestamp: new Date(1_000), Dimensions: [{ Name: 'Job', Value: 'a' }, { Name: 'Queue', Value: 'q' }], Value: 4 },
+      {
+        MetricName: 'WaitTime',
+        Unit: 'Milliseconds',
+        Timestamp: new Date(1_000),
+        Dimensions: [
+          { Name: 'Job', Value: 'a' },
+          { Name: 'Queue', Value: 'q' },
+        ],
+        Values: [5, 9],
+        Counts: [120, 1],
+      },
+      {
+        MetricName: 'Succeeded',
+        Unit: 'Count',
+        Timestamp: new Date(1_000),
+        Dimensions: [
+          { Name: 'Job', Value: 'a' },
+          { Name: 'Queue', Value: 'q' },
+        ],
+        Value: 4,
+      },
     ]);
     const parsed = lines.map((l) => JSON.parse(l));
     expect(parsed).toHaveLength(3);

@@ -20,7 +20,12 @@ function scriptedClient(answer: (ids: string[], call: number) => { ok: string[];
       const { ok, failed } = answer(ids, calls.length);
       return {
         Successful: ok.map((id) => ({ Id: id, MessageId: `m-${id}` })),
-        Failed: failed.map((f) => ({ Id: f.id, SenderFault: f.senderFault, Code: f.senderFault ? 'InvalidParameterValue' : 'InternalError', Message: 'no' })),
+        Failed: failed.map((f) => ({
+          Id: f.id,
+          SenderFault: f.senderFault,
+          Code: f.senderFault ? 'InvalidParameterValue' : 'InternalError',
+          Message: 'no',
+        })),
       };
     },
     destroy() {},
@@ -37,7 +42,10 @@ describe('enqueueMany batch answers', () => {
       call === 1 ? { ok: ids.filter((id) => id !== '3'), failed: [{ id: '3', senderFault: false }] } : { ok: ids, failed: [] },
     );
     const producer = createProducer({ queueUrl, client }, {});
-    const results = await producer.enqueueMany(note, Array.from({ length: 5 }, (_, i) => ({ text: String(i) })));
+    const results = await producer.enqueueMany(
+      note,
+      Array.from({ length: 5 }, (_, i) => ({ text: String(i) })),
+    );
     expect(results.map((r) => r.messageId)).toEqual(['m-0', 'm-1', 'm-2', 'm-3', 'm-4']);
     expect(calls).toEqual([['0', '1', '2', '3', '4'], ['3']]);
   });
@@ -48,9 +56,17 @@ describe('enqueueMany batch answers', () => {
       failed: ids.filter((id) => id === '1' || id === '11').map((id) => ({ id, senderFault: id === '1' })),
     }));
     const producer = createProducer({ queueUrl, client }, {});
-    const error = (await producer.enqueueMany(note, Array.from({ length: 12 }, (_, i) => ({ text: String(i) }))).catch((e: unknown) => e)) as EnqueueBatchError;
+    const error = (await producer
+      .enqueueMany(
+        note,
+        Array.from({ length: 12 }, (_, i) => ({ text: String(i) })),
+      )
+      .catch((e: unknown) => e)) as EnqueueBatchError;
     expect(error).toBeInstanceOf(EnqueueBatchError);
-    expect(error.failed.map((f) => [f.index, f.code])).toEqual([[1, 'InvalidParameterValue'], [11, 'InternalError']]);
+    expect(error.failed.map((f) => [f.index, f.code])).toEqual([
+      [1, 'InvalidParameterValue'],
+      [11, 'InternalError'],
+    ]);
     expect(error.sent.map((s) => s.index)).toEqual([0, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(error.message).toMatch(/^2 of 12 jobs were not enqueued/);
   });
@@ -58,7 +74,12 @@ describe('enqueueMany batch answers', () => {
 
 describe('chunkMessages', () => {
   it('splits by 10 entries', () => {
-    expect(chunkMessages(Array.from({ length: 25 }, () => ({ size: 1 })), 1000).map((c) => c.length)).toEqual([10, 10, 5]);
+    expect(
+      chunkMessages(
+        Array.from({ length: 25 }, () => ({ size: 1 })),
+        1000,
+      ).map((c) => c.length),
+    ).toEqual([10, 10, 5]);
   });
 
   it('splits by total bytes, keeping an oversized single entry alone', () => {

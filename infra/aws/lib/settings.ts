@@ -73,7 +73,9 @@ export function resolveSettings(overrides: unknown = {}): DeploySettings {
   const given: unknown = typeof overrides === 'string' ? JSON.parse(overrides) : (overrides ?? {});
   const result = settingsSchema.safeParse({ ...DEFAULT_SETTINGS, ...(given as object) });
   if (!result.success) {
-    throw new Error(`invalid sqsJobs deployment settings: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new Error(
+      `invalid sqsJobs deployment settings: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   return result.data;
 }

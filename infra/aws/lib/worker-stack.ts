@@ -40,7 +40,10 @@ export class SqsJobsWorkerStack extends Stack {
     const spec = queueSpec(s);
 
     // Queues: the same attributes `npm run infra:local` gives the local stack.
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', { queueName: `${spec.name}-dlq`, retentionPeriod: Duration.seconds(DLQ_RETENTION_SECONDS) });
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      queueName: `${spec.name}-dlq`,
+      retentionPeriod: Duration.seconds(DLQ_RETENTION_SECONDS),
+    });
     this.queue = new sqs.Queue(this, 'JobQueue', {
       queueName: spec.name,
       visibilityTimeout: Duration.seconds(spec.visibilityTimeout),
@@ -59,8 +62,12 @@ export class SqsJobsWorkerStack extends Stack {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
       description: 'sqs-jobs worker: consume the job queue, dead-letter to its DLQ, publish job metrics',
     });
-    taskRole.addToPolicy(new iam.PolicyStatement({ sid: 'ConsumeJobQueue', actions: WORKER_QUEUE_ACTIONS, resources: [this.queue.queueArn] }));
-    taskRole.addToPolicy(new iam.PolicyStatement({ sid: 'DeadLetter', actions: WORKER_DLQ_ACTIONS, resources: [this.deadLetterQueue.queueArn] }));
+    taskRole.addToPolicy(
+      new iam.PolicyStatement({ sid: 'ConsumeJobQueue', actions: WORKER_QUEUE_ACTIONS, resources: [this.queue.queueArn] }),
+    );
+    taskRole.addToPolicy(
+      new iam.PolicyStatement({ sid: 'DeadLetter', actions: WORKER_DLQ_ACTIONS, resources: [this.deadLetterQueue.queueArn] }),
+    );
     if (s.metrics === 'cloudwatch') {
       // PutMetricData has no resource type; the condition pins it to the job metrics namespace.
       taskRole.addToPolicy(
@@ -78,11 +85,16 @@ export class SqsJobsWorkerStack extends Stack {
       image: props.image ?? ecs.ContainerImage.fromAsset(REPO_ROOT),
       command: [
         'worker',
-        '--jobs', s.jobsModule,
-        '--concurrency', String(s.concurrency),
-        '--visibility-timeout', String(spec.visibilityTimeout),
-        '--wait-time', String(s.waitTimeSeconds),
-        '--shutdown-timeout-ms', String(s.shutdownTimeoutSeconds * 1000),
+        '--jobs',
+        s.jobsModule,
+        '--concurrency',
+        String(s.concurrency),
+        '--visibility-timeout',
+        String(spec.visibilityTimeout),
+        '--wait-time',
+        String(s.waitTimeSeconds),
+        '--shutdown-timeout-ms',
+        String(s.shutdownTimeoutSeconds * 1000),
       ],
       environment: {
         SQS_JOBS_QUEUE_URL: this.queue.queueUrl,
@@ -181,15 +193,31 @@ export class SqsJobsWorkerStack extends Stack {
             title: 'Queue depth',
             left: [
               this.queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum', label: 'waiting' }),
-              this.queue.metricApproximateNumberOfMessagesNotVisible({ period: Duration.minutes(1), statistic: 'Maximum', label: 'in flight' }),
-              this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum', label: 'dead letters' }),
+              this.queue.metricApproximateNumberOfMessagesNotVisible({
+                period: Duration.minutes(1),
+                statistic: 'Maximum',
+                label: 'in flight',
+              }),
+              this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+                period: Duration.minutes(1),
+                statistic: 'Maximum',
+                label: 'dead letters',
+              }),
             ],
             width: 12,
           }),
         ],
         [
-          new cloudwatch.GraphWidget({ title: 'Wait time per job (p50, p99)', left: [perJob('WaitTime', 'p50'), perJob('WaitTime', 'p99')], width: 12 }),
-          new cloudwatch.GraphWidget({ title: 'Process time per job (p50, p99)', left: [perJob('ProcessTime', 'p50'), perJob('ProcessTime', 'p99')], width: 12 }),
+          new cloudwatch.GraphWidget({
+            title: 'Wait time per job (p50, p99)',
+            left: [perJob('WaitTime', 'p50'), perJob('WaitTime', 'p99')],
+            width: 12,
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Process time per job (p50, p99)',
+            left: [perJob('ProcessTime', 'p50'), perJob('ProcessTime', 'p99')],
+            width: 12,
+          }),
         ],
       ],
     });
@@ -197,7 +225,11 @@ export class SqsJobsWorkerStack extends Stack {
 
   /** A one-node ElastiCache memcached that only the workers can reach; returns host:port. */
   #memcached(vpc: ec2.IVpc, workers: ec2.SecurityGroup, nodeType: string): string {
-    const securityGroup = new ec2.SecurityGroup(this, 'MemcachedSecurityGroup', { vpc, description: 'sqs-jobs dedupe lock', allowAllOutbound: false });
+    const securityGroup = new ec2.SecurityGroup(this, 'MemcachedSecurityGroup', {
+      vpc,
+      description: 'sqs-jobs dedupe lock',
+      allowAllOutbound: false,
+    });
     securityGroup.addIngressRule(workers, ec2.Port.tcp(11211), 'sqs-jobs workers');
     const subnets = new elasticache.CfnSubnetGroup(this, 'MemcachedSubnets', {
       description: 'sqs-jobs memcached',

@@ -6,7 +6,10 @@ import { DEFAULT_SETTINGS } from '../lib/settings.js';
 // agrees with the package and with the stack that runs it.
 const root = new URL('../../../', import.meta.url);
 const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8');
-const dockerignore = readFileSync(new URL('.dockerignore', root), 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
+const dockerignore = readFileSync(new URL('.dockerignore', root), 'utf8')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter(Boolean);
 const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { bin: Record<string, string> };
 
 describe('Dockerfile', () => {

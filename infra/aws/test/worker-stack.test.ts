@@ -18,7 +18,12 @@ function synth(overrides: Partial<DeploySettings> = {}): Template {
 type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown; Sid?: string };
 
 function taskRoleStatements(t: Template): Statement[] {
-  const roles = t.findResources('AWS::IAM::Role', { Properties: { AssumeRolePolicyDocument: { Statement: [{ Principal: { Service: 'ecs-tasks.amazonaws.com' } }] }, Description: Match.stringLikeRegexp('sqs-jobs worker') } });
+  const roles = t.findResources('AWS::IAM::Role', {
+    Properties: {
+      AssumeRolePolicyDocument: { Statement: [{ Principal: { Service: 'ecs-tasks.amazonaws.com' } }] },
+      Description: Match.stringLikeRegexp('sqs-jobs worker'),
+    },
+  });
   const roleId = Object.keys(roles)[0]!;
   const policies = t.findResources('AWS::IAM::Policy');
   return Object.values(policies)
@@ -66,7 +71,10 @@ describe('SqsJobsWorkerStack', () => {
     expect(bySid.ConsumeJobQueue!.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^JobQueue/), 'Arn'] });
     expect(new Set(bySid.DeadLetter!.Action)).toEqual(new Set(WORKER_DLQ_ACTIONS));
     expect(bySid.DeadLetter!.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^DeadLetterQueue/), 'Arn'] });
-    expect(bySid.PublishJobMetrics).toMatchObject({ Action: 'cloudwatch:PutMetricData', Condition: { StringEquals: { 'cloudwatch:namespace': 'SqsJobs' } } });
+    expect(bySid.PublishJobMetrics).toMatchObject({
+      Action: 'cloudwatch:PutMetricData',
+      Condition: { StringEquals: { 'cloudwatch:namespace': 'SqsJobs' } },
+    });
     expect(Object.keys(bySid).sort()).toEqual(['ConsumeJobQueue', 'DeadLetter', 'PublishJobMetrics']);
   });
 
@@ -81,11 +89,26 @@ describe('SqsJobsWorkerStack', () => {
       RequiresCompatibilities: ['FARGATE'],
       ContainerDefinitions: [
         Match.objectLike({
-          Command: ['worker', '--jobs', DEFAULT_SETTINGS.jobsModule, '--concurrency', '10', '--visibility-timeout', '60', '--wait-time', '20', '--shutdown-timeout-ms', '45000'],
+          Command: [
+            'worker',
+            '--jobs',
+            DEFAULT_SETTINGS.jobsModule,
+            '--concurrency',
+            '10',
+            '--visibility-timeout',
+            '60',
+            '--wait-time',
+            '20',
+            '--shutdown-timeout-ms',
+            '45000',
+          ],
           StopTimeout: 75,
           LinuxParameters: { InitProcessEnabled: true, Capabilities: Match.anyValue() },
           ReadonlyRootFilesystem: true,
-          Environment: Match.arrayWith([Match.objectLike({ Name: 'SQS_JOBS_QUEUE_URL' }), Match.objectLike({ Name: 'SQS_JOBS_MEMCACHED' })]),
+          Environment: Match.arrayWith([
+            Match.objectLike({ Name: 'SQS_JOBS_QUEUE_URL' }),
+            Match.objectLike({ Name: 'SQS_JOBS_MEMCACHED' }),
+          ]),
         }),
       ],
     });
@@ -103,9 +126,14 @@ describe('SqsJobsWorkerStack', () => {
     const policies = Object.values(t.findResources('AWS::ApplicationAutoScaling::ScalingPolicy'));
     expect(policies.length).toBe(2);
     for (const p of policies) expect(p.Properties.PolicyType).toBe('StepScaling');
-    const adjustments = policies.flatMap((p) => p.Properties.StepScalingPolicyConfiguration.StepAdjustments.map((a: { ScalingAdjustment: number }) => a.ScalingAdjustment));
+    const adjustments = policies.flatMap((p) =>
+      p.Properties.StepScalingPolicyConfiguration.StepAdjustments.map((a: { ScalingAdjustment: number }) => a.ScalingAdjustment),
+    );
     expect(adjustments.sort((a: number, b: number) => a - b)).toEqual([-1, 1, 2, 4]);
-    t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^JobQueue'), 'QueueName'] } }] });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^JobQueue'), 'QueueName'] } }],
+    });
   });
 
   it('creates memcached that only the workers reach, or uses a given endpoint', () => {
@@ -120,7 +148,9 @@ describe('SqsJobsWorkerStack', () => {
     const given = synth({ memcached: { endpoint: 'cache.internal:11211' } });
     given.resourceCountIs('AWS::ElastiCache::CacheCluster', 0);
     given.hasResourceProperties('AWS::ECS::TaskDefinition', {
-      ContainerDefinitions: [Match.objectLike({ Environment: Match.arrayWith([{ Name: 'SQS_JOBS_MEMCACHED', Value: 'cache.internal:11211' }]) })],
+      ContainerDefinitions: [
+        Match.objectLike({ Environment: Match.arrayWith([{ Name: 'SQS_JOBS_MEMCACHED', Value: 'cache.internal:11211' }]) }),
+      ],
     });
   });
 

@@ -4,7 +4,14 @@ import type { ClaimResult } from '../../../src/ports/lock.js';
 import { afterClaim, afterRun, type ClaimFacts, type Outcome, type RunFacts } from '../../../src/worker/decide.js';
 import type { Execution } from '../../../src/worker/execute.js';
 
-const claimFacts = (over: Partial<ClaimFacts>): ClaimFacts => ({ claim: 'claimed', leaseLost: false, lockFailClosed: false, stopping: false, visibilityTimeoutSeconds: 30, ...over });
+const claimFacts = (over: Partial<ClaimFacts>): ClaimFacts => ({
+  claim: 'claimed',
+  leaseLost: false,
+  lockFailClosed: false,
+  stopping: false,
+  visibilityTimeoutSeconds: 30,
+  ...over,
+});
 
 describe('afterClaim: one row per rule', () => {
   const rows: [string, Partial<ClaimFacts>, Outcome | 'run'][] = [
@@ -16,7 +23,11 @@ describe('afterClaim: one row per rule', () => {
       { kind: 'release', reason: 'dedupe lock unavailable (failing closed)', delaySeconds: 30, abandoned: false },
     ],
     ['completed → deleted as a duplicate', { claim: 'completed' }, { kind: 'duplicate', state: 'completed' }],
-    ['this message already dead-lettered → deleted as a leftover', { claim: 'dead-lettered' }, { kind: 'duplicate', state: 'dead-lettered' }],
+    [
+      'this message already dead-lettered → deleted as a leftover',
+      { claim: 'dead-lettered' },
+      { kind: 'duplicate', state: 'dead-lettered' },
+    ],
     ['running under another message → this copy deleted', { claim: 'running-copy' }, { kind: 'duplicate', state: 'running' }],
     [
       'running under this same message → handed back for one visibility timeout',
@@ -28,8 +39,16 @@ describe('afterClaim: one row per rule', () => {
         abandoned: false,
       },
     ],
-    ['lease lost while claiming → lost, whatever the claim said', { claim: 'completed', leaseLost: true }, { kind: 'lost', reason: 'the lease was lost while the job id was being claimed', abandoned: false }],
-    ['claimed but the worker is stopping → handed back at once', { stopping: true }, { kind: 'release', reason: 'worker is stopping', delaySeconds: 0, abandoned: false }],
+    [
+      'lease lost while claiming → lost, whatever the claim said',
+      { claim: 'completed', leaseLost: true },
+      { kind: 'lost', reason: 'the lease was lost while the job id was being claimed', abandoned: false },
+    ],
+    [
+      'claimed but the worker is stopping → handed back at once',
+      { stopping: true },
+      { kind: 'release', reason: 'worker is stopping', delaySeconds: 0, abandoned: false },
+    ],
   ];
   it.each(rows)('%s', (_name, facts, expected) => {
     expect(afterClaim(claimFacts(facts))).toEqual(expected);
@@ -68,7 +87,13 @@ describe('afterRun: one row per rule', () => {
 
   it('threw → retried after the backoff for its attempt', () => {
     const error = new Error('boom');
-    expect(afterRun(runFacts(threw(error), { receiveCount: 2, attempt: 2 }))).toEqual({ kind: 'retry', error, delayMs: 5_000, processMs: 7, abandoned: false });
+    expect(afterRun(runFacts(threw(error), { receiveCount: 2, attempt: 2 }))).toEqual({
+      kind: 'retry',
+      error,
+      delayMs: 5_000,
+      processMs: 7,
+      abandoned: false,
+    });
   });
 
   it('threw on the receive that reaches maxReceiveCount → dead-lettered as retries-exhausted with the last error', () => {
@@ -82,27 +107,49 @@ describe('afterRun: one row per rule', () => {
   });
 
   it('threw with no redrive policy → always retried', () => {
-    expect(afterRun(runFacts(threw(new Error('x')), { receiveCount: 50, attempt: 50, maxReceiveCount: undefined }))).toMatchObject({ kind: 'retry' });
+    expect(afterRun(runFacts(threw(new Error('x')), { receiveCount: 50, attempt: 50, maxReceiveCount: undefined }))).toMatchObject({
+      kind: 'retry',
+    });
   });
 
   it('UnrecoverableError → dead-lettered at once', () => {
     const error = new UnrecoverableError('bad input');
-    expect(afterRun(runFacts(threw(error)))).toEqual({ kind: 'dead-letter', reason: 'unrecoverable', detail: 'bad input', error, processMs: 7 });
+    expect(afterRun(runFacts(threw(error)))).toEqual({
+      kind: 'dead-letter',
+      reason: 'unrecoverable',
+      detail: 'bad input',
+      error,
+      processMs: 7,
+    });
   });
 
   it('RetryLaterError → retried after its own delay, even at the last receive (settle re-sends it then)', () => {
     const error = new RetryLaterError(2_500);
-    expect(afterRun(runFacts(threw(error), { receiveCount: 5, attempt: 5 }))).toEqual({ kind: 'retry', error, delayMs: 2_500, processMs: 7, abandoned: false });
+    expect(afterRun(runFacts(threw(error), { receiveCount: 5, attempt: 5 }))).toEqual({
+      kind: 'retry',
+      error,
+      delayMs: 2_500,
+      processMs: 7,
+      abandoned: false,
+    });
   });
 
   it('timed out → a failed attempt; abandoned when the handler did not settle within the grace', () => {
     expect(afterRun(runFacts(aborted('JOB_TIMEOUT')))).toMatchObject({ kind: 'retry', delayMs: 1_000, abandoned: false });
     expect(afterRun(runFacts(aborted('JOB_TIMEOUT', true)))).toMatchObject({ kind: 'retry', abandoned: true });
-    expect(afterRun(runFacts(aborted('JOB_TIMEOUT'), { receiveCount: 5 }))).toMatchObject({ kind: 'dead-letter', reason: 'retries-exhausted' });
+    expect(afterRun(runFacts(aborted('JOB_TIMEOUT'), { receiveCount: 5 }))).toMatchObject({
+      kind: 'dead-letter',
+      reason: 'retries-exhausted',
+    });
   });
 
   it('shutdown deadline → handed back at once', () => {
-    expect(afterRun(runFacts(aborted('SHUTDOWN')))).toEqual({ kind: 'release', reason: 'signal: SHUTDOWN', delaySeconds: 0, abandoned: false });
+    expect(afterRun(runFacts(aborted('SHUTDOWN')))).toEqual({
+      kind: 'release',
+      reason: 'signal: SHUTDOWN',
+      delaySeconds: 0,
+      abandoned: false,
+    });
     expect(afterRun(runFacts(aborted('SHUTDOWN', true)))).toMatchObject({ kind: 'release', abandoned: true });
   });
 

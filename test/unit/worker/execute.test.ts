@@ -3,14 +3,40 @@ import { describe, expect, it } from 'vitest';
 import { execute } from '../../../src/worker/execute.js';
 import { Lease } from '../../../src/worker/leases.js';
 
-const lease = () => new Lease({ queueUrl: 'q', messageId: 'm', receiptHandle: 'r', body: '', receiveCount: 1, sentAt: new Date(0), groupId: undefined, attributes: {} }, 0, 30, 15_000);
+const lease = () =>
+  new Lease(
+    {
+      queueUrl: 'q',
+      messageId: 'm',
+      receiptHandle: 'r',
+      body: '',
+      receiveCount: 1,
+      sentAt: new Date(0),
+      groupId: undefined,
+      attributes: {},
+    },
+    0,
+    30,
+    15_000,
+  );
 const options = { timeoutMs: undefined, timeoutMessage: 'timed out', graceMs: 200 };
 
 describe('execute', () => {
   it('answers how the handler ended', async () => {
     expect(await execute(() => 'ok', lease(), options)).toMatchObject({ kind: 'returned' });
-    expect(await execute(() => Promise.reject(new Error('no')), lease(), options)).toMatchObject({ kind: 'threw', error: { message: 'no' } });
-    expect(await execute(() => { throw 'a string'; }, lease(), options)).toMatchObject({ kind: 'threw', error: { message: 'a string' } });
+    expect(await execute(() => Promise.reject(new Error('no')), lease(), options)).toMatchObject({
+      kind: 'threw',
+      error: { message: 'no' },
+    });
+    expect(
+      await execute(
+        () => {
+          throw 'a string';
+        },
+        lease(),
+        options,
+      ),
+    ).toMatchObject({ kind: 'threw', error: { message: 'a string' } });
   });
 
   it('aborts the lease on timeout; a handler that honours its signal is not abandoned', async () => {

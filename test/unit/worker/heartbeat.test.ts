@@ -68,7 +68,8 @@ describe('Heartbeat', () => {
 
   it('reports a lost lease when SQS says the receipt handle is invalid, and drops it', async () => {
     const sqs = new FakeQueuePort();
-    sqs.visibilityAnswer = (e) => (e.receiptHandle === 'rh2' ? { code: 'ReceiptHandleIsInvalid', message: 'expired', senderFault: true } : undefined);
+    sqs.visibilityAnswer = (e) =>
+      e.receiptHandle === 'rh2' ? { code: 'ReceiptHandleIsInvalid', message: 'expired', senderFault: true } : undefined;
     const { hb, lost } = heartbeat(sqs);
     const leases = [1, 2, 3].map((i) => hb.track(message(i)));
     hb.start();
@@ -154,7 +155,15 @@ describe('Heartbeat', () => {
 
   it('declares the lease lost when the dedupe lock is held by someone else', async () => {
     const sqs = new FakeQueuePort();
-    const lock: JobLock = { ...new NoLock(), extend: async () => 'lost', claim: async () => 'claimed', complete: async () => true, release: async () => true, markDeadLettered: async () => true, close: () => {} };
+    const lock: JobLock = {
+      ...new NoLock(),
+      extend: async () => 'lost',
+      claim: async () => 'claimed',
+      complete: async () => true,
+      release: async () => true,
+      markDeadLettered: async () => true,
+      close: () => {},
+    };
     const { hb, lost } = heartbeat(sqs, { lock });
     const lease = hb.track(message(1));
     lease.lock = { jobId: 'j1', token: 't' };

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ATTR_FIRST_SENT_AT, ATTR_ORIGIN, ATTR_PRIOR_RECEIVES, atReceiveLimit, attemptOf, firstSentAt, originOf, resentMessage } from '../../../src/worker/resend.js';
+import {
+  ATTR_FIRST_SENT_AT,
+  ATTR_ORIGIN,
+  ATTR_PRIOR_RECEIVES,
+  atReceiveLimit,
+  attemptOf,
+  firstSentAt,
+  originOf,
+  resentMessage,
+} from '../../../src/worker/resend.js';
 import type { ReceivedMessage } from '../../../src/ports/queue.js';
 
 const base: ReceivedMessage = {

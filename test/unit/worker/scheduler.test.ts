@@ -3,7 +3,12 @@ import { Lease } from '../../../src/worker/leases.js';
 import { Scheduler, type ScheduledQueue } from '../../../src/worker/scheduler.js';
 
 function lease(queueUrl: string, id: string, groupId?: string): Lease {
-  return new Lease({ queueUrl, messageId: id, receiptHandle: id, body: '', receiveCount: 1, sentAt: new Date(0), groupId, attributes: {} }, 0, 30, 15_000);
+  return new Lease(
+    { queueUrl, messageId: id, receiptHandle: id, body: '', receiveCount: 1, sentAt: new Date(0), groupId, attributes: {} },
+    0,
+    30,
+    15_000,
+  );
 }
 
 const queue = (url: string, weight = 1): ScheduledQueue => ({ url, weight, credit: 0, fifo: url.endsWith('.fifo') });
@@ -12,8 +17,14 @@ const ids = (leases: Lease[]) => leases.map((l) => l.message.messageId);
 describe('Scheduler', () => {
   it('takes queues in proportion to their weights', () => {
     const s = new Scheduler([queue('a', 3), queue('b', 1)]);
-    s.add('a', Array.from({ length: 8 }, (_, i) => lease('a', `a${i}`)));
-    s.add('b', Array.from({ length: 8 }, (_, i) => lease('b', `b${i}`)));
+    s.add(
+      'a',
+      Array.from({ length: 8 }, (_, i) => lease('a', `a${i}`)),
+    );
+    s.add(
+      'b',
+      Array.from({ length: 8 }, (_, i) => lease('b', `b${i}`)),
+    );
     const order = Array.from({ length: 8 }, () => s.next()!.queue.url);
     expect(order.filter((u) => u === 'a')).toHaveLength(6);
     expect(s.size).toBe(8);

@@ -27,11 +27,29 @@ describe('a worker handed its own queue port', () => {
       },
     });
     const send = (n: number) =>
-      memory.send(url, { body: encodeEnvelope({ v: 1, id: newJobId(), job: 'step', args: { n }, enqueuedAt: new Date().toISOString() }), attributes: {} });
+      memory.send(url, {
+        body: encodeEnvelope({ v: 1, id: newJobId(), job: 'step', args: { n }, enqueuedAt: new Date().toISOString() }),
+        attributes: {},
+      });
     await Promise.all([send(1), send(2), send(3)]);
-    const worker = createWorker({ queues: [url], jobs: [job], queue: memory, waitTimeSeconds: 0, deleteFlushMs: 0, handleSignals: false, logger: pino({ level: 'silent' }), metrics: { sink: 'off' } }, {});
+    const worker = createWorker(
+      {
+        queues: [url],
+        jobs: [job],
+        queue: memory,
+        waitTimeSeconds: 0,
+        deleteFlushMs: 0,
+        handleSignals: false,
+        logger: pino({ level: 'silent' }),
+        metrics: { sink: 'off' },
+      },
+      {},
+    );
     await worker.start();
-    await eventually(async () => (await memory.receive(dlq, 10, 0, 0)).length === 1 && seen.includes('2@2'), 'the retry and the dead letter');
+    await eventually(
+      async () => (await memory.receive(dlq, 10, 0, 0)).length === 1 && seen.includes('2@2'),
+      'the retry and the dead letter',
+    );
     await worker.stop();
     expect(seen.sort()).toEqual(['1@1', '2@1', '2@2', '3@1']);
     expect(await memory.receive(url, 10, 0, 30)).toHaveLength(0);
