@@ -46,3 +46,30 @@ export class SafeEmitter<Events extends { [K in keyof Events]: unknown[] }> {
     return this.#emitter.listenerCount(event);
   }
 }
+
+/**
+ * A class whose instances emit typed events through a SafeEmitter: on, off and once for its users,
+ * `events.emit` for itself.
+ */
+export class EventSource<Events extends { [K in keyof Events]: unknown[] }> {
+  protected readonly events: SafeEmitter<Events>;
+
+  constructor(onListenerError: (error: unknown, event: string) => void) {
+    this.events = new SafeEmitter(onListenerError);
+  }
+
+  on<K extends keyof Events & string>(event: K, listener: Listener<Events[K]>): this {
+    this.events.on(event, listener);
+    return this;
+  }
+
+  off<K extends keyof Events & string>(event: K, listener: Listener<Events[K]>): this {
+    this.events.off(event, listener);
+    return this;
+  }
+
+  once<K extends keyof Events & string>(event: K, listener: Listener<Events[K]>): this {
+    this.events.once(event, listener);
+    return this;
+  }
+}

@@ -11,6 +11,8 @@ import type { QueuePort } from '../ports/queue.js';
 import { DeleteBatcher } from './acks.js';
 import { Heartbeat } from './heartbeat.js';
 import type { WorkerConfig } from './options.js';
+import type { RunDeps } from './runner.js';
+import type { SettleDeps } from './settle.js';
 
 /** What a worker is made of besides its loop: the ports (given, or built from the SDKs) and the services on them. */
 export interface WorkerParts {
@@ -87,4 +89,53 @@ export function buildParts(
       onError('delete', new Error(`could not delete message ${m.messageId} from ${m.queueUrl}: ${reason}; it will be delivered again`)),
   });
   return { sqs, lock, heartbeat, acks, metrics: createMetricsRecorder(c.metrics, c.aws, log, env), closeClients };
+}
+
+/** What settle needs: the parts, the config's TTLs, and each queue's DLQ and redrive limit. */
+export function settleDeps(
+  c: WorkerConfig,
+  parts: WorkerParts,
+  log: Logger,
+  events: SafeEmitter<WorkerEvents>,
+  queue: (url: string) => { readonly deadLetterQueueUrl: string; readonly maxReceiveCount: number | undefined },
+  onError: (where: string, error: unknown) => void,
+): SettleDeps {
+  return {
+    sqs: parts.sqs,
+    acks: parts.acks,
+    heartbeat: parts.heartbeat,
+    lock: parts.lock,
+    completedTtlSeconds: c.completedTtlSeconds,
+    lockTtlSeconds: c.lockTtlSeconds,
+    visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
+    deadLetterQueueUrl: (url) => queue(url).deadLetterQueueUrl,
+    maxReceiveCount: (url) => queue(url).maxReceiveCount,
+    logger: log,
+    emit: events.emit.bind(events),
+    onError,
+  };
+}
+
+/** What runJob needs for one queue. */
+export function runDeps(
+  c: WorkerConfig,
+  parts: WorkerParts,
+  maxReceiveCount: number | undefined,
+  log: Logger,
+  events: SafeEmitter<WorkerEvents>,
+  stopping: () => boolean,
+): RunDeps {
+  return {
+    jobs: c.jobs,
+    lock: parts.lock,
+    lockTtlSeconds: c.lockTtlSeconds,
+    lockFailClosed: c.lockFailClosed,
+    visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
+    abortGraceMs: c.abortGraceMs,
+    maxReceiveCount,
+    stopping,
+    logger: log,
+    logArgs: c.logArgs,
+    emit: events.emit.bind(events),
+  };
 }

@@ -1,29 +1,21 @@
 import type { Logger } from 'pino';
-import { isFifoQueue, queueNameOf, type Env } from '../config.js';
-import { ConfigError, toError } from '../errors.js';
-import { SafeEmitter } from '../events.js';
+import { queueNameOf, type Env } from '../config.js';
+import { toError } from '../errors.js';
+import { EventSource } from '../events.js';
 import type { WorkerEvents } from '../job-events.js';
-import type { DeadLetterTarget } from '../ports/queue.js';
 import { createLogger } from '../log.js';
 import { ReceiveCapacity } from './capacity.js';
 import type { Outcome } from './decide.js';
 import type { Lease } from './leases.js';
-import { resolveWorkerConfig, type QueueConfig, type WorkerConfig, type WorkerOptions } from './options.js';
-import { buildParts, type WorkerParts } from './parts.js';
+import { resolveWorkerConfig, type WorkerConfig, type WorkerOptions } from './options.js';
+import { buildParts, runDeps, settleDeps, type WorkerParts } from './parts.js';
 import { poll, type PollerDeps } from './poller.js';
-import { describeMessage, runJob, type RunDeps } from './runner.js';
-import { Scheduler, type ScheduledQueue } from './scheduler.js';
+import { type QueueState, queueState, resolveDeadLetterQueue } from './queue-state.js';
+import { describeMessage, runJob } from './runner.js';
+import { Scheduler } from './scheduler.js';
 import { handBackUnstarted, retryInPlace, settle, type SettleDeps } from './settle.js';
 import { handleSignals, shutdown } from './shutdown.js';
 import { sleep } from '../sleep.js';
-
-interface QueueState extends ScheduledQueue {
-  readonly config: QueueConfig;
-  deadLetterQueueUrl: string;
-  maxReceiveCount: number | undefined;
-  /** What runJob needs for this queue; built once the DLQ is known. */
-  runDeps: RunDeps | undefined;
-}
 
 /** Outcomes after which a FIFO message comes back to its queue, so its group's later messages must wait for it. */
 const BLOCKS_GROUP: ReadonlySet<Outcome['kind']> = new Set(['retry', 'release', 'lost']);
@@ -33,9 +25,8 @@ const BLOCKS_GROUP: ReadonlySet<Outcome['kind']> = new Set(['retry', 'release', 
  * receive (poller) → schedule (scheduler) → run (runner) → settle. This class wires them and owns
  * the lifecycle. start() and stop() each return the same promise on every call.
  */
-export class Worker {
+export class Worker extends EventSource<WorkerEvents> {
   readonly config: WorkerConfig;
-  readonly #events: SafeEmitter<WorkerEvents>;
   readonly #log: Logger;
   readonly #parts: WorkerParts;
   readonly #queues: QueueState[];
@@ -53,55 +44,25 @@ export class Worker {
   #removeSignalListeners: () => void = () => {};
 
   constructor(options: WorkerOptions, env: Env = process.env) {
-    this.config = resolveWorkerConfig(options, env);
-    const c = this.config;
-    this.#log = c.logger ?? createLogger(env);
-    this.#events = new SafeEmitter((error, event) => this.#log.error({ err: error, event }, 'an event listener threw; the worker goes on'));
-    const parts = buildParts(c, env, this.#log, this.#events, (where, error) => this.#error(where, error));
+    const c = resolveWorkerConfig(options, env);
+    const log = c.logger ?? createLogger(env);
+    super((error, event) => log.error({ err: error, event }, 'an event listener threw; the worker goes on'));
+    this.config = c;
+    this.#log = log;
+    const parts = buildParts(c, env, this.#log, this.events, (where, error) => this.#error(where, error));
     this.#parts = parts;
     parts.metrics?.attach(this);
     this.#capacity = new ReceiveCapacity(c.concurrency + c.prefetch, () => this.#running.size + this.#scheduler.size);
-    this.#queues = c.queues.map((q) => ({
-      config: q,
-      url: q.url,
-      fifo: isFifoQueue(q.url),
-      weight: q.weight,
-      credit: 0,
-      deadLetterQueueUrl: '',
-      maxReceiveCount: undefined,
-      runDeps: undefined,
-    }));
+    this.#queues = c.queues.map(queueState);
     this.#scheduler = new Scheduler(this.#queues);
-    const queue = (url: string) => this.#queues.find((q) => q.url === url)!;
-    this.#settle = {
-      sqs: parts.sqs,
-      acks: parts.acks,
-      heartbeat: parts.heartbeat,
-      lock: parts.lock,
-      completedTtlSeconds: c.completedTtlSeconds,
-      lockTtlSeconds: c.lockTtlSeconds,
-      visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
-      deadLetterQueueUrl: (url) => queue(url).deadLetterQueueUrl,
-      maxReceiveCount: (url) => queue(url).maxReceiveCount,
-      logger: this.#log,
-      emit: this.#events.emit.bind(this.#events),
-      onError: (where, error) => this.#error(where, error),
-    };
-  }
-
-  on<K extends keyof WorkerEvents & string>(event: K, listener: (...args: WorkerEvents[K]) => void): this {
-    this.#events.on(event, listener);
-    return this;
-  }
-
-  off<K extends keyof WorkerEvents & string>(event: K, listener: (...args: WorkerEvents[K]) => void): this {
-    this.#events.off(event, listener);
-    return this;
-  }
-
-  once<K extends keyof WorkerEvents & string>(event: K, listener: (...args: WorkerEvents[K]) => void): this {
-    this.#events.once(event, listener);
-    return this;
+    this.#settle = settleDeps(
+      c,
+      parts,
+      this.#log,
+      this.events,
+      (url) => this.#queues.find((q) => q.url === url)!,
+      (where, error) => this.#error(where, error),
+    );
   }
 
   /** Messages held: running handlers and received-but-unstarted. */
@@ -140,14 +101,14 @@ export class Worker {
         ['remove signal listeners', () => this.#removeSignalListeners()],
       ],
       onError: (where, error) => this.#error(where, error),
-      onStopped: () => this.#events.emit('stopped'),
+      onStopped: () => this.events.emit('stopped'),
     });
     return this.#stopped;
   }
 
   async #start(): Promise<void> {
     for (const q of this.#queues) {
-      await this.#resolveDeadLetterQueue(q);
+      await resolveDeadLetterQueue(this.#parts.sqs, q);
       if (this.#stop.signal.aborted) return; // stop() came first: start nothing
     }
     if (this.config.handleSignals) {
@@ -190,23 +151,6 @@ export class Worker {
     );
   }
 
-  async #resolveDeadLetterQueue(q: QueueState): Promise<void> {
-    let target: DeadLetterTarget | undefined;
-    try {
-      target = await this.#parts.sqs.deadLetterTarget(q.url);
-    } catch (error) {
-      throw new ConfigError(`cannot read queue ${q.url}: ${toError(error).message}`, { cause: error });
-    }
-    q.maxReceiveCount = target?.maxReceiveCount;
-    const dlq = q.config.deadLetterQueueUrl ?? target?.deadLetterQueueUrl;
-    if (dlq === undefined) {
-      throw new ConfigError(
-        `queue ${q.url} has no RedrivePolicy, so poison messages would have nowhere to go: create it with \`sqs-jobs queues create --name ${queueNameOf(q.url)}\` or pass deadLetterQueueUrl`,
-      );
-    }
-    q.deadLetterQueueUrl = dlq;
-  }
-
   /** Start buffered messages while slots are free, in the order the scheduler gives. */
   #dispatch(): void {
     while (!this.#stop.signal.aborted && this.#running.size < this.config.concurrency) {
@@ -219,7 +163,7 @@ export class Worker {
 
   #run(q: QueueState, lease: Lease): void {
     this.#running.add(lease);
-    q.runDeps ??= this.#runDeps(q);
+    q.runDeps ??= runDeps(this.config, this.#parts, q.maxReceiveCount, this.#log, this.events, () => this.#stop.signal.aborted);
     runJob(q.runDeps, lease)
       .catch((error: unknown) => {
         // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
@@ -247,23 +191,6 @@ export class Worker {
         this.#track(settle(this.#settle, lease, info, outcome));
         if (behind.length > 0) this.#track(this.#handBack(behind, 'an earlier message of its FIFO group comes back first'));
       });
-  }
-
-  #runDeps(q: QueueState): RunDeps {
-    const c = this.config;
-    return {
-      jobs: c.jobs,
-      lock: this.#parts.lock,
-      lockTtlSeconds: c.lockTtlSeconds,
-      lockFailClosed: c.lockFailClosed,
-      visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
-      abortGraceMs: c.abortGraceMs,
-      maxReceiveCount: q.maxReceiveCount,
-      stopping: () => this.#stop.signal.aborted,
-      logger: this.#log,
-      logArgs: c.logArgs,
-      emit: this.#events.emit.bind(this.#events),
-    };
   }
 
   /** Put a FIFO job back at the head of its group, to start after `delayMs`. */
@@ -295,7 +222,7 @@ export class Worker {
   #error(where: string, error: unknown): void {
     const e = toError(error);
     this.#log.warn({ err: e, where }, `${where} failed`);
-    this.#events.emit('error', e);
+    this.events.emit('error', e);
   }
 }
 
