@@ -12,11 +12,14 @@
  *               producers (part of the enqueue path)
  *   sorter-late the same sorter, started with the workers: the burst is already buried in the
  *               intake queue, as it would be for a worker that sorts what it receives
+ *   spill       the sorter's rule applied by the producer itself: a key's jobs over its token
+ *               bucket are sent straight to the spillover queue (no extra hop). One producer here;
+ *               a fleet of producers would share the buckets (e.g. memcached counters per second)
  */
 import type { WorkerOptions } from '../../src/index.js';
 import { burstKeys, quietTenants, type Scenario } from './scenarios.js';
 
-export const MODES = ['off', 'on', 'hash', 'shuffle', 'per-tenant', 'sorter', 'sorter-late'] as const;
+export const MODES = ['off', 'on', 'hash', 'shuffle', 'per-tenant', 'sorter', 'sorter-late', 'spill'] as const;
 export type Mode = (typeof MODES)[number];
 
 export type Route =
@@ -29,7 +32,8 @@ export type Route =
       readonly depthTtlMs: number;
       readonly seed: number;
     }
-  | { readonly kind: 'per-tenant'; readonly queueOf: Readonly<Record<string, string>> };
+  | { readonly kind: 'per-tenant'; readonly queueOf: Readonly<Record<string, string>> }
+  | { readonly kind: 'spill'; readonly main: string; readonly spill: string; readonly perKeyPerSecond: number; readonly burst: number };
 
 export interface SorterSettings {
   readonly intake: string;
@@ -114,6 +118,13 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
         enqueue: () => ({}),
       };
     }
+    case 'spill':
+      return {
+        queues: ['main', 'spill'],
+        route: { kind: 'spill', main: 'main', spill: 'spill', perKeyPerSecond: 20, burst: 20 },
+        worker: (u) => ({ queues: [{ url: u.main!, weight: 4 }, { url: u.spill!, weight: 1 }], prefetch: prefetchFor(2) }),
+        enqueue: () => ({}),
+      };
     case 'sorter':
     case 'sorter-late':
       return {

@@ -2,7 +2,8 @@
  * Producer-side routing: which queue a tenant's next jobs go to. Hash sharding sends a tenant to
  * one of N shards; shuffle sharding gives each tenant its own `choices` of N shards and sends to
  * the one with the fewest messages, by a depth read at most every `depthTtlMs` (one
- * GetQueueAttributes per shard per refresh) plus what this producer sent since.
+ * GetQueueAttributes per shard per refresh) plus what this producer sent since. Spill sends what a
+ * key has beyond its token bucket to the spillover queue.
  */
 import { createHash } from 'node:crypto';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
@@ -30,6 +31,8 @@ export class ShardRouter {
   #depth = new Map<string, number>();
   #readAt = 0;
   #refreshing: Promise<void> | undefined;
+  /** Spill: each key's token bucket. */
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(route: Route, urls: Readonly<Record<string, string>>, sqs: SQSClient) {
     this.#route = route;
@@ -47,6 +50,8 @@ export class ShardRouter {
         return this.#urls[r.queueOf[tenant]!]!;
       case 'hash':
         return this.#urls[r.shards[shardsOf(tenant, r.shards.length, 1, r.seed)[0]!]!]!;
+      case 'spill':
+        return this.#urls[this.#admit(tenant, count, r.perKeyPerSecond, r.burst) ? r.main : r.spill]!;
       case 'shuffle': {
         if (Date.now() - this.#readAt > r.depthTtlMs) {
           this.#refreshing ??= this.#refresh(r.shards).finally(() => (this.#refreshing = undefined));
@@ -58,6 +63,18 @@ export class ShardRouter {
         return this.#urls[best]!;
       }
     }
+  }
+
+  /** Take `count` tokens from the key's bucket if it has them (a chunk goes whole to one queue). */
+  #admit(key: string, count: number, perSecond: number, burst: number): boolean {
+    const now = Date.now();
+    const b = this.#buckets.get(key) ?? { tokens: burst, at: now };
+    b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * perSecond);
+    b.at = now;
+    this.#buckets.set(key, b);
+    if (b.tokens < count) return false;
+    b.tokens -= count;
+    return true;
   }
 
   async #refresh(shards: readonly string[]): Promise<void> {
