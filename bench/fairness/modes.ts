@@ -122,7 +122,13 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
       return {
         queues: ['main', 'spill'],
         route: { kind: 'spill', main: 'main', spill: 'spill', perKeyPerSecond: 20, burst: 20 },
-        worker: (u) => ({ queues: [{ url: u.main!, weight: 4 }, { url: u.spill!, weight: 1 }], prefetch: prefetchFor(2) }),
+        worker: (u) => ({
+          queues: [
+            { url: u.main!, weight: 4 },
+            { url: u.spill!, weight: 1 },
+          ],
+          prefetch: prefetchFor(2),
+        }),
         enqueue: () => ({}),
       };
     case 'sorter':
