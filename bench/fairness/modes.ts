@@ -57,6 +57,8 @@ export interface FairnessSetup {
   worker(urls: Readonly<Record<string, string>>): Partial<WorkerOptions> & Record<string, unknown>;
   /** Enqueue options beyond `{ tenant }`. */
   enqueue(tenant: string): Record<string, unknown>;
+  /** Options for createProducer beyond queueUrl, client and jobs (e.g. a spillover queue); none when omitted. */
+  producer?(urls: Readonly<Record<string, string>>): Record<string, unknown>;
   readonly sorter?: SorterSettings;
 }
 

@@ -4,7 +4,7 @@
  * really is buried behind them; interleaved across keys, chunks of 10, four at a time); then, from
  * the t0 the parent gives, each quiet tenant sends one job every `everyMs` until 'stop'.
  * Everything goes through the public producer API with `tenant`.
- * IPC: {type:'filled', at} → parent {type:'trickle', t0} → ... → parent 'stop' → {type:'sent', counts, failed}.
+ * IPC: {type:'filled', at} (or {type:'error', message}) → parent {type:'trickle', t0} → ... → parent 'stop' → {type:'sent', counts, failed}.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -38,7 +38,7 @@ const producers = new Map<string, Producer>();
 const producerFor = (queueUrl: string) => {
   let p = producers.get(queueUrl);
   if (p === undefined) {
-    p = createProducer({ queueUrl, client: sqs, jobs: [job] });
+    p = createProducer({ ...setup.producer?.(spec.urls), queueUrl, client: sqs, jobs: [job] });
     producers.set(queueUrl, p);
   }
   return p;
@@ -107,6 +107,12 @@ async function trickle(tenant: string, offsetMs: number, everyMs: number, t0: nu
 const messages = new Map<string, (m: { t0?: number }) => void>();
 process.on('message', (m: { type?: string; t0?: number }) => messages.get(m.type ?? '')?.(m));
 const next = (type: string) => new Promise<{ t0?: number }>((resolve) => messages.set(type, resolve));
+try {
+  producerFor(Object.values(spec.urls)[0]!); // the mode's producer options are valid, or say so now
+} catch (error) {
+  send({ type: 'error', message: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+}
 const trickleStart = next('trickle');
 const stopped = next('stop');
 await bursts();

@@ -115,7 +115,10 @@ export async function runOne(ctx: RunContext, scenario: Scenario, mode: Mode): P
     started.push(producer);
     const sentMessage = producer.next('sent');
     const fillStart = Date.now();
-    const fillMs = Number((await producer.next('filled')).at) - fillStart;
+    const filled = await producer.next('filled|error');
+    if (filled.type !== 'filled')
+      return { scenario: scenario.id, mode, status: 'unavailable', note: String(filled.message ?? 'the producer exited') };
+    const fillMs = Number(filled.at) - fillStart;
 
     // Only now the workers: every burst is in the queues (or, with a sorter, on its way) before the first job runs.
     if (setup.sorter?.startsWith === 'workers') await startSorter();
