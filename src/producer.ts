@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { createSqsClient } from './aws/clients.js';
-import { isFifoQueue, parseConfig, resolveAwsSettings, resolveQueueUrl, type Env } from './config.js';
+import { isFifoQueue, parseConfig, queueUrlSchema, resolveAwsSettings, resolveQueueUrl, type Env } from './config.js';
 import {
   encodeEnvelope,
   envelopeAttributes,
@@ -22,6 +22,7 @@ import {
 import { sleep } from './sleep.js';
 import { classifyFailure, SQS_BATCH_LIMIT } from './sqs-batch.js';
 import {
+  ConfigError,
   EnqueueBatchError,
   PayloadTooLargeError,
   SqsJobsError,
@@ -31,6 +32,7 @@ import {
   type FieldIssue,
 } from './errors.js';
 import { JobRegistry, isJobDefinition, validateArgs, type AnyJob, type JobArgs } from './job.js';
+import { FairnessGate } from './fairness/gate.js';
 import { parseWith } from './validation.js';
 
 /** SQS's hard ceiling for one message (and for one batch), in bytes. */
@@ -92,12 +94,24 @@ const producerOptionsSchema = z
     client: z
       .custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as SQSClient).send === 'function', 'must be an SQSClient')
       .optional(),
+    /** Tenant fairness (src/fairness/gate.ts): a key's jobs beyond its allowance go to the spillover queue. */
+    fairness: z
+      .object({
+        spilloverQueueUrl: queueUrlSchema,
+        ratePerSecond: z.number().positive('must be > 0').max(100_000).default(10),
+        burst: z.number().int('must be a whole number').min(1, 'must be >= 1').max(1_000_000).default(20),
+        weights: z.record(tenantSchema, z.number().positive('must be > 0').max(1_000)).default({}),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
 export type ProducerOptions = z.input<typeof producerOptionsSchema>;
 
 interface PreparedMessage {
+  /** The main queue, or the spillover queue when the job's fairness key is past its allowance. */
+  readonly queueUrl: string;
   readonly jobId: string;
   readonly body: string;
   readonly attributes: Record<string, StringAttribute>;
@@ -119,6 +133,8 @@ export class Producer {
   readonly #ownsClient: boolean;
   readonly #jobs: JobRegistry;
   readonly #fifo: boolean;
+  readonly #fairness: FairnessGate | undefined;
+  readonly #spilloverQueueUrl: string | undefined;
   #queueLimitChecked: Promise<void> | undefined;
 
   constructor(options: ProducerOptions = {}, env: Env = process.env) {
@@ -127,6 +143,15 @@ export class Producer {
     this.maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.#jobs = o.jobs instanceof JobRegistry ? o.jobs : new JobRegistry(o.jobs ?? []);
     this.#fifo = isFifoQueue(this.queueUrl);
+    if (o.fairness !== undefined) {
+      if (this.#fifo || isFifoQueue(o.fairness.spilloverQueueUrl)) {
+        throw new ConfigError(
+          "invalid producer options: options.fairness: needs standard queues (a spillover queue would break a FIFO group's order)",
+        );
+      }
+      this.#fairness = new FairnessGate(o.fairness);
+      this.#spilloverQueueUrl = o.fairness.spilloverQueueUrl;
+    }
     this.#ownsClient = o.client === undefined;
     this.#sqs =
       o.client ??
@@ -146,7 +171,7 @@ export class Producer {
     try {
       const out = await this.#sqs.send(
         new SendMessageCommand({
-          QueueUrl: this.queueUrl,
+          QueueUrl: message.queueUrl,
           MessageBody: message.body,
           MessageAttributes: message.attributes,
           DelaySeconds: message.delaySeconds,
@@ -159,7 +184,7 @@ export class Producer {
       const e = toError(error);
       throw new SqsJobsError(
         'ENQUEUE_FAILED',
-        `could not enqueue job "${definition.name}" (${message.jobId}) to ${this.queueUrl}: ${e.name}: ${e.message}`,
+        `could not enqueue job "${definition.name}" (${message.jobId}) to ${message.queueUrl}: ${e.name}: ${e.message}`,
         { cause: error },
       );
     }
@@ -198,7 +223,17 @@ export class Producer {
 
     const results: (EnqueueResult | undefined)[] = new Array(messages.length);
     const failed: FailedEntry[] = [];
-    const chunks = chunkMessages(messages, Math.min(SQS_DEFAULT_MESSAGE_BYTES, this.maxMessageBytes * SQS_BATCH_LIMIT));
+    // Batches per destination queue (main, spillover), each split by 10 entries and by bytes.
+    const maxBytes = Math.min(SQS_DEFAULT_MESSAGE_BYTES, this.maxMessageBytes * SQS_BATCH_LIMIT);
+    const chunks: number[][] = [];
+    for (const url of new Set(messages.map((m) => m.queueUrl))) {
+      const indexes = messages.flatMap((m, i) => (m.queueUrl === url ? [i] : []));
+      for (const c of chunkMessages(
+        indexes.map((i) => messages[i]!),
+        maxBytes,
+      ))
+        chunks.push(c.map((k) => indexes[k]!));
+    }
     let next = 0;
     const sendChunks = async () => {
       while (next < chunks.length) {
@@ -276,7 +311,10 @@ export class Producer {
     const size = messageSize(body, attributes);
     if (size > this.maxMessageBytes) throw new PayloadTooLargeError(job.name, size, this.maxMessageBytes);
     const groupId = opts.groupId ?? opts.tenant ?? (this.#fifo ? envelope.id : undefined);
+    // The fairness key is the tenant; jobs without one are not metered.
+    const spill = this.#fairness !== undefined && opts.tenant !== undefined && !this.#fairness.admit(opts.tenant);
     return {
+      queueUrl: spill ? this.#spilloverQueueUrl! : this.queueUrl,
       jobId: envelope.id,
       body,
       attributes,
@@ -318,7 +356,10 @@ export class Producer {
       const retry: typeof pending = [];
       try {
         const out = await this.#sqs.send(
-          new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: pending.map((e) => toBatchEntry(e.index, e.message)) }),
+          new SendMessageBatchCommand({
+            QueueUrl: pending[0]!.message.queueUrl,
+            Entries: pending.map((e) => toBatchEntry(e.index, e.message)),
+          }),
         );
         for (const ok of out.Successful ?? []) sent.push({ index: Number(ok.Id), messageId: ok.MessageId ?? '' });
         for (const bad of out.Failed ?? []) {

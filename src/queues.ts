@@ -17,7 +17,7 @@ const queueSpecSchema = z
       .string()
       .regex(
         /^[A-Za-z0-9_-]{1,75}(\.fifo)?$/,
-        'must be 1-75 letters, digits, - or _ (optionally ending in .fifo), leaving room for the -dlq suffix',
+        'must be 1-75 letters, digits, - or _ (optionally ending in .fifo), leaving room for the -dlq and -spill suffixes',
       ),
     maxReceiveCount: z.number().int().min(1, 'must be >= 1').max(1000, 'must be <= 1000 (SQS limit)').default(5),
     visibilityTimeout: z.number().int().min(0).max(43_200, 'must be <= 43200 s (12 hours)').default(30),
@@ -28,8 +28,14 @@ const queueSpecSchema = z
       .max(DLQ_RETENTION_SECONDS)
       .default(4 * 24 * 3600),
     maximumMessageSize: z.number().int().min(1024).max(1_048_576).optional(),
+    /** Also create `<name>-spill`, the spillover queue of tenant fairness, with the same settings and DLQ. */
+    spillover: z.boolean().default(false),
   })
-  .strict();
+  .strict()
+  .refine((s) => !s.spillover || s.name.length <= 74, {
+    path: ['name'],
+    message: 'must be at most 74 characters with spillover (SQS names end at 80, and -spill is added)',
+  });
 
 export type QueueSpec = z.input<typeof queueSpecSchema>;
 
@@ -39,6 +45,13 @@ export interface QueuePair {
   readonly dlqUrl: string;
   readonly dlqArn: string;
   readonly maxReceiveCount: number;
+  /** With `spillover: true`: the queue a producer sends a key's jobs beyond its allowance to. */
+  readonly spilloverQueueUrl?: string;
+}
+
+/** The spillover queue of tenant fairness (standard queues only). */
+export function spilloverNameFor(name: string): string {
+  return `${name}-spill`;
 }
 
 export function dlqNameFor(name: string): string {
@@ -57,13 +70,23 @@ export async function createQueues(sqs: SQSClient, spec: QueueSpec): Promise<Que
   try {
     const dlqUrl = await ensureQueue(sqs, dlqName, fifo, { MessageRetentionPeriod: String(DLQ_RETENTION_SECONDS) });
     const dlqArn = await queueArn(sqs, dlqUrl);
-    const queueUrl = await ensureQueue(sqs, s.name, fifo, {
+    if (fifo && s.spillover) throw new Error('a spillover queue would break FIFO group order: tenant fairness needs a standard queue');
+    const attributes = {
       VisibilityTimeout: String(s.visibilityTimeout),
       MessageRetentionPeriod: String(s.messageRetentionSeconds),
       ...(s.maximumMessageSize === undefined ? {} : { MaximumMessageSize: String(s.maximumMessageSize) }),
       RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: s.maxReceiveCount }),
-    });
-    return { queueUrl, queueArn: await queueArn(sqs, queueUrl), dlqUrl, dlqArn, maxReceiveCount: s.maxReceiveCount };
+    };
+    const queueUrl = await ensureQueue(sqs, s.name, fifo, attributes);
+    const spilloverQueueUrl = s.spillover ? await ensureQueue(sqs, spilloverNameFor(s.name), false, attributes) : undefined;
+    return {
+      queueUrl,
+      queueArn: await queueArn(sqs, queueUrl),
+      dlqUrl,
+      dlqArn,
+      maxReceiveCount: s.maxReceiveCount,
+      ...(spilloverQueueUrl === undefined ? {} : { spilloverQueueUrl }),
+    };
   } catch (error) {
     const e = toError(error);
     throw new SqsJobsError('QUEUE_SETUP_FAILED', `could not create queue "${s.name}" and its DLQ "${dlqName}": ${e.name}: ${e.message}`, {

@@ -50,6 +50,7 @@ export interface QueuesCreateFlags extends AwsFlags {
   readonly name?: string;
   readonly maxReceiveCount?: string;
   readonly visibilityTimeout?: string;
+  readonly spillover?: boolean;
   readonly json?: boolean;
 }
 
@@ -59,10 +60,12 @@ export async function queuesCreate(flags: QueuesCreateFlags, { out, env }: CliCo
   const visibilityTimeout = integer(flags.visibilityTimeout, '--visibility-timeout');
   const sqs = createSqsClient(sqsSettings(flags, env), {}, env);
   try {
-    const pair = await createQueues(sqs, { name: flags.name, maxReceiveCount, visibilityTimeout });
+    const pair = await createQueues(sqs, { name: flags.name, maxReceiveCount, visibilityTimeout, spillover: flags.spillover === true });
     if (flags.json) out(JSON.stringify(pair));
     else {
       out(`queue: ${pair.queueUrl}`);
+      if (pair.spilloverQueueUrl !== undefined)
+        out(`spill: ${pair.spilloverQueueUrl}  (tenant fairness: a key's jobs beyond its allowance)`);
       out(`dlq:   ${pair.dlqUrl}  (after ${pair.maxReceiveCount} receives)`);
     }
   } finally {

@@ -82,6 +82,7 @@ export function buildProgram(io: CliIo): Command {
     .option('--name <queue>', 'queue name (required)')
     .option('--max-receive-count <n>', 'receives before SQS moves a message to the DLQ (default 5)')
     .option('--visibility-timeout <seconds>', "the queue's default visibility timeout (default 30)")
+    .option('--spillover', "also create <name>-spill, tenant fairness's spillover queue (same settings and DLQ)")
     .option('--json', 'print the URLs as JSON')
     .action((flags) => queuesCreate(flags, ctx));
 

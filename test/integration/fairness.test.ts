@@ -1,0 +1,78 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineJob } from '../../src/job.js';
+import { createProducer } from '../../src/producer.js';
+import { LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { recordEvents, useWorkers } from '../helpers/worker.js';
+
+const sqs = sqsClient();
+afterAll(() => sqs.destroy());
+const start = useWorkers();
+const empty = { visible: 0, inFlight: 0, delayed: 0 };
+
+describe('tenant fairness (spillover)', () => {
+  it("a burst from one tenant does not bury a quiet tenant's job, and nothing is deferred or retried", async () => {
+    const { queueUrl, dlqUrl, spilloverQueueUrl } = await freshQueues(sqs, 'fair', { spillover: true });
+    expect(spilloverQueueUrl).toBeDefined();
+    const started: string[] = [];
+    const attempts = new Set<number>();
+    const job = defineJob({
+      name: 'upload',
+      args: z.object({ n: z.number() }),
+      handle: async (_a, ctx) => {
+        started.push(ctx.tenant ?? '?');
+        attempts.add(ctx.attempt);
+        await new Promise((r) => setTimeout(r, 5));
+      },
+    });
+    const producer = createProducer(
+      { queueUrl, fairness: { spilloverQueueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 5 } },
+      LOCAL_ENV,
+    );
+    const burst = 150;
+    await producer.enqueueMany(
+      job,
+      Array.from({ length: burst }, (_, n) => ({ n })),
+      { tenant: 'noisy' },
+    );
+    const quiet = ['q1', 'q2', 'q3', 'q4', 'q5'];
+    for (const tenant of quiet) await producer.enqueue(job, { n: 0 }, { tenant });
+    // The burst past its allowance went to the spillover queue; the quiet jobs to the main queue.
+    expect((await queueCounts(sqs, spilloverQueueUrl!)).visible).toBe(burst - 5);
+    expect((await queueCounts(sqs, queueUrl)).visible).toBe(5 + quiet.length);
+
+    const worker = start({
+      queues: [
+        { url: queueUrl, weight: 9 },
+        { url: spilloverQueueUrl!, weight: 1 },
+      ],
+      jobs: [job],
+      concurrency: 4,
+      prefetch: 4,
+    });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:succeeded') === burst + quiet.length, 'every job to run', 90_000);
+    await worker.stop();
+    // Every quiet job started while most of the burst still waited.
+    const lastQuiet = Math.max(...quiet.map((t) => started.indexOf(t)));
+    expect(lastQuiet).toBeLessThan(40);
+    expect(started.filter((t) => t === 'noisy')).toHaveLength(burst);
+    expect([...attempts]).toEqual([1]); // fairness deferred nothing: no receive was spent on it
+    expect(events.count('job:released') + events.count('job:resent')).toBe(0);
+    for (const url of [queueUrl, spilloverQueueUrl!, dlqUrl]) expect(await queueCounts(sqs, url)).toEqual(empty);
+    producer.close();
+  });
+
+  it('refuses fairness on FIFO queues, naming the option', async () => {
+    expect(() =>
+      createProducer(
+        {
+          queueUrl: 'http://127.0.0.1:4566/000000000000/orders.fifo',
+          fairness: { spilloverQueueUrl: 'http://127.0.0.1:4566/000000000000/orders-spill' },
+        },
+        LOCAL_ENV,
+      ),
+    ).toThrow(/options\.fairness: needs standard queues/);
+  });
+});
