@@ -3,7 +3,7 @@
  * queues to create, where producers send each tenant's jobs, and what the worker is given.
  *
  *   off         today: one queue, tenant as MessageGroupId (ElasticMQ ignores it)
- *   on          the worker's own fairness (issue 12): wire its real options below, in one place
+ *   on          sqs-jobs' fairness: createProducer({ fairness }) spills a tenant's excess to <name>-spill
  *   hash        producer-side: N shard queues, a tenant's jobs go to shard hash(tenant) % N
  *   shuffle     producer-side: each tenant has 2 of N shards, sends to the shorter (cached depth)
  *   per-tenant  one queue per tenant (the isolation reference; needs every tenant known up front)
@@ -80,16 +80,22 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
     case 'off':
       return { queues: ['main'], route: one('main'), worker: (u) => ({ queues: [u.main!] }), enqueue: () => ({}) };
     case 'on':
-      // The lead wires the worker's fairness here. Until the worker accepts these options its
-      // schema rejects them and the harness reports this mode as "not available".
+      // sqs-jobs' own fairness: the producer's per-tenant token bucket (weights scale it) sends a
+      // tenant's excess to the spillover queue; the worker polls both, preferring main. No caps yet.
       return {
-        queues: ['main'],
+        queues: ['main', 'spill'],
         route: one('main'),
         worker: (u) => ({
-          queues: [u.main!],
-          fairness: { ...(scenario.weights ? { weights: scenario.weights } : {}), ...(scenario.caps ? { caps: scenario.caps } : {}) },
+          queues: [
+            { url: u.main!, weight: 4 },
+            { url: u.spill!, weight: 1 },
+          ],
+          prefetch: prefetchFor(2),
         }),
         enqueue: () => ({}),
+        producer: (u) => ({
+          fairness: { spilloverQueueUrl: u.spill!, ratePerSecond: 20, burst: 20, ...(scenario.weights ? { weights: scenario.weights } : {}) },
+        }),
       };
     case 'hash':
       return {
