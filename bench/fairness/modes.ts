@@ -94,7 +94,12 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
         }),
         enqueue: () => ({}),
         producer: (u) => ({
-          fairness: { spilloverQueueUrl: u.spill!, ratePerSecond: 20, burst: 20, ...(scenario.weights ? { weights: scenario.weights } : {}) },
+          fairness: {
+            spilloverQueueUrl: u.spill!,
+            ratePerSecond: 20,
+            burst: 20,
+            ...(scenario.weights ? { weights: scenario.weights } : {}),
+          },
         }),
       };
     case 'hash':
