@@ -32,6 +32,8 @@ export const settingsSchema = z
       z.object({ create: z.literal(true), nodeType: z.string() }).strict(),
       z.object({ endpoint: z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port') }).strict(),
     ]),
+    /** Tenant fairness: also create `<queueName>-spill`, polled by the workers at a fifth of the main queue's weight. */
+    spillover: z.boolean(),
     /** Optional: an address the alarms email (an SNS topic is created for it). */
     alarmEmail: z.email().optional(),
   })
@@ -66,6 +68,7 @@ export const DEFAULT_SETTINGS: DeploySettings = {
   metrics: 'cloudwatch',
   metricsNamespace: 'SqsJobs',
   memcached: { create: true, nodeType: 'cache.t4g.micro' },
+  spillover: false,
 };
 
 /** Defaults with `overrides` on top (an object, or JSON text as `cdk -c sqsJobs='{...}'` passes it). */
@@ -102,5 +105,6 @@ export function queueSpec(s: DeploySettings) {
     maxReceiveCount: s.maxReceiveCount,
     visibilityTimeout: visibilityTimeoutSeconds(s),
     messageRetentionSeconds: s.messageRetentionSeconds,
+    spillover: s.spillover,
   };
 }

@@ -31,6 +31,8 @@ export const WORKER_DLQ_ACTIONS = ['sqs:SendMessage', 'sqs:GetQueueUrl'];
 /** A job queue with its DLQ, alarms, a dashboard, and an autoscaled Fargate service running `sqs-jobs worker`. */
 export class SqsJobsWorkerStack extends Stack {
   readonly queue: sqs.Queue;
+  /** With `spillover`: tenant fairness's spillover queue (a producer sends a tenant's excess there). */
+  readonly spilloverQueue: sqs.Queue | undefined;
   readonly deadLetterQueue: sqs.Queue;
   readonly service: ecs.FargateService;
 
@@ -50,6 +52,15 @@ export class SqsJobsWorkerStack extends Stack {
       retentionPeriod: Duration.seconds(spec.messageRetentionSeconds),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: spec.maxReceiveCount },
     });
+    this.spilloverQueue = s.spillover
+      ? new sqs.Queue(this, 'SpilloverQueue', {
+          queueName: `${spec.name}-spill`,
+          visibilityTimeout: Duration.seconds(spec.visibilityTimeout),
+          retentionPeriod: Duration.seconds(spec.messageRetentionSeconds),
+          deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: spec.maxReceiveCount },
+        })
+      : undefined;
+    const consumed = [this.queue, ...(this.spilloverQueue ? [this.spilloverQueue] : [])];
 
     this.#alarms(s);
     this.#dashboard(s);
@@ -63,7 +74,7 @@ export class SqsJobsWorkerStack extends Stack {
       description: 'sqs-jobs worker: consume the job queue, dead-letter to its DLQ, publish job metrics',
     });
     taskRole.addToPolicy(
-      new iam.PolicyStatement({ sid: 'ConsumeJobQueue', actions: WORKER_QUEUE_ACTIONS, resources: [this.queue.queueArn] }),
+      new iam.PolicyStatement({ sid: 'ConsumeJobQueue', actions: WORKER_QUEUE_ACTIONS, resources: consumed.map((q) => q.queueArn) }),
     );
     taskRole.addToPolicy(
       new iam.PolicyStatement({ sid: 'DeadLetter', actions: WORKER_DLQ_ACTIONS, resources: [this.deadLetterQueue.queueArn] }),
@@ -95,6 +106,8 @@ export class SqsJobsWorkerStack extends Stack {
         String(s.waitTimeSeconds),
         '--shutdown-timeout-ms',
         String(s.shutdownTimeoutSeconds * 1000),
+        // With a spillover queue the worker polls both, free slots going 4 : 1 to the main queue.
+        ...(this.spilloverQueue ? ['--queue', `${this.queue.queueUrl}@4`, '--queue', `${this.spilloverQueue.queueUrl}@1`] : []),
       ],
       environment: {
         SQS_JOBS_QUEUE_URL: this.queue.queueUrl,
@@ -125,8 +138,16 @@ export class SqsJobsWorkerStack extends Stack {
 
     // Step scaling on the backlog: never below minTasks, more tasks the deeper the queue.
     const scaling = this.service.autoScaleTaskCount({ minCapacity: s.minTasks, maxCapacity: s.maxTasks });
+    const depth = (q: sqs.Queue) => q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' });
     scaling.scaleOnMetric('QueueDepthScaling', {
-      metric: this.queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      metric: this.spilloverQueue
+        ? new cloudwatch.MathExpression({
+            expression: 'main + spill',
+            usingMetrics: { main: depth(this.queue), spill: depth(this.spilloverQueue) },
+            period: Duration.minutes(1),
+            label: 'waiting (main + spillover)',
+          })
+        : depth(this.queue),
       scalingSteps: [
         { upper: 0, change: -1 },
         { lower: s.concurrency * 5, change: +1 },
@@ -138,6 +159,7 @@ export class SqsJobsWorkerStack extends Stack {
     });
 
     new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl });
+    if (this.spilloverQueue) new CfnOutput(this, 'SpilloverQueueUrl', { value: this.spilloverQueue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
   }
 
@@ -169,6 +191,8 @@ export class SqsJobsWorkerStack extends Stack {
   }
 
   #dashboard(s: DeploySettings): void {
+    const depthOf = (q: sqs.Queue, label: string) =>
+      q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum', label });
     const perMinute = { period: Duration.minutes(1), statistic: 'Sum' };
     const perJob = (metric: string, stat: string) =>
       new cloudwatch.MathExpression({
@@ -218,6 +242,37 @@ export class SqsJobsWorkerStack extends Stack {
             left: [perJob('ProcessTime', 'p50'), perJob('ProcessTime', 'p99')],
             width: 12,
           }),
+        ],
+        [
+          // SQS fair queues (tenant as MessageGroupId): how many tenants SQS sees as noisy, and how
+          // long the quiet ones wait.
+          new cloudwatch.GraphWidget({
+            title: "SQS fair queues: noisy tenants, quiet tenants' oldest message",
+            left: [
+              this.queue.metric('ApproximateNumberOfNoisyGroups', {
+                period: Duration.minutes(1),
+                statistic: 'Maximum',
+                label: 'noisy tenants',
+              }),
+            ],
+            right: [
+              this.queue.metric('ApproximateAgeOfOldestMessageInQuietGroups', {
+                period: Duration.minutes(1),
+                statistic: 'Maximum',
+                label: 'oldest in quiet tenants (s)',
+              }),
+            ],
+            width: 12,
+          }),
+          ...(this.spilloverQueue
+            ? [
+                new cloudwatch.GraphWidget({
+                  title: 'Spillover queue depth',
+                  left: [depthOf(this.spilloverQueue, 'spilled, waiting')],
+                  width: 12,
+                }),
+              ]
+            : []),
         ],
       ],
     });

@@ -43,6 +43,21 @@ describe('SqsJobsWorkerStack', () => {
     expect(visibilityTimeoutSeconds({ p99ProcessingSeconds: 45 })).toBe(90);
   });
 
+  it('with spillover: a spillover queue on the same DLQ, consumed by the worker at weight 1 against 4, in the IAM policy', () => {
+    const t = synth({ spillover: true });
+    t.hasResourceProperties('AWS::SQS::Queue', {
+      QueueName: 'jobs-spill',
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('DeadLetterQueue'), 'Arn'] }, maxReceiveCount: 5 },
+    });
+    const consume = taskRoleStatements(t).find((st) => st.Sid === 'ConsumeJobQueue')!;
+    expect(JSON.stringify(consume.Resource)).toMatch(/JobQueue.*SpilloverQueue/);
+    const command = JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'));
+    expect(command).toContain('@4');
+    expect(command).toContain('@1');
+    t.hasOutput('SpilloverQueueUrl', {});
+    expect(Object.keys(synth().findResources('AWS::SQS::Queue'))).toHaveLength(2); // off by default: queue and DLQ
+  });
+
   it('alarms on any dead letter and on the oldest message passing the SLA', () => {
     const t = synth({ oldestMessageSlaSeconds: 900, alarmEmail: 'ops@example.com' });
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
