@@ -1,8 +1,8 @@
 import { GetMetricDataCommand, ListMetricsCommand, type CloudWatchClient, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
-import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { queueNameOf } from '../config.js';
+import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { queueAccountOf, queueNameOf } from '../config.js';
 import { COUNT_METRICS } from '../metrics/aggregator.js';
-import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
+import { queueUrlFromArn, readRedrivePolicy, spilloverNameFor } from '../queues.js';
 
 export interface QueueDepth {
   readonly name: string;
@@ -53,8 +53,11 @@ export async function collectStats(sqs: SQSClient, cw: CloudWatchClient, o: Stat
   // miss data stored this second, and CloudWatch accepts an end in the future.
   const end = new Date(now + 60_000);
   const start = new Date(now - o.windowMinutes * 60_000);
+  // A queue with a spillover queue (tenant fairness) is shown with it: its depth is the noisy
+  // tenants' backlog, and its jobs' wait times (Queue = <name>-spill) are the noisy tenants'.
+  const urls = [...new Set((await Promise.all(o.queueUrls.map(async (url) => [url, ...(await spilloverOf(sqs, url))]))).flat())];
   const queues = await Promise.all(
-    o.queueUrls.map(async (url) => {
+    urls.map(async (url) => {
       const policy = await readRedrivePolicy(sqs, url);
       const dlqUrl = policy === undefined ? undefined : await queueUrlFromArn(sqs, policy.deadLetterTargetArn);
       const window = { start, end, now, minutes: o.windowMinutes };
@@ -67,6 +70,18 @@ export async function collectStats(sqs: SQSClient, cw: CloudWatchClient, o: Stat
   );
   const jobs = (await Promise.all(queues.map((q) => jobStats(cw, o.namespace, q.name, start, end, o.windowMinutes)))).flat();
   return { at: new Date(now).toISOString(), windowMinutes: o.windowMinutes, queues, jobs };
+}
+
+/** The spillover queue `<name>-spill` beside `url`, when it exists. */
+async function spilloverOf(sqs: SQSClient, url: string): Promise<string[]> {
+  const name = queueNameOf(url);
+  if (name.endsWith('-spill') || name.endsWith('.fifo')) return [];
+  try {
+    const out = await sqs.send(new GetQueueUrlCommand({ QueueName: spilloverNameFor(name), QueueOwnerAWSAccountId: queueAccountOf(url) }));
+    return out.QueueUrl === undefined ? [] : [out.QueueUrl];
+  } catch {
+    return []; // none (QueueDoesNotExist), or not allowed to look: show what was asked for
+  }
 }
 
 interface Window {

@@ -182,5 +182,14 @@ async function claimJob(lock: JobLock, jobId: string, token: string, ttlSeconds:
  */
 export function jobLogger(logger: Logger, info: JobInfo): () => Logger {
   let child: Logger | undefined;
-  return () => (child ??= logger.child({ jobId: info.jobId, job: info.jobName, messageId: info.messageId, attempt: info.attempt }));
+  // The tenant is in every job log line, so Logs Insights can rank tenants by wait or failures
+  // (a metric dimension per tenant would be unbounded).
+  return () =>
+    (child ??= logger.child({
+      jobId: info.jobId,
+      job: info.jobName,
+      messageId: info.messageId,
+      attempt: info.attempt,
+      ...(info.tenant === undefined ? {} : { tenant: info.tenant }),
+    }));
 }
