@@ -44,6 +44,8 @@ export interface WorkerEvents {
    * back, so SQS's redrive does not dead-letter a job that did not run.
    */
   'job:resent': [JobInfo & { reason: string; delaySeconds: number }];
+  /** Its tenant was at its cap (fairness.caps): re-sent to run later; not counted as an attempt. */
+  'job:deferred': [JobInfo & { reason: string; delaySeconds: number }];
   'heartbeat:lost': [JobInfo & { reason: string }];
   /** The dedupe lock could not be asked (memcached down): the job ran without it, or was left queued when failing closed. */
   'job:lock-unavailable': [JobInfo];

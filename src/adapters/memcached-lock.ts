@@ -1,5 +1,5 @@
 import memjs from 'memjs';
-import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../ports/lock.js';
+import type { ClaimingMessage, ClaimResult, ConcurrencySlots, ExtendResult, JobLock } from '../ports/lock.js';
 
 export interface MemcachedLockOptions {
   /** host:port[,host:port] */
@@ -120,6 +120,44 @@ export class MemcachedLock implements JobLock {
     } catch (error) {
       return this.#failed(false, error);
     }
+  }
+
+  /** Fleet-wide concurrency slots on the same memcached (see ConcurrencySlots). */
+  readonly slots: ConcurrencySlots = {
+    take: async (key, cap, token, ttlSeconds) => {
+      try {
+        // Start at a random slot, so workers do not all race for slot 0.
+        const first = Math.floor(Math.random() * cap);
+        for (let i = 0; i < cap; i++) {
+          const slot = (first + i) % cap;
+          if (await this.#client.add(this.#slotKey(key, slot), token, { expires: ttlSeconds })) return this.#ok(slot);
+        }
+        return this.#ok('full' as const);
+      } catch (error) {
+        return this.#failed('unavailable' as const, error);
+      }
+    },
+    extend: async (key, slot, token, ttlSeconds) => {
+      try {
+        const { value } = await this.#client.get(this.#slotKey(key, slot));
+        if (value !== null && value.toString() === token) await this.#client.touch(this.#slotKey(key, slot), ttlSeconds);
+      } catch (error) {
+        this.#failed(undefined, error);
+      }
+    },
+    release: async (key, slot, token) => {
+      try {
+        const { value } = await this.#client.get(this.#slotKey(key, slot));
+        if (value !== null && value.toString() === token) await this.#client.delete(this.#slotKey(key, slot));
+      } catch (error) {
+        this.#failed(undefined, error);
+      }
+    },
+  };
+
+  #slotKey(key: string, slot: number): string {
+    // A tenant is printable ASCII without spaces (the envelope's rule), so it fits a memcached key.
+    return `${this.#prefix}slot/${key}/${slot}`;
   }
 
   close(): void {

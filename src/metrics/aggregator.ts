@@ -1,7 +1,16 @@
 import type { MetricDatum, StandardUnit } from '@aws-sdk/client-cloudwatch';
 
 export const TIMING_METRICS = ['WaitTime', 'ProcessTime'] as const;
-export const COUNT_METRICS = ['Succeeded', 'Failed', 'Retried', 'DeadLettered', 'DuplicatesSkipped', 'LockUnavailable', 'Resent'] as const;
+export const COUNT_METRICS = [
+  'Succeeded',
+  'Failed',
+  'Retried',
+  'DeadLettered',
+  'DuplicatesSkipped',
+  'LockUnavailable',
+  'Resent',
+  'Deferred',
+] as const;
 export type TimingMetric = (typeof TIMING_METRICS)[number];
 export type CountMetric = (typeof COUNT_METRICS)[number];
 

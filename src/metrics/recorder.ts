@@ -49,6 +49,7 @@ export class MetricsRecorder {
     // Every job:duplicate is a message deleted without running.
     source.on('job:duplicate', (e) => a.count(e.jobName, queue(e.queueUrl), 'DuplicatesSkipped'));
     source.on('job:resent', (e) => a.count(e.jobName, queue(e.queueUrl), 'Resent'));
+    source.on('job:deferred', (e) => a.count(e.jobName, queue(e.queueUrl), 'Deferred'));
     source.on('job:lock-unavailable', (e) => a.count(e.jobName, queue(e.queueUrl), 'LockUnavailable'));
   }
 

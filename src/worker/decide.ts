@@ -23,7 +23,9 @@ export type Outcome =
     }
   /** Handed back without (finishing) running: visible again after `delaySeconds`, re-sent when it has no receive left. */
   | { readonly kind: 'release'; readonly reason: string; readonly delaySeconds: number; readonly abandoned: boolean }
-  | { readonly kind: 'lost'; readonly reason: string; readonly abandoned: boolean };
+  | { readonly kind: 'lost'; readonly reason: string; readonly abandoned: boolean }
+  /** Not run now (tenant at its cap): re-sent after `delaySeconds`, this receive not counted as an attempt. */
+  | { readonly kind: 'defer'; readonly reason: string; readonly delaySeconds: number };
 // `abandoned`: the signal fired and the handler had not settled within the grace period. Its lock
 // is then kept until its TTL runs out instead of released, so another worker does not start the
 // job beside it at once.
@@ -70,6 +72,13 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
   }
   if (f.stopping) return { kind: 'release', reason: 'worker is stopping', delaySeconds: 0, abandoned: false };
   return 'run';
+}
+
+/** After asking for a slot of the tenant's cap: 'run', or deferred when every slot is taken. */
+export function afterSlot(slot: number | 'full' | 'unavailable', tenant: string, cap: number, delaySeconds: number): Outcome | 'run' {
+  // 'unavailable': memcached cannot be asked; the job runs without the cap rather than wait for it.
+  if (slot !== 'full') return 'run';
+  return { kind: 'defer', reason: `tenant "${tenant}" has ${cap} job(s) running, its cap`, delaySeconds };
 }
 
 export interface RunFacts {

@@ -1,4 +1,4 @@
-import type { ExtendResult, JobLock } from '../ports/lock.js';
+import { slotsOf, type ExtendResult, type JobLock } from '../ports/lock.js';
 import type { QueuePort, ReceivedMessage } from '../ports/queue.js';
 import { groupByQueue, inBatches } from '../sqs-batch.js';
 import { MAX_HOLD_MS } from './backoff.js';
@@ -127,6 +127,8 @@ export class Heartbeat {
   async #extendLocks(leases: Lease[]): Promise<void> {
     await Promise.all(
       leases.map(async (lease) => {
+        const slot = lease.slot;
+        if (slot !== undefined) await slotsOf(this.#o.lock)?.extend(slot.key, slot.index, slot.token, this.#o.lockTtlSeconds);
         const lock = lease.lock;
         if (lock === undefined) return;
         let result: ExtendResult;

@@ -19,6 +19,8 @@ export class Lease {
   pending: Promise<void> | undefined = undefined;
   /** What events say about the job, once the message has been read. */
   info: JobInfo | undefined = undefined;
+  /** The fleet-wide concurrency slot of its tenant, while it runs under a cap. */
+  slot: { readonly key: string; readonly index: number; readonly token: string } | undefined = undefined;
   /** FIFO: how many times the job was retried here, holding its group, without going back to SQS. */
   retries = 0;
   /** FIFO: a job waiting to be retried here does not start before this time. */

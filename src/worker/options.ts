@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
+import { tenantSchema } from '../envelope.js';
 import {
   endpointSchema,
   metricsNamespaceSchema,
@@ -61,6 +62,20 @@ export const workerOptionsSchema = z
     /** memcached host:port[,…]; default SQS_JOBS_MEMCACHED. Without it there is no dedupe lock. */
     memcached: z.string().optional(),
     lock: z.custom<JobLock>((v) => isObject(v) && typeof (v as JobLock).claim === 'function', 'must implement JobLock').optional(),
+    /**
+     * Tenant fairness in the worker: at most `caps[tenant]` jobs of a tenant run at once across every
+     * worker sharing the memcached (standard queues). A job over its tenant's cap is re-sent with a
+     * delay of `capDelaySeconds`, not counted as an attempt.
+     */
+    fairness: z
+      .object({
+        caps: z
+          .record(tenantSchema, z.number().int('must be a whole number').min(1, 'must be >= 1').max(1_000, 'must be <= 1000'))
+          .default({}),
+        capDelaySeconds: z.number().int().min(1, 'must be >= 1').max(900, 'must be <= 900 (SQS delay limit)').default(5),
+      })
+      .strict()
+      .default({ caps: {}, capDelaySeconds: 5 }),
     /** The queue port: the SQS calls the worker makes. Default: the AWS SDK (src/adapters/sqs-queue.ts). */
     queue: z
       .custom<QueuePort>(

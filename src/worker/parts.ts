@@ -6,7 +6,7 @@ import type { Env } from '../config.js';
 import type { SafeEmitter } from '../events.js';
 import type { WorkerEvents } from '../job-events.js';
 import { createMetricsRecorder, type MetricsRecorder } from '../metrics/index.js';
-import { NoLock, type JobLock } from '../ports/lock.js';
+import { NoLock, slotsOf, type JobLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
 import { DeleteBatcher } from './acks.js';
 import { Heartbeat } from './heartbeat.js';
@@ -105,6 +105,7 @@ export function settleDeps(
     acks: parts.acks,
     heartbeat: parts.heartbeat,
     lock: parts.lock,
+    slots: slotsOf(parts.lock),
     completedTtlSeconds: c.completedTtlSeconds,
     lockTtlSeconds: c.lockTtlSeconds,
     visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
@@ -134,6 +135,9 @@ export function runDeps(
     abortGraceMs: c.abortGraceMs,
     maxReceiveCount,
     stopping,
+    caps: c.fairness.caps,
+    capDelaySeconds: c.fairness.capDelaySeconds,
+    slots: slotsOf(parts.lock),
     logger: log,
     logArgs: c.logArgs,
     emit: events.emit.bind(events),

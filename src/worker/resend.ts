@@ -52,9 +52,11 @@ export function atReceiveLimit(m: ReceivedMessage, maxReceiveCount: number | und
  * visible after `delaySeconds` (at most SQS's 900; FIFO queues have no per-message delay, and the
  * copy joins the back of its group with a new deduplication id).
  */
-export function resentMessage(m: ReceivedMessage, delaySeconds: number): OutgoingMessage {
+export function resentMessage(m: ReceivedMessage, delaySeconds: number, countThisReceive = true): OutgoingMessage {
+  // A fairness deferral did not run the job: this receive is not an attempt.
+  const prior = attemptOf(m) - (countThisReceive ? 0 : 1);
   const ours: Record<string, MessageAttribute> = {
-    [ATTR_PRIOR_RECEIVES]: { DataType: 'Number', StringValue: String(attemptOf(m)) },
+    [ATTR_PRIOR_RECEIVES]: { DataType: 'Number', StringValue: String(prior) },
     [ATTR_FIRST_SENT_AT]: { DataType: 'Number', StringValue: String(firstSentAt(m).getTime()) },
     [ATTR_ORIGIN]: { DataType: 'String', StringValue: originOf(m) },
   };

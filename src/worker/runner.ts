@@ -3,10 +3,10 @@ import type { Logger } from 'pino';
 import { ATTR_JOB, ATTR_JOB_ID, decodeEnvelope, type Envelope, type PoisonReason } from '../envelope.js';
 import type { AnyJob, JobContext, JobRegistry } from '../job.js';
 import type { JobInfo, WorkerEvents } from '../job-events.js';
-import type { ClaimResult, JobLock } from '../ports/lock.js';
+import type { ClaimResult, ConcurrencySlots, JobLock } from '../ports/lock.js';
 import type { ReceivedMessage } from '../ports/queue.js';
 import { fieldIssues } from '../validation.js';
-import { afterClaim, afterRun, type Outcome } from './decide.js';
+import { afterClaim, afterRun, afterSlot, type Outcome } from './decide.js';
 import { execute } from './execute.js';
 import type { Lease } from './leases.js';
 import { attemptOf, firstSentAt, originOf } from './resend.js';
@@ -22,6 +22,10 @@ export interface RunDeps {
   /** From the queue's RedrivePolicy: the receive after which SQS would dead-letter the message anyway. */
   readonly maxReceiveCount: number | undefined;
   readonly stopping: () => boolean;
+  /** Tenant fairness caps (fleet-wide, via `slots`), and how long a job over its cap waits. */
+  readonly caps: Readonly<Record<string, number>>;
+  readonly capDelaySeconds: number;
+  readonly slots: ConcurrencySlots | undefined;
   readonly logger: Logger;
   readonly logArgs: boolean;
   readonly emit: <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
@@ -112,6 +116,14 @@ export async function runJob(deps: RunDeps, lease: Lease): Promise<{ info: JobIn
     visibilityTimeoutSeconds: deps.visibilityTimeoutSeconds,
   });
   if (next !== 'run') return { info, outcome: next };
+  const tenant = read.envelope.tenant;
+  const cap = tenant === undefined || m.queueUrl.endsWith('.fifo') ? undefined : deps.caps[tenant];
+  if (tenant !== undefined && cap !== undefined && deps.slots !== undefined) {
+    const slot = await deps.slots.take(tenant, cap, token, deps.lockTtlSeconds);
+    if (typeof slot === 'number') lease.slot = { key: tenant, index: slot, token };
+    const capped = afterSlot(slot, tenant, cap, deps.capDelaySeconds);
+    if (capped !== 'run') return { info, outcome: capped };
+  }
   // Returned, not awaited: this frame (and what it holds) is gone while the handler runs; only
   // the closure below waits, with what the decision needs.
   return start(deps, lease, read, info);

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { deadLetterMessage } from '../dead-letter.js';
 import { toError } from '../errors.js';
 import type { JobInfo, WorkerEvents } from '../job-events.js';
-import type { JobLock } from '../ports/lock.js';
+import type { ConcurrencySlots, JobLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
 import { groupByQueue, inBatches } from '../sqs-batch.js';
 import type { DeleteBatcher } from './acks.js';
@@ -18,6 +18,7 @@ export interface SettleDeps {
   readonly acks: DeleteBatcher;
   readonly heartbeat: Heartbeat;
   readonly lock: JobLock;
+  readonly slots: ConcurrencySlots | undefined;
   readonly completedTtlSeconds: number;
   readonly lockTtlSeconds: number;
   readonly visibilityTimeoutSeconds: number;
@@ -46,6 +47,10 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
     // An abandoned handler may still be running: keep its lock until the TTL ends.
     if (lock !== undefined && !abandoned) await deps.lock.release(lock.jobId, lock.token);
   };
+  // Its tenant's slot is free again (kept, like the lock, while an abandoned handler may still run).
+  const slot = lease.slot;
+  lease.slot = undefined;
+  if (slot !== undefined && !('abandoned' in outcome && outcome.abandoned)) await deps.slots?.release(slot.key, slot.index, slot.token);
 
   switch (outcome.kind) {
     case 'succeeded': {
@@ -77,6 +82,11 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
     }
     case 'lost': {
       await unlock(outcome.abandoned);
+      return;
+    }
+    case 'defer': {
+      await unlock();
+      await defer(deps, lease, info, outcome.delaySeconds, outcome.reason);
       return;
     }
     case 'dead-letter': {
@@ -163,6 +173,23 @@ async function handBack(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: 
     return;
   }
   await makeVisible(deps, lease, info, seconds);
+}
+
+/** Re-send a message that did not run (its tenant at its cap), not counting this receive as an attempt. */
+async function defer(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: number, reason: string): Promise<void> {
+  const m = lease.message;
+  const copy = resentMessage(m, seconds, false);
+  try {
+    await deps.sqs.send(m.queueUrl, copy);
+  } catch (error) {
+    deps.onError('defer', error);
+    await handBack(deps, lease, info, seconds, reason);
+    return;
+  }
+  deps.emit('job:deferred', { ...info, reason, delaySeconds: copy.delaySeconds ?? 0 });
+  if (deps.logger.isLevelEnabled('debug'))
+    jobLogger(deps.logger, info)().debug({ reason, delaySeconds: copy.delaySeconds }, 'deferred: re-sent to run later');
+  await deps.acks.delete(m);
 }
 
 async function makeVisible(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: number): Promise<void> {

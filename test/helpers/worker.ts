@@ -35,6 +35,7 @@ export function recordEvents(worker: Worker) {
     'job:duplicate',
     'job:released',
     'job:resent',
+    'job:deferred',
     'job:lock-unavailable',
     'heartbeat:lost',
     'lock:unavailable',

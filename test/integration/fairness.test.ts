@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { createCloudWatchClient } from '../../src/aws/clients.js';
 import { defineJob } from '../../src/job.js';
 import { collectStats } from '../../src/ops/stats.js';
+import { PrivateMemcached } from '../helpers/memcached.js';
 import { createProducer } from '../../src/producer.js';
 import { LOCAL_ENDPOINT, LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
@@ -107,5 +108,77 @@ describe('tenant fairness (spillover)', () => {
         LOCAL_ENV,
       ),
     ).toThrow(/options\.fairness: needs standard queues/);
+  });
+});
+
+describe('tenant caps (fleet-wide)', () => {
+  it('never runs more of a tenant at once than its cap across two workers; the rest wait without losing an attempt', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'caps');
+    const lockKeyPrefix = `caps-${Date.now()}:`;
+    let running = 0;
+    let most = 0;
+    const attempts = new Set<number>();
+    const job = defineJob({
+      name: 'render',
+      args: z.object({ n: z.number() }),
+      handle: async (_a, ctx) => {
+        attempts.add(ctx.attempt);
+        running++;
+        most = Math.max(most, running);
+        await new Promise((r) => setTimeout(r, 300));
+        running--;
+      },
+    });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    const n = 12;
+    await producer.enqueueMany(
+      job,
+      Array.from({ length: n }, (_, i) => ({ n: i })),
+      { tenant: 'acme' },
+    );
+    const options = {
+      queues: [queueUrl],
+      jobs: [job],
+      lockKeyPrefix,
+      concurrency: 5,
+      fairness: { caps: { acme: 2 }, capDelaySeconds: 1 },
+    };
+    const a = start(options);
+    const b = start(options);
+    const ea = recordEvents(a);
+    const eb = recordEvents(b);
+    await Promise.all([a.start(), b.start()]);
+    await eventually(() => ea.count('job:succeeded') + eb.count('job:succeeded') === n, 'every job to run', 90_000);
+    expect(most).toBeLessThanOrEqual(2);
+    expect(ea.count('job:deferred') + eb.count('job:deferred')).toBeGreaterThan(0); // the cap was reached and held
+    expect([...attempts]).toEqual([1]); // deferrals are not attempts
+    await Promise.all([a.stop(), b.stop()]);
+    for (const url of [queueUrl, dlqUrl]) expect(await queueCounts(sqs, url)).toEqual(empty);
+    producer.close();
+  });
+
+  it('with memcached down, capped jobs still run (no cap rather than stuck)', async () => {
+    const memcached = await PrivateMemcached.start();
+    await memcached.stop();
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'caps-down');
+    let runs = 0;
+    const job = defineJob({ name: 'render', args: z.object({}), handle: () => void runs++ });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    await producer.enqueueMany(job, [{}, {}, {}, {}], { tenant: 'acme' });
+    const worker = start({
+      queues: [queueUrl],
+      jobs: [job],
+      memcached: memcached.servers,
+      lockTimeoutMs: 200,
+      fairness: { caps: { acme: 1 } },
+    });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:succeeded') === 4, 'every job to run');
+    await worker.stop();
+    expect(runs).toBe(4);
+    expect(events.count('job:deferred')).toBe(0);
+    expect(await queueCounts(sqs, dlqUrl)).toEqual(empty);
+    producer.close();
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RetryLaterError, SqsJobsError, UnrecoverableError } from '../../../src/errors.js';
 import type { ClaimResult } from '../../../src/ports/lock.js';
-import { afterClaim, afterRun, type ClaimFacts, type Outcome, type RunFacts } from '../../../src/worker/decide.js';
+import { afterClaim, afterRun, afterSlot, type ClaimFacts, type Outcome, type RunFacts } from '../../../src/worker/decide.js';
 import type { Execution } from '../../../src/worker/execute.js';
 
 const claimFacts = (over: Partial<ClaimFacts>): ClaimFacts => ({
@@ -155,5 +155,19 @@ describe('afterRun: one row per rule', () => {
 
   it('lease lost → left alone, even if the handler then returned', () => {
     expect(afterRun(runFacts(aborted('LEASE_LOST')))).toEqual({ kind: 'lost', reason: 'signal: LEASE_LOST', abandoned: false });
+  });
+});
+
+describe('afterSlot: the tenant cap', () => {
+  it('runs with a slot, and without one when memcached cannot be asked (no cap rather than stuck)', () => {
+    expect(afterSlot(2, 'acme', 5, 5)).toBe('run');
+    expect(afterSlot('unavailable', 'acme', 5, 5)).toBe('run');
+  });
+  it('defers when every slot is taken', () => {
+    expect(afterSlot('full', 'acme', 5, 7)).toEqual({
+      kind: 'defer',
+      reason: 'tenant "acme" has 5 job(s) running, its cap',
+      delaySeconds: 7,
+    });
   });
 });

@@ -51,6 +51,12 @@ describe('re-sending a message with no receive left', () => {
     expect(twice.attributes[ATTR_ORIGIN]?.StringValue).toBe('m-1');
   });
 
+  it('does not count the receive of a job that did not run (a fairness deferral)', () => {
+    const deferred = resentMessage(base, 5, false);
+    expect(deferred.attributes[ATTR_PRIOR_RECEIVES]?.StringValue).toBe('2');
+    expect(attemptOf({ ...base, receiveCount: 1, attributes: deferred.attributes })).toBe(3); // its next run is attempt 3, as it would have been
+  });
+
   it('caps the delay at 900 s, and on FIFO sends no delay but a new deduplication id in the same group', () => {
     expect(resentMessage(base, 4_000).delaySeconds).toBe(900);
     const fifo = resentMessage({ ...base, queueUrl: 'http://h/1/jobs.fifo', groupId: 'g' }, 30);
