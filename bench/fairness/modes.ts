@@ -81,7 +81,8 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
       return { queues: ['main'], route: one('main'), worker: (u) => ({ queues: [u.main!] }), enqueue: () => ({}) };
     case 'on':
       // sqs-jobs' own fairness: the producer's per-tenant token bucket (weights scale it) sends a
-      // tenant's excess to the spillover queue; the worker polls both, preferring main. No caps yet.
+      // tenant's excess to the spillover queue; the worker polls both, preferring main; caps are
+      // the worker's fleet-wide per-tenant limit (memcached slots).
       return {
         queues: ['main', 'spill'],
         route: one('main'),
@@ -91,6 +92,7 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
             { url: u.spill!, weight: 1 },
           ],
           prefetch: prefetchFor(2),
+          ...(scenario.caps ? { fairness: { caps: scenario.caps, capDelaySeconds: 1 } } : {}),
         }),
         enqueue: () => ({}),
         producer: (u) => ({
