@@ -19,6 +19,7 @@ export async function freshPair(prefix: string, visibilityTimeout: number, maxRe
 export interface JobSpec {
   readonly id: string;
   readonly ms: number;
+  readonly tenant?: string;
 }
 
 /** Send envelopes straight to ElasticMQ, 10 per call, 16 calls at a time. */
@@ -27,7 +28,14 @@ export async function send(queueUrl: string, jobs: readonly JobSpec[]): Promise<
   for (let i = 0; i < jobs.length; i += 10) {
     const entries = jobs.slice(i, i + 10).map((j, k) => ({
       Id: String(k),
-      MessageBody: JSON.stringify({ v: 1, id: j.id, job: 'work', args: { ms: j.ms }, enqueuedAt: new Date().toISOString() }),
+      MessageBody: JSON.stringify({
+        v: 1,
+        id: j.id,
+        job: 'work',
+        args: { ms: j.ms },
+        enqueuedAt: new Date().toISOString(),
+        ...(j.tenant === undefined ? {} : { tenant: j.tenant }),
+      }),
     }));
     calls.push(sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries })));
     if (calls.length >= 16) await Promise.all(calls.splice(0));

@@ -1,7 +1,8 @@
 /**
  * A worker process for the fault suite. Each job appends "<job id> <epoch ms>" to EFFECTS_LOG when
  * its work is done (the "effect" a checker counts). Env: QUEUE_URL, ENDPOINT, MEMCACHED, LOCK_PREFIX,
- * EFFECTS_LOG, CONCURRENCY, VISIBILITY, HEARTBEAT_MS, plus REPORT_HEAP=1 for the soak run.
+ * EFFECTS_LOG, CONCURRENCY, VISIBILITY, HEARTBEAT_MS, CAPS (JSON: tenant caps), plus REPORT_HEAP=1 for the soak run.
+ * With CAPS, the effect line also says the tenant and how many of its jobs ran in this process at once.
  */
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -36,6 +37,7 @@ const worker = createWorker(
     metrics: { sink: 'off' },
     logger: pino({ level: env.WORKER_LOG_LEVEL ?? 'silent' }),
     handleSignals: true,
+    ...(env.CAPS ? { fairness: { caps: JSON.parse(env.CAPS) as Record<string, number>, capDelaySeconds: 1 } } : {}),
   },
   { AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x' },
 );
