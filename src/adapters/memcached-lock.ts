@@ -125,6 +125,7 @@ export class MemcachedLock implements JobLock {
   /** Fleet-wide concurrency slots on the same memcached (see ConcurrencySlots). */
   readonly slots: ConcurrencySlots = {
     take: async (key, cap, token, ttlSeconds) => {
+      if (!Number.isSafeInteger(cap) || cap < 1) return 'unavailable';
       try {
         // Start at a random slot, so workers do not all race for slot 0.
         const first = Math.floor(Math.random() * cap);

@@ -36,7 +36,7 @@ export class FairnessGate {
 
   /** Take one job's token for `key`: true when it may go to the main queue, false when it spills. */
   admit(key: string, now: number = Date.now()): boolean {
-    const weight = this.#s.weights[key] ?? 1;
+    const weight = this.#weight(key);
     const capacity = this.#s.burst * weight;
     let b = this.#buckets.get(key);
     if (b === undefined) {
@@ -52,9 +52,14 @@ export class FairnessGate {
     return true;
   }
 
+  /** Own properties only: a tenant named "constructor" gets weight 1 unless given one. */
+  #weight(key: string): number {
+    return Object.hasOwn(this.#s.weights, key) ? (this.#s.weights[key] ?? 1) : 1;
+  }
+
   #forgetFull(now: number): void {
     for (const [key, b] of this.#buckets) {
-      const weight = this.#s.weights[key] ?? 1;
+      const weight = this.#weight(key);
       if (b.tokens + ((now - b.at) / 1000) * this.#s.ratePerSecond * weight >= this.#s.burst * weight) this.#buckets.delete(key);
     }
     // Still full of busy keys: drop the oldest rather than grow without bound.

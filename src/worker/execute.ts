@@ -54,8 +54,12 @@ export function execute(handler: () => unknown, lease: Lease, o: ExecuteOptions)
       graceTimer = setTimeout(() => finish(aborted(true)), o.graceMs);
     }
     const settled = (execution: () => Execution) => finish(signal.aborted ? aborted(false) : execution());
+    if (signal.aborted) {
+      // Never start a handler whose signal already fired (shutdown or a lost lease meanwhile).
+      finish(aborted(false));
+      return;
+    }
     signal.addEventListener('abort', onAbort, { once: true });
-    if (signal.aborted) onAbort();
     Promise.resolve()
       .then(handler)
       .then(

@@ -49,10 +49,16 @@ export class Lease {
     return this.#lost;
   }
 
+  /** A FIFO job retried here runs again under a fresh signal (the last run's may have fired). */
+  newRun(): void {
+    if (!this.#lost) this.#controller = undefined;
+  }
+
   /** Fire the signal with `code`, once; later calls do nothing. */
   abort(code: AbortCode, message: string): void {
-    if (this.signal.aborted) return;
+    // A lost lease is lost even when its signal already fired for another reason.
     if (code === 'LEASE_LOST') this.#lost = true;
+    if (this.signal.aborted) return;
     this.#controller!.abort(new SqsJobsError(code, message));
   }
 }

@@ -66,6 +66,9 @@ export function buildParts(
     (c.memcached === undefined
       ? new NoLock()
       : new MemcachedLock({ servers: c.memcached, keyPrefix: c.lockKeyPrefix, timeoutMs: c.lockTimeoutMs, onAvailability }));
+  if (Object.keys(c.fairness.caps).length > 0 && slotsOf(lock) === undefined) {
+    log.warn({ caps: c.fairness.caps }, 'fairness.caps need memcached (the slots live there): without it no cap is enforced');
+  }
   const heartbeat = new Heartbeat({
     sqs,
     lock,

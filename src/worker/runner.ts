@@ -117,10 +117,14 @@ export async function runJob(deps: RunDeps, lease: Lease): Promise<{ info: JobIn
   });
   if (next !== 'run') return { info, outcome: next };
   const tenant = read.envelope.tenant;
-  const cap = tenant === undefined || m.queueUrl.endsWith('.fifo') ? undefined : deps.caps[tenant];
+  // Own properties only: a tenant named "constructor" or "toString" has no cap unless given one.
+  const cap = tenant === undefined || m.queueUrl.endsWith('.fifo') || !Object.hasOwn(deps.caps, tenant) ? undefined : deps.caps[tenant];
   if (tenant !== undefined && cap !== undefined && deps.slots !== undefined) {
     const slot = await deps.slots.take(tenant, cap, token, deps.lockTtlSeconds);
     if (typeof slot === 'number') lease.slot = { key: tenant, index: slot, token };
+    if (lease.lost)
+      return { info, outcome: { kind: 'lost', reason: 'the lease was lost while a slot of its tenant was taken', abandoned: false } };
+    if (deps.stopping()) return { info, outcome: { kind: 'release', reason: 'worker is stopping', delaySeconds: 0, abandoned: false } };
     const capped = afterSlot(slot, tenant, cap, deps.capDelaySeconds);
     if (capped !== 'run') return { info, outcome: capped };
   }

@@ -24,6 +24,8 @@ interface Slot<Q> {
 export class Scheduler<Q extends ScheduledQueue> {
   readonly #slots: Slot<Q>[];
   readonly #byUrl = new Map<string, Slot<Q>>();
+  /** FIFO messages whose earlier group message was lost while buffered: to be handed back behind it. */
+  #orphans: Lease[] = [];
 
   constructor(queues: readonly Q[]) {
     this.#slots = queues.map((queue) => ({ queue, buffer: [], activeGroups: new Set() }));
@@ -46,7 +48,17 @@ export class Scheduler<Q extends ScheduledQueue> {
       if (slot === undefined) return undefined;
       const s = this.#slot(slot.url);
       const lease = s.buffer.splice(this.#startable(s), 1)[0]!;
-      if (lease.lost) continue; // its visibility ran out while it waited: it is back in the queue
+      if (lease.lost) {
+        // Its visibility ran out while it waited: it is back in the queue. On FIFO its group's
+        // later messages must go back too, or they would run ahead of it.
+        const group = this.#group(s, lease);
+        if (group !== undefined) {
+          const behind = s.buffer.filter((l) => this.#group(s, l) === group);
+          s.buffer.splice(0, s.buffer.length, ...s.buffer.filter((l) => !behind.includes(l)));
+          this.#orphans.push(...behind);
+        }
+        continue;
+      }
       const group = this.#group(s, lease);
       if (group !== undefined) s.activeGroups.add(group);
       return { queue: s.queue, lease };
@@ -79,6 +91,13 @@ export class Scheduler<Q extends ScheduledQueue> {
     if (group !== undefined) s.activeGroups.delete(group);
     lease.notBefore = now + delayMs;
     s.buffer.unshift(lease);
+  }
+
+  /** The orphans `next` set aside since the last call (see #orphans). */
+  takeOrphans(): Lease[] {
+    const out = this.#orphans;
+    this.#orphans = [];
+    return out;
   }
 
   /** Take every buffered message out (shutdown). */

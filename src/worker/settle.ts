@@ -39,6 +39,15 @@ export interface SettleDeps {
 export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
   // Stop heartbeating first and let an extension in flight land, so it cannot undo what follows.
   await deps.heartbeat.untrack(lease);
+  // The extension that was in flight may have found the lease lost: then only unlock, never act
+  // on a message another consumer holds now (success and duplicates still end as decided).
+  if (lease.lost && outcome.kind !== 'succeeded' && outcome.kind !== 'duplicate' && outcome.kind !== 'lost') {
+    outcome = {
+      kind: 'lost',
+      reason: 'the lease was lost while the outcome was being settled',
+      abandoned: 'abandoned' in outcome && outcome.abandoned,
+    };
+  }
   const lock = lease.lock;
   lease.lock = undefined;
   const m = lease.message;
@@ -131,8 +140,14 @@ export async function retryInPlace(
 ): Promise<void> {
   const lock = lease.lock;
   lease.lock = undefined;
-  if (lock !== undefined) await deps.lock.release(lock.jobId, lock.token);
+  await lease.pending; // an extension in flight must not read the lock as taken by someone else
+  try {
+    if (lock !== undefined) await deps.lock.release(lock.jobId, lock.token);
+  } catch (error) {
+    deps.onError('unlock', error); // a JobLock should not throw; the lock then ends with its TTL
+  }
   lease.retries++;
+  lease.newRun();
   deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs, retryDelayMs: outcome.delayMs });
   jobLogger(deps.logger, info)().warn(
     { err: outcome.error, retryInMs: outcome.delayMs },

@@ -158,6 +158,8 @@ export class Worker extends EventSource<WorkerEvents> {
       if (next === undefined) break;
       this.#run(next.queue, next.lease);
     }
+    const orphans = this.#scheduler.takeOrphans();
+    if (orphans.length > 0) this.#track(this.#handBack(orphans, 'an earlier message of its FIFO group was lost while waiting'));
     this.#capacity.grant();
   }
 
@@ -195,9 +197,12 @@ export class Worker extends EventSource<WorkerEvents> {
 
   /** Put a FIFO job back at the head of its group, to start after `delayMs`. */
   async #retryLater(lease: Lease, delayMs: number): Promise<void> {
-    if (this.#stop.signal.aborted) {
-      this.#scheduler.finish(lease, false);
-      return this.#handBack([lease], 'worker is stopping');
+    if (this.#stop.signal.aborted || lease.lost) {
+      // Stopping: hand it back. Lost meanwhile: SQS gives it out again, so its group's buffered
+      // messages must go back behind it.
+      const behind = this.#scheduler.finish(lease, lease.lost);
+      await this.#handBack([lease, ...behind], lease.lost ? 'an earlier message of its FIFO group comes back first' : 'worker is stopping');
+      return;
     }
     this.#scheduler.retryLater(lease, delayMs);
     await sleep(delayMs, this.#stop.signal);

@@ -68,4 +68,24 @@ describe('execute', () => {
     expect(await run).toMatchObject({ kind: 'aborted', code: 'LEASE_LOST' });
     expect(l.lost).toBe(true);
   });
+
+  it('never starts a handler whose signal already fired; a new run (FIFO retry here) gets a fresh signal', async () => {
+    const l = lease();
+    await execute(() => sleepFor(5_000, undefined, { signal: l.signal }), l, { ...options, timeoutMs: 20 });
+    let started = false;
+    const again = await execute(() => void (started = true), l, options);
+    expect(again).toMatchObject({ kind: 'aborted', code: 'JOB_TIMEOUT' });
+    expect(started).toBe(false);
+    l.newRun();
+    expect(await execute(() => 'ok', l, options)).toMatchObject({ kind: 'returned' });
+  });
+
+  it('a lost lease stays lost even when its signal fired earlier for another reason', () => {
+    const l = lease();
+    l.abort('JOB_TIMEOUT', 'slow');
+    l.abort('LEASE_LOST', 'visibility ran out');
+    expect(l.lost).toBe(true);
+    l.newRun();
+    expect(l.signal.aborted).toBe(true); // a lost lease never runs again
+  });
 });

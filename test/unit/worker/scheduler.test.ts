@@ -71,6 +71,16 @@ describe('Scheduler', () => {
     expect(s.next()).toBeUndefined(); // x2 still waits, for x1 to finish
   });
 
+  it('sets aside the rest of a FIFO group whose buffered head was lost, to be handed back', () => {
+    const s = new Scheduler([queue('q.fifo')]);
+    const head = lease('q.fifo', 'x1', 'x');
+    head.abort('LEASE_LOST', 'visibility ran out');
+    s.add('q.fifo', [head, lease('q.fifo', 'x2', 'x'), lease('q.fifo', 'y1', 'y')]);
+    expect(s.next()?.lease.message.messageId).toBe('y1');
+    expect(ids(s.takeOrphans())).toEqual(['x2']);
+    expect(s.takeOrphans()).toEqual([]);
+  });
+
   it('never holds back a standard queue by group', () => {
     const s = new Scheduler([queue('std')]);
     s.add('std', [lease('std', 'a', 'tenant-1'), lease('std', 'b', 'tenant-1')]);
