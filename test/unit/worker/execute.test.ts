@@ -73,7 +73,13 @@ describe('execute', () => {
     const l = lease();
     await execute(() => sleepFor(5_000, undefined, { signal: l.signal }), l, { ...options, timeoutMs: 20 });
     let started = false;
-    const again = await execute(() => void (started = true), l, options);
+    const again = await execute(
+      () => {
+        started = true;
+      },
+      l,
+      options,
+    );
     expect(again).toMatchObject({ kind: 'aborted', code: 'JOB_TIMEOUT' });
     expect(started).toBe(false);
     l.newRun();
