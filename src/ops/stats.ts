@@ -56,10 +56,16 @@ export async function collectStats(sqs: SQSClient, cw: CloudWatchClient, o: Stat
   // A queue with a spillover queue (tenant fairness) is shown with it: its depth is the noisy
   // tenants' backlog, and its jobs' wait times (Queue = <name>-spill) are the noisy tenants'.
   const urls = [...new Set((await Promise.all(o.queueUrls.map(async (url) => [url, ...(await spilloverOf(sqs, url))]))).flat())];
-  const queues = await Promise.all(
+  const dlqUrls = await Promise.all(
     urls.map(async (url) => {
       const policy = await readRedrivePolicy(sqs, url);
-      const dlqUrl = policy === undefined ? undefined : await queueUrlFromArn(sqs, policy.deadLetterTargetArn);
+      return policy === undefined ? undefined : queueUrlFromArn(sqs, policy.deadLetterTargetArn);
+    }),
+  );
+  const queues = await Promise.all(
+    urls.map(async (url, i) => {
+      // A DLQ shared with a queue listed earlier (a spillover queue's) is shown once, there.
+      const dlqUrl = dlqUrls.slice(0, i).includes(dlqUrls[i]) ? undefined : dlqUrls[i];
       const window = { start, end, now, minutes: o.windowMinutes };
       const [main, dlq] = await Promise.all([
         depth(sqs, cw, url, window),

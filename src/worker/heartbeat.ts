@@ -49,9 +49,11 @@ export class Heartbeat {
   start(): void {
     if (this.#timer !== undefined) return;
     this.#timer = setInterval(() => {
-      this.#tick ??= this.tick().finally(() => {
-        this.#tick = undefined;
-      });
+      this.#tick ??= this.tick()
+        .catch((error: unknown) => this.#o.onError(error)) // e.g. a custom JobLock that throws
+        .finally(() => {
+          this.#tick = undefined;
+        });
     }, this.#tickMs);
     this.#timer.unref();
   }
