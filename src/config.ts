@@ -199,22 +199,23 @@ function resolveRegion(region: unknown, env: Env, name = 'region'): string {
   return from === undefined ? 'us-east-1' : parseConfig(regionSchema, from[1], from[0], 'invalid AWS region');
 }
 
+type SettingsOptions = { endpoint?: string | undefined; region?: string | undefined };
+type SettingNames = { endpoint: string; region: string };
+const DEFAULT_NAMES: SettingNames = { endpoint: 'endpoint', region: 'region' };
+
+/** Endpoint from the option, else the first of `envVars` that is set; region likewise. */
+function resolveEndpoint(options: SettingsOptions, env: Env, names: SettingNames, envVars: string[], what: string): AwsSettings {
+  const from: [string, unknown] | undefined = options.endpoint !== undefined ? [names.endpoint, options.endpoint] : firstSet(env, envVars);
+  const endpoint = from === undefined ? undefined : parseConfig(endpointSchema, from[1], from[0], `invalid ${what} endpoint`);
+  return Object.freeze({ endpoint, region: resolveRegion(options.region, env, names.region) });
+}
+
 /**
  * SQS endpoint and region from options, then the environment: SQS_JOBS_ENDPOINT, else
  * AWS_ENDPOINT_URL_SQS, else AWS_ENDPOINT_URL. Throws ConfigError naming the source.
  */
-export function resolveAwsSettings(
-  options: { endpoint?: string | undefined; region?: string | undefined },
-  env: Env = process.env,
-  names: { endpoint: string; region: string } = { endpoint: 'endpoint', region: 'region' },
-): AwsSettings {
-  const endpointFrom: [string, unknown] | undefined =
-    options.endpoint !== undefined
-      ? [names.endpoint, options.endpoint]
-      : firstSet(env, ['SQS_JOBS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL']);
-  const endpoint =
-    endpointFrom === undefined ? undefined : parseConfig(endpointSchema, endpointFrom[1], endpointFrom[0], 'invalid SQS endpoint');
-  return Object.freeze({ endpoint, region: resolveRegion(options.region, env, names.region) });
+export function resolveAwsSettings(options: SettingsOptions, env: Env = process.env, names: SettingNames = DEFAULT_NAMES): AwsSettings {
+  return resolveEndpoint(options, env, names, ['SQS_JOBS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL'], 'SQS');
 }
 
 /**
@@ -223,17 +224,11 @@ export function resolveAwsSettings(
  * SQS on ElasticMQ and CloudWatch on moto, metrics must go to moto.
  */
 export function resolveCloudWatchSettings(
-  options: { endpoint?: string | undefined; region?: string | undefined },
+  options: SettingsOptions,
   env: Env = process.env,
-  names: { endpoint: string; region: string } = { endpoint: 'endpoint', region: 'region' },
+  names: SettingNames = DEFAULT_NAMES,
 ): AwsSettings {
-  const endpointFrom: [string, unknown] | undefined =
-    options.endpoint !== undefined
-      ? [names.endpoint, options.endpoint]
-      : firstSet(env, ['AWS_ENDPOINT_URL_CLOUDWATCH', 'AWS_ENDPOINT_URL']);
-  const endpoint =
-    endpointFrom === undefined ? undefined : parseConfig(endpointSchema, endpointFrom[1], endpointFrom[0], 'invalid CloudWatch endpoint');
-  return Object.freeze({ endpoint, region: resolveRegion(options.region, env, names.region) });
+  return resolveEndpoint(options, env, names, ['AWS_ENDPOINT_URL_CLOUDWATCH', 'AWS_ENDPOINT_URL'], 'CloudWatch');
 }
 
 /**

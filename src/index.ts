@@ -14,8 +14,9 @@ export {
   ERROR_CODES,
 } from './errors.js';
 export type { ErrorCode, FieldIssue, FailedEntry } from './errors.js';
-export { Producer, createProducer, configureDefaultProducer, enqueue, enqueueMany, DEFAULT_MAX_MESSAGE_BYTES } from './producer.js';
-export type { ProducerOptions, EnqueueOptions, EnqueueManyOptions, EnqueueResult } from './producer.js';
+export { Producer, createProducer, configureDefaultProducer, enqueue, enqueueMany } from './producer.js';
+export { DEFAULT_MAX_MESSAGE_BYTES } from './producer-options.js';
+export type { ProducerOptions, EnqueueOptions, EnqueueManyOptions, EnqueueResult } from './producer-options.js';
 export { createQueues, dlqNameFor, readRedrivePolicy } from './queues.js';
 export type { QueueSpec, QueuePair, RedrivePolicy } from './queues.js';
 export { createSqsClient, createCloudWatchClient } from './aws/clients.js';

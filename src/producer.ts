@@ -1,26 +1,8 @@
-import {
-  GetQueueAttributesCommand,
-  SendMessageBatchCommand,
-  SendMessageCommand,
-  type SendMessageBatchRequestEntry,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
-import { z } from 'zod';
+import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { z } from 'zod';
 import { createSqsClient } from './aws/clients.js';
-import { isFifoQueue, parseConfig, queueUrlSchema, resolveAwsSettings, resolveQueueUrl, type Env } from './config.js';
-import {
-  encodeEnvelope,
-  envelopeAttributes,
-  findForbiddenCharacter,
-  jobIdSchema,
-  messageSize,
-  newJobId,
-  tenantSchema,
-  type Envelope,
-  type StringAttribute,
-} from './envelope.js';
-import { sleep } from './sleep.js';
-import { classifyFailure, SQS_BATCH_LIMIT } from './sqs-batch.js';
+import { isFifoQueue, parseConfig, resolveAwsSettings, resolveQueueUrl, type Env } from './config.js';
+import { encodeEnvelope, envelopeAttributes, findForbiddenCharacter, messageSize, newJobId, type Envelope } from './envelope.js';
 import {
   ConfigError,
   EnqueueBatchError,
@@ -31,95 +13,24 @@ import {
   type FailedEntry,
   type FieldIssue,
 } from './errors.js';
-import { JobRegistry, isJobDefinition, validateArgs, type AnyJob, type JobArgs } from './job.js';
 import { FairnessGate } from './fairness/gate.js';
+import { JobRegistry, isJobDefinition, validateArgs, type AnyJob, type JobArgs } from './job.js';
+import { chunkMessages, sendBatch, type PreparedMessage } from './producer-batch.js';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  SQS_DEFAULT_MESSAGE_BYTES,
+  enqueueOptionsSchema,
+  producerOptionsSchema,
+  type EnqueueManyOptions,
+  type EnqueueOptions,
+  type EnqueueResult,
+  type ProducerOptions,
+} from './producer-options.js';
+import { SQS_BATCH_LIMIT } from './sqs-batch.js';
 import { parseWith } from './validation.js';
 
-/** SQS's hard ceiling for one message (and for one batch), in bytes. */
-export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
-/** What a queue accepts unless its MaximumMessageSize was raised, and the batch-total ceiling we keep to. */
-export const SQS_DEFAULT_MESSAGE_BYTES = 262_144;
-export const DEFAULT_MAX_MESSAGE_BYTES = 65_536;
-const BATCH_SEND_ATTEMPTS = 3;
+/** How many batch calls enqueueMany keeps in flight. */
 const BATCH_CONCURRENCY = 4;
-
-const sqsIdText = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[\x21-\x7e]+$/, 'may contain only printable ASCII without spaces');
-
-const enqueueOptionsSchema = z
-  .object({
-    jobId: jobIdSchema.optional(),
-    delaySeconds: z
-      .number()
-      .int('must be a whole number of seconds')
-      .min(0, 'must be >= 0')
-      .max(900, 'must be <= 900 (SQS limit)')
-      .optional(),
-    tenant: tenantSchema.optional(),
-    groupId: sqsIdText.optional(),
-    deduplicationId: sqsIdText.optional(),
-  })
-  .strict();
-
-export type EnqueueOptions = z.input<typeof enqueueOptionsSchema>;
-export type EnqueueManyOptions = Omit<EnqueueOptions, 'jobId' | 'deduplicationId'> & {
-  /** One job id per entry of argsList, in order; new ids where omitted. */
-  jobIds?: readonly string[];
-};
-
-export interface EnqueueResult {
-  readonly jobId: string;
-  readonly messageId: string;
-}
-
-const producerOptionsSchema = z
-  .object({
-    queueUrl: z.string().optional(),
-    endpoint: z.string().optional(),
-    region: z.string().optional(),
-    jobs: z
-      .union([z.instanceof(JobRegistry), z.array(z.custom<AnyJob>(isJobDefinition, 'must be a job made by defineJob()'))], {
-        error: 'must be an array of jobs made by defineJob(), or a JobRegistry',
-      })
-      .optional(),
-    maxMessageBytes: z
-      .number()
-      .int('must be a whole number')
-      .min(1024, 'must be >= 1024')
-      .max(SQS_MAX_MESSAGE_BYTES, `must be <= ${SQS_MAX_MESSAGE_BYTES} (SQS limit)`)
-      .optional(),
-    client: z
-      .custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as SQSClient).send === 'function', 'must be an SQSClient')
-      .optional(),
-    /** Tenant fairness (src/fairness/gate.ts): a key's jobs beyond its allowance go to the spillover queue. */
-    fairness: z
-      .object({
-        spilloverQueueUrl: queueUrlSchema,
-        ratePerSecond: z.number().positive('must be > 0').max(100_000).default(10),
-        burst: z.number().int('must be a whole number').min(1, 'must be >= 1').max(1_000_000).default(20),
-        weights: z.record(tenantSchema, z.number().positive('must be > 0').max(1_000)).default({}),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
-
-export type ProducerOptions = z.input<typeof producerOptionsSchema>;
-
-interface PreparedMessage {
-  /** The main queue, or the spillover queue when the job's fairness key is past its allowance. */
-  readonly queueUrl: string;
-  readonly jobId: string;
-  readonly body: string;
-  readonly attributes: Record<string, StringAttribute>;
-  readonly size: number;
-  readonly delaySeconds: number | undefined;
-  readonly groupId: string | undefined;
-  readonly deduplicationId: string | undefined;
-}
 
 function optionsError(subject: string) {
   return (issues: FieldIssue[]) => new ValidationError('OPTIONS_INVALID', subject, issues);
@@ -238,7 +149,10 @@ export class Producer {
     const sendChunks = async () => {
       while (next < chunks.length) {
         const chunk = chunks[next++]!;
-        const outcome = await this.#sendBatch(chunk.map((i) => ({ index: i, message: messages[i]! })));
+        const outcome = await sendBatch(
+          this.#sqs,
+          chunk.map((i) => ({ index: i, message: messages[i]! })),
+        );
         for (const s of outcome.sent) results[s.index] = { jobId: messages[s.index]!.jobId, messageId: s.messageId };
         failed.push(...outcome.failed);
       }
@@ -344,76 +258,6 @@ export class Producer {
     });
     return this.#queueLimitChecked;
   }
-
-  async #sendBatch(
-    entries: { index: number; message: PreparedMessage }[],
-  ): Promise<{ sent: { index: number; messageId: string }[]; failed: FailedEntry[] }> {
-    const sent: { index: number; messageId: string }[] = [];
-    const failed: FailedEntry[] = [];
-    let pending = entries;
-    for (let attempt = 1; pending.length > 0; attempt++) {
-      const byId = new Map(pending.map((e) => [String(e.index), e]));
-      const retry: typeof pending = [];
-      try {
-        const out = await this.#sqs.send(
-          new SendMessageBatchCommand({
-            QueueUrl: pending[0]!.message.queueUrl,
-            Entries: pending.map((e) => toBatchEntry(e.index, e.message)),
-          }),
-        );
-        for (const ok of out.Successful ?? []) sent.push({ index: Number(ok.Id), messageId: ok.MessageId ?? '' });
-        for (const bad of out.Failed ?? []) {
-          const entry = byId.get(bad.Id ?? '');
-          if (entry === undefined) continue;
-          if (classifyFailure(bad.Code ?? 'Unknown', bad.SenderFault ?? false) === 'transient' && attempt < BATCH_SEND_ATTEMPTS)
-            retry.push(entry);
-          else
-            failed.push({
-              index: entry.index,
-              jobId: entry.message.jobId,
-              code: bad.Code ?? 'Unknown',
-              message: bad.Message ?? 'rejected by SQS',
-            });
-        }
-      } catch (error) {
-        // The SDK already retried the call itself; what is left is a hard failure for every entry.
-        const e = toError(error);
-        for (const entry of pending) failed.push({ index: entry.index, jobId: entry.message.jobId, code: e.name, message: e.message });
-      }
-      if (retry.length > 0) await sleep(100 * 2 ** attempt);
-      pending = retry;
-    }
-    return { sent, failed };
-  }
-}
-
-function toBatchEntry(index: number, m: PreparedMessage): SendMessageBatchRequestEntry {
-  return {
-    Id: String(index),
-    MessageBody: m.body,
-    MessageAttributes: m.attributes,
-    DelaySeconds: m.delaySeconds,
-    MessageGroupId: m.groupId,
-    MessageDeduplicationId: m.deduplicationId,
-  };
-}
-
-/** Group message indexes into batches of at most 10 entries and `maxBytes` in total. */
-export function chunkMessages(messages: readonly { size: number }[], maxBytes: number): number[][] {
-  const chunks: number[][] = [];
-  let current: number[] = [];
-  let bytes = 0;
-  messages.forEach((m, index) => {
-    if (current.length === SQS_BATCH_LIMIT || (current.length > 0 && bytes + m.size > maxBytes)) {
-      chunks.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(index);
-    bytes += m.size;
-  });
-  if (current.length > 0) chunks.push(current);
-  return chunks;
 }
 
 export function createProducer(options: ProducerOptions = {}, env: Env = process.env): Producer {

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { EnqueueBatchError } from '../../src/errors.js';
 import { defineJob } from '../../src/job.js';
-import { chunkMessages, createProducer } from '../../src/producer.js';
+import { createProducer } from '../../src/producer.js';
+import { chunkMessages } from '../../src/producer-batch.js';
 
 /**
  * How enqueueMany treats a SendMessageBatch answer with failed entries. What SQS refuses is SQS's

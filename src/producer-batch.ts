@@ -1,0 +1,96 @@
+import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import type { StringAttribute } from './envelope.js';
+import { toError, type FailedEntry } from './errors.js';
+import { sleep } from './sleep.js';
+import { classifyFailure, SQS_BATCH_LIMIT } from './sqs-batch.js';
+
+/** SendMessageBatch for enqueueMany: one call per chunk, transient entry failures sent again. */
+const BATCH_SEND_ATTEMPTS = 3;
+
+/** A job validated and encoded, ready to send. */
+export interface PreparedMessage {
+  /** The main queue, or the spillover queue when the job's fairness key is past its allowance. */
+  readonly queueUrl: string;
+  readonly jobId: string;
+  readonly body: string;
+  readonly attributes: Record<string, StringAttribute>;
+  readonly size: number;
+  readonly delaySeconds: number | undefined;
+  readonly groupId: string | undefined;
+  readonly deduplicationId: string | undefined;
+}
+
+/**
+ * Send one chunk (at most 10 entries, one queue) with SendMessageBatch. Entries SQS rejects for a
+ * transient reason are sent again (3 tries); answers what went and what did not, by index.
+ */
+export async function sendBatch(
+  sqs: SQSClient,
+  entries: { index: number; message: PreparedMessage }[],
+): Promise<{ sent: { index: number; messageId: string }[]; failed: FailedEntry[] }> {
+  const sent: { index: number; messageId: string }[] = [];
+  const failed: FailedEntry[] = [];
+  let pending = entries;
+  for (let attempt = 1; pending.length > 0; attempt++) {
+    const byId = new Map(pending.map((e) => [String(e.index), e]));
+    const retry: typeof pending = [];
+    try {
+      const out = await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: pending[0]!.message.queueUrl,
+          Entries: pending.map((e) => toBatchEntry(e.index, e.message)),
+        }),
+      );
+      for (const ok of out.Successful ?? []) sent.push({ index: Number(ok.Id), messageId: ok.MessageId ?? '' });
+      for (const bad of out.Failed ?? []) {
+        const entry = byId.get(bad.Id ?? '');
+        if (entry === undefined) continue;
+        if (classifyFailure(bad.Code ?? 'Unknown', bad.SenderFault ?? false) === 'transient' && attempt < BATCH_SEND_ATTEMPTS)
+          retry.push(entry);
+        else
+          failed.push({
+            index: entry.index,
+            jobId: entry.message.jobId,
+            code: bad.Code ?? 'Unknown',
+            message: bad.Message ?? 'rejected by SQS',
+          });
+      }
+    } catch (error) {
+      // The SDK already retried the call itself; what is left is a hard failure for every entry.
+      const e = toError(error);
+      for (const entry of pending) failed.push({ index: entry.index, jobId: entry.message.jobId, code: e.name, message: e.message });
+    }
+    if (retry.length > 0) await sleep(100 * 2 ** attempt);
+    pending = retry;
+  }
+  return { sent, failed };
+}
+
+function toBatchEntry(index: number, m: PreparedMessage): SendMessageBatchRequestEntry {
+  return {
+    Id: String(index),
+    MessageBody: m.body,
+    MessageAttributes: m.attributes,
+    DelaySeconds: m.delaySeconds,
+    MessageGroupId: m.groupId,
+    MessageDeduplicationId: m.deduplicationId,
+  };
+}
+
+/** Group message indexes into batches of at most 10 entries and `maxBytes` in total. */
+export function chunkMessages(messages: readonly { size: number }[], maxBytes: number): number[][] {
+  const chunks: number[][] = [];
+  let current: number[] = [];
+  let bytes = 0;
+  messages.forEach((m, index) => {
+    if (current.length === SQS_BATCH_LIMIT || (current.length > 0 && bytes + m.size > maxBytes)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(index);
+    bytes += m.size;
+  });
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}

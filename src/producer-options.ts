@@ -1,0 +1,79 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { z } from 'zod';
+import { queueUrlSchema } from './config.js';
+import { jobIdSchema, tenantSchema } from './envelope.js';
+import { JobRegistry, isJobDefinition, type AnyJob } from './job.js';
+
+/** The producer's options and enqueue options: schemas, types and limits (validated before any call). */
+
+/** SQS's hard ceiling for one message (and for one batch), in bytes. */
+export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
+/** What a queue accepts unless its MaximumMessageSize was raised, and the batch-total ceiling we keep to. */
+export const SQS_DEFAULT_MESSAGE_BYTES = 262_144;
+export const DEFAULT_MAX_MESSAGE_BYTES = 65_536;
+
+const sqsIdText = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\x21-\x7e]+$/, 'may contain only printable ASCII without spaces');
+
+export const enqueueOptionsSchema = z
+  .object({
+    jobId: jobIdSchema.optional(),
+    delaySeconds: z
+      .number()
+      .int('must be a whole number of seconds')
+      .min(0, 'must be >= 0')
+      .max(900, 'must be <= 900 (SQS limit)')
+      .optional(),
+    tenant: tenantSchema.optional(),
+    groupId: sqsIdText.optional(),
+    deduplicationId: sqsIdText.optional(),
+  })
+  .strict();
+
+export type EnqueueOptions = z.input<typeof enqueueOptionsSchema>;
+export type EnqueueManyOptions = Omit<EnqueueOptions, 'jobId' | 'deduplicationId'> & {
+  /** One job id per entry of argsList, in order; new ids where omitted. */
+  jobIds?: readonly string[];
+};
+
+export interface EnqueueResult {
+  readonly jobId: string;
+  readonly messageId: string;
+}
+
+export const producerOptionsSchema = z
+  .object({
+    queueUrl: z.string().optional(),
+    endpoint: z.string().optional(),
+    region: z.string().optional(),
+    jobs: z
+      .union([z.instanceof(JobRegistry), z.array(z.custom<AnyJob>(isJobDefinition, 'must be a job made by defineJob()'))], {
+        error: 'must be an array of jobs made by defineJob(), or a JobRegistry',
+      })
+      .optional(),
+    maxMessageBytes: z
+      .number()
+      .int('must be a whole number')
+      .min(1024, 'must be >= 1024')
+      .max(SQS_MAX_MESSAGE_BYTES, `must be <= ${SQS_MAX_MESSAGE_BYTES} (SQS limit)`)
+      .optional(),
+    client: z
+      .custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as SQSClient).send === 'function', 'must be an SQSClient')
+      .optional(),
+    /** Tenant fairness (src/fairness/gate.ts): a key's jobs beyond its allowance go to the spillover queue. */
+    fairness: z
+      .object({
+        spilloverQueueUrl: queueUrlSchema,
+        ratePerSecond: z.number().positive('must be > 0').max(100_000).default(10),
+        burst: z.number().int('must be a whole number').min(1, 'must be >= 1').max(1_000_000).default(20),
+        weights: z.record(tenantSchema, z.number().positive('must be > 0').max(1_000)).default({}),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export type ProducerOptions = z.input<typeof producerOptionsSchema>;
