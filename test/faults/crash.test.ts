@@ -1,5 +1,17 @@
 import { expect, it } from 'vitest';
-import { account, freshPair, named, pick, send, settled, spawnWorker, stopWorker, workspace, type WorkerProcess } from './harness.js';
+import {
+  account,
+  killLoop,
+  freshPair,
+  named,
+  pick,
+  send,
+  settled,
+  spawnWorker,
+  stopWorker,
+  workspace,
+  type WorkerProcess,
+} from './harness.js';
 
 it('SIGKILLed workers, restarted: every job ends completed or dead-lettered, none lost', async () => {
   named('crash');
@@ -14,25 +26,11 @@ it('SIGKILLed workers, restarted: every job ends completed or dead-lettered, non
   const workers: WorkerProcess[] = Array.from({ length: 4 }, () => spawnWorker(env));
   await Promise.all(workers.map((w) => w.ready));
 
-  let kills = 0;
-  let killing = true;
-  const killer = (async () => {
-    while (killing) {
-      await new Promise((r) => setTimeout(r, killEveryMs));
-      if (!killing) break;
-      const i = kills % workers.length;
-      workers[i]!.child.kill('SIGKILL');
-      await workers[i]!.exited;
-      kills++;
-      workers[i] = spawnWorker(env);
-      await workers[i]!.ready.catch(() => {});
-    }
-  })();
+  const killer = killLoop(workers, env, killEveryMs);
   const idSet = new Set(ids.map((j) => j.id));
   // Keep killing while most of the work is done, then let the survivors finish.
   await settled(queueUrl, dlqUrl, new Set([...idSet].slice(0, Math.floor(jobs * 0.8))), ws.effects, pick(120_000, 600_000));
-  killing = false;
-  await killer;
+  const kills = await killer.stop();
   const done = await settled(queueUrl, dlqUrl, idSet, ws.effects, pick(120_000, 600_000));
   const exitCodes = await Promise.all(workers.map((w) => stopWorker(w)));
   const report = await account(idSet, ws.effects, dlqUrl, { kills, workers: 4 });

@@ -1,5 +1,17 @@
 import { expect, it } from 'vitest';
-import { account, freshPair, named, pick, send, settled, spawnWorker, stopWorker, workspace, type WorkerProcess } from './harness.js';
+import {
+  account,
+  killLoop,
+  freshPair,
+  named,
+  pick,
+  send,
+  settled,
+  spawnWorker,
+  stopWorker,
+  workspace,
+  type WorkerProcess,
+} from './harness.js';
 
 // Tenant caps under SIGKILL: a killed worker's slots are left to expire (lock TTL), so its tenant
 // runs below its cap for a while, never stuck and never losing a job.
@@ -27,24 +39,10 @@ it('SIGKILLed workers holding capped tenants: every job ends completed, none los
   const workers: WorkerProcess[] = Array.from({ length: 3 }, () => spawnWorker(env));
   await Promise.all(workers.map((w) => w.ready));
 
-  let kills = 0;
-  let killing = true;
-  const killer = (async () => {
-    while (killing) {
-      await new Promise((r) => setTimeout(r, 1_500));
-      if (!killing) break;
-      const i = kills % workers.length;
-      workers[i]!.child.kill('SIGKILL');
-      await workers[i]!.exited;
-      kills++;
-      workers[i] = spawnWorker(env);
-      await workers[i]!.ready.catch(() => {});
-    }
-  })();
+  const killer = killLoop(workers, env, 1_500);
   const idSet = new Set(ids.map((j) => j.id));
   await settled(queueUrl, dlqUrl, new Set([...idSet].slice(0, Math.floor(jobs * 0.5))), ws.effects, pick(180_000, 600_000));
-  killing = false;
-  await killer;
+  const kills = await killer.stop();
   const done = await settled(queueUrl, dlqUrl, idSet, ws.effects, pick(180_000, 600_000));
   const exitCodes = await Promise.all(workers.map((w) => stopWorker(w)));
   const report = await account(idSet, ws.effects, dlqUrl, { kills, workers: 3 });

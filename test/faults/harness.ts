@@ -212,3 +212,31 @@ function record(report: Report): void {
 export function named(name: string): void {
   (globalThis as { __faultName?: string }).__faultName = name;
 }
+
+/**
+ * SIGKILL one worker every `everyMs`, in turn, and start a new one with `env` in its place, until
+ * the returned stop() is called; stop() resolves to the number of kills once the loop has ended.
+ */
+export function killLoop(workers: WorkerProcess[], env: Record<string, string>, everyMs: number): { stop: () => Promise<number> } {
+  let kills = 0;
+  let killing = true;
+  const loop = (async () => {
+    while (killing) {
+      await new Promise((r) => setTimeout(r, everyMs));
+      if (!killing) break;
+      const i = kills % workers.length;
+      workers[i]!.child.kill('SIGKILL');
+      await workers[i]!.exited;
+      kills++;
+      workers[i] = spawnWorker(env);
+      await workers[i]!.ready.catch(() => {});
+    }
+  })();
+  return {
+    stop: async () => {
+      killing = false;
+      await loop;
+      return kills;
+    },
+  };
+}
