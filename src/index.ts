@@ -1,5 +1,7 @@
-export { defineJob, JobRegistry, validateArgs, isJobDefinition, DEFAULT_BACKOFF } from './job.js';
-export type { JobDefinition, JobContext, JobSpec, JobArgs, AnyJob, BackoffPolicy } from './job.js';
+export { defineJob, JobRegistry, validateArgs, isJobDefinition, isDefinition, DEFAULT_BACKOFF } from './job.js';
+export type { JobDefinition, JobContext, JobSpec, JobArgs, AnyJob, AnyDefinition, BackoffPolicy } from './job.js';
+export { defineBatchJob, isBatchJob, MAX_BATCH_SIZE } from './batch-job.js';
+export type { BatchJobDefinition, BatchJobSpec, BatchItem, BatchContext, BatchResult, AnyBatchJob } from './batch-job.js';
 export { encodeEnvelope, decodeEnvelope, newJobId, ENVELOPE_VERSION, ATTR_JOB, ATTR_JOB_ID } from './envelope.js';
 export type { Envelope, Decoded, PoisonReason } from './envelope.js';
 export {
@@ -23,7 +25,7 @@ export { createSqsClient, createCloudWatchClient } from './aws/clients.js';
 export { resolveAwsSettings } from './config.js';
 export { Worker, createWorker } from './worker/worker.js';
 export type { WorkerOptions, WorkerConfig } from './worker/options.js';
-export type { WorkerEvents, JobInfo, DeadLetterReason } from './job-events.js';
+export type { WorkerEvents, JobInfo, BatchInfo, DeadLetterReason } from './job-events.js';
 export { retryDelayMs } from './worker/backoff.js';
 export { MemcachedLock } from './adapters/memcached-lock.js';
 export type { JobLock, ClaimResult, ExtendResult } from './ports/lock.js';

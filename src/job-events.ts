@@ -10,6 +10,15 @@ export interface JobInfo {
   readonly tenant: string | undefined;
 }
 
+/** What batch events say about a batch (defineBatchJob). */
+export interface BatchInfo {
+  readonly jobName: string;
+  readonly key: string;
+  /** The queue of its first item (a batch may hold items of several queues). */
+  readonly queueUrl: string;
+  readonly size: number;
+}
+
 export type DeadLetterReason =
   | 'invalid-json'
   | 'not-an-envelope'
@@ -46,6 +55,10 @@ export interface WorkerEvents {
   'job:resent': [JobInfo & { reason: string; delaySeconds: number }];
   /** Its tenant was at its cap (fairness.caps): re-sent to run later; not counted as an attempt. */
   'job:deferred': [JobInfo & { reason: string; delaySeconds: number }];
+  /** A batch handler starts on `size` items of one key; `heldMs`: how long its oldest item was held. */
+  'batch:start': [BatchInfo & { heldMs: number }];
+  /** A batch handler ended; `failed`: its items that failed (every item when it threw or timed out). */
+  'batch:end': [BatchInfo & { failed: number; processMs: number }];
   'heartbeat:lost': [JobInfo & { reason: string }];
   /** The dedupe lock could not be asked (memcached down): the job ran without it, or was left queued when failing closed. */
   'job:lock-unavailable': [JobInfo];

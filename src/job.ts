@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import { SqsJobsError, UnknownJobError, ValidationError } from './errors.js';
 import { parseWith } from './validation.js';
+import type { AnyBatchJob } from './batch-job.js';
 
 /** What a handler gets besides its arguments. */
 export interface JobContext {
@@ -43,26 +44,42 @@ export interface JobDefinition<Args extends z.ZodType = z.ZodType> {
 
 export type AnyJob = JobDefinition<z.ZodType>;
 
+/** A job of either kind: run one message at a time (defineJob) or in batches (defineBatchJob). */
+export type AnyDefinition = AnyJob | AnyBatchJob;
+
 /** Arguments as the caller passes them to enqueue (the schema's input type). */
-export type JobArgs<J> = J extends JobDefinition<infer A> ? z.input<A> : never;
+export type JobArgs<J> = J extends { readonly kind: string; readonly args: infer A extends z.ZodType } ? z.input<A> : never;
 
 export const JOB_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$/;
 
+/** A job's `backoff` option, as written (defaults fill the rest). */
+export const backoffSchema = z
+  .object({
+    baseMs: z.number().int().min(0).max(43_200_000).optional(),
+    factor: z.number().min(1).max(100).optional(),
+    capMs: z.number().int().min(0).max(43_200_000, 'must be at most 12 hours (SQS visibility limit)').optional(),
+    jitter: z.number().min(0).max(1).optional(),
+  })
+  .strict()
+  .optional();
+
+export const jobNameSchema = z
+  .string()
+  .regex(JOB_NAME_PATTERN, 'must be 1-80 characters of letters, digits, _ . : - and start with a letter or digit');
+
+export const zodSchema = z.custom<z.ZodType>((v) => v instanceof z.ZodType, 'must be a zod schema');
+export const functionSchema = z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'must be a function');
+
+/** Handler timeouts: SQS cannot keep a message invisible longer than 12 hours. */
+export const timeoutMsSchema = z.number().int().positive().max(43_200_000, 'must be at most 12 hours (SQS visibility limit)');
+
 const definitionSchema = z
   .object({
-    name: z.string().regex(JOB_NAME_PATTERN, 'must be 1-80 characters of letters, digits, _ . : - and start with a letter or digit'),
-    args: z.custom<z.ZodType>((v) => v instanceof z.ZodType, 'must be a zod schema'),
-    handle: z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'must be a function'),
-    timeoutMs: z.number().int().positive().max(43_200_000, 'must be at most 12 hours (SQS visibility limit)').optional(),
-    backoff: z
-      .object({
-        baseMs: z.number().int().min(0).max(43_200_000).optional(),
-        factor: z.number().min(1).max(100).optional(),
-        capMs: z.number().int().min(0).max(43_200_000, 'must be at most 12 hours (SQS visibility limit)').optional(),
-        jitter: z.number().min(0).max(1).optional(),
-      })
-      .strict()
-      .optional(),
+    name: jobNameSchema,
+    args: zodSchema,
+    handle: functionSchema,
+    timeoutMs: timeoutMsSchema.optional(),
+    backoff: backoffSchema,
   })
   .strict();
 
@@ -96,17 +113,23 @@ export function isJobDefinition(value: unknown): value is AnyJob {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'sqs-jobs/job';
 }
 
+/** A job made by defineJob() or defineBatchJob(). */
+export function isDefinition(value: unknown): value is AnyDefinition {
+  const kind = typeof value === 'object' && value !== null ? (value as { kind?: unknown }).kind : undefined;
+  return kind === 'sqs-jobs/job' || kind === 'sqs-jobs/batch-job';
+}
+
 /** The jobs a producer may send and a worker may run. Refuses two jobs with one name. */
 export class JobRegistry {
-  readonly #jobs = new Map<string, AnyJob>();
+  readonly #jobs = new Map<string, AnyDefinition>();
 
-  constructor(jobs: Iterable<AnyJob> = []) {
+  constructor(jobs: Iterable<AnyDefinition> = []) {
     for (const job of jobs) this.register(job);
   }
 
-  register(job: AnyJob): this {
-    if (!isJobDefinition(job)) {
-      throw new SqsJobsError('JOB_DEFINITION_INVALID', 'register() takes a job made by defineJob()');
+  register(job: AnyDefinition): this {
+    if (!isDefinition(job)) {
+      throw new SqsJobsError('JOB_DEFINITION_INVALID', 'register() takes a job made by defineJob() or defineBatchJob()');
     }
     const existing = this.#jobs.get(job.name);
     if (existing !== undefined && existing !== job) {
@@ -116,11 +139,11 @@ export class JobRegistry {
     return this;
   }
 
-  find(name: string): AnyJob | undefined {
+  find(name: string): AnyDefinition | undefined {
     return this.#jobs.get(name);
   }
 
-  get(name: string): AnyJob {
+  get(name: string): AnyDefinition {
     const job = this.#jobs.get(name);
     if (job === undefined) throw new UnknownJobError(name, this.names());
     return job;
@@ -136,7 +159,7 @@ export class JobRegistry {
 }
 
 /** Validate args against the job's schema; throws ARGS_INVALID naming each field and rule. */
-export function validateArgs<J extends AnyJob>(job: J, args: unknown): z.output<J['args']> {
+export function validateArgs<J extends AnyDefinition>(job: J, args: unknown): z.output<J['args']> {
   return parseWith(
     job.args as J['args'],
     args,

@@ -2,7 +2,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { queueUrlSchema } from './config.js';
 import { jobIdSchema, tenantSchema } from './envelope.js';
-import { JobRegistry, isJobDefinition, type AnyJob } from './job.js';
+import { JobRegistry, isDefinition, type AnyDefinition } from './job.js';
 
 /** The producer's options and enqueue options: schemas, types and limits (validated before any call). */
 
@@ -50,9 +50,15 @@ export const producerOptionsSchema = z
     endpoint: z.string().optional(),
     region: z.string().optional(),
     jobs: z
-      .union([z.instanceof(JobRegistry), z.array(z.custom<AnyJob>(isJobDefinition, 'must be a job made by defineJob()'))], {
-        error: 'must be an array of jobs made by defineJob(), or a JobRegistry',
-      })
+      .union(
+        [
+          z.instanceof(JobRegistry),
+          z.array(z.custom<AnyDefinition>(isDefinition, 'must be a job made by defineJob() or defineBatchJob()')),
+        ],
+        {
+          error: 'must be an array of jobs made by defineJob() or defineBatchJob(), or a JobRegistry',
+        },
+      )
       .optional(),
     maxMessageBytes: z
       .number()

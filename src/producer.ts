@@ -14,7 +14,7 @@ import {
   type FieldIssue,
 } from './errors.js';
 import { FairnessGate } from './fairness/gate.js';
-import { JobRegistry, isJobDefinition, validateArgs, type AnyJob, type JobArgs } from './job.js';
+import { JobRegistry, isDefinition, validateArgs, type AnyDefinition, type JobArgs } from './job.js';
 import { chunkMessages, sendBatch, type PreparedMessage } from './producer-batch.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -74,7 +74,7 @@ export class Producer {
   }
 
   /** Validate, encode and send one job. Resolves once SQS has stored the message. */
-  async enqueue<J extends AnyJob>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
+  async enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const definition = this.#resolve(job);
     const opts = parseWith(enqueueOptionsSchema, options, 'options', optionsError(`invalid enqueue options for job "${definition.name}"`));
     const message = this.#prepare(definition, args, opts, 'args');
@@ -106,7 +106,7 @@ export class Producer {
    * rejects for a transient reason are retried, and anything still unsent is reported in one
    * EnqueueBatchError that lists exactly which entries (by index and job id) did not go.
    */
-  async enqueueMany<J extends AnyJob>(
+  async enqueueMany<J extends AnyDefinition>(
     job: J | string,
     argsList: readonly JobArgs<J>[],
     options: EnqueueManyOptions = {},
@@ -174,17 +174,17 @@ export class Producer {
     if (this.#ownsClient) this.#sqs.destroy();
   }
 
-  #resolve(job: AnyJob | string): AnyJob {
+  #resolve(job: AnyDefinition | string): AnyDefinition {
     if (typeof job === 'string') return this.#jobs.get(job);
-    if (!isJobDefinition(job)) {
+    if (!isDefinition(job)) {
       throw new ValidationError('OPTIONS_INVALID', 'enqueue', [
-        { field: 'job', rule: 'must be a job made by defineJob() or the name of a registered job' },
+        { field: 'job', rule: 'must be a job made by defineJob() or defineBatchJob(), or the name of a registered job' },
       ]);
     }
     return job;
   }
 
-  #prepare(job: AnyJob, args: unknown, opts: z.output<typeof enqueueOptionsSchema>, argsField: string): PreparedMessage {
+  #prepare(job: AnyDefinition, args: unknown, opts: z.output<typeof enqueueOptionsSchema>, argsField: string): PreparedMessage {
     const fail = (field: string, rule: string) =>
       new ValidationError('OPTIONS_INVALID', `invalid enqueue options for job "${job.name}"`, [{ field: `options.${field}`, rule }]);
     if (this.#fifo && opts.delaySeconds !== undefined && opts.delaySeconds > 0) {
@@ -279,12 +279,12 @@ function getDefaultProducer(): Producer {
 }
 
 /** Enqueue with the default producer, configured from the environment on first use. */
-export function enqueue<J extends AnyJob>(job: J | string, args: JobArgs<J>, options?: EnqueueOptions): Promise<EnqueueResult> {
+export function enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options?: EnqueueOptions): Promise<EnqueueResult> {
   return getDefaultProducer().enqueue(job, args, options);
 }
 
 /** enqueueMany with the default producer, configured from the environment on first use. */
-export function enqueueMany<J extends AnyJob>(
+export function enqueueMany<J extends AnyDefinition>(
   job: J | string,
   argsList: readonly JobArgs<J>[],
   options?: EnqueueManyOptions,

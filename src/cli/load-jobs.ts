@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../errors.js';
-import { JobRegistry, isJobDefinition } from '../job.js';
+import { JobRegistry, isDefinition } from '../job.js';
 
 /**
  * Import a module (or a folder's index) named on the command line and register every job it
@@ -16,8 +16,8 @@ export async function loadJobs(path: string): Promise<JobRegistry> {
   } catch (error) {
     throw new ConfigError(`cannot load jobs from ${file}: ${(error as Error).message}`, { cause: error });
   }
-  const registry = new JobRegistry(Object.values(exports).filter(isJobDefinition));
-  if (registry.size === 0) throw new ConfigError(`${file} exports no job made by defineJob()`);
+  const registry = new JobRegistry(Object.values(exports).filter(isDefinition));
+  if (registry.size === 0) throw new ConfigError(`${file} exports no job made by defineJob() or defineBatchJob()`);
   return registry;
 }
 

@@ -1,6 +1,9 @@
 import type { MetricDatum, StandardUnit } from '@aws-sdk/client-cloudwatch';
 
-export const TIMING_METRICS = ['WaitTime', 'ProcessTime'] as const;
+/** Distributions in milliseconds (bucketed, see bucketValue). BatchWait: how long a batch's oldest item was held before its flush. */
+export const TIMING_METRICS = ['WaitTime', 'ProcessTime', 'BatchWait'] as const;
+/** Distributions of counts, kept exact: the items per batch handed to a batch handler. */
+export const SIZE_METRICS = ['BatchSize'] as const;
 export const COUNT_METRICS = [
   'Succeeded',
   'Failed',
@@ -12,6 +15,8 @@ export const COUNT_METRICS = [
   'Deferred',
 ] as const;
 export type TimingMetric = (typeof TIMING_METRICS)[number];
+export type SizeMetric = (typeof SIZE_METRICS)[number];
+type DistributionMetric = TimingMetric | SizeMetric;
 export type CountMetric = (typeof COUNT_METRICS)[number];
 
 /** CloudWatch keeps percentiles for Values/Counts data only up to 150 distinct values per datum. */
@@ -34,7 +39,7 @@ export function bucketValue(ms: number): number {
 interface Series {
   readonly job: string;
   readonly queue: string;
-  readonly timings: Map<TimingMetric, Map<number, number>>;
+  readonly distributions: Map<DistributionMetric, Map<number, number>>;
   readonly counts: Map<CountMetric, number>;
 }
 
@@ -46,14 +51,11 @@ export class MetricsAggregator {
   #series = new Map<string, Series>();
 
   timing(job: string, queue: string, metric: TimingMetric, ms: number): void {
-    const histogram = this.#get(job, queue).timings;
-    let buckets = histogram.get(metric);
-    if (buckets === undefined) {
-      buckets = new Map();
-      histogram.set(metric, buckets);
-    }
-    const value = bucketValue(ms);
-    buckets.set(value, (buckets.get(value) ?? 0) + 1);
+    this.#observe(job, queue, metric, bucketValue(ms));
+  }
+
+  size(job: string, queue: string, metric: SizeMetric, n: number): void {
+    this.#observe(job, queue, metric, n);
   }
 
   count(job: string, queue: string, metric: CountMetric, n = 1): void {
@@ -74,7 +76,7 @@ export class MetricsAggregator {
         { Name: 'Job', Value: s.job },
         { Name: 'Queue', Value: s.queue },
       ];
-      for (const [metric, buckets] of s.timings) {
+      for (const [metric, buckets] of s.distributions) {
         const entries = [...buckets.entries()].sort((a, b) => a[0] - b[0]);
         for (let i = 0; i < entries.length; i += MAX_VALUES_PER_DATUM) {
           const slice = entries.slice(i, i + MAX_VALUES_PER_DATUM);
@@ -82,7 +84,7 @@ export class MetricsAggregator {
             MetricName: metric,
             Dimensions,
             Timestamp: timestamp,
-            Unit: 'Milliseconds' as StandardUnit,
+            Unit: ((SIZE_METRICS as readonly string[]).includes(metric) ? 'Count' : 'Milliseconds') as StandardUnit,
             Values: slice.map(([v]) => v),
             Counts: slice.map(([, c]) => c),
           });
@@ -95,11 +97,21 @@ export class MetricsAggregator {
     return data;
   }
 
+  #observe(job: string, queue: string, metric: DistributionMetric, value: number): void {
+    const histogram = this.#get(job, queue).distributions;
+    let buckets = histogram.get(metric);
+    if (buckets === undefined) {
+      buckets = new Map();
+      histogram.set(metric, buckets);
+    }
+    buckets.set(value, (buckets.get(value) ?? 0) + 1);
+  }
+
   #get(job: string, queue: string): Series {
     const key = `${job}\u0000${queue}`;
     let s = this.#series.get(key);
     if (s === undefined) {
-      s = { job, queue, timings: new Map(), counts: new Map() };
+      s = { job, queue, distributions: new Map(), counts: new Map() };
       this.#series.set(key, s);
     }
     return s;

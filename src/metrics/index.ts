@@ -37,4 +37,4 @@ export function createMetricsRecorder(settings: MetricsSettings, sqs: AwsSetting
 
 export { MetricsRecorder } from './recorder.js';
 export { CloudWatchSink, EmfSink, type MetricsSink } from './sinks.js';
-export { MetricsAggregator, TIMING_METRICS, COUNT_METRICS } from './aggregator.js';
+export { MetricsAggregator, TIMING_METRICS, SIZE_METRICS, COUNT_METRICS } from './aggregator.js';

@@ -50,6 +50,10 @@ export class MetricsRecorder {
     source.on('job:duplicate', (e) => a.count(e.jobName, queue(e.queueUrl), 'DuplicatesSkipped'));
     source.on('job:resent', (e) => a.count(e.jobName, queue(e.queueUrl), 'Resent'));
     source.on('job:deferred', (e) => a.count(e.jobName, queue(e.queueUrl), 'Deferred'));
+    source.on('batch:start', (e) => {
+      a.size(e.jobName, queue(e.queueUrl), 'BatchSize', e.size);
+      a.timing(e.jobName, queue(e.queueUrl), 'BatchWait', e.heldMs);
+    });
     source.on('job:lock-unavailable', (e) => a.count(e.jobName, queue(e.queueUrl), 'LockUnavailable'));
   }
 

@@ -120,3 +120,12 @@ export function afterRun(f: RunFacts): Outcome {
   }
   return { kind: 'retry', error, delayMs: retryDelayMs(f.backoff, f.attempt, f.random), processMs, abandoned };
 }
+
+/**
+ * How one item of a batch ran: as the batch did, except that an item the handler reported failed
+ * (`failure`) failed on its own while its neighbours succeeded.
+ */
+export function itemExecution(batch: Execution, failure: Error | undefined): Execution {
+  if (batch.kind !== 'returned' || failure === undefined) return batch;
+  return { kind: 'threw', error: failure, processMs: batch.processMs };
+}

@@ -1,9 +1,10 @@
 import { toError } from '../errors.js';
-import type { AbortCode, Lease } from './leases.js';
+import type { Abortable, AbortCode } from './leases.js';
 
 /** How a handler's run ended. */
 export type Execution =
-  | { readonly kind: 'returned'; readonly processMs: number }
+  /** `value`: what the handler returned (a batch handler's failed items). */
+  | { readonly kind: 'returned'; readonly value: unknown; readonly processMs: number }
   | { readonly kind: 'threw'; readonly error: Error; readonly processMs: number }
   /**
    * The lease's signal fired first. `abandoned`: the handler had not settled `graceMs` after it,
@@ -26,10 +27,10 @@ export interface ExecuteOptions {
 }
 
 /**
- * Run `handler` under the lease's signal: resolve as soon as it settles, or as soon as the signal
- * fires (then after at most `graceMs` more). Never rejects.
+ * Run `handler` under the signal of `lease` (a message's lease, or a batch's run): resolve as soon
+ * as it settles, or as soon as the signal fires (then after at most `graceMs` more). Never rejects.
  */
-export function execute(handler: () => unknown, lease: Lease, o: ExecuteOptions): Promise<Execution> {
+export function execute(handler: () => unknown, lease: Abortable, o: ExecuteOptions): Promise<Execution> {
   const startedAt = Date.now();
   const signal = lease.signal;
   return new Promise<Execution>((resolve) => {
@@ -63,7 +64,7 @@ export function execute(handler: () => unknown, lease: Lease, o: ExecuteOptions)
     Promise.resolve()
       .then(handler)
       .then(
-        () => settled(() => ({ kind: 'returned', processMs: Date.now() - startedAt })),
+        (value: unknown) => settled(() => ({ kind: 'returned', value, processMs: Date.now() - startedAt })),
         (error: unknown) => settled(() => ({ kind: 'threw', error: toError(error), processMs: Date.now() - startedAt })),
       );
   });

@@ -5,12 +5,18 @@ import type { ReceivedMessage } from '../ports/queue.js';
 /** Why a lease's signal fired: the code of the SqsJobsError it carries. */
 export type AbortCode = 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN';
 
+/** What a handler runs under: a signal, fired once by `abort` with the first reason given. */
+export interface Abortable {
+  readonly signal: AbortSignal;
+  abort(code: AbortCode, message: string): void;
+}
+
 /**
  * A message this worker holds, from receive to settle: invisible to others until `visibleAt`
  * unless extended, and the one owner of the signal its handler runs under. The heartbeat, the
  * timeout and shutdown call `abort`; everything else only reads `signal`. The first reason wins.
  */
-export class Lease {
+export class Lease implements Abortable {
   visibleAt: number;
   nextExtendAt: number;
   /** Set once the job id is claimed in the dedupe lock; the heartbeat extends it too. */

@@ -21,7 +21,7 @@ import type { QueuePort } from '../ports/queue.js';
 import type { MetricsSettings } from '../metrics/index.js';
 import type { MetricsSink } from '../metrics/sinks.js';
 import { ConfigError } from '../errors.js';
-import { JobRegistry, isJobDefinition, type AnyJob } from '../job.js';
+import { JobRegistry, isDefinition, type AnyDefinition } from '../job.js';
 
 const queueSchema = z
   .object({
@@ -45,12 +45,21 @@ export const workerOptionsSchema = z
       })
       .min(1, 'must name at least one queue')
       .optional(),
-    jobs: z.union([z.instanceof(JobRegistry), z.array(z.custom<AnyJob>(isJobDefinition, 'must be a job made by defineJob()'))], {
-      error: 'must be an array of jobs made by defineJob(), or a JobRegistry',
-    }),
+    jobs: z.union(
+      [z.instanceof(JobRegistry), z.array(z.custom<AnyDefinition>(isDefinition, 'must be a job made by defineJob() or defineBatchJob()'))],
+      {
+        error: 'must be an array of jobs made by defineJob() or defineBatchJob(), or a JobRegistry',
+      },
+    ),
     concurrency: int.min(1, 'must be >= 1').default(10),
     /** Unstarted messages held beyond the free slots, so a freed slot starts at once. */
     prefetch: int.min(0, 'must be 0-1000').max(1_000, 'must be 0-1000').default(10),
+    /**
+     * Batch jobs (defineBatchJob): how many of their messages the worker may hold at once, filling
+     * batches and being flushed; at this budget the oldest batch is flushed whatever its size.
+     * Default: twice the largest maxSize, at least 2,000.
+     */
+    maxHeldBatchItems: int.min(1, 'must be 1-100000').max(100_000, 'must be 1-100000').optional(),
     waitTimeSeconds: int.min(0, 'must be 0-20').max(20, 'must be 0-20 (SQS long-poll limit)').default(20),
     visibilityTimeoutSeconds: int.min(2, 'must be >= 2').max(43_200, 'must be <= 43200 (12 hours)').default(30),
     /** Default: half the visibility timeout. */
@@ -153,7 +162,8 @@ export interface QueueConfig {
 }
 
 export type WorkerConfig = Readonly<
-  Omit<z.output<typeof workerOptionsSchema>, 'queues' | 'jobs' | 'heartbeatIntervalMs' | 'memcached' | 'metrics'> & {
+  Omit<z.output<typeof workerOptionsSchema>, 'queues' | 'jobs' | 'heartbeatIntervalMs' | 'memcached' | 'metrics' | 'maxHeldBatchItems'> & {
+    maxHeldBatchItems: number;
     metrics: MetricsSettings;
     queues: readonly QueueConfig[];
     jobs: JobRegistry;
@@ -188,8 +198,17 @@ export function resolveWorkerConfig(options: WorkerOptions, env: Env = process.e
     memcached: o.lock === undefined ? resolveMemcached(o.memcached, env, 'options.memcached') : undefined,
     aws,
     lockTtlSeconds: o.visibilityTimeoutSeconds + 5,
+    maxHeldBatchItems: o.maxHeldBatchItems ?? defaultHeldBatchItems(jobs),
     metrics: resolveMetrics(o.metrics, aws, env),
   });
+}
+
+function defaultHeldBatchItems(jobs: JobRegistry): number {
+  const sizes = jobs.names().map((name) => {
+    const job = jobs.get(name);
+    return job.kind === 'sqs-jobs/batch-job' ? job.maxSize : 0;
+  });
+  return Math.min(100_000, Math.max(2_000, 2 * Math.max(...sizes)));
 }
 
 const metricsEnvSchema = z.enum(['cloudwatch', 'emf', 'off'], { message: 'must be cloudwatch, emf or off' });

@@ -14,8 +14,8 @@ export interface PollerDeps {
   readonly stopping: AbortSignal;
   /** Aborts an open long poll: only when stopping at once (second signal), never on a graceful stop. */
   readonly force: AbortSignal;
-  /** Messages received: held under the heartbeat already, to be scheduled. */
-  readonly onReceived: (queueUrl: string, leases: Lease[]) => void;
+  /** Messages received (`asked`: how many the receive asked for): held under the heartbeat already, to be scheduled. */
+  readonly onReceived: (queueUrl: string, leases: Lease[], asked: number) => void;
   /** Messages a poll brought back after stop() began: to be handed back at once. */
   readonly onReceivedWhileStopping: (leases: Lease[]) => Promise<void>;
   readonly onError: (where: string, error: unknown) => void;
@@ -53,7 +53,7 @@ export async function poll(deps: PollerDeps, queueUrl: string): Promise<void> {
       break;
     }
     // Held first, then the reservation returned: capacity never counts these messages twice or not at all.
-    deps.onReceived(queueUrl, leases);
+    deps.onReceived(queueUrl, leases, count);
     deps.capacity.returnSlots(count);
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ATTR_JOB, ATTR_JOB_ID, decodeEnvelope, type Envelope, type PoisonReason } from '../envelope.js';
-import type { AnyJob, JobContext, JobRegistry } from '../job.js';
+import type { AnyDefinition, AnyJob, JobContext, JobRegistry } from '../job.js';
 import type { JobInfo, WorkerEvents } from '../job-events.js';
 import type { ClaimResult, ConcurrencySlots, JobLock } from '../ports/lock.js';
 import type { ReceivedMessage } from '../ports/queue.js';
@@ -32,9 +32,10 @@ export interface RunDeps {
 }
 
 /** What reading a message gave: a registered job with valid args, or poison. */
-type Reading =
-  | { readonly ok: true; readonly envelope: Envelope; readonly job: AnyJob; readonly args: unknown; readonly info: JobInfo }
+export type Reading =
+  | { readonly ok: true; readonly envelope: Envelope; readonly job: AnyDefinition; readonly args: unknown; readonly info: JobInfo }
   | { readonly ok: false; readonly reason: PoisonReason; readonly detail: string; readonly info: JobInfo };
+export type GoodReading = Extract<Reading, { ok: true }>;
 
 /** A name from a message, kept only if it is a job this worker registers (metrics dimensions stay bounded). */
 function registeredName(jobs: JobRegistry, name: string | undefined): string {
@@ -46,7 +47,7 @@ export function describeMessage(jobs: JobRegistry, m: ReceivedMessage): JobInfo 
   return readMessage(jobs, m).info;
 }
 
-function readMessage(jobs: JobRegistry, m: ReceivedMessage): Reading {
+export function readMessage(jobs: JobRegistry, m: ReceivedMessage): Reading {
   const decoded = decodeEnvelope(m.body, { messageId: m.messageId, sentAt: m.sentAt });
   if (!decoded.ok) {
     const info = {
@@ -93,28 +94,19 @@ function readMessage(jobs: JobRegistry, m: ReceivedMessage): Reading {
 }
 
 /**
- * One message from receive to outcome: read it, claim its job id, run its handler under the
- * lease's signal, and decide (decide.ts). Never throws.
+ * One message from receive to outcome: claim its job id, run its handler under the lease's
+ * signal, and decide (decide.ts). `read` is the message as readMessage() read it. Never throws.
  */
-export async function runJob(deps: RunDeps, lease: Lease): Promise<{ info: JobInfo; outcome: Outcome }> {
+export async function runJob(deps: RunDeps, lease: Lease, read: Reading): Promise<{ info: JobInfo; outcome: Outcome }> {
   const m = lease.message;
-  const read = readMessage(deps.jobs, m);
   // A FIFO job retried here (lease.retries) was not received again: count those runs too.
   const info = lease.retries === 0 ? read.info : { ...read.info, attempt: read.info.attempt + lease.retries };
   lease.info = info;
   if (!read.ok) return { info, outcome: { kind: 'dead-letter', reason: read.reason, detail: read.detail } };
+  if (read.job.kind !== 'sqs-jobs/job') throw new Error(`runJob() was handed the batch job "${read.job.name}"`);
 
   const token = randomUUID();
-  const claim = await claimJob(deps.lock, read.envelope.id, token, deps.lockTtlSeconds, m);
-  if (claim === 'claimed') lease.lock = { jobId: read.envelope.id, token };
-  if (claim === 'unavailable') deps.emit('job:lock-unavailable', info);
-  const next = afterClaim({
-    claim,
-    leaseLost: lease.lost,
-    lockFailClosed: deps.lockFailClosed,
-    stopping: deps.stopping(),
-    visibilityTimeoutSeconds: deps.visibilityTimeoutSeconds,
-  });
+  const next = await claimFor(deps, lease, read, token);
   if (next !== 'run') return { info, outcome: next };
   const tenant = read.envelope.tenant;
   // Own properties only: a tenant named "constructor" or "toString" has no cap unless given one.
@@ -130,14 +122,28 @@ export async function runJob(deps: RunDeps, lease: Lease): Promise<{ info: JobIn
   }
   // Returned, not awaited: this frame (and what it holds) is gone while the handler runs; only
   // the closure below waits, with what the decision needs.
-  return start(deps, lease, read, info);
+  return start(deps, lease, { ...read, job: read.job }, info);
+}
+
+/** Claim the job id of a message read well: 'run' (the lock is the lease's now), or how the message ends instead. */
+export async function claimFor(deps: RunDeps, lease: Lease, read: GoodReading, token: string): Promise<Outcome | 'run'> {
+  const claim = await claimJob(deps.lock, read.envelope.id, token, deps.lockTtlSeconds, lease.message);
+  if (claim === 'claimed') lease.lock = { jobId: read.envelope.id, token };
+  if (claim === 'unavailable') deps.emit('job:lock-unavailable', lease.info ?? read.info);
+  return afterClaim({
+    claim,
+    leaseLost: lease.lost,
+    lockFailClosed: deps.lockFailClosed,
+    stopping: deps.stopping(),
+    visibilityTimeoutSeconds: deps.visibilityTimeoutSeconds,
+  });
 }
 
 /** Start the handler; the promise answers the outcome once it has ended. */
 function start(
   deps: RunDeps,
   lease: Lease,
-  read: Extract<Reading, { ok: true }>,
+  read: GoodReading & { readonly job: AnyJob },
   info: JobInfo,
 ): Promise<{ info: JobInfo; outcome: Outcome }> {
   const m = lease.message;

@@ -93,6 +93,14 @@ export class Scheduler<Q extends ScheduledQueue> {
     s.buffer.unshift(lease);
   }
 
+  /** A message `next` gave that cannot start now after all (no free slot for its kind): first again, its FIFO group free. */
+  putBack(lease: Lease): void {
+    const s = this.#slot(lease.message.queueUrl);
+    const group = this.#group(s, lease);
+    if (group !== undefined) s.activeGroups.delete(group);
+    s.buffer.unshift(lease);
+  }
+
   /** The orphans `next` set aside since the last call (see #orphans). */
   takeOrphans(): Lease[] {
     const out = this.#orphans;

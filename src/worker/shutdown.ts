@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { sleep } from '../sleep.js';
 import type { ReceiveCapacity } from './capacity.js';
-import type { Lease } from './leases.js';
+import type { Abortable } from './leases.js';
 import type { WorkerConfig } from './options.js';
 
 export interface ShutdownParts {
@@ -13,7 +13,8 @@ export interface ShutdownParts {
   readonly force: AbortController;
   readonly capacity: ReceiveCapacity;
   readonly handBackBuffered: () => Promise<void>;
-  readonly running: ReadonlySet<Lease>;
+  /** Handlers running (a message's lease, or a batch's run). */
+  readonly running: ReadonlySet<Abortable>;
   readonly idle: () => Promise<void>;
   readonly pollers: () => readonly Promise<void>[];
   readonly settling: ReadonlySet<Promise<void>>;
@@ -47,7 +48,7 @@ export async function shutdown(p: ShutdownParts): Promise<void> {
         if (p.running.size === 0) return;
         p.log.info({ running: p.running.size, deadlineMs: c.shutdownTimeoutMs }, 'waiting for running jobs');
         await within(p.idle(), c.shutdownTimeoutMs);
-        for (const lease of p.running) lease.abort('SHUTDOWN', 'the worker is stopping and the shutdown deadline passed');
+        for (const handler of p.running) handler.abort('SHUTDOWN', 'the worker is stopping and the shutdown deadline passed');
         await p.idle();
       },
     ],

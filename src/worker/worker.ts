@@ -6,12 +6,14 @@ import type { WorkerEvents } from '../job-events.js';
 import { createLogger } from '../log.js';
 import { ReceiveCapacity } from './capacity.js';
 import type { Outcome } from './decide.js';
-import type { Lease } from './leases.js';
+import type { JobInfo } from '../job-events.js';
+import type { Abortable, Lease } from './leases.js';
 import { resolveWorkerConfig, type WorkerConfig, type WorkerOptions } from './options.js';
 import { buildParts, runDeps, settleDeps, type WorkerParts } from './parts.js';
 import { poll, type PollerDeps } from './poller.js';
 import { type QueueState, queueState, resolveDeadLetterQueue } from './queue-state.js';
-import { describeMessage, runJob } from './runner.js';
+import { Batching } from './batching.js';
+import { describeMessage, readMessage, type Reading, runJob } from './runner.js';
 import { Scheduler } from './scheduler.js';
 import { handBackUnstarted, retryInPlace, settle, type SettleDeps } from './settle.js';
 import { handleSignals, shutdown } from './shutdown.js';
@@ -32,7 +34,9 @@ export class Worker extends EventSource<WorkerEvents> {
   readonly #queues: QueueState[];
   readonly #scheduler: Scheduler<QueueState>;
   readonly #capacity: ReceiveCapacity;
-  readonly #running = new Set<Lease>();
+  /** Handlers running: a message's lease, or a batch's run (one slot of `concurrency` each). */
+  readonly #running = new Set<Abortable>();
+  readonly #batching: Batching;
   readonly #settling = new Set<Promise<void>>();
   readonly #stop = new AbortController();
   readonly #force = new AbortController();
@@ -63,11 +67,26 @@ export class Worker extends EventSource<WorkerEvents> {
       (url) => this.#queues.find((q) => q.url === url)!,
       (where, error) => this.#error(where, error),
     );
+    this.#batching = new Batching({
+      run: { ...this.#settle, abortGraceMs: c.abortGraceMs },
+      runDeps: (url) => this.#runDeps(this.#queues.find((q) => q.url === url)!),
+      maxHeld: c.maxHeldBatchItems,
+      canStart: () => !this.#stop.signal.aborted && this.#running.size < c.concurrency,
+      started: (run) => this.#running.add(run),
+      ended: (run) => {
+        this.#ended(run);
+        this.#dispatch();
+      },
+      conclude: (lease, info, outcome) => this.#conclude(lease, info, outcome),
+      stopping: () => this.#stop.signal.aborted,
+      shutdownTimeoutMs: c.shutdownTimeoutMs,
+      onError: (where, error) => this.#error(where, error),
+    });
   }
 
-  /** Messages held: running handlers and received-but-unstarted. */
-  get inFlight(): { running: number; buffered: number } {
-    return { running: this.#running.size, buffered: this.#scheduler.size };
+  /** What the worker holds: handlers running, received-but-unstarted messages, and batch jobs' messages (filling or being flushed). */
+  get inFlight(): { running: number; buffered: number; batched: number } {
+    return { running: this.#running.size, buffered: this.#scheduler.size, batched: this.#batching.held };
   }
 
   /** Find each queue's DLQ, then start polling. Rejects with ConfigError when a queue has no DLQ. */
@@ -87,7 +106,10 @@ export class Worker extends EventSource<WorkerEvents> {
       stop: this.#stop,
       force: this.#force,
       capacity: this.#capacity,
-      handBackBuffered: () => this.#handBack(this.#scheduler.drain(), 'worker is stopping'),
+      handBackBuffered: () => {
+        this.#batching.stop();
+        return this.#handBack(this.#scheduler.drain(), 'worker is stopping');
+      },
       running: this.#running,
       idle: () => this.#idle(),
       pollers: () => this.#pollers,
@@ -129,8 +151,9 @@ export class Worker extends EventSource<WorkerEvents> {
       visibilityTimeoutSeconds: this.config.visibilityTimeoutSeconds,
       stopping: this.#stop.signal,
       force: this.#force.signal,
-      onReceived: (url, leases) => {
+      onReceived: (url, leases, asked) => {
         this.#scheduler.add(url, leases);
+        this.#batching.received(url, asked, leases.length);
         this.#dispatch();
       },
       onReceivedWhileStopping: (leases) => this.#handBack(leases, 'worker is stopping'),
@@ -151,22 +174,39 @@ export class Worker extends EventSource<WorkerEvents> {
     );
   }
 
-  /** Start buffered messages while slots are free, in the order the scheduler gives. */
+  /**
+   * Start buffered messages while handler slots are free, in the order the scheduler gives; a batch
+   * job's message joins its batch instead, while the batch budget has room.
+   */
   #dispatch(): void {
-    while (!this.#stop.signal.aborted && this.#running.size < this.config.concurrency) {
+    while (!this.#stop.signal.aborted) {
+      const free = this.#running.size < this.config.concurrency;
+      if (!free && !this.#batching.hasRoom()) break;
       const next = this.#scheduler.next();
       if (next === undefined) break;
-      this.#run(next.queue, next.lease);
+      const read = readMessage(this.config.jobs, next.lease.message);
+      const batchJob = read.ok && read.job.kind === 'sqs-jobs/batch-job' ? read.job : undefined;
+      if (!(batchJob === undefined ? free : this.#batching.hasRoom())) {
+        this.#scheduler.putBack(next.lease);
+        break;
+      }
+      if (batchJob !== undefined && read.ok) this.#batching.admit(next.lease, read, batchJob);
+      else this.#run(next.queue, next.lease, read);
     }
+    this.#batching.pump();
     const orphans = this.#scheduler.takeOrphans();
     if (orphans.length > 0) this.#track(this.#handBack(orphans, 'an earlier message of its FIFO group was lost while waiting'));
     this.#capacity.grant();
   }
 
-  #run(q: QueueState, lease: Lease): void {
-    this.#running.add(lease);
+  #runDeps(q: QueueState) {
     q.runDeps ??= runDeps(this.config, this.#parts, q.maxReceiveCount, this.#log, this.events, () => this.#stop.signal.aborted);
-    runJob(q.runDeps, lease)
+    return q.runDeps;
+  }
+
+  #run(q: QueueState, lease: Lease, read: Reading): void {
+    this.#running.add(lease);
+    runJob(this.#runDeps(q), lease, read)
       .catch((error: unknown) => {
         // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
         this.#error('run', error);
@@ -180,19 +220,29 @@ export class Worker extends EventSource<WorkerEvents> {
       })
       .then(({ info, outcome }) => {
         // The slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background.
-        this.#running.delete(lease);
-        if (this.#running.size === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+        this.#ended(lease);
         if (q.fifo && outcome.kind === 'retry' && !outcome.abandoned && !lease.lost) {
           // Its group waits for it; retried here once the lock is released.
           this.#track(retryInPlace(this.#settle, lease, info, outcome).then(() => this.#retryLater(lease, outcome.delayMs)));
           this.#dispatch();
           return;
         }
-        const behind = this.#scheduler.finish(lease, BLOCKS_GROUP.has(outcome.kind));
+        this.#conclude(lease, info, outcome);
         this.#dispatch();
-        this.#track(settle(this.#settle, lease, info, outcome));
-        if (behind.length > 0) this.#track(this.#handBack(behind, 'an earlier message of its FIFO group comes back first'));
       });
+  }
+
+  /** A handler ended: its slot is free. */
+  #ended(handler: Abortable): void {
+    this.#running.delete(handler);
+    if (this.#running.size === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+  }
+
+  /** A message's outcome is known: settle it, and hand back what its FIFO group had buffered if the group must wait for it. */
+  #conclude(lease: Lease, info: JobInfo, outcome: Outcome): void {
+    const behind = this.#scheduler.finish(lease, BLOCKS_GROUP.has(outcome.kind));
+    this.#track(settle(this.#settle, lease, info, outcome));
+    if (behind.length > 0) this.#track(this.#handBack(behind, 'an earlier message of its FIFO group comes back first'));
   }
 
   /** Put a FIFO job back at the head of its group, to start after `delayMs`. */

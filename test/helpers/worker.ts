@@ -38,6 +38,8 @@ export function recordEvents(worker: Worker) {
     'job:deferred',
     'job:lock-unavailable',
     'heartbeat:lost',
+    'batch:start',
+    'batch:end',
     'lock:unavailable',
     'lock:restored',
     'error',

@@ -82,7 +82,11 @@ const aborted = (code: 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN', abandoned = fa
 
 describe('afterRun: one row per rule', () => {
   it('returned → succeeded', () => {
-    expect(afterRun(runFacts({ kind: 'returned', processMs: 12 }))).toEqual({ kind: 'succeeded', waitMs: 40, processMs: 12 });
+    expect(afterRun(runFacts({ kind: 'returned', value: undefined, processMs: 12 }))).toEqual({
+      kind: 'succeeded',
+      waitMs: 40,
+      processMs: 12,
+    });
   });
 
   it('threw → retried after the backoff for its attempt', () => {

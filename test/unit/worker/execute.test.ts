@@ -23,7 +23,7 @@ const options = { timeoutMs: undefined, timeoutMessage: 'timed out', graceMs: 20
 
 describe('execute', () => {
   it('answers how the handler ended', async () => {
-    expect(await execute(() => 'ok', lease(), options)).toMatchObject({ kind: 'returned' });
+    expect(await execute(() => 'ok', lease(), options)).toMatchObject({ kind: 'returned', value: 'ok' });
     expect(await execute(() => Promise.reject(new Error('no')), lease(), options)).toMatchObject({
       kind: 'threw',
       error: { message: 'no' },

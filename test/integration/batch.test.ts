@@ -1,0 +1,349 @@
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type BatchItem, defineBatchJob } from '../../src/batch-job.js';
+import { UnrecoverableError } from '../../src/errors.js';
+import { createProducer } from '../../src/producer.js';
+import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { recordEvents, useWorkers } from '../helpers/worker.js';
+
+const sqs = sqsClient();
+afterAll(() => sqs.destroy());
+const start = useWorkers();
+const empty = { visible: 0, inFlight: 0, delayed: 0 };
+const isEmpty = (c: typeof empty) => c.visible + c.inFlight + c.delayed === 0;
+const item = z.object({ n: z.number().int(), user: z.string().default('u') });
+
+/** Every handler call, as the handler saw it. */
+function calls() {
+  const batches: { key: string; items: BatchItem<z.output<typeof item>>[]; at: number }[] = [];
+  const runs = new Map<number, number>();
+  return {
+    batches,
+    runs,
+    record(key: string, items: BatchItem<z.output<typeof item>>[]) {
+      batches.push({ key, items, at: Date.now() });
+      for (const i of items) runs.set(i.args.n, (runs.get(i.args.n) ?? 0) + 1);
+    },
+    sizes: () => batches.map((b) => b.items.length).sort((a, b) => a - b),
+    total: () => batches.reduce((n, b) => n + b.items.length, 0),
+  };
+}
+
+async function enqueue(queueUrl: string, job: Parameters<ReturnType<typeof createProducer>['enqueueMany']>[0], args: unknown[]) {
+  const producer = createProducer({ queueUrl }, LOCAL_ENV);
+  await producer.enqueueMany(job, args as never[]);
+  producer.close();
+}
+
+describe('batch jobs: when a batch is flushed', () => {
+  it('at maxSize, and a smaller batch once it holds minSize and the queue has nothing more', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'batch-size');
+    const seen = calls();
+    const job = defineBatchJob({
+      name: 'index',
+      args: item,
+      maxSize: 10,
+      minSize: 5,
+      maxWaitMs: 60_000,
+      handle: (items, ctx) => void seen.record(ctx.key, items),
+    });
+    await enqueue(
+      queueUrl,
+      job,
+      Array.from({ length: 25 }, (_, n) => ({ n })),
+    );
+    const worker = start({ queues: [queueUrl], jobs: [job] });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => seen.total() === 25, 'every item handled', 30_000);
+    await eventually(async () => isEmpty(await queueCounts(sqs, queueUrl)), 'the queue to empty');
+    // Receives bring at most 10 at a time, in any split: what matters is that no batch is above
+    // maxSize, none below minSize, and the last one did not wait for maxWaitMs (60 s).
+    expect(Math.max(...seen.sizes())).toBeLessThanOrEqual(10);
+    expect(Math.min(...seen.sizes())).toBeGreaterThanOrEqual(5);
+    expect([...seen.runs.values()].every((r) => r === 1)).toBe(true);
+    expect(events.count('job:succeeded')).toBe(25);
+    expect(events.of('batch:start').reduce((n, b) => n + b.size, 0)).toBe(25);
+    expect(await queueCounts(sqs, dlqUrl)).toEqual(empty);
+  });
+
+  it('after maxWaitMs, whatever its size, with its items held invisible past the visibility timeout', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'batch-wait');
+    const seen = calls();
+    const job = defineBatchJob({
+      name: 'index',
+      args: item,
+      maxSize: 100,
+      maxWaitMs: 5_000, // longer than the 2 s visibility timeout: the heartbeat keeps them
+      handle: (items, ctx) => void seen.record(ctx.key, items),
+    });
+    await enqueue(queueUrl, job, [{ n: 1 }, { n: 2 }, { n: 3 }]);
+    const worker = start({ queues: [queueUrl], jobs: [job], visibilityTimeoutSeconds: 2 });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => seen.total() === 3, 'the batch to be flushed', 30_000);
+    expect(seen.sizes()).toEqual([3]); // one batch: no item came back to be received again
+    expect(seen.batches[0]!.items.map((i) => i.attempt)).toEqual([1, 1, 1]);
+    const [flush] = events.of('batch:start');
+    expect(flush!.heldMs).toBeGreaterThanOrEqual(5_000);
+    await eventually(async () => isEmpty(await queueCounts(sqs, queueUrl)), 'the queue to empty');
+  });
+
+  it('groups items by key: a batch never mixes keys', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'batch-key');
+    const seen = calls();
+    const job = defineBatchJob({
+      name: 'sync',
+      args: item,
+      key: (a) => a.user,
+      maxSize: 4,
+      maxWaitMs: 500,
+      handle: (items, ctx) => void seen.record(ctx.key, items),
+    });
+    await enqueue(
+      queueUrl,
+      job,
+      Array.from({ length: 12 }, (_, n) => ({ n, user: `user-${n % 3}` })),
+    );
+    const worker = start({ queues: [queueUrl], jobs: [job] });
+    await worker.start();
+    await eventually(() => seen.total() === 12, 'every item handled', 30_000);
+    for (const b of seen.batches) expect(new Set(b.items.map((i) => i.args.user))).toEqual(new Set([b.key]));
+    expect(new Set(seen.batches.map((b) => b.key))).toEqual(new Set(['user-0', 'user-1', 'user-2']));
+  });
+
+  it('flushes the oldest batch when the worker holds all it may, and keeps receiving', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'batch-budget');
+    const seen = calls();
+    const job = defineBatchJob({
+      name: 'index',
+      args: item,
+      maxSize: 1_000,
+      maxWaitMs: 3_000, // the tail, below the budget, waits for this
+      handle: (items, ctx) => void seen.record(ctx.key, items),
+    });
+    await enqueue(
+      queueUrl,
+      job,
+      Array.from({ length: 60 }, (_, n) => ({ n })),
+    );
+    const worker = start({ queues: [queueUrl], jobs: [job], maxHeldBatchItems: 20 });
+    await worker.start();
+    await eventually(() => seen.total() === 60, 'every item handled', 30_000);
+    expect(Math.max(...seen.sizes())).toBeLessThanOrEqual(20);
+    expect([...seen.runs.values()].every((r) => r === 1)).toBe(true);
+  });
+});
+
+describe('batch jobs: per-item outcomes', () => {
+  it('retries only the item the handler reports failed; its neighbours never run again', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'batch-item-fail');
+    const seen = calls();
+    const job = defineBatchJob({
+      name: 'charge',
+      args: item,
+      maxSize: 10,
+      maxWaitMs: 300,
+      backoff: { baseMs: 0, jitter: 0 },
+      handle: (items, ctx) => {
+        seen.record(ctx.key, items);
+        const bad = items.filter((i) => i.args.n === 3 && i.attempt === 1);
+        return { failed: bad.map((i) => ({ jobId: i.jobId, error: new Error('card declined') })) };
+      },
+    });
+    await enqueue(
+      queueUrl,
+      job,
+      Array.from({ length: 10 }, (_, n) => ({ n })),
+    );
+    const worker = start({ queues: [queueUrl], jobs: [job] });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => seen.runs.get(3) === 2, 'the failed item to run again', 30_000);
+    await eventually(async () => isEmpty(await queueCounts(sqs, queueUrl)), 'the queue to empty');
+    for (let n = 0; n < 10; n++) expect(seen.runs.get(n)).toBe(n === 3 ? 2 : 1);
+    const retried = seen.batches.flatMap((b) => b.items).filter((i) => i.args.n === 3);
+    expect(retried.map((i) => i.attempt)).toEqual([1, 2]);
+    expect(events.of('job:failed').map((e) => e.error.message)).toEqual(['card declined']);
+    expect(events.count('job:succeeded')).toBe(10);
+    expect(await queueCounts(sqs, dlqUrl)).toEqual(empty);
+  });
+
+  it('an UnrecoverableError sends only that item to the DLQ', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'batch-item-dlq');
+    const seen = calls();
+    const job = defineBatchJob({
+      name: 'charge',
+      args: item,
+      maxSize: 5,
+      maxWaitMs: 300,
+      handle: (items, ctx) => {
+        seen.record(ctx.key, items);
+        const bad = items.filter((i) => i.args.n === 2);
+        return { failed: bad.map((i) => ({ jobId: i.jobId, error: new UnrecoverableError('account closed') })) };
+      },
+    });
+    await enqueue(
+      queueUrl,
+      job,
+      Array.from({ length: 5 }, (_, n) => ({ n })),
+    );
+    const worker = start({ queues: [queueUrl], jobs: [job] });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:dead-lettered') === 1 && events.count('job:succeeded') === 4, 'four done, one dead-lettered');
+    await eventually(async () => isEmpty(await queueCounts(sqs, queueUrl)), 'the queue to empty');
+    const dead = await drain(sqs, dlqUrl);
+    expect(dead).toHaveLength(1);
+    expect(JSON.parse(dead[0]!.Body!).args.n).toBe(2);
+    expect(dead[0]!.MessageAttributes?.['sqsjobs-dlq-reason']?.StringValue).toBe('unrecoverable');
+    expect([...seen.runs.values()].every((r) => r === 1)).toBe(true);
+  });
+
+  it('a handler that throws fails every item of its batch: each is retried', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'batch-throw');
+    const seen = calls();
+    let calls_ = 0;
+    const job = defineBatchJob({
+      name: 'bulk',
+      args: item,
+      maxSize: 4,
+      maxWaitMs: 300,
+      backoff: { baseMs: 0, jitter: 0 },
+      handle: (items, ctx) => {
+        seen.record(ctx.key, items);
+        if (calls_++ === 0) throw new Error('database down');
+      },
+    });
+    await enqueue(queueUrl, job, [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
+    const worker = start({ queues: [queueUrl], jobs: [job] });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:succeeded') === 4, 'every item to succeed on its retry', 30_000);
+    expect(events.count('job:failed')).toBe(4);
+    for (let n = 1; n <= 4; n++) expect(seen.runs.get(n)).toBe(2);
+    expect(events.of('batch:end')[0]!.failed).toBe(4);
+  });
+
+  it('poison items go to the DLQ at once and never reach the handler; a completed item that comes back is dropped before batching', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'batch-poison');
+    const seen = calls();
+    const job = defineBatchJob({
+      name: 'index',
+      args: item,
+      maxSize: 10,
+      maxWaitMs: 300,
+      handle: (items, ctx) => void seen.record(ctx.key, items),
+    });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    await producer.enqueue(job, { n: 1 }, { jobId: 'item-1' });
+    // A producer in another language that got the args wrong: the envelope is fine, the args are not.
+    const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: JSON.stringify({ v: 1, id: 'bad-1', job: 'index', args: { n: 'seven' } }),
+      }),
+    );
+    const worker = start({ queues: [queueUrl], jobs: [job] });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:succeeded') === 1 && events.count('job:dead-lettered') === 1, 'one done, one poison');
+    await producer.enqueue(job, { n: 1 }, { jobId: 'item-1' }); // the same job id again, after it completed
+    await eventually(() => events.count('job:duplicate') === 1, 'the copy to be dropped');
+    producer.close();
+    expect(seen.total()).toBe(1);
+    expect(seen.batches[0]!.items[0]!.jobId).toBe('item-1');
+    const dead = await drain(sqs, dlqUrl);
+    expect(dead.map((m) => m.MessageAttributes?.['sqsjobs-dlq-reason']?.StringValue)).toEqual(['invalid-args']);
+  });
+});
+
+describe('batch jobs: across workers and at shutdown', () => {
+  it('exclusive: two workers never flush the same key at once, and each flushes what it holds', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'batch-exclusive');
+    const seen = calls();
+    let running = 0;
+    let most = 0;
+    const job = defineBatchJob({
+      name: 'sync',
+      args: item,
+      key: (a) => a.user,
+      maxSize: 5,
+      maxWaitMs: 200,
+      exclusive: true,
+      handle: async (items, ctx) => {
+        seen.record(ctx.key, items);
+        running++;
+        most = Math.max(most, running);
+        await sleepFor(300);
+        running--;
+      },
+    });
+    await enqueue(
+      queueUrl,
+      job,
+      Array.from({ length: 40 }, (_, n) => ({ n, user: 'acme' })),
+    );
+    const lockKeyPrefix = `batch-excl-${Date.now()}:`;
+    const a = start({ queues: [queueUrl], jobs: [job], lockKeyPrefix });
+    const b = start({ queues: [queueUrl], jobs: [job], lockKeyPrefix });
+    const ea = recordEvents(a);
+    const eb = recordEvents(b);
+    await Promise.all([a.start(), b.start()]);
+    await eventually(() => seen.total() === 40, 'every item handled', 60_000);
+    expect(most).toBe(1);
+    expect(ea.count('batch:start')).toBeGreaterThan(0);
+    expect(eb.count('batch:start')).toBeGreaterThan(0);
+    expect([...seen.runs.values()].every((r) => r === 1)).toBe(true);
+  });
+
+  it('stop() flushes half-filled batches within the deadline; nothing is lost or run twice', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'batch-stop');
+    const seen = calls();
+    const job = defineBatchJob({
+      name: 'index',
+      args: item,
+      maxSize: 1_000,
+      maxWaitMs: 120_000,
+      handle: (items, ctx) => void seen.record(ctx.key, items),
+    });
+    await enqueue(
+      queueUrl,
+      job,
+      Array.from({ length: 30 }, (_, n) => ({ n })),
+    );
+    const worker = start({ queues: [queueUrl], jobs: [job] });
+    await worker.start();
+    await eventually(() => worker.inFlight.batched === 30, 'every item held in its batch');
+    expect(seen.total()).toBe(0);
+    await worker.stop();
+    expect(seen.total()).toBe(30);
+    expect([...seen.runs.values()].every((r) => r === 1)).toBe(true);
+    expect(await queueCounts(sqs, queueUrl)).toEqual(empty);
+  });
+
+  it('with no shutdown time, stop() hands held items back at once, unrun', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'batch-stop-now');
+    const seen = calls();
+    const job = defineBatchJob({
+      name: 'index',
+      args: item,
+      maxSize: 1_000,
+      maxWaitMs: 120_000,
+      handle: (items, ctx) => void seen.record(ctx.key, items),
+    });
+    await enqueue(
+      queueUrl,
+      job,
+      Array.from({ length: 12 }, (_, n) => ({ n })),
+    );
+    const worker = start({ queues: [queueUrl], jobs: [job], shutdownTimeoutMs: 0 });
+    await worker.start();
+    await eventually(() => worker.inFlight.batched === 12, 'every item held in its batch');
+    await worker.stop();
+    expect(seen.total()).toBe(0);
+    expect((await queueCounts(sqs, queueUrl)).visible).toBe(12);
+  });
+});
