@@ -81,11 +81,12 @@ export class BatchBuffer<T extends Held> {
     return oldest === undefined ? undefined : this.#slice(...oldest);
   }
 
-  /** When the next batch turns stale (or may be tried again), or undefined when nothing is held. */
+  /** When the next batch turns due by time (stale, or a full one tried again), or undefined when nothing is held. */
   nextDueAt(): number | undefined {
     let next: number | undefined;
     for (const open of this.#open.values()) {
-      const at = Math.max(open.notBefore, open.items[0]!.heldAt + open.job.maxWaitMs);
+      const full = open.items.length >= open.job.maxSize;
+      const at = Math.max(open.notBefore, full ? 0 : open.items[0]!.heldAt + open.job.maxWaitMs);
       if (next === undefined || at < next) next = at;
     }
     return next;

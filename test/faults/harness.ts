@@ -20,6 +20,8 @@ export interface JobSpec {
   readonly id: string;
   readonly ms: number;
   readonly tenant?: string;
+  /** The args' note (the batch key in the batch worker). */
+  readonly note?: string;
 }
 
 /** Send envelopes straight to ElasticMQ, 10 per call, 16 calls at a time. */
@@ -32,7 +34,7 @@ export async function send(queueUrl: string, jobs: readonly JobSpec[]): Promise<
         v: 1,
         id: j.id,
         job: 'work',
-        args: { ms: j.ms },
+        args: j.note === undefined ? { ms: j.ms } : { ms: j.ms, note: j.note },
         enqueuedAt: new Date().toISOString(),
         ...(j.tenant === undefined ? {} : { tenant: j.tenant }),
       }),

@@ -2,23 +2,42 @@
  * A worker process for the fault suite. Each job appends "<job id> <epoch ms>" to EFFECTS_LOG when
  * its work is done (the "effect" a checker counts). Env: QUEUE_URL, ENDPOINT, MEMCACHED, LOCK_PREFIX,
  * EFFECTS_LOG, CONCURRENCY, VISIBILITY, HEARTBEAT_MS, CAPS (JSON: tenant caps), plus REPORT_HEAP=1 for the soak run.
+ * With BATCH_MAX_SIZE, "work" is a batch job (key: the tenant; maxWaitMs from BATCH_WAIT_MS): each
+ * batch sleeps its longest item's ms, then appends every item's effect line in one write.
  * With CAPS, the effect line also says the tenant and how many of its jobs ran in this process at once.
  */
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { createWorker, defineJob } from '../../src/index.js';
+import { createWorker, defineBatchJob, defineJob } from '../../src/index.js';
 
 const env = process.env;
-const work = defineJob({
+const args = z.object({ ms: z.number().int().min(0).max(60_000), note: z.string().max(1_000).optional() });
+const single = defineJob({
   name: 'work',
-  args: z.object({ ms: z.number().int().min(0).max(60_000), note: z.string().max(1_000).optional() }),
-  handle: async (args, ctx) => {
-    if (args.ms > 0) await sleep(args.ms, undefined, { signal: ctx.signal });
+  args,
+  handle: async (a, ctx) => {
+    if (a.ms > 0) await sleep(a.ms, undefined, { signal: ctx.signal });
     appendFileSync(env.EFFECTS_LOG!, `${ctx.jobId} ${Date.now()}\n`);
   },
 });
+const batched = env.BATCH_MAX_SIZE
+  ? defineBatchJob({
+      name: 'work',
+      args,
+      key: (a) => a.note ?? 'all',
+      maxSize: Number(env.BATCH_MAX_SIZE),
+      maxWaitMs: Number(env.BATCH_WAIT_MS ?? 500),
+      handle: async (items, ctx) => {
+        const ms = Math.max(...items.map((i) => i.args.ms));
+        if (ms > 0) await sleep(ms, undefined, { signal: ctx.signal });
+        const now = Date.now();
+        appendFileSync(env.EFFECTS_LOG!, items.map((i) => `${i.jobId} ${now}\n`).join(''));
+      },
+    })
+  : undefined;
+const work = batched ?? single;
 
 const worker = createWorker(
   {

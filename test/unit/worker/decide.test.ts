@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { RetryLaterError, SqsJobsError, UnrecoverableError } from '../../../src/errors.js';
 import type { ClaimResult } from '../../../src/ports/lock.js';
-import { afterClaim, afterRun, afterSlot, type ClaimFacts, type Outcome, type RunFacts } from '../../../src/worker/decide.js';
+import {
+  afterClaim,
+  afterRun,
+  afterSlot,
+  itemExecution,
+  type ClaimFacts,
+  type Outcome,
+  type RunFacts,
+} from '../../../src/worker/decide.js';
 import type { Execution } from '../../../src/worker/execute.js';
 
 const claimFacts = (over: Partial<ClaimFacts>): ClaimFacts => ({
@@ -173,5 +181,20 @@ describe('afterSlot: the tenant cap', () => {
       reason: 'tenant "acme" has 5 job(s) running, its cap',
       delaySeconds: 7,
     });
+  });
+});
+
+describe('itemExecution: one item of a batch', () => {
+  const returned = { kind: 'returned', value: undefined, processMs: 5 } as const;
+  it('runs as the batch ran when the handler did not report it failed', () => {
+    expect(itemExecution(returned, undefined)).toBe(returned);
+  });
+  it('fails on its own when reported, with its error and the batch time', () => {
+    const error = new Error('declined');
+    expect(itemExecution(returned, error)).toEqual({ kind: 'threw', error, processMs: 5 });
+  });
+  it('shares the batch fate when the handler threw or its signal fired', () => {
+    const threw = { kind: 'threw', error: new Error('db down'), processMs: 9 } as const;
+    expect(itemExecution(threw, new Error('ignored'))).toBe(threw);
   });
 });

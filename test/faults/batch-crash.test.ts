@@ -1,0 +1,83 @@
+import { expect, it } from 'vitest';
+import {
+  account,
+  depth,
+  executions,
+  freshPair,
+  killLoop,
+  named,
+  pick,
+  send,
+  settled,
+  spawnWorker,
+  stopWorker,
+  workspace,
+  type WorkerProcess,
+} from './harness.js';
+
+// Batch jobs hold many messages per process: a SIGKILL strands every item the process held, filling
+// or being flushed. They come back when their visibility ends and run elsewhere; only the items of a
+// batch killed between its effect and its deletes run twice.
+it('SIGKILLed workers holding batches: every item ends completed, none lost', async () => {
+  named('batch-crash');
+  const jobs = pick(2_000, 20_000);
+  const { queueUrl, dlqUrl } = await freshPair('batch-crash', 5);
+  const ws = workspace('batch-crash');
+  const tag = ws.lockPrefix.slice(13, 21);
+  const ids = Array.from({ length: jobs }, (_, i) => ({ id: `batch-${tag}-${i}`, ms: 20 + ((i * 7919) % 80), note: `key-${i % 20}` }));
+  await send(queueUrl, ids);
+  const env = {
+    QUEUE_URL: queueUrl,
+    EFFECTS_LOG: ws.effects,
+    LOCK_PREFIX: ws.lockPrefix,
+    CONCURRENCY: '4',
+    VISIBILITY: '5',
+    BATCH_MAX_SIZE: '50',
+    BATCH_WAIT_MS: '300',
+  };
+  const workers: WorkerProcess[] = Array.from({ length: 3 }, () => spawnWorker(env));
+  await Promise.all(workers.map((w) => w.ready));
+  const killer = killLoop(workers, env, 1_500);
+  const idSet = new Set(ids.map((j) => j.id));
+  await settled(queueUrl, dlqUrl, new Set([...idSet].slice(0, Math.floor(jobs * 0.4))), ws.effects, pick(180_000, 900_000));
+  const kills = await killer.stop();
+  const done = await settled(queueUrl, dlqUrl, idSet, ws.effects, pick(180_000, 900_000));
+  const exitCodes = await Promise.all(workers.map((w) => stopWorker(w)));
+  const report = await account(idSet, ws.effects, dlqUrl, { kills, workers: 3 });
+  expect(kills).toBeGreaterThanOrEqual(2);
+  expect(done).toBe(true);
+  expect(exitCodes).toEqual([0, 0, 0]);
+  expect(report.lost).toBe(0);
+  expect(report.deadLettered).toBe(0);
+  // At most the batches a killed process was flushing: concurrency × maxSize items per kill.
+  expect(report.completedTwice).toBeLessThanOrEqual(kills * 4 * 50);
+}, 1_800_000);
+
+it('SIGTERM with half-filled batches: they are flushed before the worker exits, each item once', async () => {
+  named('batch-sigterm');
+  const { queueUrl, dlqUrl } = await freshPair('batch-sigterm', 5);
+  const ws = workspace('batch-sigterm');
+  const tag = ws.lockPrefix.slice(13, 21);
+  const ids = Array.from({ length: 300 }, (_, i) => ({ id: `term-${tag}-${i}`, ms: 10, note: `key-${i % 7}` }));
+  // maxSize and maxWaitMs far beyond the test: only the shutdown flushes these batches.
+  const worker = spawnWorker({
+    QUEUE_URL: queueUrl,
+    EFFECTS_LOG: ws.effects,
+    LOCK_PREFIX: ws.lockPrefix,
+    BATCH_MAX_SIZE: '5000',
+    BATCH_WAIT_MS: '600000',
+  });
+  await worker.ready;
+  await send(queueUrl, ids);
+  // Every message received and held (none visible), none flushed yet.
+  for (let i = 0; i < 100 && (await depth(queueUrl)).visible > 0; i++) await new Promise((r) => setTimeout(r, 200));
+  expect((await depth(queueUrl)).inFlight).toBe(ids.length);
+  expect(executions(ws.effects).size).toBe(0);
+  expect(await stopWorker(worker)).toBe(0);
+  const runs = executions(ws.effects);
+  const report = await account(new Set(ids.map((j) => j.id)), ws.effects, dlqUrl, {});
+  expect(report.lost).toBe(0);
+  expect(report.completedTwice).toBe(0);
+  expect(runs.size).toBe(ids.length);
+  expect(await depth(queueUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+}, 120_000);
