@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { encodeEnvelope, newJobId } from '../../../src/envelope.js';
 import { UnrecoverableError } from '../../../src/errors.js';
+import { defineBatchJob } from '../../../src/batch-job.js';
 import { defineJob } from '../../../src/job.js';
+import type { QueuePort } from '../../../src/ports/queue.js';
 import { createWorker } from '../../../src/worker/worker.js';
 import { MemoryQueue } from '../../helpers/memory-queue.js';
 import { eventually } from '../../helpers/stack.js';
@@ -52,6 +54,76 @@ describe('a worker handed its own queue port', () => {
     );
     await worker.stop();
     expect(seen.sort()).toEqual(['1@1', '2@1', '2@2', '3@1']);
+    expect(await memory.receive(url, 10, 0, 30)).toHaveLength(0);
+  });
+});
+
+describe('a batch whose item loses its lease while it waits', () => {
+  it('goes on without that item, which comes back and runs once', async () => {
+    const memory = new MemoryQueue();
+    const dlq = memory.create('batch-dlq');
+    const url = memory.create('batch', { deadLetterQueueUrl: dlq, maxReceiveCount: 5 });
+    const ids = Array.from({ length: 5 }, (_, n) => `item-${n}`);
+    await Promise.all(
+      ids.map((id, n) =>
+        memory.send(url, {
+          body: encodeEnvelope({ v: 1, id, job: 'index', args: { n }, enqueuedAt: new Date().toISOString() }),
+          attributes: {},
+        }),
+      ),
+    );
+    // SQS refuses the heartbeat's extension of item-2 (as when another consumer received it): its
+    // lease is lost, and the message comes back when its visibility ends.
+    let refused = false;
+    const handles = new Map<string, string>();
+    const queue: QueuePort = {
+      deleteBatch: (u, e) => memory.deleteBatch(u, e),
+      send: (u, m) => memory.send(u, m),
+      deadLetterTarget: (u) => memory.deadLetterTarget(u),
+      changeVisibilityBatch: async (queueUrl, entries) => {
+        const target = entries.find((e) => e.receiptHandle === handles.get('item-2'));
+        const rest = entries.filter((e) => e !== target);
+        const failures = await memory.changeVisibilityBatch(queueUrl, rest);
+        if (target === undefined || refused) return failures;
+        refused = true;
+        return [...failures, { id: target.id, code: 'ReceiptHandleIsInvalid', message: 'refused by the test', kind: 'lease-lost' }];
+      },
+      receive: async (...a) => {
+        const got = await memory.receive(...a);
+        for (const m of got) handles.set(JSON.parse(m.body).id as string, m.receiptHandle);
+        return got;
+      },
+    };
+    const batches: string[][] = [];
+    const job = defineBatchJob({
+      name: 'index',
+      args: z.object({ n: z.number() }),
+      maxSize: 100,
+      maxWaitMs: 2_500, // beyond one heartbeat (1 s)
+      handle: (items) => void batches.push(items.map((i) => `${i.jobId}@${i.attempt}`)),
+    });
+    const worker = createWorker(
+      {
+        queues: [url],
+        jobs: [job],
+        queue,
+        visibilityTimeoutSeconds: 2,
+        waitTimeSeconds: 0,
+        deleteFlushMs: 0,
+        handleSignals: false,
+        logger: pino({ level: 'silent' }),
+        metrics: { sink: 'off' },
+      },
+      {},
+    );
+    const lost: string[] = [];
+    worker.on('heartbeat:lost', (e) => lost.push(e.jobId));
+    await worker.start();
+    await eventually(() => batches.flat().length === 5, 'every item handled once', 15_000);
+    await worker.stop();
+    expect(lost).toEqual(['item-2']);
+    // item-2 ran once, from its redelivery (it may have joined the same batch before the flush).
+    expect(batches.flat().sort()).toEqual(['item-0@1', 'item-1@1', 'item-2@2', 'item-3@1', 'item-4@1']);
     expect(await memory.receive(url, 10, 0, 30)).toHaveLength(0);
   });
 });
