@@ -160,6 +160,29 @@ describe('MetricsRecorder', () => {
     await recorder.close();
   });
 
+  it('records batch sizes exactly (Count) and batch waits as timings, per job and queue', async () => {
+    const published: MetricDatum[][] = [];
+    const { events, recorder } = setup({ publish: async (_ns, data) => void published.push([...data]) });
+    const batch = { jobName: 'index', key: 'k', queueUrl: 'http://h/1/jobs', size: 500 };
+    events.emit('batch:start', { ...batch, heldMs: 1_000 });
+    events.emit('batch:start', { ...batch, size: 37, heldMs: 2_000 });
+    events.emit('batch:end', { ...batch, failed: 2, processMs: 55 });
+    await recorder.close();
+    const size = published[0]!.find((d) => d.MetricName === 'BatchSize')!;
+    expect(size.Unit).toBe('Count');
+    expect([size.Values, size.Counts]).toEqual([
+      [37, 500],
+      [1, 1],
+    ]);
+    const wait = published[0]!.find((d) => d.MetricName === 'BatchWait')!;
+    expect(wait.Unit).toBe('Milliseconds');
+    expect(wait.Counts).toEqual([1, 1]);
+    expect(size.Dimensions).toEqual([
+      { Name: 'Job', Value: 'index' },
+      { Name: 'Queue', Value: 'jobs' },
+    ]);
+  });
+
   it('tries a failed flush once more, then drops it without throwing', async () => {
     let calls = 0;
     const { events, recorder } = setup({
