@@ -34,6 +34,19 @@ export function renderStats(stats: Stats): string {
     `${ms(j.waitMs.p50)} / ${ms(j.waitMs.p99)} (avg ${ms(j.waitMs.average)})`,
     `${ms(j.processMs.p50)} / ${ms(j.processMs.p99)} (avg ${ms(j.processMs.average)})`,
   ]);
+  const batchRows = stats.jobs.flatMap((j) =>
+    j.batches === undefined
+      ? []
+      : [
+          [
+            j.job,
+            j.queue,
+            num(j.batches.perMinute, 1),
+            `${num(j.batches.size.p50)} / ${num(j.batches.size.p99)} (avg ${num(j.batches.size.average, 1)})`,
+            `${ms(j.batches.heldMs.p50)} / ${ms(j.batches.heldMs.p99)} (avg ${ms(j.batches.heldMs.average)})`,
+          ],
+        ],
+  );
   return [
     `sqs-jobs stats at ${stats.at}, last ${stats.windowMinutes} min`,
     '',
@@ -42,6 +55,7 @@ export function renderStats(stats: Stats): string {
     jobRows.length === 0
       ? 'no worker metrics in this window'
       : table(['job', 'queue', 'runs/min', 'ok', 'failed', 'retried', 'dead', 'dupes', 'wait p50 / p99', 'process p50 / p99'], jobRows),
+    ...(batchRows.length === 0 ? [] : ['', table(['batch job', 'queue', 'batches/min', 'size p50 / p99', 'held p50 / p99'], batchRows)]),
     '',
     '"-": not published by this server (emulators have no AWS/SQS metrics or percentiles)',
   ].join('\n');

@@ -24,6 +24,8 @@ export interface JobStats {
   readonly counts: Readonly<Record<(typeof COUNT_METRICS)[number], number>>;
   readonly waitMs: Percentiles;
   readonly processMs: Percentiles;
+  /** Batch jobs only (BatchSize / BatchWait samples in the window): items per handler call, and how long a batch's oldest item was held. */
+  readonly batches?: { readonly perMinute: number; readonly size: Percentiles; readonly heldMs: Percentiles };
 }
 
 /** Percentiles come from CloudWatch; an emulator without percentile statistics leaves them undefined. */
@@ -176,6 +178,9 @@ async function jobStats(
           q('waitn', 'WaitTime', 'SampleCount'),
           q('waitavg', 'WaitTime', 'Average'),
           q('procavg', 'ProcessTime', 'Average'),
+          q('bsizen', 'BatchSize', 'SampleCount'),
+          q('bsizeavg', 'BatchSize', 'Average'),
+          q('bwaitavg', 'BatchWait', 'Average'),
         ],
         start,
         end,
@@ -187,6 +192,10 @@ async function jobStats(
           q('waitp99', 'WaitTime', 'p99'),
           q('procp50', 'ProcessTime', 'p50'),
           q('procp99', 'ProcessTime', 'p99'),
+          q('bsizep50', 'BatchSize', 'p50'),
+          q('bsizep99', 'BatchSize', 'p99'),
+          q('bwaitp50', 'BatchWait', 'p50'),
+          q('bwaitp99', 'BatchWait', 'p99'),
         ],
         start,
         end,
@@ -195,9 +204,19 @@ async function jobStats(
         const v = m.get(`${id}${j}`);
         return v === undefined || v.length === 0 ? undefined : v[v.length - 1];
       };
+      const flushes = sum(basics.get(`bsizen${j}`) ?? []);
       return {
         job,
         queue,
+        ...(flushes === 0
+          ? {}
+          : {
+              batches: {
+                perMinute: flushes / windowMinutes,
+                size: { p50: one(percentiles, 'bsizep50'), p99: one(percentiles, 'bsizep99'), average: one(basics, 'bsizeavg') },
+                heldMs: { p50: one(percentiles, 'bwaitp50'), p99: one(percentiles, 'bwaitp99'), average: one(basics, 'bwaitavg') },
+              },
+            }),
         startedPerMinute: sum(basics.get(`waitn${j}`) ?? []) / windowMinutes,
         counts: Object.fromEntries(COUNT_METRICS.map((m) => [m, sum(basics.get(`${m.toLowerCase()}${j}`) ?? [])])) as JobStats['counts'],
         waitMs: { p50: one(percentiles, 'waitp50'), p99: one(percentiles, 'waitp99'), average: one(basics, 'waitavg') },

@@ -2,9 +2,12 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type BatchItem, defineBatchJob } from '../../src/batch-job.js';
+import { createCloudWatchClient } from '../../src/aws/clients.js';
+import { renderStats } from '../../src/cli/render.js';
 import { UnrecoverableError } from '../../src/errors.js';
+import { collectStats } from '../../src/ops/stats.js';
 import { createProducer } from '../../src/producer.js';
-import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { LOCAL_ENDPOINT, LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 
 const sqs = sqsClient();
@@ -345,5 +348,32 @@ describe('batch jobs: across workers and at shutdown', () => {
     await worker.stop();
     expect(seen.total()).toBe(0);
     expect((await queueCounts(sqs, queueUrl)).visible).toBe(12);
+  });
+});
+
+describe('batch jobs: metrics', () => {
+  it('publishes BatchSize and BatchWait, which sqs-jobs stats shows per batch job', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'batch-stats');
+    const namespace = `BatchStats${Date.now()}`;
+    const job = defineBatchJob({ name: 'index', args: item, maxSize: 10, maxWaitMs: 300, handle: () => undefined });
+    await enqueue(
+      queueUrl,
+      job,
+      Array.from({ length: 25 }, (_, n) => ({ n })),
+    );
+    const worker = start({ queues: [queueUrl], jobs: [job], metrics: { sink: 'cloudwatch', namespace, flushIntervalMs: 60_000 } });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:succeeded') === 25, 'every item handled');
+    await worker.stop(); // flushes the metrics
+    const cw = createCloudWatchClient({ endpoint: LOCAL_ENDPOINT, region: 'us-east-1' }, {}, {});
+    const stats = await collectStats(sqs, cw, { queueUrls: [queueUrl], namespace, windowMinutes: 10 });
+    cw.destroy();
+    const [row] = stats.jobs;
+    const flushes = events.count('batch:start');
+    expect(row!.counts.Succeeded).toBe(25);
+    expect(row!.batches!.perMinute * stats.windowMinutes).toBeCloseTo(flushes, 5);
+    expect(row!.batches!.size.average).toBeCloseTo(25 / flushes, 5);
+    expect(renderStats(stats)).toMatch(/batch job\s+queue\s+batches\/min\s+size p50 \/ p99\s+held p50 \/ p99\nindex/);
   });
 });
