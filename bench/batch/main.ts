@@ -1,0 +1,60 @@
+/**
+ * `npm run bench:batch [-- --quick]`: batch handlers on ElasticMQ (started by run.sh), in one run:
+ *   1-2. 20,000 items over 50 keys: downstream calls per item, wall time and SQS calls per item of
+ *        an sqs-jobs batch job against an sqs-jobs job per item and sqs-consumer handleMessageBatch;
+ *   3.   a trickle: the age of the oldest item at flush against maxWaitMs + one poll wait;
+ *   4.   5% of items failing once: no succeeded item runs twice, every item succeeds.
+ * --quick: 4,000 items, a 15 s trickle, 1,000 items failing once. Writes bench/batch/results/latest.json.
+ * Exits 1 when an assertion fails.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { failuresLines, runFailures } from './failures.js';
+import { SQS_TARGET, throughputLines } from './report.js';
+import { Stack } from './stack.js';
+import { runStaleness, stalenessLines } from './staleness.js';
+import { type ContenderId, type ContenderResult, LABELS, runContender } from './throughput.js';
+import { fmt } from './stats.js';
+
+const quick = process.argv.includes('--quick');
+const scale = quick
+  ? { items: 4_000, trickleSeconds: 15, failingItems: 1_000 }
+  : { items: 20_000, trickleSeconds: 60, failingItems: 5_000 };
+const startedAt = performance.now();
+const stack = await Stack.open();
+
+console.error(`1-2. ${scale.items} items over 50 keys, each contender in turn`);
+const contenders: ContenderId[] = ['batch', 'per-item', 'consumer-per-key', 'consumer-whole-batch'];
+const throughput: ContenderResult[] = [];
+for (const id of contenders) {
+  const r = await runContender(stack, id, scale.items);
+  throughput.push(r);
+  console.error(
+    `  ${LABELS[id]}: ${fmt(r.wallMs / 1000, 1)} s, ${fmt(r.downstreamCallsPerItem, 4)} downstream calls/item, ${fmt(r.sqsCallsPerItem, 3)} SQS calls/item`,
+  );
+}
+console.error(`3. trickle for ${scale.trickleSeconds} s`);
+const staleness = await runStaleness(stack, scale.trickleSeconds);
+console.error(`4. ${scale.failingItems} items, 5% failing once`);
+const failures = await runFailures(stack, scale.failingItems);
+await stack.close();
+
+const consumerVersion = (JSON.parse(readFileSync('node_modules/sqs-consumer/package.json', 'utf8')) as { version: string }).version;
+const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ElasticMQ 1.7.1, sqs-consumer ${consumerVersion}${quick ? ' (--quick)' : ''}`;
+const tookSeconds = (performance.now() - startedAt) / 1000;
+const batch = throughput.find((r) => r.id === 'batch')!;
+const passed = failures.ok && batch.sqsCallsPerItem <= SQS_TARGET && staleness.overBound === 0;
+
+mkdirSync('bench/batch/results', { recursive: true });
+writeFileSync(
+  'bench/batch/results/latest.json',
+  `${JSON.stringify({ machine, quick, scale, throughput, staleness, failures, passed, tookSeconds }, null, 2)}\n`,
+);
+console.log(`\n${machine}\n`);
+console.log(throughputLines(throughput).join('\n'));
+console.log(`\n${stalenessLines(staleness).join('\n')}`);
+console.log(`\n${failuresLines(failures).join('\n')}`);
+console.log(
+  `\n${passed ? 'all checks passed' : 'SOME CHECKS FAILED'}; took ${fmt(tookSeconds, 0)} s; bench/batch/results/latest.json written`,
+);
+process.exit(passed ? 0 : 1);

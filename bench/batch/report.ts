@@ -1,0 +1,54 @@
+/** The tables of scenarios 1 and 2: figures per contender, and sqs-jobs batch's ratios to the others. */
+import { CALL_MS, ITEM_MS } from './downstream.js';
+import { breakdown, fmt } from './stats.js';
+import { type ContenderId, type ContenderResult, LABELS, THROUGHPUT } from './throughput.js';
+
+/** The SQS calls per item a batch job should stay under. */
+export const SQS_TARGET = 0.25;
+
+export function throughputLines(results: readonly ContenderResult[]): string[] {
+  const by = new Map(results.map((r) => [r.id, r]));
+  const a = by.get('batch')!;
+  const n = a.items;
+  const lines = [
+    `${n} items over ${THROUGHPUT.keys} keys; downstream ${CALL_MS} ms + ${ITEM_MS} ms per item per call; concurrency ${THROUGHPUT.concurrency} (sqs-jobs) / ${THROUGHPUT.consumers} Consumers (sqs-consumer); long-poll wait ${THROUGHPUT.waitTimeSeconds} s; sqs-jobs with the memcached dedupe lock`,
+    '',
+    '| contender | downstream calls / item | items / call (mean, p50, max) | wall s | items / s | CPU µs / item | SQS calls / item |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const r of results) {
+    const s = r.itemsPerCall;
+    lines.push(
+      `| ${LABELS[r.id]} | ${fmt(r.downstreamCallsPerItem, 4)} | ${fmt(s.mean, 1)}, ${s.p50}, ${s.max} | ${fmt(r.wallMs / 1000, 1)} | ${fmt(r.itemsPerSecond, 0)} | ${fmt(r.cpuMicrosPerItem, 0)} | ${fmt(r.sqsCallsPerItem, 3)} |`,
+    );
+  }
+  lines.push('', 'sqs-jobs batch (a) against:');
+  for (const id of ['per-item', 'consumer-per-key', 'consumer-whole-batch'] as ContenderId[]) {
+    const o = by.get(id);
+    if (o === undefined) continue;
+    lines.push(
+      `  ${LABELS[id]}: ${fmt(o.downstreamCallsPerItem / a.downstreamCallsPerItem, 1)}x fewer downstream calls; (a) took ${fmt(a.wallMs / o.wallMs, 2)}x its wall time and ${fmt(a.sqsCallsPerItem / o.sqsCallsPerItem, 2)}x its SQS calls`,
+    );
+  }
+  const repeated = results.filter((r) => r.repeated > 0);
+  if (repeated.length > 0) lines.push(`  items handled more than once: ${repeated.map((r) => `${r.id} ${r.repeated}`).join(', ')}`);
+  lines.push(
+    '',
+    'CPU µs / item: this process, i.e. the contender plus the counting proxy that every contender shares',
+    `SQS calls per item, (a): ${fmt(a.sqsCallsPerItem, 3)} (target <= ${SQS_TARGET}: ${a.sqsCallsPerItem <= SQS_TARGET ? 'met' : 'MISSED'})`,
+    `  by call: ${breakdown(a.sqsByAction)}`,
+    `  per item: ${Object.entries(a.sqsByAction)
+      .sort((x, y) => y[1] - x[1])
+      .map(([action, c]) => `${action} ${fmt(c / n, 3)}`)
+      .join(', ')}`,
+  );
+  if ((a.sqsByAction.ChangeMessageVisibilityBatch ?? 0) === 0) {
+    lines.push('  no heartbeat call: no item was held past the heartbeat interval (half the 30 s visibility timeout)');
+  }
+  const receives = a.sqsByAction.ReceiveMessage ?? 0;
+  lines.push(
+    `  (a) pace: ${receives} receives in ${fmt(a.wallMs / 1000, 1)} s = ${fmt(receives / (a.wallMs / 1000), 0)} receives/s from its one receive loop per queue; at ${fmt(n / receives, 1)} items per receive that bounds items/s, and with maxWaitMs ${THROUGHPUT.maxWaitMs} a key's batch holds about items/s x maxWaitMs / ${THROUGHPUT.keys} keys`,
+  );
+  for (const r of results.filter((r) => r.id !== 'batch')) lines.push(`  ${r.id}: ${breakdown(r.sqsByAction)}`);
+  return lines;
+}

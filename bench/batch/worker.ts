@@ -1,0 +1,36 @@
+/**
+ * An in-process sqs-jobs worker as the benchmark runs it: through the counting proxy, with the
+ * memcached dedupe lock on, metrics aggregated and serialised (EMF lines that go nowhere), logs off.
+ */
+import { pino } from 'pino';
+import { type AnyDefinition, createWorker, type Worker } from '../../src/index.js';
+import { EmfSink } from '../../src/metrics/sinks.js';
+import { FAKE_CREDENTIALS, MEMCACHED, type Queue, type Stack } from './stack.js';
+
+export interface WorkerSettings {
+  readonly concurrency: number;
+  readonly waitTimeSeconds: number;
+  readonly visibilityTimeoutSeconds?: number;
+}
+
+export async function startWorker(stack: Stack, queue: Queue, job: AnyDefinition, s: WorkerSettings): Promise<Worker> {
+  const worker = createWorker(
+    {
+      queues: [queue.url],
+      jobs: [job],
+      concurrency: s.concurrency,
+      waitTimeSeconds: s.waitTimeSeconds,
+      visibilityTimeoutSeconds: s.visibilityTimeoutSeconds ?? 30,
+      endpoint: stack.proxy.url,
+      region: 'us-east-1',
+      memcached: MEMCACHED,
+      metrics: { sink: new EmfSink(() => {}) },
+      logger: pino({ level: 'silent' }),
+      handleSignals: false,
+    },
+    FAKE_CREDENTIALS,
+  );
+  worker.on('error', (e) => console.error(`  worker error: ${e.message}`));
+  await worker.start();
+  return worker;
+}
