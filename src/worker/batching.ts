@@ -7,6 +7,7 @@ import { type Batch, BatchBuffer } from './batches.js';
 import type { Outcome } from './decide.js';
 import type { Lease } from './leases.js';
 import { claimFor, type GoodReading, type RunDeps } from './runner.js';
+import { trackingOf } from '../status/tracker.js';
 
 /** How long a batch whose key is being flushed elsewhere waits before it asks again. */
 const BUSY_RETRY_MS = 100;
@@ -45,6 +46,8 @@ export class Batching {
   /** Queues whose last receive brought fewer messages than asked: nothing more is waiting there now. */
   readonly #drained = new Set<string>();
   #claiming = 0;
+  readonly #claims = new Set<Promise<void>>();
+  readonly #claimDepsByQueue = new Map<string, RunDeps>();
   #flushing = 0;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
@@ -79,12 +82,14 @@ export class Batching {
       this.#d.conclude(lease, read.info, { kind: 'dead-letter', reason: 'invalid-args', detail });
       return;
     }
+    const runDeps = this.#claimDeps(lease.message.queueUrl);
+    if (runDeps.status !== undefined) lease.tracking = trackingOf(read.envelope, false);
     this.#claiming++;
-    claimFor(this.#d.runDeps(lease.message.queueUrl), lease, read, randomUUID())
+    const claim = claimFor(runDeps, lease, read, randomUUID())
       .then(
         (next) => {
           if (next !== 'run') return this.#d.conclude(lease, read.info, next);
-          if (this.#d.stopping()) return this.#d.conclude(lease, read.info, release('worker is stopping'));
+          // Held even when the worker began stopping meanwhile: stop() waits for claims, then flushes.
           this.#buffer.add(job, key, { lease, read, heldAt: lease.receivedAt, queueUrl: lease.message.queueUrl });
         },
         (error: unknown) => {
@@ -94,8 +99,20 @@ export class Batching {
       )
       .finally(() => {
         this.#claiming--;
+        this.#claims.delete(claim);
         this.pump();
       });
+    this.#claims.add(claim);
+  }
+
+  /** A queue's RunDeps for claims: never "stopping", since a claimed item is held and flushed by stop(). */
+  #claimDeps(queueUrl: string): RunDeps {
+    let deps = this.#claimDepsByQueue.get(queueUrl);
+    if (deps === undefined) {
+      deps = { ...this.#d.runDeps(queueUrl), stopping: () => false };
+      this.#claimDepsByQueue.set(queueUrl, deps);
+    }
+    return deps;
   }
 
   /** Start the flushes that are due, while handler slots are free; arm the timer for the next one. */
@@ -124,9 +141,13 @@ export class Batching {
     this.#arm(next !== undefined && next <= now && !this.#d.canStart() ? undefined : next);
   }
 
-  /** Shutdown: every filling batch is flushed now if the deadline allows any time, else handed back at once. */
-  stop(): void {
+  /**
+   * Shutdown: once the claims in flight have landed, every filling batch is flushed now if the
+   * deadline allows any time, else handed back at once.
+   */
+  async stop(): Promise<void> {
     this.#arm(undefined);
+    while (this.#claims.size > 0) await Promise.all([...this.#claims]);
     for (const batch of this.#buffer.takeAll()) {
       if (this.#d.shutdownTimeoutMs > 0) this.#start(batch);
       else for (const item of batch.items) this.#d.conclude(item.lease, item.read.info, release('worker is stopping'));

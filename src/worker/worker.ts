@@ -106,9 +106,9 @@ export class Worker extends EventSource<WorkerEvents> {
       stop: this.#stop,
       force: this.#force,
       capacity: this.#capacity,
-      handBackBuffered: () => {
-        this.#batching.stop();
-        return this.#handBack(this.#scheduler.drain(), 'worker is stopping');
+      handBackBuffered: async () => {
+        await this.#handBack(this.#scheduler.drain(), 'worker is stopping');
+        await this.#batching.stop();
       },
       running: this.#running,
       idle: () => this.#idle(),
