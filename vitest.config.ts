@@ -12,6 +12,7 @@ const stacks = {
 } as const;
 type Stack = keyof typeof stacks;
 const chosen = (process.env.SQS_JOBS_TEST_STACKS ?? 'localstack moto').split(/[\s,]+/).filter((s): s is Stack => s in stacks);
+const dynamodb = `http://127.0.0.1:${port('SQS_JOBS_DYNAMODB_PORT', 4569)}`;
 const memcached = process.env.SQS_JOBS_MEMCACHED ?? `127.0.0.1:${port('SQS_JOBS_MEMCACHED_PORT', 11211)}`;
 
 const integration = (stack: Stack): TestProjectInlineConfiguration => ({
@@ -27,6 +28,8 @@ const integration = (stack: Stack): TestProjectInlineConfiguration => ({
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',
       SQS_JOBS_MEMCACHED: memcached,
+      // The job store's DynamoDB, for both projects: DynamoDB Local (infra/local/dynamodb.sh).
+      AWS_ENDPOINT_URL_DYNAMODB: dynamodb,
     },
   },
 });

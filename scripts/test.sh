@@ -6,6 +6,7 @@
 # run over every project (e.g. `npm test -- --project integration:moto test/integration/ops.test.ts`)
 # and skip the last two.
 #
+# The job store's tests run against DynamoDB Local (infra/local/dynamodb.sh, port SQS_JOBS_DYNAMODB_PORT).
 # SQS_JOBS_TEST_STACKS="localstack moto" (default) chooses the servers. Where LocalStack cannot be
 # installed (no Python >= 3.13) the run goes on with moto alone and says so loudly, unless
 # SQS_JOBS_REQUIRE_LOCALSTACK=1. Ports: SQS_JOBS_LOCALSTACK_PORT, SQS_JOBS_MOTO_PORT, SQS_JOBS_MEMCACHED_PORT.
@@ -42,6 +43,13 @@ for target in memcached "${stacks[@]}"; do
 done
 read -r -a stacks <<<"${stacks[*]}"
 if ((${#stacks[@]} == 0)); then echo "[test] no SQS server to test against" >&2; exit 1; fi
+# The job store's DynamoDB for both projects: DynamoDB Local from Maven Central (infra/local/dynamodb.sh).
+DYNAMODB=infra/local/dynamodb.sh
+if ! bash "$DYNAMODB" status >/dev/null 2>&1; then
+  bash "$DYNAMODB" up
+  trap 'cleanup; bash "$DYNAMODB" down' EXIT
+fi
+eval "$(bash "$DYNAMODB" env)"
 export SQS_JOBS_TEST_STACKS="${stacks[*]}"
 # Credentials, memcached and (for the fault suite and anything else outside vitest's projects) the first stack.
 eval "$(bash "$STACK" env "${stacks[0]}")"

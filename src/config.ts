@@ -231,6 +231,11 @@ export function resolveCloudWatchSettings(
   return resolveEndpoint(options, env, names, ['AWS_ENDPOINT_URL_CLOUDWATCH', 'AWS_ENDPOINT_URL'], 'CloudWatch');
 }
 
+/** The job store's DynamoDB endpoint: the option, else AWS_ENDPOINT_URL_DYNAMODB, else AWS_ENDPOINT_URL (the SDK's own order). */
+export function resolveDynamoSettings(options: SettingsOptions, env: Env = process.env, names: SettingNames = DEFAULT_NAMES): AwsSettings {
+  return resolveEndpoint(options, env, names, ['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL'], 'DynamoDB');
+}
+
 /**
  * The queue URL from the option (named `source` in errors) or SQS_JOBS_QUEUE_URL; a clear
  * ConfigError when it is missing or malformed.

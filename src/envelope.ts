@@ -3,8 +3,10 @@ import { z } from 'zod';
 
 /**
  * Wire format v1. The message body is JSON:
- *   {"v":1,"id":"<job id>","job":"<job name>","args":{…},"enqueuedAt":"<ISO-8601>","tenant":"<optional>"}
- * `id` is the dedupe key; a body without one falls back to the SQS MessageId.
+ *   {"v":1,"id":"<job id>","job":"<job name>","args":{…},"enqueuedAt":"<ISO-8601>","tenant":"<optional>",
+ *    "track":true (optional), "parent":"<optional job id>"}
+ * `id` is the dedupe key; a body without one falls back to the SQS MessageId. `track` asks the
+ * worker to record the job's status in the job store; `parent` names the fan-out the job is a child of.
  * Message attributes repeat the job name and id so a consumer can route without parsing.
  */
 export const ENVELOPE_VERSION = 1;
@@ -32,6 +34,8 @@ export const envelopeSchema = z.object({
   args: z.unknown(),
   enqueuedAt: z.iso.datetime({ offset: true }).optional(),
   tenant: tenantSchema.optional(),
+  track: z.boolean().optional(),
+  parent: jobIdSchema.optional(),
 });
 
 export interface Envelope {
@@ -41,6 +45,10 @@ export interface Envelope {
   readonly args: unknown;
   readonly enqueuedAt: string;
   readonly tenant?: string;
+  /** Record this job's status in the job store (job status, progress). */
+  readonly track?: boolean;
+  /** The job id of the fan-out this job is a child of: its end is counted there. */
+  readonly parent?: string;
 }
 
 export function newJobId(): string {
@@ -48,8 +56,17 @@ export function newJobId(): string {
 }
 
 export function encodeEnvelope(envelope: Envelope): string {
-  const { v, id, job, args, enqueuedAt, tenant } = envelope;
-  return JSON.stringify(tenant === undefined ? { v, id, job, args, enqueuedAt } : { v, id, job, args, enqueuedAt, tenant });
+  const { v, id, job, args, enqueuedAt, tenant, track, parent } = envelope;
+  return JSON.stringify({
+    v,
+    id,
+    job,
+    args,
+    enqueuedAt,
+    ...(tenant === undefined ? {} : { tenant }),
+    ...(track ? { track: true } : {}),
+    ...(parent === undefined ? {} : { parent }),
+  });
 }
 
 /** Why a body is poison. Poison goes to the DLQ at once and is never retried. */
@@ -96,6 +113,8 @@ export function decodeEnvelope(body: string, fallback: { messageId: string; sent
       args: e.args,
       enqueuedAt: e.enqueuedAt ?? fallback.sentAt.toISOString(),
       ...(e.tenant === undefined ? {} : { tenant: e.tenant }),
+      ...(e.track ? { track: true } : {}),
+      ...(e.parent === undefined ? {} : { parent: e.parent }),
     },
   };
 }

@@ -36,3 +36,11 @@ export {
   ATTR_DLQ_RECEIVE_COUNT,
   ATTR_DLQ_AT,
 } from './dead-letter.js';
+export { getJob, JobStatusReader } from './status/get-job.js';
+export type { JobView, UnknownStatus } from './status/get-job.js';
+export { fanOutResultSchema, derivedJobId } from './status/completion.js';
+export type { FanOutResult } from './status/completion.js';
+export type { FanOutOptions } from './status/fan-out.js';
+export type { ProgressFn } from './status/progress.js';
+export type { JobStore, JobStatus, JobState, Progress, FanOutStatus, CompletionSpec } from './ports/job-store.js';
+export { DynamoJobStore, createJobTable } from './adapters/dynamodb-store.js';

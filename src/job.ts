@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import { SqsJobsError, UnknownJobError, ValidationError } from './errors.js';
 import { parseWith } from './validation.js';
 import type { AnyBatchJob } from './batch-job.js';
+import type { FanOutOptions } from './status/fan-out.js';
+import type { ProgressFn } from './status/progress.js';
 
 /** What a handler gets besides its arguments. */
 export interface JobContext {
@@ -19,6 +21,23 @@ export interface JobContext {
   readonly tenant: string | undefined;
   readonly enqueuedAt: Date;
   readonly queueUrl: string;
+  /**
+   * Report progress (tracked jobs; a no-op otherwise): `ctx.progress(done, total?)`,
+   * `ctx.progress.add(n)`, `ctx.progress.data(value)`. Coalesced into at most one write per
+   * `progressIntervalMs`.
+   */
+  readonly progress: ProgressFn;
+  /**
+   * Split this job into one child job per entry of `argsList` (needs a job store). The total is
+   * recorded before any child is sent; each child's end (completed or dead-lettered) is counted
+   * once; the child that completes the set sends `onComplete`'s job once. Resumes where it left off
+   * when this job is retried.
+   */
+  fanOut<C extends AnyDefinition>(
+    child: C,
+    argsList: readonly JobArgs<C>[],
+    options?: FanOutOptions,
+  ): Promise<{ parentId: string; total: number }>;
 }
 
 /** Exponential backoff: delay = min(capMs, baseMs * factor^(attempt-1)), with ±jitter. */
@@ -40,6 +59,8 @@ export interface JobDefinition<Args extends z.ZodType = z.ZodType> {
   /** Abort the handler's signal after this long; the attempt counts as a failure. */
   readonly timeoutMs: number | undefined;
   readonly backoff: BackoffPolicy;
+  /** Record every run's status in the job store (as if enqueued with `track: true`). */
+  readonly track: boolean;
 }
 
 export type AnyJob = JobDefinition<z.ZodType>;
@@ -80,6 +101,7 @@ const definitionSchema = z
     handle: functionSchema,
     timeoutMs: timeoutMsSchema.optional(),
     backoff: backoffSchema,
+    track: z.boolean().optional(),
   })
   .strict();
 
@@ -89,6 +111,8 @@ export interface JobSpec<Args extends z.ZodType> {
   handle: (args: z.output<Args>, ctx: JobContext) => Promise<unknown> | unknown;
   timeoutMs?: number;
   backoff?: Partial<BackoffPolicy>;
+  /** Record every run's status in the job store (default false: only jobs enqueued with `track: true`). */
+  track?: boolean;
 }
 
 /** Define a job: its name, the zod schema of its arguments, and its handler. */
@@ -106,6 +130,7 @@ export function defineJob<Args extends z.ZodType>(spec: JobSpec<Args>): JobDefin
     handle: spec.handle,
     timeoutMs: parsed.timeoutMs,
     backoff: Object.freeze({ ...DEFAULT_BACKOFF, ...parsed.backoff }),
+    track: parsed.track ?? false,
   });
 }
 

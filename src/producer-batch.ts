@@ -18,6 +18,8 @@ export interface PreparedMessage {
   readonly delaySeconds: number | undefined;
   readonly groupId: string | undefined;
   readonly deduplicationId: string | undefined;
+  /** Recorded in the job store as `waiting` once sent (the `track` option), with its envelope's time. */
+  readonly track: { readonly enqueuedAt: string; readonly parentId: string | undefined } | undefined;
 }
 
 /**

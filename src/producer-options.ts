@@ -2,6 +2,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { queueUrlSchema } from './config.js';
 import { jobIdSchema, tenantSchema } from './envelope.js';
+import { storeOptionSchema } from './status/store.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from './job.js';
 
 /** The producer's options and enqueue options: schemas, types and limits (validated before any call). */
@@ -30,6 +31,10 @@ export const enqueueOptionsSchema = z
     tenant: tenantSchema.optional(),
     groupId: sqsIdText.optional(),
     deduplicationId: sqsIdText.optional(),
+    /** Record the job's status in the job store (the producer's `store`): `waiting` now, then the worker's updates. */
+    track: z.boolean().optional(),
+    /** The job id of the fan-out this job is a child of (ctx.fanOut sets it): its end is counted there. */
+    parent: jobIdSchema.optional(),
   })
   .strict();
 
@@ -69,6 +74,8 @@ export const producerOptionsSchema = z
     client: z
       .custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as SQSClient).send === 'function', 'must be an SQSClient')
       .optional(),
+    /** Where `track: true` jobs record their status: `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE. */
+    store: storeOptionSchema,
     /** Tenant fairness (src/fairness/gate.ts): a key's jobs beyond its allowance go to the spillover queue. */
     fairness: z
       .object({

@@ -27,6 +27,8 @@ import {
   type ProducerOptions,
 } from './producer-options.js';
 import { SQS_BATCH_LIMIT } from './sqs-batch.js';
+import type { JobStore } from './ports/job-store.js';
+import { resolveJobStore } from './status/store.js';
 import { parseWith } from './validation.js';
 
 /** How many batch calls enqueueMany keeps in flight. */
@@ -46,6 +48,9 @@ export class Producer {
   readonly #fifo: boolean;
   readonly #fairness: FairnessGate | undefined;
   readonly #spilloverQueueUrl: string | undefined;
+  /** Where tracked jobs are recorded as waiting; undefined when no store is configured. */
+  readonly #store: JobStore | undefined;
+  readonly #ownsStore: boolean;
   #queueLimitChecked: Promise<void> | undefined;
 
   constructor(options: ProducerOptions = {}, env: Env = process.env) {
@@ -63,6 +68,8 @@ export class Producer {
       this.#fairness = new FairnessGate(o.fairness);
       this.#spilloverQueueUrl = o.fairness.spilloverQueueUrl;
     }
+    this.#store = resolveJobStore(o.store, env);
+    this.#ownsStore = this.#store !== o.store;
     this.#ownsClient = o.client === undefined;
     this.#sqs =
       o.client ??
@@ -90,6 +97,7 @@ export class Producer {
           MessageDeduplicationId: message.deduplicationId,
         }),
       );
+      await this.#recordWaiting(definition.name, [message]);
       return { jobId: message.jobId, messageId: out.MessageId ?? '' };
     } catch (error) {
       const e = toError(error);
@@ -158,6 +166,10 @@ export class Producer {
       }
     };
     await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, chunks.length) }, sendChunks));
+    await this.#recordWaiting(
+      definition.name,
+      messages.filter((_, i) => results[i] !== undefined),
+    );
 
     if (failed.length > 0) {
       const sent = results.flatMap((r, index) => (r === undefined ? [] : [{ index, jobId: r.jobId, messageId: r.messageId }]));
@@ -169,9 +181,38 @@ export class Producer {
     return results as EnqueueResult[];
   }
 
-  /** Release the SDK client's sockets (only when this producer created it). */
+  /** Release the SDK client's sockets (only when this producer created it), and the job store's. */
   close(): void {
     if (this.#ownsClient) this.#sqs.destroy();
+    if (this.#ownsStore) this.#store?.close();
+  }
+
+  /**
+   * Record sent jobs that asked for it as `waiting`. Best effort: the job is enqueued whatever
+   * happens here, and the worker's `running` write creates the record if this one is lost.
+   */
+  async #recordWaiting(jobName: string, sent: readonly PreparedMessage[]): Promise<void> {
+    const store = this.#store;
+    const tracked = sent.filter((m) => m.track !== undefined);
+    if (store === undefined || tracked.length === 0) return;
+    let next = 0;
+    const write = async () => {
+      while (next < tracked.length) {
+        const m = tracked[next++]!;
+        await store
+          .transition({
+            jobId: m.jobId,
+            jobName,
+            state: 'waiting',
+            attempt: 0,
+            at: new Date(),
+            enqueuedAt: m.track!.enqueuedAt,
+            parentId: m.track!.parentId,
+          })
+          .catch(() => {});
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(16, tracked.length) }, write));
   }
 
   #resolve(job: AnyDefinition | string): AnyDefinition {
@@ -192,6 +233,9 @@ export class Producer {
     }
     if (!this.#fifo && opts.deduplicationId !== undefined) {
       throw fail('deduplicationId', 'applies only to FIFO (.fifo) queues; on standard queues the job id is the dedupe key');
+    }
+    if (opts.track && this.#store === undefined) {
+      throw fail('track', 'needs a job store: set the producer option store ({ table }) or SQS_JOBS_JOB_TABLE');
     }
     let validArgs: unknown;
     try {
@@ -219,6 +263,8 @@ export class Producer {
       args: validArgs,
       enqueuedAt: new Date().toISOString(),
       ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
+      ...(opts.track ? { track: true } : {}),
+      ...(opts.parent === undefined ? {} : { parent: opts.parent }),
     };
     const body = encodeEnvelope(envelope);
     const attributes = envelopeAttributes(envelope);
@@ -236,6 +282,7 @@ export class Producer {
       delaySeconds: opts.delaySeconds,
       groupId,
       deduplicationId: this.#fifo ? (opts.deduplicationId ?? envelope.id) : undefined,
+      track: opts.track ? { enqueuedAt: envelope.enqueuedAt, parentId: opts.parent } : undefined,
     };
   }
 

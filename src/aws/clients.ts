@@ -2,6 +2,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { AwsSettings, Env } from '../config.js';
 
@@ -74,4 +75,8 @@ export function createSqsClient(settings: AwsSettings, options: ClientOptions = 
 
 export function createCloudWatchClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): CloudWatchClient {
   return new CloudWatchClient(clientConfig(settings, options, env));
+}
+
+export function createDynamoClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): DynamoDBClient {
+  return new DynamoDBClient(clientConfig(settings, options, env));
 }

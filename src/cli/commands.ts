@@ -84,6 +84,7 @@ export interface WorkerFlags extends AwsFlags {
   readonly memcached?: string;
   readonly lockFailClosed?: boolean;
   readonly cloudwatchEndpoint?: string;
+  readonly table?: string;
 }
 
 const WORKER_FLAGS = {
@@ -97,6 +98,7 @@ const WORKER_FLAGS = {
   shutdownTimeoutMs: '--shutdown-timeout-ms',
   'metrics.endpoint': '--cloudwatch-endpoint',
   memcached: '--memcached',
+  'store.table': '--table',
 };
 
 /** `<url>[@weight]`: the weight is what follows the last @, when that is not part of the URL. */
@@ -126,6 +128,7 @@ export async function worker(flags: WorkerFlags, { env }: CliContext): Promise<v
     memcached: flags.memcached,
     lockFailClosed: flags.lockFailClosed,
     metrics: { ...(flags.cloudwatchEndpoint === undefined ? {} : { endpoint: flags.cloudwatchEndpoint }) },
+    ...(flags.table === undefined ? {} : { store: { table: flags.table } }),
     handleSignals: true,
   };
   const jobs = await loadJobs(flags.jobs);
@@ -141,6 +144,8 @@ export interface EnqueueFlags extends AwsFlags {
   readonly jobId?: string;
   readonly tenant?: string;
   readonly delay?: string;
+  readonly track?: boolean;
+  readonly table?: string;
 }
 
 export async function enqueueCommand(name: string, flags: EnqueueFlags, { out, env }: CliContext): Promise<void> {
@@ -154,9 +159,14 @@ export async function enqueueCommand(name: string, flags: EnqueueFlags, { out, e
   const delaySeconds = integer(flags.delay, '--delay');
   const aws = sqsSettings(flags, env);
   const queueUrl = resolveQueueUrl(flags.queue, env, '--queue');
-  const producer = createProducer({ jobs: await loadJobs(flags.jobs), queueUrl, endpoint: aws.endpoint, region: aws.region }, env);
+  const store = flags.table === undefined ? {} : { store: { table: flags.table } };
+  const producer = createProducer(
+    { jobs: await loadJobs(flags.jobs), queueUrl, endpoint: aws.endpoint, region: aws.region, ...store },
+    env,
+  );
   try {
-    const result = await producer.enqueue(name, args, { jobId: flags.jobId, tenant: flags.tenant, delaySeconds });
+    const track = flags.track ? { track: true } : {};
+    const result = await producer.enqueue(name, args, { jobId: flags.jobId, tenant: flags.tenant, delaySeconds, ...track });
     out(JSON.stringify(result));
   } finally {
     producer.close();

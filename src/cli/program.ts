@@ -5,6 +5,7 @@ import { Command, CommanderError, Option } from 'commander';
 import type { Env } from '../config.js';
 import { SqsJobsError } from '../errors.js';
 import { enqueueCommand, queuesCreate, worker, type CliContext } from './commands.js';
+import { jobCommand, storeCreate } from './job-commands.js';
 import { dlqList, dlqPurge, dlqReplay, stats } from './ops-commands.js';
 
 export interface CliIo {
@@ -39,12 +40,22 @@ Environment:
   SQS_JOBS_MEMCACHED           host:port[,host:port] for the worker's dedupe lock
   SQS_JOBS_METRICS             cloudwatch (default), emf or off
   SQS_JOBS_METRICS_NAMESPACE   default SqsJobs
+  SQS_JOBS_JOB_TABLE           the job store's DynamoDB table (job status, progress, fan-out)
+  AWS_ENDPOINT_URL_DYNAMODB    its endpoint, else AWS_ENDPOINT_URL
   SQS_JOBS_LOG_LEVEL           fatal, error, warn, info (default), debug, trace or silent`;
 
 /** --endpoint and --region, which every command takes. */
 function withAws(command: Command): Command {
   return command
     .option('--endpoint <url>', 'SQS endpoint (default: SQS_JOBS_ENDPOINT, AWS_ENDPOINT_URL_SQS or AWS_ENDPOINT_URL)')
+    .option('--region <region>', 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or us-east-1)');
+}
+
+/** --table, --dynamodb-endpoint and --region: where the job store is. */
+function withStore(command: Command): Command {
+  return command
+    .option('--table <name>', 'job store table (default: SQS_JOBS_JOB_TABLE)')
+    .option('--dynamodb-endpoint <url>', 'DynamoDB endpoint (default: AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL)')
     .option('--region <region>', 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or us-east-1)');
 }
 
@@ -100,6 +111,7 @@ export function buildProgram(io: CliIo): Command {
     .option('--shutdown-timeout-ms <ms>', 'how long a stop lets running handlers finish (default 30000)')
     .option('--memcached <host:port>', 'memcached for the dedupe lock (default: SQS_JOBS_MEMCACHED)')
     .option('--lock-fail-closed', 'leave jobs queued while memcached is unreachable (default: run them anyway)')
+    .option('--table <name>', 'job store table for tracked jobs and fan-out (default: SQS_JOBS_JOB_TABLE)')
     .addOption(cloudwatchEndpoint())
     .action((flags) => worker(flags, ctx));
 
@@ -110,6 +122,8 @@ export function buildProgram(io: CliIo): Command {
     .option('--tenant <tenant>', 'tenant')
     .option('--delay <seconds>', 'delay, 0-900')
     .option('--queue <url>', 'queue URL (default: SQS_JOBS_QUEUE_URL)')
+    .option('--track', 'record its status in the job store (--table or SQS_JOBS_JOB_TABLE); `sqs-jobs job <id>` shows it')
+    .option('--table <name>', 'job store table (default: SQS_JOBS_JOB_TABLE)')
     .action((job: string, flags) => enqueueCommand(job, flags, ctx));
 
   withAws(program.command('stats').description("queue depths, and per-job rates and timings from the workers' CloudWatch metrics"))
@@ -141,6 +155,19 @@ export function buildProgram(io: CliIo): Command {
   dlqCommand('purge', 'delete every message in the dead-letter queue')
     .option('--yes', 'really delete them')
     .action((flags) => dlqPurge(flags, ctx));
+
+  const store = program.command('store').description('the job store (job status, progress, fan-out): a DynamoDB table');
+  withStore(store.command('create').description('create the table if it does not exist: on-demand, TTL on expiresAt (idempotent)')).action(
+    (flags) => storeCreate(flags, ctx),
+  );
+
+  withStore(
+    program.command('job').description("a tracked job's status: state, attempt, progress, fan-out children").argument('<job-id>', 'job id'),
+  )
+    .option('--watch', 'redraw (a live progress bar) until the job completes or fails')
+    .option('--every <seconds>', 'with --watch: seconds between reads (default 1)')
+    .option('--json', 'print JSON')
+    .action((jobId: string, flags) => jobCommand(jobId, flags, ctx));
 
   configureTree(program, io);
   return program;

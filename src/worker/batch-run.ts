@@ -10,6 +10,7 @@ import { execute } from './execute.js';
 import type { Abortable, AbortCode, Lease } from './leases.js';
 import { firstSentAt } from './resend.js';
 import type { GoodReading } from './runner.js';
+import type { StatusTracker } from '../status/tracker.js';
 
 /** A batch job's message, claimed and held until its batch is flushed. */
 export interface HeldItem extends Held {
@@ -31,6 +32,8 @@ export interface BatchRunDeps {
   readonly maxReceiveCount: (queueUrl: string) => number | undefined;
   readonly logger: Logger;
   readonly emit: <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
+  /** Job status, when a job store is configured: items enqueued with `track: true` are recorded as running. */
+  readonly status: StatusTracker | undefined;
 }
 
 /** One call of a batch handler: what it runs under. Shutdown and the timeout abort it; an item's lost lease does not. */
@@ -109,6 +112,7 @@ async function flush(deps: BatchRunDeps, run: BatchRun): Promise<ItemOutcome[]> 
   const waits = items.map((item) => {
     const waitMs = Math.max(0, now - firstSentAt(item.lease.message).getTime());
     deps.emit('job:start', { ...item.read.info, waitMs });
+    if (item.lease.tracking !== undefined) deps.status?.running(item.read.info, item.lease.tracking);
     return waitMs;
   });
   const log = deps.logger.child({ job: job.name, key, size: items.length });

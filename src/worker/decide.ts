@@ -10,7 +10,8 @@ import type { Execution } from './execute.js';
  * which settle() carries out. Each rule has one row in test/unit/worker/decide.test.ts.
  */
 export type Outcome =
-  | { readonly kind: 'succeeded'; readonly waitMs: number; readonly processMs: number }
+  /** `result`: what the handler returned (recorded, when small, for a tracked job). */
+  | { readonly kind: 'succeeded'; readonly waitMs: number; readonly processMs: number; readonly result?: unknown }
   /** Redundant: the job completed, this very message is already in the DLQ, or another message carries the running job. */
   | { readonly kind: 'duplicate'; readonly state: DuplicateState }
   | { readonly kind: 'retry'; readonly error: Error; readonly delayMs: number; readonly processMs: number; readonly abandoned: boolean }
@@ -96,7 +97,11 @@ export interface RunFacts {
 /** After the handler ran (or its signal fired): how the message ends. */
 export function afterRun(f: RunFacts): Outcome {
   const x = f.execution;
-  if (x.kind === 'returned') return { kind: 'succeeded', waitMs: f.waitMs, processMs: x.processMs };
+  if (x.kind === 'returned') {
+    return x.value === undefined
+      ? { kind: 'succeeded', waitMs: f.waitMs, processMs: x.processMs }
+      : { kind: 'succeeded', waitMs: f.waitMs, processMs: x.processMs, result: x.value };
+  }
   const abandoned = x.kind === 'aborted' && x.abandoned;
   if (x.kind === 'aborted' && x.code === 'LEASE_LOST') return { kind: 'lost', reason: x.reason.message, abandoned };
   if (x.kind === 'aborted' && x.code === 'SHUTDOWN') return { kind: 'release', reason: x.reason.message, delaySeconds: 0, abandoned };
@@ -126,6 +131,7 @@ export function afterRun(f: RunFacts): Outcome {
  * (`failure`) failed on its own while its neighbours succeeded.
  */
 export function itemExecution(batch: Execution, failure: Error | undefined): Execution {
-  if (batch.kind !== 'returned' || failure === undefined) return batch;
-  return { kind: 'threw', error: failure, processMs: batch.processMs };
+  if (batch.kind !== 'returned') return batch;
+  if (failure !== undefined) return { kind: 'threw', error: failure, processMs: batch.processMs };
+  return { kind: 'returned', value: undefined, processMs: batch.processMs }; // the batch's answer is not the item's result
 }

@@ -1,6 +1,8 @@
 import { SqsJobsError } from '../errors.js';
 import type { JobInfo } from '../job-events.js';
 import type { ReceivedMessage } from '../ports/queue.js';
+import type { ProgressReporter } from '../status/progress.js';
+import type { Tracking } from '../status/tracker.js';
 
 /** Why a lease's signal fired: the code of the SqsJobsError it carries. */
 export type AbortCode = 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN';
@@ -27,6 +29,10 @@ export class Lease implements Abortable {
   info: JobInfo | undefined = undefined;
   /** The fleet-wide concurrency slot of its tenant, while it runs under a cap. */
   slot: { readonly key: string; readonly index: number; readonly token: string } | undefined = undefined;
+  /** Its job status and fan-out work (a tracked job, a fan-out child); undefined for most messages. */
+  tracking: Tracking | undefined = undefined;
+  /** The current run's progress reporter, while a tracked job runs. */
+  progress: ProgressReporter | undefined = undefined;
   /** FIFO: how many times the job was retried here, holding its group, without going back to SQS. */
   retries = 0;
   /** FIFO: a job waiting to be retried here does not start before this time. */

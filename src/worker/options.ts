@@ -22,6 +22,7 @@ import type { MetricsSettings } from '../metrics/index.js';
 import type { MetricsSink } from '../metrics/sinks.js';
 import { ConfigError } from '../errors.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from '../job.js';
+import { storeOptionSchema } from '../status/store.js';
 
 const queueSchema = z
   .object({
@@ -85,6 +86,10 @@ export const workerOptionsSchema = z
       })
       .strict()
       .default({ caps: {}, capDelaySeconds: 5 }),
+    /** Job status (tracked jobs, progress, fan-out): `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE, else none. */
+    store: storeOptionSchema,
+    /** A tracked job's progress is written at most once per this interval. */
+    progressIntervalMs: int.min(100, 'must be 100-60000').max(60_000, 'must be 100-60000').default(1_000),
     /** The queue port: the SQS calls the worker makes. Default: the AWS SDK (src/adapters/sqs-queue.ts). */
     queue: z
       .custom<QueuePort>(

@@ -13,6 +13,11 @@ import { Heartbeat } from './heartbeat.js';
 import type { WorkerConfig } from './options.js';
 import type { RunDeps } from './runner.js';
 import type { SettleDeps } from './settle.js';
+import { hostname } from 'node:os';
+import { createProducer, type Producer } from '../producer.js';
+import type { FanOutDeps } from '../status/fan-out.js';
+import { resolveJobStore } from '../status/store.js';
+import { StatusTracker } from '../status/tracker.js';
 
 /** What a worker is made of besides its loop: the ports (given, or built from the SDKs) and the services on them. */
 export interface WorkerParts {
@@ -21,7 +26,9 @@ export interface WorkerParts {
   readonly heartbeat: Heartbeat;
   readonly acks: DeleteBatcher;
   readonly metrics: MetricsRecorder | undefined;
-  /** Destroys the SDK clients this worker made (none when the queue port or clients were given). */
+  /** Job status (a job store is configured): its writes, and what ctx.fanOut needs. */
+  readonly status: { readonly tracker: StatusTracker; readonly fanOut: FanOutDeps } | undefined;
+  /** Destroys the SDK clients this worker made (none when the queue port or clients were given), and closes the job store. */
   readonly closeClients: () => void;
 }
 
@@ -91,7 +98,49 @@ export function buildParts(
     onFailure: (m, reason) =>
       onError('delete', new Error(`could not delete message ${m.messageId} from ${m.queueUrl}: ${reason}; it will be delivered again`)),
   });
-  return { sqs, lock, heartbeat, acks, metrics: createMetricsRecorder(c.metrics, c.aws, log, env), closeClients };
+  const status = buildStatus(c, env, log, sqs, onError);
+  const close = () => {
+    closeClients();
+    status?.close();
+  };
+  return { sqs, lock, heartbeat, acks, metrics: createMetricsRecorder(c.metrics, c.aws, log, env), status, closeClients: close };
+}
+
+/** The job store's parts, when one is configured: the tracker, and producers for fan-out children (one per queue). */
+function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onError: (where: string, error: unknown) => void) {
+  const store = resolveJobStore(c.store, env);
+  if (store === undefined) return undefined;
+  // A claimed completion not sent within this long was claimed by a worker that died.
+  const reclaimAfterMs = c.lockTtlSeconds * 1000 * 2;
+  const tracker = new StatusTracker({
+    store,
+    sqs,
+    worker: `${hostname()}:${process.pid}`,
+    reclaimAfterMs,
+    progressIntervalMs: c.progressIntervalMs,
+    logger: log,
+    onError,
+  });
+  const producers = new Map<string, Producer>();
+  const producer = (queueUrl: string) => {
+    let p = producers.get(queueUrl);
+    if (p === undefined) {
+      p = createProducer(
+        { queueUrl, jobs: c.jobs, ...(c.aws.endpoint === undefined ? {} : { endpoint: c.aws.endpoint }), region: c.aws.region, store },
+        env,
+      );
+      producers.set(queueUrl, p);
+    }
+    return p;
+  };
+  return {
+    tracker,
+    fanOut: { store, sqs, producer, reclaimAfterMs },
+    close: () => {
+      for (const p of producers.values()) p.close();
+      store.close();
+    },
+  };
 }
 
 /** What settle needs: the parts, the config's TTLs, and each queue's DLQ and redrive limit. */
@@ -117,6 +166,7 @@ export function settleDeps(
     logger: log,
     emit: events.emit.bind(events),
     onError,
+    status: parts.status?.tracker,
   };
 }
 
@@ -144,5 +194,6 @@ export function runDeps(
     logger: log,
     logArgs: c.logArgs,
     emit: events.emit.bind(events),
+    status: parts.status,
   };
 }

@@ -8,6 +8,10 @@ import type { ReceivedMessage } from '../ports/queue.js';
 import { fieldIssues } from '../validation.js';
 import { afterClaim, afterRun, afterSlot, type Outcome } from './decide.js';
 import { execute } from './execute.js';
+import { SqsJobsError } from '../errors.js';
+import { type FanOutDeps, fanOut } from '../status/fan-out.js';
+import { NO_PROGRESS } from '../status/progress.js';
+import { type StatusTracker, trackingOf } from '../status/tracker.js';
 import type { Lease } from './leases.js';
 import { attemptOf, firstSentAt, originOf } from './resend.js';
 
@@ -29,12 +33,15 @@ export interface RunDeps {
   readonly logger: Logger;
   readonly logArgs: boolean;
   readonly emit: <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
+  /** Job status and fan-out, when a job store is configured. */
+  readonly status: { readonly tracker: StatusTracker; readonly fanOut: FanOutDeps } | undefined;
 }
 
 /** What reading a message gave: a registered job with valid args, or poison. */
 export type Reading =
   | { readonly ok: true; readonly envelope: Envelope; readonly job: AnyDefinition; readonly args: unknown; readonly info: JobInfo }
-  | { readonly ok: false; readonly reason: PoisonReason; readonly detail: string; readonly info: JobInfo };
+  /** `envelope`: when the body was an envelope (an unknown job, invalid args): a fan-out child's end is still counted. */
+  | { readonly ok: false; readonly reason: PoisonReason; readonly detail: string; readonly info: JobInfo; readonly envelope?: Envelope };
 export type GoodReading = Extract<Reading, { ok: true }>;
 
 /** A name from a message, kept only if it is a job this worker registers (metrics dimensions stay bounded). */
@@ -75,6 +82,7 @@ export function readMessage(jobs: JobRegistry, m: ReceivedMessage): Reading {
     // made-up names cannot mint metric dimensions; the DLQ detail keeps the name.
     return {
       ok: false,
+      envelope,
       reason: 'unknown-job',
       detail: `no job named "${envelope.job}" is registered in this worker (known: ${jobs.names().join(', ')})`,
       info,
@@ -84,6 +92,7 @@ export function readMessage(jobs: JobRegistry, m: ReceivedMessage): Reading {
   if (!parsed.success)
     return {
       ok: false,
+      envelope,
       reason: 'invalid-args',
       detail: fieldIssues(parsed.error, 'args')
         .map((i) => `${i.field}: ${i.rule}`)
@@ -102,8 +111,12 @@ export async function runJob(deps: RunDeps, lease: Lease, read: Reading): Promis
   // A FIFO job retried here (lease.retries) was not received again: count those runs too.
   const info = lease.retries === 0 ? read.info : { ...read.info, attempt: read.info.attempt + lease.retries };
   lease.info = info;
-  if (!read.ok) return { info, outcome: { kind: 'dead-letter', reason: read.reason, detail: read.detail } };
+  if (!read.ok) {
+    if (deps.status !== undefined && read.envelope !== undefined) lease.tracking = trackingOf(read.envelope, false);
+    return { info, outcome: { kind: 'dead-letter', reason: read.reason, detail: read.detail } };
+  }
   if (read.job.kind !== 'sqs-jobs/job') throw new Error(`runJob() was handed the batch job "${read.job.name}"`);
+  if (deps.status !== undefined) lease.tracking = trackingOf(read.envelope, read.job.track);
 
   const token = randomUUID();
   const next = await claimFor(deps, lease, read, token);
@@ -149,6 +162,10 @@ function start(
   const m = lease.message;
   const job = read.job;
   const log = jobLogger(deps.logger, info);
+  const status = deps.status;
+  const tracking = lease.tracking;
+  if (status !== undefined && tracking !== undefined) status.tracker.running(info, tracking);
+  if (status !== undefined && tracking?.tracked) lease.progress = status.tracker.progress(info);
   const ctx: JobContext = {
     jobId: read.envelope.id,
     jobName: job.name,
@@ -161,6 +178,21 @@ function start(
     tenant: read.envelope.tenant,
     enqueuedAt: new Date(read.envelope.enqueuedAt),
     queueUrl: m.queueUrl,
+    progress: lease.progress?.fn ?? NO_PROGRESS,
+    fanOut: (child, argsList, options) => {
+      if (status === undefined) {
+        return Promise.reject(
+          new SqsJobsError('CONFIG_INVALID', 'ctx.fanOut needs a job store: set the worker option store ({ table }) or SQS_JOBS_JOB_TABLE'),
+        );
+      }
+      return fanOut(
+        status.fanOut,
+        { jobId: read.envelope.id, jobName: job.name, queueUrl: m.queueUrl, signal: lease.signal },
+        child,
+        argsList,
+        options,
+      );
+    },
   };
   const waitMs = Math.max(0, Date.now() - firstSentAt(m).getTime());
   deps.emit('job:start', { ...info, waitMs });

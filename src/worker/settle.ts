@@ -10,6 +10,7 @@ import { visibilitySeconds } from './backoff.js';
 import type { Outcome } from './decide.js';
 import type { Heartbeat } from './heartbeat.js';
 import type { Lease } from './leases.js';
+import type { StatusEnd, StatusTracker } from '../status/tracker.js';
 import { atReceiveLimit, resentMessage } from './resend.js';
 import { jobLogger } from './runner.js';
 
@@ -28,6 +29,17 @@ export interface SettleDeps {
   readonly logger: Logger;
   readonly emit: <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
   readonly onError: (where: string, error: unknown) => void;
+  /** Job status and fan-out counts (a job store is configured), else undefined. */
+  readonly status: StatusTracker | undefined;
+}
+
+/** A fan-out child whose count failed comes back this soon (within the dead-letter marker's life). */
+const COUNT_RETRY_SECONDS = 5;
+
+/** Record how a message ended in the job store. False: a fan-out child's count failed, so its message must come back, not be deleted. */
+function recordEnd(deps: SettleDeps, lease: Lease, info: JobInfo, end: StatusEnd): Promise<boolean> {
+  if (lease.tracking === undefined || deps.status === undefined) return Promise.resolve(true);
+  return deps.status.ended(info, lease.tracking, end, lease.progress);
 }
 
 /**
@@ -66,17 +78,28 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       if (lock !== undefined) await deps.lock.complete(lock.jobId, lock.token, deps.completedTtlSeconds);
       deps.emit('job:succeeded', { ...info, waitMs: outcome.waitMs, processMs: outcome.processMs });
       if (deps.logger.isLevelEnabled('debug')) log().debug({ processMs: outcome.processMs, waitMs: outcome.waitMs }, 'job succeeded');
+      if (!(await recordEnd(deps, lease, info, { kind: 'succeeded', result: outcome.result }))) {
+        await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed');
+        return;
+      }
       await deps.acks.delete(m);
       return;
     }
     case 'duplicate': {
       deps.emit('job:duplicate', { ...info, state: outcome.state });
       log().info({ state: outcome.state }, DUPLICATE_LOG[outcome.state]);
+      // A fan-out child that ended before: counted again (once per child id), in case its count was lost.
+      const ended = outcome.state !== 'running';
+      if (ended && !(await recordEnd(deps, lease, info, { kind: 'duplicate', succeeded: outcome.state === 'completed' }))) {
+        await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed');
+        return;
+      }
       await deps.acks.delete(m);
       return;
     }
     case 'retry': {
       await unlock(outcome.abandoned);
+      await recordEnd(deps, lease, info, { kind: 'retry', error: outcome.error, delayMs: outcome.delayMs });
       const seconds = visibilitySeconds(outcome.delayMs, Date.now() - lease.receivedAt);
       deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs, retryDelayMs: seconds * 1000 });
       log().warn({ err: outcome.error, retryInSeconds: seconds }, 'job failed; it will be retried');
@@ -122,6 +145,11 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       await unlock();
       deps.emit('job:dead-lettered', { ...info, reason: outcome.reason, detail: outcome.detail });
       log().error({ reason: outcome.reason, detail: outcome.detail }, 'message moved to the dead-letter queue');
+      if (!(await recordEnd(deps, lease, info, { kind: 'dead-letter', reason: outcome.reason, detail: outcome.detail }))) {
+        // Comes back within the marker's life: deleted as a leftover, and counted then.
+        await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed');
+        return;
+      }
       await deps.acks.delete(m);
       return;
     }
@@ -146,6 +174,7 @@ export async function retryInPlace(
   } catch (error) {
     deps.onError('unlock', error); // a JobLock should not throw; the lock then ends with its TTL
   }
+  await recordEnd(deps, lease, info, { kind: 'retry', error: outcome.error, delayMs: outcome.delayMs });
   lease.retries++;
   lease.newRun();
   deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs, retryDelayMs: outcome.delayMs });

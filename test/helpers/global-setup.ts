@@ -36,6 +36,10 @@ export default async function setup(project: TestProject): Promise<void> {
     );
   }
   if (!(await tcpAnswers(host!, Number(port)))) problems.push(`memcached does not answer at ${memcached}`);
+  const dynamodb = new URL(env.AWS_ENDPOINT_URL_DYNAMODB ?? 'http://127.0.0.1:4569');
+  if (!(await tcpAnswers(dynamodb.hostname, Number(dynamodb.port)))) {
+    problems.push(`DynamoDB Local (the job store) does not answer at ${dynamodb.origin}: bash infra/local/dynamodb.sh up`);
+  }
   if (problems.length > 0) {
     throw new Error(
       `${project.name}: ${problems.join('; ')}. Run \`npm test\` (which starts what is missing) or \`bash infra/local/stack.sh up ${stack} memcached\` first`,

@@ -14,6 +14,8 @@ export const LOCAL_STACK: 'localstack' | 'moto' = process.env.SQS_JOBS_TEST_STAC
 export const HAS_MOVE_TASKS = LOCAL_STACK === 'localstack';
 export const LOCAL_ENDPOINT = process.env.AWS_ENDPOINT_URL ?? 'http://127.0.0.1:4566';
 export const LOCAL_MEMCACHED = process.env.SQS_JOBS_MEMCACHED ?? '127.0.0.1:11211';
+/** The job store's DynamoDB: DynamoDB Local (infra/local/dynamodb.sh), the same for both projects. */
+export const LOCAL_DYNAMODB = process.env.AWS_ENDPOINT_URL_DYNAMODB ?? 'http://127.0.0.1:4569';
 export const LOCAL_ENV = { AWS_ENDPOINT_URL: LOCAL_ENDPOINT, AWS_REGION: 'us-east-1', SQS_JOBS_MEMCACHED: LOCAL_MEMCACHED } as const;
 
 export const quietLogger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });

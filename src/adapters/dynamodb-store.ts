@@ -1,0 +1,452 @@
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  CreateTableCommand,
+  type DynamoDBClient,
+  GetItemCommand,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { createDynamoClient } from '../aws/clients.js';
+import type { AwsSettings, Env } from '../config.js';
+import {
+  type ChildEnd,
+  type CompletionSpec,
+  type FanOutStatus,
+  type JobState,
+  type JobStatus,
+  type JobStore,
+  type ProgressUpdate,
+  STATE_RANK,
+  type Transition,
+} from '../ports/job-store.js';
+
+/** A DynamoJobStore with its own client (closed with the store). */
+export function createDynamoJobStore(aws: AwsSettings, table: string, ttlSeconds: number, env: Env): DynamoJobStore {
+  return new DynamoJobStore({
+    client: createDynamoClient(aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env),
+    table,
+    ttlSeconds,
+    ownsClient: true,
+  });
+}
+
+export interface DynamoJobStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly table: string;
+  /** How long records and child markers live after their last write (the table's TTL attribute `expiresAt`). */
+  readonly ttlSeconds: number;
+  /** Close the client on close() (when the store made it). */
+  readonly ownsClient?: boolean;
+}
+
+/** Results and data are kept only when their JSON is this small (a DynamoDB item holds 400 KB). */
+export const MAX_JSON_BYTES = 4_096;
+
+type Item = Record<string, AttributeValue>;
+
+const S = (s: string): AttributeValue => ({ S: s });
+const N = (n: number): AttributeValue => ({ N: String(n) });
+const jobKey = (jobId: string): Item => ({ pk: S(`job#${jobId}`) });
+
+/** Small JSON, or undefined when it is too big (or not JSON). */
+function smallJson(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const text = JSON.stringify(value);
+    return text !== undefined && Buffer.byteLength(text) <= MAX_JSON_BYTES ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Builds one UpdateItem's expression: SET/ADD clauses with placeholder names and values. */
+class Update {
+  readonly names: Record<string, string> = {};
+  readonly values: Item = {};
+  readonly #set: string[] = [];
+  readonly #add: string[] = [];
+  #n = 0;
+
+  name(attribute: string): string {
+    const key = `#${attribute}`;
+    this.names[key] = attribute;
+    return key;
+  }
+
+  value(v: AttributeValue): string {
+    const key = `:v${this.#n++}`;
+    this.values[key] = v;
+    return key;
+  }
+
+  set(attribute: string, v: AttributeValue | undefined, ifMissing = false): this {
+    if (v === undefined) return this;
+    const n = this.name(attribute);
+    this.#set.push(ifMissing ? `${n} = if_not_exists(${n}, ${this.value(v)})` : `${n} = ${this.value(v)}`);
+    return this;
+  }
+
+  add(attribute: string, by: number): this {
+    this.#add.push(`${this.name(attribute)} ${this.value(N(by))}`);
+    return this;
+  }
+
+  get expression(): string {
+    return [this.#set.length ? `SET ${this.#set.join(', ')}` : '', this.#add.length ? `ADD ${this.#add.join(', ')}` : '']
+      .filter(Boolean)
+      .join(' ');
+  }
+}
+
+/**
+ * The job store on DynamoDB: one on-demand table, partition key `pk` (string), TTL attribute
+ * `expiresAt`. A job's record is `job#<job id>`; a fan-out child's counted end is
+ * `child#<parent id>#<child id>`. Order and idempotence are in the condition expressions:
+ * - transition: applies when nothing is stored, or the stored state is not `completed` and the new
+ *   one is `completed`, or later by (attempt, rank);
+ * - progress: only while not `completed`, and `done` never goes down;
+ * - childEnded: the marker put and the parent's counters in one transaction, so a child counts once;
+ *   the completion is claimed with a conditional write (done = total, not sent, not claimed or
+ *   claimed by a claimer presumed dead).
+ */
+export class DynamoJobStore implements JobStore {
+  readonly #o: DynamoJobStoreOptions;
+
+  constructor(options: DynamoJobStoreOptions) {
+    this.#o = options;
+  }
+
+  async transition(t: Transition): Promise<'applied' | 'stale'> {
+    const u = new Update();
+    const at = t.at.toISOString();
+    u.set('jobId', S(t.jobId))
+      .set('jobName', S(t.jobName))
+      .set('state', S(t.state))
+      .set('rank', N(STATE_RANK[t.state]))
+      .set('attempt', N(t.attempt))
+      .set('updatedAt', S(at))
+      .set('expiresAt', N(this.#expiresAt()))
+      .set('enqueuedAt', t.enqueuedAt === undefined ? undefined : S(t.enqueuedAt), true)
+      .set('parentId', t.parentId === undefined ? undefined : S(t.parentId), true)
+      .set('worker', t.worker === undefined ? undefined : S(t.worker))
+      .set('error', t.error === undefined ? undefined : S(t.error.slice(0, 1_000)))
+      .set('reason', t.reason === undefined ? undefined : S(t.reason))
+      .set('nextAttemptAt', t.nextAttemptAt === undefined ? undefined : S(t.nextAttemptAt.toISOString()));
+    if (t.state === 'running') u.set('startedAt', S(at));
+    if (t.state === 'completed' || t.state === 'failed') u.set('finishedAt', S(at));
+    const result = smallJson(t.result);
+    if (result !== undefined) u.set('result', S(result));
+    const state = u.name('state');
+    const attempt = u.name('attempt');
+    const rank = u.name('rank');
+    const completed = u.value(S('completed'));
+    const later = () => {
+      const a = u.value(N(t.attempt));
+      return `${attempt} < ${a} OR (${attempt} = ${a} AND ${rank} < ${u.value(N(STATE_RANK[t.state]))})`;
+    };
+    const wins = t.state === 'completed' ? `${state} <> ${completed}` : `${state} <> ${completed} AND (${later()})`;
+    try {
+      await this.#o.client.send(
+        new UpdateItemCommand({
+          TableName: this.#o.table,
+          Key: jobKey(t.jobId),
+          UpdateExpression: u.expression,
+          ConditionExpression: `attribute_not_exists(${state}) OR (${wins})`,
+          ExpressionAttributeNames: u.names,
+          ExpressionAttributeValues: u.values,
+        }),
+      );
+      return 'applied';
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return 'stale';
+      throw error;
+    }
+  }
+
+  async progress(jobId: string, p: ProgressUpdate): Promise<void> {
+    const u = new Update();
+    u.set('updatedAt', S(new Date().toISOString()));
+    if (p.done !== undefined) u.set('progressDone', N(p.done));
+    if (p.add !== undefined && p.add !== 0) u.add('progressDone', p.add);
+    if (p.total !== undefined) u.set('progressTotal', N(p.total));
+    const data = smallJson(p.data);
+    if (data !== undefined) u.set('data', S(data));
+    const state = u.name('state');
+    const completed = u.value(S('completed'));
+    const done = u.name('progressDone');
+    const conditions = [`${state} <> ${completed}`];
+    if (p.done !== undefined) conditions.push(`(attribute_not_exists(${done}) OR ${done} <= ${u.value(N(p.done))})`);
+    try {
+      await this.#o.client.send(
+        new UpdateItemCommand({
+          TableName: this.#o.table,
+          Key: jobKey(jobId),
+          UpdateExpression: u.expression,
+          ConditionExpression: conditions.join(' AND '),
+          ExpressionAttributeNames: u.names,
+          ExpressionAttributeValues: u.values,
+        }),
+      );
+    } catch (error) {
+      // Completed already, not recorded yet, or a later progress is stored: nothing to change.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  async get(jobId: string): Promise<JobStatus | undefined> {
+    const out = await this.#o.client.send(new GetItemCommand({ TableName: this.#o.table, Key: jobKey(jobId), ConsistentRead: true }));
+    return out.Item === undefined ? undefined : toStatus(out.Item);
+  }
+
+  async openFanOut(parentId: string, jobName: string, total: number, completion: CompletionSpec | undefined): Promise<FanOutStatus> {
+    const u = new Update();
+    if (completion !== undefined) u.set('fanCompletion', S(JSON.stringify(completion)), true);
+    u.set('jobId', S(parentId), true)
+      .set('jobName', S(jobName), true)
+      .set('fanTotal', N(total), true)
+      .set('fanSent', N(0), true)
+      .set('fanDone', N(0), true)
+      .set('fanSucceeded', N(0), true)
+      .set('fanFailed', N(0), true)
+      .set('expiresAt', N(this.#expiresAt()))
+      .set('updatedAt', S(new Date().toISOString()));
+    const out = await this.#o.client.send(
+      new UpdateItemCommand({
+        TableName: this.#o.table,
+        Key: jobKey(parentId),
+        UpdateExpression: u.expression,
+        ExpressionAttributeNames: u.names,
+        ExpressionAttributeValues: u.values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const status = fanOutOf(out.Attributes ?? {});
+    if (status === undefined || status.total !== total) {
+      throw new Error(`fan-out ${parentId} was opened with ${status?.total} children; it cannot be resumed with ${total}`);
+    }
+    return status;
+  }
+
+  async fanOutSent(parentId: string, sent: number): Promise<void> {
+    const u = new Update();
+    u.set('fanSent', N(sent));
+    try {
+      await this.#o.client.send(
+        new UpdateItemCommand({
+          TableName: this.#o.table,
+          Key: jobKey(parentId),
+          UpdateExpression: u.expression,
+          ConditionExpression: `${u.name('fanSent')} < ${u.value(N(sent))}`,
+          ExpressionAttributeNames: u.names,
+          ExpressionAttributeValues: u.values,
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  async childEnded(
+    end: ChildEnd,
+    claimToken: string,
+    reclaimAfterMs: number,
+  ): Promise<{ status: FanOutStatus; completion: CompletionSpec | undefined }> {
+    const counter = new Update();
+    counter.add('fanDone', 1).add(end.succeeded ? 'fanSucceeded' : 'fanFailed', 1);
+    try {
+      await this.#o.client.send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.#o.table,
+                Item: {
+                  pk: S(`child#${end.parentId}#${end.childId}`),
+                  succeeded: { BOOL: end.succeeded },
+                  expiresAt: N(this.#expiresAt()),
+                },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            {
+              Update: {
+                TableName: this.#o.table,
+                Key: jobKey(end.parentId),
+                UpdateExpression: counter.expression,
+                ExpressionAttributeNames: counter.names,
+                ExpressionAttributeValues: counter.values,
+              },
+            },
+          ],
+        }),
+      );
+    } catch (error) {
+      // The marker exists: this child was counted already (a redelivery or a copy). Go on to the
+      // claim: a claimer that died before sending the completion is covered by this very retry.
+      const duplicate = error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
+      if (!duplicate) throw error;
+    }
+    const parent = await this.#o.client.send(
+      new GetItemCommand({ TableName: this.#o.table, Key: jobKey(end.parentId), ConsistentRead: true }),
+    );
+    const status = fanOutOf(parent.Item ?? {});
+    if (status === undefined) throw new Error(`no fan-out ${end.parentId} in the job store`);
+    if (status.completionSent || status.succeeded + status.failed < status.total) return { status, completion: undefined };
+    const claimed = await this.#claimCompletion(end.parentId, claimToken, reclaimAfterMs);
+    return { status, completion: claimed ? completionOf(parent.Item ?? {}) : undefined };
+  }
+
+  async claimEmptyCompletion(parentId: string, claimToken: string, reclaimAfterMs: number): Promise<CompletionSpec | undefined> {
+    if (!(await this.#claimCompletion(parentId, claimToken, reclaimAfterMs))) return undefined;
+    const parent = await this.#o.client.send(new GetItemCommand({ TableName: this.#o.table, Key: jobKey(parentId), ConsistentRead: true }));
+    return completionOf(parent.Item ?? {});
+  }
+
+  async completionSent(parentId: string): Promise<void> {
+    const u = new Update();
+    u.set('fanCompletionSent', { BOOL: true }).set('updatedAt', S(new Date().toISOString()));
+    await this.#o.client.send(
+      new UpdateItemCommand({
+        TableName: this.#o.table,
+        Key: jobKey(parentId),
+        UpdateExpression: u.expression,
+        ExpressionAttributeNames: u.names,
+        ExpressionAttributeValues: u.values,
+      }),
+    );
+  }
+
+  close(): void {
+    if (this.#o.ownsClient) this.#o.client.destroy();
+  }
+
+  async #claimCompletion(parentId: string, token: string, reclaimAfterMs: number): Promise<boolean> {
+    const now = Date.now();
+    const u = new Update();
+    u.set('fanClaim', S(token)).set('fanClaimAt', N(now));
+    const done = u.name('fanDone');
+    const total = u.name('fanTotal');
+    const sent = u.name('fanCompletionSent');
+    const claim = u.name('fanClaim');
+    const claimAt = u.name('fanClaimAt');
+    try {
+      await this.#o.client.send(
+        new UpdateItemCommand({
+          TableName: this.#o.table,
+          Key: jobKey(parentId),
+          UpdateExpression: u.expression,
+          ConditionExpression: `${done} >= ${total} AND attribute_not_exists(${sent}) AND (attribute_not_exists(${claim}) OR ${claimAt} < ${u.value(N(now - reclaimAfterMs))})`,
+          ExpressionAttributeNames: u.names,
+          ExpressionAttributeValues: u.values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  #expiresAt(): number {
+    return Math.floor(Date.now() / 1000) + this.#o.ttlSeconds;
+  }
+}
+
+/**
+ * Create the job store's table if it does not exist: on-demand, partition key `pk`, TTL on
+ * `expiresAt`. Answers true when it was created now. (On AWS, prefer the CDK stack, which also
+ * turns on point-in-time recovery.)
+ */
+export async function createJobTable(client: DynamoDBClient, table: string): Promise<boolean> {
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: table,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ResourceInUseException) return false;
+    throw error;
+  }
+  await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: table });
+  await client.send(
+    new UpdateTimeToLiveCommand({ TableName: table, TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true } }),
+  );
+  return true;
+}
+
+const str = (item: Item, name: string) => item[name]?.S;
+const num = (item: Item, name: string) => (item[name]?.N === undefined ? undefined : Number(item[name].N));
+
+function parseJson(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The completion spec stored with a fan-out; one with no completion job answers a spec with job '' (nothing to send). */
+function completionOf(item: Item): CompletionSpec {
+  const parsed = parseJson(str(item, 'fanCompletion')) as CompletionSpec | undefined;
+  return parsed ?? { job: '', queueUrl: '' };
+}
+
+function fanOutOf(item: Item): FanOutStatus | undefined {
+  const total = num(item, 'fanTotal');
+  if (total === undefined) return undefined;
+  return {
+    total,
+    sent: num(item, 'fanSent') ?? 0,
+    succeeded: num(item, 'fanSucceeded') ?? 0,
+    failed: num(item, 'fanFailed') ?? 0,
+    completionSent: item.fanCompletionSent?.BOOL === true,
+  };
+}
+
+function toStatus(item: Item): JobStatus | undefined {
+  const state = str(item, 'state') as JobState | undefined;
+  const jobId = str(item, 'jobId');
+  if (jobId === undefined) return undefined;
+  const done = num(item, 'progressDone');
+  const total = num(item, 'progressTotal');
+  const fanOut = fanOutOf(item);
+  const optional = {
+    enqueuedAt: str(item, 'enqueuedAt'),
+    startedAt: str(item, 'startedAt'),
+    finishedAt: str(item, 'finishedAt'),
+    worker: str(item, 'worker'),
+    error: str(item, 'error'),
+    reason: str(item, 'reason'),
+    nextAttemptAt: str(item, 'nextAttemptAt'),
+    result: parseJson(str(item, 'result')),
+    data: parseJson(str(item, 'data')),
+    parentId: str(item, 'parentId'),
+    // A fan-out parent with no progress of its own shows its children's: ended of total.
+    progress:
+      done === undefined && total === undefined
+        ? fanOut === undefined
+          ? undefined
+          : { done: fanOut.succeeded + fanOut.failed, total: fanOut.total }
+        : { done: done ?? 0, ...(total === undefined ? {} : { total }) },
+    fanOut,
+  };
+  return {
+    jobId,
+    jobName: str(item, 'jobName') ?? 'unknown',
+    // A fan-out opened before its parent's first state write reads as running.
+    state: state ?? 'running',
+    attempt: num(item, 'attempt') ?? 0,
+    updatedAt: str(item, 'updatedAt') ?? '',
+    ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
+  };
+}

@@ -1,0 +1,90 @@
+import { createJobTable } from '../adapters/dynamodb-store.js';
+import { createDynamoClient } from '../aws/clients.js';
+import { resolveDynamoSettings, type Env } from '../config.js';
+import { ConfigError } from '../errors.js';
+import type { JobStatus } from '../ports/job-store.js';
+import { sleep } from '../sleep.js';
+import { type JobView, JobStatusReader } from '../status/get-job.js';
+import { integer, type CliContext } from './commands.js';
+
+export interface StoreFlags {
+  readonly table?: string;
+  readonly dynamodbEndpoint?: string;
+  readonly region?: string;
+}
+
+/** The job store flags: --table (else SQS_JOBS_JOB_TABLE), --dynamodb-endpoint (else AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL). */
+function storeFrom(flags: StoreFlags, env: Env) {
+  const table = flags.table ?? env.SQS_JOBS_JOB_TABLE;
+  if (table === undefined || table === '') throw new ConfigError('name the job store table: --table <name> or SQS_JOBS_JOB_TABLE');
+  const aws = resolveDynamoSettings({ endpoint: flags.dynamodbEndpoint, region: flags.region }, env, {
+    endpoint: '--dynamodb-endpoint',
+    region: '--region',
+  });
+  return { table, aws };
+}
+
+export async function storeCreate(flags: StoreFlags, { out, env }: CliContext): Promise<void> {
+  const { table, aws } = storeFrom(flags, env);
+  const client = createDynamoClient(aws, {}, env);
+  try {
+    const created = await createJobTable(client, table);
+    out(`job store table: ${table} (${created ? 'created: on-demand, TTL on expiresAt' : 'already there'})`);
+  } finally {
+    client.destroy();
+  }
+}
+
+export interface JobFlags extends StoreFlags {
+  readonly watch?: boolean;
+  readonly every?: string;
+  readonly json?: boolean;
+}
+
+const FINAL = new Set(['completed', 'failed', 'unknown']);
+
+/** `sqs-jobs job <id>`: the job's status once, or with --watch redrawn (a live progress bar) until it ends. */
+export async function jobCommand(jobId: string, flags: JobFlags, { out, env, signal }: CliContext): Promise<void> {
+  const { table, aws } = storeFrom(flags, env);
+  const everyMs = (integer(flags.every, '--every', 1) ?? 1) * 1000;
+  const reader = new JobStatusReader({ table, ...(aws.endpoint === undefined ? {} : { endpoint: aws.endpoint }), region: aws.region }, env);
+  const tty = process.stdout.isTTY === true;
+  try {
+    for (;;) {
+      const view = await reader.get(jobId);
+      // Watching a job that no worker has picked up yet (tracked by its definition, not at enqueue): wait for it.
+      if (view === undefined && !flags.watch) throw new ConfigError(`no job ${jobId} in ${table} (never tracked, or its record expired)`);
+      const text = view === undefined ? `${jobId}  not recorded yet` : flags.json ? JSON.stringify(view) : renderJob(view);
+      out(flags.watch && tty && !flags.json ? `\x1b[2K\r\x1b[1A\x1b[2K${text}` : text);
+      if (!flags.watch || (view !== undefined && FINAL.has(view.state)) || signal.aborted) return;
+      await sleep(everyMs, signal);
+    }
+  } finally {
+    reader.close();
+  }
+}
+
+/** A progress bar `[#####-----] 37/100 37%`, or the count alone when there is no total. */
+export function progressBar(done: number, total: number | undefined, width = 24): string {
+  if (total === undefined || total <= 0) return `${done} done`;
+  const share = Math.min(1, Math.max(0, done / total));
+  const filled = Math.round(share * width);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total} ${Math.floor(share * 100)}%`;
+}
+
+/** One line: job, state, attempt, progress (or the fan-out's children), and what the state says. */
+export function renderJob(view: JobView): string {
+  if (view.state === 'unknown') return `${view.jobId}  unknown (the job store did not answer: ${view.error})`;
+  const s: JobStatus = view;
+  const parts = [`${s.jobName} ${s.jobId}`, s.state, `attempt ${s.attempt}`];
+  if (s.progress !== undefined) parts.push(progressBar(s.progress.done, s.progress.total));
+  if (s.fanOut !== undefined) {
+    parts.push(
+      `children ${s.fanOut.succeeded} ok, ${s.fanOut.failed} failed of ${s.fanOut.total}${s.fanOut.completionSent ? ', completion sent' : ''}`,
+    );
+  }
+  if (s.state === 'retrying') parts.push(`next attempt at ${s.nextAttemptAt}: ${s.error}`);
+  if (s.state === 'failed') parts.push(`${s.reason}: ${s.error}`);
+  if (s.state === 'completed' && s.result !== undefined) parts.push(`result ${JSON.stringify(s.result).slice(0, 200)}`);
+  return parts.join('  ');
+}

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { SqsJobsError } from '../errors.js';
+import { type AnyDefinition, validateArgs } from '../job.js';
+import type { JobStore } from '../ports/job-store.js';
+import type { QueuePort } from '../ports/queue.js';
+import type { Producer } from '../producer.js';
+import { derivedJobId, sendCompletion } from './completion.js';
+
+export interface FanOutOptions {
+  /** Sent once, when every child has ended (completed or dead-lettered), with `{ ...args, parentId, total, succeeded, failed }`. */
+  readonly onComplete?: { readonly job: AnyDefinition | string; readonly args?: Record<string, unknown>; readonly queueUrl?: string };
+  /** Where the children go (default: the parent's queue). */
+  readonly queueUrl?: string;
+  /** Record each child's own status too (default false: children are counted in the parent either way). */
+  readonly track?: boolean;
+  /** Children per enqueueMany call, after which the cursor is saved (default 1,000). */
+  readonly chunkSize?: number;
+}
+
+export interface FanOutDeps {
+  readonly store: JobStore;
+  readonly sqs: QueuePort;
+  readonly producer: (queueUrl: string) => Producer;
+  /** How long a claimed completion may stay unsent before another caller takes it over. */
+  readonly reclaimAfterMs: number;
+}
+
+export interface FanOutParent {
+  readonly jobId: string;
+  readonly jobName: string;
+  readonly queueUrl: string;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Split a job into one child per entry of `argsList`. Every entry is validated first; then the
+ * parent's fan-out is opened with its total (before any child can end) and the children are sent
+ * with the batched producer, chunk by chunk, the cursor saved after each. Child ids are derived
+ * from the parent's (`<parent>.c<index>`), so a parent retried after a crash resumes at the cursor
+ * and a chunk sent twice is the same jobs again (the dedupe lock runs them once, the counters
+ * count them once).
+ */
+export async function fanOut(
+  deps: FanOutDeps,
+  parent: FanOutParent,
+  child: AnyDefinition,
+  argsList: readonly unknown[],
+  options: FanOutOptions = {},
+): Promise<{ parentId: string; total: number }> {
+  if (!Array.isArray(argsList)) throw new SqsJobsError('ARGS_INVALID', 'ctx.fanOut: argsList must be an array');
+  argsList.forEach((args, i) => {
+    try {
+      validateArgs(child, args);
+    } catch (error) {
+      throw new SqsJobsError('ARGS_INVALID', `ctx.fanOut: argsList[${i}]: ${(error as Error).message}`, { cause: error });
+    }
+  });
+  const queueUrl = options.queueUrl ?? parent.queueUrl;
+  const done = options.onComplete;
+  const completion =
+    done === undefined
+      ? undefined
+      : {
+          job: typeof done.job === 'string' ? done.job : done.job.name,
+          queueUrl: done.queueUrl ?? parent.queueUrl,
+          ...(done.args === undefined ? {} : { args: done.args }),
+        };
+  const total = argsList.length;
+  const opened = await deps.store.openFanOut(parent.jobId, parent.jobName, total, completion);
+  if (total === 0) {
+    const spec = await deps.store.claimEmptyCompletion(parent.jobId, randomUUID(), deps.reclaimAfterMs);
+    if (spec !== undefined) await sendCompletion(deps.sqs, deps.store, parent.jobId, spec, { total: 0, succeeded: 0, failed: 0 });
+    return { parentId: parent.jobId, total };
+  }
+  const producer = deps.producer(queueUrl);
+  const chunkSize = options.chunkSize ?? 1_000;
+  for (let start = opened.sent; start < total; start += chunkSize) {
+    if (parent.signal.aborted) throw parent.signal.reason;
+    const end = Math.min(total, start + chunkSize);
+    const jobIds = Array.from({ length: end - start }, (_, k) => derivedJobId(parent.jobId, `c${start + k}`));
+    await producer.enqueueMany(child, argsList.slice(start, end) as never[], {
+      jobIds,
+      parent: parent.jobId,
+      ...(options.track ? { track: true } : {}),
+    });
+    await deps.store.fanOutSent(parent.jobId, end);
+  }
+  return { parentId: parent.jobId, total };
+}

@@ -1,0 +1,315 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createJobTable } from '../../src/adapters/dynamodb-store.js';
+import { createDynamoClient } from '../../src/aws/clients.js';
+import { run } from '../../src/cli/program.js';
+import { UnrecoverableError } from '../../src/errors.js';
+import { defineJob } from '../../src/job.js';
+import { createProducer } from '../../src/producer.js';
+import { fanOutResultSchema } from '../../src/status/completion.js';
+import type { JobStatus } from '../../src/ports/job-store.js';
+import { getJob, JobStatusReader } from '../../src/status/get-job.js';
+import { LOCAL_DYNAMODB, LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { recordEvents, useWorkers } from '../helpers/worker.js';
+
+const sqs = sqsClient();
+const dynamo = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1' }, {}, {});
+const table = `status-${randomUUID().slice(0, 8)}`;
+const store = { table, endpoint: LOCAL_DYNAMODB };
+const statusReader = new JobStatusReader(store, {});
+/** The store answers in these tests: a JobStatus or nothing, never `unknown`. */
+const reader = {
+  get: async (jobId: string): Promise<JobStatus | undefined> => {
+    const view = await statusReader.get(jobId);
+    if (view?.state === 'unknown') throw new Error(`the store did not answer: ${view.error}`);
+    return view;
+  },
+  close: () => statusReader.close(),
+};
+beforeAll(() => createJobTable(dynamo, table));
+afterAll(() => {
+  sqs.destroy();
+  dynamo.destroy();
+  reader.close();
+});
+const start = useWorkers();
+const empty = { visible: 0, inFlight: 0, delayed: 0 };
+
+describe('job status: a tracked job, as its user sees it', () => {
+  it('waiting at enqueue, running with its progress, then completed with its result', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'status-ok');
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const job = defineJob({
+      name: 'import',
+      args: z.object({ rows: z.number() }),
+      handle: async ({ rows }, ctx) => {
+        ctx.progress(0, rows);
+        for (let i = 1; i <= rows; i++) ctx.progress(i);
+        ctx.progress.data({ file: 'users.csv' });
+        await gate;
+        return { imported: rows };
+      },
+    });
+    const producer = createProducer({ queueUrl, store }, LOCAL_ENV);
+    const { jobId } = await producer.enqueue(job, { rows: 37 }, { track: true });
+    producer.close();
+    expect(await reader.get(jobId)).toMatchObject({ jobId, jobName: 'import', state: 'waiting', attempt: 0 });
+    const worker = start({ queues: [queueUrl], jobs: [job], store, progressIntervalMs: 100 });
+    await worker.start();
+    const running = await eventually(async () => {
+      const s = await reader.get(jobId);
+      return s?.state === 'running' && s.progress?.done === 37 ? s : undefined;
+    }, 'running at 37 of 37');
+    expect(running).toMatchObject({ attempt: 1, progress: { done: 37, total: 37 }, data: { file: 'users.csv' } });
+    expect(running.startedAt).toBeDefined();
+    expect(running.worker).toMatch(/:\d+$/);
+    release();
+    const done = await eventually(async () => {
+      const s = await reader.get(jobId);
+      return s?.state === 'completed' ? s : undefined;
+    }, 'completed');
+    expect(done).toMatchObject({ result: { imported: 37 }, progress: { done: 37, total: 37 } });
+    expect(await getJob(jobId, store, {})).toMatchObject({ state: 'completed' });
+  });
+
+  it('retrying with the error and when it runs next, then completed on attempt 2', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'status-retry');
+    const job = defineJob({
+      name: 'flaky',
+      args: z.object({}),
+      track: true, // every run of this job is tracked, however it was enqueued
+      backoff: { baseMs: 3_000, jitter: 0 },
+      handle: (_a, ctx) => {
+        if (ctx.attempt === 1) throw new Error('upstream 503');
+      },
+    });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    const { jobId } = await producer.enqueue(job, {});
+    producer.close();
+    const worker = start({ queues: [queueUrl], jobs: [job], store });
+    await worker.start();
+    const retrying = await eventually(async () => {
+      const s = await reader.get(jobId);
+      return s?.state === 'retrying' ? s : undefined;
+    }, 'retrying');
+    expect(retrying).toMatchObject({ attempt: 1, error: 'Error: upstream 503' });
+    expect(Date.parse(retrying.nextAttemptAt!)).toBeGreaterThan(Date.now());
+    await eventually(async () => (await reader.get(jobId))?.state === 'completed', 'completed', 30_000);
+    expect((await reader.get(jobId))?.attempt).toBe(2);
+  });
+
+  it('failed with the dead-letter reason and error; an untracked job leaves no record', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'status-dead');
+    const job = defineJob({
+      name: 'charge',
+      args: z.object({}),
+      handle: () => {
+        throw new UnrecoverableError('card closed');
+      },
+    });
+    const producer = createProducer({ queueUrl, store }, LOCAL_ENV);
+    const tracked = await producer.enqueue(job, {}, { track: true });
+    const untracked = await producer.enqueue(job, {});
+    producer.close();
+    const worker = start({ queues: [queueUrl], jobs: [job], store });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:dead-lettered') === 2, 'both dead-lettered');
+    await eventually(async () => (await reader.get(tracked.jobId))?.state === 'failed', 'failed');
+    expect(await reader.get(tracked.jobId)).toMatchObject({ reason: 'unrecoverable', error: 'card closed' });
+    expect(await reader.get(untracked.jobId)).toBeUndefined();
+  });
+
+  it('store unreachable: jobs still run, and the status says unknown rather than a guess', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'status-down');
+    const down = { table, endpoint: 'http://127.0.0.1:1' }; // nothing listens there
+    let runs = 0;
+    const job = defineJob({ name: 'ping', args: z.object({}), track: true, handle: () => void runs++ });
+    const producer = createProducer({ queueUrl, store: down }, LOCAL_ENV);
+    const { jobId } = await producer.enqueue(job, {}, { track: true }); // enqueued although the waiting write fails
+    producer.close();
+    const worker = start({ queues: [queueUrl], jobs: [job], store: down });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:succeeded') === 1, 'the job to run');
+    expect(runs).toBe(1);
+    expect(await getJob(jobId, down, {})).toMatchObject({ jobId, state: 'unknown', error: expect.stringMatching(/ECONNREFUSED|connect/) });
+  });
+});
+
+describe('fan-out', () => {
+  const completion = defineJob({ name: 'import-done', args: fanOutResultSchema.extend({ source: z.string() }), handle: () => {} });
+
+  it('counts every child once (duplicates too) and sends the completion exactly once, with the counts', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'fanout');
+    const completions: z.output<typeof completion.args>[] = [];
+    const done = defineJob({ ...completionSpec(completion), handle: (a) => void completions.push(a as z.output<typeof completion.args>) });
+    const childRuns = new Map<number, number>();
+    const child = defineJob({
+      name: 'import-row',
+      args: z.object({ row: z.number() }),
+      handle: async ({ row }) => {
+        childRuns.set(row, (childRuns.get(row) ?? 0) + 1);
+        await sleepFor(row % 7);
+        if (row % 25 === 3) throw new UnrecoverableError(`row ${row} is malformed`);
+      },
+    });
+    const parent = defineJob({
+      name: 'import-file',
+      args: z.object({ rows: z.number() }),
+      handle: async ({ rows }, ctx) => {
+        const argsList = Array.from({ length: rows }, (_, row) => ({ row }));
+        return ctx.fanOut(child, argsList, { onComplete: { job: done, args: { source: 's3://bucket/users.csv' } }, chunkSize: 40 });
+      },
+    });
+    const producer = createProducer({ queueUrl, store }, LOCAL_ENV);
+    const { jobId: parentId } = await producer.enqueue(parent, { rows: 100 }, { track: true });
+    const options = { queues: [queueUrl], jobs: [parent, child, done], store, lockKeyPrefix: `fan-${Date.now()}:`, concurrency: 8 };
+    const a = start(options);
+    const b = start(options);
+    const errors = [recordEvents(a), recordEvents(b)];
+    await Promise.all([a.start(), b.start()]);
+    // 5% of the children delivered twice: the same job ids sent again while the fan-out runs.
+    await eventually(async () => ((await reader.get(parentId))?.fanOut?.sent ?? 0) >= 40, 'the first chunk sent');
+    await producer.enqueueMany(
+      child,
+      [0, 20, 40, 60, 80].map((row) => ({ row })),
+      { jobIds: [0, 20, 40, 60, 80].map((row) => `${parentId}.c${row}`), parent: parentId },
+    );
+    producer.close();
+    await eventually(() => completions.length === 1, 'the completion job to run', 30_000);
+    await eventually(
+      async () => (await queueCounts(sqs, queueUrl)).visible + (await queueCounts(sqs, queueUrl)).inFlight === 0,
+      'the queue to empty',
+      30_000,
+    );
+    await sleepFor(500);
+    expect(completions).toEqual([{ parentId, total: 100, succeeded: 96, failed: 4, source: 's3://bucket/users.csv' }]);
+    const status = await reader.get(parentId);
+    expect(status?.fanOut).toEqual({ total: 100, sent: 100, succeeded: 96, failed: 4, completionSent: true });
+    expect(status?.progress).toEqual({ done: 100, total: 100 });
+    expect(status?.state).toBe('completed');
+    expect(await drain(sqs, dlqUrl)).toHaveLength(4); // the malformed rows, with their reason
+    expect([...childRuns.keys()].length).toBe(100);
+    expect(errors.flatMap((e) => e.of('error'))).toEqual([]);
+  });
+
+  it('a fan-out of no children completes at once; fanning out again resumes at the cursor and sends nothing twice', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'fanout-resume');
+    const completions: unknown[] = [];
+    const done = defineJob({ ...completionSpec(completion), handle: (a) => void completions.push(a) });
+    const childRuns: number[] = [];
+    const child = defineJob({ name: 'row', args: z.object({ row: z.number() }), handle: ({ row }) => void childRuns.push(row) });
+    const parent = defineJob({
+      name: 'split',
+      args: z.object({ rows: z.number() }),
+      handle: async ({ rows }, ctx) => {
+        const argsList = Array.from({ length: rows }, (_, row) => ({ row }));
+        const onComplete = { job: done, args: { source: 'x' } };
+        await ctx.fanOut(child, argsList, { onComplete, chunkSize: 7 });
+        await ctx.fanOut(child, argsList, { onComplete, chunkSize: 7 }); // as a retried parent would
+      },
+    });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    await producer.enqueueMany(parent, [{ rows: 0 }, { rows: 20 }]);
+    producer.close();
+    const worker = start({ queues: [queueUrl], jobs: [parent, child, done], store });
+    await worker.start();
+    await eventually(() => completions.length === 2 && childRuns.length === 20, 'both completions and every child', 30_000);
+    await sleepFor(500);
+    expect(childRuns.sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(completions).toHaveLength(2);
+    expect(completions).toContainEqual(expect.objectContaining({ total: 0, succeeded: 0, failed: 0 }));
+    expect(completions).toContainEqual(expect.objectContaining({ total: 20, succeeded: 20, failed: 0 }));
+    expect(await queueCounts(sqs, queueUrl)).toEqual(empty);
+  });
+
+  it('refuses bad children before sending any, naming the entry and the field', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'fanout-bad');
+    const child = defineJob({ name: 'row', args: z.object({ row: z.number() }), handle: () => {} });
+    const errors: string[] = [];
+    const parent = defineJob({
+      name: 'split',
+      args: z.object({}),
+      handle: async (_a, ctx) => {
+        await ctx.fanOut(child, [{ row: 1 }, { row: 'two' } as never], {}).catch((e: Error) => {
+          errors.push(e.message);
+          throw new UnrecoverableError(e.message);
+        });
+      },
+    });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    await producer.enqueue(parent, {});
+    producer.close();
+    const worker = start({ queues: [queueUrl], jobs: [parent, child], store });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:dead-lettered') === 1, 'the parent dead-lettered');
+    expect(errors[0]).toMatch(/argsList\[1\].*args\.row/);
+    expect(events.count('job:start')).toBe(1); // no child was sent
+  });
+});
+
+/** The completion job's definition fields, to give it a handler per test. */
+function completionSpec<T extends { name: string; args: z.ZodType }>(job: T) {
+  return { name: job.name, args: job.args };
+}
+
+describe('sqs-jobs store create / job <id>', () => {
+  async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const env = { AWS_ENDPOINT_URL_DYNAMODB: LOCAL_DYNAMODB, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+    const io = {
+      out: (t: string) => {
+        out += t;
+      },
+      err: (t: string) => {
+        err += t;
+      },
+      env,
+      signal: new AbortController().signal,
+    };
+    const code = await run(args, io);
+    return { code, out, err };
+  }
+
+  it('creates the table once, and shows a job with a progress bar until it ends (--watch)', async () => {
+    const name = `cli-${randomUUID().slice(0, 8)}`;
+    expect((await cli(['store', 'create', '--table', name])).out).toMatch(/created: on-demand, TTL on expiresAt/);
+    expect((await cli(['store', 'create', '--table', name])).out).toMatch(/already there/);
+    const { queueUrl } = await freshQueues(sqs, 'status-cli');
+    const job = defineJob({
+      name: 'export',
+      args: z.object({}),
+      track: true,
+      handle: async (_a, ctx) => {
+        for (let i = 1; i <= 4; i++) {
+          ctx.progress(i * 25, 100);
+          await sleepFor(400);
+        }
+        return { file: 'out.csv' };
+      },
+    });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    const { jobId } = await producer.enqueue(job, {});
+    producer.close();
+    const worker = start({ queues: [queueUrl], jobs: [job], store: { table: name, endpoint: LOCAL_DYNAMODB }, progressIntervalMs: 100 });
+    await worker.start();
+    const watched = await cli(['job', jobId, '--table', name, '--watch', '--every', '1']);
+    expect(watched.code, watched.err).toBe(0);
+    const lines = watched.out.trim().split('\n');
+    expect(lines.at(-1)).toMatch(
+      new RegExp(`^export ${jobId}  completed  attempt 1  \\[#{24}\\] 100/100 100%  result \\{"file":"out.csv"\\}$`),
+    );
+    expect(lines.some((l) => /running {2}attempt 1 {2}\[#*-+\] (25|50|75)\/100/.test(l))).toBe(true);
+    const missing = await cli(['job', 'no-such-job', '--table', name]);
+    expect([missing.code, missing.err]).toEqual([1, expect.stringMatching(/no job no-such-job in cli-/)]);
+    expect((await cli(['job', jobId])).err).toMatch(/CONFIG_INVALID: name the job store table: --table <name> or SQS_JOBS_JOB_TABLE/);
+  });
+});
