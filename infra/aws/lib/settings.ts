@@ -34,6 +34,8 @@ export const settingsSchema = z
     ]),
     /** Tenant fairness: also create `<queueName>-spill`, polled by the workers at a fifth of the main queue's weight. */
     spillover: z.boolean(),
+    /** Job status, progress and fan-out: a DynamoDB table (on-demand, TTL), its name given to the workers as SQS_JOBS_JOB_TABLE. */
+    jobStore: z.union([z.literal(false), z.object({ pointInTimeRecovery: z.boolean().default(false) }).strict()]),
     /** Optional: an address the alarms email (an SNS topic is created for it). */
     alarmEmail: z.email().optional(),
   })
@@ -69,6 +71,7 @@ export const DEFAULT_SETTINGS: DeploySettings = {
   metricsNamespace: 'SqsJobs',
   memcached: { create: true, nodeType: 'cache.t4g.micro' },
   spillover: false,
+  jobStore: false,
 };
 
 /** Defaults with `overrides` on top (an object, or JSON text as `cdk -c sqsJobs='{...}'` passes it). */

@@ -3,6 +3,7 @@ import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as elasticache from 'aws-cdk-lib/aws-elasticache';
@@ -27,6 +28,13 @@ const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 /** The SQS actions the worker calls, and nothing else. Batch calls are authorised by their single forms. */
 export const WORKER_QUEUE_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes'];
 export const WORKER_DLQ_ACTIONS = ['sqs:SendMessage', 'sqs:GetQueueUrl'];
+/**
+ * The job store's item actions: the worker reads and updates records and counts fan-out children
+ * (TransactWriteItems is authorised by the PutItem and UpdateItem inside it); a producer only
+ * records `waiting`. No Scan, Query, DeleteItem or table actions.
+ */
+export const WORKER_STORE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'];
+export const PRODUCER_STORE_ACTIONS = ['dynamodb:UpdateItem'];
 
 /** A job queue with its DLQ, alarms, a dashboard, and an autoscaled Fargate service running `sqs-jobs worker`. */
 export class SqsJobsWorkerStack extends Stack {
@@ -34,6 +42,8 @@ export class SqsJobsWorkerStack extends Stack {
   /** With `spillover`: tenant fairness's spillover queue (a producer sends a tenant's excess there). */
   readonly spilloverQueue: sqs.Queue | undefined;
   readonly deadLetterQueue: sqs.Queue;
+  /** With `jobStore`: the job status table (partition key `pk`, TTL on `expiresAt`). */
+  readonly jobTable: dynamodb.Table | undefined;
   readonly service: ecs.FargateService;
 
   constructor(scope: Construct, id: string, props: SqsJobsWorkerStackProps) {
@@ -61,6 +71,15 @@ export class SqsJobsWorkerStack extends Stack {
         })
       : undefined;
     const consumed = [this.queue, ...(this.spilloverQueue ? [this.spilloverQueue] : [])];
+    this.jobTable = s.jobStore
+      ? new dynamodb.Table(this, 'JobTable', {
+          tableName: `${spec.name}-jobs`,
+          partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+          billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+          timeToLiveAttribute: 'expiresAt',
+          pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: s.jobStore.pointInTimeRecovery },
+        })
+      : undefined;
 
     this.#alarms(s);
     this.#dashboard(s);
@@ -79,6 +98,28 @@ export class SqsJobsWorkerStack extends Stack {
     taskRole.addToPolicy(
       new iam.PolicyStatement({ sid: 'DeadLetter', actions: WORKER_DLQ_ACTIONS, resources: [this.deadLetterQueue.queueArn] }),
     );
+    if (this.jobTable) {
+      taskRole.addToPolicy(
+        new iam.PolicyStatement({ sid: 'JobStore', actions: WORKER_STORE_ACTIONS, resources: [this.jobTable.tableArn] }),
+      );
+      // Producers (your services) attach this to record jobs they enqueue with `track: true`; fan-out
+      // children are sent by the worker, which sends to the queue it consumes.
+      new iam.ManagedPolicy(this, 'ProducerPolicy', {
+        description: 'sqs-jobs producer: send jobs to the queue (and its spillover queue), record tracked jobs as waiting',
+        statements: [
+          new iam.PolicyStatement({
+            sid: 'SendJobs',
+            actions: ['sqs:SendMessage', 'sqs:GetQueueAttributes'],
+            resources: consumed.map((q) => q.queueArn),
+          }),
+          new iam.PolicyStatement({ sid: 'RecordWaiting', actions: PRODUCER_STORE_ACTIONS, resources: [this.jobTable.tableArn] }),
+        ],
+      });
+      // ctx.fanOut sends children and completions to the queue it consumes.
+      taskRole.addToPolicy(
+        new iam.PolicyStatement({ sid: 'FanOut', actions: ['sqs:SendMessage'], resources: consumed.map((q) => q.queueArn) }),
+      );
+    }
     if (s.metrics === 'cloudwatch') {
       // PutMetricData has no resource type; the condition pins it to the job metrics namespace.
       taskRole.addToPolicy(
@@ -114,6 +155,7 @@ export class SqsJobsWorkerStack extends Stack {
         SQS_JOBS_MEMCACHED: memcached,
         SQS_JOBS_METRICS: s.metrics,
         SQS_JOBS_METRICS_NAMESPACE: s.metricsNamespace,
+        ...(this.jobTable ? { SQS_JOBS_JOB_TABLE: this.jobTable.tableName } : {}),
         AWS_REGION: this.region,
       },
       logging: ecs.LogDrivers.awsLogs({ streamPrefix: 'worker', logRetention: logs.RetentionDays.ONE_MONTH }),
@@ -161,6 +203,7 @@ export class SqsJobsWorkerStack extends Stack {
     new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl });
     if (this.spilloverQueue) new CfnOutput(this, 'SpilloverQueueUrl', { value: this.spilloverQueue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
+    if (this.jobTable) new CfnOutput(this, 'JobTableName', { value: this.jobTable.tableName });
   }
 
   #alarms(s: DeploySettings): void {

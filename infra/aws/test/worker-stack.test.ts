@@ -58,6 +58,31 @@ describe('SqsJobsWorkerStack', () => {
     expect(Object.keys(synth().findResources('AWS::SQS::Queue'))).toHaveLength(2); // off by default: queue and DLQ
   });
 
+  it('with jobStore: an on-demand table with TTL, its name in the worker, item actions only for worker and producers', () => {
+    const t = synth({ jobStore: { pointInTimeRecovery: true } });
+    t.hasResourceProperties('AWS::DynamoDB::Table', {
+      TableName: 'jobs-jobs',
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+    const store = taskRoleStatements(t).find((st) => st.Sid === 'JobStore')!;
+    expect([...store.Action].sort()).toEqual([
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
+    expect(JSON.stringify(store.Resource)).toMatch(/JobTable/);
+    const producer = Object.values(t.findResources('AWS::IAM::ManagedPolicy'))[0]!;
+    const statements = producer.Properties.PolicyDocument.Statement as { Sid: string; Action: string | string[] }[];
+    expect(statements.find((st) => st.Sid === 'RecordWaiting')!.Action).toBe('dynamodb:UpdateItem');
+    expect(JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'))).toContain('SQS_JOBS_JOB_TABLE');
+    t.hasOutput('JobTableName', {});
+    expect(Object.keys(synth().findResources('AWS::DynamoDB::Table'))).toHaveLength(0); // off by default
+  });
+
   it('alarms on any dead letter and on the oldest message passing the SLA', () => {
     const t = synth({ oldestMessageSlaSeconds: 900, alarmEmail: 'ops@example.com' });
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
