@@ -5,3 +5,4 @@
 export { sendWelcomeEmail } from './send-welcome-email.js';
 export { resizeImage } from './resize-image.js';
 export { chargeInvoice } from './charge-invoice.js';
+export { importFile, importRow, importDone } from './import-file.js';

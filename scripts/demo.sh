@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `npm run demo`: installs what is missing, brings up the local stack (LocalStack by default;
 # SQS_JOBS_STACK=moto for moto), and runs the demo: queues, two workers, a burst of jobs, live
-# progress, a summary, then `sqs-jobs stats` (on LocalStack with the AWS/SQS send rate) and the DLQ.
-# The stack stays up afterwards (stop it with `npm run stack:down`).
+# progress, a summary, a fan-out import with its status read live from the job store (DynamoDB
+# Local), then `sqs-jobs stats` (on LocalStack with the AWS/SQS send rate) and the DLQ.
+# The stack stays up afterwards (stop it with `npm run stack:down` and `bash infra/local/dynamodb.sh down`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
@@ -18,5 +19,8 @@ elif ((rc != 0)); then
   exit "$rc"
 fi
 eval "$(bash infra/local/stack.sh env "$stack")"
-echo "[demo] on $stack at $AWS_ENDPOINT_URL, memcached at $SQS_JOBS_MEMCACHED" >&2
+# The job store (the fan-out's status and counters): DynamoDB Local, left up like the stack.
+bash infra/local/dynamodb.sh up
+eval "$(bash infra/local/dynamodb.sh env)"
+echo "[demo] on $stack at $AWS_ENDPOINT_URL, memcached at $SQS_JOBS_MEMCACHED, job store on $AWS_ENDPOINT_URL_DYNAMODB" >&2
 exec node_modules/.bin/tsx scripts/demo.ts "$@"

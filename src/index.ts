@@ -42,5 +42,5 @@ export { fanOutResultSchema, derivedJobId } from './status/completion.js';
 export type { FanOutResult } from './status/completion.js';
 export type { FanOutOptions } from './status/fan-out.js';
 export type { ProgressFn } from './status/progress.js';
-export type { JobStore, JobStatus, JobState, Progress, FanOutStatus, CompletionSpec } from './ports/job-store.js';
+export type { JobStore, JobStatus, JobState, JobViewState, Progress, FanOutStatus, CompletionSpec } from './ports/job-store.js';
 export { DynamoJobStore, createJobTable } from './adapters/dynamodb-store.js';

@@ -443,8 +443,12 @@ function toStatus(item: Item): JobStatus | undefined {
   return {
     jobId,
     jobName: str(item, 'jobName') ?? 'unknown',
-    // A fan-out opened before its parent's first state write reads as running.
-    state: state ?? 'running',
+    // A fan-out opened before its parent's first state write reads as running; a parent whose own
+    // run completed waits for its children.
+    state:
+      (state ?? 'running') === 'completed' && fanOut !== undefined && fanOut.succeeded + fanOut.failed < fanOut.total
+        ? 'waiting-children'
+        : (state ?? 'running'),
     attempt: num(item, 'attempt') ?? 0,
     updatedAt: str(item, 'updatedAt') ?? '',
     ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),

@@ -27,11 +27,17 @@ export interface FanOutStatus {
   readonly completionSent: boolean;
 }
 
+/**
+ * A job's state as read: a stored JobState, or `waiting-children` for a fan-out parent whose own
+ * run completed while some of its children have not ended yet (derived on read, never stored).
+ */
+export type JobViewState = JobState | 'waiting-children';
+
 /** What the store knows about a job. */
 export interface JobStatus {
   readonly jobId: string;
   readonly jobName: string;
-  readonly state: JobState;
+  readonly state: JobViewState;
   readonly attempt: number;
   readonly enqueuedAt?: string;
   readonly startedAt?: string;
