@@ -1,4 +1,4 @@
-import type { QueuePort, ReceivedMessage } from '../ports/queue.js';
+import type { BatchEntry, BatchFailure, QueuePort, ReceivedMessage } from '../ports/queue.js';
 import { inBatches, SQS_BATCH_LIMIT as BATCH } from '../sqs-batch.js';
 import { sleep } from '../sleep.js';
 
@@ -6,43 +6,51 @@ const ATTEMPTS = 3;
 
 interface Pending {
   readonly message: ReceivedMessage;
-  readonly resolve: (deleted: boolean) => void;
+  /** Visibility changes only: the new timeout in seconds. */
+  readonly seconds: number;
+  readonly resolve: (done: boolean) => void;
 }
 
-export interface DeleteBatcherOptions {
+export interface BatcherOptions {
   readonly sqs: QueuePort;
-  /** How long a delete may wait for nine others before it is sent anyway. */
+  /** How long an entry may wait for nine others before its batch is sent anyway. */
   readonly flushMs: number;
-  /** An entry that could not be deleted: it will be delivered again (and deduped if completed). */
+  /** An entry SQS would not take (after retries of transient failures), with the reason. */
   readonly onFailure: (message: ReceivedMessage, reason: string) => void;
 }
 
 /**
- * Deletes messages in DeleteMessageBatch calls: as soon as 10 are ready for a queue, or `flushMs`
- * after the first one. A failed entry is retried when the failure is transient and reported when
- * it is not; every delete() resolves, to true once SQS confirmed it.
+ * Coalesces per-message SQS calls into their batch forms: as soon as 10 entries are ready for a
+ * queue, or `flushMs` after the first one. A failed entry is retried when the failure is transient
+ * and reported when it is not; every entry's promise resolves, to true once SQS confirmed it.
  */
-export class DeleteBatcher {
-  readonly #o: DeleteBatcherOptions;
+abstract class Coalescer {
+  readonly #o: BatcherOptions;
   readonly #pending = new Map<string, Pending[]>();
   readonly #inFlight = new Set<Promise<void>>();
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(options: DeleteBatcherOptions) {
+  constructor(options: BatcherOptions) {
     this.#o = options;
   }
 
-  delete(message: ReceivedMessage): Promise<boolean> {
+  protected abstract call(
+    sqs: QueuePort,
+    queueUrl: string,
+    entries: readonly (BatchEntry & { visibilityTimeout: number })[],
+  ): Promise<BatchFailure[]>;
+
+  protected submit(message: ReceivedMessage, seconds: number): Promise<boolean> {
     return new Promise((resolve) => {
       const list = this.#pending.get(message.queueUrl) ?? [];
-      list.push({ message, resolve });
+      list.push({ message, seconds, resolve });
       this.#pending.set(message.queueUrl, list);
       if (list.length >= BATCH) this.#send(message.queueUrl);
       else this.#timer ??= setTimeout(() => this.#sendAll(), this.#o.flushMs);
     });
   }
 
-  /** Send everything pending now and wait until every delete has an answer. */
+  /** Send everything pending now and wait until every entry has an answer. */
   async flush(): Promise<void> {
     this.#sendAll();
     while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
@@ -58,7 +66,7 @@ export class DeleteBatcher {
     const list = this.#pending.get(queueUrl) ?? [];
     this.#pending.delete(queueUrl);
     for (let i = 0; i < list.length; i += BATCH) {
-      const call = this.#deleteBatch(queueUrl, list.slice(i, i + BATCH)).finally(() => this.#inFlight.delete(call));
+      const call = this.#sendBatch(queueUrl, list.slice(i, i + BATCH)).finally(() => this.#inFlight.delete(call));
       this.#inFlight.add(call);
     }
     if (this.#pending.size === 0 && this.#timer !== undefined) {
@@ -67,13 +75,14 @@ export class DeleteBatcher {
     }
   }
 
-  async #deleteBatch(queueUrl: string, batch: Pending[]): Promise<void> {
+  async #sendBatch(queueUrl: string, batch: Pending[]): Promise<void> {
     let pending = batch;
     for (let attempt = 1; pending.length > 0; attempt++) {
       const failed = await inBatches(pending, (entries) =>
-        this.#o.sqs.deleteBatch(
+        this.call(
+          this.#o.sqs,
           queueUrl,
-          entries.map((p, i) => ({ id: String(i), receiptHandle: p.message.receiptHandle })),
+          entries.map((p, i) => ({ id: String(i), receiptHandle: p.message.receiptHandle, visibilityTimeout: p.seconds })),
         ),
       );
       const failures = new Map(failed.map((f) => [f.item, f.failure]));
@@ -92,5 +101,37 @@ export class DeleteBatcher {
   #fail(p: Pending, reason: string): void {
     this.#o.onFailure(p.message, reason);
     p.resolve(false);
+  }
+}
+
+/** Deletes in DeleteMessageBatch calls (see Coalescer). */
+export class DeleteBatcher extends Coalescer {
+  delete(message: ReceivedMessage): Promise<boolean> {
+    return this.submit(message, 0);
+  }
+
+  protected call(sqs: QueuePort, queueUrl: string, entries: readonly BatchEntry[]): Promise<BatchFailure[]> {
+    return sqs.deleteBatch(
+      queueUrl,
+      entries.map(({ id, receiptHandle }) => ({ id, receiptHandle })),
+    );
+  }
+}
+
+/**
+ * Hand-backs (visible again after a delay) in ChangeMessageVisibilityBatch calls: a batch job's
+ * failed items, or a burst of failing jobs, cost one call per ten instead of one each.
+ */
+export class VisibilityBatcher extends Coalescer {
+  change(message: ReceivedMessage, seconds: number): Promise<boolean> {
+    return this.submit(message, seconds);
+  }
+
+  protected call(
+    sqs: QueuePort,
+    queueUrl: string,
+    entries: readonly (BatchEntry & { visibilityTimeout: number })[],
+  ): Promise<BatchFailure[]> {
+    return sqs.changeVisibilityBatch(queueUrl, entries);
   }
 }

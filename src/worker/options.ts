@@ -61,6 +61,11 @@ export const workerOptionsSchema = z
      * Default: twice the largest maxSize, at least 2,000.
      */
     maxHeldBatchItems: int.min(1, 'must be 1-100000').max(100_000, 'must be 1-100000').optional(),
+    /**
+     * Long polls open at once per queue (each asks for up to 10 messages). One keeps up with
+     * ordinary jobs; batch jobs, whose filling batches do not hold handler slots, can take in more.
+     */
+    receiveConcurrency: int.min(1, 'must be 1-10').max(10, 'must be 1-10').default(1),
     waitTimeSeconds: int.min(0, 'must be 0-20').max(20, 'must be 0-20 (SQS long-poll limit)').default(20),
     visibilityTimeoutSeconds: int.min(2, 'must be >= 2').max(43_200, 'must be <= 43200 (12 hours)').default(30),
     /** Default: half the visibility timeout. */

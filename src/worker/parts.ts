@@ -8,7 +8,7 @@ import type { WorkerEvents } from '../job-events.js';
 import { createMetricsRecorder, type MetricsRecorder } from '../metrics/index.js';
 import { NoLock, slotsOf, type JobLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
-import { DeleteBatcher } from './acks.js';
+import { DeleteBatcher, VisibilityBatcher } from './acks.js';
 import { Heartbeat } from './heartbeat.js';
 import type { WorkerConfig } from './options.js';
 import type { RunDeps } from './runner.js';
@@ -25,6 +25,7 @@ export interface WorkerParts {
   readonly lock: JobLock;
   readonly heartbeat: Heartbeat;
   readonly acks: DeleteBatcher;
+  readonly visibility: VisibilityBatcher;
   readonly metrics: MetricsRecorder | undefined;
   /** Job status (a job store is configured): its writes, and what ctx.fanOut needs. */
   readonly status: { readonly tracker: StatusTracker; readonly fanOut: FanOutDeps } | undefined;
@@ -45,7 +46,7 @@ export function buildParts(
     // Long polls on their own socket pool, so a 20-second poll never delays a delete or a heartbeat.
     const poll =
       c.clients?.poll ??
-      createSqsClient(c.aws, { maxSockets: c.queues.length * 2, requestTimeoutMs: (c.waitTimeSeconds + 10) * 1000 }, env);
+      createSqsClient(c.aws, { maxSockets: c.queues.length * c.receiveConcurrency * 2, requestTimeoutMs: (c.waitTimeSeconds + 10) * 1000 }, env);
     const control = c.clients?.control ?? createSqsClient(c.aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env);
     sqs = new SqsQueuePort(poll, control);
     if (c.clients === undefined) {
@@ -98,12 +99,30 @@ export function buildParts(
     onFailure: (m, reason) =>
       onError('delete', new Error(`could not delete message ${m.messageId} from ${m.queueUrl}: ${reason}; it will be delivered again`)),
   });
+  const visibility = new VisibilityBatcher({
+    sqs,
+    flushMs: c.deleteFlushMs,
+    onFailure: (m, reason) =>
+      log.warn(
+        { messageId: m.messageId, queueUrl: m.queueUrl, reason },
+        'could not change visibility; the message returns when its current visibility timeout ends',
+      ),
+  });
   const status = buildStatus(c, env, log, sqs, onError);
   const close = () => {
     closeClients();
     status?.close();
   };
-  return { sqs, lock, heartbeat, acks, metrics: createMetricsRecorder(c.metrics, c.aws, log, env), status, closeClients: close };
+  return {
+    sqs,
+    lock,
+    heartbeat,
+    acks,
+    visibility,
+    metrics: createMetricsRecorder(c.metrics, c.aws, log, env),
+    status,
+    closeClients: close,
+  };
 }
 
 /** The job store's parts, when one is configured: the tracker, and producers for fan-out children (one per queue). */
@@ -155,6 +174,7 @@ export function settleDeps(
   return {
     sqs: parts.sqs,
     acks: parts.acks,
+    visibility: parts.visibility,
     heartbeat: parts.heartbeat,
     lock: parts.lock,
     slots: slotsOf(parts.lock),

@@ -5,7 +5,7 @@ import type { JobInfo, WorkerEvents } from '../job-events.js';
 import type { ConcurrencySlots, JobLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
 import { groupByQueue, inBatches } from '../sqs-batch.js';
-import type { DeleteBatcher } from './acks.js';
+import type { DeleteBatcher, VisibilityBatcher } from './acks.js';
 import { visibilitySeconds } from './backoff.js';
 import type { Outcome } from './decide.js';
 import type { Heartbeat } from './heartbeat.js';
@@ -17,6 +17,8 @@ import { jobLogger } from './runner.js';
 export interface SettleDeps {
   readonly sqs: QueuePort;
   readonly acks: DeleteBatcher;
+  /** Hand-backs by visibility, batched. */
+  readonly visibility: VisibilityBatcher;
   readonly heartbeat: Heartbeat;
   readonly lock: JobLock;
   readonly slots: ConcurrencySlots | undefined;
@@ -237,22 +239,10 @@ async function defer(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: num
 }
 
 async function makeVisible(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: number): Promise<void> {
-  const m = lease.message;
-  try {
-    const [failure] = await deps.sqs.changeVisibilityBatch(m.queueUrl, [
-      { id: '0', receiptHandle: m.receiptHandle, visibilityTimeout: seconds },
-    ]);
-    if (failure !== undefined) {
-      jobLogger(deps.logger, info)().warn(
-        { code: failure.code, detail: failure.message },
-        'could not change visibility; the message returns when its current visibility timeout ends',
-      );
-    }
-  } catch (error) {
-    jobLogger(deps.logger, info)().warn(
-      { err: error },
-      'could not change visibility; the message returns when its current visibility timeout ends',
-    );
+  // Coalesced with other hand-backs into ChangeMessageVisibilityBatch calls; a failure is logged by the batcher.
+  const changed = await deps.visibility.change(lease.message, seconds);
+  if (!changed && deps.logger.isLevelEnabled('debug')) {
+    jobLogger(deps.logger, info)().debug('could not change visibility; the message returns when its current visibility timeout ends');
   }
 }
 

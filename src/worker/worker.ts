@@ -116,6 +116,7 @@ export class Worker extends EventSource<WorkerEvents> {
       settling: this.#settling,
       close: [
         ['flush deletes', () => this.#parts.acks.flush()],
+        ['flush hand-backs', () => this.#parts.visibility.flush()],
         ['flush metrics', () => this.#parts.metrics?.close()],
         ['stop heartbeat', () => this.#parts.heartbeat.close()],
         ['close lock', () => this.#parts.lock.close()],
@@ -159,7 +160,7 @@ export class Worker extends EventSource<WorkerEvents> {
       onReceivedWhileStopping: (leases) => this.#handBack(leases, 'worker is stopping'),
       onError: (where, error) => this.#error(where, error),
     };
-    this.#pollers = this.#queues.map((q) => poll(deps, q.url));
+    this.#pollers = this.#queues.flatMap((q) => Array.from({ length: this.config.receiveConcurrency }, () => poll(deps, q.url)));
     const c = this.config;
     const dedupe = c.memcached ?? (c.lock ? 'custom' : 'off');
     this.#log.info(

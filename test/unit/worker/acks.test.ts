@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DeleteBatcher } from '../../../src/worker/acks.js';
+import { DeleteBatcher, VisibilityBatcher } from '../../../src/worker/acks.js';
 import { FakeQueuePort, message } from '../../helpers/fake-queue-port.js';
 
 beforeEach(() => {
@@ -56,5 +56,20 @@ describe('DeleteBatcher', () => {
     expect(await result).toBe(false);
     expect(sqs.deleteCalls).toHaveLength(3);
     expect(failures).toEqual(['m1']);
+  });
+});
+
+describe('VisibilityBatcher', () => {
+  it('coalesces hand-backs into ChangeMessageVisibilityBatch calls, each entry with its own timeout', async () => {
+    const sqs = new FakeQueuePort();
+    const batcher = new VisibilityBatcher({ sqs, flushMs: 50, onFailure: () => {} });
+    const done = Array.from({ length: 12 }, (_, i) => batcher.change(message(i), i + 1));
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(await Promise.all(done)).toEqual(Array(12).fill(true));
+    expect(sqs.visibilityCalls.map((c) => c.entries.length)).toEqual([10, 2]);
+    expect(sqs.visibilityCalls.flatMap((c) => c.entries.map((e) => e.visibilityTimeout))).toEqual(
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
   });
 });
