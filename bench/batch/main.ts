@@ -24,7 +24,7 @@ const startedAt = performance.now();
 const stack = await Stack.open();
 
 console.error(`1-2. ${scale.items} items over 50 keys, each contender in turn`);
-const contenders: ContenderId[] = ['batch', 'per-item', 'consumer-per-key', 'consumer-whole-batch'];
+const contenders: ContenderId[] = ['batch', 'batch-4r', 'per-item', 'consumer-per-key', 'consumer-whole-batch'];
 const throughput: ContenderResult[] = [];
 for (const id of contenders) {
   const r = await runContender(stack, id, scale.items);

@@ -23,7 +23,7 @@ export function throughputLines(results: readonly ContenderResult[]): string[] {
     );
   }
   lines.push('', 'sqs-jobs batch (a) against:');
-  for (const id of ['per-item', 'consumer-per-key', 'consumer-whole-batch'] as ContenderId[]) {
+  for (const id of ['batch-4r', 'per-item', 'consumer-per-key', 'consumer-whole-batch'] as ContenderId[]) {
     const o = by.get(id);
     if (o === undefined) continue;
     lines.push(

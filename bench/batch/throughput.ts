@@ -22,10 +22,11 @@ export const THROUGHPUT = {
   consumers: 10,
 } as const;
 
-export type ContenderId = 'batch' | 'per-item' | 'consumer-per-key' | 'consumer-whole-batch';
+export type ContenderId = 'batch' | 'batch-4r' | 'per-item' | 'consumer-per-key' | 'consumer-whole-batch';
 
 export const LABELS: Record<ContenderId, string> = {
   batch: `(a) sqs-jobs defineBatchJob (key, maxSize ${THROUGHPUT.maxSize}, maxWaitMs ${THROUGHPUT.maxWaitMs})`,
+  'batch-4r': "(a') the same with receiveConcurrency 4 (four long polls open per queue)",
   'per-item': '(b) sqs-jobs defineJob, one call per item',
   'consumer-per-key': '(c) sqs-consumer batchSize 10, one call per key in the batch',
   'consumer-whole-batch': "(c') sqs-consumer batchSize 10, one call per batch (mixed keys)",
@@ -53,8 +54,9 @@ type Stop = () => Promise<void>;
 /** Start one contender on a filled queue; it reports each finished item to the tally. */
 async function start(id: ContenderId, stack: Stack, queue: Queue, downstream: Downstream, tally: Tally): Promise<Stop> {
   const settings = { concurrency: THROUGHPUT.concurrency, waitTimeSeconds: THROUGHPUT.waitTimeSeconds };
-  if (id === 'batch') {
-    const worker = await startWorker(stack, queue, contenderJob('batch', downstream, tally), settings);
+  if (id === 'batch' || id === 'batch-4r') {
+    const receiveConcurrency = id === 'batch-4r' ? 4 : 1;
+    const worker = await startWorker(stack, queue, contenderJob('batch', downstream, tally), { ...settings, receiveConcurrency });
     return () => worker.stop();
   }
   if (id === 'per-item') {

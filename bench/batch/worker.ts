@@ -11,6 +11,7 @@ export interface WorkerSettings {
   readonly concurrency: number;
   readonly waitTimeSeconds: number;
   readonly visibilityTimeoutSeconds?: number;
+  readonly receiveConcurrency?: number;
 }
 
 export async function startWorker(stack: Stack, queue: Queue, job: AnyDefinition, s: WorkerSettings): Promise<Worker> {
@@ -20,6 +21,7 @@ export async function startWorker(stack: Stack, queue: Queue, job: AnyDefinition
       jobs: [job],
       concurrency: s.concurrency,
       waitTimeSeconds: s.waitTimeSeconds,
+      receiveConcurrency: s.receiveConcurrency ?? 1,
       visibilityTimeoutSeconds: s.visibilityTimeoutSeconds ?? 30,
       endpoint: stack.proxy.url,
       region: 'us-east-1',
