@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `npm run test:faults`: the fault and load suite against ElasticMQ and memcached on loopback,
+# `npm run test:faults`: the fault and load suite against ElasticMQ, memcached and (for the fan-out
+# test's job store) DynamoDB Local on loopback,
 # at full scale (FAULTS_SCALE=full, the default here); `npm test` runs it at FAULTS_SCALE=ci.
 # Starts what is not running and stops it again afterwards. Figures: .local/faults-report.json.
 set -euo pipefail
@@ -10,6 +11,8 @@ bash scripts/ensure-deps.sh
 stop=()
 if ! bash infra/local/elasticmq.sh status >/dev/null 2>&1; then bash infra/local/elasticmq.sh up; stop+=("infra/local/elasticmq.sh"); fi
 if ! bash infra/local/stack.sh status >/dev/null 2>&1; then bash infra/local/stack.sh up; stop+=("infra/local/stack.sh"); fi
+if ! bash infra/local/dynamodb.sh status >/dev/null 2>&1; then bash infra/local/dynamodb.sh up; stop+=("infra/local/dynamodb.sh"); fi
+eval "$(bash infra/local/dynamodb.sh env)"
 cleanup() { for s in "${stop[@]}"; do bash "$s" down || true; done; }
 trap cleanup EXIT
 mkdir -p .local

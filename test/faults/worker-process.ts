@@ -5,12 +5,18 @@
  * With BATCH_MAX_SIZE, "work" is a batch job (key: the tenant; maxWaitMs from BATCH_WAIT_MS): each
  * batch sleeps its longest item's ms, then appends every item's effect line in one write.
  * With CAPS, the effect line also says the tenant and how many of its jobs ran in this process at once.
+ * With FANOUT=1, the jobs are bench/fanout/jobs.ts's fan-out (job store: JOB_TABLE on DYNAMODB_ENDPOINT):
+ *   fan-parent appends "<id>#start <ms> <attempt> <pid> <cursor>" as it starts (cursor: fanOut.sent
+ *   then) and "<id>#fanned <ms> <attempt> <pid>" once every child is sent; fan-child appends
+ *   "<id> <ms>" after its 2-10 ms of work (then throws UnrecoverableError when its args say fail);
+ *   fan-done appends "<id> <ms> <args as JSON>".
  */
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { createWorker, defineBatchJob, defineJob } from '../../src/index.js';
+import { childArgsOf, fanOutJobs } from '../../bench/fanout/jobs.js';
+import { type AnyDefinition, createWorker, defineBatchJob, defineJob, JobStatusReader, UnrecoverableError } from '../../src/index.js';
 
 const env = process.env;
 const args = z.object({ ms: z.number().int().min(0).max(60_000), note: z.string().max(1_000).optional() });
@@ -39,10 +45,39 @@ const batched = env.BATCH_MAX_SIZE
   : undefined;
 const work = batched ?? single;
 
+/** FANOUT=1: the chaos fan-out's parent, children and completion, tracked in JOB_TABLE. */
+function fanOutMode(): { jobs: AnyDefinition[]; store: { table: string; endpoint: string } } {
+  const store = { table: env.JOB_TABLE!, endpoint: env.DYNAMODB_ENDPOINT ?? 'http://127.0.0.1:4569' };
+  const reader = new JobStatusReader(store, { AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x' });
+  const log = (line: string) => appendFileSync(env.EFFECTS_LOG!, `${line}\n`);
+  const jobs = fanOutJobs({
+    parent: async (a, ctx, { child, done }) => {
+      const view = await reader.get(ctx.jobId);
+      const cursor = view !== undefined && view.state !== 'unknown' ? (view.fanOut?.sent ?? 0) : -1;
+      log(`${ctx.jobId}#start ${Date.now()} ${ctx.attempt} ${process.pid} ${cursor}`);
+      const argsList = Array.from({ length: a.children }, (_, i) => childArgsOf(i));
+      const result = await ctx.fanOut(child, argsList, { onComplete: { job: done, args: { tag: a.tag } }, chunkSize: a.chunkSize });
+      log(`${ctx.jobId}#fanned ${Date.now()} ${ctx.attempt} ${process.pid}`);
+      return result;
+    },
+    child: async (a, ctx) => {
+      if (a.ms > 0) await sleep(a.ms, undefined, { signal: ctx.signal });
+      log(`${ctx.jobId} ${Date.now()}`);
+      if (a.fail) throw new UnrecoverableError(`child ${a.i} fails for good`);
+    },
+    done: async (a, ctx) => {
+      log(`${ctx.jobId} ${Date.now()} ${JSON.stringify(a)}`);
+    },
+  });
+  return { jobs: [jobs.parent, jobs.child, jobs.done], store };
+}
+const fanOut = env.FANOUT === '1' ? fanOutMode() : undefined;
+
 const worker = createWorker(
   {
     queues: [env.QUEUE_URL!],
-    jobs: [work],
+    jobs: fanOut?.jobs ?? [work],
+    ...(fanOut === undefined ? {} : { store: fanOut.store }),
     concurrency: Number(env.CONCURRENCY ?? 10),
     visibilityTimeoutSeconds: Number(env.VISIBILITY ?? 5),
     ...(env.HEARTBEAT_MS ? { heartbeatIntervalMs: Number(env.HEARTBEAT_MS) } : {}),

@@ -1,0 +1,60 @@
+/**
+ * (b) Worker throughput with tracking on and off, alternating in one run: N no-op jobs on a fresh
+ * queue, one in-process worker (concurrency 10, memcached dedupe on, metrics off), timed from
+ * start() to the last job:succeeded. On: the jobs were enqueued with track: true (their waiting
+ * writes happen at fill time, untimed) and the worker has the job store; off: neither.
+ */
+import { pino } from 'pino';
+import { z } from 'zod';
+import { createProducer, createWorker, defineJob } from '../../src/index.js';
+import { CREDENTIALS, EMQ, freshQueue, MEMCACHED, waitFor } from './stack.js';
+
+export interface ThroughputRun {
+  readonly mode: 'off' | 'on';
+  readonly jobs: number;
+  readonly seconds: number;
+  readonly jobsPerSecond: number;
+}
+
+const job = defineJob({ name: 'tp-noop', args: z.object({ n: z.number() }), handle: () => {} });
+
+export async function throughputRun(mode: 'off' | 'on', n: number, store: { table: string; endpoint: string }): Promise<ThroughputRun> {
+  const queueUrl = await freshQueue(`tp-${mode}`);
+  const producer = createProducer({ queueUrl, endpoint: EMQ, region: 'us-east-1', ...(mode === 'on' ? { store } : {}) }, CREDENTIALS);
+  await producer.enqueueMany(
+    job,
+    Array.from({ length: n }, (_, i) => ({ n: i })),
+    mode === 'on' ? { track: true } : {},
+  );
+  producer.close();
+  const worker = createWorker(
+    {
+      queues: [queueUrl],
+      jobs: [job],
+      concurrency: 10,
+      waitTimeSeconds: 1,
+      endpoint: EMQ,
+      region: 'us-east-1',
+      memcached: MEMCACHED,
+      lockKeyPrefix: `bf-tp-${Date.now().toString(36)}:`,
+      metrics: { sink: 'off' },
+      logger: pino({ level: 'silent' }),
+      handleSignals: false,
+      ...(mode === 'on' ? { store } : {}),
+    },
+    CREDENTIALS,
+  );
+  worker.on('error', (e) => console.error(`  worker error: ${e.message}`));
+  let succeeded = 0;
+  let lastAt = 0;
+  worker.on('job:succeeded', () => {
+    succeeded++;
+    lastAt = performance.now();
+  });
+  const startedAt = performance.now();
+  await worker.start();
+  await waitFor(() => succeeded >= n, `${n} jobs (${mode})`, 600_000);
+  await worker.stop();
+  const seconds = (lastAt - startedAt) / 1000;
+  return { mode, jobs: n, seconds: Math.round(seconds * 100) / 100, jobsPerSecond: Math.round((n / seconds) * 10) / 10 };
+}
