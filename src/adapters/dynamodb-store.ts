@@ -13,7 +13,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { createDynamoClient } from '../aws/clients.js';
 import type { AwsSettings, Env } from '../config.js';
+import { sleep } from '../sleep.js';
 import {
+  type ChildCount,
   type ChildEnd,
   type CompletionSpec,
   type FanOutStatus,
@@ -43,6 +45,9 @@ export interface DynamoJobStoreOptions {
   /** Close the client on close() (when the store made it). */
   readonly ownsClient?: boolean;
 }
+
+/** Tries of a child's count transaction that conflicts with another child's on the same parent. */
+const CONFLICT_ATTEMPTS = 6;
 
 /** Results and data are kept only when their JSON is this small (a DynamoDB item holds 400 KB). */
 export const MAX_JSON_BYTES = 4_096;
@@ -178,9 +183,11 @@ export class DynamoJobStore implements JobStore {
     if (data !== undefined) u.set('data', S(data));
     const state = u.name('state');
     const completed = u.value(S('completed'));
-    const done = u.name('progressDone');
     const conditions = [`${state} <> ${completed}`];
-    if (p.done !== undefined) conditions.push(`(attribute_not_exists(${done}) OR ${done} <= ${u.value(N(p.done))})`);
+    if (p.done !== undefined) {
+      const done = u.name('progressDone');
+      conditions.push(`(attribute_not_exists(${done}) OR ${done} <= ${u.value(N(p.done))})`);
+    }
     try {
       await this.#o.client.send(
         new UpdateItemCommand({
@@ -251,54 +258,69 @@ export class DynamoJobStore implements JobStore {
     }
   }
 
-  async childEnded(
-    end: ChildEnd,
-    claimToken: string,
-    reclaimAfterMs: number,
-  ): Promise<{ status: FanOutStatus; completion: CompletionSpec | undefined }> {
+  async childEnded(end: ChildEnd, claimToken: string, reclaimAfterMs: number): Promise<ChildCount> {
     const counter = new Update();
     counter.add('fanDone', 1).add(end.succeeded ? 'fanSucceeded' : 'fanFailed', 1);
-    try {
-      await this.#o.client.send(
-        new TransactWriteItemsCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.#o.table,
-                Item: {
-                  pk: S(`child#${end.parentId}#${end.childId}`),
-                  succeeded: { BOOL: end.succeeded },
-                  expiresAt: N(this.#expiresAt()),
-                },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            {
-              Update: {
-                TableName: this.#o.table,
-                Key: jobKey(end.parentId),
-                UpdateExpression: counter.expression,
-                ExpressionAttributeNames: counter.names,
-                ExpressionAttributeValues: counter.values,
-              },
-            },
-          ],
-        }),
-      );
-    } catch (error) {
-      // The marker exists: this child was counted already (a redelivery or a copy). Go on to the
-      // claim: a claimer that died before sending the completion is covered by this very retry.
-      const duplicate = error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
-      if (!duplicate) throw error;
-    }
+    const counted = await this.#countOnce(end, counter);
+    if (counted === 'no-fan-out') return { kind: 'no-fan-out' };
     const parent = await this.#o.client.send(
       new GetItemCommand({ TableName: this.#o.table, Key: jobKey(end.parentId), ConsistentRead: true }),
     );
     const status = fanOutOf(parent.Item ?? {});
-    if (status === undefined) throw new Error(`no fan-out ${end.parentId} in the job store`);
-    if (status.completionSent || status.succeeded + status.failed < status.total) return { status, completion: undefined };
-    const claimed = await this.#claimCompletion(end.parentId, claimToken, reclaimAfterMs);
-    return { status, completion: claimed ? completionOf(parent.Item ?? {}) : undefined };
+    if (status === undefined) return { kind: 'no-fan-out' };
+    if (status.completionSent || status.succeeded + status.failed < status.total) return { kind: 'counted', status, completion: undefined };
+    if (await this.#claimCompletion(end.parentId, claimToken, reclaimAfterMs)) {
+      return { kind: 'counted', status, completion: completionOf(parent.Item ?? {}) };
+    }
+    return { kind: 'completion-pending', status };
+  }
+
+  /**
+   * The marker put (once per child id) and the parent's counters, in one transaction. A marker that
+   * exists means counted before (a redelivery or a copy); a parent without a fan-out is answered as
+   * such; a conflict with another child's transaction on the same parent is tried again.
+   */
+  async #countOnce(end: ChildEnd, counter: Update): Promise<'counted' | 'no-fan-out'> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#o.client.send(
+          new TransactWriteItemsCommand({
+            TransactItems: [
+              {
+                Put: {
+                  TableName: this.#o.table,
+                  Item: {
+                    pk: S(`child#${end.parentId}#${end.childId}`),
+                    succeeded: { BOOL: end.succeeded },
+                    expiresAt: N(this.#expiresAt()),
+                  },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+              {
+                Update: {
+                  TableName: this.#o.table,
+                  Key: jobKey(end.parentId),
+                  UpdateExpression: counter.expression,
+                  ConditionExpression: `attribute_exists(${counter.name('fanTotal')})`,
+                  ExpressionAttributeNames: counter.names,
+                  ExpressionAttributeValues: counter.values,
+                },
+              },
+            ],
+          }),
+        );
+        return 'counted';
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException)) throw error;
+        const [marker, parent] = (error.CancellationReasons ?? []).map((r) => r.Code);
+        if (parent === 'ConditionalCheckFailed') return 'no-fan-out';
+        if (marker === 'ConditionalCheckFailed') return 'counted';
+        const conflict = marker === 'TransactionConflict' || parent === 'TransactionConflict';
+        if (!conflict || attempt >= CONFLICT_ATTEMPTS) throw error;
+        await sleep(Math.random() * 50 * 2 ** attempt);
+      }
+    }
   }
 
   async claimEmptyCompletion(parentId: string, claimToken: string, reclaimAfterMs: number): Promise<CompletionSpec | undefined> {
@@ -340,7 +362,7 @@ export class DynamoJobStore implements JobStore {
           TableName: this.#o.table,
           Key: jobKey(parentId),
           UpdateExpression: u.expression,
-          ConditionExpression: `${done} >= ${total} AND attribute_not_exists(${sent}) AND (attribute_not_exists(${claim}) OR ${claimAt} < ${u.value(N(now - reclaimAfterMs))})`,
+          ConditionExpression: `${done} >= ${total} AND attribute_not_exists(${sent}) AND (attribute_not_exists(${claim}) OR ${claim} = ${u.value(S(token))} OR ${claimAt} < ${u.value(N(now - reclaimAfterMs))})`,
           ExpressionAttributeNames: u.names,
           ExpressionAttributeValues: u.values,
         }),

@@ -92,6 +92,15 @@ export interface CompletionSpec {
   readonly args?: Record<string, unknown>;
 }
 
+/** What counting a child's end answered. */
+export type ChildCount =
+  /** Counted (or counted before). `completion`: this caller claimed the completion and must send it now. */
+  | { readonly kind: 'counted'; readonly status: FanOutStatus; readonly completion: CompletionSpec | undefined }
+  /** The set is complete, but another caller's recent claim holds the unsent completion: come back later. */
+  | { readonly kind: 'completion-pending'; readonly status: FanOutStatus }
+  /** The parent has no fan-out record (expired, or a wrong parent id): there is nothing to count into. */
+  | { readonly kind: 'no-fan-out' };
+
 /** One child's terminal outcome, counted once per child id. */
 export interface ChildEnd {
   readonly parentId: string;
@@ -110,15 +119,11 @@ export interface JobStore {
   /** Move the cursor of children sent (never backwards). */
   fanOutSent(parentId: string, sent: number): Promise<void>;
   /**
-   * Count a child's end once per child id. Answers the fan-out after the count, and the completion
-   * job when this call must send it now: the set is complete and the completion was not claimed (or
-   * its claim is older than `reclaimAfterMs`: its claimer died before it was sent).
+   * Count a child's end once per child id, and when the set is complete claim the completion: free,
+   * claimed before with this same `claimToken` (its claimer coming back after a failed send), or
+   * claimed longer than `reclaimAfterMs` ago (its claimer died before sending it).
    */
-  childEnded(
-    end: ChildEnd,
-    claimToken: string,
-    reclaimAfterMs: number,
-  ): Promise<{ status: FanOutStatus; completion: CompletionSpec | undefined }>;
+  childEnded(end: ChildEnd, claimToken: string, reclaimAfterMs: number): Promise<ChildCount>;
   /** A fan-out of no children: claim its completion at once (the same claim as childEnded's; a retried parent re-claims it after `reclaimAfterMs`). */
   claimEmptyCompletion(parentId: string, claimToken: string, reclaimAfterMs: number): Promise<CompletionSpec | undefined>;
   /** The completion job went out: no child will claim it again. */

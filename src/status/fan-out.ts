@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { SqsJobsError } from '../errors.js';
 import { type AnyDefinition, validateArgs } from '../job.js';
 import type { JobStore } from '../ports/job-store.js';
@@ -29,6 +28,8 @@ export interface FanOutParent {
   readonly jobId: string;
   readonly jobName: string;
   readonly queueUrl: string;
+  /** The parent's message (its first, across re-sends): the same message retried re-claims an empty fan-out's completion. */
+  readonly originId: string;
   readonly signal: AbortSignal;
 }
 
@@ -68,7 +69,7 @@ export async function fanOut(
   const total = argsList.length;
   const opened = await deps.store.openFanOut(parent.jobId, parent.jobName, total, completion);
   if (total === 0) {
-    const spec = await deps.store.claimEmptyCompletion(parent.jobId, randomUUID(), deps.reclaimAfterMs);
+    const spec = await deps.store.claimEmptyCompletion(parent.jobId, parent.originId, deps.reclaimAfterMs);
     if (spec !== undefined) await sendCompletion(deps.sqs, deps.store, parent.jobId, spec, { total: 0, succeeded: 0, failed: 0 });
     return { parentId: parent.jobId, total };
   }

@@ -61,12 +61,15 @@ export class ProgressReporter {
     );
   }
 
-  /** Write what is pending now, after any write in flight (the run ended). */
+  /** Write what is pending now, after any write in flight, until nothing is left (the run ended). */
   async flush(): Promise<void> {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    await this.#writing;
-    await this.#send();
+    for (;;) {
+      if (this.#timer !== undefined) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      if (this.#writing !== undefined) await this.#writing;
+      else if (this.#pending !== undefined) await this.#send();
+      else return;
+    }
   }
 
   #schedule(): void {

@@ -4,6 +4,7 @@ import { toError } from '../errors.js';
 import type { JobInfo } from '../job-events.js';
 import type { JobStore, Transition } from '../ports/job-store.js';
 import type { QueuePort } from '../ports/queue.js';
+import { sleep } from '../sleep.js';
 import { sendCompletion } from './completion.js';
 import { ProgressReporter } from './progress.js';
 
@@ -12,6 +13,12 @@ export interface Tracking {
   readonly tracked: boolean;
   readonly parentId: string | undefined;
   readonly enqueuedAt: string;
+  /**
+   * The message the job's dedupe lock names (its first, across re-sends): a fan-out child claims
+   * the completion with it, so the same message coming back after a failed send claims again, and
+   * a copy of the child (another message) waits instead of sending a second completion.
+   */
+  readonly originId: string;
 }
 
 /** How a message ended, as far as its status goes. */
@@ -34,10 +41,10 @@ export interface StatusDeps {
 }
 
 /** The Tracking of a message: undefined when it has neither a record nor a fan-out (it pays nothing). */
-export function trackingOf(envelope: Envelope, jobTracks: boolean): Tracking | undefined {
+export function trackingOf(envelope: Envelope, jobTracks: boolean, originId: string): Tracking | undefined {
   const tracked = envelope.track === true || jobTracks;
   if (!tracked && envelope.parent === undefined) return undefined;
-  return { tracked, parentId: envelope.parent, enqueuedAt: envelope.enqueuedAt };
+  return { tracked, parentId: envelope.parent, enqueuedAt: envelope.enqueuedAt, originId };
 }
 
 /**
@@ -52,6 +59,8 @@ export class StatusTracker {
   readonly #d: StatusDeps;
   /** The `running` write of each message whose run has not ended, by message id: the end's write goes after it. */
   readonly #running = new Map<string, Promise<void>>();
+  /** State writes not yet answered. */
+  readonly #inFlight = new Set<Promise<void>>();
 
   constructor(deps: StatusDeps) {
     this.#d = deps;
@@ -63,6 +72,7 @@ export class StatusTracker {
       if (this.#running.get(info.messageId) === write) this.#running.delete(info.messageId);
     });
     this.#running.set(info.messageId, write);
+    this.#track(write);
   }
 
   /** The progress reporter of one run of a tracked job. */
@@ -74,42 +84,75 @@ export class StatusTracker {
     );
   }
 
-  /** Record how the message ended. Answers false when a fan-out child's end could not be counted: do not delete it. */
-  async ended(info: JobInfo, t: Tracking, end: StatusEnd, progress: ProgressReporter | undefined): Promise<boolean> {
-    await progress?.flush();
-    // The store orders writes by attempt and state anyway; sending them one after the other keeps
-    // that true on a server that does not apply a condition and its write atomically (moto).
-    await this.#running.get(info.messageId);
-    if (t.tracked) {
-      if (end.kind === 'succeeded') this.#write(info, t, 'completed', { result: end.result });
+  /**
+   * Record how the message ended. The state write goes on in the background (settle does not wait
+   * on the store, its heartbeat already stopped); only a fan-out child's count is waited for.
+   * Answers false when that count could not be made: its message must come back, not be deleted.
+   */
+  ended(info: JobInfo, t: Tracking, end: StatusEnd, progress: ProgressReporter | undefined): Promise<boolean> {
+    // Progress, then `running`, then the end: one after the other, so the end is the last write
+    // (the store orders them anyway; this keeps it so on a server that does not apply a condition
+    // and its write atomically, and keeps the last progress from landing after `completed`).
+    const before = Promise.all([progress?.flush(), this.#running.get(info.messageId)]);
+    const state = before.then(() => {
+      if (!t.tracked) return;
+      if (end.kind === 'succeeded') return this.#write(info, t, 'completed', { result: end.result });
       if (end.kind === 'retry') {
-        this.#write(info, t, 'retrying', { error: errorText(end.error), nextAttemptAt: new Date(Date.now() + end.delayMs) });
+        return this.#write(info, t, 'retrying', { error: errorText(end.error), nextAttemptAt: new Date(Date.now() + end.delayMs) });
       }
-      if (end.kind === 'dead-letter') this.#write(info, t, 'failed', { reason: end.reason, error: end.detail });
-    }
-    if (t.parentId === undefined || end.kind === 'retry') return true;
+      if (end.kind === 'dead-letter') return this.#write(info, t, 'failed', { reason: end.reason, error: end.detail });
+    });
+    this.#track(state);
+    if (t.parentId === undefined || end.kind === 'retry') return Promise.resolve(true);
+    const parentId = t.parentId;
     const succeeded = end.kind === 'succeeded' || (end.kind === 'duplicate' && end.succeeded);
-    return this.#countChild(info, t.parentId, succeeded);
+    return before.then(() => this.#countChild(info, t, parentId, succeeded));
   }
 
-  async #countChild(info: JobInfo, parentId: string, succeeded: boolean): Promise<boolean> {
+  /** Wait for the state writes still in flight (shutdown, before the store's client closes). */
+  async flush(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
+  }
+
+  #track(write: Promise<void>): void {
+    const tracked = write.catch(() => {}).finally(() => this.#inFlight.delete(tracked));
+    this.#inFlight.add(tracked);
+  }
+
+  /** Count a fan-out child's end; false when its message must come back (the count, or the completion it claimed, did not go through). */
+  async #countChild(info: JobInfo, t: Tracking, parentId: string, succeeded: boolean): Promise<boolean> {
     const { store, sqs } = this.#d;
     try {
-      const { status, completion } = await store.childEnded(
-        { parentId, childId: info.jobId, succeeded },
-        info.messageId,
-        this.#d.reclaimAfterMs,
-      );
-      if (completion !== undefined) {
-        await sendCompletion(sqs, store, parentId, completion, status);
-        this.#d.logger.info({ parentId, ...status, completionJob: completion.job }, 'fan-out complete: completion job sent');
+      const end = { parentId, childId: info.jobId, succeeded };
+      let count = await store.childEnded(end, t.originId, this.#d.reclaimAfterMs);
+      // Children ending together: one claims the completion, the others usually see it sent within
+      // moments. Ask again a few times before handing the message back for later.
+      for (let wait = 100; count.kind === 'completion-pending' && wait <= 800; wait *= 2) {
+        await sleep(wait);
+        count = await store.childEnded(end, t.originId, this.#d.reclaimAfterMs);
+      }
+      if (count.kind === 'no-fan-out') {
+        this.#d.logger.warn(
+          { jobId: info.jobId, parentId },
+          'this child names a fan-out the job store has no record of (expired?): not counted',
+        );
+        return true;
+      }
+      if (count.kind === 'completion-pending') {
+        // Another child claimed the completion moments ago and has not sent it yet: come back, and
+        // take it over if that claimer died.
+        return false;
+      }
+      if (count.completion !== undefined) {
+        await sendCompletion(sqs, store, parentId, count.completion, count.status);
+        this.#d.logger.info({ parentId, ...count.status, completionJob: count.completion.job }, 'fan-out complete: completion job sent');
       }
       return true;
     } catch (error) {
       this.#d.onError('fan-out count', error);
       this.#d.logger.warn(
         { err: error, jobId: info.jobId, parentId },
-        'could not count this child in its fan-out: its message comes back and is counted then',
+        'could not count this child in its fan-out (or send its completion): its message comes back and is counted then',
       );
       return false;
     }

@@ -71,23 +71,29 @@ export function exclusiveKey(job: AnyBatchJob, key: string): string {
 export async function runBatch(deps: BatchRunDeps, run: BatchRun): Promise<ItemOutcome[] | 'busy'> {
   const { job, key } = run.batch;
   const lockName = job.exclusive && deps.slots !== undefined ? exclusiveKey(job, key) : undefined;
+  const slots = deps.slots;
   let renew: NodeJS.Timeout | undefined;
-  if (lockName !== undefined) {
-    const slot = await deps.slots!.take(lockName, 1, run.token, deps.lockTtlSeconds);
+  if (lockName !== undefined && slots !== undefined) {
+    const slot = await slots.take(lockName, 1, run.token, deps.lockTtlSeconds);
     if (slot === 'full') return 'busy';
     // 'unavailable' (memcached down): flushed without the key lock rather than held until it is back.
     if (slot === 'unavailable') deps.logger.warn({ job: job.name, key }, 'flushing without the key lock: memcached unavailable');
     else {
-      renew = setInterval(() => void deps.slots!.extend(lockName, 0, run.token, deps.lockTtlSeconds), (deps.lockTtlSeconds * 1000) / 3);
+      const extend = () => slots.extend(lockName, 0, run.token, deps.lockTtlSeconds).catch(() => {}); // a lapse only shortens the lock
+      renew = setInterval(extend, (deps.lockTtlSeconds * 1000) / 3);
       renew.unref();
     }
   }
+  let abandoned = false;
   try {
-    return await flush(deps, run);
+    const outcomes = await flush(deps, run);
+    abandoned = outcomes.some((o) => 'abandoned' in o.outcome && o.outcome.abandoned);
+    return outcomes;
   } finally {
     if (renew !== undefined) {
       clearInterval(renew);
-      await deps.slots!.release(lockName!, 0, run.token);
+      // An abandoned handler may still be running: its key stays taken until the lock's TTL ends.
+      if (!abandoned) await slots!.release(lockName!, 0, run.token).catch(() => {});
     }
   }
 }

@@ -72,10 +72,14 @@ export class BatchBuffer<T extends Held> {
     return due;
   }
 
-  /** Take out the batch whose oldest item has been held longest, whatever its size (the worker holds all it may). */
-  takeOldest(): Batch<T> | undefined {
+  /**
+   * Take out the batch whose oldest item has been held longest, whatever its size (the worker holds
+   * all it may); not one waiting for its key (notBefore after `now`).
+   */
+  takeOldest(now: number): Batch<T> | undefined {
     let oldest: [string, Open<T>] | undefined;
     for (const entry of this.#open) {
+      if (entry[1].notBefore > now) continue;
       if (oldest === undefined || entry[1].items[0]!.heldAt < oldest[1].items[0]!.heldAt) oldest = entry;
     }
     return oldest === undefined ? undefined : this.#slice(...oldest);
@@ -88,6 +92,15 @@ export class BatchBuffer<T extends Held> {
       const full = open.items.length >= open.job.maxSize;
       const at = Math.max(open.notBefore, full ? 0 : open.items[0]!.heldAt + open.job.maxWaitMs);
       if (next === undefined || at < next) next = at;
+    }
+    return next;
+  }
+
+  /** When the first batch waiting for its key may be tried again (at the budget, any batch is due then), or undefined. */
+  nextRetryAt(now: number): number | undefined {
+    let next: number | undefined;
+    for (const open of this.#open.values()) {
+      if (open.notBefore > now && (next === undefined || open.notBefore < next)) next = open.notBefore;
     }
     return next;
   }

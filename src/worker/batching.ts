@@ -8,6 +8,7 @@ import type { Outcome } from './decide.js';
 import type { Lease } from './leases.js';
 import { claimFor, type GoodReading, type RunDeps } from './runner.js';
 import { trackingOf } from '../status/tracker.js';
+import { originOf } from './resend.js';
 
 /** How long a batch whose key is being flushed elsewhere waits before it asks again. */
 const BUSY_RETRY_MS = 100;
@@ -23,6 +24,8 @@ export interface BatchingDeps {
   readonly started: (run: BatchRun) => void;
   /** A flush ended (its items' outcomes already handed to `conclude`). */
   readonly ended: (run: BatchRun) => void;
+  /** Room was freed (a claim ended, lost items left): let the worker dispatch again (it pumps too). */
+  readonly wake: () => void;
   /** The worker's one way to end a message: settle it (and free its FIFO group). */
   readonly conclude: (lease: Lease, info: JobInfo, outcome: Outcome) => void;
   readonly stopping: () => boolean;
@@ -74,6 +77,9 @@ export class Batching {
   /** Take a batch job's message: claim its job id, then hold it in its batch (or end it as the claim decides). */
   admit(lease: Lease, read: GoodReading, job: AnyBatchJob): void {
     lease.info = read.info;
+    const runDeps = this.#claimDeps(lease.message.queueUrl);
+    // Before anything can end it: a fan-out child dead-lettered here is still counted in its parent.
+    if (runDeps.status !== undefined) lease.tracking = trackingOf(read.envelope, false, originOf(lease.message));
     let key: string;
     try {
       key = String(job.key(read.args));
@@ -82,8 +88,6 @@ export class Batching {
       this.#d.conclude(lease, read.info, { kind: 'dead-letter', reason: 'invalid-args', detail });
       return;
     }
-    const runDeps = this.#claimDeps(lease.message.queueUrl);
-    if (runDeps.status !== undefined) lease.tracking = trackingOf(read.envelope, false);
     this.#claiming++;
     const claim = claimFor(runDeps, lease, read, randomUUID())
       .then(
@@ -100,7 +104,7 @@ export class Batching {
       .finally(() => {
         this.#claiming--;
         this.#claims.delete(claim);
-        this.pump();
+        this.#d.wake(); // room for another item, and maybe a batch to flush
       });
     this.#claims.add(claim);
   }
@@ -118,18 +122,20 @@ export class Batching {
   /** Start the flushes that are due, while handler slots are free; arm the timer for the next one. */
   pump(): void {
     if (this.#d.stopping()) return;
-    for (const item of this.#buffer.remove((i) => i.lease.lost)) {
+    const lost = this.#buffer.remove((i) => i.lease.lost);
+    for (const item of lost) {
       this.#d.conclude(item.lease, item.read.info, {
         kind: 'lost',
         reason: 'the lease was lost while it waited in its batch',
         abandoned: false,
       });
     }
+    if (lost.length > 0) setImmediate(this.#d.wake); // their room may let buffered messages in
     const now = Date.now();
     const due = this.#buffer.takeDue(now, (url) => this.#drained.has(url));
     // At the budget with nothing due, the oldest batch goes now: waiting would stop receiving.
     if (due.length === 0 && !this.hasRoom()) {
-      const oldest = this.#buffer.takeOldest();
+      const oldest = this.#buffer.takeOldest(now);
       if (oldest !== undefined) due.push(oldest);
     }
     for (const batch of due) {
@@ -137,7 +143,10 @@ export class Batching {
       else this.#buffer.putBack(batch, 0);
     }
     // A batch due now that found no free slot starts when one frees (the worker pumps again then).
-    const next = this.#buffer.nextDueAt();
+    // At the budget, a batch waiting for its key elsewhere is due again as soon as it may ask.
+    const dueAt = this.#buffer.nextDueAt();
+    const retryAt = this.hasRoom() ? undefined : this.#buffer.nextRetryAt(now);
+    const next = retryAt !== undefined && (dueAt === undefined || retryAt < dueAt) ? retryAt : dueAt;
     this.#arm(next !== undefined && next <= now && !this.#d.canStart() ? undefined : next);
   }
 

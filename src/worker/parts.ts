@@ -31,6 +31,8 @@ export interface WorkerParts {
   readonly status: { readonly tracker: StatusTracker; readonly fanOut: FanOutDeps } | undefined;
   /** Destroys the SDK clients this worker made (none when the queue port or clients were given), and closes the job store. */
   readonly closeClients: () => void;
+  /** Waits for job status writes still in flight. */
+  readonly flushStatus: () => Promise<void>;
 }
 
 export function buildParts(
@@ -46,7 +48,11 @@ export function buildParts(
     // Long polls on their own socket pool, so a 20-second poll never delays a delete or a heartbeat.
     const poll =
       c.clients?.poll ??
-      createSqsClient(c.aws, { maxSockets: c.queues.length * c.receiveConcurrency * 2, requestTimeoutMs: (c.waitTimeSeconds + 10) * 1000 }, env);
+      createSqsClient(
+        c.aws,
+        { maxSockets: c.queues.length * c.receiveConcurrency * 2, requestTimeoutMs: (c.waitTimeSeconds + 10) * 1000 },
+        env,
+      );
     const control = c.clients?.control ?? createSqsClient(c.aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env);
     sqs = new SqsQueuePort(poll, control);
     if (c.clients === undefined) {
@@ -74,6 +80,16 @@ export function buildParts(
     (c.memcached === undefined
       ? new NoLock()
       : new MemcachedLock({ servers: c.memcached, keyPrefix: c.lockKeyPrefix, timeoutMs: c.lockTimeoutMs, onAvailability }));
+  const exclusive = c.jobs.names().filter((name) => {
+    const job = c.jobs.get(name);
+    return job.kind === 'sqs-jobs/batch-job' && job.exclusive;
+  });
+  if (exclusive.length > 0 && slotsOf(lock) === undefined) {
+    log.warn(
+      { jobs: exclusive },
+      'exclusive batch jobs need memcached (the key locks live there): without it two flushes of one key may run at once',
+    );
+  }
   if (Object.keys(c.fairness.caps).length > 0 && slotsOf(lock) === undefined) {
     log.warn({ caps: c.fairness.caps }, 'fairness.caps need memcached (the slots live there): without it no cap is enforced');
   }
@@ -122,6 +138,7 @@ export function buildParts(
     metrics: createMetricsRecorder(c.metrics, c.aws, log, env),
     status,
     closeClients: close,
+    flushStatus: async () => status?.tracker.flush(),
   };
 }
 

@@ -112,11 +112,11 @@ export async function runJob(deps: RunDeps, lease: Lease, read: Reading): Promis
   const info = lease.retries === 0 ? read.info : { ...read.info, attempt: read.info.attempt + lease.retries };
   lease.info = info;
   if (!read.ok) {
-    if (deps.status !== undefined && read.envelope !== undefined) lease.tracking = trackingOf(read.envelope, false);
+    if (deps.status !== undefined && read.envelope !== undefined) lease.tracking = trackingOf(read.envelope, false, originOf(m));
     return { info, outcome: { kind: 'dead-letter', reason: read.reason, detail: read.detail } };
   }
   if (read.job.kind !== 'sqs-jobs/job') throw new Error(`runJob() was handed the batch job "${read.job.name}"`);
-  if (deps.status !== undefined) lease.tracking = trackingOf(read.envelope, read.job.track);
+  if (deps.status !== undefined) lease.tracking = trackingOf(read.envelope, read.job.track, originOf(m));
 
   const token = randomUUID();
   const next = await claimFor(deps, lease, read, token);
@@ -187,7 +187,7 @@ function start(
       }
       return fanOut(
         status.fanOut,
-        { jobId: read.envelope.id, jobName: job.name, queueUrl: m.queueUrl, signal: lease.signal },
+        { jobId: read.envelope.id, jobName: job.name, queueUrl: m.queueUrl, originId: originOf(m), signal: lease.signal },
         child,
         argsList,
         options,

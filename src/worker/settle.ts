@@ -148,8 +148,10 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       deps.emit('job:dead-lettered', { ...info, reason: outcome.reason, detail: outcome.detail });
       log().error({ reason: outcome.reason, detail: outcome.detail }, 'message moved to the dead-letter queue');
       if (!(await recordEnd(deps, lease, info, { kind: 'dead-letter', reason: outcome.reason, detail: outcome.detail }))) {
-        // Comes back within the marker's life: deleted as a leftover, and counted then.
-        await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed');
+        // Back by visibility, never re-sent: the marker names this message id, so when it comes back
+        // (within the marker's life) it is deleted as a leftover, and counted then. A re-sent copy
+        // would be a new message, and run again.
+        await makeVisible(deps, lease, info, COUNT_RETRY_SECONDS);
         return;
       }
       await deps.acks.delete(m);

@@ -77,6 +77,7 @@ export class Worker extends EventSource<WorkerEvents> {
         this.#ended(run);
         this.#dispatch();
       },
+      wake: () => this.#dispatch(),
       conclude: (lease, info, outcome) => this.#conclude(lease, info, outcome),
       stopping: () => this.#stop.signal.aborted,
       shutdownTimeoutMs: c.shutdownTimeoutMs,
@@ -107,8 +108,11 @@ export class Worker extends EventSource<WorkerEvents> {
       force: this.#force,
       capacity: this.#capacity,
       handBackBuffered: async () => {
-        await this.#handBack(this.#scheduler.drain(), 'worker is stopping');
-        await this.#batching.stop();
+        try {
+          await this.#handBack(this.#scheduler.drain(), 'worker is stopping');
+        } finally {
+          await this.#batching.stop();
+        }
       },
       running: this.#running,
       idle: () => this.#idle(),
@@ -117,6 +121,7 @@ export class Worker extends EventSource<WorkerEvents> {
       close: [
         ['flush deletes', () => this.#parts.acks.flush()],
         ['flush hand-backs', () => this.#parts.visibility.flush()],
+        ['flush job status', () => this.#parts.flushStatus()],
         ['flush metrics', () => this.#parts.metrics?.close()],
         ['stop heartbeat', () => this.#parts.heartbeat.close()],
         ['close lock', () => this.#parts.lock.close()],

@@ -76,3 +76,25 @@ describe('ProgressReporter: at most one write per interval, the latest values wi
     expect(writes).toEqual([{ done: 2 }]);
   });
 });
+
+describe('ProgressReporter.flush', () => {
+  it('waits for a write in flight, then writes what came during it, before it resolves', async () => {
+    const writes: ProgressUpdate[] = [];
+    let release = () => {};
+    const r = new ProgressReporter(
+      async (u) => {
+        writes.push(u);
+        if (writes.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      },
+      10,
+      () => {},
+    );
+    r.fn(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    r.fn(2); // while the first write is slow
+    const flushed = r.flush();
+    setTimeout(() => release(), 50);
+    await flushed;
+    expect(writes).toEqual([{ done: 1 }, { done: 2 }]);
+  });
+});

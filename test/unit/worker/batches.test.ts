@@ -67,9 +67,9 @@ describe('BatchBuffer: one rule per row', () => {
     b.add(j, 'late', at(50));
     b.add(j, 'early', at(10));
     b.add(j, 'late', at(60));
-    expect(b.takeOldest()!.key).toBe('early');
-    expect(b.takeOldest()!.items.map((i) => i.heldAt)).toEqual([50, 60]);
-    expect(b.takeOldest()).toBeUndefined();
+    expect(b.takeOldest(0)!.key).toBe('early');
+    expect(b.takeOldest(0)!.items.map((i) => i.heldAt)).toEqual([50, 60]);
+    expect(b.takeOldest(0)).toBeUndefined();
   });
 
   it('putBack: a batch whose key is busy elsewhere goes back ahead of newer items and is not due before retryAt', () => {
@@ -82,7 +82,10 @@ describe('BatchBuffer: one rule per row', () => {
     b.putBack(batch!, 100);
     expect(b.held).toBe(3);
     expect(b.takeDue(99, never)).toEqual([]);
+    expect(b.takeOldest(99)).toBeUndefined(); // not even at the budget: its key is busy elsewhere
     expect(b.nextDueAt()).toBe(100);
+    expect(b.nextRetryAt(99)).toBe(100); // at the budget the worker asks again then
+    expect(b.nextRetryAt(100)).toBeUndefined();
     expect(b.takeDue(100, never).map((d) => d.items.map((i) => i.n))).toEqual([[1, 2]]);
   });
 

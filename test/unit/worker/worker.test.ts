@@ -5,6 +5,7 @@ import { encodeEnvelope, newJobId } from '../../../src/envelope.js';
 import { UnrecoverableError } from '../../../src/errors.js';
 import { defineBatchJob } from '../../../src/batch-job.js';
 import { defineJob } from '../../../src/job.js';
+import type { JobLock } from '../../../src/ports/lock.js';
 import type { QueuePort } from '../../../src/ports/queue.js';
 import { createWorker } from '../../../src/worker/worker.js';
 import { MemoryQueue } from '../../helpers/memory-queue.js';
@@ -125,5 +126,55 @@ describe('a batch whose item loses its lease while it waits', () => {
     // item-2 ran once, from its redelivery (it may have joined the same batch before the flush).
     expect(batches.flat().sort()).toEqual(['item-0@1', 'item-1@1', 'item-2@2', 'item-3@1', 'item-4@1']);
     expect(await memory.receive(url, 10, 0, 30)).toHaveLength(0);
+  });
+});
+
+describe('batch jobs at the budget', () => {
+  it('keep dispatching as claims free room: duplicates found while the budget is full never stall the worker', async () => {
+    const memory = new MemoryQueue();
+    const dlq = memory.create('budget-dlq');
+    const url = memory.create('budget', { deadLetterQueueUrl: dlq, maxReceiveCount: 5 });
+    const job = defineBatchJob({ name: 'b', args: z.object({ n: z.number() }), maxSize: 5, maxWaitMs: 200, handle: () => undefined });
+    // Every claim finds its job completed, after a while: room frees only when a claim ends.
+    const lock: JobLock = {
+      claim: async () => {
+        await new Promise((r) => setTimeout(r, 50));
+        return 'completed';
+      },
+      extend: async () => 'held',
+      complete: async () => true,
+      release: async () => true,
+      markDeadLettered: async () => true,
+      close() {},
+    };
+    for (let n = 0; n < 6; n++) {
+      await memory.send(url, {
+        body: encodeEnvelope({ v: 1, id: newJobId(), job: 'b', args: { n }, enqueuedAt: new Date().toISOString() }),
+        attributes: {},
+      });
+    }
+    const worker = createWorker(
+      {
+        queues: [url],
+        jobs: [job],
+        queue: memory,
+        lock,
+        waitTimeSeconds: 0,
+        deleteFlushMs: 0,
+        concurrency: 1,
+        prefetch: 1,
+        maxHeldBatchItems: 1,
+        handleSignals: false,
+        logger: pino({ level: 'silent' }),
+        metrics: { sink: 'off' },
+      },
+      {},
+    );
+    let duplicates = 0;
+    worker.on('job:duplicate', () => duplicates++);
+    await worker.start();
+    await eventually(() => duplicates === 6, 'every message dropped as a duplicate');
+    await worker.stop();
+    expect(worker.inFlight).toEqual({ running: 0, buffered: 0, batched: 0 });
   });
 });
