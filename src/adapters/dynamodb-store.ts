@@ -142,7 +142,8 @@ export class DynamoJobStore implements JobStore {
       .set('error', t.error === undefined ? undefined : S(t.error.slice(0, 1_000)))
       .set('reason', t.reason === undefined ? undefined : S(t.reason))
       .set('nextAttemptAt', t.nextAttemptAt === undefined ? undefined : S(t.nextAttemptAt.toISOString()));
-    if (t.state === 'running') u.set('startedAt', S(at));
+    if (t.state === 'running') u.set('startedAt', S((t.startedAt ?? t.at).toISOString()));
+    else if (t.startedAt !== undefined && t.state !== 'waiting') u.set('startedAt', S(t.startedAt.toISOString()));
     if (t.state === 'completed' || t.state === 'failed') u.set('finishedAt', S(at));
     const result = smallJson(t.result);
     if (result !== undefined) u.set('result', S(result));

@@ -69,6 +69,8 @@ export interface Transition {
   readonly at: Date;
   readonly enqueuedAt?: string;
   readonly worker?: string;
+  /** When the attempt started (written with `running`, or with the end of a run too short to have recorded `running`). */
+  readonly startedAt?: Date;
   readonly error?: string;
   readonly reason?: string;
   readonly nextAttemptAt?: Date;

@@ -29,6 +29,14 @@ export type StatusEnd =
   /** Deleted without running: its job completed, or this message was dead-lettered already. */
   | { readonly kind: 'duplicate'; readonly succeeded: boolean };
 
+/** A tracked job's run under way. */
+interface Run {
+  readonly startedAt: Date;
+  /** Until it fires (or progress comes), `running` is not written. */
+  timer: NodeJS.Timeout | undefined;
+  write: Promise<void> | undefined;
+}
+
 export interface StatusDeps {
   readonly store: JobStore;
   readonly sqs: QueuePort;
@@ -36,6 +44,8 @@ export interface StatusDeps {
   readonly worker: string;
   readonly reclaimAfterMs: number;
   readonly progressIntervalMs: number;
+  /** How long a tracked job runs before `running` is written (a shorter run writes only its end). */
+  readonly runningAfterMs: number;
   readonly logger: Logger;
   readonly onError: (where: string, error: unknown) => void;
 }
@@ -57,8 +67,8 @@ export function trackingOf(envelope: Envelope, jobTracks: boolean, originId: str
  */
 export class StatusTracker {
   readonly #d: StatusDeps;
-  /** The `running` write of each message whose run has not ended, by message id: the end's write goes after it. */
-  readonly #running = new Map<string, Promise<void>>();
+  /** The runs under way of tracked jobs, by message id: when each started, and its `running` write once made. */
+  readonly #runs = new Map<string, Run>();
   /** State writes not yet answered. */
   readonly #inFlight = new Set<Promise<void>>();
 
@@ -66,22 +76,39 @@ export class StatusTracker {
     this.#d = deps;
   }
 
+  /**
+   * A tracked job started. `running` is written once it has run for `runningAfterMs`, or as soon as
+   * it reports progress: a job done sooner goes from `waiting` straight to its end (one write).
+   */
   running(info: JobInfo, t: Tracking): void {
     if (!t.tracked) return;
-    const write = this.#write(info, t, 'running', { worker: this.#d.worker }).finally(() => {
-      if (this.#running.get(info.messageId) === write) this.#running.delete(info.messageId);
-    });
-    this.#running.set(info.messageId, write);
-    this.#track(write);
+    const run: Run = { startedAt: new Date(), timer: undefined, write: undefined };
+    run.timer = setTimeout(() => void this.#recordRunning(info, t, run), this.#d.runningAfterMs);
+    run.timer.unref();
+    this.#runs.set(info.messageId, run);
   }
 
-  /** The progress reporter of one run of a tracked job. */
-  progress(info: JobInfo): ProgressReporter {
+  /** The progress reporter of one run of a tracked job (its first write records `running` first). */
+  progress(info: JobInfo, t: Tracking): ProgressReporter {
     return new ProgressReporter(
-      (update) => this.#d.store.progress(info.jobId, update),
+      async (update) => {
+        const run = this.#runs.get(info.messageId);
+        if (run !== undefined) await this.#recordRunning(info, t, run);
+        await this.#d.store.progress(info.jobId, update);
+      },
       this.#d.progressIntervalMs,
       (error) => this.#d.onError('job progress', error),
     );
+  }
+
+  #recordRunning(info: JobInfo, t: Tracking, run: Run): Promise<void> {
+    if (run.timer !== undefined) clearTimeout(run.timer);
+    run.timer = undefined;
+    if (run.write === undefined) {
+      run.write = this.#write(info, t, 'running', { worker: this.#d.worker, startedAt: run.startedAt });
+      this.#track(run.write);
+    }
+    return run.write;
   }
 
   /**
@@ -93,14 +120,26 @@ export class StatusTracker {
     // Progress, then `running`, then the end: one after the other, so the end is the last write
     // (the store orders them anyway; this keeps it so on a server that does not apply a condition
     // and its write atomically, and keeps the last progress from landing after `completed`).
-    const before = Promise.all([progress?.flush(), this.#running.get(info.messageId)]);
+    const run = this.#runs.get(info.messageId);
+    this.#runs.delete(info.messageId);
+    const flushed = progress === undefined ? Promise.resolve() : progress.flush();
+    const before = flushed.then(() => {
+      // Not recorded as running yet (a short run): the end carries when it started instead.
+      if (run !== undefined && run.write === undefined && run.timer !== undefined) clearTimeout(run.timer);
+      return run?.write;
+    });
+    const started = { worker: this.#d.worker, ...(run === undefined ? {} : { startedAt: run.startedAt }) };
     const state = before.then(() => {
       if (!t.tracked) return;
-      if (end.kind === 'succeeded') return this.#write(info, t, 'completed', { result: end.result });
+      if (end.kind === 'succeeded') return this.#write(info, t, 'completed', { ...started, result: end.result });
       if (end.kind === 'retry') {
-        return this.#write(info, t, 'retrying', { error: errorText(end.error), nextAttemptAt: new Date(Date.now() + end.delayMs) });
+        return this.#write(info, t, 'retrying', {
+          ...started,
+          error: errorText(end.error),
+          nextAttemptAt: new Date(Date.now() + end.delayMs),
+        });
       }
-      if (end.kind === 'dead-letter') return this.#write(info, t, 'failed', { reason: end.reason, error: end.detail });
+      if (end.kind === 'dead-letter') return this.#write(info, t, 'failed', { ...started, reason: end.reason, error: end.detail });
     });
     this.#track(state);
     if (t.parentId === undefined || end.kind === 'retry') return Promise.resolve(true);

@@ -154,6 +154,7 @@ function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onE
     worker: `${hostname()}:${process.pid}`,
     reclaimAfterMs,
     progressIntervalMs: c.progressIntervalMs,
+    runningAfterMs: c.progressIntervalMs,
     logger: log,
     onError,
   });

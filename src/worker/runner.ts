@@ -165,7 +165,7 @@ function start(
   const status = deps.status;
   const tracking = lease.tracking;
   if (status !== undefined && tracking !== undefined) status.tracker.running(info, tracking);
-  if (status !== undefined && tracking?.tracked) lease.progress = status.tracker.progress(info);
+  if (status !== undefined && tracking?.tracked) lease.progress = status.tracker.progress(info, tracking);
   const ctx: JobContext = {
     jobId: read.envelope.id,
     jobName: job.name,

@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createJobTable } from '../../src/adapters/dynamodb-store.js';
+import { createJobTable, DynamoJobStore } from '../../src/adapters/dynamodb-store.js';
 import { createDynamoClient } from '../../src/aws/clients.js';
 import { run } from '../../src/cli/program.js';
 import { UnrecoverableError } from '../../src/errors.js';
 import { defineJob } from '../../src/job.js';
 import { createProducer } from '../../src/producer.js';
 import { fanOutResultSchema } from '../../src/status/completion.js';
-import type { JobStatus } from '../../src/ports/job-store.js';
+import type { JobStatus, JobStore, Transition } from '../../src/ports/job-store.js';
 import { getJob, JobStatusReader } from '../../src/status/get-job.js';
 import { LOCAL_DYNAMODB, LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
@@ -75,6 +75,30 @@ describe('job status: a tracked job, as its user sees it', () => {
     }, 'completed');
     expect(done).toMatchObject({ result: { imported: 37 }, progress: { done: 37, total: 37 } });
     expect(await getJob(jobId, store, {})).toMatchObject({ state: 'completed' });
+  });
+
+  it('a run shorter than the progress interval writes only its end (with when it started)', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'status-short');
+    const writes: string[] = [];
+    const inner = new DynamoJobStore({ client: dynamo, table, ttlSeconds: 3_600 });
+    const counting: JobStore = Object.assign(Object.create(inner) as JobStore, {
+      transition: (t: Transition) => {
+        writes.push(t.state);
+        return inner.transition(t);
+      },
+      close: () => {},
+    });
+    const job = defineJob({ name: 'quick', args: z.object({}), track: true, handle: () => 'ok' });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    const { jobId } = await producer.enqueue(job, {});
+    producer.close();
+    const worker = start({ queues: [queueUrl], jobs: [job], store: counting, progressIntervalMs: 5_000 });
+    await worker.start();
+    await eventually(async () => (await reader.get(jobId))?.state === 'completed', 'completed');
+    expect(writes).toEqual(['completed']);
+    const done = await reader.get(jobId);
+    expect(Date.parse(done!.startedAt!)).toBeLessThanOrEqual(Date.parse(done!.finishedAt!));
+    expect(done?.worker).toMatch(/:\d+$/);
   });
 
   it('retrying with the error and when it runs next, then completed on attempt 2', async () => {
