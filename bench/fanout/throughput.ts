@@ -4,6 +4,7 @@
  * start() to the last job:succeeded. On: the jobs were enqueued with track: true (their waiting
  * writes happen at fill time, untimed) and the worker has the job store; off: neither.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { createProducer, createWorker, defineJob } from '../../src/index.js';
@@ -16,9 +17,17 @@ export interface ThroughputRun {
   readonly jobsPerSecond: number;
 }
 
-const job = defineJob({ name: 'tp-noop', args: z.object({ n: z.number() }), handle: () => {} });
+const noop = defineJob({ name: 'tp-noop', args: z.object({ n: z.number() }), handle: () => {} });
+/** A job that does something: 20 ms of waiting (an API call, a query). */
+const work = defineJob({ name: 'tp-work', args: z.object({ n: z.number() }), handle: () => sleep(20) });
 
-export async function throughputRun(mode: 'off' | 'on', n: number, store: { table: string; endpoint: string }): Promise<ThroughputRun> {
+export async function throughputRun(
+  mode: 'off' | 'on',
+  n: number,
+  store: { table: string; endpoint: string },
+  handler: 'noop' | 'work' = 'noop',
+): Promise<ThroughputRun> {
+  const job = handler === 'noop' ? noop : work;
   const queueUrl = await freshQueue(`tp-${mode}`);
   const producer = createProducer({ queueUrl, endpoint: EMQ, region: 'us-east-1', ...(mode === 'on' ? { store } : {}) }, CREDENTIALS);
   await producer.enqueueMany(
