@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import {
   account,
@@ -81,3 +82,43 @@ it('SIGTERM with half-filled batches: they are flushed before the worker exits, 
   expect(runs.size).toBe(ids.length);
   expect(await depth(queueUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
 }, 120_000);
+
+it('exclusive batch jobs: two worker processes never flush one key at the same time, and both flush', async () => {
+  named('batch-exclusive');
+  const { queueUrl, dlqUrl } = await freshPair('batch-exclusive', 5);
+  const ws = workspace('batch-exclusive');
+  const tag = ws.lockPrefix.slice(13, 21);
+  const flushLog = `${ws.dir}/flushes.log`;
+  const ids = Array.from({ length: 400 }, (_, i) => ({ id: `excl-${tag}-${i}`, ms: 40, note: `key-${i % 4}` }));
+  await send(queueUrl, ids);
+  const env = {
+    QUEUE_URL: queueUrl,
+    EFFECTS_LOG: ws.effects,
+    LOCK_PREFIX: ws.lockPrefix,
+    CONCURRENCY: '4',
+    BATCH_MAX_SIZE: '10',
+    BATCH_WAIT_MS: '100',
+    BATCH_EXCLUSIVE: '1',
+    FLUSH_LOG: flushLog,
+  };
+  const workers = [spawnWorker(env), spawnWorker(env)];
+  await Promise.all(workers.map((w) => w.ready));
+  const done = await settled(queueUrl, dlqUrl, new Set(ids.map((j) => j.id)), ws.effects, 120_000);
+  expect(await Promise.all(workers.map((w) => stopWorker(w)))).toEqual([0, 0]);
+  const report = await account(new Set(ids.map((j) => j.id)), ws.effects, dlqUrl, {});
+  expect(done).toBe(true);
+  expect(report.lost).toBe(0);
+  expect(report.completedTwice).toBe(0);
+  const flushes = readFileSync(flushLog, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [key, start, end, pid] = line.split(' ');
+      return { key: key!, start: Number(start), end: Number(end), pid: pid! };
+    });
+  expect(new Set(flushes.map((f) => f.pid)).size).toBe(2); // both processes flushed
+  for (const key of new Set(flushes.map((f) => f.key))) {
+    const spans = flushes.filter((f) => f.key === key).sort((a, b) => a.start - b.start);
+    for (let i = 1; i < spans.length; i++) expect(spans[i]!.start).toBeGreaterThanOrEqual(spans[i - 1]!.end);
+  }
+}, 180_000);

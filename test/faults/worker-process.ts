@@ -3,7 +3,8 @@
  * its work is done (the "effect" a checker counts). Env: QUEUE_URL, ENDPOINT, MEMCACHED, LOCK_PREFIX,
  * EFFECTS_LOG, CONCURRENCY, VISIBILITY, HEARTBEAT_MS, CAPS (JSON: tenant caps), plus REPORT_HEAP=1 for the soak run.
  * With BATCH_MAX_SIZE, "work" is a batch job (key: the tenant; maxWaitMs from BATCH_WAIT_MS): each
- * batch sleeps its longest item's ms, then appends every item's effect line in one write.
+ * batch sleeps its longest item's ms, then appends every item's effect line in one write
+ * (BATCH_EXCLUSIVE=1: one flush per key across the fleet; FLUSH_LOG: a line per handler call).
  * With CAPS, the effect line also says the tenant and how many of its jobs ran in this process at once.
  * With FANOUT=1, the jobs are bench/fanout/jobs.ts's fan-out (job store: JOB_TABLE on DYNAMODB_ENDPOINT):
  *   fan-parent appends "<id>#start <ms> <attempt> <pid> <cursor>" as it starts (cursor: fanOut.sent
@@ -35,11 +36,15 @@ const batched = env.BATCH_MAX_SIZE
       key: (a) => a.note ?? 'all',
       maxSize: Number(env.BATCH_MAX_SIZE),
       maxWaitMs: Number(env.BATCH_WAIT_MS ?? 500),
+      exclusive: env.BATCH_EXCLUSIVE === '1',
       handle: async (items, ctx) => {
+        const started = Date.now();
         const ms = Math.max(...items.map((i) => i.args.ms));
         if (ms > 0) await sleep(ms, undefined, { signal: ctx.signal });
         const now = Date.now();
         appendFileSync(env.EFFECTS_LOG!, items.map((i) => `${i.jobId} ${now}\n`).join(''));
+        // FLUSH_LOG: one line per handler call, "<key> <start ms> <end ms> <pid>", to check exclusive keys.
+        if (env.FLUSH_LOG) appendFileSync(env.FLUSH_LOG, `${ctx.key} ${started} ${now} ${process.pid}\n`);
       },
     })
   : undefined;
