@@ -17,6 +17,13 @@ export const ATTR_FIRST_SENT_AT = 'sqsjobs-first-sent-at';
  */
 export const ATTR_ORIGIN = 'sqsjobs-origin-message-id';
 
+/**
+ * On a copy of a message that is in the DLQ already, re-sent only because its fan-out count failed
+ * on its last receive: the worker counts it and deletes it, and never runs it (the dead-letter
+ * marker names the first message id, which the copy does not have).
+ */
+export const ATTR_DEAD_LETTERED = 'sqsjobs-dead-lettered';
+
 const SQS_MAX_ATTRIBUTES = 10;
 const SQS_MAX_DELAY_SECONDS = 900;
 
@@ -42,6 +49,11 @@ export function originOf(m: ReceivedMessage): string {
   return m.attributes[ATTR_ORIGIN]?.StringValue ?? m.messageId;
 }
 
+/** A copy re-sent only to be counted: its job is in the DLQ already (see ATTR_DEAD_LETTERED). */
+export function isDeadLetteredCopy(m: ReceivedMessage): boolean {
+  return m.attributes[ATTR_DEAD_LETTERED]?.StringValue === 'true';
+}
+
 /** True when handing `m` back by visibility would let SQS's redrive move it to the DLQ on its next receive. */
 export function atReceiveLimit(m: ReceivedMessage, maxReceiveCount: number | undefined): boolean {
   return maxReceiveCount !== undefined && m.receiveCount >= maxReceiveCount;
@@ -52,13 +64,14 @@ export function atReceiveLimit(m: ReceivedMessage, maxReceiveCount: number | und
  * visible after `delaySeconds` (at most SQS's 900; FIFO queues have no per-message delay, and the
  * copy joins the back of its group with a new deduplication id).
  */
-export function resentMessage(m: ReceivedMessage, delaySeconds: number, countThisReceive = true): OutgoingMessage {
+export function resentMessage(m: ReceivedMessage, delaySeconds: number, countThisReceive = true, deadLettered = false): OutgoingMessage {
   // A fairness deferral did not run the job: this receive is not an attempt.
   const prior = attemptOf(m) - (countThisReceive ? 0 : 1);
   const ours: Record<string, MessageAttribute> = {
     [ATTR_PRIOR_RECEIVES]: { DataType: 'Number', StringValue: String(prior) },
     [ATTR_FIRST_SENT_AT]: { DataType: 'Number', StringValue: String(firstSentAt(m).getTime()) },
     [ATTR_ORIGIN]: { DataType: 'String', StringValue: originOf(m) },
+    ...(deadLettered ? { [ATTR_DEAD_LETTERED]: { DataType: 'String', StringValue: 'true' } } : {}),
   };
   const kept = Object.entries(m.attributes)
     .filter(([name]) => !(name in ours))

@@ -13,7 +13,7 @@ import { type FanOutDeps, fanOut } from '../status/fan-out.js';
 import { NO_PROGRESS } from '../status/progress.js';
 import { type StatusTracker, trackingOf } from '../status/tracker.js';
 import type { Lease } from './leases.js';
-import { attemptOf, firstSentAt, originOf } from './resend.js';
+import { attemptOf, firstSentAt, isDeadLetteredCopy, originOf } from './resend.js';
 
 export interface RunDeps {
   readonly jobs: JobRegistry;
@@ -140,6 +140,8 @@ export async function runJob(deps: RunDeps, lease: Lease, read: Reading): Promis
 
 /** Claim the job id of a message read well: 'run' (the lock is the lease's now), or how the message ends instead. */
 export async function claimFor(deps: RunDeps, lease: Lease, read: GoodReading, token: string): Promise<Outcome | 'run'> {
+  // A copy re-sent only to be counted in its fan-out: its job is in the DLQ already.
+  if (isDeadLetteredCopy(lease.message)) return { kind: 'duplicate', state: 'dead-lettered' };
   const claim = await claimJob(deps.lock, read.envelope.id, token, deps.lockTtlSeconds, lease.message);
   if (claim === 'claimed') lease.lock = { jobId: read.envelope.id, token };
   if (claim === 'unavailable') deps.emit('job:lock-unavailable', lease.info ?? read.info);

@@ -148,10 +148,10 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       deps.emit('job:dead-lettered', { ...info, reason: outcome.reason, detail: outcome.detail });
       log().error({ reason: outcome.reason, detail: outcome.detail }, 'message moved to the dead-letter queue');
       if (!(await recordEnd(deps, lease, info, { kind: 'dead-letter', reason: outcome.reason, detail: outcome.detail }))) {
-        // Back by visibility, never re-sent: the marker names this message id, so when it comes back
-        // (within the marker's life) it is deleted as a leftover, and counted then. A re-sent copy
-        // would be a new message, and run again.
-        await makeVisible(deps, lease, info, COUNT_RETRY_SECONDS);
+        // Comes back within the marker's life (which names this message id): deleted as a leftover,
+        // and counted then. On its last receive it is re-sent marked as dead-lettered instead, since
+        // SQS would redrive it away, and a plain copy would be a new message that runs again.
+        await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed', true);
         return;
       }
       await deps.acks.delete(m);
@@ -198,11 +198,19 @@ const DUPLICATE_LOG = {
  * Make a message visible again after `seconds`, or, when that would let SQS's redrive move it to
  * the DLQ on its next receive, re-send it (same body and job id, fresh receive count) and delete it.
  */
-async function handBack(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: number, reason: string): Promise<void> {
+async function handBack(
+  deps: SettleDeps,
+  lease: Lease,
+  info: JobInfo,
+  seconds: number,
+  reason: string,
+  deadLettered = false,
+): Promise<void> {
   const m = lease.message;
   const log = jobLogger(deps.logger, info);
   if (atReceiveLimit(m, deps.maxReceiveCount(m.queueUrl))) {
-    const copy = resentMessage(m, seconds);
+    // A message already in the DLQ goes back marked so, to be counted and never run again.
+    const copy = resentMessage(m, seconds, true, deadLettered);
     try {
       await deps.sqs.send(m.queueUrl, copy);
     } catch (error) {

@@ -81,12 +81,11 @@ describe('job status: a tracked job, as its user sees it', () => {
     const { queueUrl } = await freshQueues(sqs, 'status-short');
     const writes: string[] = [];
     const inner = new DynamoJobStore({ client: dynamo, table, ttlSeconds: 3_600 });
-    const counting: JobStore = Object.assign(Object.create(inner) as JobStore, {
+    const counting = delegate(inner, {
       transition: (t: Transition) => {
         writes.push(t.state);
         return inner.transition(t);
       },
-      close: () => {},
     });
     const job = defineJob({ name: 'quick', args: z.object({}), track: true, handle: () => 'ok' });
     const producer = createProducer({ queueUrl }, LOCAL_ENV);
@@ -253,6 +252,55 @@ describe('fan-out', () => {
     expect(await queueCounts(sqs, queueUrl)).toEqual(empty);
   });
 
+  // maxReceiveCount 1: the child is dead-lettered (retries-exhausted) on its last receive, where a
+  // hand-back by visibility would let SQS redrive it away, and a plain re-sent copy would run again:
+  // it is re-sent marked as dead-lettered. maxReceiveCount 5 (UnrecoverableError on receive 1): it
+  // comes back by visibility and the dead-letter marker (by message id) recognises it.
+  it.each([
+    { maxReceiveCount: 1, unrecoverable: false },
+    { maxReceiveCount: 5, unrecoverable: true },
+  ])(
+    'a dead-lettered child whose count fails comes back, is counted then, and never runs again (%o)',
+    async ({ maxReceiveCount, unrecoverable }) => {
+      const { queueUrl, dlqUrl } = await freshQueues(sqs, 'fanout-count-fail', { maxReceiveCount });
+      const completions: unknown[] = [];
+      const done = defineJob({ ...completionSpec(completion), handle: (a) => void completions.push(a) });
+      const runs = new Map<number, number>();
+      const child = defineJob({
+        name: 'row',
+        args: z.object({ row: z.number() }),
+        handle: ({ row }) => {
+          runs.set(row, (runs.get(row) ?? 0) + 1);
+          if (row === 1) throw unrecoverable ? new UnrecoverableError('row 1 is malformed') : new Error('row 1 failed');
+        },
+      });
+      const parent = defineJob({
+        name: 'split',
+        args: z.object({}),
+        handle: (_a, ctx) => ctx.fanOut(child, [{ row: 0 }, { row: 1 }, { row: 2 }], { onComplete: { job: done, args: { source: 'x' } } }),
+      });
+      // The store refuses the first count of the failing child (a store blip right after its DLQ send).
+      const inner = new DynamoJobStore({ client: dynamo, table, ttlSeconds: 3_600 });
+      let refused = 0;
+      const flaky = delegate(inner, {
+        childEnded: (...a) => {
+          if (a[0].childId.endsWith('.c1') && refused++ === 0) return Promise.reject(new Error('store unreachable'));
+          return inner.childEnded(...a);
+        },
+      });
+      const producer = createProducer({ queueUrl }, LOCAL_ENV);
+      await producer.enqueue(parent, {});
+      producer.close();
+      const worker = start({ queues: [queueUrl], jobs: [parent, child, done], store: flaky });
+      await worker.start();
+      await eventually(() => completions.length === 1, 'the completion, once the failed child is counted', 30_000);
+      expect(refused).toBeGreaterThanOrEqual(2); // refused once, counted when it came back
+      expect(runs.get(1)).toBe(1); // came back as a leftover of the DLQ, not run again
+      expect(completions).toEqual([expect.objectContaining({ total: 3, succeeded: 2, failed: 1 })]);
+      expect((await drain(sqs, dlqUrl)).length).toBe(1);
+    },
+  );
+
   it('refuses bad children before sending any, naming the entry and the field', async () => {
     const { queueUrl } = await freshQueues(sqs, 'fanout-bad');
     const child = defineJob({ name: 'row', args: z.object({ row: z.number() }), handle: () => {} });
@@ -278,6 +326,22 @@ describe('fan-out', () => {
     expect(events.count('job:start')).toBe(1); // no child was sent
   });
 });
+
+/** A JobStore that passes every call to `inner`, but for `overrides` (and a close that leaves the shared client open). */
+function delegate(inner: JobStore, overrides: Partial<JobStore>): JobStore {
+  return {
+    transition: (t) => inner.transition(t),
+    progress: (jobId, update) => inner.progress(jobId, update),
+    get: (jobId) => inner.get(jobId),
+    openFanOut: (...a) => inner.openFanOut(...a),
+    fanOutSent: (...a) => inner.fanOutSent(...a),
+    childEnded: (...a) => inner.childEnded(...a),
+    claimEmptyCompletion: (...a) => inner.claimEmptyCompletion(...a),
+    completionSent: (parentId) => inner.completionSent(parentId),
+    close: () => {},
+    ...overrides,
+  };
+}
 
 /** The completion job's definition fields, to give it a handler per test. */
 function completionSpec<T extends { name: string; args: z.ZodType }>(job: T) {

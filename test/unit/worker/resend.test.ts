@@ -6,6 +6,7 @@ import {
   atReceiveLimit,
   attemptOf,
   firstSentAt,
+  isDeadLetteredCopy,
   originOf,
   resentMessage,
 } from '../../../src/worker/resend.js';
@@ -70,6 +71,14 @@ describe('re-sending a message with no receive left', () => {
     const copy = resentMessage({ ...base, attributes: many }, 0);
     expect(Object.keys(copy.attributes)).toHaveLength(10);
     expect(copy.attributes[ATTR_ORIGIN]?.StringValue).toBe('m-1');
+  });
+
+  it('marks a copy of a message already in the DLQ (to be counted, never run), and keeps the mark over re-sends', () => {
+    const copy: ReceivedMessage = { ...base, messageId: 'm-2', attributes: resentMessage(base, 5, true, true).attributes };
+    expect(isDeadLetteredCopy(copy)).toBe(true);
+    expect(isDeadLetteredCopy({ ...copy, attributes: resentMessage(copy, 5).attributes })).toBe(true);
+    expect(isDeadLetteredCopy(base)).toBe(false);
+    expect(isDeadLetteredCopy(asReceived(base, 'm-3'))).toBe(false);
   });
 
   it('ignores a carried value that is not a count', () => {
