@@ -6,6 +6,7 @@ import { createJobTable, DynamoJobStore } from '../../src/adapters/dynamodb-stor
 import { createDynamoClient } from '../../src/aws/clients.js';
 import { run } from '../../src/cli/program.js';
 import { UnrecoverableError } from '../../src/errors.js';
+import { defineBatchJob } from '../../src/batch-job.js';
 import { defineJob } from '../../src/job.js';
 import { createProducer } from '../../src/producer.js';
 import { fanOutResultSchema } from '../../src/status/completion.js';
@@ -98,6 +99,32 @@ describe('job status: a tracked job, as its user sees it', () => {
     const done = await reader.get(jobId);
     expect(Date.parse(done!.startedAt!)).toBeLessThanOrEqual(Date.parse(done!.finishedAt!));
     expect(done?.worker).toMatch(/:\d+$/);
+  });
+
+  it('a stop right after a job ends still records its end (state writes in flight are waited for)', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'status-stop');
+    const job = defineJob({ name: 'last', args: z.object({ n: z.number() }), track: true, handle: () => {} });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    const sent = await producer.enqueueMany(
+      job,
+      Array.from({ length: 20 }, (_, n) => ({ n })),
+    );
+    producer.close();
+    // A slow store: each state write lands 2.5 s after it is made (longer than a stop takes).
+    const inner = new DynamoJobStore({ client: dynamo, table, ttlSeconds: 3_600 });
+    const slow = delegate(inner, {
+      transition: async (t) => {
+        await sleepFor(2_500);
+        return inner.transition(t);
+      },
+    });
+    const worker = start({ queues: [queueUrl], jobs: [job], store: slow });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:succeeded') === 20, 'every job to run');
+    await worker.stop();
+    const states = await Promise.all(sent.map(async ({ jobId }) => (await reader.get(jobId))?.state));
+    expect(states).toEqual(Array(20).fill('completed'));
   });
 
   it('retrying with the error and when it runs next, then completed on attempt 2', async () => {
@@ -300,6 +327,43 @@ describe('fan-out', () => {
       expect((await drain(sqs, dlqUrl)).length).toBe(1);
     },
   );
+
+  it('fans out into a batch job: children are handled in batches, and each is counted, poison too', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'fanout-batch');
+    const completions: unknown[] = [];
+    const done = defineJob({ ...completionSpec(completion), handle: (a) => void completions.push(a) });
+    const sizes: number[] = [];
+    const rows = defineBatchJob({
+      name: 'rows',
+      args: z.object({ row: z.number() }),
+      key: ({ row }) => {
+        if (row === 3) throw new Error('no key for row 3');
+        return 'all';
+      },
+      maxSize: 5,
+      maxWaitMs: 200,
+      handle: (items) => void sizes.push(items.length),
+    });
+    const parent = defineJob({
+      name: 'split',
+      args: z.object({}),
+      handle: (_a, ctx) =>
+        ctx.fanOut(
+          rows,
+          Array.from({ length: 10 }, (_, row) => ({ row })),
+          { onComplete: { job: done, args: { source: 'x' } } },
+        ),
+    });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    await producer.enqueue(parent, {});
+    producer.close();
+    const worker = start({ queues: [queueUrl], jobs: [parent, rows, done], store });
+    await worker.start();
+    await eventually(() => completions.length === 1, 'the completion', 30_000);
+    expect(completions).toEqual([expect.objectContaining({ total: 10, succeeded: 9, failed: 1 })]);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(9);
+    expect(Math.max(...sizes)).toBeGreaterThan(1); // batched
+  });
 
   it('refuses bad children before sending any, naming the entry and the field', async () => {
     const { queueUrl } = await freshQueues(sqs, 'fanout-bad');
