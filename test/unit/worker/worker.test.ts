@@ -178,3 +178,70 @@ describe('batch jobs at the budget', () => {
     expect(worker.inFlight).toEqual({ running: 0, buffered: 0, batched: 0 });
   });
 });
+
+describe('an exclusive batch whose handler is abandoned', () => {
+  it('keeps its key until the lock TTL ends (another flush of the key must not start beside it)', async () => {
+    const memory = new MemoryQueue();
+    const dlq = memory.create('abandon-dlq');
+    const url = memory.create('abandon', { deadLetterQueueUrl: dlq, maxReceiveCount: 5 });
+    const calls: string[] = [];
+    const lock = {
+      claim: async () => 'claimed' as const,
+      extend: async () => 'held' as const,
+      complete: async () => true,
+      release: async () => true,
+      markDeadLettered: async () => true,
+      close() {},
+      slots: {
+        take: async (key: string) => {
+          calls.push(`take ${key}`);
+          return 0;
+        },
+        extend: async () => {},
+        release: async (key: string) => void calls.push(`release ${key}`),
+      },
+    };
+    let started = 0;
+    const job = defineBatchJob({
+      name: 'sync',
+      args: z.object({}),
+      maxSize: 2,
+      maxWaitMs: 0,
+      exclusive: true,
+      timeoutMs: 100,
+      handle: async () => {
+        started++;
+        await new Promise(() => {}); // ignores its signal: never settles
+      },
+    });
+    for (let i = 0; i < 2; i++) {
+      await memory.send(url, {
+        body: encodeEnvelope({ v: 1, id: newJobId(), job: 'sync', args: {}, enqueuedAt: new Date().toISOString() }),
+        attributes: {},
+      });
+    }
+    const worker = createWorker(
+      {
+        queues: [url],
+        jobs: [job],
+        queue: memory,
+        lock: lock as unknown as JobLock,
+        abortGraceMs: 50,
+        waitTimeSeconds: 0,
+        deleteFlushMs: 0,
+        handleSignals: false,
+        logger: pino({ level: 'silent' }),
+        metrics: { sink: 'off' },
+      },
+      {},
+    );
+    const failed: number[] = [];
+    worker.on('job:failed', (e) => failed.push(e.attempt));
+    await worker.start();
+    await eventually(() => failed.length === 2, 'both items failed by the timeout');
+    await worker.stop();
+    expect(started).toBeGreaterThanOrEqual(1);
+    expect(calls.filter((c) => c.startsWith('take'))).not.toHaveLength(0);
+    expect(calls.filter((c) => c.startsWith('release'))).toEqual([]); // the abandoned handler keeps the key
+  });
+});
