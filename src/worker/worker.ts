@@ -185,6 +185,9 @@ export class Worker extends EventSource<WorkerEvents> {
    * job's message joins its batch instead, while the batch budget has room.
    */
   #dispatch(): void {
+    // A message whose kind has no room now (no free handler slot; the batch budget full) is set
+    // aside, so the other kind behind it still starts; set-aside messages go back first, in order.
+    const setAside: Lease[] = [];
     while (!this.#stop.signal.aborted) {
       const free = this.#running.size < this.config.concurrency;
       if (!free && !this.#batching.hasRoom()) break;
@@ -193,12 +196,13 @@ export class Worker extends EventSource<WorkerEvents> {
       const read = readMessage(this.config.jobs, next.lease.message);
       const batchJob = read.ok && read.job.kind === 'sqs-jobs/batch-job' ? read.job : undefined;
       if (!(batchJob === undefined ? free : this.#batching.hasRoom())) {
-        this.#scheduler.putBack(next.lease);
-        break;
+        setAside.push(next.lease);
+        continue;
       }
       if (batchJob !== undefined && read.ok) this.#batching.admit(next.lease, read, batchJob);
       else this.#run(next.queue, next.lease, read);
     }
+    for (const lease of setAside.reverse()) this.#scheduler.putBack(lease);
     this.#batching.pump();
     const orphans = this.#scheduler.takeOrphans();
     if (orphans.length > 0) this.#track(this.#handBack(orphans, 'an earlier message of its FIFO group was lost while waiting'));

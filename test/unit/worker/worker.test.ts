@@ -245,3 +245,45 @@ describe('an exclusive batch whose handler is abandoned', () => {
     expect(calls.filter((c) => c.startsWith('release'))).toEqual([]); // the abandoned handler keeps the key
   });
 });
+
+describe('two kinds of job on one queue', () => {
+  it('a batch budget that is full does not hold back ordinary jobs behind its messages', async () => {
+    const memory = new MemoryQueue();
+    const dlq = memory.create('kinds-dlq');
+    const url = memory.create('kinds', { deadLetterQueueUrl: dlq, maxReceiveCount: 5 });
+    // The batch handler holds its slot (and its item) until the end: the batch budget stays full.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const batch = defineBatchJob({ name: 'b', args: z.object({}), maxSize: 100, maxWaitMs: 60_000, handle: () => gate });
+    let pings = 0;
+    const ping = defineJob({ name: 'ping', args: z.object({}), handle: () => void pings++ });
+    const send = (job: string) =>
+      memory.send(url, {
+        body: encodeEnvelope({ v: 1, id: newJobId(), job, args: {}, enqueuedAt: new Date().toISOString() }),
+        attributes: {},
+      });
+    for (const job of ['b', 'b', 'b', 'ping', 'ping', 'ping']) await send(job);
+    const worker = createWorker(
+      {
+        queues: [url],
+        jobs: [batch, ping],
+        queue: memory,
+        maxHeldBatchItems: 1, // one batch message held (and flushed); the other two wait in the buffer
+        concurrency: 2,
+        waitTimeSeconds: 0,
+        deleteFlushMs: 0,
+        shutdownTimeoutMs: 0,
+        handleSignals: false,
+        logger: pino({ level: 'silent' }),
+        metrics: { sink: 'off' },
+      },
+      {},
+    );
+    await worker.start();
+    await eventually(() => pings === 3, 'the ordinary jobs to run');
+    release();
+    await worker.stop();
+  });
+});
