@@ -39,6 +39,10 @@ export interface BatchResult {
   readonly failed?: readonly { readonly jobId: string; readonly error: unknown }[];
 }
 
+/** What a batch handler may answer: nothing (every item succeeded), or the items that failed. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler written `async (items) => { await bulk(items) }` returns Promise<void>
+export type BatchAnswer = BatchResult | undefined | void;
+
 export interface BatchJobDefinition<Args extends z.ZodType = z.ZodType> {
   readonly kind: 'sqs-jobs/batch-job';
   readonly name: string;
@@ -50,7 +54,7 @@ export interface BatchJobDefinition<Args extends z.ZodType = z.ZodType> {
   readonly maxWaitMs: number;
   /** One flush of a key at a time across the fleet (a memcached key per job and key). */
   readonly exclusive: boolean;
-  readonly handle: (items: BatchItem<z.output<Args>>[], ctx: BatchContext) => Promise<BatchResult | undefined> | BatchResult | undefined;
+  readonly handle: (items: BatchItem<z.output<Args>>[], ctx: BatchContext) => Promise<BatchAnswer> | BatchAnswer;
   readonly timeoutMs: number | undefined;
   readonly backoff: BackoffPolicy;
 }
@@ -69,7 +73,7 @@ export interface BatchJobSpec<Args extends z.ZodType> {
   maxWaitMs: number;
   /** Never flush one key in two places at once (needs memcached; default false). */
   exclusive?: boolean;
-  handle: (items: BatchItem<z.output<Args>>[], ctx: BatchContext) => Promise<BatchResult | undefined> | BatchResult | undefined;
+  handle: (items: BatchItem<z.output<Args>>[], ctx: BatchContext) => Promise<BatchAnswer> | BatchAnswer;
   /** Abort the handler's signal after this long; every item of the batch then counts a failed attempt. */
   timeoutMs?: number;
   backoff?: Partial<BackoffPolicy>;

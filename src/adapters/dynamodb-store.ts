@@ -21,6 +21,7 @@ import {
   type FanOutStatus,
   type JobState,
   type JobStatus,
+  type JobViewState,
   type JobStore,
   type ProgressUpdate,
   STATE_RANK,
@@ -436,6 +437,13 @@ function fanOutOf(item: Item): FanOutStatus | undefined {
   };
 }
 
+function stateOf(state: JobState | undefined, fanOut: FanOutStatus | undefined): JobViewState {
+  if (fanOut === undefined) return state ?? 'running';
+  const childrenEnded = fanOut.succeeded + fanOut.failed >= fanOut.total;
+  if (state === 'completed' || state === undefined) return childrenEnded ? 'completed' : 'waiting-children';
+  return state;
+}
+
 function toStatus(item: Item): JobStatus | undefined {
   const state = str(item, 'state') as JobState | undefined;
   const jobId = str(item, 'jobId');
@@ -466,12 +474,9 @@ function toStatus(item: Item): JobStatus | undefined {
   return {
     jobId,
     jobName: str(item, 'jobName') ?? 'unknown',
-    // A fan-out opened before its parent's first state write reads as running; a parent whose own
-    // run completed waits for its children.
-    state:
-      (state ?? 'running') === 'completed' && fanOut !== undefined && fanOut.succeeded + fanOut.failed < fanOut.total
-        ? 'waiting-children'
-        : (state ?? 'running'),
+    // A fan-out parent (tracked or not) whose own run completed, or never recorded a state of its
+    // own, waits for its children, then reads completed once they have all ended.
+    state: stateOf(state, fanOut),
     attempt: num(item, 'attempt') ?? 0,
     updatedAt: str(item, 'updatedAt') ?? '',
     ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),

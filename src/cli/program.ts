@@ -98,7 +98,7 @@ export function buildProgram(io: CliIo): Command {
     .action((flags) => queuesCreate(flags, ctx));
 
   withAws(program.command('worker').description('run a worker for the jobs a module exports, until SIGTERM/SIGINT'))
-    .option('--jobs <module>', 'module or folder (its index) that exports jobs made by defineJob() (required)')
+    .option('--jobs <module>', 'module or folder (its index) that exports jobs made by defineJob() or defineBatchJob() (required)')
     .option(
       '--queue <url[@weight]>',
       'queue URL, repeatable; a weight shares free slots between queues (default: SQS_JOBS_QUEUE_URL)',

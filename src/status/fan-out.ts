@@ -58,6 +58,15 @@ export async function fanOut(
   });
   const queueUrl = options.queueUrl ?? parent.queueUrl;
   const done = options.onComplete;
+  // The completion job gets { ...args, parentId, total, succeeded, failed }: check that its schema
+  // takes that now, rather than after every child has run.
+  if (done !== undefined && typeof done.job !== 'string') {
+    try {
+      validateArgs(done.job, { ...done.args, parentId: parent.jobId, total: 0, succeeded: 0, failed: 0 });
+    } catch (error) {
+      throw new SqsJobsError('ARGS_INVALID', `ctx.fanOut: onComplete: ${(error as Error).message}`, { cause: error });
+    }
+  }
   const completion =
     done === undefined
       ? undefined

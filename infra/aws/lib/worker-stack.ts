@@ -25,8 +25,19 @@ export interface SqsJobsWorkerStackProps extends StackProps {
 
 const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
-/** The SQS actions the worker calls, and nothing else. Batch calls are authorised by their single forms. */
-export const WORKER_QUEUE_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes'];
+/**
+ * The SQS actions the worker calls on the queues it consumes, and nothing else. Batch calls are
+ * authorised by their single forms. SendMessage: a message with no receive left is re-sent rather
+ * than handed back, a job over its tenant's cap is re-sent later, and ctx.fanOut sends children and
+ * completions to the queue it consumes.
+ */
+export const WORKER_QUEUE_ACTIONS = [
+  'sqs:ReceiveMessage',
+  'sqs:DeleteMessage',
+  'sqs:ChangeMessageVisibility',
+  'sqs:GetQueueAttributes',
+  'sqs:SendMessage',
+];
 export const WORKER_DLQ_ACTIONS = ['sqs:SendMessage', 'sqs:GetQueueUrl'];
 /**
  * The job store's item actions: the worker reads and updates records and counts fan-out children
@@ -115,10 +126,6 @@ export class SqsJobsWorkerStack extends Stack {
           new iam.PolicyStatement({ sid: 'RecordWaiting', actions: PRODUCER_STORE_ACTIONS, resources: [this.jobTable.tableArn] }),
         ],
       });
-      // ctx.fanOut sends children and completions to the queue it consumes.
-      taskRole.addToPolicy(
-        new iam.PolicyStatement({ sid: 'FanOut', actions: ['sqs:SendMessage'], resources: consumed.map((q) => q.queueArn) }),
-      );
     }
     if (s.metrics === 'cloudwatch') {
       // PutMetricData has no resource type; the condition pins it to the job metrics namespace.
