@@ -389,6 +389,32 @@ describe('fan-out', () => {
     expect(errors[0]).toMatch(/argsList\[1\].*args\.row/);
     expect(events.count('job:start')).toBe(1); // no child was sent
   });
+
+  it("refuses a completion job whose schema does not take the fan-out's result, before sending any child", async () => {
+    const { queueUrl } = await freshQueues(sqs, 'fanout-bad-done');
+    const child = defineJob({ name: 'row', args: z.object({ row: z.number() }), handle: () => {} });
+    const strict = defineJob({ name: 'done-strict', args: z.object({ parentId: z.string(), region: z.string() }), handle: () => {} });
+    const errors: string[] = [];
+    const parent = defineJob({
+      name: 'split',
+      args: z.object({}),
+      handle: async (_a, ctx) => {
+        await ctx.fanOut(child, [{ row: 1 }], { onComplete: { job: strict } }).catch((e: Error) => {
+          errors.push(e.message);
+          throw new UnrecoverableError(e.message);
+        });
+      },
+    });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    await producer.enqueue(parent, {});
+    producer.close();
+    const worker = start({ queues: [queueUrl], jobs: [parent, child, strict], store });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:dead-lettered') === 1, 'the parent dead-lettered');
+    expect(errors[0]).toMatch(/onComplete.*args\.region/);
+    expect(events.count('job:start')).toBe(1); // no child was sent
+  });
 });
 
 /** A JobStore that passes every call to `inner`, but for `overrides` (and a close that leaves the shared client open). */

@@ -139,6 +139,14 @@ describe('DynamoJobStore: fan-out counters', () => {
     expect(await end('a', 0)).toMatchObject({ kind: 'counted', completion: done });
   });
 
+  it('an untracked parent reads waiting-children until its children have ended, then completed', async () => {
+    const parentId = id();
+    await store.openFanOut(parentId, 'import', 1, done);
+    expect((await store.get(parentId))?.state).toBe('waiting-children');
+    await store.childEnded({ parentId, childId: 'only', succeeded: true }, 'only', 60_000);
+    expect((await store.get(parentId))?.state).toBe('completed');
+  });
+
   it('a child whose parent has no fan-out record is answered as such, and creates nothing', async () => {
     const parentId = id();
     expect(await store.childEnded({ parentId, childId: 'x', succeeded: true }, 'x', 60_000)).toEqual({ kind: 'no-fan-out' });
