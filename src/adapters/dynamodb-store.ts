@@ -1,12 +1,7 @@
 import {
-  type AttributeValue,
   ConditionalCheckFailedException,
-  CreateTableCommand,
   type DynamoDBClient,
   GetItemCommand,
-  ResourceInUseException,
-  UpdateTimeToLiveCommand,
-  waitUntilTableExists,
   TransactionCanceledException,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -19,14 +14,16 @@ import {
   type ChildEnd,
   type CompletionSpec,
   type FanOutStatus,
-  type JobState,
   type JobStatus,
-  type JobViewState,
   type JobStore,
   type ProgressUpdate,
   STATE_RANK,
   type Transition,
 } from '../ports/job-store.js';
+import { completionOf, fanOutOf, jobKey, N, S, smallJson, toStatus, Update } from './dynamodb-items.js';
+
+export { createJobTable } from './dynamodb-table.js';
+export { MAX_JSON_BYTES } from './dynamodb-items.js';
 
 /** A DynamoJobStore with its own client (closed with the store). */
 export function createDynamoJobStore(aws: AwsSettings, table: string, ttlSeconds: number, env: Env): DynamoJobStore {
@@ -49,65 +46,6 @@ export interface DynamoJobStoreOptions {
 
 /** Tries of a child's count transaction that conflicts with another child's on the same parent. */
 const CONFLICT_ATTEMPTS = 6;
-
-/** Results and data are kept only when their JSON is this small (a DynamoDB item holds 400 KB). */
-export const MAX_JSON_BYTES = 4_096;
-
-type Item = Record<string, AttributeValue>;
-
-const S = (s: string): AttributeValue => ({ S: s });
-const N = (n: number): AttributeValue => ({ N: String(n) });
-const jobKey = (jobId: string): Item => ({ pk: S(`job#${jobId}`) });
-
-/** Small JSON, or undefined when it is too big (or not JSON). */
-function smallJson(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  try {
-    const text = JSON.stringify(value);
-    return text !== undefined && Buffer.byteLength(text) <= MAX_JSON_BYTES ? text : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Builds one UpdateItem's expression: SET/ADD clauses with placeholder names and values. */
-class Update {
-  readonly names: Record<string, string> = {};
-  readonly values: Item = {};
-  readonly #set: string[] = [];
-  readonly #add: string[] = [];
-  #n = 0;
-
-  name(attribute: string): string {
-    const key = `#${attribute}`;
-    this.names[key] = attribute;
-    return key;
-  }
-
-  value(v: AttributeValue): string {
-    const key = `:v${this.#n++}`;
-    this.values[key] = v;
-    return key;
-  }
-
-  set(attribute: string, v: AttributeValue | undefined, ifMissing = false): this {
-    if (v === undefined) return this;
-    const n = this.name(attribute);
-    this.#set.push(ifMissing ? `${n} = if_not_exists(${n}, ${this.value(v)})` : `${n} = ${this.value(v)}`);
-    return this;
-  }
-
-  add(attribute: string, by: number): this {
-    this.#add.push(`${this.name(attribute)} ${this.value(N(by))}`);
-    return this;
-  }
-
-  get expression(): string {
-    return [this.#set.length ? `SET ${this.#set.join(', ')}` : '', this.#add.length ? `ADD ${this.#add.join(', ')}` : '']
-      .filter(Boolean)
-      .join(' ');
-  }
-}
 
 /**
  * The job store on DynamoDB: one on-demand table, partition key `pk` (string), TTL attribute
@@ -379,106 +317,4 @@ export class DynamoJobStore implements JobStore {
   #expiresAt(): number {
     return Math.floor(Date.now() / 1000) + this.#o.ttlSeconds;
   }
-}
-
-/**
- * Create the job store's table if it does not exist: on-demand, partition key `pk`, TTL on
- * `expiresAt`. Answers true when it was created now. (On AWS, prefer the CDK stack, which also
- * turns on point-in-time recovery.)
- */
-export async function createJobTable(client: DynamoDBClient, table: string): Promise<boolean> {
-  try {
-    await client.send(
-      new CreateTableCommand({
-        TableName: table,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-      }),
-    );
-  } catch (error) {
-    if (error instanceof ResourceInUseException) return false;
-    throw error;
-  }
-  await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: table });
-  await client.send(
-    new UpdateTimeToLiveCommand({ TableName: table, TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true } }),
-  );
-  return true;
-}
-
-const str = (item: Item, name: string) => item[name]?.S;
-const num = (item: Item, name: string) => (item[name]?.N === undefined ? undefined : Number(item[name].N));
-
-function parseJson(text: string | undefined): unknown {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The completion spec stored with a fan-out; one with no completion job answers a spec with job '' (nothing to send). */
-function completionOf(item: Item): CompletionSpec {
-  const parsed = parseJson(str(item, 'fanCompletion')) as CompletionSpec | undefined;
-  return parsed ?? { job: '', queueUrl: '' };
-}
-
-function fanOutOf(item: Item): FanOutStatus | undefined {
-  const total = num(item, 'fanTotal');
-  if (total === undefined) return undefined;
-  return {
-    total,
-    sent: num(item, 'fanSent') ?? 0,
-    succeeded: num(item, 'fanSucceeded') ?? 0,
-    failed: num(item, 'fanFailed') ?? 0,
-    completionSent: item.fanCompletionSent?.BOOL === true,
-  };
-}
-
-function stateOf(state: JobState | undefined, fanOut: FanOutStatus | undefined): JobViewState {
-  if (fanOut === undefined) return state ?? 'running';
-  const childrenEnded = fanOut.succeeded + fanOut.failed >= fanOut.total;
-  if (state === 'completed' || state === undefined) return childrenEnded ? 'completed' : 'waiting-children';
-  return state;
-}
-
-function toStatus(item: Item): JobStatus | undefined {
-  const state = str(item, 'state') as JobState | undefined;
-  const jobId = str(item, 'jobId');
-  if (jobId === undefined) return undefined;
-  const done = num(item, 'progressDone');
-  const total = num(item, 'progressTotal');
-  const fanOut = fanOutOf(item);
-  const optional = {
-    enqueuedAt: str(item, 'enqueuedAt'),
-    startedAt: str(item, 'startedAt'),
-    finishedAt: str(item, 'finishedAt'),
-    worker: str(item, 'worker'),
-    error: str(item, 'error'),
-    reason: str(item, 'reason'),
-    nextAttemptAt: str(item, 'nextAttemptAt'),
-    result: parseJson(str(item, 'result')),
-    data: parseJson(str(item, 'data')),
-    parentId: str(item, 'parentId'),
-    // A fan-out parent with no progress of its own shows its children's: ended of total.
-    progress:
-      done === undefined && total === undefined
-        ? fanOut === undefined
-          ? undefined
-          : { done: fanOut.succeeded + fanOut.failed, total: fanOut.total }
-        : { done: done ?? 0, ...(total === undefined ? {} : { total }) },
-    fanOut,
-  };
-  return {
-    jobId,
-    jobName: str(item, 'jobName') ?? 'unknown',
-    // A fan-out parent (tracked or not) whose own run completed, or never recorded a state of its
-    // own, waits for its children, then reads completed once they have all ended.
-    state: stateOf(state, fanOut),
-    attempt: num(item, 'attempt') ?? 0,
-    updatedAt: str(item, 'updatedAt') ?? '',
-    ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
-  };
 }
