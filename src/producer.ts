@@ -2,7 +2,7 @@ import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@
 import type { z } from 'zod';
 import { createSqsClient } from './aws/clients.js';
 import { isFifoQueue, parseConfig, resolveAwsSettings, resolveQueueUrl, type Env } from './config.js';
-import { encodeEnvelope, envelopeAttributes, findForbiddenCharacter, messageSize, newJobId, type Envelope } from './envelope.js';
+import { encodeEnvelope, envelopeAttributes, messageSize, newJobId, type Envelope } from './envelope.js';
 import {
   ConfigError,
   EnqueueBatchError,
@@ -14,7 +14,7 @@ import {
   type FieldIssue,
 } from './errors.js';
 import { FairnessGate } from './fairness/gate.js';
-import { JobRegistry, isDefinition, validateArgs, type AnyDefinition, type JobArgs } from './job.js';
+import { JobRegistry, isDefinition, type AnyDefinition, type JobArgs } from './job.js';
 import { chunkMessages, sendBatch, type PreparedMessage } from './producer-batch.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -29,6 +29,8 @@ import {
 import { SQS_BATCH_LIMIT } from './sqs-batch.js';
 import type { JobStore } from './ports/job-store.js';
 import { resolveJobStore } from './status/store.js';
+import { recordWaiting } from './status/waiting.js';
+import { checkedArgs } from './producer-args.js';
 import { parseWith } from './validation.js';
 
 /** How many batch calls enqueueMany keeps in flight. */
@@ -97,7 +99,7 @@ export class Producer {
           MessageDeduplicationId: message.deduplicationId,
         }),
       );
-      await this.#recordWaiting(definition.name, [message]);
+      await recordWaiting(this.#store, definition.name, [message]);
       return { jobId: message.jobId, messageId: out.MessageId ?? '' };
     } catch (error) {
       const e = toError(error);
@@ -166,7 +168,8 @@ export class Producer {
       }
     };
     await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, chunks.length) }, sendChunks));
-    await this.#recordWaiting(
+    await recordWaiting(
+      this.#store,
       definition.name,
       messages.filter((_, i) => results[i] !== undefined),
     );
@@ -185,34 +188,6 @@ export class Producer {
   close(): void {
     if (this.#ownsClient) this.#sqs.destroy();
     if (this.#ownsStore) this.#store?.close();
-  }
-
-  /**
-   * Record sent jobs that asked for it as `waiting`. Best effort: the job is enqueued whatever
-   * happens here, and the worker's `running` write creates the record if this one is lost.
-   */
-  async #recordWaiting(jobName: string, sent: readonly PreparedMessage[]): Promise<void> {
-    const store = this.#store;
-    const tracked = sent.filter((m) => m.track !== undefined);
-    if (store === undefined || tracked.length === 0) return;
-    let next = 0;
-    const write = async () => {
-      while (next < tracked.length) {
-        const m = tracked[next++]!;
-        await store
-          .transition({
-            jobId: m.jobId,
-            jobName,
-            state: 'waiting',
-            attempt: 0,
-            at: new Date(),
-            enqueuedAt: m.track!.enqueuedAt,
-            parentId: m.track!.parentId,
-          })
-          .catch(() => {});
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(16, tracked.length) }, write));
   }
 
   #resolve(job: AnyDefinition | string): AnyDefinition {
@@ -237,25 +212,7 @@ export class Producer {
     if (opts.track && this.#store === undefined) {
       throw fail('track', 'needs a job store: set the producer option store ({ table }) or SQS_JOBS_JOB_TABLE');
     }
-    let validArgs: unknown;
-    try {
-      validArgs = validateArgs(job, args);
-    } catch (error) {
-      if (error instanceof ValidationError && argsField !== 'args') {
-        throw new ValidationError(
-          'ARGS_INVALID',
-          `invalid args for job "${job.name}"`,
-          error.issues.map((i) => ({ ...i, field: i.field.replace(/^args/, argsField) })),
-        );
-      }
-      throw error;
-    }
-    const forbidden = findForbiddenCharacter(validArgs, argsField);
-    if (forbidden !== undefined) {
-      throw new ValidationError('ARGS_INVALID', `invalid args for job "${job.name}"`, [
-        { field: forbidden.path, rule: `contains ${forbidden.codePoint}, a character SQS does not accept in messages` },
-      ]);
-    }
+    const validArgs = checkedArgs(job, args, argsField);
     const envelope: Envelope = {
       v: 1,
       id: opts.jobId ?? newJobId(),

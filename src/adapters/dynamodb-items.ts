@@ -1,8 +1,14 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  GetItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import type { CompletionSpec, FanOutStatus, JobState, JobStatus, JobViewState } from '../ports/job-store.js';
 
 // The job store's items in DynamoDB's terms: the key of a job's record, the expression builder of
-// an UpdateItem, and the mapping of a stored item back to a JobStatus.
+// an UpdateItem and the conditional write it makes, and the mapping of a stored item back to a JobStatus.
 
 /** Results and data are kept only when their JSON is this small (a DynamoDB item holds 400 KB). */
 export const MAX_JSON_BYTES = 4_096;
@@ -137,4 +143,36 @@ export function toStatus(item: Item): JobStatus | undefined {
     updatedAt: str(item, 'updatedAt') ?? '',
     ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
   };
+}
+
+/** The table a store works on, and when an item written now expires (its TTL attribute). */
+export interface TableRef {
+  readonly client: DynamoDBClient;
+  readonly table: string;
+  readonly expiresAt: () => number;
+}
+
+/** One UpdateItem built by `u`, under `condition` when given: false when the condition did not hold. */
+export async function updateIf(t: TableRef, key: Item, u: Update, condition?: string): Promise<boolean> {
+  try {
+    await t.client.send(
+      new UpdateItemCommand({
+        TableName: t.table,
+        Key: key,
+        UpdateExpression: u.expression,
+        ...(condition === undefined ? {} : { ConditionExpression: condition }),
+        ExpressionAttributeNames: u.names,
+        ExpressionAttributeValues: u.values,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** An item, read consistently. */
+export async function readItem(t: TableRef, key: Item): Promise<Item | undefined> {
+  return (await t.client.send(new GetItemCommand({ TableName: t.table, Key: key, ConsistentRead: true }))).Item;
 }

@@ -1,0 +1,35 @@
+import type { JobStore } from '../ports/job-store.js';
+
+/** A sent message, as far as its `waiting` record goes. */
+export interface SentJob {
+  readonly jobId: string;
+  /** Set when it was enqueued with `track: true`. */
+  readonly track: { readonly enqueuedAt: string; readonly parentId: string | undefined } | undefined;
+}
+
+/**
+ * Record the sent jobs that asked for it as `waiting`, 16 writes at a time. Best effort: the job is
+ * enqueued whatever happens here, and the worker's writes create the record if this one is lost.
+ */
+export async function recordWaiting(store: JobStore | undefined, jobName: string, sent: readonly SentJob[]): Promise<void> {
+  const tracked = sent.filter((m) => m.track !== undefined);
+  if (store === undefined || tracked.length === 0) return;
+  let next = 0;
+  const write = async () => {
+    while (next < tracked.length) {
+      const m = tracked[next++]!;
+      await store
+        .transition({
+          jobId: m.jobId,
+          jobName,
+          state: 'waiting',
+          attempt: 0,
+          at: new Date(),
+          enqueuedAt: m.track!.enqueuedAt,
+          parentId: m.track!.parentId,
+        })
+        .catch(() => {});
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(16, tracked.length) }, write));
+}
