@@ -37,6 +37,7 @@ export class Worker extends EventSource<WorkerEvents> {
   /** Handlers running: a message's lease, or a batch's run (one slot of `concurrency` each). */
   readonly #running = new Set<Abortable>();
   readonly #batching: Batching;
+  readonly #hasBatchJobs: boolean;
   readonly #settling = new Set<Promise<void>>();
   readonly #stop = new AbortController();
   readonly #force = new AbortController();
@@ -67,6 +68,7 @@ export class Worker extends EventSource<WorkerEvents> {
       (url) => this.#queues.find((q) => q.url === url)!,
       (where, error) => this.#error(where, error),
     );
+    this.#hasBatchJobs = c.jobs.names().some((name) => c.jobs.get(name).kind === 'sqs-jobs/batch-job');
     this.#batching = new Batching({
       run: { ...this.#settle, abortGraceMs: c.abortGraceMs },
       runDeps: (url) => this.#runDeps(this.#queues.find((q) => q.url === url)!),
@@ -190,7 +192,8 @@ export class Worker extends EventSource<WorkerEvents> {
     const setAside: Lease[] = [];
     while (!this.#stop.signal.aborted) {
       const free = this.#running.size < this.config.concurrency;
-      if (!free && !this.#batching.hasRoom()) break;
+      // Without batch jobs, a full worker stops here: no message is read only to be set aside.
+      if (!free && !(this.#hasBatchJobs && this.#batching.hasRoom())) break;
       const next = this.#scheduler.next();
       if (next === undefined) break;
       const read = readMessage(this.config.jobs, next.lease.message);
