@@ -1,13 +1,32 @@
 import type { DeadLetterReason } from './job-events.js';
 import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from './ports/queue.js';
 
+const SQS_MAX_ATTRIBUTES = 10;
+
 export const ATTR_DLQ_REASON = 'sqsjobs-dlq-reason';
 export const ATTR_DLQ_ERROR = 'sqsjobs-dlq-error';
 export const ATTR_DLQ_SOURCE = 'sqsjobs-dlq-source';
 export const ATTR_DLQ_RECEIVE_COUNT = 'sqsjobs-dlq-receive-count';
 export const ATTR_DLQ_AT = 'sqsjobs-dlq-at';
+/**
+ * The id of the DLQ replay that sent this message back. Kept when the job is dead-lettered or
+ * re-sent again (before any other attribute), so a replay knows the messages it moved already.
+ */
+export const ATTR_REPLAY = 'sqsjobs-replay';
 
-const SQS_MAX_ATTRIBUTES = 10;
+/**
+ * The sender's attributes that fit beside `ours` in SQS's 10, the replay marker first (a replay
+ * needs it to stop), then in the order they came.
+ */
+export function carriedAttributes(
+  attributes: Readonly<Record<string, MessageAttribute>>,
+  ours: Readonly<Record<string, MessageAttribute>>,
+): Record<string, MessageAttribute> {
+  const rest = Object.entries(attributes).filter(([name]) => !(name in ours));
+  rest.sort(([a], [b]) => Number(b === ATTR_REPLAY) - Number(a === ATTR_REPLAY));
+  return Object.fromEntries(rest.slice(0, SQS_MAX_ATTRIBUTES - Object.keys(ours).length));
+}
+
 const ERROR_TEXT_LIMIT = 1_000;
 
 /** SQS accepts #x9 #xA #xD and #x20 and above in strings; replace the rest. */
@@ -28,12 +47,9 @@ export function deadLetterMessage(m: ReceivedMessage, reason: DeadLetterReason, 
     [ATTR_DLQ_RECEIVE_COUNT]: { DataType: 'Number', StringValue: String(m.receiveCount) },
     [ATTR_DLQ_AT]: { DataType: 'String', StringValue: now.toISOString() },
   };
-  const kept = Object.entries(m.attributes)
-    .filter(([name]) => !(name in ours))
-    .slice(0, SQS_MAX_ATTRIBUTES - Object.keys(ours).length);
   return {
     body: m.body,
-    attributes: { ...Object.fromEntries(kept), ...ours },
+    attributes: { ...carriedAttributes(m.attributes, ours), ...ours },
     groupId: m.groupId,
     deduplicationId: m.queueUrl.endsWith('.fifo') ? `${m.messageId}-${m.receiveCount}` : undefined,
   };

@@ -1,7 +1,8 @@
 import { createCloudWatchClient, createSqsClient } from '../aws/clients.js';
 import { resolveCloudWatchSettings, resolveMetricsNamespace, resolveQueueUrl, type Env } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { listDeadLetters, purgeDeadLetters, replayDeadLetters } from '../ops/dlq.js';
+import { listDeadLetters, purgeDeadLetters } from '../ops/dlq.js';
+import { replayDeadLetters } from '../ops/replay.js';
 import { collectStats } from '../ops/stats.js';
 import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
 import { integer, sqsSettings, type AwsFlags, type CliContext } from './commands.js';
@@ -112,9 +113,16 @@ export async function dlqReplay(flags: DlqReplayFlags, { out, env, signal }: Cli
     if (flags.json) out(JSON.stringify(result));
     else {
       for (const s of result.skipped) out(`left ${s.letter.jobName ?? '?'} ${s.letter.jobId ?? s.letter.messageId}: ${s.why}`);
-      out(
-        `${dryRun ? 'would move' : 'moved'} ${dryRun ? result.skipped.length : result.moved} message(s) (${result.via === 'move-task' ? 'SQS message move task' : 'send, then delete'})${signal.aborted ? '; interrupted, the rest stays in the DLQ' : ''}`,
-      );
+      const count = dryRun ? result.skipped.length : result.moved;
+      out(`${dryRun ? 'would move' : 'moved'} ${count} message(s) (send, then delete; replay ${result.replayId})`);
+      const { movedByThisReplay, arrivedAfterStart, notChosen } = result.passedOver;
+      const notes = [
+        movedByThisReplay > 0 ? `${movedByThisReplay} moved by this replay and dead-lettered again` : '',
+        arrivedAfterStart > 0 ? `${arrivedAfterStart} dead-lettered after the replay began` : '',
+        notChosen > 0 ? `${notChosen} not chosen` : '',
+      ].filter(Boolean);
+      if (notes.length > 0) out(`left in the DLQ: ${notes.join(', ')}`);
+      if (signal.aborted) out('interrupted: the rest stays in the DLQ');
     }
   });
 }

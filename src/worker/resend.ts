@@ -1,3 +1,4 @@
+import { carriedAttributes } from '../dead-letter.js';
 import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from '../ports/queue.js';
 
 /**
@@ -24,7 +25,6 @@ export const ATTR_ORIGIN = 'sqsjobs-origin-message-id';
  */
 export const ATTR_DEAD_LETTERED = 'sqsjobs-dead-lettered';
 
-const SQS_MAX_ATTRIBUTES = 10;
 const SQS_MAX_DELAY_SECONDS = 900;
 
 function numberAttribute(m: ReceivedMessage, name: string): number | undefined {
@@ -73,13 +73,10 @@ export function resentMessage(m: ReceivedMessage, delaySeconds: number, countThi
     [ATTR_ORIGIN]: { DataType: 'String', StringValue: originOf(m) },
     ...(deadLettered ? { [ATTR_DEAD_LETTERED]: { DataType: 'String', StringValue: 'true' } } : {}),
   };
-  const kept = Object.entries(m.attributes)
-    .filter(([name]) => !(name in ours))
-    .slice(0, SQS_MAX_ATTRIBUTES - Object.keys(ours).length);
   const fifo = m.queueUrl.endsWith('.fifo');
   return {
     body: m.body,
-    attributes: { ...Object.fromEntries(kept), ...ours },
+    attributes: { ...carriedAttributes(m.attributes, ours), ...ours },
     groupId: m.groupId,
     deduplicationId: fifo ? `${m.messageId}-resent-${m.receiveCount}` : undefined,
     delaySeconds: fifo ? undefined : Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.round(delaySeconds))),

@@ -11,7 +11,6 @@ import { createQueues, type QueuePair, type QueueSpec } from '../../src/queues.j
  */
 export const LOCAL_STACK: 'localstack' | 'moto' = process.env.SQS_JOBS_TEST_STACK === 'moto' ? 'moto' : 'localstack';
 /** SQS message move tasks (StartMessageMoveTask): LocalStack has them, moto answers 500. */
-export const HAS_MOVE_TASKS = LOCAL_STACK === 'localstack';
 export const LOCAL_ENDPOINT = process.env.AWS_ENDPOINT_URL ?? 'http://127.0.0.1:4566';
 export const LOCAL_MEMCACHED = process.env.SQS_JOBS_MEMCACHED ?? '127.0.0.1:11211';
 /** The job store's DynamoDB: DynamoDB Local (infra/local/dynamodb.sh), the same for both projects. */

@@ -4,7 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { UnrecoverableError } from '../../src/errors.js';
 import { defineJob } from '../../src/job.js';
-import { replayDeadLetters } from '../../src/ops/dlq.js';
+import { replayDeadLetters } from '../../src/ops/replay.js';
 import { createProducer } from '../../src/producer.js';
 import { PrivateMemcached } from '../helpers/memcached.js';
 import { LOCAL_ENV, drain, eventually, freshQueues, memcachedClient, queueCounts, sqsClient } from '../helpers/stack.js';

@@ -6,9 +6,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { UnrecoverableError } from '../../src/errors.js';
 import { defineJob, type AnyJob } from '../../src/job.js';
-import { listDeadLetters, replayDeadLetters } from '../../src/ops/dlq.js';
+import { listDeadLetters } from '../../src/ops/dlq.js';
+import { replayDeadLetters } from '../../src/ops/replay.js';
 import { createProducer } from '../../src/producer.js';
-import { HAS_MOVE_TASKS, LOCAL_ENV, LOCAL_STACK, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 
 const sqs = sqsClient();
@@ -94,7 +95,7 @@ describe('sqs-jobs dlq', () => {
     expect((await queueCounts(sqs, dlqUrl)).visible).toBe(5);
 
     const { stdout } = await cli(['dlq', 'replay', '--queue', queueUrl, '--job', 'refund']);
-    expect(stdout).toMatch(/moved 3 message\(s\) \(send, then delete\)/);
+    expect(stdout).toMatch(/moved 3 message\(s\) \(send, then delete; replay /);
     const back = await drain(sqs, queueUrl);
     expect(back.map((m) => JSON.parse(m.Body!).id).sort()).toEqual(['refund-0', 'refund-1', 'refund-2']);
     expect(back[0]?.MessageAttributes?.['sqsjobs-job']?.StringValue).toBe('refund');
@@ -113,23 +114,18 @@ describe('sqs-jobs dlq', () => {
     expect((await jobIdsIn(dlqUrl)).length).toBe(1);
   });
 
-  it(`a whole-queue replay uses ${HAS_MOVE_TASKS ? 'an SQS message move task' : 'send, then delete (no move tasks)'} on ${LOCAL_STACK}, and mode 'client' forces send, then delete`, async () => {
+  it('a whole-queue replay moves every message by send, then delete, on every server, without our DLQ or re-send notes', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-whole');
     await deadLetters(queueUrl, [{ job: refund, count: 12 }]);
     const { stdout } = await cli(['dlq', 'replay', '--queue', queueUrl]);
-    expect(stdout).toMatch(
-      HAS_MOVE_TASKS ? /moved 12 message\(s\) \(SQS message move task\)/ : /moved 12 message\(s\) \(send, then delete\)/,
-    );
+    expect(stdout).toMatch(/moved 12 message\(s\) \(send, then delete; replay [0-9a-f-]{36}\)/);
     expect((await queueCounts(sqs, dlqUrl)).visible).toBe(0);
     const back = await drain(sqs, queueUrl);
     expect(back.map((m) => JSON.parse(m.Body!).id).sort()).toEqual(Array.from({ length: 12 }, (_, n) => `refund-${n}`).sort());
-
-    const other = await freshQueues(sqs, 'dlq-whole-client');
-    await deadLetters(other.queueUrl, [{ job: refund, count: 12 }]);
-    const forced = await replayDeadLetters(sqs, { dlqUrl: other.dlqUrl, sourceQueueUrl: other.queueUrl, mode: 'client' });
-    expect(forced).toMatchObject({ moved: 12, via: 'client', skipped: [] });
-    expect((await queueCounts(sqs, other.dlqUrl)).visible).toBe(0);
-    expect((await jobIdsIn(other.queueUrl)).sort()).toEqual(Array.from({ length: 12 }, (_, n) => `refund-${n}`).sort());
+    for (const m of back) {
+      expect(Object.keys(m.MessageAttributes ?? {}).sort()).toEqual(['sqsjobs-id', 'sqsjobs-job', 'sqsjobs-replay']);
+      expect(m.Attributes?.ApproximateReceiveCount).toBe('1'); // a new message: its first receive
+    }
   });
 
   it('an interrupted client-side replay run again leaves every message exactly once, in the queue or in the DLQ', async () => {
@@ -155,7 +151,7 @@ describe('sqs-jobs dlq', () => {
     expect(afterFirst.visible).toBeLessThan(40); // it really stopped halfway
     expect(afterFirst.visible + (await queueCounts(sqs, dlqUrl)).visible).toBe(40);
 
-    await cli(['dlq', 'replay', '--queue', queueUrl]); // the rest: by move task where the server has them
+    await cli(['dlq', 'replay', '--queue', queueUrl]); // the rest
     const ids = [...(await jobIdsIn(queueUrl)), ...(await jobIdsIn(dlqUrl))];
     expect(ids.sort()).toEqual(Array.from({ length: 40 }, (_, n) => `refund-${n}`).sort());
   });

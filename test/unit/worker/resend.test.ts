@@ -11,6 +11,7 @@ import {
   resentMessage,
 } from '../../../src/worker/resend.js';
 import type { ReceivedMessage } from '../../../src/ports/queue.js';
+import { ATTR_REPLAY, deadLetterMessage } from '../../../src/dead-letter.js';
 
 const base: ReceivedMessage = {
   queueUrl: 'http://127.0.0.1:4566/000000000000/jobs',
@@ -71,6 +72,15 @@ describe('re-sending a message with no receive left', () => {
     const copy = resentMessage({ ...base, attributes: many }, 0);
     expect(Object.keys(copy.attributes)).toHaveLength(10);
     expect(copy.attributes[ATTR_ORIGIN]?.StringValue).toBe('m-1');
+  });
+
+  it("keeps a DLQ replay's mark before any other sender attribute, re-sent and dead-lettered alike", () => {
+    const many = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`a${i}`, { DataType: 'String', StringValue: String(i) }]));
+    const replayed = { ...base, attributes: { ...many, [ATTR_REPLAY]: { DataType: 'String', StringValue: 'replay-1' } } };
+    expect(resentMessage(replayed, 0).attributes[ATTR_REPLAY]?.StringValue).toBe('replay-1');
+    const letter = deadLetterMessage(replayed, 'unrecoverable', 'no');
+    expect(Object.keys(letter.attributes)).toHaveLength(10);
+    expect(letter.attributes[ATTR_REPLAY]?.StringValue).toBe('replay-1');
   });
 
   it('marks a copy of a message already in the DLQ (to be counted, never run), and keeps the mark over re-sends', () => {
