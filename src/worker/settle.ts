@@ -128,12 +128,16 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
         deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs ?? 0, retryDelayMs: undefined });
       }
       const dlq = deps.deadLetterQueueUrl(m.queueUrl);
+      // Let go of the job id before the DLQ send. From the moment the DLQ holds the job, a replay
+      // may send a copy of it; that copy must find the job free and run. Were the lock still held,
+      // the copy would read "running under another message" and be deleted as redundant, while
+      // this message, the only other carrier, is about to be deleted too: the job would be lost.
+      await unlock();
       try {
         await deps.sqs.send(dlq, deadLetterMessage(m, outcome.reason, outcome.detail));
       } catch (error) {
         // Not moved: hand it back to come again (re-sent if it has no receive left, so SQS's
         // redrive cannot take it without the reason).
-        await unlock();
         const e = toError(error);
         log().error({ err: e, reason: outcome.reason }, 'could not send the message to the DLQ; it stays in the queue');
         deps.onError('dead-letter', new Error(`could not dead-letter message ${m.messageId} to ${dlq}: ${e.message}`, { cause: e }));
@@ -141,10 +145,10 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
         return;
       }
       // Now in the DLQ. Remember this message id for a while: if the delete below fails and the
-      // message comes back, it is deleted as a leftover instead of run again. The job id itself is
-      // released, so a replay from the DLQ (a new message) runs at once.
+      // message comes back, it is deleted as a leftover instead of run again. (Marked only after
+      // the send: a marker for a send that failed would delete the message that still carries the
+      // job.) The job id is free, so a replay from the DLQ (a new message) runs at once.
       await deps.lock.markDeadLettered(m.messageId, deps.lockTtlSeconds);
-      await unlock();
       deps.emit('job:dead-lettered', { ...info, reason: outcome.reason, detail: outcome.detail });
       log().error({ reason: outcome.reason, detail: outcome.detail }, 'message moved to the dead-letter queue');
       if (!(await recordEnd(deps, lease, info, { kind: 'dead-letter', reason: outcome.reason, detail: outcome.detail }))) {
