@@ -18,10 +18,19 @@ import { jobKey, N, readItem, S, smallJson, type TableRef, toStatus, Update, upd
 export { createJobTable } from './dynamodb-table.js';
 export { MAX_JSON_BYTES } from './dynamodb-items.js';
 
+/**
+ * How the store's calls ride out a slow or briefly unreachable DynamoDB (throttling, a network blip,
+ * DynamoDB Local's first seconds on a loaded host): each attempt may take 10 s, and a timed-out,
+ * dropped or throttled call is tried up to 6 times with the SDK's backoff. A worker holds the
+ * message (visibility extended) while its bookkeeping waits, so a slow answer costs time, not a
+ * receive; a call that still fails hands the message back to be counted later.
+ */
+const STORE_CLIENT = { maxSockets: 50, requestTimeoutMs: 10_000, maxAttempts: 6 } as const;
+
 /** A DynamoJobStore with its own client (closed with the store). */
 export function createDynamoJobStore(aws: AwsSettings, table: string, ttlSeconds: number, env: Env): DynamoJobStore {
   return new DynamoJobStore({
-    client: createDynamoClient(aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env),
+    client: createDynamoClient(aws, STORE_CLIENT, env),
     table,
     ttlSeconds,
     ownsClient: true,

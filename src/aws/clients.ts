@@ -15,6 +15,8 @@ export interface ClientOptions {
   readonly maxSockets?: number;
   /** Per-request timeout; must exceed the long-poll wait for a receive client. */
   readonly requestTimeoutMs?: number;
+  /** Attempts per call, the first included, with the SDK's standard backoff between them (SDK default 3). */
+  readonly maxAttempts?: number;
 }
 
 /** Loopback, including LocalStack's names for it (localhost.localstack.cloud and its subdomains resolve to 127.0.0.1). */
@@ -66,6 +68,7 @@ function clientConfig(settings: AwsSettings, options: ClientOptions, env: Env) {
     ...(settings.endpoint === undefined ? {} : { endpoint: settings.endpoint }),
     ...(credentials === undefined ? {} : { credentials }),
     requestHandler: requestHandler(options),
+    ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
   };
 }
 

@@ -51,8 +51,16 @@ function recordEnd(deps: SettleDeps, lease: Lease, info: JobInfo, end: StatusEnd
  * else holds it).
  */
 export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
-  // Stop heartbeating first and let an extension in flight land, so it cannot undo what follows.
-  await deps.heartbeat.untrack(lease);
+  // The lock and the tenant's slot are settled here: the heartbeat stops touching them, and an
+  // extension in flight lands first, so it cannot undo what follows. The message itself stays held
+  // (its visibility extended) until its SQS fate is carried out: the job store may take a while to
+  // record the end, and a message whose visibility lapsed meanwhile would be received again,
+  // spending a receive, and at its last one taken into the DLQ by SQS's redrive with no reason.
+  const lock = lease.lock;
+  lease.lock = undefined;
+  const slot = lease.slot;
+  lease.slot = undefined;
+  await lease.pending;
   // The extension that was in flight may have found the lease lost: then only unlock, never act
   // on a message another consumer holds now (success and duplicates still end as decided).
   if (lease.lost && outcome.kind !== 'succeeded' && outcome.kind !== 'duplicate' && outcome.kind !== 'lost') {
@@ -62,8 +70,6 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       abandoned: 'abandoned' in outcome && outcome.abandoned,
     };
   }
-  const lock = lease.lock;
-  lease.lock = undefined;
   const m = lease.message;
   const log = jobLogger(deps.logger, info);
   const unlock = async (abandoned = false) => {
@@ -71,8 +77,6 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
     if (lock !== undefined && !abandoned) await deps.lock.release(lock.jobId, lock.token);
   };
   // Its tenant's slot is free again (kept, like the lock, while an abandoned handler may still run).
-  const slot = lease.slot;
-  lease.slot = undefined;
   if (slot !== undefined && !('abandoned' in outcome && outcome.abandoned)) await deps.slots?.release(slot.key, slot.index, slot.token);
 
   switch (outcome.kind) {
@@ -84,7 +88,7 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
         await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed');
         return;
       }
-      await deps.acks.delete(m);
+      await remove(deps, lease);
       return;
     }
     case 'duplicate': {
@@ -96,7 +100,7 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
         await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed');
         return;
       }
-      await deps.acks.delete(m);
+      await remove(deps, lease);
       return;
     }
     case 'retry': {
@@ -115,6 +119,7 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       return;
     }
     case 'lost': {
+      await deps.heartbeat.untrack(lease);
       await unlock(outcome.abandoned);
       return;
     }
@@ -147,8 +152,10 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
       // Now in the DLQ. Remember this message id for a while: if the delete below fails and the
       // message comes back, it is deleted as a leftover instead of run again. (Marked only after
       // the send: a marker for a send that failed would delete the message that still carries the
-      // job.) The job id is free, so a replay from the DLQ (a new message) runs at once.
-      await deps.lock.markDeadLettered(m.messageId, deps.lockTtlSeconds);
+      // job.) The job id is free, so a replay from the DLQ (a new message) runs at once. The mark
+      // lives as long as a completed job's: this message may come back many times while the job
+      // store is slow or down (each time its count fails), and must never run again.
+      await deps.lock.markDeadLettered(m.messageId, deps.completedTtlSeconds);
       deps.emit('job:dead-lettered', { ...info, reason: outcome.reason, detail: outcome.detail });
       log().error({ reason: outcome.reason, detail: outcome.detail }, 'message moved to the dead-letter queue');
       if (!(await recordEnd(deps, lease, info, { kind: 'dead-letter', reason: outcome.reason, detail: outcome.detail }))) {
@@ -158,7 +165,7 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
         await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed', true);
         return;
       }
-      await deps.acks.delete(m);
+      await remove(deps, lease);
       return;
     }
   }
@@ -210,6 +217,7 @@ async function handBack(
   reason: string,
   deadLettered = false,
 ): Promise<void> {
+  await deps.heartbeat.untrack(lease);
   const m = lease.message;
   const log = jobLogger(deps.logger, info);
   if (atReceiveLimit(m, deps.maxReceiveCount(m.queueUrl))) {
@@ -237,6 +245,7 @@ async function handBack(
 
 /** Re-send a message that did not run (its tenant at its cap), not counting this receive as an attempt. */
 async function defer(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: number, reason: string): Promise<void> {
+  await deps.heartbeat.untrack(lease);
   const m = lease.message;
   const copy = resentMessage(m, seconds, false);
   try {
@@ -250,6 +259,12 @@ async function defer(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: num
   if (deps.logger.isLevelEnabled('debug'))
     jobLogger(deps.logger, info)().debug({ reason, delaySeconds: copy.delaySeconds }, 'deferred: re-sent to run later');
   await deps.acks.delete(m);
+}
+
+/** Delete a message whose fate is decided and carried out (success, duplicate, in the DLQ). */
+async function remove(deps: SettleDeps, lease: Lease): Promise<void> {
+  await deps.heartbeat.untrack(lease);
+  await deps.acks.delete(lease.message);
 }
 
 async function makeVisible(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: number): Promise<void> {
