@@ -133,14 +133,23 @@ for (const [job, c] of progress.perJob)
 console.log(`  duplicates deleted without running: ${progress.duplicates}`);
 console.log(`  dead-lettered: ${progress.deadLettered} (${[...progress.deadReasons].map(([r, n]) => `${r} ${n}`).join(', ')})`);
 console.log(`  every message accounted for: ${progress.finished} of ${total}`);
-const depth = async (queueUrl: string) => {
+const counts = async (queueUrl: string) => {
   const { Attributes: a = {} } = await sqs.send(
     new GetQueueAttributesCommand({
       QueueUrl: queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
     }),
   );
-  return `${a.ApproximateNumberOfMessages} visible, ${a.ApproximateNumberOfMessagesNotVisible} in flight`;
+  const n = (v: string | undefined) => Number(v ?? 0);
+  return {
+    visible: n(a.ApproximateNumberOfMessages),
+    inFlight: n(a.ApproximateNumberOfMessagesNotVisible),
+    delayed: n(a.ApproximateNumberOfMessagesDelayed),
+  };
+};
+const depth = async (queueUrl: string) => {
+  const c = await counts(queueUrl);
+  return `${c.visible} visible, ${c.inFlight} in flight`;
 };
 
 // A fan-out: one tracked import-file job splits into a job per row; import-done runs once they have all ended.
@@ -175,6 +184,34 @@ await Promise.all(workers.map((w) => w.stop()));
 producer.close();
 
 const timedOut = burstTimedOut || importDoneRuns() !== 1;
+// The accounting must close: nothing left in the queue, and every dead letter one the workers sent,
+// with its reason (SQS's redrive, which gives none, must never have had to take a message).
+const settled = async () => {
+  for (let i = 0; i < 40; i++) {
+    const [q, d] = await Promise.all([counts(queues.queueUrl), counts(queues.dlqUrl)]);
+    if (q.visible + q.inFlight + q.delayed === 0 && d.inFlight === 0) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return counts(queues.queueUrl);
+};
+const left = await settled();
+const deadLetters = await listDeadLetters(sqs, queues.dlqUrl, 1_000);
+const leftCount = left.visible + left.inFlight + left.delayed;
+const noReason = deadLetters.filter((l) => l.reason === 'redrive').length;
+const problems = [
+  leftCount > 0
+    ? `${leftCount} message(s) left in the queue (${left.visible} visible, ${left.inFlight} in flight, ${left.delayed} delayed)`
+    : '',
+  noReason > 0 ? `${noReason} dead letter(s) moved by SQS's redrive, with no sqsjobs-dlq-reason` : '',
+  deadLetters.length !== progress.deadLettered
+    ? `the DLQ holds ${deadLetters.length} message(s), the workers dead-lettered ${progress.deadLettered}`
+    : '',
+].filter(Boolean);
+if (problems.length === 0)
+  console.log(
+    `\naccounting closes: the queue is empty, the DLQ holds the ${deadLetters.length} dead letters the workers sent, each with its reason`,
+  );
+else console.log(`\nACCOUNTING DOES NOT CLOSE:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 console.log(`  as SQS sees it: queue ${await depth(queues.queueUrl)}; DLQ ${await depth(queues.dlqUrl)}`);
 // CloudWatch has its own endpoint (AWS_ENDPOINT_URL_CLOUDWATCH, else AWS_ENDPOINT_URL), never SQS's.
 const cw = createCloudWatchClient(resolveCloudWatchSettings({}));
@@ -183,10 +220,10 @@ console.log(
   renderStats(await collectStats(sqs, cw, { queueUrls: [queues.queueUrl], namespace: `SqsJobsDemo/${name}`, windowMinutes: 15 })),
 );
 console.log(`\n$ sqs-jobs dlq list --queue ${queues.queueUrl}`);
-console.log(renderDeadLetters(await listDeadLetters(sqs, queues.dlqUrl)));
+console.log(renderDeadLetters(deadLetters));
 cw.destroy();
 console.log(
   `\nworker logs: ${logFile}\ninspect the DLQ: aws --endpoint-url ${aws.endpoint ?? ''} sqs receive-message --queue-url ${queues.dlqUrl} --message-attribute-names All`,
 );
 sqs.destroy();
-process.exit(timedOut ? 1 : 0);
+process.exit(timedOut || problems.length > 0 ? 1 : 0);
