@@ -61,6 +61,11 @@ export interface DeadLetterTarget {
 }
 
 export interface QueuePort {
+  /**
+   * Long-poll for up to `max` messages. When `signal` aborts, end at once: reject (an AbortError,
+   * as the SDK does) or answer what was received. The server may still hand a message to the
+   * abandoned poll; it comes back after `visibilityTimeout`, one receive spent.
+   */
   receive(queueUrl: string, max: number, waitSeconds: number, visibilityTimeout: number, signal?: AbortSignal): Promise<ReceivedMessage[]>;
   /** At most 10 entries; answers the entries that failed. */
   deleteBatch(queueUrl: string, entries: readonly BatchEntry[]): Promise<BatchFailure[]>;

@@ -12,7 +12,11 @@ export interface PollerDeps {
   readonly visibilityTimeoutSeconds: number;
   /** Aborted when stop() begins: no new receive starts, and backoff sleeps end. */
   readonly stopping: AbortSignal;
-  /** Aborts an open long poll: only when stopping at once (second signal), never on a graceful stop. */
+  /**
+   * Aborts an open long poll (unless it ends on its own within a second): once the running handlers
+   * are done (at once for an idle worker), or on a second signal. Until then an open poll may
+   * return, and what it brings is handed back.
+   */
   readonly force: AbortSignal;
   /** Messages received (`asked`: how many the receive asked for): held under the heartbeat already, to be scheduled. */
   readonly onReceived: (queueUrl: string, leases: Lease[], asked: number) => void;
@@ -32,22 +36,24 @@ export async function poll(deps: PollerDeps, queueUrl: string): Promise<void> {
     const count = await deps.capacity.reserve();
     if (count === 0) break; // stopping
     let messages: ReceivedMessage[];
+    const ending = endOnForce(deps.force, deps.waitTimeSeconds);
     try {
-      messages = await deps.sqs.receive(queueUrl, count, deps.waitTimeSeconds, deps.visibilityTimeoutSeconds, deps.force);
+      messages = await deps.sqs.receive(queueUrl, count, deps.waitTimeSeconds, deps.visibilityTimeoutSeconds, ending.signal);
       failures = 0;
     } catch (error) {
       deps.capacity.returnSlots(count);
-      if (deps.force.aborted) break;
+      if (deps.force.aborted) break; // the poll was aborted: the worker is stopping
       failures++;
       deps.onError('receive', error);
       await sleep(Math.min(30_000, 250 * 2 ** failures), deps.stopping);
       continue;
+    } finally {
+      ending.done();
     }
     const now = Date.now();
     const leases = messages.map((m) => deps.heartbeat.track(m, now));
     if (deps.stopping.aborted) {
-      // A graceful stop lets the open poll return rather than abort it (an aborted poll strands
-      // what SQS already handed out): hand these back at once.
+      // The poll returned while running handlers drained (or before its abort took effect): hand these back at once.
       deps.capacity.returnSlots(count);
       await deps.onReceivedWhileStopping(leases);
       break;
@@ -56,4 +62,22 @@ export async function poll(deps: PollerDeps, queueUrl: string): Promise<void> {
     deps.onReceived(queueUrl, leases, count);
     deps.capacity.returnSlots(count);
   }
+}
+
+/**
+ * A poll due to end on its own within this long is let end rather than aborted: the server may
+ * still hand a message to an aborted poll, which then stays hidden for a visibility timeout.
+ */
+const LET_END_MS = 1_000;
+
+/** The signal for one receive: aborted when `force` is, unless the poll ends on its own within LET_END_MS. */
+function endOnForce(force: AbortSignal, waitTimeSeconds: number): { signal: AbortSignal; done: () => void } {
+  const endsAt = Date.now() + waitTimeSeconds * 1000;
+  const abort = new AbortController();
+  const onForce = () => {
+    if (endsAt - Date.now() > LET_END_MS) abort.abort();
+  };
+  force.addEventListener('abort', onForce, { once: true });
+  if (force.aborted) onForce();
+  return { signal: abort.signal, done: () => force.removeEventListener('abort', onForce) };
 }

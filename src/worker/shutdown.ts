@@ -9,7 +9,7 @@ export interface ShutdownParts {
   readonly log: Logger;
   /** Aborted first: pollers start no new receive, the runner starts no new handler. */
   readonly stop: AbortController;
-  /** Aborted by a second signal, or once open polls had their time: ends every wait at once. */
+  /** Aborted by a second signal, or once running handlers are done: ends open polls and every wait at once. */
   readonly force: AbortController;
   readonly capacity: ReceiveCapacity;
   readonly handBackBuffered: () => Promise<void>;
@@ -26,9 +26,9 @@ export interface ShutdownParts {
 
 /**
  * The graceful stop: stop receiving, hand back unstarted messages, let running handlers finish
- * until `shutdownTimeoutMs`, then abort them (SHUTDOWN); let open long polls return (whatever they
- * bring is handed back), wait for every settle, then close. A step that fails is reported and the
- * next one runs.
+ * until `shutdownTimeoutMs`, then abort them (SHUTDOWN); abort open long polls (whatever one
+ * brought meanwhile is handed back), wait for every settle, then close. A step that fails is
+ * reported and the next one runs.
  */
 export async function shutdown(p: ShutdownParts): Promise<void> {
   p.stop.abort();
@@ -53,13 +53,14 @@ export async function shutdown(p: ShutdownParts): Promise<void> {
       },
     ],
     [
-      'wait for open polls',
+      'end open polls',
       async () => {
-        // An open long poll returns within waitTimeSeconds; whatever it brings is handed back at once.
-        const polls = Promise.allSettled(p.pollers());
-        await within(polls, (c.waitTimeSeconds + 10) * 1000);
+        // Left open while handlers ran (what a poll brought was handed back at once), and aborted
+        // now (unless due to end within a second): an idle worker does not wait out a 20-second
+        // poll. A message SQS hands to an aborted poll is not lost: it comes back after its
+        // visibility timeout, one receive spent.
         p.force.abort();
-        await polls;
+        await Promise.allSettled(p.pollers());
       },
     ],
     [

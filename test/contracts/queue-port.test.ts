@@ -109,6 +109,23 @@ describe.each(subjects)('queue port contract: %s', (_name, s) => {
     expect((await s.port.receive(url, 10, 1, 30)).map((m) => m.body)).toEqual(['later']);
   });
 
+  it('ends a long poll at once when its signal aborts, handing out nothing', async () => {
+    const { url } = await s.queue();
+    const abort = new AbortController();
+    const startedAt = Date.now();
+    const receiving = s.port.receive(url, 10, 20, 30, abort.signal).then(
+      (messages) => messages,
+      (error: unknown) => error,
+    );
+    await sleep(300);
+    abort.abort();
+    const answer = await receiving;
+    // Well before the 20-second poll could have ended on its own.
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    if (Array.isArray(answer)) expect(answer).toEqual([]);
+    else expect(answer).toMatchObject({ name: 'AbortError' });
+  });
+
   it('reads the redrive policy: the DLQ and maxReceiveCount, or none', async () => {
     const { url, dlqUrl } = await s.queue();
     expect(await s.port.deadLetterTarget(url)).toEqual({ deadLetterQueueUrl: dlqUrl, maxReceiveCount: 3 });

@@ -43,11 +43,13 @@ export class MemoryQueue implements QueuePort {
       // Like a network call, always let timers run before answering (a short poll on an empty
       // queue would otherwise be a loop of microtasks that starves the process).
       await new Promise((r) => setImmediate(r));
+      // Aborted: nothing is received, as with the SDK (which drops the answer).
+      if (signal?.aborted) throw Object.assign(new Error('the receive was aborted'), { name: 'AbortError' });
       const now = Date.now();
       const got = this.#queue(queueUrl)
         .filter((m) => m.visibleAt <= now)
         .slice(0, max);
-      if (got.length > 0 || now >= deadline || signal?.aborted) {
+      if (got.length > 0 || now >= deadline) {
         return got.map((m) => {
           m.receiveCount++;
           m.visibleAt = now + visibilityTimeout * 1000;

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineJob } from '../../src/job.js';
 import { createProducer } from '../../src/producer.js';
-import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sleep, sqsClient } from '../helpers/stack.js';
 import { testWorker } from '../helpers/worker.js';
 
 const sqs = sqsClient();
@@ -105,5 +105,50 @@ describe('graceful shutdown', () => {
     expect(worker.stop()).toBe(first);
     await first;
     expect(process.listenerCount('SIGTERM')).toBe(before);
+  });
+});
+
+describe('stopping a worker in the middle of a 20-second long poll', () => {
+  it('idle: stop() ends the open poll instead of waiting it out', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'idle-stop');
+    const worker = testWorker({ queues: [queueUrl], jobs: [slow], waitTimeSeconds: 20 });
+    await worker.start();
+    await sleep(500); // the poll is open on the server
+    const stoppingAt = Date.now();
+    await worker.stop();
+    // Well before the poll could have ended on its own (20 s).
+    expect(Date.now() - stoppingAt).toBeLessThan(5_000);
+  });
+
+  it('busy: the job being handled still completes and is deleted, then the open poll is ended', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'busy-stop', { visibilityTimeout: 60 });
+    let release = () => {};
+    const started = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const job = defineJob({
+      name: 'slow-enough',
+      args: z.object({}),
+      handle: async () => {
+        release();
+        await sleep(1_500);
+      },
+    });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    await producer.enqueue(job, {});
+    producer.close();
+    // Two slots: while the job runs, the worker has a poll open for the free one.
+    const worker = testWorker({ queues: [queueUrl], jobs: [job], waitTimeSeconds: 20, concurrency: 2, prefetch: 0 });
+    let succeededAt = Number.NaN;
+    worker.on('job:succeeded', () => {
+      succeededAt = Date.now();
+    });
+    await worker.start();
+    await started;
+    await worker.stop();
+    expect(succeededAt).not.toBeNaN();
+    // The open poll was ended once the job was done, not waited out (20 s).
+    expect(Date.now() - succeededAt).toBeLessThan(5_000);
+    expect(await queueCounts(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
   });
 });
