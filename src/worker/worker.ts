@@ -180,6 +180,11 @@ export class Worker extends EventSource<WorkerEvents> {
       },
       'worker started',
     );
+    if (dedupe === 'off') {
+      this.#log.warn(
+        'no memcached configured (memcached option, --memcached or SQS_JOBS_MEMCACHED): running jobs without the dedupe lock (at-least-once; one job id may run twice at once)',
+      );
+    }
   }
 
   /**

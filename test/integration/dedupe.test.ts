@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import { z } from 'zod';
 import { defineJob } from '../../src/job.js';
 import { createProducer } from '../../src/producer.js';
+import { createWorker } from '../../src/worker/worker.js';
 import { PrivateMemcached } from '../helpers/memcached.js';
 import { LOCAL_ENV, drain, eventually, freshQueues, memcachedClient, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
@@ -165,5 +167,26 @@ describe('dedupe lock in the worker', () => {
       expect((await queueCounts(sqs, queueUrl)).inFlight).toBe(1); // hidden for a while, still in the queue
       producer.close();
     });
+  });
+});
+
+describe('a worker without memcached', () => {
+  it('warns once at start that dedupe is off, and says how to turn it on', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'no-memcached');
+    const warnings: { msg: string }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line) as { msg: string }) });
+    const job = defineJob({ name: 'plain', args: z.object({}), handle: () => {} });
+    // No memcached option and no SQS_JOBS_MEMCACHED in the environment.
+    const { SQS_JOBS_MEMCACHED: _unset, ...env } = LOCAL_ENV;
+    const worker = createWorker(
+      { queues: [queueUrl], jobs: [job], waitTimeSeconds: 1, handleSignals: false, logger, metrics: { sink: 'off' } },
+      env,
+    );
+    await worker.start();
+    await worker.start();
+    await worker.stop();
+    const dedupe = warnings.filter((w) => /memcached/.test(w.msg));
+    expect(dedupe).toHaveLength(1);
+    expect(dedupe[0]!.msg).toMatch(/no memcached configured .*SQS_JOBS_MEMCACHED.*without the dedupe lock/);
   });
 });
