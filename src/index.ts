@@ -20,7 +20,7 @@ export { Producer, createProducer, configureDefaultProducer, enqueue, enqueueMan
 export { DEFAULT_MAX_MESSAGE_BYTES } from './producer-options.js';
 export type { ProducerOptions, EnqueueOptions, EnqueueManyOptions, EnqueueResult } from './producer-options.js';
 export { createQueues, dlqNameFor, readRedrivePolicy } from './queues.js';
-export type { QueueSpec, QueuePair, RedrivePolicy } from './queues.js';
+export type { QueueChange, QueueSpec, QueuePair, RedrivePolicy } from './queues.js';
 export { createSqsClient, createCloudWatchClient } from './aws/clients.js';
 export { resolveAwsSettings } from './config.js';
 export { Worker, createWorker } from './worker/worker.js';

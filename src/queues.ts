@@ -1,13 +1,10 @@
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  GetQueueUrlCommand,
-  SetQueueAttributesCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { SqsJobsError, ValidationError, toError } from './errors.js';
+import { ensureQueue, parseRedrivePolicy, type QueueChange } from './queue-settings.js';
 import { parseWith } from './validation.js';
+
+export type { QueueChange } from './queue-settings.js';
 
 export const DLQ_RETENTION_SECONDS = 14 * 24 * 3600;
 
@@ -19,14 +16,10 @@ const queueSpecSchema = z
         /^[A-Za-z0-9_-]{1,75}(\.fifo)?$/,
         'must be 1-75 letters, digits, - or _ (optionally ending in .fifo), leaving room for the -dlq and -spill suffixes',
       ),
-    maxReceiveCount: z.number().int().min(1, 'must be >= 1').max(1000, 'must be <= 1000 (SQS limit)').default(5),
-    visibilityTimeout: z.number().int().min(0).max(43_200, 'must be <= 43200 s (12 hours)').default(30),
-    messageRetentionSeconds: z
-      .number()
-      .int()
-      .min(60)
-      .max(DLQ_RETENTION_SECONDS)
-      .default(4 * 24 * 3600),
+    // Left out: an existing queue keeps its value; a new one gets QUEUE_DEFAULTS.
+    maxReceiveCount: z.number().int().min(1, 'must be >= 1').max(1000, 'must be <= 1000 (SQS limit)').optional(),
+    visibilityTimeout: z.number().int().min(0).max(43_200, 'must be <= 43200 s (12 hours)').optional(),
+    messageRetentionSeconds: z.number().int().min(60).max(DLQ_RETENTION_SECONDS).optional(),
     maximumMessageSize: z.number().int().min(1024).max(1_048_576).optional(),
     /** Also create `<name>-spill`, the spillover queue of tenant fairness, with the same settings and DLQ. */
     spillover: z.boolean().default(false),
@@ -47,7 +40,12 @@ export interface QueuePair {
   readonly maxReceiveCount: number;
   /** With `spillover: true`: the queue a producer sends a key's jobs beyond its allowance to. */
   readonly spilloverQueueUrl?: string;
+  /** What this call created or changed, in order; empty when everything was already as asked. */
+  readonly changes: readonly QueueChange[];
 }
+
+/** What a new queue gets for a setting left out (an existing queue keeps its own). */
+export const QUEUE_DEFAULTS = { visibilityTimeout: 30, messageRetentionSeconds: 4 * 24 * 3600, maxReceiveCount: 5 } as const;
 
 /** The spillover queue of tenant fairness (standard queues only). */
 export function spilloverNameFor(name: string): string {
@@ -59,33 +57,38 @@ export function dlqNameFor(name: string): string {
 }
 
 /**
- * Create a job queue and its dead-letter queue, wired with a RedrivePolicy. Idempotent: queues are
- * created with only the attributes CreateQueue must have (FifoQueue), then the rest is set, so
- * running it again with other settings updates the queues instead of failing on a mismatch.
+ * Create a job queue and its dead-letter queue, wired with a RedrivePolicy. Idempotent: a queue
+ * that is missing is made (with QUEUE_DEFAULTS for what `spec` leaves out); on one that exists
+ * only the settings `spec` gives are applied, so running it again never resets the others.
+ * `changes` says what was created or changed.
  */
 export async function createQueues(sqs: SQSClient, spec: QueueSpec): Promise<QueuePair> {
   const s = parseWith(queueSpecSchema, spec, 'queue', (issues) => new ValidationError('OPTIONS_INVALID', 'invalid queue settings', issues));
   const fifo = s.name.endsWith('.fifo');
   const dlqName = dlqNameFor(s.name);
   try {
-    const dlqUrl = await ensureQueue(sqs, dlqName, fifo, { MessageRetentionPeriod: String(DLQ_RETENTION_SECONDS) });
-    const dlqArn = await queueArn(sqs, dlqUrl);
     if (fifo && s.spillover) throw new Error('a spillover queue would break FIFO group order: tenant fairness needs a standard queue');
-    const attributes = {
-      VisibilityTimeout: String(s.visibilityTimeout),
-      MessageRetentionPeriod: String(s.messageRetentionSeconds),
-      ...(s.maximumMessageSize === undefined ? {} : { MaximumMessageSize: String(s.maximumMessageSize) }),
-      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: s.maxReceiveCount }),
-    };
-    const queueUrl = await ensureQueue(sqs, s.name, fifo, attributes);
-    const spilloverQueueUrl = s.spillover ? await ensureQueue(sqs, spilloverNameFor(s.name), false, attributes) : undefined;
-    return {
-      queueUrl,
-      queueArn: await queueArn(sqs, queueUrl),
-      dlqUrl,
-      dlqArn,
+    const changes: QueueChange[] = [];
+    const dlq = await ensureQueue(sqs, dlqName, fifo, { messageRetentionSeconds: DLQ_RETENTION_SECONDS }, {}, changes);
+    const dlqArn = await queueArn(sqs, dlq.url);
+    const wanted = {
+      visibilityTimeout: s.visibilityTimeout,
+      messageRetentionSeconds: s.messageRetentionSeconds,
+      maximumMessageSize: s.maximumMessageSize,
       maxReceiveCount: s.maxReceiveCount,
-      ...(spilloverQueueUrl === undefined ? {} : { spilloverQueueUrl }),
+      deadLetterTargetArn: dlqArn,
+    };
+    const main = await ensureQueue(sqs, s.name, fifo, wanted, QUEUE_DEFAULTS, changes);
+    // The spillover queue mirrors the queue: the settings it now has, and its DLQ.
+    const spill = s.spillover ? await ensureQueue(sqs, spilloverNameFor(s.name), false, main.settings, {}, changes) : undefined;
+    return {
+      queueUrl: main.url,
+      queueArn: await queueArn(sqs, main.url),
+      dlqUrl: dlq.url,
+      dlqArn,
+      maxReceiveCount: main.settings.maxReceiveCount ?? QUEUE_DEFAULTS.maxReceiveCount,
+      ...(spill === undefined ? {} : { spilloverQueueUrl: spill.url }),
+      changes,
     };
   } catch (error) {
     const e = toError(error);
@@ -93,14 +96,6 @@ export async function createQueues(sqs: SQSClient, spec: QueueSpec): Promise<Que
       cause: error,
     });
   }
-}
-
-async function ensureQueue(sqs: SQSClient, name: string, fifo: boolean, attributes: Record<string, string>): Promise<string> {
-  const created = await sqs.send(new CreateQueueCommand({ QueueName: name, ...(fifo ? { Attributes: { FifoQueue: 'true' } } : {}) }));
-  const url = created.QueueUrl ?? (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
-  if (url === undefined) throw new Error(`SQS returned no URL for queue ${name}`);
-  await sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attributes }));
-  return url;
 }
 
 async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
@@ -118,11 +113,7 @@ export interface RedrivePolicy {
 /** The queue's RedrivePolicy, or undefined when it has none. */
 export async function readRedrivePolicy(sqs: SQSClient, queueUrl: string): Promise<RedrivePolicy | undefined> {
   const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }));
-  const raw = out.Attributes?.RedrivePolicy;
-  if (raw === undefined || raw === '') return undefined;
-  const policy = JSON.parse(raw) as { deadLetterTargetArn?: string; maxReceiveCount?: string | number };
-  if (policy.deadLetterTargetArn === undefined) return undefined;
-  return { deadLetterTargetArn: policy.deadLetterTargetArn, maxReceiveCount: Number(policy.maxReceiveCount) };
+  return parseRedrivePolicy(out.Attributes?.RedrivePolicy);
 }
 
 /** Resolve a queue ARN (arn:aws:sqs:region:account:name) to its URL. */

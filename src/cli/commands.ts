@@ -5,12 +5,18 @@ import { createProducer } from '../producer.js';
 import { createQueues } from '../queues.js';
 import { createWorker, type Worker } from '../worker/worker.js';
 import { loadJobs } from './load-jobs.js';
+import { renderQueueChanges } from './render.js';
 
 export interface CliContext {
   readonly out: (line: string) => void;
   readonly env: Env;
   /** Aborted by Ctrl-C: ends a watch, stops a replay between batches. */
   readonly signal: AbortSignal;
+}
+
+/** A command line that cannot mean what was asked (a missing confirmation): exit 2, named with its command, like commander's own. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
 }
 
 export interface AwsFlags {
@@ -67,6 +73,7 @@ export async function queuesCreate(flags: QueuesCreateFlags, { out, env }: CliCo
       if (pair.spilloverQueueUrl !== undefined)
         out(`spill: ${pair.spilloverQueueUrl}  (tenant fairness: a key's jobs beyond its allowance)`);
       out(`dlq:   ${pair.dlqUrl}  (after ${pair.maxReceiveCount} receives)`);
+      out(renderQueueChanges(pair.changes));
     }
   } finally {
     sqs.destroy();

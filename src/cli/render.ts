@@ -1,5 +1,6 @@
 import type { DeadLetter } from '../ops/dlq.js';
 import type { Stats } from '../ops/stats.js';
+import type { QueueChange } from '../queues.js';
 
 /** Left-aligned text columns, two spaces apart. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -18,7 +19,8 @@ const ms = (n: number | undefined) =>
 const age = (s: number | undefined) =>
   s === undefined ? '-' : s >= 3_600 ? `${(s / 3_600).toFixed(1)}h` : s >= 60 ? `${Math.round(s / 60)}m` : `${Math.round(s)}s`;
 
-export function renderStats(stats: Stats): string {
+/** The stats as tables; `namespace`, where the metrics were looked for, is named when none were found. */
+export function renderStats(stats: Stats, namespace?: string): string {
   const queueRows = stats.queues
     .flatMap((q) => [q, ...(q.dlq === undefined ? [] : [q.dlq])])
     .map((q) => [q.name, String(q.visible), String(q.inFlight), String(q.delayed), age(q.oldestAgeSeconds), num(q.enqueuedPerMinute, 1)]);
@@ -53,12 +55,27 @@ export function renderStats(stats: Stats): string {
     table(['queue', 'visible', 'in flight', 'delayed', 'oldest', 'sent/min'], queueRows),
     '',
     jobRows.length === 0
-      ? 'no worker metrics in this window'
+      ? `no worker metrics in this window${namespace === undefined ? '' : ` in namespace ${namespace}: if the workers publish elsewhere (their SQS_JOBS_METRICS_NAMESPACE or metrics.namespace), pass it with --namespace`}`
       : table(['job', 'queue', 'runs/min', 'ok', 'failed', 'retried', 'dead', 'dupes', 'wait p50 / p99', 'process p50 / p99'], jobRows),
     ...(batchRows.length === 0 ? [] : ['', table(['batch job', 'queue', 'batches/min', 'size p50 / p99', 'held p50 / p99'], batchRows)]),
     '',
     '"-": not published by this server (emulators have no AWS/SQS metrics or percentiles)',
   ].join('\n');
+}
+
+const UNITS: Partial<Record<QueueChange['setting'], string>> = { visibility: ' s', retention: ' s', 'max message size': ' bytes' };
+
+/** What `queues create` did, a line each (`jobs: visibility 5 → 30 s`), or `unchanged`. */
+export function renderQueueChanges(changes: readonly QueueChange[]): string {
+  if (changes.length === 0) return 'unchanged';
+  return changes
+    .map((c) => {
+      if (c.setting === 'created') return `${c.queue}: created`;
+      // A DLQ is named by its ARN: show its name.
+      const shown = (v: number | string) => (typeof v === 'string' ? (v.split(':').at(-1) ?? v) : String(v));
+      return `${c.queue}: ${c.setting} ${c.from === undefined ? 'none' : shown(c.from)} → ${shown(c.to)}${UNITS[c.setting] ?? ''}`;
+    })
+    .join('\n');
 }
 
 export function renderDeadLetters(letters: readonly DeadLetter[]): string {

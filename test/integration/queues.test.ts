@@ -57,6 +57,31 @@ describe('sqs-jobs queues create', () => {
     expect((await readRedrivePolicy(sqs, pair.queueUrl))?.maxReceiveCount).toBe(3);
   });
 
+  it('run again, leaves the settings it is not given as they are and prints what changed, or "unchanged"', async () => {
+    const name = `rerun-${randomUUID().slice(0, 8)}`;
+    const create = async (...flags: string[]) =>
+      (await run(cli[0]!, [cli[1]!, 'queues', 'create', '--name', name, ...flags], { env: { ...process.env, ...LOCAL_ENV } })).stdout;
+    expect(await create('--max-receive-count', '3', '--visibility-timeout', '5')).toMatch(
+      new RegExp(`^${name}-dlq: created\\n${name}: created$`, 'm'),
+    );
+    const queueUrl = (JSON.parse(await create('--json')) as { queueUrl: string }).queueUrl;
+
+    const spilled = await create('--spillover');
+    expect(spilled).toMatch(new RegExp(`^${name}-spill: created$`, 'm'));
+    expect(spilled).not.toMatch(new RegExp(`^${name}: `, 'm'));
+    expect(spilled).toMatch(/\(after 3 receives\)/);
+    for (const url of [queueUrl, `${queueUrl}-spill`]) {
+      expect((await readRedrivePolicy(sqs, url))?.maxReceiveCount).toBe(3);
+      expect((await attributes(url)).VisibilityTimeout).toBe('5');
+    }
+
+    const changed = await create('--visibility-timeout', '30');
+    expect(changed).toMatch(new RegExp(`^${name}: visibility 5 → 30 s$`, 'm'));
+    expect(changed).not.toMatch(/max receive count/);
+    expect((await readRedrivePolicy(sqs, queueUrl))?.maxReceiveCount).toBe(3);
+    expect((await create()).trim().split('\n').at(-1)).toBe('unchanged');
+  });
+
   it('exits 1 with the rule when the name is invalid', async () => {
     const error = (await run(cli[0]!, [cli[1]!, 'queues', 'create', '--name', 'no spaces'], {
       env: { ...process.env, ...LOCAL_ENV },
