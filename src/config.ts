@@ -57,6 +57,9 @@ export const metricsNamespaceSchema = z
   .regex(/^[A-Za-z0-9.\-_/#:]{1,255}$/, 'must be 1-255 of letters, digits and . - _ / # :')
   .refine((n) => !n.startsWith('AWS/'), 'must not start with AWS/ (reserved for AWS services)');
 
+/** A DynamoDB table name, as the job store's `--table` / SQS_JOBS_JOB_TABLE must be. */
+export const jobTableSchema = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name: 3-255 letters, digits, _ - .');
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const logLevelSchema = z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` });
 

@@ -5,7 +5,8 @@
 #   memcached   the system binary, port $SQS_JOBS_MEMCACHED_PORT (11211)
 #
 #   stack.sh up     [TARGET...]  install what is missing, start what is not running, wait until it answers
-#   stack.sh down   [TARGET...]  stop only the processes this script started (by pid)
+#   stack.sh down   [TARGET...]  stop only the processes this script started (by pid); without a
+#                                TARGET also DynamoDB Local, if dynamodb.sh started it
 #   stack.sh status [TARGET...]  say what answers (and is the right server); exit 0 only when all do
 #   stack.sh reset  [TARGET...]  LocalStack: restart it (it has no reset endpoint); moto: /moto-api/reset;
 #                                memcached: flush_all
@@ -287,6 +288,7 @@ ENV
 
 command=${1:-}
 shift || true
+named=$#
 targets=()
 for t in "${@:-$STACK memcached}"; do
   for u in $t; do
@@ -306,7 +308,11 @@ case "$command" in
       if [[ $t != memcached ]]; then say "point sqs-jobs at $t with: eval \"\$(infra/local/stack.sh env $t)\""; fi
     done
     ;;
-  down) for t in "${targets[@]}"; do stop "$t"; done ;;
+  down)
+    for t in "${targets[@]}"; do stop "$t"; done
+    # Without a target, also the job store's DynamoDB Local (npm test and npm run demo start it).
+    if ((named == 0)); then bash "$HERE/dynamodb.sh" down; fi
+    ;;
   status)
     ok=0
     for t in "${targets[@]}"; do status_of "$t" || ok=1; done

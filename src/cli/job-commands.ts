@@ -1,7 +1,7 @@
 import { createJobTable } from '../adapters/dynamodb-store.js';
 import { createDynamoClient } from '../aws/clients.js';
-import { resolveDynamoSettings, type Env } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { jobTableSchema, parseConfig, resolveDynamoSettings, type Env } from '../config.js';
+import { ConfigError, SqsJobsError } from '../errors.js';
 import type { JobStatus } from '../ports/job-store.js';
 import { sleep } from '../sleep.js';
 import { type JobView, JobStatusReader } from '../status/get-job.js';
@@ -15,8 +15,10 @@ export interface StoreFlags {
 
 /** The job store flags: --table (else SQS_JOBS_JOB_TABLE), --dynamodb-endpoint (else AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL). */
 function storeFrom(flags: StoreFlags, env: Env) {
-  const table = flags.table ?? env.SQS_JOBS_JOB_TABLE;
-  if (table === undefined || table === '') throw new ConfigError('name the job store table: --table <name> or SQS_JOBS_JOB_TABLE');
+  const [source, value] = flags.table !== undefined ? ['--table', flags.table] : ['SQS_JOBS_JOB_TABLE', env.SQS_JOBS_JOB_TABLE];
+  if (value === undefined || value === '') throw new ConfigError('name the job store table: --table <name> or SQS_JOBS_JOB_TABLE');
+  // Checked here, before any call: DynamoDB would answer a bad name with a bare ValidationException.
+  const table = parseConfig(jobTableSchema, value, source, 'invalid job store table');
   const aws = resolveDynamoSettings({ endpoint: flags.dynamodbEndpoint, region: flags.region }, env, {
     endpoint: '--dynamodb-endpoint',
     region: '--region',
@@ -41,7 +43,7 @@ export interface JobFlags extends StoreFlags {
   readonly json?: boolean;
 }
 
-const FINAL = new Set(['completed', 'failed', 'unknown']);
+const FINAL = new Set(['completed', 'failed']);
 
 /** `sqs-jobs job <id>`: the job's status once, or with --watch redrawn (a live progress bar) until it ends. */
 export async function jobCommand(jobId: string, flags: JobFlags, { out, env, signal }: CliContext): Promise<void> {
@@ -53,7 +55,11 @@ export async function jobCommand(jobId: string, flags: JobFlags, { out, env, sig
     for (;;) {
       const view = await reader.get(jobId);
       // Watching a job that no worker has picked up yet (tracked by its definition, not at enqueue): wait for it.
-      if (view === undefined && !flags.watch) throw new ConfigError(`no job ${jobId} in ${table} (never tracked, or its record expired)`);
+      if (view === undefined && !flags.watch) {
+        throw new SqsJobsError('JOB_NOT_FOUND', `no job ${jobId} in ${table} (never tracked, or its record expired)`);
+      }
+      if (view?.state === 'unknown')
+        throw new SqsJobsError('STORE_UNREACHABLE', `the job store (table ${table}) did not answer: ${view.error}`);
       const text = view === undefined ? `${jobId}  not recorded yet` : flags.json ? JSON.stringify(view) : renderJob(view);
       out(flags.watch && tty && !flags.json ? `\x1b[2K\r\x1b[1A\x1b[2K${text}` : text);
       if (!flags.watch || (view !== undefined && FINAL.has(view.state)) || signal.aborted) return;

@@ -1,11 +1,11 @@
 import { createCloudWatchClient, createSqsClient } from '../aws/clients.js';
 import { resolveCloudWatchSettings, resolveMetricsNamespace, resolveQueueUrl, type Env } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { listDeadLetters, purgeDeadLetters } from '../ops/dlq.js';
+import { countDeadLetters, listDeadLetters, purgeDeadLetters } from '../ops/dlq.js';
 import { replayDeadLetters } from '../ops/replay.js';
 import { collectStats } from '../ops/stats.js';
 import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
-import { integer, sqsSettings, type AwsFlags, type CliContext } from './commands.js';
+import { integer, sqsSettings, UsageError, type AwsFlags, type CliContext } from './commands.js';
 import { renderDeadLetters, renderStats } from './render.js';
 
 export interface StatsFlags extends AwsFlags {
@@ -40,8 +40,8 @@ export async function stats(flags: StatsFlags, { out, env, signal }: CliContext)
       const s = await collectStats(sqs, cw, options);
       if (flags.json) out(JSON.stringify(s));
       else if (watchSeconds !== undefined && process.stdout.isTTY)
-        out(`\x1b[H\x1b[2J${renderStats(s)}\n(every ${watchSeconds}s; Ctrl-C to stop)`);
-      else out(renderStats(s));
+        out(`\x1b[H\x1b[2J${renderStats(s, options.namespace)}\n(every ${watchSeconds}s; Ctrl-C to stop)`);
+      else out(renderStats(s, options.namespace));
       if (watchSeconds !== undefined) await sleep(watchSeconds * 1000, signal);
     } while (watchSeconds !== undefined && !signal.aborted);
   } finally {
@@ -84,7 +84,19 @@ export async function dlqList(flags: DlqFlags & { limit?: string; json?: boolean
   const limit = integer(flags.limit, '--limit', 1) ?? 100;
   await withDlq(flags, env, async (sqs, { dlqUrl }) => {
     const letters = await listDeadLetters(sqs, dlqUrl, limit);
-    out(flags.json ? JSON.stringify(letters) : renderDeadLetters(letters));
+    if (flags.json) {
+      out(JSON.stringify(letters));
+      return;
+    }
+    out(renderDeadLetters(letters));
+    // Say so when the DLQ holds more than was shown: past --limit, or held by someone (not listable now).
+    const { visible, inFlight } = await countDeadLetters(sqs, dlqUrl);
+    if (visible + inFlight > letters.length) {
+      const held = inFlight > 0 ? `; ${inFlight} in flight (held by a consumer or a replay), not listable now` : '';
+      out(
+        `shown ${letters.length} of about ${visible + inFlight} in the DLQ${letters.length >= limit ? ` (--limit ${limit})` : ''}${held}`,
+      );
+    }
   });
 }
 
@@ -128,8 +140,15 @@ export async function dlqReplay(flags: DlqReplayFlags, { out, env, signal }: Cli
 }
 
 export async function dlqPurge(flags: DlqFlags & { yes?: boolean }, { out, env }: CliContext): Promise<void> {
+  if (!flags.yes) {
+    // A usage error, found before any call; the flags are checked first, so garbage is still CONFIG_INVALID.
+    sqsSettings(flags, env);
+    const queue = flags.queue !== undefined || env.SQS_JOBS_QUEUE_URL ? resolveQueueUrl(flags.queue, env, '--queue') : undefined;
+    const dlq = flags.dlq === undefined ? undefined : resolveQueueUrl(flags.dlq, env, '--dlq');
+    const target = dlq ?? (queue === undefined ? 'the DLQ' : `the DLQ of ${queue}`);
+    throw new UsageError(`purge deletes every message in ${target}: add --yes to do it`);
+  }
   await withDlq(flags, env, async (sqs, { dlqUrl }) => {
-    if (!flags.yes) throw new ConfigError(`dlq purge deletes every message in ${dlqUrl}: add --yes to do it`);
     await purgeDeadLetters(sqs, dlqUrl);
     out(`purged ${dlqUrl}`);
   });

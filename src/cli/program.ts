@@ -3,8 +3,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import type { Env } from '../config.js';
-import { SqsJobsError } from '../errors.js';
-import { enqueueCommand, queuesCreate, worker, type CliContext } from './commands.js';
+import { type ErrorCode, SqsJobsError } from '../errors.js';
+import { enqueueCommand, queuesCreate, UsageError, worker, type CliContext } from './commands.js';
 import { jobCommand, storeCreate } from './job-commands.js';
 import { dlqList, dlqPurge, dlqReplay, stats } from './ops-commands.js';
 
@@ -70,8 +70,9 @@ const cloudwatchEndpoint = () =>
  * unknown option is reported first: it is the likelier mistake.
  *
  * The `sqs-jobs` command. Every command and subcommand answers --help/-h with its own usage;
- * usage errors (an unknown command or option, a missing argument) name the command and exit 2;
- * configuration errors print `CONFIG_INVALID` and the rule and exit 1.
+ * usage errors (an unknown command or option, a missing argument, `dlq purge` without --yes) name
+ * the command and exit 2; configuration errors print `CONFIG_INVALID` and the rule and exit 1;
+ * `job <id>` exits 3 when there is no such job and 4 when the job store does not answer.
  */
 export function buildProgram(io: CliIo): Command {
   const ctx: CliContext = { out: (line) => io.out(`${line}\n`), env: io.env, signal: io.signal };
@@ -87,12 +88,12 @@ export function buildProgram(io: CliIo): Command {
     queues
       .command('create')
       .description(
-        'create a queue and its dead-letter queue <name>-dlq with a redrive policy (idempotent; a name ending in .fifo makes FIFO queues)',
+        'create a queue and its dead-letter queue <name>-dlq with a redrive policy, or apply the settings given to them, printing what changed (a name ending in .fifo makes FIFO queues)',
       ),
   )
     .option('--name <queue>', 'queue name (required)')
-    .option('--max-receive-count <n>', 'receives before SQS moves a message to the DLQ (default 5)')
-    .option('--visibility-timeout <seconds>', "the queue's default visibility timeout (default 30)")
+    .option('--max-receive-count <n>', 'receives before SQS moves a message to the DLQ (a new queue: 5; left out: kept)')
+    .option('--visibility-timeout <seconds>', "the queue's default visibility timeout (a new queue: 30; left out: kept)")
     .option('--spillover', "also create <name>-spill, tenant fairness's spillover queue (same settings and DLQ)")
     .option('--json', 'print the URLs as JSON')
     .action((flags) => queuesCreate(flags, ctx));
@@ -194,6 +195,9 @@ function configureTree(command: Command, io: CliIo): void {
   for (const sub of command.commands) configureTree(sub, io);
 }
 
+/** Errors with an exit status of their own (every other error exits 1, a usage error 2). */
+export const EXIT_STATUS: Partial<Record<ErrorCode, number>> = { JOB_NOT_FOUND: 3, STORE_UNREACHABLE: 4 };
+
 /** Run the command line; resolves to the exit code. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const program = buildProgram(io);
@@ -201,13 +205,25 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     program.outputHelp();
     return 0;
   }
+  let acting: Command = program;
+  program.hook('preAction', (_program, command) => {
+    acting = command;
+  });
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    if (error instanceof SqsJobsError) io.err(`sqs-jobs: ${error.code}: ${error.message}\n`);
-    else io.err(`sqs-jobs: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    if (error instanceof UsageError) {
+      const path = pathOf(acting);
+      io.err(`${path}: ${error.message}\n(run "${path} --help" for usage)\n`);
+      return 2;
+    }
+    if (error instanceof SqsJobsError) {
+      io.err(`sqs-jobs: ${error.code}: ${error.message}\n`);
+      return EXIT_STATUS[error.code] ?? 1;
+    }
+    io.err(`sqs-jobs: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return 1;
   }
 }

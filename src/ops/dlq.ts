@@ -1,5 +1,6 @@
 import {
   ChangeMessageVisibilityBatchCommand,
+  GetQueueAttributesCommand,
   PurgeQueueCommand,
   ReceiveMessageCommand,
   type Message,
@@ -101,6 +102,18 @@ export async function listDeadLetters(sqs: SQSClient, dlqUrl: string, limit = 10
   } finally {
     await makeVisible(sqs, dlqUrl, held);
   }
+}
+
+/** How many messages the DLQ holds as SQS counts them: visible, and in flight (held, so not listable now). */
+export async function countDeadLetters(sqs: SQSClient, dlqUrl: string): Promise<{ visible: number; inFlight: number }> {
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: dlqUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  const a = out.Attributes ?? {};
+  return { visible: Number(a.ApproximateNumberOfMessages ?? 0), inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) };
 }
 
 /** Delete every message in the DLQ (SQS allows one purge per queue per 60 s). */

@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
@@ -133,5 +134,16 @@ describe('sqs-jobs commands keep working', () => {
       worker.kill('SIGTERM');
     }
     expect(await exited, logs).toBe(0);
+  });
+});
+
+describe('sqs-jobs stats in a namespace without data', () => {
+  it('names the namespace it looked in and how to look elsewhere (--namespace)', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'cli-stats-empty');
+    const namespace = `SqsJobsNothing/${randomUUID().slice(0, 8)}`;
+    const r = await cli(['stats', '--queue', queueUrl, '--namespace', namespace, '--window', '1'], LOCAL_ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`no worker metrics in this window in namespace ${namespace}`);
+    expect(r.stdout).toMatch(/pass it with --namespace/);
   });
 });

@@ -7,6 +7,7 @@ import { defineJob } from '../../src/job.js';
 import { listDeadLetters } from '../../src/ops/dlq.js';
 import { replayDeadLetters } from '../../src/ops/replay.js';
 import { createProducer } from '../../src/producer.js';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 
@@ -121,4 +122,29 @@ describe("a replayed job's retry budget", () => {
     expect(letter).toMatchObject({ jobId: 'flaky-1', reason: 'retries-exhausted', receiveCount: 3 });
     expect(letter?.error).toMatch(/failed on attempt 3 of 3/);
   }, 60_000);
+});
+
+describe('dlq list', () => {
+  it('says how many dead letters it could not show: held by someone, or past --limit', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'list-held', { maxReceiveCount: 3 });
+    const runs = new Map<string, number[]>();
+    const bad = alwaysBad(runs);
+    const worker = start({ queues: [queueUrl], jobs: [bad] });
+    const events = recordEvents(worker);
+    await worker.start();
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    await producer.enqueueMany(bad, [{}, {}, {}, {}], { jobIds: ['h-1', 'h-2', 'h-3', 'h-4'] });
+    producer.close();
+    await eventually(() => events.count('job:dead-lettered') === 4, 'four dead letters');
+    await worker.stop();
+    // Someone else holds one of them (a consumer reading the DLQ, a replay in another terminal).
+    const held = await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 1, VisibilityTimeout: 60 }));
+    expect(held.Messages).toHaveLength(1);
+    const all = (await cli(['dlq', 'list', '--queue', queueUrl])).stdout;
+    expect(all.match(/^always-bad\s+h-\d/gm)).toHaveLength(3);
+    expect(all).toMatch(/shown 3 of about 4 in the DLQ; 1 in flight \(held by a consumer or a replay\), not listable now/);
+    const limited = (await cli(['dlq', 'list', '--queue', queueUrl, '--limit', '2'])).stdout;
+    expect(limited.match(/^always-bad\s+h-\d/gm)).toHaveLength(2);
+    expect(limited).toMatch(/shown 2 of about 4 in the DLQ \(--limit 2\); 1 in flight/);
+  });
 });

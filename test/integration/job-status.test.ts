@@ -439,10 +439,10 @@ function completionSpec<T extends { name: string; args: z.ZodType }>(job: T) {
 }
 
 describe('sqs-jobs store create / job <id>', () => {
-  async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  async function cli(args: string[], more: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
     let out = '';
     let err = '';
-    const env = { AWS_ENDPOINT_URL_DYNAMODB: LOCAL_DYNAMODB, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+    const env = { AWS_ENDPOINT_URL_DYNAMODB: LOCAL_DYNAMODB, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...more };
     const io = {
       out: (t: string) => {
         out += t;
@@ -487,7 +487,42 @@ describe('sqs-jobs store create / job <id>', () => {
     );
     expect(lines.some((l) => /running {2}attempt 1 {2}\[#*-+\] (25|50|75)\/100/.test(l))).toBe(true);
     const missing = await cli(['job', 'no-such-job', '--table', name]);
-    expect([missing.code, missing.err]).toEqual([1, expect.stringMatching(/no job no-such-job in cli-/)]);
+    expect([missing.code, missing.err]).toEqual([3, expect.stringMatching(/JOB_NOT_FOUND: no job no-such-job in cli-/)]);
     expect((await cli(['job', jobId])).err).toMatch(/CONFIG_INVALID: name the job store table: --table <name> or SQS_JOBS_JOB_TABLE/);
+  });
+
+  it('a job never enqueued is JOB_NOT_FOUND (exit 3); a store that does not answer is STORE_UNREACHABLE (exit 4)', async () => {
+    const missing = await cli(['job', `never-${randomUUID().slice(0, 8)}`, '--table', table]);
+    expect(missing).toMatchObject({ code: 3, out: '' });
+    expect(missing.err).toMatch(
+      new RegExp(`^sqs-jobs: JOB_NOT_FOUND: no job never-\\w+ in ${table} \\(never tracked, or its record expired\\)\\n$`),
+    );
+    for (const watch of [[], ['--watch']]) {
+      const down = await cli(['job', 'any', '--table', table, '--dynamodb-endpoint', 'http://127.0.0.1:1', ...watch]); // nothing listens there
+      expect(down, watch.join(' ')).toMatchObject({ code: 4, out: '' });
+      expect(down.err).toMatch(
+        new RegExp(`^sqs-jobs: STORE_UNREACHABLE: the job store \\(table ${table}\\) did not answer: .*(ECONNREFUSED|connect)`),
+      );
+    }
+  });
+
+  it('store create with an invalid table name: CONFIG_INVALID naming the flag and the rule, before any call', async () => {
+    for (const [args, env, setting] of [
+      [['--table', 't1'], {}, '--table'],
+      [[], { SQS_JOBS_JOB_TABLE: 'no spaces' }, 'SQS_JOBS_JOB_TABLE'],
+    ] as const) {
+      // Against DynamoDB Local, and against an endpoint where nothing listens: no call is made either way.
+      for (const endpoint of [LOCAL_DYNAMODB, 'http://127.0.0.1:1']) {
+        const r = await cli(['store', 'create', ...args, '--dynamodb-endpoint', endpoint], env);
+        expect(r.code).toBe(1);
+        expect(r.err).toMatch(
+          new RegExp(
+            `^sqs-jobs: CONFIG_INVALID: invalid job store table: ${setting}: must be a DynamoDB table name: 3-255 letters, digits, _ - \\. \\(got "`,
+          ),
+        );
+        expect(r.err).not.toMatch(/ValidationException|ECONNREFUSED|\n\s+at /);
+        expect(r.err.trim().split('\n')).toHaveLength(1);
+      }
+    }
   });
 });

@@ -193,8 +193,36 @@ const garbage: Garbage[] = [
     [['dlq', action], { SQS_JOBS_QUEUE_URL: 'jobs' }, 'SQS_JOBS_QUEUE_URL', /must be an http\(s\) queue URL/],
   ]),
   [['dlq', 'list', '--dlq', QUEUE, '--limit', '0'], {}, '--limit', />= 1/],
+  // store, job (nothing listens at the endpoint: the name is refused before any call)
+  ...[
+    ['store', 'create'],
+    ['job', 'j1'],
+  ].flatMap((command): Garbage[] => [
+    [[...command, '--table', 't1'], { AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:1' }, '--table', /must be a DynamoDB table name: 3-255/],
+    [
+      command,
+      { AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:1', SQS_JOBS_JOB_TABLE: 'a/b' },
+      'SQS_JOBS_JOB_TABLE',
+      /must be a DynamoDB table name/,
+    ],
+  ]),
   [['dlq', 'replay', '--dlq', QUEUE, '--limit', 'all'], {}, '--limit', /must be a whole number/],
 ];
+
+describe('sqs-jobs dlq purge without --yes', () => {
+  it.each([
+    [['--dlq', QUEUE], QUEUE],
+    [['--queue', QUEUE], `the DLQ of ${QUEUE}`],
+  ])('%j is a usage error: names the command and the DLQ, exit 2, before any call', async (flags, target) => {
+    // Nothing listens at this endpoint: a call would fail with a connection error instead.
+    const r = await cli(['dlq', 'purge', ...flags, '--endpoint', 'http://127.0.0.1:1']);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      `sqs-jobs dlq purge: purge deletes every message in ${target}: add --yes to do it\n(run "sqs-jobs dlq purge --help" for usage)\n`,
+    );
+    expect(r.out).toBe('');
+  });
+});
 
 describe('sqs-jobs with garbage', () => {
   it.each(garbage)('%j %j: CONFIG_INVALID naming %s', async (argv, env, setting, rule) => {
