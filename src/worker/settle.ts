@@ -51,6 +51,16 @@ function recordEnd(deps: SettleDeps, lease: Lease, info: JobInfo, end: StatusEnd
  * else holds it).
  */
 export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
+  try {
+    await carryOut(deps, lease, info, outcome);
+  } finally {
+    // Every path lets go of the message before it acts on it; this is for one that threw on the way
+    // (a custom JobLock or JobStore that throws), so the heartbeat never holds a message forever.
+    await deps.heartbeat.untrack(lease);
+  }
+}
+
+async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
   // The lock and the tenant's slot are settled here: the heartbeat stops touching them, and an
   // extension in flight lands first, so it cannot undo what follows. The message itself stays held
   // (its visibility extended) until its SQS fate is carried out: the job store may take a while to
