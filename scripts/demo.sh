@@ -3,7 +3,7 @@
 # SQS_JOBS_STACK=moto for moto), and runs the demo: queues, two workers, a burst of jobs, live
 # progress, a summary, a fan-out import with its status read live from the job store (DynamoDB
 # Local), then `sqs-jobs stats` (on LocalStack with the AWS/SQS send rate) and the DLQ.
-# The stack stays up afterwards (stop it with `npm run stack:down` and `bash infra/local/dynamodb.sh down`).
+# The stack stays up afterwards (`npm run stack:down` stops it, DynamoDB Local too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
