@@ -109,9 +109,23 @@ describe('sqs-jobs commands keep working', () => {
     expect(JSON.parse(sent.stdout)).toMatchObject({ jobId: 'cli-1' });
     expect((await queueCounts(sqs, queueUrl)).visible).toBe(1);
 
+    // `node --import tsx`, not the tsx command, which SIGKILLs a child slow to acknowledge a signal (exit 130).
     const worker = spawn(
-      'node_modules/.bin/tsx',
-      ['src/cli/main.ts', 'worker', '--jobs', 'handlers', '--queue', `${queueUrl}@2`, '--wait-time', '1', '--concurrency', '2'],
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'worker',
+        '--jobs',
+        'handlers',
+        '--queue',
+        `${queueUrl}@2`,
+        '--wait-time',
+        '1',
+        '--concurrency',
+        '2',
+      ],
       {
         env: { ...baseEnv, ...LOCAL_ENV, SQS_JOBS_METRICS: 'off', SQS_JOBS_LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],

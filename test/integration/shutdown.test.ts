@@ -12,8 +12,13 @@ afterAll(() => sqs.destroy());
 
 const slow = defineJob({ name: 'slow', args: z.object({ ms: z.number() }), handle: () => {} });
 
+/**
+ * The worker runs as `node --import tsx`, not through the tsx command: that one relays a signal to
+ * its child and, when the child has not acknowledged it within 30 ms (a loaded machine), sends it
+ * again and then SIGKILLs it, so the process exits 130 instead of stopping as the worker would.
+ */
 function spawnWorker(queueUrl: string, env: Record<string, string> = {}) {
-  const child = spawn('node_modules/.bin/tsx', ['test/fixtures/worker-process.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/worker-process.ts'], {
     env: { ...process.env, ...LOCAL_ENV, QUEUE_URL: queueUrl, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
