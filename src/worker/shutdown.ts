@@ -60,7 +60,11 @@ export async function shutdown(p: ShutdownParts): Promise<void> {
         // poll. A message SQS hands to an aborted poll is not lost: it comes back after its
         // visibility timeout, one receive spent.
         p.force.abort();
-        await Promise.allSettled(p.pollers());
+        // Bounded all the same: a poll let end (or a receive stuck in the network) must not hold the stop.
+        const bound = new AbortController();
+        const polls = Promise.allSettled(p.pollers());
+        await Promise.race([polls, sleep((c.waitTimeSeconds + 10) * 1000, bound.signal)]);
+        bound.abort();
       },
     ],
     [
