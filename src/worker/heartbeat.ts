@@ -146,7 +146,7 @@ export class Heartbeat {
   }
 
   #lose(lease: Lease, reason: string): void {
-    // A lease no longer tracked is being settled: its fate is decided and being carried out.
+    // A lease no longer tracked is being settled: its fate is decided, nothing is lost.
     if (lease.lost || !this.#leases.has(lease)) return;
     this.#leases.delete(lease);
     lease.abort('LEASE_LOST', `lease lost: ${reason}`);

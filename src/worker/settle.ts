@@ -54,23 +54,20 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
   try {
     await carryOut(deps, lease, info, outcome);
   } finally {
-    // Every path lets go of the message before it acts on it; this is for one that threw on the way
-    // (a custom JobLock or JobStore that throws), so the heartbeat never holds a message forever.
+    // carryOut lets go of the message first; this is for one that threw before it could.
     await deps.heartbeat.untrack(lease);
   }
 }
 
 async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
-  // The lock and the tenant's slot are settled here: the heartbeat stops touching them, and an
-  // extension in flight lands first, so it cannot undo what follows. The message itself stays held
-  // (its visibility extended) until its SQS fate is carried out: the job store may take a while to
-  // record the end, and a message whose visibility lapsed meanwhile would be received again,
-  // spending a receive, and at its last one taken into the DLQ by SQS's redrive with no reason.
+  // Stop heartbeating first and let an extension in flight land, so it cannot undo what follows.
+  // (Holding the message while the job store records the end would keep a slow store from costing
+  // receives; tried and taken back: fault runs showed messages held for good and stops that hung.)
+  await deps.heartbeat.untrack(lease);
   const lock = lease.lock;
   lease.lock = undefined;
   const slot = lease.slot;
   lease.slot = undefined;
-  await lease.pending;
   // The extension that was in flight may have found the lease lost: then only unlock, never act
   // on a message another consumer holds now (success and duplicates still end as decided).
   if (lease.lost && outcome.kind !== 'succeeded' && outcome.kind !== 'duplicate' && outcome.kind !== 'lost') {
@@ -129,7 +126,6 @@ async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: 
       return;
     }
     case 'lost': {
-      await deps.heartbeat.untrack(lease);
       await unlock(outcome.abandoned);
       return;
     }
@@ -227,7 +223,6 @@ async function handBack(
   reason: string,
   deadLettered = false,
 ): Promise<void> {
-  await deps.heartbeat.untrack(lease);
   const m = lease.message;
   const log = jobLogger(deps.logger, info);
   if (atReceiveLimit(m, deps.maxReceiveCount(m.queueUrl))) {
@@ -255,7 +250,6 @@ async function handBack(
 
 /** Re-send a message that did not run (its tenant at its cap), not counting this receive as an attempt. */
 async function defer(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: number, reason: string): Promise<void> {
-  await deps.heartbeat.untrack(lease);
   const m = lease.message;
   const copy = resentMessage(m, seconds, false);
   try {
@@ -273,7 +267,6 @@ async function defer(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: num
 
 /** Delete a message whose fate is decided and carried out (success, duplicate, in the DLQ). */
 async function remove(deps: SettleDeps, lease: Lease): Promise<void> {
-  await deps.heartbeat.untrack(lease);
   await deps.acks.delete(lease.message);
 }
 
