@@ -11,7 +11,8 @@ import type { Outcome } from './decide.js';
 import type { Heartbeat } from './heartbeat.js';
 import type { Lease } from './leases.js';
 import type { StatusEnd, StatusTracker } from '../status/tracker.js';
-import { atReceiveLimit, resentMessage } from './resend.js';
+import { defer, handBack } from './hand-back.js';
+import { atReceiveLimit } from './resend.js';
 import { jobLogger } from './runner.js';
 
 export interface SettleDeps {
@@ -95,7 +96,7 @@ async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: 
         await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed');
         return;
       }
-      await remove(deps, lease);
+      await deps.acks.delete(m);
       return;
     }
     case 'duplicate': {
@@ -107,7 +108,7 @@ async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: 
         await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed');
         return;
       }
-      await remove(deps, lease);
+      await deps.acks.delete(m);
       return;
     }
     case 'retry': {
@@ -171,7 +172,7 @@ async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: 
         await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed', true);
         return;
       }
-      await remove(deps, lease);
+      await deps.acks.delete(m);
       return;
     }
   }
@@ -210,73 +211,6 @@ const DUPLICATE_LOG = {
   'dead-lettered': 'this message is already in the dead-letter queue (its delete had failed): deleting the leftover',
   running: 'job id is running under another message: deleting this copy (the other message carries the job)',
 } as const;
-
-/**
- * Make a message visible again after `seconds`, or, when that would let SQS's redrive move it to
- * the DLQ on its next receive, re-send it (same body and job id, fresh receive count) and delete it.
- */
-async function handBack(
-  deps: SettleDeps,
-  lease: Lease,
-  info: JobInfo,
-  seconds: number,
-  reason: string,
-  deadLettered = false,
-): Promise<void> {
-  const m = lease.message;
-  const log = jobLogger(deps.logger, info);
-  if (atReceiveLimit(m, deps.maxReceiveCount(m.queueUrl))) {
-    // A message already in the DLQ goes back marked so, to be counted and never run again.
-    const copy = resentMessage(m, seconds, true, deadLettered);
-    try {
-      await deps.sqs.send(m.queueUrl, copy);
-    } catch (error) {
-      deps.onError('re-send', error);
-      log().error(
-        { err: error, reason },
-        'could not re-send a message with no receive left; handed back, and SQS may dead-letter it on its next receive',
-      );
-      await makeVisible(deps, lease, info, seconds);
-      return;
-    }
-    const delaySeconds = copy.delaySeconds ?? 0;
-    deps.emit('job:resent', { ...info, reason, delaySeconds });
-    log().warn({ reason, delaySeconds }, 'the message had no receive left: re-sent with the same job id rather than handed back');
-    await deps.acks.delete(m);
-    return;
-  }
-  await makeVisible(deps, lease, info, seconds);
-}
-
-/** Re-send a message that did not run (its tenant at its cap), not counting this receive as an attempt. */
-async function defer(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: number, reason: string): Promise<void> {
-  const m = lease.message;
-  const copy = resentMessage(m, seconds, false);
-  try {
-    await deps.sqs.send(m.queueUrl, copy);
-  } catch (error) {
-    deps.onError('defer', error);
-    await handBack(deps, lease, info, seconds, reason);
-    return;
-  }
-  deps.emit('job:deferred', { ...info, reason, delaySeconds: copy.delaySeconds ?? 0 });
-  if (deps.logger.isLevelEnabled('debug'))
-    jobLogger(deps.logger, info)().debug({ reason, delaySeconds: copy.delaySeconds }, 'deferred: re-sent to run later');
-  await deps.acks.delete(m);
-}
-
-/** Delete a message whose fate is decided and carried out (success, duplicate, in the DLQ). */
-async function remove(deps: SettleDeps, lease: Lease): Promise<void> {
-  await deps.acks.delete(lease.message);
-}
-
-async function makeVisible(deps: SettleDeps, lease: Lease, info: JobInfo, seconds: number): Promise<void> {
-  // Coalesced with other hand-backs into ChangeMessageVisibilityBatch calls; a failure is logged by the batcher.
-  const changed = await deps.visibility.change(lease.message, seconds);
-  if (!changed && deps.logger.isLevelEnabled('debug')) {
-    jobLogger(deps.logger, info)().debug('could not change visibility; the message returns when its current visibility timeout ends');
-  }
-}
 
 /**
  * Hand back messages that were never started (shutdown, received while stopping, a blocked FIFO
