@@ -56,7 +56,7 @@ describe('dlq replay while a worker runs a job that keeps failing', () => {
     expect((await queueCounts(sqs, queueUrl)).visible).toBe(0);
   });
 
-  it('--job moves each of its dead letters once; one dead-lettered after the replay began is left', async () => {
+  it('--job moves each of its dead letters once; a job dead-lettered meanwhile is not moved', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'replay-job', { maxReceiveCount: 3 });
     const runs = new Map<string, number[]>();
     const bad = alwaysBad(runs);
