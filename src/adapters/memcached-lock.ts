@@ -29,23 +29,56 @@ function holderMessageId(value: string): string | undefined {
 
 /** JobLock on memcached through memjs, with retries off: a retried `add` can lie (see lock.ts). */
 export class MemcachedLock implements JobLock {
-  readonly #client: memjs.Client;
+  #client: memjs.Client;
+  readonly #createClient: () => memjs.Client;
+  readonly #deadlineMs: number;
   readonly #prefix: string;
   readonly #onAvailability: MemcachedLockOptions['onAvailability'];
   #up = true;
+  #closed = false;
 
   constructor(options: MemcachedLockOptions) {
     const timeout = (options.timeoutMs ?? 500) / 1000;
-    this.#client = memjs.Client.create(options.servers, {
-      retries: 0,
-      failover: false,
-      timeout,
-      conntimeout: timeout * 2,
-      keepAlive: true,
-      logger: { log: () => {} },
-    });
+    this.#createClient = () =>
+      memjs.Client.create(options.servers, {
+        retries: 0,
+        failover: false,
+        timeout,
+        conntimeout: timeout * 2,
+        keepAlive: true,
+        logger: { log: () => {} },
+      });
+    this.#client = this.#createClient();
+    // memjs's own timer, plus room for a connect: a call still unanswered by then never will be.
+    this.#deadlineMs = (options.timeoutMs ?? 500) * 3;
     this.#prefix = options.keyPrefix ?? 'sqsjobs:';
     this.#onAvailability = options.onAvailability;
+  }
+
+  /**
+   * One memcached call, answered within the deadline whatever memjs does. After a timeout memjs
+   * can stay broken: a late reply on the socket it gave up on lands in the read buffer the next
+   * socket shares, so every later reply is misread (each call then times out, for good), and that
+   * old socket's close can cancel the new one's timer (a call then never settles). So a call that
+   * fails or misses the deadline throws, and the client is replaced by a fresh one.
+   */
+  async #call<T>(op: (client: memjs.Client) => Promise<T>): Promise<T> {
+    const client = this.#client;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`memcached did not answer within ${this.#deadlineMs} ms`)), this.#deadlineMs);
+    });
+    try {
+      return await Promise.race([op(client), deadline]);
+    } catch (error) {
+      if (this.#client === client && !this.#closed) {
+        this.#client = this.#createClient();
+        client.close();
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   key(jobId: string): string {
@@ -61,14 +94,14 @@ export class MemcachedLock implements JobLock {
     const key = this.key(jobId);
     try {
       if (message !== undefined && message.receiveCount > 1) {
-        const { value } = await this.#client.get(this.deadLetteredKey(message.messageId));
+        const { value } = await this.#call((c) => c.get(this.deadLetteredKey(message.messageId)));
         if (value !== null) return this.#ok('dead-lettered');
       }
       const origin = message === undefined ? undefined : (message.originId ?? message.messageId);
       const value = origin === undefined ? RUNNING + token : `${RUNNING}${token}:${origin}`;
       for (let tries = 0; tries < 2; tries++) {
-        if (await this.#client.add(key, value, { expires: ttlSeconds })) return this.#ok('claimed');
-        const { value: found } = await this.#client.get(key);
+        if (await this.#call((c) => c.add(key, value, { expires: ttlSeconds }))) return this.#ok('claimed');
+        const { value: found } = await this.#call((c) => c.get(key));
         if (found === null) continue; // expired between add and get: try once more
         const text = found.toString();
         if (text.startsWith(DONE)) return this.#ok('completed');
@@ -84,9 +117,9 @@ export class MemcachedLock implements JobLock {
   async extend(jobId: string, token: string, ttlSeconds: number): Promise<ExtendResult> {
     const key = this.key(jobId);
     try {
-      const { value } = await this.#client.get(key);
+      const { value } = await this.#call((c) => c.get(key));
       if (value === null || !heldBy(value.toString(), token)) return this.#ok('lost');
-      await this.#client.touch(key, ttlSeconds);
+      await this.#call((c) => c.touch(key, ttlSeconds));
       return this.#ok('held');
     } catch (error) {
       return this.#failed('unavailable', error);
@@ -95,7 +128,7 @@ export class MemcachedLock implements JobLock {
 
   async complete(jobId: string, token: string, ttlSeconds: number): Promise<boolean> {
     try {
-      await this.#client.set(this.key(jobId), DONE + token, { expires: ttlSeconds });
+      await this.#call((c) => c.set(this.key(jobId), DONE + token, { expires: ttlSeconds }));
       return this.#ok(true);
     } catch (error) {
       return this.#failed(false, error);
@@ -105,8 +138,8 @@ export class MemcachedLock implements JobLock {
   async release(jobId: string, token: string): Promise<boolean> {
     const key = this.key(jobId);
     try {
-      const { value } = await this.#client.get(key);
-      if (value !== null && heldBy(value.toString(), token)) await this.#client.delete(key);
+      const { value } = await this.#call((c) => c.get(key));
+      if (value !== null && heldBy(value.toString(), token)) await this.#call((c) => c.delete(key));
       return this.#ok(true);
     } catch (error) {
       return this.#failed(false, error);
@@ -115,7 +148,7 @@ export class MemcachedLock implements JobLock {
 
   async markDeadLettered(messageId: string, ttlSeconds: number): Promise<boolean> {
     try {
-      await this.#client.set(this.deadLetteredKey(messageId), '1', { expires: ttlSeconds });
+      await this.#call((c) => c.set(this.deadLetteredKey(messageId), '1', { expires: ttlSeconds }));
       return this.#ok(true);
     } catch (error) {
       return this.#failed(false, error);
@@ -131,7 +164,7 @@ export class MemcachedLock implements JobLock {
         const first = Math.floor(Math.random() * cap);
         for (let i = 0; i < cap; i++) {
           const slot = (first + i) % cap;
-          if (await this.#client.add(this.#slotKey(key, slot), token, { expires: ttlSeconds })) return this.#ok(slot);
+          if (await this.#call((c) => c.add(this.#slotKey(key, slot), token, { expires: ttlSeconds }))) return this.#ok(slot);
         }
         return this.#ok('full' as const);
       } catch (error) {
@@ -140,16 +173,16 @@ export class MemcachedLock implements JobLock {
     },
     extend: async (key, slot, token, ttlSeconds) => {
       try {
-        const { value } = await this.#client.get(this.#slotKey(key, slot));
-        if (value !== null && value.toString() === token) await this.#client.touch(this.#slotKey(key, slot), ttlSeconds);
+        const { value } = await this.#call((c) => c.get(this.#slotKey(key, slot)));
+        if (value !== null && value.toString() === token) await this.#call((c) => c.touch(this.#slotKey(key, slot), ttlSeconds));
       } catch (error) {
         this.#failed(undefined, error);
       }
     },
     release: async (key, slot, token) => {
       try {
-        const { value } = await this.#client.get(this.#slotKey(key, slot));
-        if (value !== null && value.toString() === token) await this.#client.delete(this.#slotKey(key, slot));
+        const { value } = await this.#call((c) => c.get(this.#slotKey(key, slot)));
+        if (value !== null && value.toString() === token) await this.#call((c) => c.delete(this.#slotKey(key, slot)));
       } catch (error) {
         this.#failed(undefined, error);
       }
@@ -162,6 +195,7 @@ export class MemcachedLock implements JobLock {
   }
 
   close(): void {
+    this.#closed = true;
     this.#client.close();
   }
 

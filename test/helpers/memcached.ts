@@ -81,3 +81,39 @@ export async function slowProxy(
       }),
   };
 }
+
+/**
+ * A loopback proxy to memcached that closes each of its first `drops` connections as soon as a
+ * request arrives (no reply, no error: as a server restarting, or a middlebox timing out, would),
+ * then passes the rest through.
+ */
+export async function droppingProxy(targetPort: number, drops = 1): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let left = drops;
+  const server: Server = createServer((client) => {
+    sockets.add(client);
+    if (left-- > 0) {
+      client.once('data', () => client.end());
+      return;
+    }
+    const upstream = connect({ host: '127.0.0.1', port: targetPort });
+    sockets.add(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

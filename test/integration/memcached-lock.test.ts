@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemcachedLock } from '../../src/adapters/memcached-lock.js';
 import { LOCAL_MEMCACHED, memcachedClient, sleep } from '../helpers/stack.js';
-import { PrivateMemcached, freePort, slowProxy } from '../helpers/memcached.js';
+import { PrivateMemcached, droppingProxy, freePort, slowProxy } from '../helpers/memcached.js';
 
 const prefix = `locktest-${randomUUID().slice(0, 8)}:`;
 const lock = new MemcachedLock({ servers: LOCAL_MEMCACHED, keyPrefix: prefix });
@@ -92,6 +92,22 @@ describe('MemcachedLock on a real memcached', () => {
       expect(value?.toString()).toBe('running:a:m-1');
       direct.close();
       slow.close();
+      await proxy.close();
+    });
+
+    it('answers every call when memcached closes the connection without a reply, then goes on', async () => {
+      // memjs leaves a call unanswered for good when its socket closes without an error (a server
+      // restarting, a middlebox dropping an idle connection). A lock call that never settles would
+      // hold its message, and the worker's stop, for good: the lock gives every call a deadline.
+      const proxy = await droppingProxy(memcached.port, 2);
+      const dropping = new MemcachedLock({ servers: `127.0.0.1:${proxy.port}`, timeoutMs: 150, keyPrefix: prefix });
+      const unanswered = Symbol('unanswered');
+      const answered = <T>(call: Promise<T>) => Promise.race([call, sleep(3_000).then(() => unanswered)]);
+      const id = randomUUID();
+      expect(await answered(dropping.claim(id, 'a', 30))).toBe('unavailable');
+      expect(await answered(dropping.extend(id, 'a', 30))).toBe('unavailable');
+      expect(await answered(dropping.claim(id, 'a', 30))).toBe('claimed');
+      dropping.close();
       await proxy.close();
     });
   });
