@@ -1,4 +1,4 @@
-import type { BackoffPolicy } from '../job.js';
+import type { BackoffPolicy } from '../definition-rules.js';
 
 /** SQS keeps a received message invisible for at most 12 hours; no request may ask past it. */
 export const MAX_HOLD_MS = 43_200_000;

@@ -1,5 +1,5 @@
 import { RetryLaterError, UnrecoverableError } from '../errors.js';
-import type { BackoffPolicy } from '../job.js';
+import type { BackoffPolicy } from '../definition-rules.js';
 import type { DeadLetterReason, DuplicateState } from '../job-events.js';
 import type { ClaimResult } from '../ports/lock.js';
 import { retryDelayMs } from './backoff.js';

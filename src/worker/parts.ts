@@ -12,7 +12,7 @@ import { DeleteBatcher, VisibilityBatcher } from './acks.js';
 import { Heartbeat } from './heartbeat.js';
 import type { WorkerConfig } from './options.js';
 import type { RunDeps } from './runner.js';
-import type { SettleDeps } from './settle.js';
+import type { SettleDeps } from './settle-deps.js';
 import { hostname } from 'node:os';
 import { createProducer, type Producer } from '../producer.js';
 import type { FanOutDeps } from '../status/fan-out.js';

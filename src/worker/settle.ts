@@ -1,48 +1,39 @@
-import type { Logger } from 'pino';
 import { deadLetterMessage } from '../dead-letter.js';
 import { toError } from '../errors.js';
-import type { JobInfo, WorkerEvents } from '../job-events.js';
-import type { ConcurrencySlots, JobLock } from '../ports/lock.js';
-import type { QueuePort } from '../ports/queue.js';
-import { groupByQueue, inBatches } from '../sqs-batch.js';
-import type { DeleteBatcher, VisibilityBatcher } from './acks.js';
+import type { JobInfo } from '../job-events.js';
+import { sleep } from '../sleep.js';
+import type { StatusEnd } from '../status/tracker.js';
 import { visibilitySeconds } from './backoff.js';
 import type { Outcome } from './decide.js';
-import type { Heartbeat } from './heartbeat.js';
-import type { Lease } from './leases.js';
-import type { StatusEnd, StatusTracker } from '../status/tracker.js';
 import { defer, handBack } from './hand-back.js';
-import { atReceiveLimit } from './resend.js';
+import type { Lease } from './leases.js';
 import { jobLogger } from './runner.js';
-
-export interface SettleDeps {
-  readonly sqs: QueuePort;
-  readonly acks: DeleteBatcher;
-  /** Hand-backs by visibility, batched. */
-  readonly visibility: VisibilityBatcher;
-  readonly heartbeat: Heartbeat;
-  readonly lock: JobLock;
-  readonly slots: ConcurrencySlots | undefined;
-  readonly completedTtlSeconds: number;
-  readonly lockTtlSeconds: number;
-  readonly visibilityTimeoutSeconds: number;
-  readonly deadLetterQueueUrl: (queueUrl: string) => string;
-  /** From the queue's RedrivePolicy; undefined when SQS never dead-letters on its own. */
-  readonly maxReceiveCount: (queueUrl: string) => number | undefined;
-  readonly logger: Logger;
-  readonly emit: <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
-  readonly onError: (where: string, error: unknown) => void;
-  /** Job status and fan-out counts (a job store is configured), else undefined. */
-  readonly status: StatusTracker | undefined;
-}
+import type { SettleDeps } from './settle-deps.js';
 
 /** A fan-out child whose count failed comes back this soon (within the dead-letter marker's life). */
 const COUNT_RETRY_SECONDS = 5;
 
-/** Record how a message ended in the job store. False: a fan-out child's count failed, so its message must come back, not be deleted. */
-function recordEnd(deps: SettleDeps, lease: Lease, info: JobInfo, end: StatusEnd): Promise<boolean> {
-  if (lease.tracking === undefined || deps.status === undefined) return Promise.resolve(true);
-  return deps.status.ended(info, lease.tracking, end, lease.progress);
+/**
+ * How long settle keeps a message held (its visibility extended by the heartbeat) while the job
+ * store records how it ended. Past this the count is taken as failed and the message handed back,
+ * so a store that never answers cannot hold a message, or a stop, for good.
+ */
+const STORE_HOLD_MS = 30_000;
+
+/**
+ * Record how a message ended in the job store, waiting at most STORE_HOLD_MS. False: a fan-out
+ * child's count failed (or did not answer in time), so its message must come back, not be deleted.
+ * A count that lands later does no harm: a child is counted once per child id.
+ */
+async function recordEnd(deps: SettleDeps, lease: Lease, info: JobInfo, end: StatusEnd): Promise<boolean> {
+  if (lease.tracking === undefined || deps.status === undefined) return true;
+  const bound = new AbortController();
+  const timedOut = sleep(STORE_HOLD_MS, bound.signal).then(() => false);
+  try {
+    return await Promise.race([deps.status.ended(info, lease.tracking, end, lease.progress), timedOut]);
+  } finally {
+    bound.abort();
+  }
 }
 
 /**
@@ -50,27 +41,40 @@ function recordEnd(deps: SettleDeps, lease: Lease, info: JobInfo, end: StatusEnd
  * delete (success, duplicate), handed back (visible again after a delay, or re-sent when it has no
  * receive left), moved to the DLQ (send there, then delete), or left alone (lease lost: someone
  * else holds it).
+ *
+ * The message stays held (the heartbeat keeps extending its visibility) until the moment settle
+ * acts on it: a job store slower than the visibility timeout must not let it come back and spend
+ * receives while its end is being recorded. Only the dedupe lock and the tenant's permit stop being
+ * extended at once.
  */
 export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
   try {
     await carryOut(deps, lease, info, outcome);
   } finally {
-    // carryOut lets go of the message first; this is for one that threw before it could.
+    // carryOut lets go of the message before it acts; this is for one that threw before it could.
     await deps.heartbeat.untrack(lease);
   }
 }
 
-async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
-  // Stop heartbeating first and let an extension in flight land, so it cannot undo what follows.
-  // (Holding the message while the job store records the end would keep a slow store from costing
-  // receives; tried and taken back: fault runs showed messages held for good and stops that hung.)
+/**
+ * Stop holding the message and let an extension in flight land, so nothing the heartbeat sends can
+ * undo the act that follows. False: the lease was lost meanwhile (another consumer may hold it).
+ */
+async function letGo(deps: SettleDeps, lease: Lease): Promise<boolean> {
   await deps.heartbeat.untrack(lease);
+  return !lease.lost;
+}
+
+async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
   const lock = lease.lock;
   lease.lock = undefined;
   const slot = lease.slot;
   lease.slot = undefined;
-  // The extension that was in flight may have found the lease lost: then only unlock, never act
-  // on a message another consumer holds now (success and duplicates still end as decided).
+  // From here the heartbeat extends the message only. Let an extension in flight land first: one
+  // that touches the lock after it is released below would read it as taken by someone else.
+  await lease.pending;
+  // That extension may have found the lease lost: then only unlock, never act on a message another
+  // consumer holds now (success and duplicates still end as decided).
   if (lease.lost && outcome.kind !== 'succeeded' && outcome.kind !== 'duplicate' && outcome.kind !== 'lost') {
     outcome = {
       kind: 'lost',
@@ -86,6 +90,15 @@ async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: 
   };
   // Its tenant's slot is free again (kept, like the lock, while an abandoned handler may still run).
   if (slot !== undefined && !('abandoned' in outcome && outcome.abandoned)) await deps.slots?.release(slot.key, slot.index, slot.token);
+  /** Hand back, unless the lease was lost while the message was held (then it is someone else's). */
+  const giveBack = async (seconds: number, reason: string, deadLettered = false) => {
+    if (await letGo(deps, lease)) await handBack(deps, lease, info, seconds, reason, deadLettered);
+  };
+  /** Delete: even after a lost lease (a stale handle fails harmlessly, and the copy ends as a duplicate). */
+  const remove = async () => {
+    await letGo(deps, lease);
+    await deps.acks.delete(m);
+  };
 
   switch (outcome.kind) {
     case 'succeeded': {
@@ -93,10 +106,10 @@ async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: 
       deps.emit('job:succeeded', { ...info, waitMs: outcome.waitMs, processMs: outcome.processMs });
       if (deps.logger.isLevelEnabled('debug')) log().debug({ processMs: outcome.processMs, waitMs: outcome.waitMs }, 'job succeeded');
       if (!(await recordEnd(deps, lease, info, { kind: 'succeeded', result: outcome.result }))) {
-        await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed');
+        await giveBack(COUNT_RETRY_SECONDS, 'its fan-out count failed');
         return;
       }
-      await deps.acks.delete(m);
+      await remove();
       return;
     }
     case 'duplicate': {
@@ -105,10 +118,10 @@ async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: 
       // A fan-out child that ended before: counted again (once per child id), in case its count was lost.
       const ended = outcome.state !== 'running';
       if (ended && !(await recordEnd(deps, lease, info, { kind: 'duplicate', succeeded: outcome.state === 'completed' }))) {
-        await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed');
+        await giveBack(COUNT_RETRY_SECONDS, 'its fan-out count failed');
         return;
       }
-      await deps.acks.delete(m);
+      await remove();
       return;
     }
     case 'retry': {
@@ -117,22 +130,23 @@ async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: 
       const seconds = visibilitySeconds(outcome.delayMs, Date.now() - lease.receivedAt);
       deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs, retryDelayMs: seconds * 1000 });
       log().warn({ err: outcome.error, retryInSeconds: seconds }, 'job failed; it will be retried');
-      await handBack(deps, lease, info, seconds, 'retry');
+      await giveBack(seconds, 'retry');
       return;
     }
     case 'release': {
       await unlock(outcome.abandoned);
       deps.emit('job:released', { ...info, reason: outcome.reason });
-      await handBack(deps, lease, info, outcome.delaySeconds, outcome.reason);
+      await giveBack(outcome.delaySeconds, outcome.reason);
       return;
     }
     case 'lost': {
+      await letGo(deps, lease);
       await unlock(outcome.abandoned);
       return;
     }
     case 'defer': {
       await unlock();
-      await defer(deps, lease, info, outcome.delaySeconds, outcome.reason);
+      if (await letGo(deps, lease)) await defer(deps, lease, info, outcome.delaySeconds, outcome.reason);
       return;
     }
     case 'dead-letter': {
@@ -153,7 +167,7 @@ async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: 
         const e = toError(error);
         log().error({ err: e, reason: outcome.reason }, 'could not send the message to the DLQ; it stays in the queue');
         deps.onError('dead-letter', new Error(`could not dead-letter message ${m.messageId} to ${dlq}: ${e.message}`, { cause: e }));
-        await handBack(deps, lease, info, deps.visibilityTimeoutSeconds, 'the DLQ send failed');
+        await giveBack(deps.visibilityTimeoutSeconds, 'the DLQ send failed');
         return;
       }
       // Now in the DLQ. Remember this message id for a while: if the delete below fails and the
@@ -169,10 +183,10 @@ async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: 
         // Comes back within the marker's life (which names this message id): deleted as a leftover,
         // and counted then. On its last receive it is re-sent marked as dead-lettered instead, since
         // SQS would redrive it away, and a plain copy would be a new message that runs again.
-        await handBack(deps, lease, info, COUNT_RETRY_SECONDS, 'its fan-out count failed', true);
+        await giveBack(COUNT_RETRY_SECONDS, 'its fan-out count failed', true);
         return;
       }
-      await deps.acks.delete(m);
+      await remove();
       return;
     }
   }
@@ -211,38 +225,3 @@ const DUPLICATE_LOG = {
   'dead-lettered': 'this message is already in the dead-letter queue (its delete had failed): deleting the leftover',
   running: 'job id is running under another message: deleting this copy (the other message carries the job)',
 } as const;
-
-/**
- * Hand back messages that were never started (shutdown, received while stopping, a blocked FIFO
- * group): visible at once, in batches of 10 per queue; one with no receive left is settled on its
- * own, and re-sent.
- */
-export async function handBackUnstarted(
-  deps: SettleDeps,
-  leases: readonly Lease[],
-  reason: string,
-  describe: (lease: Lease) => JobInfo,
-): Promise<void> {
-  await Promise.all(leases.map((lease) => deps.heartbeat.untrack(lease)));
-  const held = leases.filter((l) => !l.lost);
-  const last = held.filter((l) => atReceiveLimit(l.message, deps.maxReceiveCount(l.message.queueUrl)));
-  const rest = held.filter((l) => !last.includes(l));
-  const calls: Promise<void>[] = last.map((lease) =>
-    settle(deps, lease, describe(lease), { kind: 'release', reason, delaySeconds: 0, abandoned: false }),
-  );
-  for (const [queueUrl, list] of groupByQueue(rest)) {
-    calls.push(
-      inBatches(list, (batch) =>
-        deps.sqs.changeVisibilityBatch(
-          queueUrl,
-          batch.map((l, i) => ({ id: String(i), receiptHandle: l.message.receiptHandle, visibilityTimeout: 0 })),
-        ),
-      ).then((failed) => {
-        for (const { failure } of failed)
-          deps.onError('hand back', new Error(`could not hand a message back: ${failure.code} ${failure.message}`));
-      }),
-    );
-  }
-  await Promise.all(calls);
-  if (leases.length > 0) deps.logger.info({ handedBack: leases.length, resent: last.length, reason }, 'handed back unstarted messages');
-}

@@ -15,7 +15,9 @@ import { type QueueState, queueState, resolveDeadLetterQueue } from './queue-sta
 import { Batching } from './batching.js';
 import { describeMessage, readMessage, type Reading, runJob } from './runner.js';
 import { Scheduler } from './scheduler.js';
-import { handBackUnstarted, retryInPlace, settle, type SettleDeps } from './settle.js';
+import type { SettleDeps } from './settle-deps.js';
+import { retryInPlace, settle } from './settle.js';
+import { handBackUnstarted } from './unstarted.js';
 import { handleSignals, shutdown } from './shutdown.js';
 import { sleep } from '../sleep.js';
 
