@@ -72,18 +72,23 @@ export async function receiveDeadLetters(sqs: SQSClient, queueUrl: string, max: 
 }
 
 /** Make held messages visible again at once. */
-export async function makeVisible(sqs: SQSClient, queueUrl: string, messages: readonly Message[]): Promise<void> {
+export function makeVisible(sqs: SQSClient, queueUrl: string, messages: readonly Message[]): Promise<void> {
+  return holdFor(sqs, queueUrl, messages, 0);
+}
+
+/** Set how long held messages stay hidden from now (0: visible at once). */
+export async function holdFor(sqs: SQSClient, queueUrl: string, messages: readonly Message[], seconds: number): Promise<void> {
   const failed = await inBatches(messages, async (batch) => {
     const out = await sqs.send(
       new ChangeMessageVisibilityBatchCommand({
         QueueUrl: queueUrl,
-        Entries: batch.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 })),
+        Entries: batch.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: seconds })),
       }),
     );
     return batchFailures(out.Failed);
   });
-  // Not fatal: a message not made visible here comes back when its hold ends.
-  if (failed.length > 0) throw new Error(`${failed.length} message(s) stay hidden until their hold ends: ${failed[0]!.failure.code}`);
+  // Not fatal: a message not changed here comes back when its current hold ends.
+  if (failed.length > 0) throw new Error(`${failed.length} message(s) keep their current hold: ${failed[0]!.failure.code}`);
 }
 
 /**

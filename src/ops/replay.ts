@@ -11,7 +11,7 @@ import { isFifoQueue } from '../config.js';
 import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE, ATTR_REPLAY } from '../dead-letter.js';
 import { inBatches } from '../sqs-batch.js';
 import { ATTR_DEAD_LETTERED, ATTR_FIRST_SENT_AT, ATTR_ORIGIN, ATTR_PRIOR_RECEIVES } from '../worker/resend.js';
-import { type DeadLetter, describeDeadLetter, makeVisible, receiveDeadLetters } from './dlq.js';
+import { type DeadLetter, describeDeadLetter, holdFor, makeVisible, receiveDeadLetters } from './dlq.js';
 
 /*
  * A replay moves each message that was in the DLQ when it began at most once, then stops:
@@ -32,8 +32,13 @@ import { type DeadLetter, describeDeadLetter, makeVisible, receiveDeadLetters } 
  * carried the job's attempt across re-sends are dropped, so its attempts start again at 1.
  */
 
-/** How long a message the replay leaves stays out of sight while it runs. */
-const REPLAY_HOLD_SECONDS = 300;
+/**
+ * How long a message received by the replay stays out of sight: short, so a replay killed outright
+ * leaves what it was about to move hidden for half a minute only...
+ */
+const RECEIVE_HOLD_SECONDS = 30;
+/** ...while one it leaves is held this long, so the replay looks at each message once. */
+const LEAVE_HOLD_SECONDS = 300;
 
 export interface ReplayOptions {
   readonly dlqUrl: string;
@@ -111,7 +116,7 @@ export async function replayDeadLetters(sqs: SQSClient, o: ReplayOptions): Promi
   const leave = (m: Message) => left.set(m.MessageId ?? '', m);
   try {
     while (matched < limit && !o.signal?.aborted) {
-      const batch = await receiveDeadLetters(sqs, o.dlqUrl, 10, REPLAY_HOLD_SECONDS);
+      const batch = await receiveDeadLetters(sqs, o.dlqUrl, 10, RECEIVE_HOLD_SECONDS);
       if (batch.length === 0) break;
       const cycled = batch.some((m) => seen.has(m.MessageId ?? ''));
       const chosen: Chosen[] = [];
@@ -142,6 +147,9 @@ export async function replayDeadLetters(sqs: SQSClient, o: ReplayOptions): Promi
         } else chosen.push({ m, letter, to });
       }
       moved += await moveBatch(sqs, o, replayId, chosen, skipped, leave);
+      const leftNow = batch.filter((m) => left.get(m.MessageId ?? '') === m);
+      // Not fatal: a message that comes back early ends the pass (it reads as seen) with less looked at.
+      await holdFor(sqs, o.dlqUrl, leftNow, LEAVE_HOLD_SECONDS).catch(() => {});
       if (cycled) break;
     }
   } finally {
