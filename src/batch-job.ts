@@ -1,7 +1,15 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ValidationError } from './errors.js';
-import { backoffSchema, DEFAULT_BACKOFF, functionSchema, jobNameSchema, timeoutMsSchema, zodSchema, type BackoffPolicy } from './job.js';
+import {
+  backoffSchema,
+  DEFAULT_BACKOFF,
+  functionSchema,
+  jobNameSchema,
+  timeoutMsSchema,
+  zodSchema,
+  type BackoffPolicy,
+} from './definition-rules.js';
 import { parseWith } from './validation.js';
 
 /**

@@ -1,5 +1,6 @@
-export { defineJob, JobRegistry, validateArgs, isJobDefinition, isDefinition, DEFAULT_BACKOFF } from './job.js';
-export type { JobDefinition, JobContext, JobSpec, JobArgs, AnyJob, AnyDefinition, BackoffPolicy } from './job.js';
+export { defineJob, JobRegistry, validateArgs, isJobDefinition, isDefinition } from './job.js';
+export { DEFAULT_BACKOFF, type BackoffPolicy } from './definition-rules.js';
+export type { JobDefinition, JobContext, JobSpec, JobArgs, AnyJob, AnyDefinition } from './job.js';
 export { defineBatchJob, isBatchJob, MAX_BATCH_SIZE } from './batch-job.js';
 export type { BatchJobDefinition, BatchJobSpec, BatchItem, BatchContext, BatchResult, AnyBatchJob } from './batch-job.js';
 export { encodeEnvelope, decodeEnvelope, newJobId, ENVELOPE_VERSION, ATTR_JOB, ATTR_JOB_ID } from './envelope.js';
@@ -40,7 +41,7 @@ export { getJob, JobStatusReader } from './status/get-job.js';
 export type { JobView, UnknownStatus } from './status/get-job.js';
 export { fanOutResultSchema, derivedJobId } from './status/completion.js';
 export type { FanOutResult } from './status/completion.js';
-export type { FanOutOptions } from './status/fan-out.js';
+export type { FanOutOptions } from './job.js';
 export type { ProgressFn } from './status/progress.js';
 export type { JobStore, JobStatus, JobState, JobViewState, Progress, FanOutStatus, CompletionSpec } from './ports/job-store.js';
 export { DynamoJobStore, createJobTable } from './adapters/dynamodb-store.js';

@@ -2,8 +2,16 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import { SqsJobsError, UnknownJobError, ValidationError } from './errors.js';
 import { parseWith } from './validation.js';
+import {
+  type BackoffPolicy,
+  backoffSchema,
+  DEFAULT_BACKOFF,
+  functionSchema,
+  jobNameSchema,
+  timeoutMsSchema,
+  zodSchema,
+} from './definition-rules.js';
 import type { AnyBatchJob } from './batch-job.js';
-import type { FanOutOptions } from './status/fan-out.js';
 import type { ProgressFn } from './status/progress.js';
 
 /** What a handler gets besides its arguments. */
@@ -40,16 +48,17 @@ export interface JobContext {
   ): Promise<{ parentId: string; total: number }>;
 }
 
-/** Exponential backoff: delay = min(capMs, baseMs * factor^(attempt-1)), with ±jitter. */
-export interface BackoffPolicy {
-  readonly baseMs: number;
-  readonly factor: number;
-  readonly capMs: number;
-  /** Fraction of the delay that is random, 0..1. */
-  readonly jitter: number;
+/** How `ctx.fanOut` sends children and what it sends when they have all ended. */
+export interface FanOutOptions {
+  /** Sent once, when every child has ended (completed or dead-lettered), with `{ ...args, parentId, total, succeeded, failed }`. */
+  readonly onComplete?: { readonly job: AnyDefinition | string; readonly args?: Record<string, unknown>; readonly queueUrl?: string };
+  /** Where the children go (default: the parent's queue). */
+  readonly queueUrl?: string;
+  /** Record each child's own status too (default false: children are counted in the parent either way). */
+  readonly track?: boolean;
+  /** Children per enqueueMany call, after which the cursor is saved (default 1,000). */
+  readonly chunkSize?: number;
 }
-
-export const DEFAULT_BACKOFF: BackoffPolicy = Object.freeze({ baseMs: 1_000, factor: 5, capMs: 900_000, jitter: 0.2 });
 
 export interface JobDefinition<Args extends z.ZodType = z.ZodType> {
   readonly kind: 'sqs-jobs/job';
@@ -70,29 +79,6 @@ export type AnyDefinition = AnyJob | AnyBatchJob;
 
 /** Arguments as the caller passes them to enqueue (the schema's input type). */
 export type JobArgs<J> = J extends { readonly kind: string; readonly args: infer A extends z.ZodType } ? z.input<A> : never;
-
-export const JOB_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$/;
-
-/** A job's `backoff` option, as written (defaults fill the rest). */
-export const backoffSchema = z
-  .object({
-    baseMs: z.number().int().min(0).max(43_200_000).optional(),
-    factor: z.number().min(1).max(100).optional(),
-    capMs: z.number().int().min(0).max(43_200_000, 'must be at most 12 hours (SQS visibility limit)').optional(),
-    jitter: z.number().min(0).max(1).optional(),
-  })
-  .strict()
-  .optional();
-
-export const jobNameSchema = z
-  .string()
-  .regex(JOB_NAME_PATTERN, 'must be 1-80 characters of letters, digits, _ . : - and start with a letter or digit');
-
-export const zodSchema = z.custom<z.ZodType>((v) => v instanceof z.ZodType, 'must be a zod schema');
-export const functionSchema = z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'must be a function');
-
-/** Handler timeouts: SQS cannot keep a message invisible longer than 12 hours. */
-export const timeoutMsSchema = z.number().int().positive().max(43_200_000, 'must be at most 12 hours (SQS visibility limit)');
 
 const definitionSchema = z
   .object({

@@ -1,20 +1,9 @@
 import { SqsJobsError } from '../errors.js';
-import { type AnyDefinition, validateArgs } from '../job.js';
+import { type AnyDefinition, type FanOutOptions, validateArgs } from '../job.js';
 import type { JobStore } from '../ports/job-store.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { Producer } from '../producer.js';
 import { derivedJobId, sendCompletion } from './completion.js';
-
-export interface FanOutOptions {
-  /** Sent once, when every child has ended (completed or dead-lettered), with `{ ...args, parentId, total, succeeded, failed }`. */
-  readonly onComplete?: { readonly job: AnyDefinition | string; readonly args?: Record<string, unknown>; readonly queueUrl?: string };
-  /** Where the children go (default: the parent's queue). */
-  readonly queueUrl?: string;
-  /** Record each child's own status too (default false: children are counted in the parent either way). */
-  readonly track?: boolean;
-  /** Children per enqueueMany call, after which the cursor is saved (default 1,000). */
-  readonly chunkSize?: number;
-}
 
 export interface FanOutDeps {
   readonly store: JobStore;

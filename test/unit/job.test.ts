@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ValidationError, SqsJobsError, UnknownJobError } from '../../src/errors.js';
-import { DEFAULT_BACKOFF, JobRegistry, defineJob, validateArgs } from '../../src/job.js';
+import { DEFAULT_BACKOFF } from '../../src/definition-rules.js';
+import { JobRegistry, defineJob, validateArgs } from '../../src/job.js';
 
 const email = defineJob({
   name: 'send-email',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BACKOFF } from '../../../src/job.js';
+import { DEFAULT_BACKOFF } from '../../../src/definition-rules.js';
 import { MAX_HOLD_MS, retryDelayMs, visibilitySeconds } from '../../../src/worker/backoff.js';
 
 describe('retryDelayMs', () => {
