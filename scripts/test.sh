@@ -21,6 +21,11 @@ bash scripts/ensure-deps.sh
 lint_status=0
 npx biome check . || lint_status=$?
 if ((lint_status != 0)); then echo "[test] lint/format check failed (npm run format fixes formatting)" >&2; fi
+# The architecture rules (.dependency-cruiser.cjs): import cycles, where the SDKs may be used, ports.
+if ! npm run --silent lint:deps; then
+  lint_status=1
+  echo "[test] architecture rules broken (npm run lint:deps; see .dependency-cruiser.cjs)" >&2
+fi
 
 read -r -a stacks <<<"${SQS_JOBS_TEST_STACKS:-localstack moto}"
 started=()
