@@ -1,5 +1,6 @@
 import type { DeadLetterReason } from './job-events.js';
 import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from './ports/queue.js';
+import { isFifoQueue } from './queue-url.js';
 
 const SQS_MAX_ATTRIBUTES = 10;
 
@@ -51,6 +52,6 @@ export function deadLetterMessage(m: ReceivedMessage, reason: DeadLetterReason, 
     body: m.body,
     attributes: { ...carriedAttributes(m.attributes, ours), ...ours },
     groupId: m.groupId,
-    deduplicationId: m.queueUrl.endsWith('.fifo') ? `${m.messageId}-${m.receiveCount}` : undefined,
+    deduplicationId: isFifoQueue(m.queueUrl) ? `${m.messageId}-${m.receiveCount}` : undefined,
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SQS_MAX_HOLD_MS } from './sqs-limits.js';
 
 /* What both kinds of job definition (defineJob, defineBatchJob) are checked against. */
 
@@ -18,9 +19,9 @@ export const JOB_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$/;
 /** A job's `backoff` option, as written (defaults fill the rest). */
 export const backoffSchema = z
   .object({
-    baseMs: z.number().int().min(0).max(43_200_000).optional(),
+    baseMs: z.number().int().min(0).max(SQS_MAX_HOLD_MS).optional(),
     factor: z.number().min(1).max(100).optional(),
-    capMs: z.number().int().min(0).max(43_200_000, 'must be at most 12 hours (SQS visibility limit)').optional(),
+    capMs: z.number().int().min(0).max(SQS_MAX_HOLD_MS, 'must be at most 12 hours (SQS visibility limit)').optional(),
     jitter: z.number().min(0).max(1).optional(),
   })
   .strict()
@@ -34,4 +35,4 @@ export const zodSchema = z.custom<z.ZodType>((v) => v instanceof z.ZodType, 'mus
 export const functionSchema = z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'must be a function');
 
 /** Handler timeouts: SQS cannot keep a message invisible longer than 12 hours. */
-export const timeoutMsSchema = z.number().int().positive().max(43_200_000, 'must be at most 12 hours (SQS visibility limit)');
+export const timeoutMsSchema = z.number().int().positive().max(SQS_MAX_HOLD_MS, 'must be at most 12 hours (SQS visibility limit)');

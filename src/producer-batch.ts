@@ -2,7 +2,8 @@ import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSCli
 import type { StringAttribute } from './envelope.js';
 import { toError, type FailedEntry } from './errors.js';
 import { sleep } from './sleep.js';
-import { classifyFailure, SQS_BATCH_LIMIT } from './sqs-batch.js';
+import { classifyFailure } from './sqs-batch.js';
+import { SQS_BATCH_LIMIT } from './sqs-limits.js';
 
 /** SendMessageBatch for enqueueMany: one call per chunk, transient entry failures sent again. */
 const BATCH_SEND_ATTEMPTS = 3;

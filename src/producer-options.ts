@@ -4,13 +4,10 @@ import { queueUrlSchema } from './config.js';
 import { jobIdSchema, tenantSchema } from './envelope.js';
 import { storeOptionSchema } from './status/store.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from './job.js';
+import { SQS_MAX_MESSAGE_BYTES } from './sqs-limits.js';
 
 /** The producer's options and enqueue options: schemas, types and limits (validated before any call). */
 
-/** SQS's hard ceiling for one message (and for one batch), in bytes. */
-export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
-/** What a queue accepts unless its MaximumMessageSize was raised, and the batch-total ceiling we keep to. */
-export const SQS_DEFAULT_MESSAGE_BYTES = 262_144;
 export const DEFAULT_MAX_MESSAGE_BYTES = 65_536;
 
 const sqsIdText = z

@@ -18,7 +18,6 @@ import { JobRegistry, isDefinition, type AnyDefinition, type JobArgs } from './j
 import { chunkMessages, sendBatch, type PreparedMessage } from './producer-batch.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
-  SQS_DEFAULT_MESSAGE_BYTES,
   enqueueOptionsSchema,
   producerOptionsSchema,
   type EnqueueManyOptions,
@@ -26,7 +25,7 @@ import {
   type EnqueueResult,
   type ProducerOptions,
 } from './producer-options.js';
-import { SQS_BATCH_LIMIT } from './sqs-batch.js';
+import { SQS_BATCH_LIMIT, SQS_DEFAULT_MESSAGE_BYTES } from './sqs-limits.js';
 import type { JobStore } from './ports/job-store.js';
 import { resolveJobStore } from './status/store.js';
 import { recordWaiting } from './status/waiting.js';

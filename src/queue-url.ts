@@ -83,8 +83,9 @@ function partsOf(queueUrl: string): QueueUrlParts | undefined {
   return parsed.ok ? parsed.parts : undefined;
 }
 
+/** A FIFO queue's name ends in .fifo, and the name is the URL's last segment (any form above). Cheap: called per message. */
 export function isFifoQueue(queueUrl: string): boolean {
-  return partsOf(queueUrl)?.fifo ?? queueUrl.replace(/\/$/, '').endsWith('.fifo');
+  return queueUrl.endsWith('.fifo') || queueUrl.endsWith('.fifo/');
 }
 
 /** The queue's name, from any URL form; the last path segment (or the input) for anything else. */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { SqsJobsError, ValidationError, toError } from './errors.js';
 import { ensureQueue, parseRedrivePolicy, type QueueChange } from './queue-settings.js';
 import { parseWith } from './validation.js';
+import { SQS_MAX_VISIBILITY_SECONDS } from './sqs-limits.js';
 
 export type { QueueChange } from './queue-settings.js';
 
@@ -18,7 +19,7 @@ const queueSpecSchema = z
       ),
     // Left out: an existing queue keeps its value; a new one gets QUEUE_DEFAULTS.
     maxReceiveCount: z.number().int().min(1, 'must be >= 1').max(1000, 'must be <= 1000 (SQS limit)').optional(),
-    visibilityTimeout: z.number().int().min(0).max(43_200, 'must be <= 43200 s (12 hours)').optional(),
+    visibilityTimeout: z.number().int().min(0).max(SQS_MAX_VISIBILITY_SECONDS, 'must be <= 43200 s (12 hours)').optional(),
     messageRetentionSeconds: z.number().int().min(60).max(DLQ_RETENTION_SECONDS).optional(),
     maximumMessageSize: z.number().int().min(1024).max(1_048_576).optional(),
     /** Also create `<name>-spill`, the spillover queue of tenant fairness, with the same settings and DLQ. */

@@ -1,7 +1,7 @@
 import type { BatchFailure, FailureKind } from './ports/queue.js';
+import { SQS_BATCH_LIMIT } from './sqs-limits.js';
 
 /** SQS takes at most 10 entries in one batch call. */
-export const SQS_BATCH_LIMIT = 10;
 
 /** Codes that mean a receipt handle no longer holds its message. */
 const LEASE_LOST_CODES: ReadonlySet<string> = new Set([

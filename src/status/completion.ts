@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { type Envelope, encodeEnvelope, envelopeAttributes } from '../envelope.js';
 import type { CompletionSpec, FanOutStatus, JobStore } from '../ports/job-store.js';
 import type { QueuePort } from '../ports/queue.js';
+import { isFifoQueue } from '../queue-url.js';
 
 /** What a fan-out's completion job gets (merged over the `args` given to onComplete). */
 export const fanOutResultSchema = z.object({
@@ -44,7 +45,7 @@ export async function sendCompletion(
       args: { ...spec.args, ...result },
       enqueuedAt: new Date().toISOString(),
     };
-    const fifo = spec.queueUrl.endsWith('.fifo');
+    const fifo = isFifoQueue(spec.queueUrl);
     await sqs.send(spec.queueUrl, {
       body: encodeEnvelope(envelope),
       attributes: envelopeAttributes(envelope),

@@ -1,5 +1,6 @@
 import type { BatchEntry, BatchFailure, QueuePort, ReceivedMessage } from '../ports/queue.js';
-import { inBatches, SQS_BATCH_LIMIT as BATCH } from '../sqs-batch.js';
+import { inBatches } from '../sqs-batch.js';
+import { SQS_BATCH_LIMIT as BATCH } from '../sqs-limits.js';
 import { sleep } from '../sleep.js';
 
 const ATTEMPTS = 3;

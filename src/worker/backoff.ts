@@ -1,7 +1,5 @@
 import type { BackoffPolicy } from '../definition-rules.js';
-
-/** SQS keeps a received message invisible for at most 12 hours; no request may ask past it. */
-export const MAX_HOLD_MS = 43_200_000;
+import { SQS_MAX_HOLD_MS as MAX_HOLD_MS } from '../sqs-limits.js';
 
 /**
  * The delay before attempt `attempt + 1`, after attempt `attempt` (1-based, SQS's receive count)

@@ -1,7 +1,7 @@
 import { slotsOf, type ExtendResult, type JobLock } from '../ports/lock.js';
 import type { QueuePort, ReceivedMessage } from '../ports/queue.js';
 import { groupByQueue, inBatches } from '../sqs-batch.js';
-import { MAX_HOLD_MS } from './backoff.js';
+import { SQS_MAX_HOLD_MS as MAX_HOLD_MS } from '../sqs-limits.js';
 import { Lease } from './leases.js';
 
 export interface HeartbeatOptions {

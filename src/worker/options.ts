@@ -23,6 +23,7 @@ import type { MetricsSink } from '../metrics/sinks.js';
 import { ConfigError } from '../errors.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from '../job.js';
 import { storeOptionSchema } from '../status/store.js';
+import { SQS_MAX_VISIBILITY_SECONDS } from '../sqs-limits.js';
 
 const queueSchema = z
   .object({
@@ -67,7 +68,7 @@ export const workerOptionsSchema = z
      */
     receiveConcurrency: int.min(1, 'must be 1-10').max(10, 'must be 1-10').default(1),
     waitTimeSeconds: int.min(0, 'must be 0-20').max(20, 'must be 0-20 (SQS long-poll limit)').default(20),
-    visibilityTimeoutSeconds: int.min(2, 'must be >= 2').max(43_200, 'must be <= 43200 (12 hours)').default(30),
+    visibilityTimeoutSeconds: int.min(2, 'must be >= 2').max(SQS_MAX_VISIBILITY_SECONDS, 'must be <= 43200 (12 hours)').default(30),
     /** Default: half the visibility timeout. */
     heartbeatIntervalMs: int.min(100, 'must be >= 100').optional(),
     deleteFlushMs: int.min(0, 'must be 0-10000').max(10_000, 'must be 0-10000').default(50),

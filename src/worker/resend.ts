@@ -1,5 +1,6 @@
 import { carriedAttributes } from '../dead-letter.js';
 import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from '../ports/queue.js';
+import { isFifoQueue } from '../queue-url.js';
 
 /**
  * Handing a message back by visibility costs one of its receives: SQS counts every receive, and
@@ -73,7 +74,7 @@ export function resentMessage(m: ReceivedMessage, delaySeconds: number, countThi
     [ATTR_ORIGIN]: { DataType: 'String', StringValue: originOf(m) },
     ...(deadLettered ? { [ATTR_DEAD_LETTERED]: { DataType: 'String', StringValue: 'true' } } : {}),
   };
-  const fifo = m.queueUrl.endsWith('.fifo');
+  const fifo = isFifoQueue(m.queueUrl);
   return {
     body: m.body,
     attributes: { ...carriedAttributes(m.attributes, ours), ...ours },

@@ -14,6 +14,7 @@ import { NO_PROGRESS } from '../status/progress.js';
 import { type StatusTracker, trackingOf } from '../status/tracker.js';
 import type { Lease } from './leases.js';
 import { attemptOf, firstSentAt, isDeadLetteredCopy, originOf } from './resend.js';
+import { isFifoQueue } from '../queue-url.js';
 
 export interface RunDeps {
   readonly jobs: JobRegistry;
@@ -123,7 +124,7 @@ export async function runJob(deps: RunDeps, lease: Lease, read: Reading): Promis
   if (next !== 'run') return { info, outcome: next };
   const tenant = read.envelope.tenant;
   // Own properties only: a tenant named "constructor" or "toString" has no cap unless given one.
-  const cap = tenant === undefined || m.queueUrl.endsWith('.fifo') || !Object.hasOwn(deps.caps, tenant) ? undefined : deps.caps[tenant];
+  const cap = tenant === undefined || isFifoQueue(m.queueUrl) || !Object.hasOwn(deps.caps, tenant) ? undefined : deps.caps[tenant];
   if (tenant !== undefined && cap !== undefined && deps.slots !== undefined) {
     const slot = await deps.slots.take(tenant, cap, token, deps.lockTtlSeconds);
     if (typeof slot === 'number') lease.slot = { key: tenant, index: slot, token };

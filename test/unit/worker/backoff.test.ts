@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF } from '../../../src/definition-rules.js';
-import { MAX_HOLD_MS, retryDelayMs, visibilitySeconds } from '../../../src/worker/backoff.js';
+import { SQS_MAX_HOLD_MS as MAX_HOLD_MS } from '../../../src/sqs-limits.js';
+import { retryDelayMs, visibilitySeconds } from '../../../src/worker/backoff.js';
 
 describe('retryDelayMs', () => {
   const noJitter = { ...DEFAULT_BACKOFF, jitter: 0 };
