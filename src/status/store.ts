@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import { createDynamoJobStore } from '../adapters/dynamodb-store.js';
-import { type Env, parseConfig, resolveDynamoSettings } from '../config.js';
+import { type Env, jobTableSchema as tableSchema, parseConfig, resolveDynamoSettings } from '../config.js';
 import type { JobStore } from '../ports/job-store.js';
-
-/** DynamoDB table names: 3–255 characters of letters, digits, _ - . */
-const tableSchema = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name: 3-255 letters, digits, _ - .');
 
 function isJobStore(v: unknown): v is JobStore {
   return (
