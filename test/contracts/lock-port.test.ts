@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemcachedLock } from '../../src/adapters/memcached-lock.js';
+import type { JobLock } from '../../src/ports/lock.js';
+import { freePort } from '../helpers/memcached.js';
+import { MemoryLock } from '../helpers/memory-lock.js';
+import { LOCAL_MEMCACHED, sleep } from '../helpers/stack.js';
+
+/**
+ * The dedupe lock's contract: what the worker relies on. It runs against the in-memory lock tests
+ * hand the worker and against MemcachedLock on a real memcached, so the fake cannot drift.
+ */
+interface Subject {
+  readonly lock: JobLock;
+  /** A lock whose memcached cannot be reached. */
+  unreachable(): Promise<JobLock>;
+}
+
+const memcached = new MemcachedLock({ servers: LOCAL_MEMCACHED, keyPrefix: `contract-${randomUUID().slice(0, 8)}:` });
+afterAll(() => memcached.close());
+
+const subjects: [string, Subject][] = [
+  [
+    'in-memory lock',
+    {
+      lock: new MemoryLock(),
+      unreachable: async () => Object.assign(new MemoryLock(), { down: true }),
+    },
+  ],
+  [
+    'MemcachedLock on a real memcached',
+    {
+      lock: memcached,
+      unreachable: async () => new MemcachedLock({ servers: `127.0.0.1:${await freePort()}`, timeoutMs: 200 }),
+    },
+  ],
+];
+
+describe.each(subjects)('lock port contract: %s', (_name, s) => {
+  const message = (messageId: string, receiveCount = 1) => ({ messageId, receiveCount });
+
+  it('claims a job id once; a redelivery of the same message reads running, another message running-copy', async () => {
+    const id = randomUUID();
+    expect(await s.lock.claim(id, 'a', 30, message('m-1'))).toBe('claimed');
+    expect(await s.lock.claim(id, 'b', 30, message('m-1', 2))).toBe('running');
+    expect(await s.lock.claim(id, 'c', 30, message('m-2'))).toBe('running-copy');
+    // A copy re-sent from m-1 names it as its origin: the same delivery, not another message.
+    expect(await s.lock.claim(id, 'd', 30, { messageId: 'm-3', originId: 'm-1', receiveCount: 1 })).toBe('running');
+  });
+
+  it('reads completed after complete, for every later message', async () => {
+    const id = randomUUID();
+    await s.lock.claim(id, 'a', 30, message('m-1'));
+    expect(await s.lock.complete(id, 'a', 60)).toBe(true);
+    expect(await s.lock.claim(id, 'b', 30, message('m-2'))).toBe('completed');
+    expect(await s.lock.claim(id, 'c', 30, message('m-1', 2))).toBe('completed');
+  });
+
+  it('extends and releases only for the token that holds it', async () => {
+    const id = randomUUID();
+    await s.lock.claim(id, 'a', 30, message('m-1'));
+    expect(await s.lock.extend(id, 'a', 30)).toBe('held');
+    expect(await s.lock.extend(id, 'other', 30)).toBe('lost');
+    expect(await s.lock.release(id, 'other')).toBe(true);
+    expect(await s.lock.claim(id, 'b', 30, message('m-2'))).toBe('running-copy'); // still held by a
+    expect(await s.lock.release(id, 'a')).toBe(true);
+    expect(await s.lock.extend(id, 'a', 30)).toBe('lost');
+    expect(await s.lock.claim(id, 'b', 30, message('m-2'))).toBe('claimed');
+  });
+
+  it('remembers a dead-lettered message by its id: its redelivery is refused, a new message of the job runs', async () => {
+    const id = randomUUID();
+    const messageId = randomUUID();
+    await s.lock.claim(id, 'a', 30, message(messageId, 3));
+    expect(await s.lock.markDeadLettered(messageId, 60)).toBe(true);
+    await s.lock.release(id, 'a');
+    expect(await s.lock.claim(id, 'b', 30, message(messageId, 4))).toBe('dead-lettered');
+    expect(await s.lock.claim(id, 'c', 30, message(randomUUID()))).toBe('claimed'); // a replay: a new message
+  });
+
+  it('lets a claim expire with its TTL', async () => {
+    const id = randomUUID();
+    await s.lock.claim(id, 'a', 1, message('m-1'));
+    await sleep(2_200);
+    expect(await s.lock.claim(id, 'b', 30, message('m-1', 2))).toBe('claimed');
+  });
+
+  it('answers unavailable (or false), never taken, when memcached cannot be reached', async () => {
+    const down = await s.unreachable();
+    const id = randomUUID();
+    expect(await down.claim(id, 'a', 30, message('m-1'))).toBe('unavailable');
+    expect(await down.extend(id, 'a', 30)).toBe('unavailable');
+    expect(await down.complete(id, 'a', 30)).toBe(false);
+    expect(await down.markDeadLettered('m-1', 30)).toBe(false);
+    down.close();
+  });
+});

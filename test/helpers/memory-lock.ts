@@ -1,0 +1,71 @@
+import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../../src/ports/lock.js';
+
+/**
+ * The dedupe lock in memory, for tests that run a worker without memcached. It passes the same
+ * contract as MemcachedLock on a real memcached (test/contracts/lock-port.test.ts). `down = true`
+ * makes every call answer as an unreachable memcached does.
+ */
+export class MemoryLock implements JobLock {
+  readonly #keys = new Map<string, { value: string; expiresAt: number }>();
+  down = false;
+
+  async claim(jobId: string, token: string, ttlSeconds: number, message?: ClaimingMessage): Promise<ClaimResult> {
+    if (this.down) return 'unavailable';
+    if (message !== undefined && message.receiveCount > 1 && this.#get(`dlq/${message.messageId}`) !== undefined) return 'dead-lettered';
+    const origin = message === undefined ? undefined : (message.originId ?? message.messageId);
+    const found = this.#get(jobId);
+    if (found === undefined) {
+      this.#set(jobId, origin === undefined ? `running:${token}` : `running:${token}:${origin}`, ttlSeconds);
+      return 'claimed';
+    }
+    if (found.startsWith('done:')) return 'completed';
+    const holder = found.split(':')[2];
+    return holder !== undefined && origin !== undefined && holder !== origin ? 'running-copy' : 'running';
+  }
+
+  async extend(jobId: string, token: string, ttlSeconds: number): Promise<ExtendResult> {
+    if (this.down) return 'unavailable';
+    const found = this.#get(jobId);
+    if (found === undefined || !heldBy(found, token)) return 'lost';
+    this.#set(jobId, found, ttlSeconds);
+    return 'held';
+  }
+
+  async complete(jobId: string, token: string, ttlSeconds: number): Promise<boolean> {
+    if (this.down) return false;
+    this.#set(jobId, `done:${token}`, ttlSeconds);
+    return true;
+  }
+
+  async release(jobId: string, token: string): Promise<boolean> {
+    if (this.down) return false;
+    const found = this.#get(jobId);
+    if (found !== undefined && heldBy(found, token)) this.#keys.delete(jobId);
+    return true;
+  }
+
+  async markDeadLettered(messageId: string, ttlSeconds: number): Promise<boolean> {
+    if (this.down) return false;
+    this.#set(`dlq/${messageId}`, '1', ttlSeconds);
+    return true;
+  }
+
+  close(): void {}
+
+  #get(key: string): string | undefined {
+    const entry = this.#keys.get(key);
+    if (entry === undefined || entry.expiresAt <= Date.now()) {
+      this.#keys.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  #set(key: string, value: string, ttlSeconds: number): void {
+    this.#keys.set(key, { value, expiresAt: Date.now() + ttlSeconds * 1000 });
+  }
+}
+
+function heldBy(value: string, token: string): boolean {
+  return value === `running:${token}` || value.startsWith(`running:${token}:`);
+}
