@@ -12,6 +12,15 @@ export interface MemcachedLockOptions {
 }
 
 const RUNNING = 'running:';
+/** When a release that failed is tried again (each only deletes a lock this token still holds). */
+const RELEASE_RETRIES_MS = [1_000, 5_000];
+
+/** A call that failed on a client already replaced after an earlier failure. */
+class StaleClientError extends Error {
+  constructor(cause: unknown) {
+    super('memcached call failed on a replaced client', { cause });
+  }
+}
 const DONE = 'done:';
 
 /** A lock value `running:<token>[:<messageId>]` written by the claim with this token. */
@@ -49,8 +58,8 @@ export class MemcachedLock implements JobLock {
         logger: { log: () => {} },
       });
     this.#client = this.#createClient();
-    // memjs's own timer, plus room for a connect: a call still unanswered by then never will be.
-    this.#deadlineMs = (options.timeoutMs ?? 500) * 3;
+    // memjs's own timer, plus room for a connect and a loaded host: a call still unanswered by then never will be.
+    this.#deadlineMs = (options.timeoutMs ?? 500) * 4;
     this.#prefix = options.keyPrefix ?? 'sqsjobs:';
     this.#onAvailability = options.onAvailability;
   }
@@ -63,17 +72,23 @@ export class MemcachedLock implements JobLock {
    * fails or misses the deadline throws, and the client is replaced by a fresh one.
    */
   async #call<T>(op: (client: memjs.Client) => Promise<T>): Promise<T> {
+    // After close(), memjs would open a new socket that nothing closes.
+    if (this.#closed) throw new Error('the lock is closed');
     const client = this.#client;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`memcached did not answer within ${this.#deadlineMs} ms`)), this.#deadlineMs);
+      timer.unref();
     });
     try {
       return await Promise.race([op(client), deadline]);
     } catch (error) {
-      if (this.#client === client && !this.#closed) {
+      if (this.#client !== client) throw new StaleClientError(error);
+      if (!this.#closed) {
         this.#client = this.#createClient();
-        client.close();
+        // Closed once the calls still in flight on it have had their own deadline: closing it now
+        // would leave them unanswered (memjs drops a call whose socket it closes itself).
+        setTimeout(() => client.close(), this.#deadlineMs).unref();
       }
       throw error;
     } finally {
@@ -136,6 +151,19 @@ export class MemcachedLock implements JobLock {
   }
 
   async release(jobId: string, token: string): Promise<boolean> {
+    if (await this.#release(jobId, token)) return true;
+    // A lock left behind would hold the job until its TTL: its next deliveries would read "running
+    // under this same message" and be handed back, each spending a receive. Try again a little later.
+    for (const delayMs of RELEASE_RETRIES_MS) {
+      const timer = setTimeout(() => {
+        if (!this.#closed) void this.#release(jobId, token);
+      }, delayMs);
+      timer.unref();
+    }
+    return false;
+  }
+
+  async #release(jobId: string, token: string): Promise<boolean> {
     const key = this.key(jobId);
     try {
       const { value } = await this.#call((c) => c.get(key));
@@ -208,6 +236,8 @@ export class MemcachedLock implements JobLock {
   }
 
   #failed<T>(result: T, error: unknown): T {
+    // A late failure of a client already replaced says nothing about memcached now.
+    if (error instanceof StaleClientError) return result;
     if (this.#up) {
       this.#up = false;
       this.#onAvailability?.(false, error instanceof Error ? error : new Error(String(error)));

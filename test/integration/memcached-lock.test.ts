@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemcachedLock } from '../../src/adapters/memcached-lock.js';
-import { LOCAL_MEMCACHED, memcachedClient, sleep } from '../helpers/stack.js';
+import { LOCAL_MEMCACHED, eventually, memcachedClient, sleep } from '../helpers/stack.js';
 import { PrivateMemcached, droppingProxy, freePort, slowProxy } from '../helpers/memcached.js';
 
 const prefix = `locktest-${randomUUID().slice(0, 8)}:`;
@@ -108,6 +108,21 @@ describe('MemcachedLock on a real memcached', () => {
       expect(await answered(dropping.extend(id, 'a', 30))).toBe('unavailable');
       expect(await answered(dropping.claim(id, 'a', 30))).toBe('claimed');
       dropping.close();
+      await proxy.close();
+    });
+
+    it('tries a release that failed again, so the job is not held until its TTL', async () => {
+      const direct = new MemcachedLock({ servers: memcached.servers, keyPrefix: prefix });
+      const id = randomUUID();
+      expect(await direct.claim(id, 'a', 60)).toBe('claimed');
+      const proxy = await droppingProxy(memcached.port, 1);
+      const dropping = new MemcachedLock({ servers: `127.0.0.1:${proxy.port}`, timeoutMs: 150, keyPrefix: prefix });
+      expect(await dropping.release(id, 'a')).toBe(false);
+      // Still held now; freed by the retry a second later, long before the 60 s TTL.
+      expect(await direct.claim(id, 'b', 60)).toBe('running');
+      await eventually(async () => (await direct.claim(id, 'b', 60)) === 'claimed', 'the retried release', 5_000);
+      dropping.close();
+      direct.close();
       await proxy.close();
     });
   });
