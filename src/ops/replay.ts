@@ -153,7 +153,8 @@ export async function replayDeadLetters(sqs: SQSClient, o: ReplayOptions): Promi
       if (cycled) break;
     }
   } finally {
-    await makeVisible(sqs, o.dlqUrl, [...left.values()]);
+    // Not fatal: a message not made visible here comes back when its hold ends (at most 5 min).
+    await makeVisible(sqs, o.dlqUrl, [...left.values()]).catch(() => {});
   }
   return { replayId, moved, skipped, passedOver };
 }

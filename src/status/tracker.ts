@@ -113,7 +113,7 @@ export class StatusTracker {
 
   /**
    * Record how the message ended. The state write goes on in the background (settle does not wait
-   * on the store, its heartbeat already stopped); only a fan-out child's count is waited for.
+   * for it); only a fan-out child's count is waited for, while settle keeps the message held.
    * Answers false when that count could not be made: its message must come back, not be deleted.
    */
   ended(info: JobInfo, t: Tracking, end: StatusEnd, progress: ProgressReporter | undefined): Promise<boolean> {

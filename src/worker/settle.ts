@@ -15,10 +15,12 @@ const COUNT_RETRY_SECONDS = 5;
 
 /**
  * How long settle keeps a message held (its visibility extended by the heartbeat) while the job
- * store records how it ended. Past this the count is taken as failed and the message handed back,
- * so a store that never answers cannot hold a message, or a stop, for good.
+ * store records how it ended: longer than one store call's worst case (6 attempts of 10 s, see
+ * STORE_CLIENT), so a slow store that answers in the end is waited for. Past this the count is
+ * taken as failed and the message handed back, so a store that never answers cannot hold a
+ * message, or a stop, for good.
  */
-const STORE_HOLD_MS = 30_000;
+const STORE_HOLD_MS = 90_000;
 
 /**
  * Record how a message ended in the job store, waiting at most STORE_HOLD_MS. False: a fan-out
