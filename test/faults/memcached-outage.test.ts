@@ -20,6 +20,7 @@ it('memcached killed and restarted mid-run: nothing lost, duplicate runs counted
     CONCURRENCY: '10',
     VISIBILITY: '5',
     MEMCACHED: memcached.servers,
+    LOCK_LOG: `${ws.effects}.lock-unavailable`,
   };
   const workers = [1, 2].map(() => spawnWorker(env));
   await Promise.all(workers.map((w) => w.ready));
@@ -38,16 +39,21 @@ it('memcached killed and restarted mid-run: nothing lost, duplicate runs counted
   await Promise.all(workers.map((w) => stopWorker(w)));
   await memcached.stop();
   // A pair can run twice only if it met the outage: both copies ran without the lock, or the
-  // first completed before the restart wiped memcached's memory of it. Never before the outage.
+  // first completed before the restart wiped memcached's memory of it. Before the outage only when
+  // memcached did not answer that job's claim in time (a loaded host: the worker then runs the job
+  // without the lock, and says so with job:lock-unavailable).
   const doubles = [...runTimes(ws.effects)].filter(([, times]) => times.length > 1);
   const beforeOutage = doubles.filter(([, times]) => Math.max(...times) < outageStartedAt);
+  const unanswered = new Set(runTimes(env.LOCK_LOG).keys());
+  const unexplained = beforeOutage.filter(([id]) => !unanswered.has(id));
   const report = await account(ids, ws.effects, dlqUrl, {
     sentTwice: twice.length,
     jobsDuringOutage: outageEnd - outageStart,
     doublesBeforeOutage: beforeOutage.length,
+    doublesBeforeOutageWithLockUnanswered: beforeOutage.length - unexplained.length,
   });
   expect(done).toBe(true);
   expect(report.lost).toBe(0);
   expect(report.completedTwice).toBeLessThanOrEqual(twice.length);
-  expect(beforeOutage).toEqual([]);
+  expect(unexplained).toEqual([]);
 }, 900_000);
