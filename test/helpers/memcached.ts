@@ -45,31 +45,15 @@ export class PrivateMemcached {
   }
 }
 
-/**
- * A loopback TCP proxy whose first `slowReplies` replies from the server are held for `delayMs`;
- * later ones pass at once (a server that hiccups, then recovers).
- */
-export async function slowProxy(
-  targetPort: number,
-  delayMs: number,
-  slowReplies = 1,
+/** A loopback TCP proxy: `onClient` wires each client connection; close() destroys every socket. */
+async function loopbackProxy(
+  onClient: (client: Socket, track: (s: Socket) => void) => void,
 ): Promise<{ port: number; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
-  let slowLeft = slowReplies;
+  const track = (s: Socket) => void sockets.add(s);
   const server: Server = createServer((client) => {
-    const upstream = connect({ host: '127.0.0.1', port: targetPort });
-    sockets.add(client).add(upstream);
-    client.pipe(upstream);
-    upstream.on('data', (chunk) => {
-      if (slowLeft-- > 0) setTimeout(() => client.writable && client.write(chunk), delayMs);
-      else client.write(chunk);
-    });
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
+    track(client);
+    onClient(client, track);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -82,38 +66,40 @@ export async function slowProxy(
   };
 }
 
+/** Connect `client` to memcached at `targetPort`; either side closing closes both. */
+function pipeTo(client: Socket, targetPort: number, track: (s: Socket) => void): Socket {
+  const upstream = connect({ host: '127.0.0.1', port: targetPort });
+  track(upstream);
+  client.pipe(upstream);
+  const end = () => {
+    client.destroy();
+    upstream.destroy();
+  };
+  client.on('error', end).on('close', end);
+  upstream.on('error', end).on('close', end);
+  return upstream;
+}
+
+/** A loopback proxy to memcached that delays the first `slowReplies` reply chunks by `delayMs`. */
+export function slowProxy(targetPort: number, delayMs: number, slowReplies = 1): Promise<{ port: number; close: () => Promise<void> }> {
+  let slowLeft = slowReplies;
+  return loopbackProxy((client, track) => {
+    pipeTo(client, targetPort, track).on('data', (chunk) => {
+      if (slowLeft-- > 0) setTimeout(() => client.writable && client.write(chunk), delayMs);
+      else client.write(chunk);
+    });
+  });
+}
+
 /**
  * A loopback proxy to memcached that closes each of its first `drops` connections as soon as a
  * request arrives (no reply, no error: as a server restarting, or a middlebox timing out, would),
  * then passes the rest through.
  */
-export async function droppingProxy(targetPort: number, drops = 1): Promise<{ port: number; close: () => Promise<void> }> {
-  const sockets = new Set<Socket>();
+export function droppingProxy(targetPort: number, drops = 1): Promise<{ port: number; close: () => Promise<void> }> {
   let left = drops;
-  const server: Server = createServer((client) => {
-    sockets.add(client);
-    if (left-- > 0) {
-      client.once('data', () => client.end());
-      return;
-    }
-    const upstream = connect({ host: '127.0.0.1', port: targetPort });
-    sockets.add(upstream);
-    client.pipe(upstream);
-    upstream.pipe(client);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
+  return loopbackProxy((client, track) => {
+    if (left-- > 0) client.once('data', () => client.end());
+    else pipeTo(client, targetPort, track).pipe(client);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
 }
