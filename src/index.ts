@@ -17,7 +17,8 @@ export {
   ERROR_CODES,
 } from './errors.js';
 export type { ErrorCode, FieldIssue, FailedEntry } from './errors.js';
-export { Producer, createProducer, configureDefaultProducer, enqueue, enqueueMany } from './producer.js';
+export { Producer, createProducer } from './producer.js';
+export { configureDefaultProducer, enqueue, enqueueMany } from './default-producer.js';
 export { DEFAULT_MAX_MESSAGE_BYTES } from './producer-options.js';
 export type { ProducerOptions, EnqueueOptions, EnqueueManyOptions, EnqueueResult } from './producer-options.js';
 export { createQueues, dlqNameFor, readRedrivePolicy } from './queues.js';

@@ -5,6 +5,7 @@ import { jobIdSchema, tenantSchema } from './envelope.js';
 import { storeOptionSchema } from './status/store.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from './job.js';
 import { SQS_MAX_MESSAGE_BYTES } from './sqs-limits.js';
+import { ValidationError } from './errors.js';
 
 /** The producer's options and enqueue options: schemas, types and limits (validated before any call). */
 
@@ -87,3 +88,33 @@ export const producerOptionsSchema = z
   .strict();
 
 export type ProducerOptions = z.input<typeof producerOptionsSchema>;
+
+/** Enqueue options that are well-formed but do not fit this producer's queue or setup. */
+export function checkOptionsFit(
+  jobName: string,
+  opts: z.output<typeof enqueueOptionsSchema>,
+  producer: { readonly fifo: boolean; readonly hasStore: boolean },
+): void {
+  const fail = (field: string, rule: string) =>
+    new ValidationError('OPTIONS_INVALID', `invalid enqueue options for job "${jobName}"`, [{ field: `options.${field}`, rule }]);
+  if (producer.fifo && opts.delaySeconds !== undefined && opts.delaySeconds > 0) {
+    throw fail('delaySeconds', 'FIFO queues do not take a per-message delay; set DelaySeconds on the queue instead');
+  }
+  if (!producer.fifo && opts.deduplicationId !== undefined) {
+    throw fail('deduplicationId', 'applies only to FIFO (.fifo) queues; on standard queues the job id is the dedupe key');
+  }
+  if (opts.track && !producer.hasStore) {
+    throw fail('track', 'needs a job store: set the producer option store ({ table }) or SQS_JOBS_JOB_TABLE');
+  }
+}
+
+/** The job an enqueue names: a definition, or the name of one the producer was given. */
+export function resolveJob(jobs: JobRegistry, job: AnyDefinition | string): AnyDefinition {
+  if (typeof job === 'string') return jobs.get(job);
+  if (!isDefinition(job)) {
+    throw new ValidationError('OPTIONS_INVALID', 'enqueue', [
+      { field: 'job', rule: 'must be a job made by defineJob() or defineBatchJob(), or the name of a registered job' },
+    ]);
+  }
+  return job;
+}

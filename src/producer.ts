@@ -14,10 +14,12 @@ import {
   type FieldIssue,
 } from './errors.js';
 import { FairnessGate } from './fairness/gate.js';
-import { JobRegistry, isDefinition, type AnyDefinition, type JobArgs } from './job.js';
+import { JobRegistry, type AnyDefinition, type JobArgs } from './job.js';
 import { chunkMessages, sendBatch, type PreparedMessage } from './producer-batch.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
+  checkOptionsFit,
+  resolveJob,
   enqueueOptionsSchema,
   producerOptionsSchema,
   type EnqueueManyOptions,
@@ -83,7 +85,7 @@ export class Producer {
 
   /** Validate, encode and send one job. Resolves once SQS has stored the message. */
   async enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
-    const definition = this.#resolve(job);
+    const definition = resolveJob(this.#jobs, job);
     const opts = parseWith(enqueueOptionsSchema, options, 'options', optionsError(`invalid enqueue options for job "${definition.name}"`));
     const message = this.#prepare(definition, args, opts, 'args');
     await this.#checkQueueLimit();
@@ -120,7 +122,7 @@ export class Producer {
     argsList: readonly JobArgs<J>[],
     options: EnqueueManyOptions = {},
   ): Promise<EnqueueResult[]> {
-    const definition = this.#resolve(job);
+    const definition = resolveJob(this.#jobs, job);
     const { jobIds, ...shared } = options;
     const opts = parseWith(
       enqueueOptionsSchema,
@@ -189,28 +191,8 @@ export class Producer {
     if (this.#ownsStore) this.#store?.close();
   }
 
-  #resolve(job: AnyDefinition | string): AnyDefinition {
-    if (typeof job === 'string') return this.#jobs.get(job);
-    if (!isDefinition(job)) {
-      throw new ValidationError('OPTIONS_INVALID', 'enqueue', [
-        { field: 'job', rule: 'must be a job made by defineJob() or defineBatchJob(), or the name of a registered job' },
-      ]);
-    }
-    return job;
-  }
-
   #prepare(job: AnyDefinition, args: unknown, opts: z.output<typeof enqueueOptionsSchema>, argsField: string): PreparedMessage {
-    const fail = (field: string, rule: string) =>
-      new ValidationError('OPTIONS_INVALID', `invalid enqueue options for job "${job.name}"`, [{ field: `options.${field}`, rule }]);
-    if (this.#fifo && opts.delaySeconds !== undefined && opts.delaySeconds > 0) {
-      throw fail('delaySeconds', 'FIFO queues do not take a per-message delay; set DelaySeconds on the queue instead');
-    }
-    if (!this.#fifo && opts.deduplicationId !== undefined) {
-      throw fail('deduplicationId', 'applies only to FIFO (.fifo) queues; on standard queues the job id is the dedupe key');
-    }
-    if (opts.track && this.#store === undefined) {
-      throw fail('track', 'needs a job store: set the producer option store ({ table }) or SQS_JOBS_JOB_TABLE');
-    }
+    checkOptionsFit(job.name, opts, { fifo: this.#fifo, hasStore: this.#store !== undefined });
     const validArgs = checkedArgs(job, args, argsField);
     const envelope: Envelope = {
       v: 1,
@@ -265,32 +247,4 @@ export class Producer {
 
 export function createProducer(options: ProducerOptions = {}, env: Env = process.env): Producer {
   return new Producer(options, env);
-}
-
-let defaultProducer: Producer | undefined;
-
-/** Configure the producer behind the module-level enqueue()/enqueueMany(). */
-export function configureDefaultProducer(options: ProducerOptions): Producer {
-  defaultProducer?.close();
-  defaultProducer = new Producer(options);
-  return defaultProducer;
-}
-
-function getDefaultProducer(): Producer {
-  defaultProducer ??= new Producer({});
-  return defaultProducer;
-}
-
-/** Enqueue with the default producer, configured from the environment on first use. */
-export function enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options?: EnqueueOptions): Promise<EnqueueResult> {
-  return getDefaultProducer().enqueue(job, args, options);
-}
-
-/** enqueueMany with the default producer, configured from the environment on first use. */
-export function enqueueMany<J extends AnyDefinition>(
-  job: J | string,
-  argsList: readonly JobArgs<J>[],
-  options?: EnqueueManyOptions,
-): Promise<EnqueueResult[]> {
-  return getDefaultProducer().enqueueMany(job, argsList, options);
 }
