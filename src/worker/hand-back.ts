@@ -2,7 +2,7 @@ import type { JobInfo } from '../job-events.js';
 import type { SettleDeps } from './settle-deps.js';
 import type { Lease } from './leases.js';
 import { atReceiveLimit, resentMessage } from './resend.js';
-import { jobLogger } from './runner.js';
+import { jobLogger } from './job-logger.js';
 
 /*
  * How settle gives a message back to the queue without deleting it for good: visible again after a

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { jobLogger } from './job-logger.js';
 import { ATTR_JOB, ATTR_JOB_ID, decodeEnvelope, type Envelope, type PoisonReason } from '../envelope.js';
 import type { AnyDefinition, AnyJob, JobContext, JobRegistry } from '../job.js';
 import type { JobInfo, WorkerEvents } from '../job-events.js';
@@ -231,22 +232,4 @@ async function claimJob(lock: JobLock, jobId: string, token: string, ttlSeconds:
   } catch {
     return 'unavailable'; // a JobLock should not throw; an error is "unknown", never "taken"
   }
-}
-
-/**
- * A child logger bound to the job, made on first use: most jobs log nothing, and a pino child per
- * message would cost memory for as long as the job runs, and CPU.
- */
-export function jobLogger(logger: Logger, info: JobInfo): () => Logger {
-  let child: Logger | undefined;
-  // The tenant is in every job log line, so Logs Insights can rank tenants by wait or failures
-  // (a metric dimension per tenant would be unbounded).
-  return () =>
-    (child ??= logger.child({
-      jobId: info.jobId,
-      job: info.jobName,
-      messageId: info.messageId,
-      attempt: info.attempt,
-      ...(info.tenant === undefined ? {} : { tenant: info.tenant }),
-    }));
 }

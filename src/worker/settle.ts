@@ -7,7 +7,7 @@ import { visibilitySeconds } from './backoff.js';
 import type { Outcome } from './decide.js';
 import { defer, handBack } from './hand-back.js';
 import type { Lease } from './leases.js';
-import { jobLogger } from './runner.js';
+import { jobLogger } from './job-logger.js';
 import type { SettleDeps } from './settle-deps.js';
 
 /** A fan-out child whose count failed comes back this soon (within the dead-letter marker's life). */
