@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { queueNameOf, type Env } from '../config.js';
+import type { Env } from '../config.js';
 import { toError } from '../errors.js';
 import { EventSource } from '../events.js';
 import type { WorkerEvents } from '../job-events.js';
@@ -18,6 +18,7 @@ import { Scheduler } from './scheduler.js';
 import type { SettleDeps } from './settle-deps.js';
 import { retryInPlace, settle } from './settle.js';
 import { handBackUnstarted } from './unstarted.js';
+import { closingSteps, logStarted } from './lifecycle.js';
 import { handleSignals, shutdown } from './shutdown.js';
 import { sleep } from '../sleep.js';
 
@@ -122,16 +123,7 @@ export class Worker extends EventSource<WorkerEvents> {
       idle: () => this.#idle(),
       pollers: () => this.#pollers,
       settling: this.#settling,
-      close: [
-        ['flush deletes', () => this.#parts.acks.flush()],
-        ['flush hand-backs', () => this.#parts.visibility.flush()],
-        ['flush job status', () => this.#parts.flushStatus()],
-        ['flush metrics', () => this.#parts.metrics?.close()],
-        ['stop heartbeat', () => this.#parts.heartbeat.close()],
-        ['close lock', () => this.#parts.lock.close()],
-        ['close clients', () => this.#parts.closeClients()],
-        ['remove signal listeners', () => this.#removeSignalListeners()],
-      ],
+      close: [...closingSteps(this.#parts), ['remove signal listeners', () => this.#removeSignalListeners()]],
       onError: (where, error) => this.#error(where, error),
       onStopped: () => this.events.emit('stopped'),
     });
@@ -170,23 +162,7 @@ export class Worker extends EventSource<WorkerEvents> {
       onError: (where, error) => this.#error(where, error),
     };
     this.#pollers = this.#queues.flatMap((q) => Array.from({ length: this.config.receiveConcurrency }, () => poll(deps, q.url)));
-    const c = this.config;
-    const dedupe = c.memcached ?? (c.lock ? 'custom' : 'off');
-    this.#log.info(
-      {
-        queues: this.#queues.map((q) => queueNameOf(q.url)),
-        jobs: c.jobs.names(),
-        concurrency: c.concurrency,
-        dedupe,
-        metrics: typeof c.metrics.sink === 'string' ? c.metrics.sink : 'custom',
-      },
-      'worker started',
-    );
-    if (dedupe === 'off') {
-      this.#log.warn(
-        'no memcached configured (memcached option, --memcached or SQS_JOBS_MEMCACHED): running jobs without the dedupe lock (at-least-once; one job id may run twice at once)',
-      );
-    }
+    logStarted(this.#log, this.config, this.#queues);
   }
 
   /**
