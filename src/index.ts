@@ -28,7 +28,7 @@ export { resolveAwsSettings } from './config.js';
 export { Worker, createWorker } from './worker/worker.js';
 export type { WorkerOptions, WorkerConfig } from './worker/options.js';
 export type { WorkerEvents, JobInfo, BatchInfo, DeadLetterReason } from './job-events.js';
-export { retryDelayMs } from './worker/backoff.js';
+export { retryDelayMs } from './worker/fate/backoff.js';
 export { MemcachedLock } from './adapters/memcached-lock.js';
 export type { JobLock, ClaimResult, ExtendResult } from './ports/lock.js';
 export {

@@ -2,8 +2,8 @@ import { isFifoQueue, queueNameOf } from '../config.js';
 import { ConfigError, toError } from '../errors.js';
 import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
 import type { QueueConfig } from './options.js';
-import type { RunDeps } from './runner.js';
-import type { ScheduledQueue } from './scheduler.js';
+import type { RunDeps } from './run/runner.js';
+import type { ScheduledQueue } from './intake/scheduler.js';
 
 /** What the worker knows of one of its queues. */
 export interface QueueState extends ScheduledQueue {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { sleep } from '../sleep.js';
-import type { ReceiveCapacity } from './capacity.js';
-import type { Abortable } from './leases.js';
+import type { ReceiveCapacity } from './intake/capacity.js';
+import type { Abortable } from './hold/lease.js';
 import type { WorkerConfig } from './options.js';
 
 export interface ShutdownParts {

@@ -1,0 +1,191 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { AnyBatchJob, BatchItem } from '../../batch-job.js';
+import { SqsJobsError, toError } from '../../errors.js';
+import type { JobInfo, WorkerEvents } from '../../job-events.js';
+import type { ConcurrencySlots } from '../../ports/lock.js';
+import type { Batch, Held } from './batches.js';
+import { afterRun, itemExecution, type Outcome } from '../fate/decide.js';
+import { execute } from '../run/execute.js';
+import type { Abortable, AbortCode, Lease } from '../hold/lease.js';
+import { firstSentAt } from '../fate/resend.js';
+import type { GoodReading } from '../run/runner.js';
+import type { StatusTracker } from '../../status/tracker.js';
+
+/** A batch job's message, claimed and held until its batch is flushed. */
+export interface HeldItem extends Held {
+  readonly lease: Lease;
+  readonly read: GoodReading;
+}
+
+export interface ItemOutcome {
+  readonly item: HeldItem;
+  readonly info: JobInfo;
+  readonly outcome: Outcome;
+}
+
+export interface BatchRunDeps {
+  readonly slots: ConcurrencySlots | undefined;
+  readonly lockTtlSeconds: number;
+  readonly abortGraceMs: number;
+  /** From each queue's RedrivePolicy (a batch may hold items of several queues). */
+  readonly maxReceiveCount: (queueUrl: string) => number | undefined;
+  readonly logger: Logger;
+  readonly emit: <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
+  /** Job status, when a job store is configured: items enqueued with `track: true` are recorded as running. */
+  readonly status: StatusTracker | undefined;
+}
+
+/** One call of a batch handler: what it runs under. Shutdown and the timeout abort it; an item's lost lease does not. */
+export class BatchRun implements Abortable {
+  readonly token = randomUUID();
+  readonly #controller = new AbortController();
+
+  constructor(readonly batch: Batch<HeldItem>) {}
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  abort(code: AbortCode, message: string): void {
+    if (!this.signal.aborted) this.#controller.abort(new SqsJobsError(code, message));
+  }
+}
+
+/**
+ * The memcached key part that names a batch key: the key itself when it is short printable ASCII,
+ * else its hash (a key function may return anything; memcached keys may not hold spaces or be long).
+ */
+export function exclusiveKey(job: AnyBatchJob, key: string): string {
+  const safe = /^[\x21-\x7e]{1,100}$/.test(key) ? key : createHash('sha256').update(key).digest('hex').slice(0, 32);
+  return `batch/${job.name}/${safe}`;
+}
+
+/**
+ * Flush one batch: take its key's fleet-wide slot when the job is exclusive ('busy' when another
+ * worker flushes that key now), drop items whose lease was lost while they waited, call the
+ * handler once under the run's signal, and decide each item's outcome on its own: an item the
+ * handler reported failed retries (or is dead-lettered) alone; when the handler throws or times
+ * out, every item failed; at the shutdown deadline every item is handed back. Never throws.
+ */
+export async function runBatch(deps: BatchRunDeps, run: BatchRun): Promise<ItemOutcome[] | 'busy'> {
+  const { job, key } = run.batch;
+  const lockName = job.exclusive && deps.slots !== undefined ? exclusiveKey(job, key) : undefined;
+  const slots = deps.slots;
+  let renew: NodeJS.Timeout | undefined;
+  if (lockName !== undefined && slots !== undefined) {
+    const slot = await slots.take(lockName, 1, run.token, deps.lockTtlSeconds);
+    if (slot === 'full') return 'busy';
+    // 'unavailable' (memcached down): flushed without the key lock rather than held until it is back.
+    if (slot === 'unavailable') deps.logger.warn({ job: job.name, key }, 'flushing without the key lock: memcached unavailable');
+    else {
+      const extend = () => slots.extend(lockName, 0, run.token, deps.lockTtlSeconds).catch(() => {}); // a lapse only shortens the lock
+      renew = setInterval(extend, (deps.lockTtlSeconds * 1000) / 3);
+      renew.unref();
+    }
+  }
+  let abandoned = false;
+  try {
+    const outcomes = await flush(deps, run);
+    abandoned = outcomes.some((o) => 'abandoned' in o.outcome && o.outcome.abandoned);
+    return outcomes;
+  } finally {
+    if (renew !== undefined) {
+      clearInterval(renew);
+      // An abandoned handler may still be running: its key stays taken until the lock's TTL ends.
+      if (!abandoned) await slots!.release(lockName!, 0, run.token).catch(() => {});
+    }
+  }
+}
+
+async function flush(deps: BatchRunDeps, run: BatchRun): Promise<ItemOutcome[]> {
+  const { job, key } = run.batch;
+  const results: ItemOutcome[] = [];
+  const items: HeldItem[] = [];
+  for (const item of run.batch.items) {
+    if (!item.lease.lost) items.push(item);
+    else
+      results.push({
+        item,
+        info: item.read.info,
+        outcome: { kind: 'lost', reason: 'the lease was lost while it waited in its batch', abandoned: false },
+      });
+  }
+  if (items.length === 0) return results;
+  const now = Date.now();
+  const info = { jobName: job.name, key, queueUrl: items[0]!.queueUrl, size: items.length };
+  deps.emit('batch:start', { ...info, heldMs: now - Math.min(...items.map((i) => i.heldAt)) });
+  const waits = items.map((item) => {
+    const waitMs = Math.max(0, now - firstSentAt(item.lease.message).getTime());
+    deps.emit('job:start', { ...item.read.info, waitMs });
+    if (item.lease.tracking !== undefined) deps.status?.running(item.read.info, item.lease.tracking);
+    return waitMs;
+  });
+  const log = deps.logger.child({ job: job.name, key, size: items.length });
+  const execution = await execute(
+    () =>
+      job.handle(
+        items.map((i) => toBatchItem(i)),
+        { jobName: job.name, key, signal: run.signal, log },
+      ),
+    run,
+    { timeoutMs: job.timeoutMs, timeoutMessage: `batch job "${job.name}" timed out after ${job.timeoutMs} ms`, graceMs: deps.abortGraceMs },
+  );
+  if (execution.kind === 'aborted' && execution.abandoned) {
+    log.warn(
+      { graceMs: deps.abortGraceMs },
+      'the batch handler did not settle after its signal fired: abandoned, its items keep their locks until the TTL ends',
+    );
+  }
+  const failures = execution.kind === 'returned' ? reportedFailures(execution.value, items, log) : new Map<string, Error>();
+  let failed = 0;
+  items.forEach((item, i) => {
+    const m = item.lease.message;
+    const outcome = afterRun({
+      execution: itemExecution(execution, failures.get(item.read.envelope.id)),
+      receiveCount: m.receiveCount,
+      attempt: item.read.info.attempt,
+      maxReceiveCount: deps.maxReceiveCount(m.queueUrl),
+      backoff: job.backoff,
+      waitMs: waits[i]!,
+    });
+    if (outcome.kind !== 'succeeded') failed++;
+    results.push({ item, info: item.read.info, outcome });
+  });
+  deps.emit('batch:end', { ...info, failed, processMs: execution.processMs });
+  return results;
+}
+
+function toBatchItem(item: HeldItem): BatchItem<unknown> {
+  const e = item.read.envelope;
+  return {
+    jobId: e.id,
+    args: item.read.args,
+    attempt: item.read.info.attempt,
+    messageId: item.lease.message.messageId,
+    tenant: e.tenant,
+    enqueuedAt: new Date(e.enqueuedAt),
+  };
+}
+
+/** The failed items a handler reported, by job id. A malformed answer or an unknown id is logged and ignored. */
+export function reportedFailures(value: unknown, items: readonly HeldItem[], log: Logger): Map<string, Error> {
+  const failures = new Map<string, Error>();
+  if (value === undefined || value === null) return failures;
+  const failed = (value as { failed?: unknown }).failed;
+  if (failed === undefined) return failures;
+  if (!Array.isArray(failed)) {
+    log.warn('the batch handler returned { failed } that is not an array: every item is taken as succeeded');
+    return failures;
+  }
+  const ids = new Set(items.map((i) => i.read.envelope.id));
+  for (const entry of failed as unknown[]) {
+    const jobId = (entry as { jobId?: unknown } | null)?.jobId;
+    if (typeof jobId !== 'string' || !ids.has(jobId)) {
+      log.warn({ jobId }, 'the batch handler reported a failure for a job id not in this batch: ignored');
+      continue;
+    }
+    failures.set(jobId, toError((entry as { error?: unknown }).error ?? new Error('reported failed by the batch handler')));
+  }
+  return failures;
+}

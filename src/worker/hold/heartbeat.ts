@@ -1,0 +1,155 @@
+import { slotsOf, type ExtendResult, type JobLock } from '../../ports/lock.js';
+import type { QueuePort, ReceivedMessage } from '../../ports/queue.js';
+import { groupByQueue, inBatches } from '../../sqs-batch.js';
+import { SQS_MAX_HOLD_MS as MAX_HOLD_MS } from '../../sqs-limits.js';
+import { Lease } from './lease.js';
+
+export interface HeartbeatOptions {
+  readonly sqs: QueuePort;
+  readonly lock: JobLock;
+  readonly visibilityTimeoutSeconds: number;
+  readonly intervalMs: number;
+  readonly lockTtlSeconds: number;
+  readonly maxHoldMs?: number;
+  readonly onError: (error: unknown) => void;
+  /** A lease was lost (its signal has fired with LEASE_LOST): for logs and events. */
+  readonly onLost: (lease: Lease, reason: string) => void;
+}
+
+/**
+ * Keeps every held message invisible with one timer for the whole worker: on each tick, all
+ * leases due before the next tick are extended together, in ChangeMessageVisibilityBatch calls
+ * of up to 10, and their locks are touched.
+ */
+export class Heartbeat {
+  readonly #o: HeartbeatOptions;
+  readonly #leases = new Set<Lease>();
+  readonly #tickMs: number;
+  readonly #maxHoldMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #tick: Promise<void> | undefined;
+
+  constructor(options: HeartbeatOptions) {
+    this.#o = options;
+    this.#tickMs = Math.max(50, Math.min(1_000, Math.floor(options.intervalMs / 4)));
+    this.#maxHoldMs = options.maxHoldMs ?? MAX_HOLD_MS;
+  }
+
+  /** Start holding a message just received. */
+  track(message: ReceivedMessage, receivedAt: number = Date.now()): Lease {
+    const lease = new Lease(message, receivedAt, this.#o.visibilityTimeoutSeconds, this.#o.intervalMs);
+    this.#leases.add(lease);
+    return lease;
+  }
+
+  get size(): number {
+    return this.#leases.size;
+  }
+
+  start(): void {
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(() => {
+      this.#tick ??= this.tick()
+        .catch((error: unknown) => this.#o.onError(error)) // e.g. a custom JobLock that throws
+        .finally(() => {
+          this.#tick = undefined;
+        });
+    }, this.#tickMs);
+    this.#timer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#tick;
+  }
+
+  /** Extend every lease due before the next tick. Public for tests; the timer calls it. */
+  async tick(now: number = Date.now()): Promise<void> {
+    const due: { lease: Lease; seconds: number }[] = [];
+    for (const lease of this.#leases) {
+      if (lease.lost) continue;
+      if (now >= lease.visibleAt) {
+        this.#lose(lease, 'the visibility timeout passed before the heartbeat could extend it');
+        continue;
+      }
+      if (lease.nextExtendAt > now + this.#tickMs) continue;
+      const holdLeftMs = lease.receivedAt + this.#maxHoldMs - now;
+      if (holdLeftMs <= this.#o.intervalMs + this.#tickMs) {
+        lease.nextExtendAt = Number.POSITIVE_INFINITY;
+        lease.abort('JOB_TIMEOUT', 'the message has been held for nearly 12 hours, the most SQS allows; the attempt is abandoned');
+        continue;
+      }
+      due.push({ lease, seconds: Math.min(this.#o.visibilityTimeoutSeconds, Math.floor(holdLeftMs / 1000) - 1) });
+    }
+    if (due.length === 0) return;
+    const work = Promise.all([this.#extendVisibility(due, now), this.#extendLocks(due.map((d) => d.lease))]).then(() => {});
+    for (const d of due) d.lease.pending = work;
+    await work;
+    for (const d of due) if (d.lease.pending === work) d.lease.pending = undefined;
+  }
+
+  /**
+   * Stop heartbeating a lease and wait for any extension already in flight, so that nothing the
+   * heartbeat sends can land after (and undo) what the caller does next.
+   */
+  async untrack(lease: Lease): Promise<void> {
+    this.#leases.delete(lease);
+    await lease.pending;
+  }
+
+  async #extendVisibility(due: { lease: Lease; seconds: number }[], now: number): Promise<void> {
+    await Promise.all(
+      [...groupByQueue(due.map((d) => ({ ...d, message: d.lease.message })))].map(async ([queueUrl, list]) => {
+        const failed = await inBatches(list, (batch) =>
+          this.#o.sqs.changeVisibilityBatch(
+            queueUrl,
+            batch.map((d, i) => ({ id: String(i), receiptHandle: d.lease.message.receiptHandle, visibilityTimeout: d.seconds })),
+          ),
+        );
+        const failures = new Map(failed.map((f) => [f.item, f.failure]));
+        for (const d of list) {
+          const failure = failures.get(d);
+          if (failure === undefined) {
+            d.lease.visibleAt = now + d.seconds * 1000;
+            d.lease.nextExtendAt = now + this.#o.intervalMs;
+          } else if (failure.kind === 'lease-lost') {
+            this.#lose(d.lease, `SQS refused the extension: ${failure.code} ${failure.message}`.trim());
+          } else {
+            // transient: the lease stays due and is tried again next tick
+            this.#o.onError(
+              new Error(`visibility extension failed for message ${d.lease.message.messageId}: ${failure.code} ${failure.message}`),
+            );
+          }
+        }
+      }),
+    );
+  }
+
+  async #extendLocks(leases: Lease[]): Promise<void> {
+    await Promise.all(
+      leases.map(async (lease) => {
+        const slot = lease.slot;
+        if (slot !== undefined) await slotsOf(this.#o.lock)?.extend(slot.key, slot.index, slot.token, this.#o.lockTtlSeconds);
+        const lock = lease.lock;
+        if (lock === undefined) return;
+        let result: ExtendResult;
+        try {
+          result = await this.#o.lock.extend(lock.jobId, lock.token, this.#o.lockTtlSeconds);
+        } catch (error) {
+          this.#o.onError(error); // a JobLock should answer 'unavailable', not throw; either way, not lost
+          return;
+        }
+        if (result === 'lost') this.#lose(lease, 'the dedupe lock is held by another consumer');
+      }),
+    );
+  }
+
+  #lose(lease: Lease, reason: string): void {
+    // A lease no longer tracked is being settled: its fate is decided, nothing is lost.
+    if (lease.lost || !this.#leases.has(lease)) return;
+    this.#leases.delete(lease);
+    lease.abort('LEASE_LOST', `lease lost: ${reason}`);
+    this.#o.onLost(lease, reason);
+  }
+}

@@ -1,0 +1,143 @@
+import type { Lease } from '../hold/lease.js';
+import { pickWeighted, type Weighted } from './weighted.js';
+
+/** A queue as the scheduler sees it. */
+export interface ScheduledQueue extends Weighted {
+  readonly url: string;
+  readonly fifo: boolean;
+}
+
+interface Slot<Q> {
+  readonly queue: Q;
+  readonly buffer: Lease[];
+  /** FIFO: message groups with a job running now; the next message of such a group waits. */
+  readonly activeGroups: Set<string>;
+}
+
+/**
+ * Holds received, unstarted messages and answers "which runs next". Queues are taken by weight
+ * (smooth weighted round-robin). On a FIFO queue, one message per message group runs at a time, in
+ * the order received; different groups run side by side. A group whose job is handed back (retry,
+ * release, lost lease) is blocked: its buffered messages must go back to SQS behind it, which
+ * `finish` returns for the caller to release.
+ */
+export class Scheduler<Q extends ScheduledQueue> {
+  readonly #slots: Slot<Q>[];
+  readonly #byUrl = new Map<string, Slot<Q>>();
+  /** FIFO messages whose earlier group message was lost while buffered: to be handed back behind it. */
+  #orphans: Lease[] = [];
+
+  constructor(queues: readonly Q[]) {
+    this.#slots = queues.map((queue) => ({ queue, buffer: [], activeGroups: new Set() }));
+    for (const s of this.#slots) this.#byUrl.set(s.queue.url, s);
+  }
+
+  get size(): number {
+    return this.#slots.reduce((n, s) => n + s.buffer.length, 0);
+  }
+
+  add(queueUrl: string, leases: readonly Lease[]): void {
+    this.#slot(queueUrl).buffer.push(...leases);
+  }
+
+  /** The next message to start and its queue, or undefined when nothing can start now. */
+  next(): { queue: Q; lease: Lease } | undefined {
+    for (;;) {
+      const ready = this.#slots.filter((s) => this.#startable(s) !== -1);
+      const slot = pickWeighted(ready.map((s) => s.queue));
+      if (slot === undefined) return undefined;
+      const s = this.#slot(slot.url);
+      const lease = s.buffer.splice(this.#startable(s), 1)[0]!;
+      if (lease.lost) {
+        // Its visibility ran out while it waited: it is back in the queue. On FIFO its group's
+        // later messages must go back too, or they would run ahead of it.
+        const group = this.#group(s, lease);
+        if (group !== undefined) {
+          const behind = s.buffer.filter((l) => this.#group(s, l) === group);
+          s.buffer.splice(0, s.buffer.length, ...s.buffer.filter((l) => !behind.includes(l)));
+          this.#orphans.push(...behind);
+        }
+        continue;
+      }
+      const group = this.#group(s, lease);
+      if (group !== undefined) s.activeGroups.add(group);
+      return { queue: s.queue, lease };
+    }
+  }
+
+  /**
+   * A started message has its outcome. When its FIFO group must wait for it to come back
+   * (`blocksGroup`), the group's buffered messages are taken out and returned, to be released.
+   */
+  finish(lease: Lease, blocksGroup: boolean): Lease[] {
+    const s = this.#slot(lease.message.queueUrl);
+    const group = this.#group(s, lease);
+    if (group === undefined) return [];
+    s.activeGroups.delete(group);
+    if (!blocksGroup) return [];
+    const behind = s.buffer.filter((l) => this.#group(s, l) === group);
+    if (behind.length > 0) s.buffer.splice(0, s.buffer.length, ...s.buffer.filter((l) => !behind.includes(l)));
+    return behind;
+  }
+
+  /**
+   * FIFO: a started message failed and is retried here after `delayMs`, ahead of the rest of its
+   * group, which waits for it: SQS is not asked to order it again (not every server keeps a group
+   * blocked behind a message whose visibility was changed).
+   */
+  retryLater(lease: Lease, delayMs: number, now = Date.now()): void {
+    const s = this.#slot(lease.message.queueUrl);
+    const group = this.#group(s, lease);
+    if (group !== undefined) s.activeGroups.delete(group);
+    lease.notBefore = now + delayMs;
+    s.buffer.unshift(lease);
+  }
+
+  /** A message `next` gave that cannot start now after all (no free slot for its kind): first again, its FIFO group free. */
+  putBack(lease: Lease): void {
+    const s = this.#slot(lease.message.queueUrl);
+    const group = this.#group(s, lease);
+    if (group !== undefined) s.activeGroups.delete(group);
+    s.buffer.unshift(lease);
+  }
+
+  /** The orphans `next` set aside since the last call (see #orphans). */
+  takeOrphans(): Lease[] {
+    const out = this.#orphans;
+    this.#orphans = [];
+    return out;
+  }
+
+  /** Take every buffered message out (shutdown). */
+  drain(): Lease[] {
+    return this.#slots.flatMap((s) => s.buffer.splice(0));
+  }
+
+  /** Index of the first message that may start, or -1. */
+  #startable(s: Slot<Q>): number {
+    if (!s.queue.fifo) return s.buffer.length > 0 ? 0 : -1;
+    const now = Date.now();
+    const waiting = new Set<string>();
+    for (let i = 0; i < s.buffer.length; i++) {
+      const lease = s.buffer[i]!;
+      const group = this.#group(s, lease) ?? '';
+      if (s.activeGroups.has(group) || waiting.has(group)) continue;
+      if (lease.notBefore > now) {
+        waiting.add(group); // its group waits with it
+        continue;
+      }
+      return i;
+    }
+    return -1;
+  }
+
+  #group(s: Slot<Q>, lease: Lease): string | undefined {
+    return s.queue.fifo ? (lease.message.groupId ?? '') : undefined;
+  }
+
+  #slot(queueUrl: string): Slot<Q> {
+    const s = this.#byUrl.get(queueUrl);
+    if (s === undefined) throw new Error(`no queue ${queueUrl} in the scheduler`);
+    return s;
+  }
+}

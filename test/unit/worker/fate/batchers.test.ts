@@ -1,0 +1,75 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DeleteBatcher, VisibilityBatcher } from '../../../../src/worker/fate/batchers.js';
+import { FakeQueuePort, message } from '../../../helpers/fake-queue-port.js';
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('DeleteBatcher', () => {
+  it('sends a full batch at once and the rest after the flush interval', async () => {
+    const sqs = new FakeQueuePort();
+    const acks = new DeleteBatcher({ sqs, flushMs: 50, onFailure: () => {} });
+    const done = Array.from({ length: 13 }, (_, i) => acks.delete(message(i)));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sqs.deleteCalls.map((c) => c.entries.length)).toEqual([10]);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(sqs.deleteCalls.map((c) => c.entries.length)).toEqual([10, 3]);
+    expect(await Promise.all(done)).toEqual(Array(13).fill(true));
+  });
+
+  it('keeps queues apart', async () => {
+    const sqs = new FakeQueuePort();
+    const acks = new DeleteBatcher({ sqs, flushMs: 10, onFailure: () => {} });
+    void acks.delete(message(1, 'http://h/1/a'));
+    void acks.delete(message(2, 'http://h/1/b'));
+    await acks.flush();
+    expect(sqs.deleteCalls.map((c) => c.queueUrl).sort()).toEqual(['http://h/1/a', 'http://h/1/b']);
+  });
+
+  it('retries transient failures, reports what cannot be deleted, and resolves every delete', async () => {
+    const sqs = new FakeQueuePort();
+    sqs.deleteAnswer = (e, call) => {
+      if (e.receiptHandle === 'rh1' && call === 1) return { code: 'InternalError', message: 'try again', senderFault: false };
+      if (e.receiptHandle === 'rh2') return { code: 'ReceiptHandleIsInvalid', message: 'stale', senderFault: true };
+      return undefined;
+    };
+    const failures: string[] = [];
+    const acks = new DeleteBatcher({ sqs, flushMs: 10, onFailure: (m, reason) => failures.push(`${m.messageId} ${reason}`) });
+    const results = [acks.delete(message(1)), acks.delete(message(2)), acks.delete(message(3))];
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await Promise.all(results)).toEqual([true, false, true]);
+    expect(failures).toEqual(['m2 ReceiptHandleIsInvalid stale']);
+    expect(sqs.deleteCalls.map((c) => c.entries.map((e) => e.receiptHandle))).toEqual([['rh1', 'rh2', 'rh3'], ['rh1']]);
+  });
+
+  it('gives up after three failed calls and reports each message', async () => {
+    const sqs = new FakeQueuePort();
+    sqs.deleteAnswer = () => 'throw';
+    const failures: string[] = [];
+    const acks = new DeleteBatcher({ sqs, flushMs: 10, onFailure: (m) => failures.push(m.messageId) });
+    const result = acks.delete(message(1));
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await result).toBe(false);
+    expect(sqs.deleteCalls).toHaveLength(3);
+    expect(failures).toEqual(['m1']);
+  });
+});
+
+describe('VisibilityBatcher', () => {
+  it('coalesces hand-backs into ChangeMessageVisibilityBatch calls, each entry with its own timeout', async () => {
+    const sqs = new FakeQueuePort();
+    const batcher = new VisibilityBatcher({ sqs, flushMs: 50, onFailure: () => {} });
+    const done = Array.from({ length: 12 }, (_, i) => batcher.change(message(i), i + 1));
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(await Promise.all(done)).toEqual(Array(12).fill(true));
+    expect(sqs.visibilityCalls.map((c) => c.entries.length)).toEqual([10, 2]);
+    expect(sqs.visibilityCalls.flatMap((c) => c.entries.map((e) => e.visibilityTimeout))).toEqual(
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
+  });
+});

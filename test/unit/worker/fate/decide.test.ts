@@ -1,0 +1,200 @@
+import { describe, expect, it } from 'vitest';
+import { RetryLaterError, SqsJobsError, UnrecoverableError } from '../../../../src/errors.js';
+import type { ClaimResult } from '../../../../src/ports/lock.js';
+import {
+  afterClaim,
+  afterRun,
+  afterSlot,
+  itemExecution,
+  type ClaimFacts,
+  type Outcome,
+  type RunFacts,
+} from '../../../../src/worker/fate/decide.js';
+import type { Execution } from '../../../../src/worker/run/execute.js';
+
+const claimFacts = (over: Partial<ClaimFacts>): ClaimFacts => ({
+  claim: 'claimed',
+  leaseLost: false,
+  lockFailClosed: false,
+  stopping: false,
+  visibilityTimeoutSeconds: 30,
+  ...over,
+});
+
+describe('afterClaim: one row per rule', () => {
+  const rows: [string, Partial<ClaimFacts>, Outcome | 'run'][] = [
+    ['claimed → run', {}, 'run'],
+    ['lock unavailable, failing open → run without it', { claim: 'unavailable' }, 'run'],
+    [
+      'lock unavailable, failing closed → handed back for one visibility timeout',
+      { claim: 'unavailable', lockFailClosed: true },
+      { kind: 'release', reason: 'dedupe lock unavailable (failing closed)', delaySeconds: 30, abandoned: false },
+    ],
+    ['completed → deleted as a duplicate', { claim: 'completed' }, { kind: 'duplicate', state: 'completed' }],
+    [
+      'this message already dead-lettered → deleted as a leftover',
+      { claim: 'dead-lettered' },
+      { kind: 'duplicate', state: 'dead-lettered' },
+    ],
+    ['running under another message → this copy deleted', { claim: 'running-copy' }, { kind: 'duplicate', state: 'running' }],
+    [
+      'running under this same message → handed back for one visibility timeout',
+      { claim: 'running' },
+      {
+        kind: 'release',
+        reason: 'the job id is running elsewhere under this same message (a redelivery): handed back for one visibility timeout',
+        delaySeconds: 30,
+        abandoned: false,
+      },
+    ],
+    [
+      'lease lost while claiming → lost, whatever the claim said',
+      { claim: 'completed', leaseLost: true },
+      { kind: 'lost', reason: 'the lease was lost while the job id was being claimed', abandoned: false },
+    ],
+    [
+      'claimed but the worker is stopping → handed back at once',
+      { stopping: true },
+      { kind: 'release', reason: 'worker is stopping', delaySeconds: 0, abandoned: false },
+    ],
+  ];
+  it.each(rows)('%s', (_name, facts, expected) => {
+    expect(afterClaim(claimFacts(facts))).toEqual(expected);
+  });
+
+  it('has a row for every claim result', () => {
+    const all: ClaimResult[] = ['claimed', 'completed', 'dead-lettered', 'running', 'running-copy', 'unavailable'];
+    for (const claim of all) expect(rows.some(([, f]) => f.claim === claim || (claim === 'claimed' && f.claim === undefined))).toBe(true);
+  });
+});
+
+const backoff = { baseMs: 1_000, factor: 5, capMs: 900_000, jitter: 0 };
+const runFacts = (execution: Execution, over: Partial<RunFacts> = {}): RunFacts => ({
+  execution,
+  receiveCount: 1,
+  attempt: 1,
+  maxReceiveCount: 5,
+  backoff,
+  waitMs: 40,
+  random: () => 0,
+  ...over,
+});
+const threw = (error: Error): Execution => ({ kind: 'threw', error, processMs: 7 });
+const aborted = (code: 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN', abandoned = false): Execution => ({
+  kind: 'aborted',
+  code,
+  reason: new SqsJobsError(code, `signal: ${code}`),
+  abandoned,
+  processMs: 7,
+});
+
+describe('afterRun: one row per rule', () => {
+  it('returned → succeeded', () => {
+    expect(afterRun(runFacts({ kind: 'returned', value: undefined, processMs: 12 }))).toEqual({
+      kind: 'succeeded',
+      waitMs: 40,
+      processMs: 12,
+    });
+  });
+
+  it('threw → retried after the backoff for its attempt', () => {
+    const error = new Error('boom');
+    expect(afterRun(runFacts(threw(error), { receiveCount: 2, attempt: 2 }))).toEqual({
+      kind: 'retry',
+      error,
+      delayMs: 5_000,
+      processMs: 7,
+      abandoned: false,
+    });
+  });
+
+  it('threw on the receive that reaches maxReceiveCount → dead-lettered as retries-exhausted with the last error', () => {
+    const out = afterRun(runFacts(threw(new Error('boom')), { receiveCount: 5, attempt: 5 }));
+    expect(out).toMatchObject({ kind: 'dead-letter', reason: 'retries-exhausted', detail: 'failed on attempt 5 of 5: Error: boom' });
+  });
+
+  it('after a re-send the detail says both the attempt and the receive', () => {
+    const out = afterRun(runFacts(threw(new Error('boom')), { receiveCount: 5, attempt: 7 }));
+    expect(out).toMatchObject({ kind: 'dead-letter', detail: 'failed on attempt 7 (receive 5 of 5 after a re-send): Error: boom' });
+  });
+
+  it('threw with no redrive policy → always retried', () => {
+    expect(afterRun(runFacts(threw(new Error('x')), { receiveCount: 50, attempt: 50, maxReceiveCount: undefined }))).toMatchObject({
+      kind: 'retry',
+    });
+  });
+
+  it('UnrecoverableError → dead-lettered at once', () => {
+    const error = new UnrecoverableError('bad input');
+    expect(afterRun(runFacts(threw(error)))).toEqual({
+      kind: 'dead-letter',
+      reason: 'unrecoverable',
+      detail: 'bad input',
+      error,
+      processMs: 7,
+    });
+  });
+
+  it('RetryLaterError → retried after its own delay, even at the last receive (settle re-sends it then)', () => {
+    const error = new RetryLaterError(2_500);
+    expect(afterRun(runFacts(threw(error), { receiveCount: 5, attempt: 5 }))).toEqual({
+      kind: 'retry',
+      error,
+      delayMs: 2_500,
+      processMs: 7,
+      abandoned: false,
+    });
+  });
+
+  it('timed out → a failed attempt; abandoned when the handler did not settle within the grace', () => {
+    expect(afterRun(runFacts(aborted('JOB_TIMEOUT')))).toMatchObject({ kind: 'retry', delayMs: 1_000, abandoned: false });
+    expect(afterRun(runFacts(aborted('JOB_TIMEOUT', true)))).toMatchObject({ kind: 'retry', abandoned: true });
+    expect(afterRun(runFacts(aborted('JOB_TIMEOUT'), { receiveCount: 5 }))).toMatchObject({
+      kind: 'dead-letter',
+      reason: 'retries-exhausted',
+    });
+  });
+
+  it('shutdown deadline → handed back at once', () => {
+    expect(afterRun(runFacts(aborted('SHUTDOWN')))).toEqual({
+      kind: 'release',
+      reason: 'signal: SHUTDOWN',
+      delaySeconds: 0,
+      abandoned: false,
+    });
+    expect(afterRun(runFacts(aborted('SHUTDOWN', true)))).toMatchObject({ kind: 'release', abandoned: true });
+  });
+
+  it('lease lost → left alone, even if the handler then returned', () => {
+    expect(afterRun(runFacts(aborted('LEASE_LOST')))).toEqual({ kind: 'lost', reason: 'signal: LEASE_LOST', abandoned: false });
+  });
+});
+
+describe('afterSlot: the tenant cap', () => {
+  it('runs with a slot, and without one when memcached cannot be asked (no cap rather than stuck)', () => {
+    expect(afterSlot(2, 'acme', 5, 5)).toBe('run');
+    expect(afterSlot('unavailable', 'acme', 5, 5)).toBe('run');
+  });
+  it('defers when every slot is taken', () => {
+    expect(afterSlot('full', 'acme', 5, 7)).toEqual({
+      kind: 'defer',
+      reason: 'tenant "acme" has 5 job(s) running, its cap',
+      delaySeconds: 7,
+    });
+  });
+});
+
+describe('itemExecution: one item of a batch', () => {
+  const returned = { kind: 'returned', value: undefined, processMs: 5 } as const;
+  it('runs as the batch ran when the handler did not report it failed', () => {
+    expect(itemExecution({ ...returned, value: { failed: [] } }, undefined)).toEqual(returned);
+  });
+  it('fails on its own when reported, with its error and the batch time', () => {
+    const error = new Error('declined');
+    expect(itemExecution(returned, error)).toEqual({ kind: 'threw', error, processMs: 5 });
+  });
+  it('shares the batch fate when the handler threw or its signal fired', () => {
+    const threw = { kind: 'threw', error: new Error('db down'), processMs: 9 } as const;
+    expect(itemExecution(threw, new Error('ignored'))).toBe(threw);
+  });
+});

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { Lease } from '../../../../src/worker/hold/lease.js';
+import { Scheduler, type ScheduledQueue } from '../../../../src/worker/intake/scheduler.js';
+
+function lease(queueUrl: string, id: string, groupId?: string): Lease {
+  return new Lease(
+    { queueUrl, messageId: id, receiptHandle: id, body: '', receiveCount: 1, sentAt: new Date(0), groupId, attributes: {} },
+    0,
+    30,
+    15_000,
+  );
+}
+
+const queue = (url: string, weight = 1): ScheduledQueue => ({ url, weight, credit: 0, fifo: url.endsWith('.fifo') });
+const ids = (leases: Lease[]) => leases.map((l) => l.message.messageId);
+
+describe('Scheduler', () => {
+  it('takes queues in proportion to their weights', () => {
+    const s = new Scheduler([queue('a', 3), queue('b', 1)]);
+    s.add(
+      'a',
+      Array.from({ length: 8 }, (_, i) => lease('a', `a${i}`)),
+    );
+    s.add(
+      'b',
+      Array.from({ length: 8 }, (_, i) => lease('b', `b${i}`)),
+    );
+    const order = Array.from({ length: 8 }, () => s.next()!.queue.url);
+    expect(order.filter((u) => u === 'a')).toHaveLength(6);
+    expect(s.size).toBe(8);
+  });
+
+  it('skips messages whose visibility ran out while they waited', () => {
+    const s = new Scheduler([queue('a')]);
+    const gone = lease('a', 'gone');
+    gone.abort('LEASE_LOST', 'its visibility ran out');
+    s.add('a', [gone, lease('a', 'ok')]);
+    expect(s.next()?.lease.message.messageId).toBe('ok');
+    expect(s.next()).toBeUndefined();
+  });
+
+  it('on a FIFO queue starts one message per group, in order, and groups side by side', () => {
+    const s = new Scheduler([queue('q.fifo')]);
+    s.add('q.fifo', [lease('q.fifo', 'x1', 'x'), lease('q.fifo', 'x2', 'x'), lease('q.fifo', 'y1', 'y'), lease('q.fifo', 'x3', 'x')]);
+    const first = s.next()!;
+    const second = s.next()!;
+    expect([first.lease.message.messageId, second.lease.message.messageId]).toEqual(['x1', 'y1']);
+    expect(s.next()).toBeUndefined(); // x2 waits for x1
+    expect(s.finish(first.lease, false)).toEqual([]);
+    expect(s.next()?.lease.message.messageId).toBe('x2');
+  });
+
+  it('hands back the rest of a FIFO group whose message comes back, and leaves other groups alone', () => {
+    const s = new Scheduler([queue('q.fifo')]);
+    s.add('q.fifo', [lease('q.fifo', 'x1', 'x'), lease('q.fifo', 'x2', 'x'), lease('q.fifo', 'y1', 'y'), lease('q.fifo', 'x3', 'x')]);
+    const head = s.next()!;
+    expect(ids(s.finish(head.lease, true))).toEqual(['x2', 'x3']);
+    expect(s.next()?.lease.message.messageId).toBe('y1');
+    expect(s.size).toBe(0);
+  });
+
+  it('retries a failed FIFO message at the head of its group, and the group waits for it', () => {
+    const s = new Scheduler([queue('q.fifo')]);
+    s.add('q.fifo', [lease('q.fifo', 'x1', 'x'), lease('q.fifo', 'x2', 'x'), lease('q.fifo', 'y1', 'y')]);
+    const head = s.next()!;
+    s.retryLater(head.lease, 1_000, Date.now());
+    expect(s.next()?.lease.message.messageId).toBe('y1'); // x1 not due yet, so x2 waits too
+    expect(s.next()).toBeUndefined();
+    head.lease.notBefore = 0; // due now
+    expect(s.next()?.lease.message.messageId).toBe('x1');
+    expect(s.next()).toBeUndefined(); // x2 still waits, for x1 to finish
+  });
+
+  it('sets aside the rest of a FIFO group whose buffered head was lost, to be handed back', () => {
+    const s = new Scheduler([queue('q.fifo')]);
+    const head = lease('q.fifo', 'x1', 'x');
+    head.abort('LEASE_LOST', 'visibility ran out');
+    s.add('q.fifo', [head, lease('q.fifo', 'x2', 'x'), lease('q.fifo', 'y1', 'y')]);
+    expect(s.next()?.lease.message.messageId).toBe('y1');
+    expect(ids(s.takeOrphans())).toEqual(['x2']);
+    expect(s.takeOrphans()).toEqual([]);
+  });
+
+  it('never holds back a standard queue by group', () => {
+    const s = new Scheduler([queue('std')]);
+    s.add('std', [lease('std', 'a', 'tenant-1'), lease('std', 'b', 'tenant-1')]);
+    const first = s.next()!;
+    expect(s.next()?.lease.message.messageId).toBe('b');
+    expect(s.finish(first.lease, true)).toEqual([]);
+    expect(ids(s.drain())).toEqual([]);
+  });
+});
