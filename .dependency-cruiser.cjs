@@ -47,9 +47,9 @@ module.exports = {
     },
     {
       name: 'core-does-not-import-adapters',
-      comment: 'Only the wiring (worker/parts.ts, the producer, the CLI) picks adapters; the core talks to ports.',
+      comment: 'Only the wiring (worker/wiring.ts, the CLI) picks adapters; the core talks to ports.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(adapters|aws|cli)/' },
+      from: { path: '^src/', pathNot: ['^src/(adapters|aws|cli)/', '^src/(worker/)?wiring[.]ts$'] },
       to: { path: '^src/adapters/' },
     },
   ],

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { queueNameOf } from '../config.js';
 import type { WorkerConfig } from './options.js';
-import type { WorkerParts } from './parts.js';
+import type { WorkerContext } from './context.js';
 
 /** The worker's start line, and the warning when no dedupe lock is configured. */
 export function logStarted(log: Logger, c: WorkerConfig, queues: readonly { readonly url: string }[]): void {
@@ -24,14 +24,14 @@ export function logStarted(log: Logger, c: WorkerConfig, queues: readonly { read
 }
 
 /** Shutdown's closing steps, in order, once every message is settled. */
-export function closingSteps(parts: WorkerParts): (readonly [string, () => unknown])[] {
+export function closingSteps(ctx: WorkerContext): (readonly [string, () => unknown])[] {
   return [
-    ['flush deletes', () => parts.acks.flush()],
-    ['flush hand-backs', () => parts.visibility.flush()],
-    ['flush job status', () => parts.flushStatus()],
-    ['flush metrics', () => parts.metrics?.close()],
-    ['stop heartbeat', () => parts.heartbeat.close()],
-    ['close lock', () => parts.lock.close()],
-    ['close clients', () => parts.closeClients()],
+    ['flush deletes', () => ctx.acks.flush()],
+    ['flush hand-backs', () => ctx.visibility.flush()],
+    ['flush job status', () => ctx.status?.tracker.flush()],
+    ['flush metrics', () => ctx.metrics?.close()],
+    ['stop heartbeat', () => ctx.heartbeat.close()],
+    ['close lock', () => ctx.lock.close()],
+    ['close clients', () => ctx.closeClients()],
   ];
 }

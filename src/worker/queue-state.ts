@@ -2,7 +2,6 @@ import { isFifoQueue, queueNameOf } from '../config.js';
 import { ConfigError, toError } from '../errors.js';
 import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
 import type { QueueConfig } from './options.js';
-import type { RunDeps } from './run/runner.js';
 import type { ScheduledQueue } from './intake/scheduler.js';
 
 /** What the worker knows of one of its queues. */
@@ -12,8 +11,6 @@ export interface QueueState extends ScheduledQueue {
   deadLetterQueueUrl: string;
   /** From the redrive policy; undefined when SQS never dead-letters on its own. */
   maxReceiveCount: number | undefined;
-  /** What runJob needs for this queue; built once the DLQ is known. */
-  runDeps: RunDeps | undefined;
 }
 
 export function queueState(config: QueueConfig): QueueState {
@@ -25,7 +22,6 @@ export function queueState(config: QueueConfig): QueueState {
     credit: 0,
     deadLetterQueueUrl: '',
     maxReceiveCount: undefined,
-    runDeps: undefined,
   };
 }
 

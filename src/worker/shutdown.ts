@@ -1,27 +1,18 @@
 import type { Logger } from 'pino';
 import { sleep } from '../sleep.js';
 import type { ReceiveCapacity } from './intake/capacity.js';
-import type { Abortable } from './hold/lease.js';
-import type { WorkerConfig } from './options.js';
+import type { Activity } from './activity.js';
+import type { WorkerContext } from './context.js';
 
-export interface ShutdownParts {
-  readonly config: WorkerConfig;
-  readonly log: Logger;
-  /** Aborted first: pollers start no new receive, the runner starts no new handler. */
-  readonly stop: AbortController;
-  /** Aborted by a second signal, or once running handlers are done: ends open polls and every wait at once. */
-  readonly force: AbortController;
+/** What the graceful stop acts on besides the context. */
+export interface Stopping {
   readonly capacity: ReceiveCapacity;
+  readonly activity: Activity;
+  /** Hand back what was received and not started (and flush or hand back held batches). */
   readonly handBackBuffered: () => Promise<void>;
-  /** Handlers running (a message's lease, or a batch's run). */
-  readonly running: ReadonlySet<Abortable>;
-  readonly idle: () => Promise<void>;
   readonly pollers: () => readonly Promise<void>[];
-  readonly settling: ReadonlySet<Promise<void>>;
   /** Closing steps, in order, after every message is settled. */
   readonly close: readonly (readonly [string, () => unknown])[];
-  readonly onError: (where: string, error: unknown) => void;
-  readonly onStopped: () => void;
 }
 
 /**
@@ -30,14 +21,14 @@ export interface ShutdownParts {
  * brought meanwhile is handed back), wait for every settle, then close. A step that fails is
  * reported and the next one runs.
  */
-export async function shutdown(p: ShutdownParts): Promise<void> {
-  p.stop.abort();
+export async function shutdown(ctx: WorkerContext, p: Stopping): Promise<void> {
+  ctx.stop.abort();
   p.capacity.close();
-  const c = p.config;
+  const c = ctx.config;
   /** Wait for `work`, but no longer than `ms` or until forced. */
   const within = async (work: Promise<unknown>, ms: number) => {
     const done = new AbortController();
-    await Promise.race([work, sleep(ms, AbortSignal.any([p.force.signal, done.signal]))]);
+    await Promise.race([work, sleep(ms, AbortSignal.any([ctx.force.signal, done.signal]))]);
     done.abort();
   };
   const steps: (readonly [string, () => unknown])[] = [
@@ -45,11 +36,12 @@ export async function shutdown(p: ShutdownParts): Promise<void> {
     [
       'wait for running jobs',
       async () => {
-        if (p.running.size === 0) return;
-        p.log.info({ running: p.running.size, deadlineMs: c.shutdownTimeoutMs }, 'waiting for running jobs');
-        await within(p.idle(), c.shutdownTimeoutMs);
-        for (const handler of p.running) handler.abort('SHUTDOWN', 'the worker is stopping and the shutdown deadline passed');
-        await p.idle();
+        const running = p.activity.running;
+        if (running.size === 0) return;
+        ctx.log.info({ running: running.size, deadlineMs: c.shutdownTimeoutMs }, 'waiting for running jobs');
+        await within(p.activity.idle(), c.shutdownTimeoutMs);
+        for (const handler of running) handler.abort('SHUTDOWN', 'the worker is stopping and the shutdown deadline passed');
+        await p.activity.idle();
       },
     ],
     [
@@ -59,7 +51,7 @@ export async function shutdown(p: ShutdownParts): Promise<void> {
         // now (unless due to end within a second): an idle worker does not wait out a 20-second
         // poll. A message SQS hands to an aborted poll is not lost: it comes back after its
         // visibility timeout, one receive spent.
-        p.force.abort();
+        ctx.force.abort();
         // Bounded all the same: a poll let end (or a receive stuck in the network) must not hold the stop.
         const bound = new AbortController();
         const polls = Promise.allSettled(p.pollers());
@@ -70,7 +62,7 @@ export async function shutdown(p: ShutdownParts): Promise<void> {
     [
       'settle messages',
       async () => {
-        while (p.settling.size > 0) await Promise.all([...p.settling]);
+        await p.activity.settled();
       },
     ],
     ...p.close,
@@ -79,11 +71,10 @@ export async function shutdown(p: ShutdownParts): Promise<void> {
     try {
       await step();
     } catch (error) {
-      p.onError(`shutdown: ${name}`, error);
+      ctx.onError(`shutdown: ${name}`, error);
     }
   }
-  p.log.info('worker stopped');
-  p.onStopped();
+  ctx.log.info('worker stopped');
 }
 
 /** SIGTERM/SIGINT stop the worker; a second signal stops it at once. Returns the remover. */

@@ -2,15 +2,17 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AnyBatchJob, BatchItem } from '../../batch-job.js';
 import { SqsJobsError, toError } from '../../errors.js';
-import type { JobInfo, WorkerEvents } from '../../job-events.js';
-import type { ConcurrencySlots } from '../../ports/lock.js';
+import type { JobInfo } from '../../job-events.js';
+import type { WorkerContext } from '../context.js';
 import type { Batch, Held } from './batches.js';
-import { afterRun, itemExecution, type Outcome } from '../fate/decide.js';
+import { afterRun, itemExecution, leaseLost, type Outcome } from '../fate/decide.js';
 import { execute } from '../run/execute.js';
 import type { Abortable, AbortCode, Lease } from '../hold/lease.js';
 import { firstSentAt } from '../fate/resend.js';
-import type { GoodReading } from '../run/runner.js';
-import type { StatusTracker } from '../../status/tracker.js';
+import type { GoodReading } from '../run/reading.js';
+
+/** Why an item ended as lost without running. */
+export const WAITED_IN_BATCH = 'it waited in its batch';
 
 /** A batch job's message, claimed and held until its batch is flushed. */
 export interface HeldItem extends Held {
@@ -22,18 +24,6 @@ export interface ItemOutcome {
   readonly item: HeldItem;
   readonly info: JobInfo;
   readonly outcome: Outcome;
-}
-
-export interface BatchRunDeps {
-  readonly slots: ConcurrencySlots | undefined;
-  readonly lockTtlSeconds: number;
-  readonly abortGraceMs: number;
-  /** From each queue's RedrivePolicy (a batch may hold items of several queues). */
-  readonly maxReceiveCount: (queueUrl: string) => number | undefined;
-  readonly logger: Logger;
-  readonly emit: <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
-  /** Job status, when a job store is configured: items enqueued with `track: true` are recorded as running. */
-  readonly status: StatusTracker | undefined;
 }
 
 /** One call of a batch handler: what it runs under. Shutdown and the timeout abort it; an item's lost lease does not. */
@@ -68,25 +58,26 @@ export function exclusiveKey(job: AnyBatchJob, key: string): string {
  * handler reported failed retries (or is dead-lettered) alone; when the handler throws or times
  * out, every item failed; at the shutdown deadline every item is handed back. Never throws.
  */
-export async function runBatch(deps: BatchRunDeps, run: BatchRun): Promise<ItemOutcome[] | 'busy'> {
+export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[] | 'busy'> {
   const { job, key } = run.batch;
-  const lockName = job.exclusive && deps.slots !== undefined ? exclusiveKey(job, key) : undefined;
-  const slots = deps.slots;
+  const slots = ctx.slots;
+  const ttl = ctx.config.lockTtlSeconds;
+  const lockName = job.exclusive && slots !== undefined ? exclusiveKey(job, key) : undefined;
   let renew: NodeJS.Timeout | undefined;
   if (lockName !== undefined && slots !== undefined) {
-    const slot = await slots.take(lockName, 1, run.token, deps.lockTtlSeconds);
+    const slot = await slots.take(lockName, 1, run.token, ttl);
     if (slot === 'full') return 'busy';
     // 'unavailable' (memcached down): flushed without the key lock rather than held until it is back.
-    if (slot === 'unavailable') deps.logger.warn({ job: job.name, key }, 'flushing without the key lock: memcached unavailable');
+    if (slot === 'unavailable') ctx.log.warn({ job: job.name, key }, 'flushing without the key lock: memcached unavailable');
     else {
-      const extend = () => slots.extend(lockName, 0, run.token, deps.lockTtlSeconds).catch(() => {}); // a lapse only shortens the lock
-      renew = setInterval(extend, (deps.lockTtlSeconds * 1000) / 3);
+      const extend = () => slots.extend(lockName, 0, run.token, ttl).catch(() => {}); // a lapse only shortens the lock
+      renew = setInterval(extend, (ttl * 1000) / 3);
       renew.unref();
     }
   }
   let abandoned = false;
   try {
-    const outcomes = await flush(deps, run);
+    const outcomes = await flush(ctx, run);
     abandoned = outcomes.some((o) => 'abandoned' in o.outcome && o.outcome.abandoned);
     return outcomes;
   } finally {
@@ -98,30 +89,25 @@ export async function runBatch(deps: BatchRunDeps, run: BatchRun): Promise<ItemO
   }
 }
 
-async function flush(deps: BatchRunDeps, run: BatchRun): Promise<ItemOutcome[]> {
+async function flush(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[]> {
   const { job, key } = run.batch;
   const results: ItemOutcome[] = [];
   const items: HeldItem[] = [];
   for (const item of run.batch.items) {
     if (!item.lease.lost) items.push(item);
-    else
-      results.push({
-        item,
-        info: item.read.info,
-        outcome: { kind: 'lost', reason: 'the lease was lost while it waited in its batch', abandoned: false },
-      });
+    else results.push({ item, info: item.read.info, outcome: leaseLost(WAITED_IN_BATCH) });
   }
   if (items.length === 0) return results;
   const now = Date.now();
   const info = { jobName: job.name, key, queueUrl: items[0]!.queueUrl, size: items.length };
-  deps.emit('batch:start', { ...info, heldMs: now - Math.min(...items.map((i) => i.heldAt)) });
+  ctx.emit('batch:start', { ...info, heldMs: now - Math.min(...items.map((i) => i.heldAt)) });
   const waits = items.map((item) => {
     const waitMs = Math.max(0, now - firstSentAt(item.lease.message).getTime());
-    deps.emit('job:start', { ...item.read.info, waitMs });
-    if (item.lease.tracking !== undefined) deps.status?.running(item.read.info, item.lease.tracking);
+    ctx.emit('job:start', { ...item.read.info, waitMs });
+    if (item.lease.tracking !== undefined) ctx.status?.tracker.running(item.read.info, item.lease.tracking);
     return waitMs;
   });
-  const log = deps.logger.child({ job: job.name, key, size: items.length });
+  const log = ctx.log.child({ job: job.name, key, size: items.length });
   const execution = await execute(
     () =>
       job.handle(
@@ -129,11 +115,15 @@ async function flush(deps: BatchRunDeps, run: BatchRun): Promise<ItemOutcome[]> 
         { jobName: job.name, key, signal: run.signal, log },
       ),
     run,
-    { timeoutMs: job.timeoutMs, timeoutMessage: `batch job "${job.name}" timed out after ${job.timeoutMs} ms`, graceMs: deps.abortGraceMs },
+    {
+      timeoutMs: job.timeoutMs,
+      timeoutMessage: `batch job "${job.name}" timed out after ${job.timeoutMs} ms`,
+      graceMs: ctx.config.abortGraceMs,
+    },
   );
   if (execution.kind === 'aborted' && execution.abandoned) {
     log.warn(
-      { graceMs: deps.abortGraceMs },
+      { graceMs: ctx.config.abortGraceMs },
       'the batch handler did not settle after its signal fired: abandoned, its items keep their locks until the TTL ends',
     );
   }
@@ -145,14 +135,14 @@ async function flush(deps: BatchRunDeps, run: BatchRun): Promise<ItemOutcome[]> 
       execution: itemExecution(execution, failures.get(item.read.envelope.id)),
       receiveCount: m.receiveCount,
       attempt: item.read.info.attempt,
-      maxReceiveCount: deps.maxReceiveCount(m.queueUrl),
+      maxReceiveCount: ctx.queueOf(m.queueUrl).maxReceiveCount,
       backoff: job.backoff,
       waitMs: waits[i]!,
     });
     if (outcome.kind !== 'succeeded') failed++;
     results.push({ item, info: item.read.info, outcome });
   });
-  deps.emit('batch:end', { ...info, failed, processMs: execution.processMs });
+  ctx.emit('batch:end', { ...info, failed, processMs: execution.processMs });
   return results;
 }
 

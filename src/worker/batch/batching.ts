@@ -1,40 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import type { AnyBatchJob } from '../../batch-job.js';
 import { toError } from '../../errors.js';
-import type { JobInfo } from '../../job-events.js';
-import { type BatchRunDeps, BatchRun, type HeldItem, runBatch } from './batch-run.js';
-import { type Batch, BatchBuffer } from './batches.js';
-import type { Outcome } from '../fate/decide.js';
-import type { Lease } from '../hold/lease.js';
-import { claimFor, type GoodReading, type RunDeps } from '../run/runner.js';
 import { trackingOf } from '../../status/tracker.js';
+import type { Activity } from '../activity.js';
+import type { WorkerContext } from '../context.js';
+import type { Fate } from '../fate/conclude.js';
+import { handBackNow, internalError, leaseLost, poisoned } from '../fate/decide.js';
 import { originOf } from '../fate/resend.js';
+import type { Lease } from '../hold/lease.js';
+import { claimFor, newToken } from '../run/claim.js';
+import type { GoodReading } from '../run/reading.js';
+import { BatchRun, type HeldItem, runBatch, WAITED_IN_BATCH } from './batch-run.js';
+import { type Batch, BatchBuffer } from './batches.js';
 
 /** How long a batch whose key is being flushed elsewhere waits before it asks again. */
 const BUSY_RETRY_MS = 100;
-
-export interface BatchingDeps {
-  readonly run: BatchRunDeps;
-  /** What claiming a job id needs, for the queue a message came from. */
-  readonly runDeps: (queueUrl: string) => RunDeps;
-  /** Items this worker may hold for batch jobs: filling, being claimed and being flushed. */
-  readonly maxHeld: number;
-  /** A handler may start now (the worker's concurrency has room): a flush takes one. */
-  readonly canStart: () => boolean;
-  readonly started: (run: BatchRun) => void;
-  /** A flush ended (its items' outcomes already handed to `conclude`). */
-  readonly ended: (run: BatchRun) => void;
-  /** Room was freed (a claim ended, lost items left): let the worker dispatch again (it pumps too). */
-  readonly wake: () => void;
-  /** The worker's one way to end a message: settle it (and free its FIFO group). */
-  readonly conclude: (lease: Lease, info: JobInfo, outcome: Outcome) => void;
-  readonly stopping: () => boolean;
-  readonly shutdownTimeoutMs: number;
-  readonly onError: (where: string, error: unknown) => void;
-}
-
-/** Handed back at once, without spending an attempt. */
-const release = (reason: string): Outcome => ({ kind: 'release', reason, delaySeconds: 0, abandoned: false });
 
 /**
  * Batch jobs in the worker: admits their messages (claims each job id, so a completed item that
@@ -44,19 +23,25 @@ const release = (reason: string): Outcome => ({ kind: 'release', reason, delaySe
  * that budget the oldest batch is flushed whatever its size, and further items wait unreceived.
  */
 export class Batching {
-  readonly #d: BatchingDeps;
+  readonly #ctx: WorkerContext;
+  readonly #activity: Activity;
+  readonly #fate: Fate;
+  /** Room was freed (a claim ended, lost items left, a flush ended): let the worker dispatch again (it pumps too). */
+  readonly #wake: () => void;
   readonly #buffer = new BatchBuffer<HeldItem>();
   /** Queues whose last receive brought fewer messages than asked: nothing more is waiting there now. */
   readonly #drained = new Set<string>();
   #claiming = 0;
   readonly #claims = new Set<Promise<void>>();
-  readonly #claimDepsByQueue = new Map<string, RunDeps>();
   #flushing = 0;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
 
-  constructor(deps: BatchingDeps) {
-    this.#d = deps;
+  constructor(ctx: WorkerContext, activity: Activity, fate: Fate, wake: () => void) {
+    this.#ctx = ctx;
+    this.#activity = activity;
+    this.#fate = fate;
+    this.#wake = wake;
   }
 
   /** Items held for batch jobs: being claimed, filling batches, or being flushed. */
@@ -65,7 +50,7 @@ export class Batching {
   }
 
   hasRoom(): boolean {
-    return this.held < this.#d.maxHeld;
+    return this.held < this.#ctx.config.maxHeldBatchItems;
   }
 
   /** A receive on `queueUrl` asked for `asked` messages and got `got`. */
@@ -77,60 +62,42 @@ export class Batching {
   /** Take a batch job's message: claim its job id, then hold it in its batch (or end it as the claim decides). */
   admit(lease: Lease, read: GoodReading, job: AnyBatchJob): void {
     lease.info = read.info;
-    const runDeps = this.#claimDeps(lease.message.queueUrl);
     // Before anything can end it: a fan-out child dead-lettered here is still counted in its parent.
-    if (runDeps.status !== undefined) lease.tracking = trackingOf(read.envelope, false, originOf(lease.message));
+    if (this.#ctx.status !== undefined) lease.tracking = trackingOf(read.envelope, false, originOf(lease.message));
     let key: string;
     try {
       key = String(job.key(read.args));
     } catch (error) {
-      const detail = `key(args) threw: ${toError(error).message}`;
-      this.#d.conclude(lease, read.info, { kind: 'dead-letter', reason: 'invalid-args', detail });
+      this.#fate.conclude(lease, read.info, poisoned('invalid-args', `key(args) threw: ${toError(error).message}`));
       return;
     }
     this.#claiming++;
-    const claim = claimFor(runDeps, lease, read, randomUUID())
+    // Held even when the worker began stopping meanwhile: stop() waits for claims, then flushes.
+    const claim = claimFor(this.#ctx, lease, read, newToken(), false)
       .then(
         (next) => {
-          if (next !== 'run') return this.#d.conclude(lease, read.info, next);
-          // Held even when the worker began stopping meanwhile: stop() waits for claims, then flushes.
+          if (next !== 'run') return this.#fate.conclude(lease, read.info, next);
           this.#buffer.add(job, key, { lease, read, heldAt: lease.receivedAt, queueUrl: lease.message.queueUrl });
         },
         (error: unknown) => {
-          this.#d.onError('batch admit', error);
-          this.#d.conclude(lease, read.info, release(`internal error: ${toError(error).message}`));
+          this.#ctx.onError('batch admit', error);
+          this.#fate.conclude(lease, read.info, internalError(toError(error), 0));
         },
       )
       .finally(() => {
         this.#claiming--;
         this.#claims.delete(claim);
-        this.#d.wake(); // room for another item, and maybe a batch to flush
+        this.#wake(); // room for another item, and maybe a batch to flush
       });
     this.#claims.add(claim);
   }
 
-  /** A queue's RunDeps for claims: never "stopping", since a claimed item is held and flushed by stop(). */
-  #claimDeps(queueUrl: string): RunDeps {
-    let deps = this.#claimDepsByQueue.get(queueUrl);
-    if (deps === undefined) {
-      deps = { ...this.#d.runDeps(queueUrl), stopping: () => false };
-      this.#claimDepsByQueue.set(queueUrl, deps);
-    }
-    return deps;
-  }
-
   /** Start the flushes that are due, while handler slots are free; arm the timer for the next one. */
   pump(): void {
-    if (this.#d.stopping()) return;
+    if (this.#ctx.stop.signal.aborted) return;
     const lost = this.#buffer.remove((i) => i.lease.lost);
-    for (const item of lost) {
-      this.#d.conclude(item.lease, item.read.info, {
-        kind: 'lost',
-        reason: 'the lease was lost while it waited in its batch',
-        abandoned: false,
-      });
-    }
-    if (lost.length > 0) setImmediate(this.#d.wake); // their room may let buffered messages in
+    for (const item of lost) this.#fate.conclude(item.lease, item.read.info, leaseLost(WAITED_IN_BATCH));
+    if (lost.length > 0) setImmediate(this.#wake); // their room may let buffered messages in
     const now = Date.now();
     const due = this.#buffer.takeDue(now, (url) => this.#drained.has(url));
     // At the budget with nothing due, the oldest batch goes now: waiting would stop receiving.
@@ -139,7 +106,7 @@ export class Batching {
       if (oldest !== undefined) due.push(oldest);
     }
     for (const batch of due) {
-      if (this.#d.canStart()) this.#start(batch);
+      if (this.#canStart()) this.#start(batch);
       else this.#buffer.putBack(batch, 0);
     }
     // A batch due now that found no free slot starts when one frees (the worker pumps again then).
@@ -147,7 +114,7 @@ export class Batching {
     const dueAt = this.#buffer.nextDueAt();
     const retryAt = this.hasRoom() ? undefined : this.#buffer.nextRetryAt(now);
     const next = retryAt !== undefined && (dueAt === undefined || retryAt < dueAt) ? retryAt : dueAt;
-    this.#arm(next !== undefined && next <= now && !this.#d.canStart() ? undefined : next);
+    this.#arm(next !== undefined && next <= now && !this.#canStart() ? undefined : next);
   }
 
   /**
@@ -158,8 +125,8 @@ export class Batching {
     this.#arm(undefined);
     while (this.#claims.size > 0) await Promise.all([...this.#claims]);
     for (const batch of this.#buffer.takeAll()) {
-      if (this.#d.shutdownTimeoutMs > 0) this.#start(batch);
-      else for (const item of batch.items) this.#d.conclude(item.lease, item.read.info, release('worker is stopping'));
+      if (this.#ctx.config.shutdownTimeoutMs > 0) this.#start(batch);
+      else for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, handBackNow('worker is stopping'));
     }
   }
 
@@ -167,28 +134,33 @@ export class Batching {
     const run = new BatchRun(batch);
     const size = batch.items.length;
     this.#flushing += size;
-    this.#d.started(run);
-    runBatch(this.#d.run, run)
+    this.#activity.started(run);
+    runBatch(this.#ctx, run)
       .then(
         (result) => {
           if (result !== 'busy') {
-            for (const r of result) this.#d.conclude(r.item.lease, r.info, r.outcome);
-          } else if (this.#d.stopping()) {
-            for (const item of batch.items) this.#d.conclude(item.lease, item.read.info, release('worker is stopping'));
+            for (const r of result) this.#fate.conclude(r.item.lease, r.info, r.outcome);
+          } else if (this.#ctx.stop.signal.aborted) {
+            for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, handBackNow('worker is stopping'));
           } else {
             this.#buffer.putBack(batch, Date.now() + BUSY_RETRY_MS);
           }
         },
         (error: unknown) => {
-          this.#d.onError('batch', error);
-          for (const item of batch.items)
-            this.#d.conclude(item.lease, item.read.info, release(`internal error: ${toError(error).message}`));
+          this.#ctx.onError('batch', error);
+          for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, internalError(toError(error), 0));
         },
       )
       .finally(() => {
         this.#flushing -= size;
-        this.#d.ended(run);
+        this.#activity.ended(run);
+        this.#wake();
       });
+  }
+
+  /** A flush may start now: the worker is not stopping and a handler slot is free (a flush takes one). */
+  #canStart(): boolean {
+    return !this.#ctx.stop.signal.aborted && this.#activity.hasFreeSlot();
   }
 
   /** One timer, for the earliest time a batch turns due (undefined: none). */

@@ -1,5 +1,6 @@
 import { RetryLaterError, UnrecoverableError } from '../../errors.js';
 import type { BackoffPolicy } from '../../definition-rules.js';
+import type { PoisonReason } from '../../envelope.js';
 import type { DeadLetterReason, DuplicateState } from '../../job-events.js';
 import type { ClaimResult } from '../../ports/lock.js';
 import { retryDelayMs } from './backoff.js';
@@ -7,7 +8,8 @@ import type { Execution } from '../run/execute.js';
 
 /**
  * What happens to a received message: pure functions from what is known about it to an Outcome,
- * which settle() carries out. Each rule has one row in test/unit/worker/decide.test.ts.
+ * which settle() carries out. The only place an Outcome is built (test/unit/worker/fate-home.test.ts
+ * fails on one built elsewhere); each rule has one row in test/unit/worker/fate/decide.test.ts.
  */
 export type Outcome =
   /** `result`: what the handler returned (recorded, when small, for a tracked job). */
@@ -23,7 +25,7 @@ export type Outcome =
       readonly processMs?: number;
     }
   /** Handed back without (finishing) running: visible again after `delaySeconds`, re-sent when it has no receive left. */
-  | { readonly kind: 'release'; readonly reason: string; readonly delaySeconds: number; readonly abandoned: boolean }
+  | { readonly kind: 'hand-back'; readonly reason: string; readonly delaySeconds: number; readonly abandoned: boolean }
   | { readonly kind: 'lost'; readonly reason: string; readonly abandoned: boolean }
   /** Not run now (tenant at its cap): re-sent after `delaySeconds`, this receive not counted as an attempt. */
   | { readonly kind: 'defer'; readonly reason: string; readonly delaySeconds: number };
@@ -43,7 +45,7 @@ export interface ClaimFacts {
 
 /** After claiming the job id: 'run', or how the message ends without running. */
 export function afterClaim(f: ClaimFacts): Outcome | 'run' {
-  if (f.leaseLost) return { kind: 'lost', reason: 'the lease was lost while the job id was being claimed', abandoned: false };
+  if (f.leaseLost) return leaseLost('the job id was being claimed');
   switch (f.claim) {
     case 'completed':
     case 'dead-lettered':
@@ -54,7 +56,7 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
       return { kind: 'duplicate', state: 'running' };
     case 'running':
       return {
-        kind: 'release',
+        kind: 'hand-back',
         reason: 'the job id is running elsewhere under this same message (a redelivery): handed back for one visibility timeout',
         delaySeconds: f.visibilityTimeoutSeconds,
         abandoned: false,
@@ -62,7 +64,7 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
     case 'unavailable':
       if (f.lockFailClosed)
         return {
-          kind: 'release',
+          kind: 'hand-back',
           reason: 'dedupe lock unavailable (failing closed)',
           delaySeconds: f.visibilityTimeoutSeconds,
           abandoned: false,
@@ -71,15 +73,28 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
     case 'claimed':
       break;
   }
-  if (f.stopping) return { kind: 'release', reason: 'worker is stopping', delaySeconds: 0, abandoned: false };
+  if (f.stopping) return handBackNow('worker is stopping');
   return 'run';
 }
 
-/** After asking for a slot of the tenant's cap: 'run', or deferred when every slot is taken. */
-export function afterSlot(slot: number | 'full' | 'unavailable', tenant: string, cap: number, delaySeconds: number): Outcome | 'run' {
+export interface PermitFacts {
+  /** The permit's index, 'full' when every permit of the tenant is taken, 'unavailable' when memcached cannot be asked. */
+  readonly permit: number | 'full' | 'unavailable';
+  readonly tenant: string;
+  readonly cap: number;
+  readonly capDelaySeconds: number;
+  /** The heartbeat lost the lease while the permit was asked for. */
+  readonly leaseLost: boolean;
+  readonly stopping: boolean;
+}
+
+/** After asking for a permit of the tenant's cap: 'run', or deferred when every permit is taken. */
+export function afterPermit(f: PermitFacts): Outcome | 'run' {
+  if (f.leaseLost) return leaseLost('a permit of its tenant was being taken');
+  if (f.stopping) return handBackNow('worker is stopping');
   // 'unavailable': memcached cannot be asked; the job runs without the cap rather than wait for it.
-  if (slot !== 'full') return 'run';
-  return { kind: 'defer', reason: `tenant "${tenant}" has ${cap} job(s) running, its cap`, delaySeconds };
+  if (f.permit !== 'full') return 'run';
+  return { kind: 'defer', reason: `tenant "${f.tenant}" has ${f.cap} job(s) running, its cap`, delaySeconds: f.capDelaySeconds };
 }
 
 export interface RunFacts {
@@ -104,7 +119,7 @@ export function afterRun(f: RunFacts): Outcome {
   }
   const abandoned = x.kind === 'aborted' && x.abandoned;
   if (x.kind === 'aborted' && x.code === 'LEASE_LOST') return { kind: 'lost', reason: x.reason.message, abandoned };
-  if (x.kind === 'aborted' && x.code === 'SHUTDOWN') return { kind: 'release', reason: x.reason.message, delaySeconds: 0, abandoned };
+  if (x.kind === 'aborted' && x.code === 'SHUTDOWN') return { kind: 'hand-back', reason: x.reason.message, delaySeconds: 0, abandoned };
   // A timeout, or the handler threw: a failed attempt.
   const error = x.kind === 'aborted' ? x.reason : x.error;
   const processMs = x.processMs;
@@ -134,4 +149,82 @@ export function itemExecution(batch: Execution, failure: Error | undefined): Exe
   if (batch.kind !== 'returned') return batch;
   if (failure !== undefined) return { kind: 'threw', error: failure, processMs: batch.processMs };
   return { kind: 'returned', value: undefined, processMs: batch.processMs }; // the batch's answer is not the item's result
+}
+
+/** The message is not a job this worker can run (not an envelope, an unknown job, invalid args): to the DLQ with the reason. */
+export function poisoned(reason: PoisonReason, detail: string): Outcome {
+  return { kind: 'dead-letter', reason, detail };
+}
+
+/** A copy re-sent only to be counted in its fan-out (its job is in the DLQ already): deleted once counted, never run. */
+export const DEAD_LETTERED_COPY: Outcome = { kind: 'duplicate', state: 'dead-lettered' };
+
+/** The lease was lost (its visibility ran out, SQS refused it, its lock was taken) while `doing`: left alone. */
+export function leaseLost(doing: string): Outcome {
+  return { kind: 'lost', reason: `the lease was lost while ${doing}`, abandoned: false };
+}
+
+/** Not started, and not to be: visible again at once, without spending an attempt. */
+export function handBackNow(reason: string): Outcome {
+  return { kind: 'hand-back', reason, delaySeconds: 0, abandoned: false };
+}
+
+/** The worker failed on it (a bug, never the job's fault): handed back after `delaySeconds`. */
+export function internalError(error: Error, delaySeconds: number): Outcome {
+  return { kind: 'hand-back', reason: `internal error: ${error.message}`, delaySeconds, abandoned: false };
+}
+
+/**
+ * The heartbeat found the lease lost after the outcome was decided: only what is safe on a message
+ * someone else may hold now still happens. A success or a duplicate is still deleted (a stale
+ * handle fails harmlessly, and the copy then ends as a duplicate); anything that would hand back,
+ * re-send or dead-letter the message is left to its new holder.
+ */
+export function onceLost(outcome: Outcome): Outcome {
+  if (outcome.kind === 'succeeded' || outcome.kind === 'duplicate' || outcome.kind === 'lost') return outcome;
+  const abandoned = 'abandoned' in outcome && outcome.abandoned;
+  return { kind: 'lost', reason: 'the lease was lost while the outcome was being settled', abandoned };
+}
+
+/** After which outcomes a FIFO message comes back to its queue, so its group's later messages must wait for it. */
+export function blocksGroup(outcome: Outcome): boolean {
+  return outcome.kind === 'retry' || outcome.kind === 'hand-back' || outcome.kind === 'lost';
+}
+
+/**
+ * A failed FIFO job is retried here, its group waiting for it, rather than handed back: SQS is not
+ * asked to order it again. Not when its handler was abandoned (it may still run), its lease was
+ * lost, or it is a batch job's item (it goes back to SQS, to join a later batch).
+ */
+export function retriesInPlace(
+  outcome: Outcome,
+  f: { readonly fifo: boolean; readonly leaseLost: boolean; readonly batchItem: boolean },
+): outcome is Extract<Outcome, { kind: 'retry' }> {
+  return f.fifo && !f.batchItem && outcome.kind === 'retry' && !outcome.abandoned && !f.leaseLost;
+}
+
+/** How settle goes on when one of its acts fails: hand the message back after `seconds`. */
+export interface Fallback {
+  readonly seconds: number;
+  readonly reason: string;
+  /** It is in the DLQ already: if it must be re-sent, the copy is marked so, to be counted and never run. */
+  readonly deadLettered: boolean;
+}
+
+/** A fan-out child comes back this soon when its count failed (within the dead-letter marker's life). */
+export const COUNT_RETRY_SECONDS = 5;
+
+/**
+ * If an act of settle fails: the DLQ send (the message stays, back after one visibility timeout),
+ * or recording a fan-out child's end (back soon to be counted, marked when it is in the DLQ already).
+ */
+export function ifFails(act: 'dead-letter send' | 'count' | 'count after dead-letter', visibilityTimeoutSeconds: number): Fallback {
+  switch (act) {
+    case 'dead-letter send':
+      return { seconds: visibilityTimeoutSeconds, reason: 'the DLQ send failed', deadLettered: false };
+    case 'count':
+      return { seconds: COUNT_RETRY_SECONDS, reason: 'its fan-out count failed', deadLettered: false };
+    case 'count after dead-letter':
+      return { seconds: COUNT_RETRY_SECONDS, reason: 'its fan-out count failed', deadLettered: true };
+  }
 }

@@ -1,60 +1,131 @@
 import { deadLetterMessage } from '../../dead-letter.js';
 import { toError } from '../../errors.js';
 import type { JobInfo } from '../../job-events.js';
-import { sleep } from '../../sleep.js';
-import type { StatusEnd } from '../../status/tracker.js';
-import { visibilitySeconds } from './backoff.js';
-import type { Outcome } from './decide.js';
-import { defer, handBack } from './hand-back.js';
+import { groupByQueue, inBatches } from '../../sqs-batch.js';
+import type { WorkerContext } from '../context.js';
 import type { Lease } from '../hold/lease.js';
-import { jobLogger } from '../run/job-logger.js';
-import type { SettleDeps } from './settle-deps.js';
+import { visibilitySeconds } from './backoff.js';
+import { type Fallback, handBackNow, ifFails, onceLost, type Outcome } from './decide.js';
+import { recordEnd } from './record-end.js';
+import { Report } from './report.js';
+import { atReceiveLimit, resentMessage } from './resend.js';
 
-/** A fan-out child whose count failed comes back this soon (within the dead-letter marker's life). */
-const COUNT_RETRY_SECONDS = 5;
-
-/**
- * How long settle keeps a message held (its visibility extended by the heartbeat) while the job
- * store records how it ended: longer than one store call's worst case (6 attempts of 10 s, see
- * STORE_CLIENT), so a slow store that answers in the end is waited for. Past this the count is
- * taken as failed and the message handed back, so a store that never answers cannot hold a
- * message, or a stop, for good.
- */
-const STORE_HOLD_MS = 90_000;
-
-/**
- * Record how a message ended in the job store, waiting at most STORE_HOLD_MS. False: a fan-out
- * child's count failed (or did not answer in time), so its message must come back, not be deleted.
- * A count that lands later does no harm: a child is counted once per child id.
- */
-async function recordEnd(deps: SettleDeps, lease: Lease, info: JobInfo, end: StatusEnd): Promise<boolean> {
-  if (lease.tracking === undefined || deps.status === undefined) return true;
-  const bound = new AbortController();
-  const timedOut = sleep(STORE_HOLD_MS, bound.signal).then(() => false);
-  try {
-    return await Promise.race([deps.status.ended(info, lease.tracking, end, lease.progress), timedOut]);
-  } finally {
-    bound.abort();
-  }
-}
-
-/**
- * The one place where a received message ends. Every outcome maps to exactly one of:
- * delete (success, duplicate), handed back (visible again after a delay, or re-sent when it has no
- * receive left), moved to the DLQ (send there, then delete), or left alone (lease lost: someone
- * else holds it).
+/*
+ * The one place where a received message ends: the only code that deletes, hands back, re-sends
+ * or dead-letters one (test/unit/worker/fate-home.test.ts fails on another caller; the heartbeat's
+ * extensions excepted). Every Outcome maps to exactly one of: delete (success, duplicate), hand
+ * back (visible again after a delay, or re-sent when it has no receive left), defer (re-sent, the
+ * receive not counted), dead-letter (send to the DLQ, then delete), or left alone (lease lost).
  *
  * The message stays held (the heartbeat keeps extending its visibility) until the moment settle
  * acts on it: a job store slower than the visibility timeout must not let it come back and spend
  * receives while its end is being recorded. Only the dedupe lock and the tenant's permit stop being
  * extended at once.
  */
-export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
+
+/** End a message as `outcome` says. Never leaves it tracked by the heartbeat. */
+export async function settle(ctx: WorkerContext, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
   try {
-    await carryOut(deps, lease, info, outcome);
+    await carryOut(ctx, lease, info, outcome);
   } finally {
     // carryOut lets go of the message before it acts; this is for one that threw before it could.
-    await deps.heartbeat.untrack(lease);
+    await ctx.heartbeat.untrack(lease);
+  }
+}
+
+async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided: Outcome): Promise<void> {
+  const { lock, permit } = await lease.endClaims();
+  // The heartbeat may have found the lease lost meanwhile: then act only where it is safe.
+  const outcome = lease.lost ? onceLost(decided) : decided;
+  const m = lease.message;
+  const report = new Report(ctx, info);
+  const abandoned = 'abandoned' in outcome && outcome.abandoned;
+  // An abandoned handler may still be running: its lock and its tenant's permit are kept until their TTL.
+  const unlock = async (keep = abandoned) => {
+    if (lock !== undefined && !keep) await ctx.lock.release(lock.jobId, lock.token);
+  };
+  if (permit !== undefined && !abandoned) await ctx.slots?.release(permit.key, permit.index, permit.token);
+  /** Hand back, unless the lease was lost while the message was held (then it is someone else's). */
+  const giveBack = async (f: Fallback) => {
+    if (await letGo(ctx, lease)) await handBack(ctx, lease, report, f.seconds, f.reason, f.deadLettered);
+  };
+  /** Delete: even after a lost lease (a stale handle fails harmlessly, and the copy ends as a duplicate). */
+  const remove = async () => {
+    await letGo(ctx, lease);
+    await ctx.acks.delete(m);
+  };
+  const vt = ctx.config.visibilityTimeoutSeconds;
+
+  switch (outcome.kind) {
+    case 'succeeded': {
+      if (lock !== undefined) await ctx.lock.complete(lock.jobId, lock.token, ctx.config.completedTtlSeconds);
+      report.succeeded(outcome.waitMs, outcome.processMs);
+      if (await recordEnd(ctx, lease, info, { kind: 'succeeded', result: outcome.result })) await remove();
+      else await giveBack(ifFails('count', vt));
+      return;
+    }
+    case 'duplicate': {
+      report.duplicate(outcome.state);
+      // A fan-out child that ended before: counted again (once per child id), in case its count was lost.
+      const ended = outcome.state !== 'running';
+      if (!ended || (await recordEnd(ctx, lease, info, { kind: 'duplicate', succeeded: outcome.state === 'completed' }))) await remove();
+      else await giveBack(ifFails('count', vt));
+      return;
+    }
+    case 'retry': {
+      await unlock();
+      await recordEnd(ctx, lease, info, { kind: 'retry', error: outcome.error, delayMs: outcome.delayMs });
+      const seconds = visibilitySeconds(outcome.delayMs, Date.now() - lease.receivedAt);
+      report.failed(outcome.error, outcome.processMs, seconds);
+      await giveBack({ seconds, reason: 'retry', deadLettered: false });
+      return;
+    }
+    case 'hand-back': {
+      await unlock();
+      report.handedBack(outcome.reason);
+      await giveBack({ seconds: outcome.delaySeconds, reason: outcome.reason, deadLettered: false });
+      return;
+    }
+    case 'lost': {
+      await letGo(ctx, lease);
+      await unlock();
+      return;
+    }
+    case 'defer': {
+      await unlock();
+      if (await letGo(ctx, lease)) await defer(ctx, lease, report, outcome.delaySeconds, outcome.reason);
+      return;
+    }
+    case 'dead-letter': {
+      if (outcome.error !== undefined) report.failed(outcome.error, outcome.processMs ?? 0, undefined);
+      const dlq = ctx.queueOf(m.queueUrl).deadLetterQueueUrl;
+      // Let go of the job id before the DLQ send. From the moment the DLQ holds the job, a replay
+      // may send a copy of it; that copy must find the job free and run. Were the lock still held,
+      // the copy would read "running under another message" and be deleted as redundant, while
+      // this message, the only other carrier, is about to be deleted too: the job would be lost.
+      await unlock(false);
+      try {
+        await ctx.sqs.send(dlq, deadLetterMessage(m, outcome.reason, outcome.detail));
+      } catch (error) {
+        // Not moved: hand it back to come again (re-sent if it has no receive left, so SQS's
+        // redrive cannot take it without the reason).
+        report.deadLetterFailed(toError(error), outcome.reason, dlq);
+        await giveBack(ifFails('dead-letter send', vt));
+        return;
+      }
+      // Now in the DLQ. Remember this message id for a while: if the delete below fails and the
+      // message comes back, it is deleted as a leftover instead of run again. (Marked only after
+      // the send: a marker for a send that failed would delete the message that still carries the
+      // job.) The mark lives as long as a completed job's: this message may come back many times
+      // while the job store is slow or down (each time its count fails), and must never run again.
+      await ctx.lock.markDeadLettered(m.messageId, ctx.config.completedTtlSeconds);
+      report.deadLettered(outcome.reason, outcome.detail);
+      // A count that failed: it comes back within the marker's life and is deleted as a leftover,
+      // and counted then (on its last receive it is re-sent marked as dead-lettered instead).
+      if (await recordEnd(ctx, lease, info, { kind: 'dead-letter', reason: outcome.reason, detail: outcome.detail })) await remove();
+      else await giveBack(ifFails('count after dead-letter', vt));
+      return;
+    }
   }
 }
 
@@ -62,168 +133,100 @@ export async function settle(deps: SettleDeps, lease: Lease, info: JobInfo, outc
  * Stop holding the message and let an extension in flight land, so nothing the heartbeat sends can
  * undo the act that follows. False: the lease was lost meanwhile (another consumer may hold it).
  */
-async function letGo(deps: SettleDeps, lease: Lease): Promise<boolean> {
-  await deps.heartbeat.untrack(lease);
+async function letGo(ctx: WorkerContext, lease: Lease): Promise<boolean> {
+  await ctx.heartbeat.untrack(lease);
   return !lease.lost;
 }
 
-async function carryOut(deps: SettleDeps, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
-  const lock = lease.lock;
-  lease.lock = undefined;
-  const slot = lease.slot;
-  lease.slot = undefined;
-  // From here the heartbeat extends the message only. Let an extension in flight land first: one
-  // that touches the lock after it is released below would read it as taken by someone else.
-  await lease.pending;
-  // That extension may have found the lease lost: then only unlock, never act on a message another
-  // consumer holds now (success and duplicates still end as decided).
-  if (lease.lost && outcome.kind !== 'succeeded' && outcome.kind !== 'duplicate' && outcome.kind !== 'lost') {
-    outcome = {
-      kind: 'lost',
-      reason: 'the lease was lost while the outcome was being settled',
-      abandoned: 'abandoned' in outcome && outcome.abandoned,
-    };
-  }
+/**
+ * Make a message visible again after `seconds`, or, when that would let SQS's redrive move it to
+ * the DLQ on its next receive, re-send it (same body and job id, fresh receive count) and delete it.
+ * A message already in the DLQ (`deadLettered`) goes back marked so, to be counted and never run.
+ */
+async function handBack(ctx: WorkerContext, lease: Lease, report: Report, seconds: number, reason: string, deadLettered = false) {
   const m = lease.message;
-  const log = jobLogger(deps.logger, info);
-  const unlock = async (abandoned = false) => {
-    // An abandoned handler may still be running: keep its lock until the TTL ends.
-    if (lock !== undefined && !abandoned) await deps.lock.release(lock.jobId, lock.token);
-  };
-  // Its tenant's slot is free again (kept, like the lock, while an abandoned handler may still run).
-  if (slot !== undefined && !('abandoned' in outcome && outcome.abandoned)) await deps.slots?.release(slot.key, slot.index, slot.token);
-  /** Hand back, unless the lease was lost while the message was held (then it is someone else's). */
-  const giveBack = async (seconds: number, reason: string, deadLettered = false) => {
-    if (await letGo(deps, lease)) await handBack(deps, lease, info, seconds, reason, deadLettered);
-  };
-  /** Delete: even after a lost lease (a stale handle fails harmlessly, and the copy ends as a duplicate). */
-  const remove = async () => {
-    await letGo(deps, lease);
-    await deps.acks.delete(m);
-  };
-
-  switch (outcome.kind) {
-    case 'succeeded': {
-      if (lock !== undefined) await deps.lock.complete(lock.jobId, lock.token, deps.completedTtlSeconds);
-      deps.emit('job:succeeded', { ...info, waitMs: outcome.waitMs, processMs: outcome.processMs });
-      if (deps.logger.isLevelEnabled('debug')) log().debug({ processMs: outcome.processMs, waitMs: outcome.waitMs }, 'job succeeded');
-      if (!(await recordEnd(deps, lease, info, { kind: 'succeeded', result: outcome.result }))) {
-        await giveBack(COUNT_RETRY_SECONDS, 'its fan-out count failed');
-        return;
-      }
-      await remove();
+  if (atReceiveLimit(m, ctx.queueOf(m.queueUrl).maxReceiveCount)) {
+    const copy = resentMessage(m, seconds, true, deadLettered);
+    try {
+      await ctx.sqs.send(m.queueUrl, copy);
+    } catch (error) {
+      report.resendFailed(error, reason);
+      await makeVisible(ctx, lease, report, seconds);
       return;
     }
-    case 'duplicate': {
-      deps.emit('job:duplicate', { ...info, state: outcome.state });
-      log().info({ state: outcome.state }, DUPLICATE_LOG[outcome.state]);
-      // A fan-out child that ended before: counted again (once per child id), in case its count was lost.
-      const ended = outcome.state !== 'running';
-      if (ended && !(await recordEnd(deps, lease, info, { kind: 'duplicate', succeeded: outcome.state === 'completed' }))) {
-        await giveBack(COUNT_RETRY_SECONDS, 'its fan-out count failed');
-        return;
-      }
-      await remove();
-      return;
-    }
-    case 'retry': {
-      await unlock(outcome.abandoned);
-      await recordEnd(deps, lease, info, { kind: 'retry', error: outcome.error, delayMs: outcome.delayMs });
-      const seconds = visibilitySeconds(outcome.delayMs, Date.now() - lease.receivedAt);
-      deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs, retryDelayMs: seconds * 1000 });
-      log().warn({ err: outcome.error, retryInSeconds: seconds }, 'job failed; it will be retried');
-      await giveBack(seconds, 'retry');
-      return;
-    }
-    case 'release': {
-      await unlock(outcome.abandoned);
-      deps.emit('job:released', { ...info, reason: outcome.reason });
-      await giveBack(outcome.delaySeconds, outcome.reason);
-      return;
-    }
-    case 'lost': {
-      await letGo(deps, lease);
-      await unlock(outcome.abandoned);
-      return;
-    }
-    case 'defer': {
-      await unlock();
-      if (await letGo(deps, lease)) await defer(deps, lease, info, outcome.delaySeconds, outcome.reason);
-      return;
-    }
-    case 'dead-letter': {
-      if (outcome.error !== undefined) {
-        deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs ?? 0, retryDelayMs: undefined });
-      }
-      const dlq = deps.deadLetterQueueUrl(m.queueUrl);
-      // Let go of the job id before the DLQ send. From the moment the DLQ holds the job, a replay
-      // may send a copy of it; that copy must find the job free and run. Were the lock still held,
-      // the copy would read "running under another message" and be deleted as redundant, while
-      // this message, the only other carrier, is about to be deleted too: the job would be lost.
-      await unlock();
-      try {
-        await deps.sqs.send(dlq, deadLetterMessage(m, outcome.reason, outcome.detail));
-      } catch (error) {
-        // Not moved: hand it back to come again (re-sent if it has no receive left, so SQS's
-        // redrive cannot take it without the reason).
-        const e = toError(error);
-        log().error({ err: e, reason: outcome.reason }, 'could not send the message to the DLQ; it stays in the queue');
-        deps.onError('dead-letter', new Error(`could not dead-letter message ${m.messageId} to ${dlq}: ${e.message}`, { cause: e }));
-        await giveBack(deps.visibilityTimeoutSeconds, 'the DLQ send failed');
-        return;
-      }
-      // Now in the DLQ. Remember this message id for a while: if the delete below fails and the
-      // message comes back, it is deleted as a leftover instead of run again. (Marked only after
-      // the send: a marker for a send that failed would delete the message that still carries the
-      // job.) The job id is free, so a replay from the DLQ (a new message) runs at once. The mark
-      // lives as long as a completed job's: this message may come back many times while the job
-      // store is slow or down (each time its count fails), and must never run again.
-      await deps.lock.markDeadLettered(m.messageId, deps.completedTtlSeconds);
-      deps.emit('job:dead-lettered', { ...info, reason: outcome.reason, detail: outcome.detail });
-      log().error({ reason: outcome.reason, detail: outcome.detail }, 'message moved to the dead-letter queue');
-      if (!(await recordEnd(deps, lease, info, { kind: 'dead-letter', reason: outcome.reason, detail: outcome.detail }))) {
-        // Comes back within the marker's life (which names this message id): deleted as a leftover,
-        // and counted then. On its last receive it is re-sent marked as dead-lettered instead, since
-        // SQS would redrive it away, and a plain copy would be a new message that runs again.
-        await giveBack(COUNT_RETRY_SECONDS, 'its fan-out count failed', true);
-        return;
-      }
-      await remove();
-      return;
-    }
+    report.resent(reason, copy.delaySeconds ?? 0);
+    await ctx.acks.delete(m);
+    return;
   }
+  await makeVisible(ctx, lease, report, seconds);
+}
+
+/** Re-send a message that did not run (its tenant at its cap), not counting this receive as an attempt. */
+async function defer(ctx: WorkerContext, lease: Lease, report: Report, seconds: number, reason: string): Promise<void> {
+  const m = lease.message;
+  const copy = resentMessage(m, seconds, false);
+  try {
+    await ctx.sqs.send(m.queueUrl, copy);
+  } catch (error) {
+    ctx.onError('defer', error);
+    await handBack(ctx, lease, report, seconds, reason);
+    return;
+  }
+  report.deferred(reason, copy.delaySeconds ?? 0);
+  await ctx.acks.delete(m);
+}
+
+async function makeVisible(ctx: WorkerContext, lease: Lease, report: Report, seconds: number): Promise<void> {
+  // Coalesced with other hand-backs into ChangeMessageVisibilityBatch calls; a failure is logged by the batcher.
+  if (!(await ctx.visibility.change(lease.message, seconds))) report.visibilityUnchanged();
 }
 
 /**
  * FIFO: a failed job to be retried here, holding its group, rather than handed back (see
- * Scheduler.retryLater). The message stays held; its lock is released for the next run.
+ * decide's retriesInPlace). The message stays held; its lock is released for the next run.
  */
 export async function retryInPlace(
-  deps: SettleDeps,
+  ctx: WorkerContext,
   lease: Lease,
   info: JobInfo,
   outcome: Extract<Outcome, { kind: 'retry' }>,
 ): Promise<void> {
-  const lock = lease.lock;
-  lease.lock = undefined;
-  await lease.pending; // an extension in flight must not read the lock as taken by someone else
+  const { lock } = await lease.endClaims();
   try {
-    if (lock !== undefined) await deps.lock.release(lock.jobId, lock.token);
+    if (lock !== undefined) await ctx.lock.release(lock.jobId, lock.token);
   } catch (error) {
-    deps.onError('unlock', error); // a JobLock should not throw; the lock then ends with its TTL
+    ctx.onError('unlock', error); // a JobLock should not throw; the lock then ends with its TTL
   }
-  await recordEnd(deps, lease, info, { kind: 'retry', error: outcome.error, delayMs: outcome.delayMs });
-  lease.retries++;
-  lease.newRun();
-  deps.emit('job:failed', { ...info, error: outcome.error, processMs: outcome.processMs, retryDelayMs: outcome.delayMs });
-  jobLogger(deps.logger, info)().warn(
-    { err: outcome.error, retryInMs: outcome.delayMs },
-    'job failed; it will be retried here, its FIFO group waiting for it',
-  );
+  await recordEnd(ctx, lease, info, { kind: 'retry', error: outcome.error, delayMs: outcome.delayMs });
+  new Report(ctx, info).failed(outcome.error, outcome.processMs, outcome.delayMs / 1000, true);
 }
 
-const DUPLICATE_LOG = {
-  completed: 'job id already completed: deleting the duplicate without running it',
-  'dead-lettered': 'this message is already in the dead-letter queue (its delete had failed): deleting the leftover',
-  running: 'job id is running under another message: deleting this copy (the other message carries the job)',
-} as const;
+/**
+ * Hand back messages that were never started (shutdown, received while stopping, a blocked FIFO
+ * group): visible at once, in batches of 10 per queue; one with no receive left is settled on its
+ * own, and re-sent.
+ */
+export async function handBackUnstarted(
+  ctx: WorkerContext,
+  leases: readonly Lease[],
+  reason: string,
+  describe: (lease: Lease) => JobInfo,
+): Promise<void> {
+  await Promise.all(leases.map((lease) => ctx.heartbeat.untrack(lease)));
+  const held = leases.filter((l) => !l.lost);
+  const last = held.filter((l) => atReceiveLimit(l.message, ctx.queueOf(l.message.queueUrl).maxReceiveCount));
+  const rest = held.filter((l) => !last.includes(l));
+  const calls: Promise<void>[] = last.map((lease) => settle(ctx, lease, describe(lease), handBackNow(reason)));
+  for (const [queueUrl, list] of groupByQueue(rest)) {
+    const entries = (batch: readonly Lease[]) =>
+      batch.map((l, i) => ({ id: String(i), receiptHandle: l.message.receiptHandle, visibilityTimeout: 0 }));
+    calls.push(
+      inBatches(list, (batch) => ctx.sqs.changeVisibilityBatch(queueUrl, entries(batch))).then((failed) => {
+        for (const { failure } of failed)
+          ctx.onError('hand back', new Error(`could not hand a message back: ${failure.code} ${failure.message}`));
+      }),
+    );
+  }
+  await Promise.all(calls);
+  if (leases.length > 0) ctx.log.info({ handedBack: leases.length, resent: last.length, reason }, 'handed back unstarted messages');
+}

@@ -129,8 +129,8 @@ export class Heartbeat {
   async #extendLocks(leases: Lease[]): Promise<void> {
     await Promise.all(
       leases.map(async (lease) => {
-        const slot = lease.slot;
-        if (slot !== undefined) await slotsOf(this.#o.lock)?.extend(slot.key, slot.index, slot.token, this.#o.lockTtlSeconds);
+        const permit = lease.permit;
+        if (permit !== undefined) await slotsOf(this.#o.lock)?.extend(permit.key, permit.index, permit.token, this.#o.lockTtlSeconds);
         const lock = lease.lock;
         if (lock === undefined) return;
         let result: ExtendResult;

@@ -3,6 +3,7 @@ import type { JobInfo } from '../../job-events.js';
 import type { ReceivedMessage } from '../../ports/queue.js';
 import type { ProgressReporter } from '../../status/progress.js';
 import type { Tracking } from '../../status/tracker.js';
+import type { Reading } from '../run/reading.js';
 
 /** Why a lease's signal fired: the code of the SqsJobsError it carries. */
 export type AbortCode = 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN';
@@ -13,30 +14,50 @@ export interface Abortable {
   abort(code: AbortCode, message: string): void;
 }
 
+/** The dedupe lock on a message's job id, held while its job runs. */
+export interface HeldLock {
+  readonly jobId: string;
+  readonly token: string;
+}
+
+/** A fleet-wide permit of the message's tenant (its cap), held while its job runs. */
+export interface HeldPermit {
+  readonly key: string;
+  readonly index: number;
+  readonly token: string;
+}
+
 /**
  * A message this worker holds, from receive to settle: invisible to others until `visibleAt`
  * unless extended, and the one owner of the signal its handler runs under. The heartbeat, the
  * timeout and shutdown call `abort`; everything else only reads `signal`. The first reason wins.
+ *
+ * Each field is written by one phase only: the heartbeat (hold/) writes the hold's times and
+ * `pending`; reading and running the job (run/, batch/) write what was read and claimed; the
+ * scheduler (intake/) writes the FIFO retry fields; settle (fate/) only ends the claims.
  */
 export class Lease implements Abortable {
+  // Written by the heartbeat.
   visibleAt: number;
   nextExtendAt: number;
-  /** Set once the job id is claimed in the dedupe lock; the heartbeat extends it too. */
-  lock: { readonly jobId: string; readonly token: string } | undefined = undefined;
   /** The extension in flight for this lease, if any: settle waits for it before acting. */
   pending: Promise<void> | undefined = undefined;
-  /** What events say about the job, once the message has been read. */
+  // Written by the run phase.
+  /** The message as read once (decoded and validated), by the first phase that needed it. */
+  reading: Reading | undefined = undefined;
+  /** What events say about the job, once it is being run. */
   info: JobInfo | undefined = undefined;
-  /** The fleet-wide concurrency slot of its tenant, while it runs under a cap. */
-  slot: { readonly key: string; readonly index: number; readonly token: string } | undefined = undefined;
   /** Its job status and fan-out work (a tracked job, a fan-out child); undefined for most messages. */
   tracking: Tracking | undefined = undefined;
   /** The current run's progress reporter, while a tracked job runs. */
   progress: ProgressReporter | undefined = undefined;
+  // Written by the scheduler.
   /** FIFO: how many times the job was retried here, holding its group, without going back to SQS. */
   retries = 0;
   /** FIFO: a job waiting to be retried here does not start before this time. */
   notBefore = 0;
+  #lock: HeldLock | undefined = undefined;
+  #permit: HeldPermit | undefined = undefined;
   #lost = false;
   /** Made on first use: most messages are settled without anyone asking for a signal. */
   #controller: AbortController | undefined;
@@ -49,6 +70,35 @@ export class Lease implements Abortable {
   ) {
     this.visibleAt = receivedAt + visibilityTimeoutSeconds * 1000;
     this.nextExtendAt = receivedAt + heartbeatIntervalMs;
+  }
+
+  /** The job id's lock, once claimed (the heartbeat extends it too), until settle ends it. */
+  get lock(): HeldLock | undefined {
+    return this.#lock;
+  }
+
+  /** The tenant's permit, while it runs under a cap (the heartbeat extends it too). */
+  get permit(): HeldPermit | undefined {
+    return this.#permit;
+  }
+
+  /** The run phase claimed the job id, or took a permit of its tenant. */
+  hold(claim: { readonly lock: HeldLock } | { readonly permit: HeldPermit }): void {
+    if ('lock' in claim) this.#lock = claim.lock;
+    else this.#permit = claim.permit;
+  }
+
+  /**
+   * Settle begins: the lock and the permit stop being extended, and an extension in flight lands
+   * first (one that touched the lock after settle released it would read it as taken by someone
+   * else, and may find the lease lost). Returns them for settle to release.
+   */
+  async endClaims(): Promise<{ lock: HeldLock | undefined; permit: HeldPermit | undefined }> {
+    const claims = { lock: this.#lock, permit: this.#permit };
+    this.#lock = undefined;
+    this.#permit = undefined;
+    await this.pending;
+    return claims;
   }
 
   get signal(): AbortSignal {

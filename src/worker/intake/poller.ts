@@ -1,28 +1,16 @@
-import type { QueuePort, ReceivedMessage } from '../../ports/queue.js';
+import type { ReceivedMessage } from '../../ports/queue.js';
+import type { WorkerContext } from '../context.js';
 import { sleep } from '../../sleep.js';
 import type { ReceiveCapacity } from './capacity.js';
-import type { Heartbeat } from '../hold/heartbeat.js';
 import type { Lease } from '../hold/lease.js';
 
-export interface PollerDeps {
-  readonly sqs: QueuePort;
+/** Where a receive loop hands what it received. */
+export interface Intake {
   readonly capacity: ReceiveCapacity;
-  readonly heartbeat: Heartbeat;
-  readonly waitTimeSeconds: number;
-  readonly visibilityTimeoutSeconds: number;
-  /** Aborted when stop() begins: no new receive starts, and backoff sleeps end. */
-  readonly stopping: AbortSignal;
-  /**
-   * Aborts an open long poll (unless it ends on its own within a second): once the running handlers
-   * are done (at once for an idle worker), or on a second signal. Until then an open poll may
-   * return, and what it brings is handed back.
-   */
-  readonly force: AbortSignal;
   /** Messages received (`asked`: how many the receive asked for): held under the heartbeat already, to be scheduled. */
-  readonly onReceived: (queueUrl: string, leases: Lease[], asked: number) => void;
+  readonly received: (queueUrl: string, leases: Lease[], asked: number) => void;
   /** Messages a poll brought back after stop() began: to be handed back at once. */
-  readonly onReceivedWhileStopping: (leases: Lease[]) => Promise<void>;
-  readonly onError: (where: string, error: unknown) => void;
+  readonly receivedWhileStopping: (leases: Lease[]) => Promise<void>;
 }
 
 /**
@@ -30,37 +18,41 @@ export interface PollerDeps {
  * them under the heartbeat, hand them on. A failing receive backs off (250 ms doubling to 30 s)
  * without holding capacity, so other queues go on.
  */
-export async function poll(deps: PollerDeps, queueUrl: string): Promise<void> {
+export async function poll(ctx: WorkerContext, intake: Intake, queueUrl: string): Promise<void> {
+  const { waitTimeSeconds, visibilityTimeoutSeconds } = ctx.config;
+  const stopping = ctx.stop.signal;
+  const force = ctx.force.signal;
+  const capacity = intake.capacity;
   let failures = 0;
-  while (!deps.stopping.aborted) {
-    const count = await deps.capacity.reserve();
+  while (!stopping.aborted) {
+    const count = await capacity.reserve();
     if (count === 0) break; // stopping
     let messages: ReceivedMessage[];
-    const ending = endOnForce(deps.force, deps.waitTimeSeconds);
+    const ending = endOnForce(force, waitTimeSeconds);
     try {
-      messages = await deps.sqs.receive(queueUrl, count, deps.waitTimeSeconds, deps.visibilityTimeoutSeconds, ending.signal);
+      messages = await ctx.sqs.receive(queueUrl, count, waitTimeSeconds, visibilityTimeoutSeconds, ending.signal);
       failures = 0;
     } catch (error) {
-      deps.capacity.returnSlots(count);
-      if (deps.force.aborted) break; // the poll was aborted: the worker is stopping
+      capacity.returnSlots(count);
+      if (force.aborted) break; // the poll was aborted: the worker is stopping
       failures++;
-      deps.onError('receive', error);
-      await sleep(Math.min(30_000, 250 * 2 ** failures), deps.stopping);
+      ctx.onError('receive', error);
+      await sleep(Math.min(30_000, 250 * 2 ** failures), stopping);
       continue;
     } finally {
       ending.done();
     }
     const now = Date.now();
-    const leases = messages.map((m) => deps.heartbeat.track(m, now));
-    if (deps.stopping.aborted) {
+    const leases = messages.map((m) => ctx.heartbeat.track(m, now));
+    if (stopping.aborted) {
       // The poll returned while running handlers drained (or before its abort took effect): hand these back at once.
-      deps.capacity.returnSlots(count);
-      await deps.onReceivedWhileStopping(leases);
+      capacity.returnSlots(count);
+      await intake.receivedWhileStopping(leases);
       break;
     }
     // Held first, then the reservation returned: capacity never counts these messages twice or not at all.
-    deps.onReceived(queueUrl, leases, count);
-    deps.capacity.returnSlots(count);
+    intake.received(queueUrl, leases, count);
+    capacity.returnSlots(count);
   }
 }
 

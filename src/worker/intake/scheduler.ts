@@ -81,14 +81,16 @@ export class Scheduler<Q extends ScheduledQueue> {
   }
 
   /**
-   * FIFO: a started message failed and is retried here after `delayMs`, ahead of the rest of its
-   * group, which waits for it: SQS is not asked to order it again (not every server keeps a group
+   * FIFO: a started message failed and is retried here after `delayMs` (a new run, under a fresh
+   * signal), ahead of the rest of its group, which waits for it: SQS is not asked to order it again (not every server keeps a group
    * blocked behind a message whose visibility was changed).
    */
   retryLater(lease: Lease, delayMs: number, now = Date.now()): void {
     const s = this.#slot(lease.message.queueUrl);
     const group = this.#group(s, lease);
     if (group !== undefined) s.activeGroups.delete(group);
+    lease.retries++;
+    lease.newRun();
     lease.notBefore = now + delayMs;
     s.buffer.unshift(lease);
   }

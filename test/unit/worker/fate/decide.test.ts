@@ -3,11 +3,22 @@ import { RetryLaterError, SqsJobsError, UnrecoverableError } from '../../../../s
 import type { ClaimResult } from '../../../../src/ports/lock.js';
 import {
   afterClaim,
+  afterPermit,
   afterRun,
-  afterSlot,
+  blocksGroup,
+  COUNT_RETRY_SECONDS,
+  DEAD_LETTERED_COPY,
+  handBackNow,
+  ifFails,
+  internalError,
   itemExecution,
+  leaseLost,
+  onceLost,
+  poisoned,
+  retriesInPlace,
   type ClaimFacts,
   type Outcome,
+  type PermitFacts,
   type RunFacts,
 } from '../../../../src/worker/fate/decide.js';
 import type { Execution } from '../../../../src/worker/run/execute.js';
@@ -28,7 +39,7 @@ describe('afterClaim: one row per rule', () => {
     [
       'lock unavailable, failing closed → handed back for one visibility timeout',
       { claim: 'unavailable', lockFailClosed: true },
-      { kind: 'release', reason: 'dedupe lock unavailable (failing closed)', delaySeconds: 30, abandoned: false },
+      { kind: 'hand-back', reason: 'dedupe lock unavailable (failing closed)', delaySeconds: 30, abandoned: false },
     ],
     ['completed → deleted as a duplicate', { claim: 'completed' }, { kind: 'duplicate', state: 'completed' }],
     [
@@ -41,7 +52,7 @@ describe('afterClaim: one row per rule', () => {
       'running under this same message → handed back for one visibility timeout',
       { claim: 'running' },
       {
-        kind: 'release',
+        kind: 'hand-back',
         reason: 'the job id is running elsewhere under this same message (a redelivery): handed back for one visibility timeout',
         delaySeconds: 30,
         abandoned: false,
@@ -55,7 +66,7 @@ describe('afterClaim: one row per rule', () => {
     [
       'claimed but the worker is stopping → handed back at once',
       { stopping: true },
-      { kind: 'release', reason: 'worker is stopping', delaySeconds: 0, abandoned: false },
+      { kind: 'hand-back', reason: 'worker is stopping', delaySeconds: 0, abandoned: false },
     ],
   ];
   it.each(rows)('%s', (_name, facts, expected) => {
@@ -157,12 +168,12 @@ describe('afterRun: one row per rule', () => {
 
   it('shutdown deadline → handed back at once', () => {
     expect(afterRun(runFacts(aborted('SHUTDOWN')))).toEqual({
-      kind: 'release',
+      kind: 'hand-back',
       reason: 'signal: SHUTDOWN',
       delaySeconds: 0,
       abandoned: false,
     });
-    expect(afterRun(runFacts(aborted('SHUTDOWN', true)))).toMatchObject({ kind: 'release', abandoned: true });
+    expect(afterRun(runFacts(aborted('SHUTDOWN', true)))).toMatchObject({ kind: 'hand-back', abandoned: true });
   });
 
   it('lease lost → left alone, even if the handler then returned', () => {
@@ -170,16 +181,123 @@ describe('afterRun: one row per rule', () => {
   });
 });
 
-describe('afterSlot: the tenant cap', () => {
-  it('runs with a slot, and without one when memcached cannot be asked (no cap rather than stuck)', () => {
-    expect(afterSlot(2, 'acme', 5, 5)).toBe('run');
-    expect(afterSlot('unavailable', 'acme', 5, 5)).toBe('run');
+const permitFacts = (over: Partial<PermitFacts>): PermitFacts => ({
+  permit: 2,
+  tenant: 'acme',
+  cap: 5,
+  capDelaySeconds: 7,
+  leaseLost: false,
+  stopping: false,
+  ...over,
+});
+
+describe('afterPermit: the tenant cap, one row per rule', () => {
+  const rows: [string, Partial<PermitFacts>, Outcome | 'run'][] = [
+    ['a permit → run', {}, 'run'],
+    ['memcached cannot be asked → run without the cap rather than stuck', { permit: 'unavailable' }, 'run'],
+    [
+      'every permit taken → deferred (re-sent, the receive not counted)',
+      { permit: 'full' },
+      { kind: 'defer', reason: 'tenant "acme" has 5 job(s) running, its cap', delaySeconds: 7 },
+    ],
+    [
+      'lease lost meanwhile → lost, whatever the permit',
+      { permit: 'full', leaseLost: true },
+      { kind: 'lost', reason: 'the lease was lost while a permit of its tenant was being taken', abandoned: false },
+    ],
+    [
+      'the worker began stopping → handed back at once',
+      { stopping: true },
+      { kind: 'hand-back', reason: 'worker is stopping', delaySeconds: 0, abandoned: false },
+    ],
+  ];
+  it.each(rows)('%s', (_name, facts, expected) => {
+    expect(afterPermit(permitFacts(facts))).toEqual(expected);
   });
-  it('defers when every slot is taken', () => {
-    expect(afterSlot('full', 'acme', 5, 7)).toEqual({
-      kind: 'defer',
-      reason: 'tenant "acme" has 5 job(s) running, its cap',
-      delaySeconds: 7,
+});
+
+describe('before running: poison, copies, internal errors', () => {
+  it('not a job this worker can run → dead-lettered with the reason and the detail', () => {
+    expect(poisoned('unknown-job', 'no job named "x"')).toEqual({ kind: 'dead-letter', reason: 'unknown-job', detail: 'no job named "x"' });
+  });
+  it('a copy re-sent only to be counted → deleted as dead-lettered, never run', () => {
+    expect(DEAD_LETTERED_COPY).toEqual({ kind: 'duplicate', state: 'dead-lettered' });
+  });
+  it('an internal error → handed back after the given delay', () => {
+    expect(internalError(new Error('bug'), 30)).toEqual({
+      kind: 'hand-back',
+      reason: 'internal error: bug',
+      delaySeconds: 30,
+      abandoned: false,
+    });
+  });
+  it('lost while waiting → left alone', () => {
+    expect(leaseLost('it waited in its batch')).toEqual({
+      kind: 'lost',
+      reason: 'the lease was lost while it waited in its batch',
+      abandoned: false,
+    });
+  });
+});
+
+describe('onceLost: the lease was lost after the outcome was decided', () => {
+  const error = new Error('boom');
+  const rows: [string, Outcome, Outcome['kind']][] = [
+    ['a success is still deleted', { kind: 'succeeded', waitMs: 1, processMs: 2 }, 'succeeded'],
+    ['a duplicate is still deleted', { kind: 'duplicate', state: 'completed' }, 'duplicate'],
+    ['a retry is left to the new holder', { kind: 'retry', error, delayMs: 1_000, processMs: 2, abandoned: false }, 'lost'],
+    ['a hand-back is left to the new holder', handBackNow('worker is stopping'), 'lost'],
+    ['a deferral is left to the new holder', { kind: 'defer', reason: 'cap', delaySeconds: 5 }, 'lost'],
+    ['a dead-letter is left to the new holder', poisoned('invalid-args', 'args.x: required'), 'lost'],
+  ];
+  it.each(rows)('%s', (_name, outcome, kind) => {
+    expect(onceLost(outcome).kind).toBe(kind);
+  });
+  it('keeps an abandoned handler abandoned (its lock is then kept until its TTL)', () => {
+    expect(onceLost({ kind: 'retry', error, delayMs: 1_000, processMs: 2, abandoned: true })).toMatchObject({
+      kind: 'lost',
+      abandoned: true,
+    });
+  });
+});
+
+describe('FIFO groups', () => {
+  const error = new Error('boom');
+  const retry: Outcome = { kind: 'retry', error, delayMs: 1_000, processMs: 2, abandoned: false };
+  it('a message that comes back blocks its group; one that ends frees it', () => {
+    expect([retry, handBackNow('x'), leaseLost('x')].map(blocksGroup)).toEqual([true, true, true]);
+    expect(
+      [
+        { kind: 'succeeded', waitMs: 1, processMs: 1 } as Outcome,
+        DEAD_LETTERED_COPY,
+        poisoned('invalid-json', 'x'),
+        { kind: 'defer', reason: 'cap', delaySeconds: 5 } as Outcome,
+      ].map(blocksGroup),
+    ).toEqual([false, false, false, false]);
+  });
+  it('a failed FIFO job is retried in place, unless abandoned, lost, a batch item, or not FIFO', () => {
+    const facts = { fifo: true, leaseLost: false, batchItem: false };
+    expect(retriesInPlace(retry, facts)).toBe(true);
+    expect(retriesInPlace(retry, { ...facts, fifo: false })).toBe(false);
+    expect(retriesInPlace(retry, { ...facts, leaseLost: true })).toBe(false);
+    expect(retriesInPlace(retry, { ...facts, batchItem: true })).toBe(false);
+    expect(retriesInPlace({ ...retry, abandoned: true } as Outcome, facts)).toBe(false);
+    expect(retriesInPlace(handBackNow('x'), facts)).toBe(false);
+  });
+});
+
+describe('ifFails: when an act of settle fails', () => {
+  it('the DLQ send failed → handed back for one visibility timeout, not marked', () => {
+    expect(ifFails('dead-letter send', 30)).toEqual({ seconds: 30, reason: 'the DLQ send failed', deadLettered: false });
+  });
+  it("a fan-out child's count failed → back soon to be counted", () => {
+    expect(ifFails('count', 30)).toEqual({ seconds: COUNT_RETRY_SECONDS, reason: 'its fan-out count failed', deadLettered: false });
+  });
+  it('its count failed after it was dead-lettered → back soon, marked so a re-sent copy is counted and never run', () => {
+    expect(ifFails('count after dead-letter', 30)).toEqual({
+      seconds: COUNT_RETRY_SECONDS,
+      reason: 'its fan-out count failed',
+      deadLettered: true,
     });
   });
 });

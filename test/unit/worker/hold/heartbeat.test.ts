@@ -167,7 +167,7 @@ describe('Heartbeat', () => {
     };
     const { hb, lost } = heartbeat(sqs, { lock });
     const lease = hb.track(message(1));
-    lease.lock = { jobId: 'j1', token: 't' };
+    lease.hold({ lock: { jobId: 'j1', token: 't' } });
     hb.start();
     await vi.advanceTimersByTimeAsync(5_000);
     expect(lost[0]).toMatch(/dedupe lock is held by another consumer/);

@@ -5,43 +5,28 @@ import { createSqsClient } from '../aws/clients.js';
 import type { Env } from '../config.js';
 import type { SafeEmitter } from '../events.js';
 import type { WorkerEvents } from '../job-events.js';
-import { createMetricsRecorder, type MetricsRecorder } from '../metrics/index.js';
-import { NoLock, slotsOf, type JobLock } from '../ports/lock.js';
+import { createMetricsRecorder } from '../metrics/index.js';
+import { NoLock, slotsOf } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
 import { DeleteBatcher, VisibilityBatcher } from './fate/batchers.js';
 import { Heartbeat } from './hold/heartbeat.js';
 import type { WorkerConfig } from './options.js';
-import type { RunDeps } from './run/runner.js';
-import type { SettleDeps } from './fate/settle-deps.js';
+import type { QueueState } from './queue-state.js';
+import type { OnError, WorkerContext } from './context.js';
 import { hostname } from 'node:os';
 import { createProducer, type Producer } from '../producer.js';
-import type { FanOutDeps } from '../status/fan-out.js';
 import { resolveJobStore } from '../status/store.js';
 import { StatusTracker } from '../status/tracker.js';
 
-/** What a worker is made of besides its loop: the ports (given, or built from the SDKs) and the services on them. */
-export interface WorkerParts {
-  readonly sqs: QueuePort;
-  readonly lock: JobLock;
-  readonly heartbeat: Heartbeat;
-  readonly acks: DeleteBatcher;
-  readonly visibility: VisibilityBatcher;
-  readonly metrics: MetricsRecorder | undefined;
-  /** Job status (a job store is configured): its writes, and what ctx.fanOut needs. */
-  readonly status: { readonly tracker: StatusTracker; readonly fanOut: FanOutDeps } | undefined;
-  /** Destroys the SDK clients this worker made (none when the queue port or clients were given), and closes the job store. */
-  readonly closeClients: () => void;
-  /** Waits for job status writes still in flight. */
-  readonly flushStatus: () => Promise<void>;
-}
-
-export function buildParts(
+/** Build a worker's context: its ports from the options (or the SDKs), and the services on them. */
+export function buildContext(
   c: WorkerConfig,
   env: Env,
   log: Logger,
   events: SafeEmitter<WorkerEvents>,
-  onError: (where: string, error: unknown) => void,
-): WorkerParts {
+  queues: readonly QueueState[],
+  onError: OnError,
+): WorkerContext {
   let sqs = c.queue;
   let closeClients = () => {};
   if (sqs === undefined) {
@@ -129,21 +114,33 @@ export function buildParts(
     closeClients();
     status?.close();
   };
+  const byUrl = new Map(queues.map((q) => [q.url, q]));
   return {
+    config: c,
+    log,
+    emit: events.emit.bind(events),
+    onError,
+    stop: new AbortController(),
+    force: new AbortController(),
     sqs,
     lock,
+    slots: slotsOf(lock),
     heartbeat,
     acks,
     visibility,
     metrics: createMetricsRecorder(c.metrics, c.aws, log, env),
     status,
+    queueOf: (url) => {
+      const q = byUrl.get(url);
+      if (q === undefined) throw new Error(`no queue ${url} in this worker`);
+      return q;
+    },
     closeClients: close,
-    flushStatus: async () => status?.tracker.flush(),
   };
 }
 
 /** The job store's parts, when one is configured: the tracker, and producers for fan-out children (one per queue). */
-function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onError: (where: string, error: unknown) => void) {
+function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onError: OnError) {
   const store = resolveJobStore(c.store, env);
   if (store === undefined) return undefined;
   // A claimed completion not sent within this long was claimed by a worker that died.
@@ -177,61 +174,5 @@ function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onE
       for (const p of producers.values()) p.close();
       store.close();
     },
-  };
-}
-
-/** What settle needs: the parts, the config's TTLs, and each queue's DLQ and redrive limit. */
-export function settleDeps(
-  c: WorkerConfig,
-  parts: WorkerParts,
-  log: Logger,
-  events: SafeEmitter<WorkerEvents>,
-  queue: (url: string) => { readonly deadLetterQueueUrl: string; readonly maxReceiveCount: number | undefined },
-  onError: (where: string, error: unknown) => void,
-): SettleDeps {
-  return {
-    sqs: parts.sqs,
-    acks: parts.acks,
-    visibility: parts.visibility,
-    heartbeat: parts.heartbeat,
-    lock: parts.lock,
-    slots: slotsOf(parts.lock),
-    completedTtlSeconds: c.completedTtlSeconds,
-    lockTtlSeconds: c.lockTtlSeconds,
-    visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
-    deadLetterQueueUrl: (url) => queue(url).deadLetterQueueUrl,
-    maxReceiveCount: (url) => queue(url).maxReceiveCount,
-    logger: log,
-    emit: events.emit.bind(events),
-    onError,
-    status: parts.status?.tracker,
-  };
-}
-
-/** What runJob needs for one queue. */
-export function runDeps(
-  c: WorkerConfig,
-  parts: WorkerParts,
-  maxReceiveCount: number | undefined,
-  log: Logger,
-  events: SafeEmitter<WorkerEvents>,
-  stopping: () => boolean,
-): RunDeps {
-  return {
-    jobs: c.jobs,
-    lock: parts.lock,
-    lockTtlSeconds: c.lockTtlSeconds,
-    lockFailClosed: c.lockFailClosed,
-    visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
-    abortGraceMs: c.abortGraceMs,
-    maxReceiveCount,
-    stopping,
-    caps: c.fairness.caps,
-    capDelaySeconds: c.fairness.capDelaySeconds,
-    slots: slotsOf(parts.lock),
-    logger: log,
-    logArgs: c.logArgs,
-    emit: events.emit.bind(events),
-    status: parts.status,
   };
 }

@@ -1,0 +1,46 @@
+import type { Logger } from 'pino';
+import type { WorkerEvents } from '../job-events.js';
+import type { MetricsRecorder } from '../metrics/index.js';
+import type { ConcurrencySlots, JobLock } from '../ports/lock.js';
+import type { QueuePort } from '../ports/queue.js';
+import type { FanOutDeps } from '../status/fan-out.js';
+import type { StatusTracker } from '../status/tracker.js';
+import type { DeleteBatcher, VisibilityBatcher } from './fate/batchers.js';
+import type { Heartbeat } from './hold/heartbeat.js';
+import type { WorkerConfig } from './options.js';
+import type { QueueState } from './queue-state.js';
+
+export type Emit = <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
+export type OnError = (where: string, error: unknown) => void;
+
+/**
+ * What every phase of a worker shares, one per worker: its settings, its ports (given, or built
+ * from the SDKs) and the services on them, how it reports, what it knows of each queue, and
+ * whether it is stopping. Each phase takes this one object instead of a bag of its own.
+ */
+export interface WorkerContext {
+  readonly config: WorkerConfig;
+  readonly log: Logger;
+  readonly emit: Emit;
+  readonly onError: OnError;
+  /** Aborted when stop() begins: no new receive or handler starts. */
+  readonly stop: AbortController;
+  /** Aborted by a second signal, or once running handlers are done: ends open polls and every wait at once. */
+  readonly force: AbortController;
+  readonly sqs: QueuePort;
+  readonly lock: JobLock;
+  /** The lock's fleet-wide permits (tenant caps, exclusive batch keys), when the lock has them. */
+  readonly slots: ConcurrencySlots | undefined;
+  readonly heartbeat: Heartbeat;
+  /** Deletes, batched. */
+  readonly acks: DeleteBatcher;
+  /** Hand-backs by visibility, batched. */
+  readonly visibility: VisibilityBatcher;
+  readonly metrics: MetricsRecorder | undefined;
+  /** Job status (a job store is configured): its writes, and what ctx.fanOut needs. */
+  readonly status: { readonly tracker: StatusTracker; readonly fanOut: FanOutDeps } | undefined;
+  /** What the worker knows of the queue a message came from (its DLQ once started). */
+  queueOf(url: string): QueueState;
+  /** Destroys the SDK clients this worker made (none when the queue port or clients were given), and closes the job store. */
+  readonly closeClients: () => void;
+}

@@ -1,0 +1,71 @@
+import type { JobInfo } from '../../job-events.js';
+import { sleep } from '../../sleep.js';
+import type { Activity } from '../activity.js';
+import type { WorkerContext } from '../context.js';
+import type { Lease } from '../hold/lease.js';
+import type { Scheduler } from '../intake/scheduler.js';
+import type { QueueState } from '../queue-state.js';
+import { describeLease } from '../run/read.js';
+import { blocksGroup, type Outcome, retriesInPlace } from './decide.js';
+import { handBackUnstarted, retryInPlace, settle } from './settle.js';
+
+/**
+ * The way into settle for the rest of the worker: orders a message's end with its FIFO group (a
+ * group whose message comes back must send its buffered messages back behind it, and a failed
+ * FIFO job is retried here, its group waiting) and keeps every settle tracked until it ends.
+ */
+export class Fate {
+  readonly #ctx: WorkerContext;
+  readonly #scheduler: Scheduler<QueueState>;
+  readonly #activity: Activity;
+  /** Start what can start now: called when a FIFO job retried here is due. */
+  readonly #wake: () => void;
+
+  constructor(ctx: WorkerContext, scheduler: Scheduler<QueueState>, activity: Activity, wake: () => void) {
+    this.#ctx = ctx;
+    this.#scheduler = scheduler;
+    this.#activity = activity;
+    this.#wake = wake;
+  }
+
+  /** A started message's outcome is known: settle it (or retry it here), and free or hand back its FIFO group. */
+  conclude(lease: Lease, info: JobInfo, outcome: Outcome): void {
+    const fifo = this.#ctx.queueOf(lease.message.queueUrl).fifo;
+    const batchItem = lease.reading?.ok === true && lease.reading.job.kind === 'sqs-jobs/batch-job';
+    if (retriesInPlace(outcome, { fifo, leaseLost: lease.lost, batchItem })) {
+      this.#activity.track(retryInPlace(this.#ctx, lease, info, outcome).then(() => this.#retryLater(lease, outcome.delayMs)));
+      return;
+    }
+    const behind = this.#scheduler.finish(lease, blocksGroup(outcome));
+    this.#activity.track(settle(this.#ctx, lease, info, outcome));
+    if (behind.length > 0) this.handBack(behind, 'an earlier message of its FIFO group comes back first');
+  }
+
+  /** Hand unstarted messages back to their queues at once (see handBackUnstarted). */
+  handBack(leases: readonly Lease[], reason: string): void {
+    this.#activity.track(this.handBackNow(leases, reason));
+  }
+
+  /** As handBack, for a caller that waits for it. */
+  handBackNow(leases: readonly Lease[], reason: string): Promise<void> {
+    return handBackUnstarted(this.#ctx, leases, reason, (lease) => describeLease(this.#ctx.config.jobs, lease));
+  }
+
+  /** Put a FIFO job back at the head of its group, to start after `delayMs`. */
+  async #retryLater(lease: Lease, delayMs: number): Promise<void> {
+    const stop = this.#ctx.stop.signal;
+    if (stop.aborted || lease.lost) {
+      // Stopping: hand it back. Lost meanwhile: SQS gives it out again, so its group's buffered
+      // messages must go back behind it.
+      const behind = this.#scheduler.finish(lease, lease.lost);
+      await this.handBackNow(
+        [lease, ...behind],
+        lease.lost ? 'an earlier message of its FIFO group comes back first' : 'worker is stopping',
+      );
+      return;
+    }
+    this.#scheduler.retryLater(lease, delayMs);
+    await sleep(delayMs, stop);
+    this.#wake();
+  }
+}

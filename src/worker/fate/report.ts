@@ -1,0 +1,86 @@
+import type { DeadLetterReason, DuplicateState, JobInfo } from '../../job-events.js';
+import type { WorkerContext } from '../context.js';
+import { jobLogger } from '../run/job-logger.js';
+
+/**
+ * What settle tells the world about a message's end: the worker's events and its log lines, one
+ * function per act. Reporting only: nothing here touches the message.
+ */
+export class Report {
+  readonly #ctx: WorkerContext;
+  readonly #info: JobInfo;
+  readonly #log: ReturnType<typeof jobLogger>;
+
+  constructor(ctx: WorkerContext, info: JobInfo) {
+    this.#ctx = ctx;
+    this.#info = info;
+    this.#log = jobLogger(ctx.log, info);
+  }
+
+  succeeded(waitMs: number, processMs: number): void {
+    this.#ctx.emit('job:succeeded', { ...this.#info, waitMs, processMs });
+    if (this.#ctx.log.isLevelEnabled('debug')) this.#log().debug({ processMs, waitMs }, 'job succeeded');
+  }
+
+  duplicate(state: DuplicateState): void {
+    this.#ctx.emit('job:duplicate', { ...this.#info, state });
+    this.#log().info({ state }, DUPLICATE_LOG[state]);
+  }
+
+  /** The handler failed; `retryInSeconds`: when it runs again (undefined: it does not, it goes to the DLQ). */
+  failed(error: Error, processMs: number, retryInSeconds: number | undefined, inPlace = false): void {
+    const retryDelayMs = retryInSeconds === undefined ? undefined : retryInSeconds * 1000;
+    this.#ctx.emit('job:failed', { ...this.#info, error, processMs, retryDelayMs });
+    if (retryInSeconds === undefined) return;
+    if (inPlace)
+      this.#log().warn({ err: error, retryInMs: retryDelayMs }, 'job failed; it will be retried here, its FIFO group waiting for it');
+    else this.#log().warn({ err: error, retryInSeconds }, 'job failed; it will be retried');
+  }
+
+  handedBack(reason: string): void {
+    this.#ctx.emit('job:released', { ...this.#info, reason });
+  }
+
+  deadLettered(reason: DeadLetterReason, detail: string): void {
+    this.#ctx.emit('job:dead-lettered', { ...this.#info, reason, detail });
+    this.#log().error({ reason, detail }, 'message moved to the dead-letter queue');
+  }
+
+  deadLetterFailed(error: Error, reason: DeadLetterReason, dlq: string): void {
+    this.#log().error({ err: error, reason }, 'could not send the message to the DLQ; it stays in the queue');
+    const m = this.#info;
+    this.#ctx.onError(
+      'dead-letter',
+      new Error(`could not dead-letter message ${m.messageId} to ${dlq}: ${error.message}`, { cause: error }),
+    );
+  }
+
+  resent(reason: string, delaySeconds: number): void {
+    this.#ctx.emit('job:resent', { ...this.#info, reason, delaySeconds });
+    this.#log().warn({ reason, delaySeconds }, 'the message had no receive left: re-sent with the same job id rather than handed back');
+  }
+
+  resendFailed(error: unknown, reason: string): void {
+    this.#ctx.onError('re-send', error);
+    this.#log().error(
+      { err: error, reason },
+      'could not re-send a message with no receive left; handed back, and SQS may dead-letter it on its next receive',
+    );
+  }
+
+  deferred(reason: string, delaySeconds: number): void {
+    this.#ctx.emit('job:deferred', { ...this.#info, reason, delaySeconds });
+    if (this.#ctx.log.isLevelEnabled('debug')) this.#log().debug({ reason, delaySeconds }, 'deferred: re-sent to run later');
+  }
+
+  visibilityUnchanged(): void {
+    if (this.#ctx.log.isLevelEnabled('debug'))
+      this.#log().debug('could not change visibility; the message returns when its current visibility timeout ends');
+  }
+}
+
+const DUPLICATE_LOG = {
+  completed: 'job id already completed: deleting the duplicate without running it',
+  'dead-lettered': 'this message is already in the dead-letter queue (its delete had failed): deleting the leftover',
+  running: 'job id is running under another message: deleting this copy (the other message carries the job)',
+} as const;

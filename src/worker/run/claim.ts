@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { isFifoQueue } from '../../queue-url.js';
+import type { ClaimResult } from '../../ports/lock.js';
+import type { WorkerContext } from '../context.js';
+import { afterClaim, afterPermit, DEAD_LETTERED_COPY, type Outcome } from '../fate/decide.js';
+import { isDeadLetteredCopy, originOf } from '../fate/resend.js';
+import type { Lease } from '../hold/lease.js';
+import type { GoodReading } from './reading.js';
+
+/**
+ * Claim the job id of a message read well: 'run' (the lock is the lease's now), or how the message
+ * ends instead. `stopping`: whether a stop begun meanwhile hands the message back (a batch item's
+ * claim is held and flushed by stop() instead).
+ */
+export async function claimFor(
+  ctx: WorkerContext,
+  lease: Lease,
+  read: GoodReading,
+  token: string,
+  stopping: boolean,
+): Promise<Outcome | 'run'> {
+  // A copy re-sent only to be counted in its fan-out: its job is in the DLQ already.
+  if (isDeadLetteredCopy(lease.message)) return DEAD_LETTERED_COPY;
+  const c = ctx.config;
+  const m = lease.message;
+  let claim: ClaimResult;
+  try {
+    claim = await ctx.lock.claim(read.envelope.id, token, c.lockTtlSeconds, {
+      messageId: m.messageId,
+      originId: originOf(m),
+      receiveCount: m.receiveCount,
+    });
+  } catch {
+    claim = 'unavailable'; // a JobLock should not throw; an error is "unknown", never "taken"
+  }
+  if (claim === 'claimed') lease.hold({ lock: { jobId: read.envelope.id, token } });
+  if (claim === 'unavailable') ctx.emit('job:lock-unavailable', lease.info ?? read.info);
+  return afterClaim({
+    claim,
+    leaseLost: lease.lost,
+    lockFailClosed: c.lockFailClosed,
+    stopping: stopping && ctx.stop.signal.aborted,
+    visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
+  });
+}
+
+/** Take a permit of the job's tenant when it has a cap (fleet-wide, in memcached): 'run', or deferred at the cap. */
+export async function permitFor(ctx: WorkerContext, lease: Lease, read: GoodReading, token: string): Promise<Outcome | 'run'> {
+  const { caps, capDelaySeconds } = ctx.config.fairness;
+  const tenant = read.envelope.tenant;
+  // Own properties only: a tenant named "constructor" or "toString" has no cap unless given one.
+  if (tenant === undefined || ctx.slots === undefined || isFifoQueue(lease.message.queueUrl) || !Object.hasOwn(caps, tenant)) return 'run';
+  const cap = caps[tenant]!;
+  const permit = await ctx.slots.take(tenant, cap, token, ctx.config.lockTtlSeconds);
+  if (typeof permit === 'number') lease.hold({ permit: { key: tenant, index: permit, token } });
+  return afterPermit({ permit, tenant, cap, capDelaySeconds, leaseLost: lease.lost, stopping: ctx.stop.signal.aborted });
+}
+
+/** A token naming this run in the lock and the permits. */
+export const newToken = (): string => randomUUID();

@@ -1,0 +1,72 @@
+import { ATTR_JOB, ATTR_JOB_ID, decodeEnvelope } from '../../envelope.js';
+import type { JobRegistry } from '../../job.js';
+import type { JobInfo } from '../../job-events.js';
+import type { ReceivedMessage } from '../../ports/queue.js';
+import { fieldIssues } from '../../validation.js';
+import { attemptOf } from '../fate/resend.js';
+import type { Lease } from '../hold/lease.js';
+import type { Reading } from './reading.js';
+
+/** The message of `lease` as read: decoded and validated once, by the first phase that needs it. */
+export function readOnce(jobs: JobRegistry, lease: Lease): Reading {
+  lease.reading ??= readMessage(jobs, lease.message);
+  return lease.reading;
+}
+
+/** What events say about a held message: from its envelope when it has one, else from its attributes. */
+export function describeLease(jobs: JobRegistry, lease: Lease): JobInfo {
+  return lease.info ?? readOnce(jobs, lease).info;
+}
+
+/** A name from a message, kept only if it is a job this worker registers (metrics dimensions stay bounded). */
+function registeredName(jobs: JobRegistry, name: string | undefined): string {
+  return name !== undefined && jobs.find(name) !== undefined ? name : 'unknown';
+}
+
+export function readMessage(jobs: JobRegistry, m: ReceivedMessage): Reading {
+  const decoded = decodeEnvelope(m.body, { messageId: m.messageId, sentAt: m.sentAt });
+  if (!decoded.ok) {
+    const info = {
+      jobId: m.attributes[ATTR_JOB_ID]?.StringValue ?? m.messageId,
+      jobName: registeredName(jobs, m.attributes[ATTR_JOB]?.StringValue),
+      messageId: m.messageId,
+      queueUrl: m.queueUrl,
+      attempt: attemptOf(m),
+      tenant: undefined,
+    };
+    return { ok: false, reason: decoded.reason, detail: decoded.detail, info };
+  }
+  const envelope = decoded.envelope;
+  const job = jobs.find(envelope.job);
+  const info = {
+    jobId: envelope.id,
+    jobName: registeredName(jobs, envelope.job),
+    messageId: m.messageId,
+    queueUrl: m.queueUrl,
+    attempt: attemptOf(m),
+    tenant: envelope.tenant,
+  };
+  if (job === undefined) {
+    // The name is the sender's word, not a registered job: events say "unknown" so a stream of
+    // made-up names cannot mint metric dimensions; the DLQ detail keeps the name.
+    return {
+      ok: false,
+      envelope,
+      reason: 'unknown-job',
+      detail: `no job named "${envelope.job}" is registered in this worker (known: ${jobs.names().join(', ')})`,
+      info,
+    };
+  }
+  const parsed = job.args.safeParse(envelope.args);
+  if (!parsed.success)
+    return {
+      ok: false,
+      envelope,
+      reason: 'invalid-args',
+      detail: fieldIssues(parsed.error, 'args')
+        .map((i) => `${i.field}: ${i.rule}`)
+        .join('; '),
+      info,
+    };
+  return { ok: true, envelope, job, args: parsed.data, info };
+}

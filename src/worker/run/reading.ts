@@ -1,0 +1,10 @@
+import type { Envelope, PoisonReason } from '../../envelope.js';
+import type { AnyDefinition } from '../../job.js';
+import type { JobInfo } from '../../job-events.js';
+
+/** What reading a message gave: a registered job with valid args, or poison. */
+export type Reading =
+  | { readonly ok: true; readonly envelope: Envelope; readonly job: AnyDefinition; readonly args: unknown; readonly info: JobInfo }
+  /** `envelope`: when the body was an envelope (an unknown job, invalid args): a fan-out child's end is still counted. */
+  | { readonly ok: false; readonly reason: PoisonReason; readonly detail: string; readonly info: JobInfo; readonly envelope?: Envelope };
+export type GoodReading = Extract<Reading, { ok: true }>;

@@ -1,0 +1,141 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseSync } from '@swc/core';
+import { describe, expect, it } from 'vitest';
+
+/*
+ * A received message's fate has one home: only fate/decide.ts builds an Outcome, and only
+ * fate/settle.ts deletes, hands back, re-sends or dead-letters a message (the heartbeat's
+ * visibility extensions and the batchers that carry settle's calls excepted). This reads every
+ * file under src/worker/ with a real TypeScript parser and fails on a violation, naming the file
+ * and the line.
+ */
+
+const ROOT = join(import.meta.dirname, '../../..');
+const WORKER = join(ROOT, 'src/worker');
+
+const OUTCOME_KINDS = new Set(['succeeded', 'duplicate', 'retry', 'dead-letter', 'hand-back', 'lost', 'defer']);
+/** The queue port's calls that change or end a message. */
+const QUEUE_ACTS = new Set(['send', 'sendBatch', 'deleteBatch', 'changeVisibilityBatch']);
+/** The batchers settle's deletes and hand-backs go through: `<x>.acks.delete(…)`, `<x>.visibility.change(…)`. */
+const BATCHED_ACTS = new Map([
+  ['acks', 'delete'],
+  ['visibility', 'change'],
+]);
+
+const DECIDE = 'fate/decide.ts';
+const SETTLE = 'fate/settle.ts';
+/** Who else may make which queue call, and why. */
+const ALSO_ALLOWED: Record<string, readonly string[]> = {
+  'hold/heartbeat.ts': ['changeVisibilityBatch'], // extends held messages: it ends none
+  'fate/batchers.ts': ['deleteBatch', 'changeVisibilityBatch'], // carries settle's deletes and hand-backs in batches
+};
+
+interface Finding {
+  readonly file: string;
+  readonly line: number;
+  readonly what: string;
+}
+
+type Node = { type?: string; span?: { start: number }; [key: string]: unknown };
+
+function walk(node: unknown, visit: (n: Node, parent: Node | undefined) => void, parent?: Node): void {
+  if (Array.isArray(node)) {
+    for (const child of node) walk(child, visit, parent);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const n = node as Node;
+  if (typeof n.type === 'string') visit(n, parent);
+  for (const [key, value] of Object.entries(n))
+    if (key !== 'span' && typeof value === 'object') walk(value, visit, typeof n.type === 'string' ? n : parent);
+}
+
+const name = (n: unknown): string | undefined => {
+  const node = n as Node | undefined;
+  return node?.type === 'Identifier' || node?.type === 'PrivateName' ? (node.value as string) : undefined;
+};
+
+/** What in `source` (the file at `file`, relative to src/worker) breaks the rules. */
+export function findViolations(file: string, source: string): Finding[] {
+  const ast = parseSync(source, { syntax: 'typescript' });
+  // swc's spans count from the start of everything it parsed in this process: make them relative.
+  const base = (ast as unknown as Node).span!.start;
+  const lineOf = (n: Node) => source.slice(0, (n.span?.start ?? base) - base).split('\n').length;
+  const findings: Finding[] = [];
+  /** Literals passed straight to recordEnd(): a StatusEnd for the job store, which shares some kind names. */
+  const statusEnds = new Set<unknown>();
+  walk(ast, (n) => {
+    if (n.type === 'CallExpression' && name(n.callee) === 'recordEnd') {
+      const args = n.arguments as { expression: unknown }[];
+      statusEnds.add(args[3]?.expression);
+    }
+  });
+  walk(ast, (n) => {
+    if (n.type === 'ObjectExpression' && file !== DECIDE && !statusEnds.has(n)) {
+      for (const p of n.properties as Node[]) {
+        const value = p.value as Node | undefined;
+        if (
+          p.type === 'KeyValueProperty' &&
+          name(p.key) === 'kind' &&
+          value?.type === 'StringLiteral' &&
+          OUTCOME_KINDS.has(value.value as string)
+        )
+          findings.push({ file, line: lineOf(n), what: `builds an Outcome ({ kind: '${value.value}' }): only ${DECIDE} may` });
+      }
+    }
+    if (n.type !== 'CallExpression') return;
+    const callee = n.callee as Node;
+    if (callee.type !== 'MemberExpression') return;
+    // A private method (`this.#send`) is never the queue port's.
+    const method = (callee.property as Node).type === 'Identifier' ? name(callee.property) : undefined;
+    if (method === undefined) return;
+    if (QUEUE_ACTS.has(method) && file !== SETTLE && !(ALSO_ALLOWED[file] ?? []).includes(method))
+      findings.push({ file, line: lineOf(n), what: `calls the queue port's ${method}(): only ${SETTLE} acts on a received message` });
+    const owner = callee.object as Node;
+    const batcher = owner.type === 'MemberExpression' ? name(owner.property) : name(owner);
+    if (batcher !== undefined && BATCHED_ACTS.get(batcher) === method && file !== SETTLE)
+      findings.push({ file, line: lineOf(n), what: `calls ${batcher}.${method}(): only ${SETTLE} acts on a received message` });
+  });
+  return findings;
+}
+
+function workerFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? workerFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+describe("a message's fate has one home", () => {
+  it('no file under src/worker/ but fate/decide.ts builds an Outcome, and none but fate/settle.ts acts on a received message', () => {
+    const files = workerFiles(WORKER);
+    expect(files.length).toBeGreaterThan(20);
+    const findings = files.flatMap((f) => findViolations(relative(WORKER, f), readFileSync(f, 'utf8')));
+    expect(findings.map((f) => `src/worker/${f.file}:${f.line} ${f.what}`)).toEqual([]);
+  });
+
+  it('the check sees each kind of violation (so an empty list means something)', () => {
+    const source = [
+      'export async function elsewhere(ctx, lease, m) {',
+      "  const outcome = { kind: 'hand-back', reason: 'x', delaySeconds: 0, abandoned: false };",
+      '  await ctx.sqs.send(m.queueUrl, m);',
+      '  await ctx.sqs.changeVisibilityBatch(m.queueUrl, []);',
+      '  await ctx.acks.delete(m);',
+      '  await this.#visibility.change(m, 5);',
+      "  await recordEnd(ctx, lease, info, { kind: 'succeeded' });",
+      '  new Set().delete(m);',
+      '  this.#send(m.queueUrl);',
+      '}',
+    ].join('\n');
+    expect(findViolations('run/runner.ts', source).map((f) => [f.line, f.what.split(': only')[0]])).toEqual([
+      [2, "builds an Outcome ({ kind: 'hand-back' })"],
+      [3, "calls the queue port's send()"],
+      [4, "calls the queue port's changeVisibilityBatch()"],
+      [5, 'calls acks.delete()'],
+      [6, 'calls visibility.change()'],
+    ]);
+    expect(findViolations('hold/heartbeat.ts', source).map((f) => f.line)).toEqual([2, 3, 5, 6]);
+    expect(findViolations(SETTLE, source).map((f) => f.line)).toEqual([2]);
+    expect(findViolations(DECIDE, source).map((f) => f.line)).toEqual([3, 4, 5, 6]);
+  });
+});
