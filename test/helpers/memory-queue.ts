@@ -110,6 +110,20 @@ export class MemoryQueue implements QueuePort {
     return this.#redrive.get(queueUrl);
   }
 
+  /** What a queue holds now, for a test's checks (not part of the port; receives nothing). */
+  peek(
+    queueUrl: string,
+  ): { messageId: string; body: string; attributes: OutgoingMessage['attributes']; receiveCount: number; visibleInMs: number }[] {
+    const now = Date.now();
+    return this.#queue(queueUrl).map((m) => ({
+      messageId: m.messageId,
+      body: m.body,
+      attributes: m.attributes,
+      receiveCount: m.receiveCount,
+      visibleInMs: Math.max(0, m.visibleAt - now),
+    }));
+  }
+
   #queue(url: string): Stored[] {
     const q = this.#queues.get(url);
     if (q === undefined) throw Object.assign(new Error(`The specified queue does not exist: ${url}`), { name: 'QueueDoesNotExist' });
