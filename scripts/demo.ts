@@ -16,12 +16,12 @@ import {
   resolveAwsSettings,
   type Worker,
 } from '../src/index.js';
-import { createDynamoClient } from '../src/aws/clients.js';
+import { createDynamoClient } from '../src/adapters/aws-clients.js';
 import { renderJob } from '../src/cli/job-commands.js';
-import { resolveDynamoSettings } from '../src/config.js';
+import { resolveDynamoSettings } from '../src/config/env.js';
 import { Progress } from './demo-progress.js';
-import { createCloudWatchClient } from '../src/aws/clients.js';
-import { resolveCloudWatchSettings } from '../src/config.js';
+import { createCloudWatchClient } from '../src/adapters/aws-clients.js';
+import { resolveCloudWatchSettings } from '../src/config/env.js';
 import { renderDeadLetters, renderStats } from '../src/cli/render.js';
 import { listDeadLetters } from '../src/ops/dlq.js';
 import { collectStats } from '../src/ops/stats.js';

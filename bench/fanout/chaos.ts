@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { createJobTable } from '../../src/adapters/dynamodb-store.js';
-import { createDynamoClient } from '../../src/aws/clients.js';
+import { createDynamoClient } from '../../src/adapters/aws-clients.js';
 import { createProducer, JobStatusReader } from '../../src/index.js';
 import type { JobStatus } from '../../src/ports/job-store.js';
 import {

@@ -8,7 +8,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { DynamoJobStore } from '../../src/adapters/dynamodb-store.js';
-import { createDynamoClient } from '../../src/aws/clients.js';
+import { createDynamoClient } from '../../src/adapters/aws-clients.js';
 import { type AnyDefinition, createProducer, createWorker, defineJob, fanOutResultSchema, type Worker } from '../../src/index.js';
 import { CREDENTIALS, EMQ, freshQueue, MEMCACHED, waitFor } from './stack.js';
 

@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { createJobTable } from '../../src/adapters/dynamodb-store.js';
-import { createDynamoClient } from '../../src/aws/clients.js';
+import { createDynamoClient } from '../../src/adapters/aws-clients.js';
 import { drainBodies, jobIdOf } from '../../test/faults/harness.js';
 import { monotonic, runFanOutChaos } from './chaos.js';
 import { childCost, trackedCost } from './cost.js';

@@ -1,6 +1,6 @@
 import { TransactionCanceledException, TransactWriteItemsCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../ports/job-store.js';
-import { sleep } from '../sleep.js';
+import { sleep } from '../core/sleep.js';
 import { completionOf, fanOutOf, jobKey, N, readItem, S, type TableRef, Update, updateIf } from './dynamodb-items.js';
 
 /** Tries of a child's count transaction that conflicts with another child's on the same parent. */

@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createDynamoClient } from '../aws/clients.js';
-import type { AwsSettings, Env } from '../config.js';
+import { createDynamoClient } from './aws-clients.js';
+import type { AwsSettings, Env } from '../config/env.js';
 import {
   type ChildCount,
   type ChildEnd,

@@ -6,17 +6,10 @@ import {
   type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type {
-  BatchEntry,
-  BatchFailure,
-  DeadLetterTarget,
-  MessageAttributes,
-  OutgoingMessage,
-  QueuePort,
-  ReceivedMessage,
-} from '../ports/queue.js';
-import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
-import { classifyFailure } from '../sqs-batch.js';
+import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
+import type { BatchEntry, BatchFailure, MessageAttributes, OutgoingMessage, ReceivedMessage } from '../core/message.js';
+import { queueUrlFromArn, readRedrivePolicy } from '../ops/queues.js';
+import { classifyFailure } from '../core/sqs-batch.js';
 
 /**
  * QueuePort over the AWS SDK. Receives go through `pollClient`, everything else through

@@ -1,8 +1,8 @@
-import { createSqsClient } from '../aws/clients.js';
-import { resolveAwsSettings, resolveMemcached, resolveQueueUrl, type AwsSettings, type Env } from '../config.js';
-import { ConfigError, SqsJobsError } from '../errors.js';
-import { createProducer } from '../producer.js';
-import { createQueues } from '../queues.js';
+import { createSqsClient } from '../adapters/aws-clients.js';
+import { resolveAwsSettings, resolveMemcached, resolveQueueUrl, type AwsSettings, type Env } from '../config/env.js';
+import { ConfigError, SqsJobsError } from '../core/errors.js';
+import { createProducer } from '../producer/producer.js';
+import { createQueues } from '../ops/queues.js';
 import { createWorker, type Worker } from '../worker/worker.js';
 import { loadJobs } from './load-jobs.js';
 import { renderQueueChanges } from './render.js';

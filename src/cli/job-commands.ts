@@ -1,9 +1,9 @@
 import { createJobTable } from '../adapters/dynamodb-store.js';
-import { createDynamoClient } from '../aws/clients.js';
-import { jobTableSchema, parseConfig, resolveDynamoSettings, type Env } from '../config.js';
-import { ConfigError, SqsJobsError } from '../errors.js';
+import { createDynamoClient } from '../adapters/aws-clients.js';
+import { jobTableSchema, parseConfig, resolveDynamoSettings, type Env } from '../config/env.js';
+import { ConfigError, SqsJobsError } from '../core/errors.js';
 import type { JobStatus } from '../ports/job-store.js';
-import { sleep } from '../sleep.js';
+import { sleep } from '../core/sleep.js';
 import { type JobView, JobStatusReader } from '../status/get-job.js';
 import { integer, type CliContext } from './commands.js';
 

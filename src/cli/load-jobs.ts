@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError } from '../errors.js';
-import { JobRegistry, isDefinition } from '../job.js';
+import { ConfigError } from '../core/errors.js';
+import { JobRegistry, isDefinition } from '../core/job.js';
 
 /**
  * Import a module (or a folder's index) named on the command line and register every job it

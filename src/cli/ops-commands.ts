@@ -1,10 +1,10 @@
-import { createCloudWatchClient, createSqsClient } from '../aws/clients.js';
-import { resolveCloudWatchSettings, resolveMetricsNamespace, resolveQueueUrl, type Env } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { createCloudWatchClient, createSqsClient } from '../adapters/aws-clients.js';
+import { resolveCloudWatchSettings, resolveMetricsNamespace, resolveQueueUrl, type Env } from '../config/env.js';
+import { ConfigError } from '../core/errors.js';
 import { countDeadLetters, listDeadLetters, purgeDeadLetters } from '../ops/dlq.js';
 import { replayDeadLetters } from '../ops/replay.js';
 import { collectStats } from '../ops/stats.js';
-import { queueUrlFromArn, readRedrivePolicy } from '../queues.js';
+import { queueUrlFromArn, readRedrivePolicy } from '../ops/queues.js';
 import { integer, sqsSettings, UsageError, type AwsFlags, type CliContext } from './commands.js';
 import { renderDeadLetters, renderStats } from './render.js';
 

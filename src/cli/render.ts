@@ -1,6 +1,6 @@
 import type { DeadLetter } from '../ops/dlq.js';
 import type { Stats } from '../ops/stats.js';
-import type { QueueChange } from '../queues.js';
+import type { QueueChange } from '../ops/queues.js';
 
 /** Left-aligned text columns, two spaces apart. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {

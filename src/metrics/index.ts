@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { createCloudWatchClient } from '../aws/clients.js';
-import { resolveCloudWatchSettings, type AwsSettings, type Env } from '../config.js';
+import { createCloudWatchClient } from '../adapters/aws-clients.js';
+import { resolveCloudWatchSettings, type AwsSettings, type Env } from '../config/env.js';
 import { MetricsRecorder } from './recorder.js';
 import { CloudWatchSink, EmfSink, type MetricsSink } from './sinks.js';
 

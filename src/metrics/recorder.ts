@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { queueNameOf } from '../config.js';
-import type { WorkerEvents } from '../job-events.js';
+import { queueNameOf } from '../config/env.js';
+import type { WorkerEvents } from '../core/job-events.js';
 import { MetricsAggregator } from './aggregator.js';
 import type { MetricsSink } from './sinks.js';
 

@@ -7,9 +7,9 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { batchFailures } from '../adapters/sqs-queue.js';
-import { inBatches } from '../sqs-batch.js';
-import { ATTR_JOB, ATTR_JOB_ID } from '../envelope.js';
-import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE } from '../dead-letter.js';
+import { inBatches } from '../core/sqs-batch.js';
+import { ATTR_JOB, ATTR_JOB_ID } from '../core/envelope.js';
+import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE } from '../core/dead-letter.js';
 
 /** A dead-lettered message as an operator sees it. */
 export interface DeadLetter {

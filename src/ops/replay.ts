@@ -7,10 +7,10 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { batchFailures } from '../adapters/sqs-queue.js';
-import { isFifoQueue } from '../config.js';
-import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE, ATTR_REPLAY } from '../dead-letter.js';
-import { inBatches } from '../sqs-batch.js';
-import { ATTR_DEAD_LETTERED, ATTR_FIRST_SENT_AT, ATTR_ORIGIN, ATTR_PRIOR_RECEIVES } from '../worker/fate/resend.js';
+import { isFifoQueue } from '../config/env.js';
+import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE, ATTR_REPLAY } from '../core/dead-letter.js';
+import { inBatches } from '../core/sqs-batch.js';
+import { ATTR_DEAD_LETTERED, ATTR_FIRST_SENT_AT, ATTR_ORIGIN, ATTR_PRIOR_RECEIVES } from '../core/delivery.js';
 import { type DeadLetter, describeDeadLetter, holdFor, makeVisible, receiveDeadLetters } from './dlq.js';
 
 /*

@@ -1,8 +1,8 @@
 import { GetMetricDataCommand, ListMetricsCommand, type CloudWatchClient, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { queueAccountOf, queueNameOf } from '../config.js';
+import { queueAccountOf, queueNameOf } from '../config/env.js';
 import { COUNT_METRICS } from '../metrics/aggregator.js';
-import { queueUrlFromArn, readRedrivePolicy, spilloverNameFor } from '../queues.js';
+import { queueUrlFromArn, readRedrivePolicy, spilloverNameFor } from './queues.js';
 
 export interface QueueDepth {
   readonly name: string;

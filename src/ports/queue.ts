@@ -4,55 +4,7 @@
  * worker any other implementation (`createWorker({ queue })`).
  */
 
-/** A message attribute, as SQS stores it. */
-export interface MessageAttribute {
-  readonly DataType: string;
-  readonly StringValue?: string | undefined;
-  readonly BinaryValue?: Uint8Array | undefined;
-}
-
-export type MessageAttributes = Readonly<Record<string, MessageAttribute>>;
-
-/** One message as the worker sees it. */
-export interface ReceivedMessage {
-  readonly queueUrl: string;
-  readonly messageId: string;
-  readonly receiptHandle: string;
-  readonly body: string;
-  /** SQS ApproximateReceiveCount: 1 on first delivery. */
-  readonly receiveCount: number;
-  readonly sentAt: Date;
-  readonly groupId: string | undefined;
-  readonly attributes: MessageAttributes;
-}
-
-export interface OutgoingMessage {
-  readonly body: string;
-  readonly attributes: MessageAttributes;
-  readonly groupId?: string | undefined;
-  readonly deduplicationId?: string | undefined;
-  /** 0-900; standard queues only. */
-  readonly delaySeconds?: number | undefined;
-}
-
-export interface BatchEntry {
-  readonly id: string;
-  readonly receiptHandle: string;
-}
-
-/**
- * Why one entry of a batch call failed: `lease-lost` when the receipt handle no longer holds the
- * message (another consumer has it, or it is gone), `transient` when trying again may work, `fatal`
- * when it will not.
- */
-export type FailureKind = 'transient' | 'lease-lost' | 'fatal';
-
-export interface BatchFailure {
-  readonly id: string;
-  readonly code: string;
-  readonly message: string;
-  readonly kind: FailureKind;
-}
+import type { BatchEntry, BatchFailure, OutgoingMessage, ReceivedMessage } from '../core/message.js';
 
 /** Where SQS's redrive policy sends a queue's messages, and after how many receives. */
 export interface DeadLetterTarget {

@@ -1,14 +1,7 @@
+import type { ProgressFn } from '../core/job.js';
 import type { ProgressUpdate } from '../ports/job-store.js';
 
-/** `ctx.progress`: report how far a job is. Cheap to call in a tight loop: writes are coalesced. */
-export interface ProgressFn {
-  /** Items done so far (never goes down in the store), and optionally how many there are. */
-  (done: number, total?: number): void;
-  /** Add to `done` (atomic across workers: many jobs may count into one record). */
-  add(n: number): void;
-  /** A small JSON value to show with the status (at most 4 KB; larger values are dropped). */
-  data(value: unknown): void;
-}
+export type { ProgressFn } from '../core/job.js';
 
 /** For jobs that are not tracked: nothing is written, nothing is kept. */
 export const NO_PROGRESS: ProgressFn = Object.assign(() => {}, { add: () => {}, data: () => {} });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createDynamoJobStore } from '../adapters/dynamodb-store.js';
-import { type Env, jobTableSchema as tableSchema, parseConfig, resolveDynamoSettings } from '../config.js';
+import { type Env, jobTableSchema as tableSchema, parseConfig, resolveDynamoSettings } from '../config/env.js';
 import type { JobStore } from '../ports/job-store.js';
 
 function isJobStore(v: unknown): v is JobStore {

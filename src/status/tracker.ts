@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import type { Envelope } from '../envelope.js';
-import { toError } from '../errors.js';
-import type { JobInfo } from '../job-events.js';
+import type { Envelope } from '../core/envelope.js';
+import { toError } from '../core/errors.js';
+import type { JobInfo } from '../core/job-events.js';
 import type { JobStore, Transition } from '../ports/job-store.js';
 import type { QueuePort } from '../ports/queue.js';
-import { sleep } from '../sleep.js';
-import { sendCompletion } from './completion.js';
+import { sleep } from '../core/sleep.js';
+import { sendCompletion } from '../fan-out/completion.js';
 import { ProgressReporter } from './progress.js';
 
 /** What status work a message carries: its own record (`tracked`), and the fan-out it counts into. */

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { WorkerEvents } from '../job-events.js';
+import type { WorkerEvents } from '../core/job-events.js';
 import type { MetricsRecorder } from '../metrics/index.js';
 import type { ConcurrencySlots, JobLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
-import type { FanOutDeps } from '../status/fan-out.js';
+import type { FanOutDeps } from '../fan-out/fan-out.js';
 import type { StatusTracker } from '../status/tracker.js';
 import type { DeleteBatcher, VisibilityBatcher } from './fate/batchers.js';
 import type { Heartbeat } from './hold/heartbeat.js';

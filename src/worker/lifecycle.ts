@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { queueNameOf } from '../config.js';
+import { queueNameOf } from '../config/env.js';
 import type { WorkerConfig } from './options.js';
 import type { WorkerContext } from './context.js';
 

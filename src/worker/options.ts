@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import { tenantSchema } from '../envelope.js';
+import { tenantSchema } from '../core/envelope.js';
 import {
   endpointSchema,
   metricsNamespaceSchema,
@@ -15,15 +15,15 @@ import {
   resolveQueueUrl,
   type AwsSettings,
   type Env,
-} from '../config.js';
+} from '../config/env.js';
 import type { JobLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { MetricsSettings } from '../metrics/index.js';
 import type { MetricsSink } from '../metrics/sinks.js';
-import { ConfigError } from '../errors.js';
-import { JobRegistry, isDefinition, type AnyDefinition } from '../job.js';
+import { ConfigError } from '../core/errors.js';
+import { JobRegistry, isDefinition, type AnyDefinition } from '../core/job.js';
 import { storeOptionSchema } from '../status/store.js';
-import { SQS_MAX_VISIBILITY_SECONDS } from '../sqs-limits.js';
+import { SQS_MAX_VISIBILITY_SECONDS } from '../core/sqs-limits.js';
 
 const queueSchema = z
   .object({

@@ -1,5 +1,5 @@
-import { isFifoQueue, queueNameOf } from '../config.js';
-import { ConfigError, toError } from '../errors.js';
+import { isFifoQueue, queueNameOf } from '../config/env.js';
+import { ConfigError, toError } from '../core/errors.js';
 import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
 import type { QueueConfig } from './options.js';
 import type { ScheduledQueue } from './intake/scheduler.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { sleep } from '../sleep.js';
+import { sleep } from '../core/sleep.js';
 import type { ReceiveCapacity } from './intake/capacity.js';
 import type { Activity } from './activity.js';
 import type { WorkerContext } from './context.js';

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import { MemcachedLock } from '../adapters/memcached-lock.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
-import { createSqsClient } from '../aws/clients.js';
-import type { Env } from '../config.js';
-import type { SafeEmitter } from '../events.js';
-import type { WorkerEvents } from '../job-events.js';
+import { createSqsClient } from '../adapters/aws-clients.js';
+import type { Env } from '../config/env.js';
+import type { SafeEmitter } from '../core/events.js';
+import type { WorkerEvents } from '../core/job-events.js';
 import { createMetricsRecorder } from '../metrics/index.js';
 import { NoLock, slotsOf } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
@@ -14,7 +14,7 @@ import type { WorkerConfig } from './options.js';
 import type { QueueState } from './queue-state.js';
 import type { OnError, WorkerContext } from './context.js';
 import { hostname } from 'node:os';
-import { createProducer, type Producer } from '../producer.js';
+import { createProducer, type Producer } from '../producer/producer.js';
 import { resolveJobStore } from '../status/store.js';
 import { StatusTracker } from '../status/tracker.js';
 

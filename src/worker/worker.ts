@@ -1,8 +1,8 @@
-import type { Env } from '../config.js';
-import { toError } from '../errors.js';
-import { EventSource } from '../events.js';
-import type { WorkerEvents } from '../job-events.js';
-import { createLogger } from '../log.js';
+import type { Env } from '../config/env.js';
+import { toError } from '../core/errors.js';
+import { EventSource } from '../core/events.js';
+import type { WorkerEvents } from '../core/job-events.js';
+import { createLogger } from '../config/log.js';
 import { Activity } from './activity.js';
 import { Batching } from './batch/batching.js';
 import type { WorkerContext } from './context.js';

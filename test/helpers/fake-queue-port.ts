@@ -1,5 +1,6 @@
-import type { BatchEntry, BatchFailure, DeadLetterTarget, OutgoingMessage, QueuePort, ReceivedMessage } from '../../src/ports/queue.js';
-import { classifyFailure } from '../../src/sqs-batch.js';
+import type { DeadLetterTarget, QueuePort } from '../../src/ports/queue.js';
+import type { BatchEntry, BatchFailure, OutgoingMessage, ReceivedMessage } from '../../src/core/message.js';
+import { classifyFailure } from '../../src/core/sqs-batch.js';
 
 /** An answer as SQS gives it for one entry; the fake classifies it as the SDK adapter does. */
 export interface EntryAnswer {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { BatchEntry, BatchFailure, DeadLetterTarget, OutgoingMessage, QueuePort, ReceivedMessage } from '../../src/ports/queue.js';
+import type { DeadLetterTarget, QueuePort } from '../../src/ports/queue.js';
+import type { BatchEntry, BatchFailure, OutgoingMessage, ReceivedMessage } from '../../src/core/message.js';
 
 interface Stored {
   readonly messageId: string;

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, type SQSClient, type Message } from '@aws-sdk/client-sqs';
 import memjs from 'memjs';
 import { pino } from 'pino';
-import { createSqsClient } from '../../src/aws/clients.js';
-import { createQueues, type QueuePair, type QueueSpec } from '../../src/queues.js';
+import { createSqsClient } from '../../src/adapters/aws-clients.js';
+import { createQueues, type QueuePair, type QueueSpec } from '../../src/ops/queues.js';
 
 /**
  * The local stack started by infra/local/stack.sh (LocalStack or moto, and memcached, on loopback).

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach } from 'vitest';
 import { createWorker, type Worker } from '../../src/worker/worker.js';
 import type { WorkerOptions } from '../../src/worker/options.js';
-import type { WorkerEvents } from '../../src/job-events.js';
+import type { WorkerEvents } from '../../src/core/job-events.js';
 import { LOCAL_ENV, LOCAL_MEMCACHED, quietLogger } from './stack.js';
 
 /** A worker with test-friendly defaults: short polls, short visibility, its own lock key space. */

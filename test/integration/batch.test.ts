@@ -1,12 +1,12 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type BatchItem, defineBatchJob } from '../../src/batch-job.js';
-import { createCloudWatchClient } from '../../src/aws/clients.js';
+import { type BatchItem, defineBatchJob } from '../../src/core/batch-job.js';
+import { createCloudWatchClient } from '../../src/adapters/aws-clients.js';
 import { renderStats } from '../../src/cli/render.js';
-import { UnrecoverableError } from '../../src/errors.js';
+import { UnrecoverableError } from '../../src/core/errors.js';
 import { collectStats } from '../../src/ops/stats.js';
-import { createProducer } from '../../src/producer.js';
+import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENDPOINT, LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 

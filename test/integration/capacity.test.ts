@@ -2,8 +2,8 @@ import { DeleteQueueCommand } from '@aws-sdk/client-sqs';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineJob } from '../../src/job.js';
-import { createProducer } from '../../src/producer.js';
+import { defineJob } from '../../src/core/job.js';
+import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENV, eventually, freshQueues, queueCounts, sleep, sqsClient } from '../helpers/stack.js';
 import { recordEvents, testWorker, useWorkers } from '../helpers/worker.js';
 

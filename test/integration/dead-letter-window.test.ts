@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SqsQueuePort } from '../../src/adapters/sqs-queue.js';
-import { UnrecoverableError } from '../../src/errors.js';
-import { defineJob } from '../../src/job.js';
+import { UnrecoverableError } from '../../src/core/errors.js';
+import { defineJob } from '../../src/core/job.js';
 import { replayDeadLetters } from '../../src/ops/replay.js';
-import type { OutgoingMessage } from '../../src/ports/queue.js';
-import { createProducer } from '../../src/producer.js';
+import type { OutgoingMessage } from '../../src/core/message.js';
+import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENV, drain, eventually, freshQueues, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 

@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createCloudWatchClient } from '../../src/aws/clients.js';
-import { defineJob } from '../../src/job.js';
+import { createCloudWatchClient } from '../../src/adapters/aws-clients.js';
+import { defineJob } from '../../src/core/job.js';
 import { collectStats } from '../../src/ops/stats.js';
 import { PrivateMemcached } from '../helpers/memcached.js';
-import { createProducer } from '../../src/producer.js';
+import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENDPOINT, LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 

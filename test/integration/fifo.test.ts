@@ -1,8 +1,8 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineJob } from '../../src/job.js';
-import { createProducer } from '../../src/producer.js';
+import { defineJob } from '../../src/core/job.js';
+import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 

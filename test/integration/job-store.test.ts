@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DescribeTimeToLiveCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJobTable, DynamoJobStore } from '../../src/adapters/dynamodb-store.js';
-import { createDynamoClient } from '../../src/aws/clients.js';
+import { createDynamoClient } from '../../src/adapters/aws-clients.js';
 import type { JobState } from '../../src/ports/job-store.js';
 import { LOCAL_DYNAMODB } from '../helpers/stack.js';
 

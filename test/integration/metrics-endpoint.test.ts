@@ -5,10 +5,10 @@ import { GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SqsProxy } from '../../bench/lib/sqs-proxy.js';
-import { createCloudWatchClient } from '../../src/aws/clients.js';
-import type { Env } from '../../src/config.js';
-import { defineJob } from '../../src/job.js';
-import { createProducer } from '../../src/producer.js';
+import { createCloudWatchClient } from '../../src/adapters/aws-clients.js';
+import type { Env } from '../../src/config/env.js';
+import { defineJob } from '../../src/core/job.js';
+import { createProducer } from '../../src/producer/producer.js';
 import { createWorker, type Worker } from '../../src/worker/worker.js';
 import { LOCAL_ENDPOINT, eventually, freshQueues, quietLogger, sqsClient } from '../helpers/stack.js';
 

@@ -4,11 +4,11 @@ import { GetMetricStatisticsCommand, ListMetricsCommand, type Statistic } from '
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createCloudWatchClient } from '../../src/aws/clients.js';
-import { UnrecoverableError } from '../../src/errors.js';
-import { defineJob } from '../../src/job.js';
+import { createCloudWatchClient } from '../../src/adapters/aws-clients.js';
+import { UnrecoverableError } from '../../src/core/errors.js';
+import { defineJob } from '../../src/core/job.js';
 import { CloudWatchSink } from '../../src/metrics/sinks.js';
-import { createProducer } from '../../src/producer.js';
+import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENDPOINT, LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { freePort } from '../helpers/memcached.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';

@@ -4,11 +4,11 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { UnrecoverableError } from '../../src/errors.js';
-import { defineJob, type AnyJob } from '../../src/job.js';
+import { UnrecoverableError } from '../../src/core/errors.js';
+import { defineJob, type AnyJob } from '../../src/core/job.js';
 import { listDeadLetters } from '../../src/ops/dlq.js';
 import { replayDeadLetters } from '../../src/ops/replay.js';
-import { createProducer } from '../../src/producer.js';
+import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 

@@ -1,9 +1,9 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { EnqueueBatchError, PayloadTooLargeError, ValidationError } from '../../src/errors.js';
-import { defineJob } from '../../src/job.js';
-import { createProducer } from '../../src/producer.js';
+import { EnqueueBatchError, PayloadTooLargeError, ValidationError } from '../../src/core/errors.js';
+import { defineJob } from '../../src/core/job.js';
+import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENV, drain, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 
 const resize = defineJob({

@@ -3,8 +3,8 @@ import { promisify } from 'node:util';
 import type { MetricDatum } from '@aws-sdk/client-cloudwatch';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineJob } from '../../src/job.js';
-import { createProducer } from '../../src/producer.js';
+import { defineJob } from '../../src/core/job.js';
+import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 

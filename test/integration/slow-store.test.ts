@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SqsProxy } from '../../bench/lib/sqs-proxy.js';
 import { createJobTable } from '../../src/adapters/dynamodb-store.js';
-import { createDynamoClient } from '../../src/aws/clients.js';
-import { ATTR_DLQ_REASON } from '../../src/dead-letter.js';
-import { UnrecoverableError } from '../../src/errors.js';
-import { defineJob } from '../../src/job.js';
-import { createProducer } from '../../src/producer.js';
-import { fanOutResultSchema } from '../../src/status/completion.js';
+import { createDynamoClient } from '../../src/adapters/aws-clients.js';
+import { ATTR_DLQ_REASON } from '../../src/core/dead-letter.js';
+import { UnrecoverableError } from '../../src/core/errors.js';
+import { defineJob } from '../../src/core/job.js';
+import { createProducer } from '../../src/producer/producer.js';
+import { fanOutResultSchema } from '../../src/fan-out/completion.js';
 import { LOCAL_DYNAMODB, LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 

@@ -2,9 +2,9 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { z } from 'zod';
-import { RetryLaterError, UnrecoverableError } from '../../src/errors.js';
-import { defineJob, type JobContext } from '../../src/job.js';
-import { createProducer } from '../../src/producer.js';
+import { RetryLaterError, UnrecoverableError } from '../../src/core/errors.js';
+import { defineJob, type JobContext } from '../../src/core/job.js';
+import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sleep, sqsClient } from '../helpers/stack.js';
 import { recordEvents, testWorker, useWorkers } from '../helpers/worker.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { Env } from '../../src/config.js';
+import type { Env } from '../../src/config/env.js';
 import { run } from '../../src/cli/program.js';
 
 /**

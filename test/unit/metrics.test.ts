@@ -4,8 +4,8 @@ import { pino } from 'pino';
 import { MAX_VALUES_PER_DATUM, MetricsAggregator, bucketValue } from '../../src/metrics/aggregator.js';
 import { MetricsRecorder } from '../../src/metrics/recorder.js';
 import { EmfSink, chunkDatums, type MetricsSink } from '../../src/metrics/sinks.js';
-import { SafeEmitter } from '../../src/events.js';
-import type { WorkerEvents } from '../../src/job-events.js';
+import { SafeEmitter } from '../../src/core/events.js';
+import type { WorkerEvents } from '../../src/core/job-events.js';
 
 describe('bucketValue', () => {
   it('keeps every value within about 5% and sub-millisecond values at 0', () => {

@@ -2,8 +2,8 @@
  * `npm run infra:local`: apply the queue part of the deployment (cdk.json's sqsJobs settings) to
  * the local stack, so local and deployed queues have the same attributes.
  */
-import { createSqsClient } from '../../../src/aws/clients.js';
-import { resolveAwsSettings } from '../../../src/config.js';
+import { createSqsClient } from '../../../src/adapters/aws-clients.js';
+import { resolveAwsSettings } from '../../../src/config/env.js';
 import { visibilityTimeoutSeconds } from '../lib/settings.js';
 import { applyQueues, settingsFromCdkJson } from '../lib/local.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { createQueues, type QueuePair } from '../../../src/queues.js';
+import { createQueues, type QueuePair } from '../../../src/ops/queues.js';
 import { queueSpec, resolveSettings, type DeploySettings } from './settings.js';
 
 /** The settings cdk.json gives the deployed stack. */

@@ -1,14 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AnyBatchJob, BatchItem } from '../../batch-job.js';
-import { SqsJobsError, toError } from '../../errors.js';
-import type { JobInfo } from '../../job-events.js';
+import type { AnyBatchJob, BatchItem } from '../../core/batch-job.js';
+import { SqsJobsError, toError } from '../../core/errors.js';
+import type { JobInfo } from '../../core/job-events.js';
 import type { WorkerContext } from '../context.js';
 import type { Batch, Held } from './batches.js';
 import { afterRun, itemExecution, leaseLost, type Outcome } from '../fate/decide.js';
 import { execute } from '../run/execute.js';
 import type { Abortable, AbortCode, Lease } from '../hold/lease.js';
-import { firstSentAt } from '../fate/resend.js';
+import { firstSentAt } from '../../core/delivery.js';
 import type { GoodReading } from '../run/reading.js';
 
 /** Why an item ended as lost without running. */

@@ -1,4 +1,4 @@
-import type { AnyBatchJob } from '../../batch-job.js';
+import type { AnyBatchJob } from '../../core/batch-job.js';
 
 /** What the buffer needs to know of a held item. */
 export interface Held {

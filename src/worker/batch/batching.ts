@@ -1,11 +1,11 @@
-import type { AnyBatchJob } from '../../batch-job.js';
-import { toError } from '../../errors.js';
+import type { AnyBatchJob } from '../../core/batch-job.js';
+import { toError } from '../../core/errors.js';
 import { trackingOf } from '../../status/tracker.js';
 import type { Activity } from '../activity.js';
 import type { WorkerContext } from '../context.js';
 import type { Fate } from '../fate/conclude.js';
 import { handBackNow, internalError, leaseLost, poisoned } from '../fate/decide.js';
-import { originOf } from '../fate/resend.js';
+import { originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken } from '../run/claim.js';
 import type { GoodReading } from '../run/reading.js';

@@ -1,5 +1,5 @@
-import type { BackoffPolicy } from '../../definition-rules.js';
-import { SQS_MAX_HOLD_MS as MAX_HOLD_MS } from '../../sqs-limits.js';
+import type { BackoffPolicy } from '../../core/definition-rules.js';
+import { SQS_MAX_HOLD_MS as MAX_HOLD_MS } from '../../core/sqs-limits.js';
 
 /**
  * The delay before attempt `attempt + 1`, after attempt `attempt` (1-based, SQS's receive count)

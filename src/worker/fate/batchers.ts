@@ -1,7 +1,8 @@
-import type { BatchEntry, BatchFailure, QueuePort, ReceivedMessage } from '../../ports/queue.js';
-import { inBatches } from '../../sqs-batch.js';
-import { SQS_BATCH_LIMIT as BATCH } from '../../sqs-limits.js';
-import { sleep } from '../../sleep.js';
+import type { QueuePort } from '../../ports/queue.js';
+import type { BatchEntry, BatchFailure, ReceivedMessage } from '../../core/message.js';
+import { inBatches } from '../../core/sqs-batch.js';
+import { SQS_BATCH_LIMIT as BATCH } from '../../core/sqs-limits.js';
+import { sleep } from '../../core/sleep.js';
 
 const ATTEMPTS = 3;
 

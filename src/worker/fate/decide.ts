@@ -1,7 +1,7 @@
-import { RetryLaterError, UnrecoverableError } from '../../errors.js';
-import type { BackoffPolicy } from '../../definition-rules.js';
-import type { PoisonReason } from '../../envelope.js';
-import type { DeadLetterReason, DuplicateState } from '../../job-events.js';
+import { RetryLaterError, UnrecoverableError } from '../../core/errors.js';
+import type { BackoffPolicy } from '../../core/definition-rules.js';
+import type { PoisonReason } from '../../core/envelope.js';
+import type { DeadLetterReason, DuplicateState } from '../../core/job-events.js';
 import type { ClaimResult } from '../../ports/lock.js';
 import { retryDelayMs } from './backoff.js';
 import type { Execution } from '../run/execute.js';

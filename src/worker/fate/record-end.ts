@@ -1,5 +1,5 @@
-import type { JobInfo } from '../../job-events.js';
-import { sleep } from '../../sleep.js';
+import type { JobInfo } from '../../core/job-events.js';
+import { sleep } from '../../core/sleep.js';
 import type { StatusEnd } from '../../status/tracker.js';
 import type { WorkerContext } from '../context.js';
 import type { Lease } from '../hold/lease.js';

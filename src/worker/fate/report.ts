@@ -1,4 +1,4 @@
-import type { DeadLetterReason, DuplicateState, JobInfo } from '../../job-events.js';
+import type { DeadLetterReason, DuplicateState, JobInfo } from '../../core/job-events.js';
 import type { WorkerContext } from '../context.js';
 import { jobLogger } from '../run/job-logger.js';
 

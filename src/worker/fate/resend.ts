@@ -1,59 +1,17 @@
-import { carriedAttributes } from '../../dead-letter.js';
-import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from '../../ports/queue.js';
-import { isFifoQueue } from '../../queue-url.js';
-
-/**
- * Handing a message back by visibility costs one of its receives: SQS counts every receive, and
- * moves a message to the DLQ once the count passes the queue's maxReceiveCount, whether or not it
- * ever ran. A message that has no receive left and must go back without running is re-sent
- * instead: a new message with the same body (same job id) and a fresh receive count, after which
- * the old one is deleted. These attributes carry what the worker needs across the re-send.
- */
-/** Receives the job had under earlier messages, so `ctx.attempt` goes on counting. */
-export const ATTR_PRIOR_RECEIVES = 'sqsjobs-prior-receives';
-/** The first message's SentTimestamp (ms since the epoch), so WaitTime still starts at the first send. */
-export const ATTR_FIRST_SENT_AT = 'sqsjobs-first-sent-at';
-/**
- * The MessageId of the first message of the chain. The dedupe lock names the message a running job
- * belongs to; a re-sent copy of that message is the same delivery, not a redundant second one.
- */
-export const ATTR_ORIGIN = 'sqsjobs-origin-message-id';
-
-/**
- * On a copy of a message that is in the DLQ already, re-sent only because its fan-out count failed
- * on its last receive: the worker counts it and deletes it, and never runs it (the dead-letter
- * marker names the first message id, which the copy does not have).
- */
-export const ATTR_DEAD_LETTERED = 'sqsjobs-dead-lettered';
+import { carriedAttributes } from '../../core/dead-letter.js';
+import {
+  ATTR_DEAD_LETTERED,
+  ATTR_FIRST_SENT_AT,
+  ATTR_ORIGIN,
+  ATTR_PRIOR_RECEIVES,
+  attemptOf,
+  firstSentAt,
+  originOf,
+} from '../../core/delivery.js';
+import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from '../../core/message.js';
+import { isFifoQueue } from '../../core/queue-url.js';
 
 const SQS_MAX_DELAY_SECONDS = 900;
-
-function numberAttribute(m: ReceivedMessage, name: string): number | undefined {
-  const text = m.attributes[name]?.StringValue;
-  const value = text === undefined ? Number.NaN : Number(text);
-  return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
-}
-
-/** The job's attempt: SQS's receive count of this message plus the receives of the messages it was re-sent from. */
-export function attemptOf(m: ReceivedMessage): number {
-  return m.receiveCount + (numberAttribute(m, ATTR_PRIOR_RECEIVES) ?? 0);
-}
-
-/** When the job was first sent: the first message's SentTimestamp, carried over re-sends. */
-export function firstSentAt(m: ReceivedMessage): Date {
-  const carried = numberAttribute(m, ATTR_FIRST_SENT_AT);
-  return carried === undefined ? m.sentAt : new Date(carried);
-}
-
-/** The MessageId the job's lock names: the first message's, carried over re-sends. */
-export function originOf(m: ReceivedMessage): string {
-  return m.attributes[ATTR_ORIGIN]?.StringValue ?? m.messageId;
-}
-
-/** A copy re-sent only to be counted: its job is in the DLQ already (see ATTR_DEAD_LETTERED). */
-export function isDeadLetteredCopy(m: ReceivedMessage): boolean {
-  return m.attributes[ATTR_DEAD_LETTERED]?.StringValue === 'true';
-}
 
 /** True when handing `m` back by visibility would let SQS's redrive move it to the DLQ on its next receive. */
 export function atReceiveLimit(m: ReceivedMessage, maxReceiveCount: number | undefined): boolean {

@@ -1,7 +1,7 @@
-import { deadLetterMessage } from '../../dead-letter.js';
-import { toError } from '../../errors.js';
-import type { JobInfo } from '../../job-events.js';
-import { groupByQueue, inBatches } from '../../sqs-batch.js';
+import { deadLetterMessage } from '../../core/dead-letter.js';
+import { toError } from '../../core/errors.js';
+import type { JobInfo } from '../../core/job-events.js';
+import { groupByQueue, inBatches } from '../../core/sqs-batch.js';
 import type { WorkerContext } from '../context.js';
 import type { Lease } from '../hold/lease.js';
 import { visibilitySeconds } from './backoff.js';

@@ -1,7 +1,8 @@
 import { slotsOf, type ExtendResult, type JobLock } from '../../ports/lock.js';
-import type { QueuePort, ReceivedMessage } from '../../ports/queue.js';
-import { groupByQueue, inBatches } from '../../sqs-batch.js';
-import { SQS_MAX_HOLD_MS as MAX_HOLD_MS } from '../../sqs-limits.js';
+import type { QueuePort } from '../../ports/queue.js';
+import type { ReceivedMessage } from '../../core/message.js';
+import { groupByQueue, inBatches } from '../../core/sqs-batch.js';
+import { SQS_MAX_HOLD_MS as MAX_HOLD_MS } from '../../core/sqs-limits.js';
 import { Lease } from './lease.js';
 
 export interface HeartbeatOptions {

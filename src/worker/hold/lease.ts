@@ -1,6 +1,6 @@
-import { SqsJobsError } from '../../errors.js';
-import type { JobInfo } from '../../job-events.js';
-import type { ReceivedMessage } from '../../ports/queue.js';
+import { SqsJobsError } from '../../core/errors.js';
+import type { JobInfo } from '../../core/job-events.js';
+import type { ReceivedMessage } from '../../core/message.js';
 import type { ProgressReporter } from '../../status/progress.js';
 import type { Tracking } from '../../status/tracker.js';
 import type { Reading } from '../run/reading.js';

@@ -1,6 +1,6 @@
-import type { ReceivedMessage } from '../../ports/queue.js';
+import type { ReceivedMessage } from '../../core/message.js';
 import type { WorkerContext } from '../context.js';
-import { sleep } from '../../sleep.js';
+import { sleep } from '../../core/sleep.js';
 import type { ReceiveCapacity } from './capacity.js';
 import type { Lease } from '../hold/lease.js';
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { isFifoQueue } from '../../queue-url.js';
+import { isFifoQueue } from '../../core/queue-url.js';
 import type { ClaimResult } from '../../ports/lock.js';
 import type { WorkerContext } from '../context.js';
 import { afterClaim, afterPermit, DEAD_LETTERED_COPY, type Outcome } from '../fate/decide.js';
-import { isDeadLetteredCopy, originOf } from '../fate/resend.js';
+import { isDeadLetteredCopy, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import type { GoodReading } from './reading.js';
 

@@ -1,4 +1,4 @@
-import { toError } from '../../errors.js';
+import { toError } from '../../core/errors.js';
 import type { Abortable, AbortCode } from '../hold/lease.js';
 
 /** How a handler's run ended. */

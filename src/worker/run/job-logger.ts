@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { JobInfo } from '../../job-events.js';
+import type { JobInfo } from '../../core/job-events.js';
 
 /**
  * A child logger bound to the job, made on first use: most jobs log nothing, and a pino child per

@@ -1,9 +1,9 @@
-import { ATTR_JOB, ATTR_JOB_ID, decodeEnvelope } from '../../envelope.js';
-import type { JobRegistry } from '../../job.js';
-import type { JobInfo } from '../../job-events.js';
-import type { ReceivedMessage } from '../../ports/queue.js';
-import { fieldIssues } from '../../validation.js';
-import { attemptOf } from '../fate/resend.js';
+import { ATTR_JOB, ATTR_JOB_ID, decodeEnvelope } from '../../core/envelope.js';
+import type { JobRegistry } from '../../core/job.js';
+import type { JobInfo } from '../../core/job-events.js';
+import type { ReceivedMessage } from '../../core/message.js';
+import { fieldIssues } from '../../core/validation.js';
+import { attemptOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import type { Reading } from './reading.js';
 

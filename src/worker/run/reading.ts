@@ -1,6 +1,6 @@
-import type { Envelope, PoisonReason } from '../../envelope.js';
-import type { AnyDefinition } from '../../job.js';
-import type { JobInfo } from '../../job-events.js';
+import type { Envelope, PoisonReason } from '../../core/envelope.js';
+import type { AnyDefinition } from '../../core/job.js';
+import type { JobInfo } from '../../core/job-events.js';
 
 /** What reading a message gave: a registered job with valid args, or poison. */
 export type Reading =

@@ -1,12 +1,12 @@
-import type { AnyJob, JobContext } from '../../job.js';
-import type { JobInfo } from '../../job-events.js';
-import { SqsJobsError } from '../../errors.js';
-import { fanOut } from '../../status/fan-out.js';
+import type { AnyJob, JobContext } from '../../core/job.js';
+import type { JobInfo } from '../../core/job-events.js';
+import { SqsJobsError } from '../../core/errors.js';
+import { fanOut } from '../../fan-out/fan-out.js';
 import { NO_PROGRESS } from '../../status/progress.js';
 import { trackingOf } from '../../status/tracker.js';
 import type { WorkerContext } from '../context.js';
 import { afterRun, type Outcome, poisoned } from '../fate/decide.js';
-import { firstSentAt, originOf } from '../fate/resend.js';
+import { firstSentAt, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken, permitFor } from './claim.js';
 import { execute } from './execute.js';

@@ -57,7 +57,7 @@ const name = (n: unknown): string | undefined => {
 };
 
 /** What in `source` (the file at `file`, relative to src/worker) breaks the rules. */
-export function findViolations(file: string, source: string): Finding[] {
+function findViolations(file: string, source: string): Finding[] {
   const ast = parseSync(source, { syntax: 'typescript' });
   // swc's spans count from the start of everything it parsed in this process: make them relative.
   const base = (ast as unknown as Node).span!.start;

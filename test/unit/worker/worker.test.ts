@@ -1,10 +1,10 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { encodeEnvelope, newJobId } from '../../../src/envelope.js';
-import { UnrecoverableError } from '../../../src/errors.js';
-import { defineBatchJob } from '../../../src/batch-job.js';
-import { defineJob } from '../../../src/job.js';
+import { encodeEnvelope, newJobId } from '../../../src/core/envelope.js';
+import { UnrecoverableError } from '../../../src/core/errors.js';
+import { defineBatchJob } from '../../../src/core/batch-job.js';
+import { defineJob } from '../../../src/core/job.js';
 import type { JobLock } from '../../../src/ports/lock.js';
 import type { QueuePort } from '../../../src/ports/queue.js';
 import { createWorker } from '../../../src/worker/worker.js';
@@ -108,7 +108,10 @@ describe('a batch whose item loses its lease while it waits', () => {
         queues: [url],
         jobs: [job],
         queue,
-        visibilityTimeoutSeconds: 2,
+        // Extended every second to 4 s: a loaded machine (tests run in parallel) that stalls a tick
+        // must not lose other leases than the one refused.
+        visibilityTimeoutSeconds: 4,
+        heartbeatIntervalMs: 1_000,
         waitTimeSeconds: 0,
         deleteFlushMs: 0,
         handleSignals: false,
@@ -120,7 +123,7 @@ describe('a batch whose item loses its lease while it waits', () => {
     const lost: string[] = [];
     worker.on('heartbeat:lost', (e) => lost.push(e.jobId));
     await worker.start();
-    await eventually(() => batches.flat().length === 5, 'every item handled once', 15_000);
+    await eventually(() => batches.flat().length === 5, 'every item handled once', 25_000);
     await worker.stop();
     expect(lost).toEqual(['item-2']);
     // item-2 ran once, from its redelivery (it may have joined the same batch before the flush).

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineBatchJob } from '../../../../src/batch-job.js';
+import { defineBatchJob } from '../../../../src/core/batch-job.js';
 import { exclusiveKey, type HeldItem, reportedFailures } from '../../../../src/worker/batch/batch-run.js';
 
 const log = pino({ level: 'silent' });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineBatchJob } from '../../../../src/batch-job.js';
-import { ValidationError } from '../../../../src/errors.js';
+import { defineBatchJob } from '../../../../src/core/batch-job.js';
+import { ValidationError } from '../../../../src/core/errors.js';
 import { BatchBuffer, type Held } from '../../../../src/worker/batch/batches.js';
 
 interface Item extends Held {

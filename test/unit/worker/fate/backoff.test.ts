@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BACKOFF } from '../../../../src/definition-rules.js';
-import { SQS_MAX_HOLD_MS as MAX_HOLD_MS } from '../../../../src/sqs-limits.js';
+import { DEFAULT_BACKOFF } from '../../../../src/core/definition-rules.js';
+import { SQS_MAX_HOLD_MS as MAX_HOLD_MS } from '../../../../src/core/sqs-limits.js';
 import { retryDelayMs, visibilitySeconds } from '../../../../src/worker/fate/backoff.js';
 
 describe('retryDelayMs', () => {

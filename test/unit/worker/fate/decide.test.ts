@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RetryLaterError, SqsJobsError, UnrecoverableError } from '../../../../src/errors.js';
+import { RetryLaterError, SqsJobsError, UnrecoverableError } from '../../../../src/core/errors.js';
 import type { ClaimResult } from '../../../../src/ports/lock.js';
 import {
   afterClaim,

@@ -3,15 +3,14 @@ import {
   ATTR_FIRST_SENT_AT,
   ATTR_ORIGIN,
   ATTR_PRIOR_RECEIVES,
-  atReceiveLimit,
   attemptOf,
   firstSentAt,
   isDeadLetteredCopy,
   originOf,
-  resentMessage,
-} from '../../../../src/worker/fate/resend.js';
-import type { ReceivedMessage } from '../../../../src/ports/queue.js';
-import { ATTR_REPLAY, deadLetterMessage } from '../../../../src/dead-letter.js';
+} from '../../../../src/core/delivery.js';
+import { atReceiveLimit, resentMessage } from '../../../../src/worker/fate/resend.js';
+import type { ReceivedMessage } from '../../../../src/core/message.js';
+import { ATTR_REPLAY, deadLetterMessage } from '../../../../src/core/dead-letter.js';
 
 const base: ReceivedMessage = {
   queueUrl: 'http://127.0.0.1:4566/000000000000/jobs',

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ProgressUpdate } from '../../src/ports/job-store.js';
-import { ProgressReporter } from '../../src/status/progress.js';
+import type { ProgressUpdate } from '../../../src/ports/job-store.js';
+import { ProgressReporter } from '../../../src/status/progress.js';
 
 describe('ProgressReporter: at most one write per interval, the latest values win', () => {
   beforeEach(() => vi.useFakeTimers());

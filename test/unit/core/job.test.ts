@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ValidationError, SqsJobsError, UnknownJobError } from '../../src/errors.js';
-import { DEFAULT_BACKOFF } from '../../src/definition-rules.js';
-import { JobRegistry, defineJob, validateArgs } from '../../src/job.js';
+import { ValidationError, SqsJobsError, UnknownJobError } from '../../../src/core/errors.js';
+import { DEFAULT_BACKOFF } from '../../../src/core/definition-rules.js';
+import { JobRegistry, defineJob, validateArgs } from '../../../src/core/job.js';
 
 const email = defineJob({
   name: 'send-email',

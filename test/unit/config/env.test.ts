@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../../src/core/errors.js';
 import {
   isFifoQueue,
   parseQueueUrl,
@@ -10,7 +10,7 @@ import {
   resolveCloudWatchSettings,
   resolveMemcached,
   resolveQueueUrl,
-} from '../../src/config.js';
+} from '../../../src/config/env.js';
 
 describe('resolveAwsSettings', () => {
   it('takes options first, then SQS_JOBS_ENDPOINT, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL', () => {
@@ -164,7 +164,7 @@ describe('resolveMemcached', () => {
 
 describe('createSqsClient credentials', () => {
   it('uses the credentials in the env it is given for a loopback endpoint, else placeholders', async () => {
-    const { createSqsClient } = await import('../../src/aws/clients.js');
+    const { createSqsClient } = await import('../../../src/adapters/aws-clients.js');
     const given = createSqsClient(
       { endpoint: 'http://127.0.0.1:9324', region: 'us-east-1' },
       {},
@@ -178,7 +178,7 @@ describe('createSqsClient credentials', () => {
   });
 
   it("counts LocalStack's localhost.localstack.cloud names as loopback", async () => {
-    const { createSqsClient } = await import('../../src/aws/clients.js');
+    const { createSqsClient } = await import('../../../src/adapters/aws-clients.js');
     // Credentials from the env given are used only for loopback endpoints (else the SDK's chain).
     const client = createSqsClient(
       { endpoint: 'http://sqs.us-east-1.localhost.localstack.cloud:4566', region: 'us-east-1' },

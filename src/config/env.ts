@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ConfigError, type FieldIssue } from './errors.js';
-import { httpUrlProblem, REGION, queueUrlSchema } from './queue-url.js';
+import { ConfigError, type FieldIssue } from '../core/errors.js';
+import { httpUrlProblem, REGION, queueUrlSchema } from '../core/queue-url.js';
 
 export {
   isFifoQueue,
@@ -11,7 +11,7 @@ export {
   queueRegionOf,
   queueUrlSchema,
   type QueueUrlParts,
-} from './queue-url.js';
+} from '../core/queue-url.js';
 
 /**
  * Where sqs-jobs finds AWS and memcached. Every field can come from options or the environment;

@@ -1,8 +1,8 @@
 import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { z } from 'zod';
-import { createSqsClient } from './aws/clients.js';
-import { isFifoQueue, parseConfig, resolveAwsSettings, resolveQueueUrl, type Env } from './config.js';
-import { encodeEnvelope, envelopeAttributes, messageSize, newJobId, type Envelope } from './envelope.js';
+import { createSqsClient } from '../adapters/aws-clients.js';
+import { isFifoQueue, parseConfig, resolveAwsSettings, resolveQueueUrl, type Env } from '../config/env.js';
+import { encodeEnvelope, envelopeAttributes, messageSize, newJobId, type Envelope } from '../core/envelope.js';
 import {
   ConfigError,
   EnqueueBatchError,
@@ -12,10 +12,10 @@ import {
   toError,
   type FailedEntry,
   type FieldIssue,
-} from './errors.js';
-import { FairnessGate } from './fairness/gate.js';
-import { JobRegistry, type AnyDefinition, type JobArgs } from './job.js';
-import { chunkMessages, sendBatch, type PreparedMessage } from './producer-batch.js';
+} from '../core/errors.js';
+import { FairnessGate } from './spillover.js';
+import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
+import { chunkMessages, sendBatch, type PreparedMessage } from './send-many.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   checkOptionsFit,
@@ -26,13 +26,13 @@ import {
   type EnqueueOptions,
   type EnqueueResult,
   type ProducerOptions,
-} from './producer-options.js';
-import { SQS_BATCH_LIMIT, SQS_DEFAULT_MESSAGE_BYTES } from './sqs-limits.js';
-import type { JobStore } from './ports/job-store.js';
-import { resolveJobStore } from './status/store.js';
-import { recordWaiting } from './status/waiting.js';
-import { checkedArgs } from './producer-args.js';
-import { parseWith } from './validation.js';
+} from './options.js';
+import { SQS_BATCH_LIMIT, SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.js';
+import type { JobStore } from '../ports/job-store.js';
+import { resolveJobStore } from '../status/store.js';
+import { recordWaiting } from '../status/waiting.js';
+import { checkedArgs } from './args.js';
+import { parseWith } from '../core/validation.js';
 
 /** How many batch calls enqueueMany keeps in flight. */
 const BATCH_CONCURRENCY = 4;

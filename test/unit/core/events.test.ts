@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SafeEmitter } from '../../src/events.js';
+import { SafeEmitter } from '../../../src/core/events.js';
 
 describe('SafeEmitter', () => {
   it('calls a once listener once and then forgets it', () => {

@@ -12,7 +12,16 @@ import {
   zodSchema,
 } from './definition-rules.js';
 import type { AnyBatchJob } from './batch-job.js';
-import type { ProgressFn } from './status/progress.js';
+
+/** `ctx.progress`: report how far a job is. Cheap to call in a tight loop: writes are coalesced. */
+export interface ProgressFn {
+  /** Items done so far (never goes down in the store), and optionally how many there are. */
+  (done: number, total?: number): void;
+  /** Add to `done` (atomic across workers: many jobs may count into one record). */
+  add(n: number): void;
+  /** A small JSON value to show with the status (at most 4 KB; larger values are dropped). */
+  data(value: unknown): void;
+}
 
 /** What a handler gets besides its arguments. */
 export interface JobContext {

@@ -1,10 +1,10 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { EnqueueBatchError } from '../../src/errors.js';
-import { defineJob } from '../../src/job.js';
-import { createProducer } from '../../src/producer.js';
-import { chunkMessages } from '../../src/producer-batch.js';
+import { EnqueueBatchError } from '../../../src/core/errors.js';
+import { defineJob } from '../../../src/core/job.js';
+import { createProducer } from '../../../src/producer/producer.js';
+import { chunkMessages } from '../../../src/producer/send-many.js';
 
 /**
  * How enqueueMany treats a SendMessageBatch answer with failed entries. What SQS refuses is SQS's

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError } from '../../src/errors.js';
-import { defineJob } from '../../src/job.js';
-import { createProducer } from '../../src/producer.js';
-import { createWorker } from '../../src/worker/worker.js';
+import { ConfigError } from '../../../src/core/errors.js';
+import { defineJob } from '../../../src/core/job.js';
+import { createProducer } from '../../../src/producer/producer.js';
+import { createWorker } from '../../../src/worker/worker.js';
 
 /**
  * Every option of createProducer and createWorker, and every variable they read, fed garbage:

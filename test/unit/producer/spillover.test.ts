@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FairnessGate } from '../../../src/fairness/gate.js';
+import { FairnessGate } from '../../../src/producer/spillover.js';
 
 const gate = (weights: Record<string, number> = {}) =>
   new FairnessGate({ spilloverQueueUrl: 'http://127.0.0.1:4566/000000000000/jobs-spill', ratePerSecond: 2, burst: 3, weights });

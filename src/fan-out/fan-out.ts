@@ -1,8 +1,8 @@
-import { SqsJobsError } from '../errors.js';
-import { type AnyDefinition, type FanOutOptions, validateArgs } from '../job.js';
+import { SqsJobsError } from '../core/errors.js';
+import { type AnyDefinition, type FanOutOptions, validateArgs } from '../core/job.js';
 import type { JobStore } from '../ports/job-store.js';
 import type { QueuePort } from '../ports/queue.js';
-import type { Producer } from '../producer.js';
+import type { Producer } from '../producer/producer.js';
 import { derivedJobId, sendCompletion } from './completion.js';
 
 export interface FanOutDeps {

@@ -1,9 +1,9 @@
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
-import type { StringAttribute } from './envelope.js';
-import { toError, type FailedEntry } from './errors.js';
-import { sleep } from './sleep.js';
-import { classifyFailure } from './sqs-batch.js';
-import { SQS_BATCH_LIMIT } from './sqs-limits.js';
+import type { StringAttribute } from '../core/envelope.js';
+import { toError, type FailedEntry } from '../core/errors.js';
+import { sleep } from '../core/sleep.js';
+import { classifyFailure } from '../core/sqs-batch.js';
+import { SQS_BATCH_LIMIT } from '../core/sqs-limits.js';
 
 /** SendMessageBatch for enqueueMany: one call per chunk, transient entry failures sent again. */
 const BATCH_SEND_ATTEMPTS = 3;

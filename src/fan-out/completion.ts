@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { type Envelope, encodeEnvelope, envelopeAttributes } from '../envelope.js';
+import { type Envelope, encodeEnvelope, envelopeAttributes } from '../core/envelope.js';
 import type { CompletionSpec, FanOutStatus, JobStore } from '../ports/job-store.js';
 import type { QueuePort } from '../ports/queue.js';
-import { isFifoQueue } from '../queue-url.js';
+import { isFifoQueue } from '../core/queue-url.js';
 
 /** What a fan-out's completion job gets (merged over the `args` given to onComplete). */
 export const fanOutResultSchema = z.object({

@@ -1,6 +1,6 @@
-import { findForbiddenCharacter } from './envelope.js';
-import { ValidationError } from './errors.js';
-import { type AnyDefinition, validateArgs } from './job.js';
+import { findForbiddenCharacter } from '../core/envelope.js';
+import { ValidationError } from '../core/errors.js';
+import { type AnyDefinition, validateArgs } from '../core/job.js';
 
 /**
  * A job's args as they will be sent: checked against its schema (defaults applied), with every

@@ -1,5 +1,5 @@
 import type { DeadLetterReason } from './job-events.js';
-import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from './ports/queue.js';
+import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from './message.js';
 import { isFifoQueue } from './queue-url.js';
 
 const SQS_MAX_ATTRIBUTES = 10;

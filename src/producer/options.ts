@@ -1,11 +1,11 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import { queueUrlSchema } from './config.js';
-import { jobIdSchema, tenantSchema } from './envelope.js';
-import { storeOptionSchema } from './status/store.js';
-import { JobRegistry, isDefinition, type AnyDefinition } from './job.js';
-import { SQS_MAX_MESSAGE_BYTES } from './sqs-limits.js';
-import { ValidationError } from './errors.js';
+import { queueUrlSchema } from '../config/env.js';
+import { jobIdSchema, tenantSchema } from '../core/envelope.js';
+import { storeOptionSchema } from '../status/store.js';
+import { JobRegistry, isDefinition, type AnyDefinition } from '../core/job.js';
+import { SQS_MAX_MESSAGE_BYTES } from '../core/sqs-limits.js';
+import { ValidationError } from '../core/errors.js';
 
 /** The producer's options and enqueue options: schemas, types and limits (validated before any call). */
 

@@ -1,6 +1,6 @@
-import type { JobArgs, AnyDefinition } from './job.js';
+import type { JobArgs, AnyDefinition } from '../core/job.js';
 import { Producer } from './producer.js';
-import type { EnqueueManyOptions, EnqueueOptions, EnqueueResult, ProducerOptions } from './producer-options.js';
+import type { EnqueueManyOptions, EnqueueOptions, EnqueueResult, ProducerOptions } from './options.js';
 
 /* The module-level enqueue()/enqueueMany(): one producer per process, configured from the environment on first use. */
 

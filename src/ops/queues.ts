@@ -1,9 +1,9 @@
 import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import { SqsJobsError, ValidationError, toError } from './errors.js';
+import { SqsJobsError, ValidationError, toError } from '../core/errors.js';
 import { ensureQueue, parseRedrivePolicy, type QueueChange } from './queue-settings.js';
-import { parseWith } from './validation.js';
-import { SQS_MAX_VISIBILITY_SECONDS } from './sqs-limits.js';
+import { parseWith } from '../core/validation.js';
+import { SQS_MAX_VISIBILITY_SECONDS } from '../core/sqs-limits.js';
 
 export type { QueueChange } from './queue-settings.js';
 

@@ -1,4 +1,4 @@
-import type { BatchFailure, FailureKind } from './ports/queue.js';
+import type { BatchFailure, FailureKind } from './message.js';
 import { SQS_BATCH_LIMIT } from './sqs-limits.js';
 
 /** SQS takes at most 10 entries in one batch call. */
