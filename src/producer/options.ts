@@ -74,7 +74,7 @@ export const producerOptionsSchema = z
       .optional(),
     /** Where `track: true` jobs record their status: `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE. */
     store: storeOptionSchema,
-    /** Tenant fairness (src/fairness/gate.ts): a key's jobs beyond its allowance go to the spillover queue. */
+    /** Tenant fairness (src/producer/spillover.ts): a key's jobs beyond its allowance go to the spillover queue. */
     fairness: z
       .object({
         spilloverQueueUrl: queueUrlSchema,
