@@ -75,10 +75,17 @@ module.exports = {
     },
     {
       name: 'nothing-imports-the-entry',
-      comment: 'src/index.ts is the public API: inside src/, import the module itself.',
+      comment: 'src/index.ts, src/adapters/index.ts and src/testing/index.ts are the public entries: inside src/, import the module itself.',
       severity: 'error',
       from: { path: '^src/' },
-      to: { path: '^src/index\\.ts$' },
+      to: { path: '^src/(adapters/|testing/)?index[.]ts$' },
+    },
+    {
+      name: 'nothing-imports-testing',
+      comment: 'src/testing/ (in-memory fakes, a handler runner) is for tests, never for the product.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/testing/' },
+      to: { path: '^src/testing/' },
     },
     {
       name: 'core-does-not-import-adapters',

@@ -6,22 +6,11 @@ import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-s
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { pino } from 'pino';
 import { chargeInvoice, importDone, importFile, importRow, resizeImage, sendWelcomeEmail } from '../handlers/index.js';
-import {
-  createJobTable,
-  createProducer,
-  createQueues,
-  createSqsClient,
-  createWorker,
-  JobStatusReader,
-  resolveAwsSettings,
-  type Worker,
-} from '../src/index.js';
-import { createDynamoClient } from '../src/adapters/aws-clients.js';
+import { createProducer, createQueues, createWorker, JobStatusReader, type Worker } from '../src/index.js';
+import { createCloudWatchClient, createDynamoClient, createJobTable, createSqsClient } from '../src/adapters/index.js';
 import { renderJob } from '../src/cli/job-commands.js';
-import { resolveDynamoSettings } from '../src/config/env.js';
+import { resolveAwsSettings, resolveCloudWatchSettings, resolveDynamoSettings } from '../src/config/env.js';
 import { Progress } from './demo-progress.js';
-import { createCloudWatchClient } from '../src/adapters/aws-clients.js';
-import { resolveCloudWatchSettings } from '../src/config/env.js';
 import { renderDeadLetters, renderStats } from '../src/cli/render.js';
 import { listDeadLetters } from '../src/ops/dlq.js';
 import { collectStats } from '../src/ops/stats.js';

@@ -1,10 +1,16 @@
-export { defineJob, JobRegistry, validateArgs, isJobDefinition, isDefinition } from './core/job.js';
-export { DEFAULT_BACKOFF, type BackoffPolicy } from './core/definition-rules.js';
-export type { JobDefinition, JobContext, JobSpec, JobArgs, AnyJob, AnyDefinition } from './core/job.js';
-export { defineBatchJob, isBatchJob, MAX_BATCH_SIZE } from './core/batch-job.js';
-export type { BatchJobDefinition, BatchJobSpec, BatchItem, BatchContext, BatchResult, AnyBatchJob } from './core/batch-job.js';
-export { encodeEnvelope, decodeEnvelope, newJobId, ENVELOPE_VERSION, ATTR_JOB, ATTR_JOB_ID } from './core/envelope.js';
-export type { Envelope, Decoded, PoisonReason } from './core/envelope.js';
+/**
+ * sqs-jobs: background jobs on Amazon SQS. Define jobs, enqueue them, run workers, read job status.
+ * Ports and adapters: `sqs-jobs/adapters`. In-memory fakes and a handler runner for tests:
+ * `sqs-jobs/testing`.
+ */
+// Jobs
+export { defineJob, JobRegistry } from './core/job.js';
+export type { JobDefinition, JobContext, JobArgs, AnyJob, AnyDefinition } from './core/job.js';
+export { defineBatchJob } from './core/batch-job.js';
+export type { BatchJobDefinition, BatchItem, BatchResult } from './core/batch-job.js';
+export { fanOutResultSchema } from './fan-out/completion.js';
+export type { FanOutResult } from './fan-out/completion.js';
+// Errors
 export {
   SqsJobsError,
   ConfigError,
@@ -14,35 +20,18 @@ export {
   EnqueueBatchError,
   UnrecoverableError,
   RetryLaterError,
-  ERROR_CODES,
 } from './core/errors.js';
-export type { ErrorCode, FieldIssue, FailedEntry } from './core/errors.js';
+// Producing
 export { Producer, createProducer } from './producer/producer.js';
 export { configureDefaultProducer, enqueue, enqueueMany } from './producer/default.js';
-export { DEFAULT_MAX_MESSAGE_BYTES } from './producer/options.js';
 export type { ProducerOptions, EnqueueOptions, EnqueueManyOptions, EnqueueResult } from './producer/options.js';
-export { createQueues, dlqNameFor, readRedrivePolicy } from './ops/queues.js';
-export type { QueueChange, QueueSpec, QueuePair, RedrivePolicy } from './ops/queues.js';
-export { createSqsClient, createCloudWatchClient } from './adapters/aws-clients.js';
-export { resolveAwsSettings } from './config/env.js';
+// Working
 export { Worker, createWorker } from './worker/worker.js';
-export type { WorkerOptions, WorkerConfig } from './worker/options.js';
+export type { WorkerOptions } from './worker/options.js';
 export type { WorkerEvents, JobInfo, BatchInfo, DeadLetterReason } from './core/job-events.js';
-export { retryDelayMs } from './worker/fate/backoff.js';
-export { MemcachedLock } from './adapters/memcached-lock.js';
-export type { JobLock, ClaimResult, ExtendResult } from './ports/lock.js';
-export {
-  ATTR_DLQ_REASON,
-  ATTR_DLQ_ERROR,
-  ATTR_DLQ_SOURCE,
-  ATTR_DLQ_RECEIVE_COUNT,
-  ATTR_DLQ_AT,
-} from './core/dead-letter.js';
+// Status
 export { getJob, JobStatusReader } from './status/get-job.js';
-export type { JobView, UnknownStatus } from './status/get-job.js';
-export { fanOutResultSchema, derivedJobId } from './fan-out/completion.js';
-export type { FanOutResult } from './fan-out/completion.js';
-export type { FanOutOptions } from './core/job.js';
-export type { ProgressFn } from './status/progress.js';
-export type { JobStore, JobStatus, JobState, JobViewState, Progress, FanOutStatus, CompletionSpec } from './ports/job-store.js';
-export { DynamoJobStore, createJobTable } from './adapters/dynamodb-store.js';
+export type { JobView } from './status/get-job.js';
+// Queues
+export { createQueues } from './ops/queues.js';
+export type { QueueSpec, QueuePair } from './ops/queues.js';

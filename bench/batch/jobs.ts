@@ -3,7 +3,8 @@
  * a plain job that takes one item. The producer and the workers share these definitions.
  */
 import { z } from 'zod';
-import { type BatchJobSpec, defineBatchJob, defineJob, type JobContext } from '../../src/index.js';
+import { defineBatchJob, defineJob, type JobContext } from '../../src/index.js';
+import type { BatchJobSpec } from '../../src/core/batch-job.js';
 import { seededRandom } from '../lib/sqs-proxy.js';
 
 /** One item: its number within the run, and the downstream key it belongs to (e.g. an account). */

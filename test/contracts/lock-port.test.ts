@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MemcachedLock } from '../../src/adapters/memcached-lock.js';
 import type { JobLock } from '../../src/ports/lock.js';
 import { freePort } from '../helpers/memcached.js';
-import { MemoryLock } from '../helpers/memory-lock.js';
+import { MemoryLock } from '../../src/testing/memory-lock.js';
 import { LOCAL_MEMCACHED, sleep } from '../helpers/stack.js';
 
 /**

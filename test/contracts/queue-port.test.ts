@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqsQueuePort } from '../../src/adapters/sqs-queue.js';
 import type { QueuePort } from '../../src/ports/queue.js';
-import { MemoryQueue } from '../helpers/memory-queue.js';
+import { MemoryQueue } from '../../src/testing/memory-queue.js';
 import { freshQueues, sleep, sqsClient } from '../helpers/stack.js';
 
 /**

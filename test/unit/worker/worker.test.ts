@@ -8,7 +8,7 @@ import { defineJob } from '../../../src/core/job.js';
 import type { JobLock } from '../../../src/ports/lock.js';
 import type { QueuePort } from '../../../src/ports/queue.js';
 import { createWorker } from '../../../src/worker/worker.js';
-import { MemoryQueue } from '../../helpers/memory-queue.js';
+import { MemoryQueue } from '../../../src/testing/memory-queue.js';
 import { eventually } from '../../helpers/stack.js';
 
 // The worker over an injected queue port: no server, no SDK. What SQS itself does is tested

@@ -14,8 +14,8 @@ import type { Lease } from '../../../../src/worker/hold/lease.js';
 import { resolveWorkerConfig } from '../../../../src/worker/options.js';
 import { queueState } from '../../../../src/worker/queue-state.js';
 import { buildContext } from '../../../../src/worker/wiring.js';
-import { MemoryLock } from '../../../helpers/memory-lock.js';
-import { MemoryQueue } from '../../../helpers/memory-queue.js';
+import { MemoryLock } from '../../../../src/testing/memory-lock.js';
+import { MemoryQueue } from '../../../../src/testing/memory-queue.js';
 
 /*
  * settle() carries out each Outcome on a queue and a lock (the in-memory fakes, which pass the same

@@ -1,4 +1,4 @@
-import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../../src/ports/lock.js';
+import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../ports/lock.js';
 
 /**
  * The dedupe lock in memory, for tests that run a worker without memcached. It passes the same

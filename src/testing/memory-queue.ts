@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { DeadLetterTarget, QueuePort } from '../../src/ports/queue.js';
-import type { BatchEntry, BatchFailure, OutgoingMessage, ReceivedMessage } from '../../src/core/message.js';
+import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
+import type { BatchEntry, BatchFailure, OutgoingMessage, ReceivedMessage } from '../core/message.js';
 
 interface Stored {
   readonly messageId: string;

@@ -1,0 +1,21 @@
+/**
+ * `sqs-jobs/adapters`: the ports the core talks through, and the adapters that implement them
+ * over AWS and memcached. Hand a worker or producer your own (`createWorker({ queue, lock })`,
+ * `store`) to run sqs-jobs on something else; `sqs-jobs/testing` has in-memory ones.
+ */
+export { SqsQueuePort } from './sqs-queue.js';
+export { MemcachedLock } from './memcached-lock.js';
+export { DynamoJobStore, createJobTable } from './dynamodb-store.js';
+export { createSqsClient, createCloudWatchClient, createDynamoClient } from './aws-clients.js';
+export type { QueuePort, DeadLetterTarget } from '../ports/queue.js';
+export type {
+  BatchEntry,
+  BatchFailure,
+  FailureKind,
+  MessageAttribute,
+  MessageAttributes,
+  OutgoingMessage,
+  ReceivedMessage,
+} from '../core/message.js';
+export type { JobLock, ClaimResult, ExtendResult, ClaimingMessage } from '../ports/lock.js';
+export type { JobStore, JobStatus, JobState, Progress, FanOutStatus, CompletionSpec } from '../ports/job-store.js';

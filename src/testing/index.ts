@@ -1,0 +1,8 @@
+/**
+ * `sqs-jobs/testing`: unit-test jobs, and code that uses sqs-jobs, without servers. The in-memory
+ * queue and lock pass the same contract tests as the SQS and memcached adapters.
+ */
+export { MemoryQueue } from './memory-queue.js';
+export { MemoryLock } from './memory-lock.js';
+export { runHandler, runBatchHandler } from './run-handler.js';
+export type { HandlerRun, HandlerRunOptions } from './run-handler.js';

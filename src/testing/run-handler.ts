@@ -1,0 +1,141 @@
+import { pino, type Logger } from 'pino';
+import type { z } from 'zod';
+import type { BatchItem, BatchJobDefinition } from '../core/batch-job.js';
+import { newJobId } from '../core/envelope.js';
+import { SqsJobsError, ValidationError } from '../core/errors.js';
+import { type AnyDefinition, type FanOutOptions, type JobContext, type JobDefinition, validateArgs } from '../core/job.js';
+
+/** What a test may set of the context a handler runs with (each has a plain default). */
+export interface HandlerRunOptions {
+  readonly jobId?: string;
+  /** 1 unless given: a test of retry logic sets it. */
+  readonly attempt?: number;
+  readonly tenant?: string;
+  /** Abort it to see the handler stop (a worker aborts it at the job's timeout, a lost lease, or shutdown). */
+  readonly signal?: AbortSignal;
+  /** Default: a silent logger. */
+  readonly log?: Logger;
+  readonly queueUrl?: string;
+  readonly enqueuedAt?: Date;
+}
+
+/** What a handler did in a test run, besides what it returned. */
+export interface HandlerRun {
+  /** What the handler returned. */
+  readonly result: unknown;
+  /** Progress as the job store would hold it: the last `done`, `total` and `data`, plus every `add`. */
+  readonly progress: { readonly done: number | undefined; readonly total: number | undefined; readonly data: unknown };
+  /** Each `ctx.fanOut` call: the child job's name and its args, validated as the worker would. */
+  readonly fanOuts: { readonly job: string; readonly argsList: readonly unknown[]; readonly options: FanOutOptions | undefined }[];
+}
+
+/**
+ * Run a job's handler as a worker would, without SQS, memcached or a job store: its args are
+ * checked by its schema first (a ValidationError names the field), its context is built from
+ * `options`, and its timeout aborts `ctx.signal`. What the handler throws is thrown (an
+ * UnrecoverableError or a RetryLaterError too), so a test can expect it.
+ */
+export async function runHandler<J extends JobDefinition>(
+  job: J,
+  args: z.input<J['args']>,
+  options: HandlerRunOptions = {},
+): Promise<HandlerRun> {
+  const parsed = validateArgs(job, args);
+  const progress = { done: undefined as number | undefined, total: undefined as number | undefined, data: undefined as unknown };
+  const fanOuts: { job: string; argsList: readonly unknown[]; options: FanOutOptions | undefined }[] = [];
+  const jobId = options.jobId ?? newJobId();
+  const { signal, stop } = runSignal(options.signal, job.timeoutMs, `job "${job.name}" timed out after ${job.timeoutMs} ms`);
+  const ctx: JobContext = {
+    jobId,
+    jobName: job.name,
+    messageId: `test-${jobId}`,
+    attempt: options.attempt ?? 1,
+    signal,
+    log: options.log ?? pino({ level: 'silent' }),
+    tenant: options.tenant,
+    enqueuedAt: options.enqueuedAt ?? new Date(),
+    queueUrl: options.queueUrl ?? 'https://sqs.us-east-1.amazonaws.com/000000000000/test',
+    progress: Object.assign(
+      (done: number, total?: number) => {
+        progress.done = Math.max(progress.done ?? 0, done);
+        if (total !== undefined) progress.total = total;
+      },
+      {
+        add: (n: number) => void (progress.done = (progress.done ?? 0) + n),
+        data: (value: unknown) => void (progress.data = value),
+      },
+    ),
+    fanOut: async (child: AnyDefinition, argsList: readonly unknown[], fanOutOptions?: FanOutOptions) => {
+      const checked = argsList.map((a, i) => {
+        try {
+          return validateArgs(child, a);
+        } catch (error) {
+          if (error instanceof ValidationError)
+            throw new ValidationError('ARGS_INVALID', `fan-out child ${i}: ${error.message}`, error.issues);
+          throw error;
+        }
+      });
+      fanOuts.push({ job: child.name, argsList: checked, options: fanOutOptions });
+      return { parentId: jobId, total: checked.length };
+    },
+  };
+  try {
+    const result = await job.handle(parsed, ctx);
+    return { result, progress, fanOuts };
+  } finally {
+    stop();
+  }
+}
+
+/**
+ * Run a batch job's handler on one batch, as a worker would: each item's args checked by the job's
+ * schema, every item sharing the first one's key. Answers the failed items the handler reported,
+ * by job id; what the handler throws is thrown.
+ */
+export async function runBatchHandler<J extends BatchJobDefinition>(
+  job: J,
+  argsList: readonly z.input<J['args']>[],
+  options: Omit<HandlerRunOptions, 'jobId'> = {},
+): Promise<{ readonly items: readonly BatchItem<z.output<J['args']>>[]; readonly failed: ReadonlyMap<string, unknown> }> {
+  const items = argsList.map((args) => {
+    const jobId = newJobId();
+    return {
+      jobId,
+      args: validateArgs(job, args) as z.output<J['args']>,
+      attempt: options.attempt ?? 1,
+      messageId: `test-${jobId}`,
+      tenant: options.tenant,
+      enqueuedAt: options.enqueuedAt ?? new Date(),
+    };
+  });
+  if (items.length === 0) throw new SqsJobsError('ARGS_INVALID', 'runBatchHandler needs at least one item');
+  const keys = new Set(items.map((i) => String(job.key(i.args))));
+  if (keys.size > 1)
+    throw new SqsJobsError('ARGS_INVALID', `a batch holds one key; these items have ${keys.size}: ${[...keys].join(', ')}`);
+  const { signal, stop } = runSignal(options.signal, job.timeoutMs, `batch job "${job.name}" timed out after ${job.timeoutMs} ms`);
+  try {
+    const answer = await job.handle(items, {
+      jobName: job.name,
+      key: [...keys][0]!,
+      signal,
+      log: options.log ?? pino({ level: 'silent' }),
+    });
+    return { items, failed: new Map((answer?.failed ?? []).map((f) => [f.jobId, f.error])) };
+  } finally {
+    stop();
+  }
+}
+
+/** The handler's signal: the test's own, and the job's timeout. */
+function runSignal(
+  given: AbortSignal | undefined,
+  timeoutMs: number | undefined,
+  message: string,
+): { signal: AbortSignal; stop: () => void } {
+  const timeout = new AbortController();
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => timeout.abort(new SqsJobsError('JOB_TIMEOUT', message)), timeoutMs);
+  return {
+    signal: given === undefined ? timeout.signal : AbortSignal.any([given, timeout.signal]),
+    stop: () => clearTimeout(timer),
+  };
+}
