@@ -61,8 +61,12 @@ export async function runHandler<J extends JobDefinition>(
         if (total !== undefined) progress.total = total;
       },
       {
-        add: (n: number) => void (progress.done = (progress.done ?? 0) + n),
-        data: (value: unknown) => void (progress.data = value),
+        add: (n: number) => {
+          progress.done = (progress.done ?? 0) + n;
+        },
+        data: (value: unknown) => {
+          progress.data = value;
+        },
       },
     ),
     fanOut: async (child: AnyDefinition, argsList: readonly unknown[], fanOutOptions?: FanOutOptions) => {
