@@ -92,12 +92,12 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
             { url: u.spill!, weight: 1 },
           ],
           prefetch: prefetchFor(2),
-          ...(scenario.caps ? { fairness: { caps: scenario.caps, capDelaySeconds: 1 } } : {}),
+          ...(scenario.caps ? { tenantCaps: scenario.caps, capDelaySeconds: 1 } : {}),
         }),
         enqueue: () => ({}),
         producer: (u) => ({
-          fairness: {
-            spilloverQueueUrl: u.spill!,
+          spillover: {
+            queueUrl: u.spill!,
             ratePerSecond: 20,
             burst: 20,
             ...(scenario.weights ? { weights: scenario.weights } : {}),

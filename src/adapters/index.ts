@@ -18,4 +18,5 @@ export type {
   ReceivedMessage,
 } from '../core/message.js';
 export type { JobLock, ClaimResult, ExtendResult, ClaimingMessage } from '../ports/lock.js';
+export type { Permits } from '../ports/permits.js';
 export type { JobStore, JobStatus, JobState, Progress, FanOutStatus, CompletionSpec } from '../ports/job-store.js';

@@ -1,5 +1,6 @@
 import memjs from 'memjs';
-import type { ClaimingMessage, ClaimResult, ConcurrencySlots, ExtendResult, JobLock } from '../ports/lock.js';
+import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../ports/lock.js';
+import type { Permits } from '../ports/permits.js';
 
 export interface MemcachedLockOptions {
   /** host:port[,host:port] */
@@ -183,43 +184,44 @@ export class MemcachedLock implements JobLock {
     }
   }
 
-  /** Fleet-wide concurrency slots on the same memcached (see ConcurrencySlots). */
-  readonly slots: ConcurrencySlots = {
+  /** Fleet-wide permits on the same memcached (tenant caps, exclusive batch keys): see Permits. */
+  readonly permits: Permits = {
     take: async (key, cap, token, ttlSeconds) => {
       if (!Number.isSafeInteger(cap) || cap < 1) return 'unavailable';
       try {
-        // Start at a random slot, so workers do not all race for slot 0.
+        // Start at a random permit, so workers do not all race for permit 0.
         const first = Math.floor(Math.random() * cap);
         for (let i = 0; i < cap; i++) {
-          const slot = (first + i) % cap;
-          if (await this.#call((c) => c.add(this.#slotKey(key, slot), token, { expires: ttlSeconds }))) return this.#ok(slot);
+          const index = (first + i) % cap;
+          if (await this.#call((c) => c.add(this.#permitKey(key, index), token, { expires: ttlSeconds }))) return this.#ok(index);
         }
         return this.#ok('full' as const);
       } catch (error) {
         return this.#failed('unavailable' as const, error);
       }
     },
-    extend: async (key, slot, token, ttlSeconds) => {
+    extend: async (key, index, token, ttlSeconds) => {
       try {
-        const { value } = await this.#call((c) => c.get(this.#slotKey(key, slot)));
-        if (value !== null && value.toString() === token) await this.#call((c) => c.touch(this.#slotKey(key, slot), ttlSeconds));
+        const { value } = await this.#call((c) => c.get(this.#permitKey(key, index)));
+        if (value !== null && value.toString() === token) await this.#call((c) => c.touch(this.#permitKey(key, index), ttlSeconds));
       } catch (error) {
         this.#failed(undefined, error);
       }
     },
-    release: async (key, slot, token) => {
+    release: async (key, index, token) => {
       try {
-        const { value } = await this.#call((c) => c.get(this.#slotKey(key, slot)));
-        if (value !== null && value.toString() === token) await this.#call((c) => c.delete(this.#slotKey(key, slot)));
+        const { value } = await this.#call((c) => c.get(this.#permitKey(key, index)));
+        if (value !== null && value.toString() === token) await this.#call((c) => c.delete(this.#permitKey(key, index)));
       } catch (error) {
         this.#failed(undefined, error);
       }
     },
   };
 
-  #slotKey(key: string, slot: number): string {
+  #permitKey(key: string, index: number): string {
     // A tenant is printable ASCII without spaces (the envelope's rule), so it fits a memcached key.
-    return `${this.#prefix}slot/${key}/${slot}`;
+    // ("slot/" is the key's name since 0.1: workers of both versions must agree on it.)
+    return `${this.#prefix}slot/${key}/${index}`;
   }
 
   close(): void {

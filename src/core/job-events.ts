@@ -47,13 +47,13 @@ export interface WorkerEvents {
    * The message was handed back to the queue without (finishing) running: shutdown, the same
    * message running elsewhere, the lock unavailable while failing closed, or a FIFO group blocked.
    */
-  'job:released': [JobInfo & { reason: string }];
+  'job:handed-back': [JobInfo & { reason: string }];
   /**
    * A message with no receive left was re-sent (same job id, fresh receive count) instead of handed
    * back, so SQS's redrive does not dead-letter a job that did not run.
    */
   'job:resent': [JobInfo & { reason: string; delaySeconds: number }];
-  /** Its tenant was at its cap (fairness.caps): re-sent to run later; not counted as an attempt. */
+  /** Its tenant was at its cap (tenantCaps): re-sent to run later; not counted as an attempt. */
   'job:deferred': [JobInfo & { reason: string; delaySeconds: number }];
   /** A batch handler starts on `size` items of one key; `heldMs`: how long its oldest item was held. */
   'batch:start': [BatchInfo & { heldMs: number }];

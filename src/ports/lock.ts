@@ -80,21 +80,3 @@ export class NoLock implements JobLock {
   }
   close(): void {}
 }
-
-/**
- * Fleet-wide concurrency slots per key (tenant fairness's caps): slot i of key k is a memcached key
- * taken with `add` and a TTL, touched by the heartbeat, deleted when the job ends. A worker that
- * dies leaves its slot to expire. `take` answers the slot taken, 'full', or 'unavailable' (then the
- * job runs without the cap: caps degrade to none, never to stuck jobs).
- */
-export interface ConcurrencySlots {
-  take(key: string, cap: number, token: string, ttlSeconds: number): Promise<number | 'full' | 'unavailable'>;
-  extend(key: string, slot: number, token: string, ttlSeconds: number): Promise<void>;
-  release(key: string, slot: number, token: string): Promise<void>;
-}
-
-/** The slots of a lock that has them (MemcachedLock does), else undefined. */
-export function slotsOf(lock: JobLock): ConcurrencySlots | undefined {
-  const slots = (lock as { slots?: unknown }).slots;
-  return typeof slots === 'object' && slots !== null ? (slots as ConcurrencySlots) : undefined;
-}

@@ -74,16 +74,18 @@ export const producerOptionsSchema = z
       .optional(),
     /** Where `track: true` jobs record their status: `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE. */
     store: storeOptionSchema,
-    /** Tenant fairness (src/producer/spillover.ts): a key's jobs beyond its allowance go to the spillover queue. */
-    fairness: z
+    /** Spillover (src/producer/spillover.ts): a tenant's jobs beyond its allowance go to the spillover queue. */
+    spillover: z
       .object({
-        spilloverQueueUrl: queueUrlSchema,
+        queueUrl: queueUrlSchema,
         ratePerSecond: z.number().positive('must be > 0').max(100_000).default(10),
         burst: z.number().int('must be a whole number').min(1, 'must be >= 1').max(1_000_000).default(20),
         weights: z.record(tenantSchema, z.number().positive('must be > 0').max(1_000)).default({}),
       })
       .strict()
       .optional(),
+    /** Renamed in 0.2: `spillover`, whose `queueUrl` was `spilloverQueueUrl`. */
+    fairness: z.undefined({ error: 'was renamed: use spillover ({ queueUrl, ratePerSecond, burst, weights })' }).optional(),
   })
   .strict();
 

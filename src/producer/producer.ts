@@ -13,7 +13,7 @@ import {
   type FailedEntry,
   type FieldIssue,
 } from '../core/errors.js';
-import { FairnessGate } from './spillover.js';
+import { SpilloverGate } from './spillover.js';
 import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
 import { chunkMessages, sendBatch, type PreparedMessage } from './send-many.js';
 import {
@@ -49,7 +49,7 @@ export class Producer {
   readonly #ownsClient: boolean;
   readonly #jobs: JobRegistry;
   readonly #fifo: boolean;
-  readonly #fairness: FairnessGate | undefined;
+  readonly #spillover: SpilloverGate | undefined;
   readonly #spilloverQueueUrl: string | undefined;
   /** Where tracked jobs are recorded as waiting; undefined when no store is configured. */
   readonly #store: JobStore | undefined;
@@ -62,14 +62,14 @@ export class Producer {
     this.maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.#jobs = o.jobs instanceof JobRegistry ? o.jobs : new JobRegistry(o.jobs ?? []);
     this.#fifo = isFifoQueue(this.queueUrl);
-    if (o.fairness !== undefined) {
-      if (this.#fifo || isFifoQueue(o.fairness.spilloverQueueUrl)) {
+    if (o.spillover !== undefined) {
+      if (this.#fifo || isFifoQueue(o.spillover.queueUrl)) {
         throw new ConfigError(
-          "invalid producer options: options.fairness: needs standard queues (a spillover queue would break a FIFO group's order)",
+          "invalid producer options: options.spillover: needs standard queues (a spillover queue would break a FIFO group's order)",
         );
       }
-      this.#fairness = new FairnessGate(o.fairness);
-      this.#spilloverQueueUrl = o.fairness.spilloverQueueUrl;
+      this.#spillover = new SpilloverGate(o.spillover);
+      this.#spilloverQueueUrl = o.spillover.queueUrl;
     }
     this.#store = resolveJobStore(o.store, env);
     this.#ownsStore = this.#store !== o.store;
@@ -209,8 +209,8 @@ export class Producer {
     const size = messageSize(body, attributes);
     if (size > this.maxMessageBytes) throw new PayloadTooLargeError(job.name, size, this.maxMessageBytes);
     const groupId = opts.groupId ?? opts.tenant ?? (this.#fifo ? envelope.id : undefined);
-    // The fairness key is the tenant; jobs without one are not metered.
-    const spill = this.#fairness !== undefined && opts.tenant !== undefined && !this.#fairness.admit(opts.tenant);
+    // The spillover key is the tenant; jobs without one are not metered.
+    const spill = this.#spillover !== undefined && opts.tenant !== undefined && !this.#spillover.admit(opts.tenant);
     return {
       queueUrl: spill ? this.#spilloverQueueUrl! : this.queueUrl,
       jobId: envelope.id,

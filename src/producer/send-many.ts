@@ -10,7 +10,7 @@ const BATCH_SEND_ATTEMPTS = 3;
 
 /** A job validated and encoded, ready to send. */
 export interface PreparedMessage {
-  /** The main queue, or the spillover queue when the job's fairness key is past its allowance. */
+  /** The main queue, or the spillover queue when the job's tenant is past its allowance. */
   readonly queueUrl: string;
   readonly jobId: string;
   readonly body: string;

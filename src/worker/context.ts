@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
 import type { WorkerEvents } from '../core/job-events.js';
 import type { MetricsRecorder } from '../metrics/index.js';
-import type { ConcurrencySlots, JobLock } from '../ports/lock.js';
+import type { JobLock } from '../ports/lock.js';
+import type { Permits } from '../ports/permits.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { FanOutDeps } from '../fan-out/fan-out.js';
 import type { StatusTracker } from '../status/tracker.js';
-import type { DeleteBatcher, VisibilityBatcher } from './fate/batchers.js';
+import type { DeleteCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
 import type { Heartbeat } from './hold/heartbeat.js';
 import type { WorkerConfig } from './options.js';
 import type { QueueState } from './queue-state.js';
@@ -29,13 +30,13 @@ export interface WorkerContext {
   readonly force: AbortController;
   readonly sqs: QueuePort;
   readonly lock: JobLock;
-  /** The lock's fleet-wide permits (tenant caps, exclusive batch keys), when the lock has them. */
-  readonly slots: ConcurrencySlots | undefined;
+  /** Fleet-wide permits (tenant caps, exclusive batch keys): the option, else memcached's. */
+  readonly permits: Permits | undefined;
   readonly heartbeat: Heartbeat;
-  /** Deletes, batched. */
-  readonly acks: DeleteBatcher;
-  /** Hand-backs by visibility, batched. */
-  readonly visibility: VisibilityBatcher;
+  /** Deletes, coalesced into DeleteMessageBatch calls. */
+  readonly deletes: DeleteCoalescer;
+  /** Hand-backs by visibility, coalesced into ChangeMessageVisibilityBatch calls. */
+  readonly visibility: VisibilityCoalescer;
   readonly metrics: MetricsRecorder | undefined;
   /** Job status (a job store is configured): its writes, and what ctx.fanOut needs. */
   readonly status: { readonly tracker: StatusTracker; readonly fanOut: FanOutDeps } | undefined;

@@ -17,6 +17,7 @@ import {
   type Env,
 } from '../config/env.js';
 import type { JobLock } from '../ports/lock.js';
+import type { Permits } from '../ports/permits.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { MetricsSettings } from '../metrics/index.js';
 import type { MetricsSink } from '../metrics/sinks.js';
@@ -79,19 +80,25 @@ export const workerOptionsSchema = z
     memcached: z.string().optional(),
     lock: z.custom<JobLock>((v) => isObject(v) && typeof (v as JobLock).claim === 'function', 'must implement JobLock').optional(),
     /**
-     * Tenant fairness in the worker: at most `caps[tenant]` jobs of a tenant run at once across every
-     * worker sharing the memcached (standard queues). A job over its tenant's cap is re-sent with a
-     * delay of `capDelaySeconds`, not counted as an attempt.
+     * Tenant caps: at most `tenantCaps[tenant]` jobs of a tenant run at once across every worker
+     * sharing the permits (memcached's, or the `permits` option; standard queues). A job over its
+     * tenant's cap is deferred: re-sent with a delay of `capDelaySeconds`, not counted as an attempt.
      */
-    fairness: z
-      .object({
-        caps: z
-          .record(tenantSchema, z.number().int('must be a whole number').min(1, 'must be >= 1').max(1_000, 'must be <= 1000'))
-          .default({}),
-        capDelaySeconds: z.number().int().min(1, 'must be >= 1').max(900, 'must be <= 900 (SQS delay limit)').default(5),
-      })
-      .strict()
-      .default({ caps: {}, capDelaySeconds: 5 }),
+    tenantCaps: z
+      .record(tenantSchema, z.number().int('must be a whole number').min(1, 'must be >= 1').max(1_000, 'must be <= 1000'))
+      .default({}),
+    capDelaySeconds: z
+      .number()
+      .int('must be a whole number')
+      .min(1, 'must be >= 1')
+      .max(900, 'must be <= 900 (SQS delay limit)')
+      .default(5),
+    /** The permits port behind tenant caps and exclusive batch keys. Default: memcached's, when `memcached` is set. */
+    permits: z
+      .custom<Permits>((v) => isObject(v) && typeof (v as Permits).take === 'function', 'must implement Permits (take, extend, release)')
+      .optional(),
+    /** Renamed in 0.2: `tenantCaps` and `capDelaySeconds`. */
+    fairness: z.undefined({ error: 'was renamed: use tenantCaps ({ tenant: cap }) and capDelaySeconds' }).optional(),
     /** Job status (tracked jobs, progress, fan-out): `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE, else none. */
     store: storeOptionSchema,
     /** A tracked job's progress is written at most once per this interval. */
@@ -173,7 +180,10 @@ export interface QueueConfig {
 }
 
 export type WorkerConfig = Readonly<
-  Omit<z.output<typeof workerOptionsSchema>, 'queues' | 'jobs' | 'heartbeatIntervalMs' | 'memcached' | 'metrics' | 'maxHeldBatchItems'> & {
+  Omit<
+    z.output<typeof workerOptionsSchema>,
+    'queues' | 'jobs' | 'heartbeatIntervalMs' | 'memcached' | 'metrics' | 'maxHeldBatchItems' | 'fairness'
+  > & {
     maxHeldBatchItems: number;
     metrics: MetricsSettings;
     queues: readonly QueueConfig[];

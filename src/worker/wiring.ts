@@ -6,9 +6,9 @@ import type { Env } from '../config/env.js';
 import type { SafeEmitter } from '../core/events.js';
 import type { WorkerEvents } from '../core/job-events.js';
 import { createMetricsRecorder } from '../metrics/index.js';
-import { NoLock, slotsOf } from '../ports/lock.js';
+import { NoLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
-import { DeleteBatcher, VisibilityBatcher } from './fate/batchers.js';
+import { DeleteCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
 import { Heartbeat } from './hold/heartbeat.js';
 import type { WorkerConfig } from './options.js';
 import type { QueueState } from './queue-state.js';
@@ -65,22 +65,25 @@ export function buildContext(
     (c.memcached === undefined
       ? new NoLock()
       : new MemcachedLock({ servers: c.memcached, keyPrefix: c.lockKeyPrefix, timeoutMs: c.lockTimeoutMs, onAvailability }));
+  // The permits: the option, else those on the memcached the lock uses.
+  const permits = c.permits ?? (lock instanceof MemcachedLock ? lock.permits : undefined);
   const exclusive = c.jobs.names().filter((name) => {
     const job = c.jobs.get(name);
     return job.kind === 'sqs-jobs/batch-job' && job.exclusive;
   });
-  if (exclusive.length > 0 && slotsOf(lock) === undefined) {
+  if (exclusive.length > 0 && permits === undefined) {
     log.warn(
       { jobs: exclusive },
-      'exclusive batch jobs need memcached (the key locks live there): without it two flushes of one key may run at once',
+      'exclusive batch jobs need permits (memcached, or the permits option): without them two flushes of one key may run at once',
     );
   }
-  if (Object.keys(c.fairness.caps).length > 0 && slotsOf(lock) === undefined) {
-    log.warn({ caps: c.fairness.caps }, 'fairness.caps need memcached (the slots live there): without it no cap is enforced');
+  if (Object.keys(c.tenantCaps).length > 0 && permits === undefined) {
+    log.warn({ tenantCaps: c.tenantCaps }, 'tenantCaps need permits (memcached, or the permits option): without them no cap is enforced');
   }
   const heartbeat = new Heartbeat({
     sqs,
     lock,
+    permits,
     visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
     intervalMs: c.heartbeatIntervalMs,
     lockTtlSeconds: c.lockTtlSeconds,
@@ -94,13 +97,13 @@ export function buildContext(
       events.emit('heartbeat:lost', { ...lease.info, reason });
     },
   });
-  const acks = new DeleteBatcher({
+  const deletes = new DeleteCoalescer({
     sqs,
     flushMs: c.deleteFlushMs,
     onFailure: (m, reason) =>
       onError('delete', new Error(`could not delete message ${m.messageId} from ${m.queueUrl}: ${reason}; it will be delivered again`)),
   });
-  const visibility = new VisibilityBatcher({
+  const visibility = new VisibilityCoalescer({
     sqs,
     flushMs: c.deleteFlushMs,
     onFailure: (m, reason) =>
@@ -124,9 +127,9 @@ export function buildContext(
     force: new AbortController(),
     sqs,
     lock,
-    slots: slotsOf(lock),
+    permits,
     heartbeat,
-    acks,
+    deletes,
     visibility,
     metrics: createMetricsRecorder(c.metrics, c.aws, log, env),
     status,

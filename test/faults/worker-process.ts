@@ -97,7 +97,7 @@ const worker = createWorker(
     metrics: { sink: 'off' },
     logger: pino({ level: env.WORKER_LOG_LEVEL ?? 'silent' }),
     handleSignals: true,
-    ...(env.CAPS ? { fairness: { caps: JSON.parse(env.CAPS) as Record<string, number>, capDelaySeconds: 1 } } : {}),
+    ...(env.CAPS ? { tenantCaps: JSON.parse(env.CAPS) as Record<string, number>, capDelaySeconds: 1 } : {}),
   },
   { AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x' },
 );

@@ -33,7 +33,7 @@ export function recordEvents(worker: Worker) {
     'job:failed',
     'job:dead-lettered',
     'job:duplicate',
-    'job:released',
+    'job:handed-back',
     'job:resent',
     'job:deferred',
     'job:lock-unavailable',

@@ -161,10 +161,10 @@ describe('dedupe lock in the worker', () => {
       const events = recordEvents(worker);
       await worker.start();
       await producer.enqueue(job, {});
-      await eventually(() => events.count('job:released') === 1, 'the job to be released');
+      await eventually(() => events.count('job:handed-back') === 1, 'the job to be released');
       await worker.stop();
       expect(runs).toBe(0);
-      expect(events.of('job:released')[0]?.reason).toMatch(/failing closed/);
+      expect(events.of('job:handed-back')[0]?.reason).toMatch(/failing closed/);
       expect((await queueCounts(sqs, queueUrl)).inFlight).toBe(1); // hidden for a while, still in the queue
       producer.close();
     });

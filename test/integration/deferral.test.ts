@@ -76,7 +76,7 @@ describe('a handler that honours its signal', () => {
     await eventually(() => events.count('job:succeeded') === 1, 'the retry to succeed', 15_000);
     await worker.stop();
     expect(attempts).toEqual([1, 2]);
-    expect(events.count('job:released')).toBe(0); // never found "running elsewhere"
+    expect(events.count('job:handed-back')).toBe(0); // never found "running elsewhere"
     expect(await queueCounts(sqs, dlqUrl)).toEqual(empty);
     producer.close();
   });
@@ -100,7 +100,7 @@ describe('a handler that honours its signal', () => {
     await producer.enqueue(job, {});
     await eventually(() => firstEvents.count('job:start') === 1, 'the job to start');
     await first.stop();
-    expect(firstEvents.of('job:released')[0]?.reason).toMatch(/shutdown deadline/);
+    expect(firstEvents.of('job:handed-back')[0]?.reason).toMatch(/shutdown deadline/);
 
     const second = start({ queues: [queueUrl], jobs: [job], lockKeyPrefix, visibilityTimeoutSeconds: 6 });
     const events = recordEvents(second);
@@ -112,7 +112,7 @@ describe('a handler that honours its signal', () => {
     // receive the released message while stopping and hand it back, which is one more receive.)
     expect(attempts).toHaveLength(2);
     expect(attempts[1]).toBeGreaterThanOrEqual(2);
-    expect(events.count('job:released')).toBe(0);
+    expect(events.count('job:handed-back')).toBe(0);
     producer.close();
   });
 });
@@ -201,7 +201,7 @@ describe('deferrals and the receive budget', () => {
     await worker.start();
     await eventually(() => events.count('job:resent') >= 1, 'the message to be re-sent at its last receive', 20_000);
     // The re-sent copy is the same delivery: it waits for the holder too, rather than being deleted as a copy.
-    await eventually(() => events.count('job:released') >= 3, 'the re-sent copy to be handed back as well', 20_000);
+    await eventually(() => events.count('job:handed-back') >= 3, 'the re-sent copy to be handed back as well', 20_000);
     expect(events.count('job:duplicate')).toBe(0);
     await other.delete(`${lockKeyPrefix}${jobId}`); // the other consumer gives up without finishing
     await eventually(() => events.count('job:succeeded') === 1, 'the job to run', 20_000);

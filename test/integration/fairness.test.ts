@@ -29,10 +29,7 @@ describe('tenant fairness (spillover)', () => {
         await new Promise((r) => setTimeout(r, 5));
       },
     });
-    const producer = createProducer(
-      { queueUrl, fairness: { spilloverQueueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 5 } },
-      LOCAL_ENV,
-    );
+    const producer = createProducer({ queueUrl, spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 5 } }, LOCAL_ENV);
     const burst = 150;
     await producer.enqueueMany(
       job,
@@ -63,7 +60,7 @@ describe('tenant fairness (spillover)', () => {
     expect(lastQuiet).toBeLessThan(40);
     expect(started.filter((t) => t === 'noisy')).toHaveLength(burst);
     expect([...attempts]).toEqual([1]); // fairness deferred nothing: no receive was spent on it
-    expect(events.count('job:released') + events.count('job:resent')).toBe(0);
+    expect(events.count('job:handed-back') + events.count('job:resent')).toBe(0);
     for (const url of [queueUrl, spilloverQueueUrl!, dlqUrl]) expect(await queueCounts(sqs, url)).toEqual(empty);
     producer.close();
   });
@@ -72,10 +69,7 @@ describe('tenant fairness (spillover)', () => {
     const { queueUrl, spilloverQueueUrl } = await freshQueues(sqs, 'fairstats', { spillover: true });
     const namespace = `FairStats${Date.now()}`;
     const job = defineJob({ name: 'upload', args: z.object({}), handle: () => {} });
-    const producer = createProducer(
-      { queueUrl, fairness: { spilloverQueueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 2 } },
-      LOCAL_ENV,
-    );
+    const producer = createProducer({ queueUrl, spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 2 } }, LOCAL_ENV);
     await producer.enqueueMany(job, [{}, {}, {}, {}, {}], { tenant: 'noisy' }); // 2 to the main queue, 3 spilled
     await producer.enqueue(job, {}, { tenant: 'noisy' }); // spilled too: the allowance is used up
     const worker = start({
@@ -99,16 +93,16 @@ describe('tenant fairness (spillover)', () => {
     producer.close();
   });
 
-  it('refuses fairness on FIFO queues, naming the option', async () => {
+  it('refuses spillover on FIFO queues, naming the option', async () => {
     expect(() =>
       createProducer(
         {
           queueUrl: 'http://127.0.0.1:4566/000000000000/orders.fifo',
-          fairness: { spilloverQueueUrl: 'http://127.0.0.1:4566/000000000000/orders-spill' },
+          spillover: { queueUrl: 'http://127.0.0.1:4566/000000000000/orders-spill' },
         },
         LOCAL_ENV,
       ),
-    ).toThrow(/options\.fairness: needs standard queues/);
+    ).toThrow(/options\.spillover: needs standard queues/);
   });
 });
 
@@ -144,7 +138,8 @@ describe('tenant caps (fleet-wide)', () => {
       jobs: [job],
       lockKeyPrefix,
       concurrency: 5,
-      fairness: { caps: { acme: 2 }, capDelaySeconds: 1 },
+      tenantCaps: { acme: 2 },
+      capDelaySeconds: 1,
     };
     const a = start(options);
     const b = start(options);
@@ -178,7 +173,7 @@ describe('tenant caps (fleet-wide)', () => {
       jobs: [job],
       memcached: memcached.servers,
       lockTimeoutMs: 200,
-      fairness: { caps: { acme: 1 } },
+      tenantCaps: { acme: 1 },
     });
     const events = recordEvents(worker);
     await worker.start();

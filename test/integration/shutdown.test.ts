@@ -82,7 +82,7 @@ describe('graceful shutdown', () => {
     await new Promise((r) => setTimeout(r, 300));
     kill(w.child, 'SIGINT');
     expect(await w.exited).toBe(0);
-    expect(w.count('released')).toBe(2);
+    expect(w.count('handed-back')).toBe(2);
     expect(await drain(sqs, queueUrl)).toHaveLength(2); // visible again at once
     producer.close();
   });
@@ -95,7 +95,7 @@ describe('graceful shutdown', () => {
     await eventually(() => w.count('start') === 1, 'the job running', 30_000);
     kill(w.child, 'SIGTERM');
     expect(await w.exited).toBe(0);
-    expect(w.count('released')).toBe(1);
+    expect(w.count('handed-back')).toBe(1);
     expect(await drain(sqs, queueUrl)).toHaveLength(1);
     producer.close();
   });

@@ -60,7 +60,7 @@ export function exclusiveKey(job: AnyBatchJob, key: string): string {
  */
 export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[] | 'busy'> {
   const { job, key } = run.batch;
-  const slots = ctx.slots;
+  const slots = ctx.permits;
   const ttl = ctx.config.lockTtlSeconds;
   const lockName = job.exclusive && slots !== undefined ? exclusiveKey(job, key) : undefined;
   let renew: NodeJS.Timeout | undefined;

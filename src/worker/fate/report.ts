@@ -38,7 +38,7 @@ export class Report {
   }
 
   handedBack(reason: string): void {
-    this.#ctx.emit('job:released', { ...this.#info, reason });
+    this.#ctx.emit('job:handed-back', { ...this.#info, reason });
   }
 
   deadLettered(reason: DeadLetterReason, detail: string): void {

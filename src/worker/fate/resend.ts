@@ -24,7 +24,7 @@ export function atReceiveLimit(m: ReceivedMessage, maxReceiveCount: number | und
  * copy joins the back of its group with a new deduplication id).
  */
 export function resentMessage(m: ReceivedMessage, delaySeconds: number, countThisReceive = true, deadLettered = false): OutgoingMessage {
-  // A fairness deferral did not run the job: this receive is not an attempt.
+  // A deferral (its tenant at its cap) did not run the job: this receive is not an attempt.
   const prior = attemptOf(m) - (countThisReceive ? 0 : 1);
   const ours: Record<string, MessageAttribute> = {
     [ATTR_PRIOR_RECEIVES]: { DataType: 'Number', StringValue: String(prior) },

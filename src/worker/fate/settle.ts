@@ -29,7 +29,7 @@ export async function settle(ctx: WorkerContext, lease: Lease, info: JobInfo, ou
     await carryOut(ctx, lease, info, outcome);
   } finally {
     // carryOut lets go of the message before it acts; this is for one that threw before it could.
-    await ctx.heartbeat.untrack(lease);
+    await ctx.heartbeat.stopHolding(lease);
   }
 }
 
@@ -44,7 +44,7 @@ async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided
   const unlock = async (keep = abandoned) => {
     if (lock !== undefined && !keep) await ctx.lock.release(lock.jobId, lock.token);
   };
-  if (permit !== undefined && !abandoned) await ctx.slots?.release(permit.key, permit.index, permit.token);
+  if (permit !== undefined && !abandoned) await ctx.permits?.release(permit.key, permit.index, permit.token);
   /** Hand back, unless the lease was lost while the message was held (then it is someone else's). */
   const giveBack = async (f: Fallback) => {
     if (await letGo(ctx, lease)) await handBack(ctx, lease, report, f.seconds, f.reason, f.deadLettered);
@@ -52,7 +52,7 @@ async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided
   /** Delete: even after a lost lease (a stale handle fails harmlessly, and the copy ends as a duplicate). */
   const remove = async () => {
     await letGo(ctx, lease);
-    await ctx.acks.delete(m);
+    await ctx.deletes.delete(m);
   };
   const vt = ctx.config.visibilityTimeoutSeconds;
 
@@ -134,7 +134,7 @@ async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided
  * undo the act that follows. False: the lease was lost meanwhile (another consumer may hold it).
  */
 async function letGo(ctx: WorkerContext, lease: Lease): Promise<boolean> {
-  await ctx.heartbeat.untrack(lease);
+  await ctx.heartbeat.stopHolding(lease);
   return !lease.lost;
 }
 
@@ -155,7 +155,7 @@ async function handBack(ctx: WorkerContext, lease: Lease, report: Report, second
       return;
     }
     report.resent(reason, copy.delaySeconds ?? 0);
-    await ctx.acks.delete(m);
+    await ctx.deletes.delete(m);
     return;
   }
   await makeVisible(ctx, lease, report, seconds);
@@ -173,11 +173,11 @@ async function defer(ctx: WorkerContext, lease: Lease, report: Report, seconds: 
     return;
   }
   report.deferred(reason, copy.delaySeconds ?? 0);
-  await ctx.acks.delete(m);
+  await ctx.deletes.delete(m);
 }
 
 async function makeVisible(ctx: WorkerContext, lease: Lease, report: Report, seconds: number): Promise<void> {
-  // Coalesced with other hand-backs into ChangeMessageVisibilityBatch calls; a failure is logged by the batcher.
+  // Coalesced with other hand-backs into ChangeMessageVisibilityBatch calls; a failure is logged by the coalescer.
   if (!(await ctx.visibility.change(lease.message, seconds))) report.visibilityUnchanged();
 }
 
@@ -212,7 +212,7 @@ export async function handBackUnstarted(
   reason: string,
   describe: (lease: Lease) => JobInfo,
 ): Promise<void> {
-  await Promise.all(leases.map((lease) => ctx.heartbeat.untrack(lease)));
+  await Promise.all(leases.map((lease) => ctx.heartbeat.stopHolding(lease)));
   const held = leases.filter((l) => !l.lost);
   const last = held.filter((l) => atReceiveLimit(l.message, ctx.queueOf(l.message.queueUrl).maxReceiveCount));
   const rest = held.filter((l) => !last.includes(l));

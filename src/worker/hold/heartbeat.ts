@@ -1,4 +1,5 @@
-import { slotsOf, type ExtendResult, type JobLock } from '../../ports/lock.js';
+import type { ExtendResult, JobLock } from '../../ports/lock.js';
+import type { Permits } from '../../ports/permits.js';
 import type { QueuePort } from '../../ports/queue.js';
 import type { ReceivedMessage } from '../../core/message.js';
 import { groupByQueue, inBatches } from '../../core/sqs-batch.js';
@@ -8,6 +9,7 @@ import { Lease } from './lease.js';
 export interface HeartbeatOptions {
   readonly sqs: QueuePort;
   readonly lock: JobLock;
+  readonly permits?: Permits | undefined;
   readonly visibilityTimeoutSeconds: number;
   readonly intervalMs: number;
   readonly lockTtlSeconds: number;
@@ -37,7 +39,7 @@ export class Heartbeat {
   }
 
   /** Start holding a message just received. */
-  track(message: ReceivedMessage, receivedAt: number = Date.now()): Lease {
+  hold(message: ReceivedMessage, receivedAt: number = Date.now()): Lease {
     const lease = new Lease(message, receivedAt, this.#o.visibilityTimeoutSeconds, this.#o.intervalMs);
     this.#leases.add(lease);
     return lease;
@@ -94,7 +96,7 @@ export class Heartbeat {
    * Stop heartbeating a lease and wait for any extension already in flight, so that nothing the
    * heartbeat sends can land after (and undo) what the caller does next.
    */
-  async untrack(lease: Lease): Promise<void> {
+  async stopHolding(lease: Lease): Promise<void> {
     this.#leases.delete(lease);
     await lease.pending;
   }
@@ -131,7 +133,7 @@ export class Heartbeat {
     await Promise.all(
       leases.map(async (lease) => {
         const permit = lease.permit;
-        if (permit !== undefined) await slotsOf(this.#o.lock)?.extend(permit.key, permit.index, permit.token, this.#o.lockTtlSeconds);
+        if (permit !== undefined) await this.#o.permits?.extend(permit.key, permit.index, permit.token, this.#o.lockTtlSeconds);
         const lock = lease.lock;
         if (lock === undefined) return;
         let result: ExtendResult;

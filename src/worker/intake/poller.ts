@@ -43,7 +43,7 @@ export async function poll(ctx: WorkerContext, intake: Intake, queueUrl: string)
       ending.done();
     }
     const now = Date.now();
-    const leases = messages.map((m) => ctx.heartbeat.track(m, now));
+    const leases = messages.map((m) => ctx.heartbeat.hold(m, now));
     if (stopping.aborted) {
       // The poll returned while running handlers drained (or before its abort took effect): hand these back at once.
       capacity.returnSlots(count);

@@ -46,12 +46,13 @@ export async function claimFor(
 
 /** Take a permit of the job's tenant when it has a cap (fleet-wide, in memcached): 'run', or deferred at the cap. */
 export async function permitFor(ctx: WorkerContext, lease: Lease, read: GoodReading, token: string): Promise<Outcome | 'run'> {
-  const { caps, capDelaySeconds } = ctx.config.fairness;
+  const { tenantCaps: caps, capDelaySeconds } = ctx.config;
   const tenant = read.envelope.tenant;
   // Own properties only: a tenant named "constructor" or "toString" has no cap unless given one.
-  if (tenant === undefined || ctx.slots === undefined || isFifoQueue(lease.message.queueUrl) || !Object.hasOwn(caps, tenant)) return 'run';
+  if (tenant === undefined || ctx.permits === undefined || isFifoQueue(lease.message.queueUrl) || !Object.hasOwn(caps, tenant))
+    return 'run';
   const cap = caps[tenant]!;
-  const permit = await ctx.slots.take(tenant, cap, token, ctx.config.lockTtlSeconds);
+  const permit = await ctx.permits.take(tenant, cap, token, ctx.config.lockTtlSeconds);
   if (typeof permit === 'number') lease.hold({ permit: { key: tenant, index: permit, token } });
   return afterPermit({ permit, tenant, cap, capDelaySeconds, leaseLost: lease.lost, stopping: ctx.stop.signal.aborted });
 }

@@ -47,10 +47,14 @@ describe('createProducer with garbage', () => {
     ['maxMessageBytes', 2_000_000, /must be <= 1048576/],
     ['maxMessageBytes', 2048.5, /whole number/],
     ['client', 'sqs', /must be an SQSClient/],
+    ['spillover.queueUrl', { queueUrl: 'jobs-spill' }, /must be an http\(s\) queue URL/],
+    ['spillover.burst', { queueUrl: QUEUE, burst: 0 }, /must be >= 1/],
+    ['fairness', { spilloverQueueUrl: QUEUE }, /was renamed: use spillover/],
     ['bogus', 1, /Unrecognized key: "bogus"/],
   ];
   it.each(options)('option %s = %j', (field, value, rule) => {
-    const error = configErrorOf(() => createProducer({ queueUrl: QUEUE, [field.replace(/\[.*$/, '')]: value } as never, {}));
+    const [key] = field.split(/[.[]/);
+    const error = configErrorOf(() => createProducer({ queueUrl: QUEUE, [key!]: value } as never, {}));
     expect(error.message).toContain(field === 'bogus' ? 'options: ' : `options.${field}: `);
     expect(error.message).toMatch(rule);
   });
@@ -106,6 +110,10 @@ describe('createWorker with garbage', () => {
     ['memcached', '127.0.0.1:99999', /ports 1-65535/],
     ['memcached', 11211, /expected string/],
     ['lock', 'memcached', /must implement JobLock/],
+    ['permits', { take: 1 }, /must implement Permits/],
+    ['tenantCaps.acme', { acme: 0 }, /must be >= 1/],
+    ['capDelaySeconds', 901, /must be <= 900/],
+    ['fairness', { caps: { acme: 2 } }, /was renamed: use tenantCaps/],
     ['queue', 'sqs', /must implement QueuePort/],
     ['lockFailClosed', 'yes', /expected boolean/],
     ['lockTimeoutMs', 1, /must be 10-10000/],

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { FairnessGate } from '../../../src/producer/spillover.js';
+import { SpilloverGate } from '../../../src/producer/spillover.js';
 
 const gate = (weights: Record<string, number> = {}) =>
-  new FairnessGate({ spilloverQueueUrl: 'http://127.0.0.1:4566/000000000000/jobs-spill', ratePerSecond: 2, burst: 3, weights });
-const admitted = (g: FairnessGate, key: string, n: number, now: number) =>
+  new SpilloverGate({ queueUrl: 'http://127.0.0.1:4566/000000000000/jobs-spill', ratePerSecond: 2, burst: 3, weights });
+const admitted = (g: SpilloverGate, key: string, n: number, now: number) =>
   Array.from({ length: n }, () => g.admit(key, now)).filter(Boolean).length;
 
-describe('FairnessGate', () => {
+describe('SpilloverGate', () => {
   it('lets a key send its burst to the main queue, spills the rest, and refills at its rate', () => {
     const g = gate();
     expect(admitted(g, 'acme', 10, 0)).toBe(3);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 /*
  * A received message's fate has one home: only fate/decide.ts builds an Outcome, and only
  * fate/settle.ts deletes, hands back, re-sends or dead-letters a message (the heartbeat's
- * visibility extensions and the batchers that carry settle's calls excepted). This reads every
+ * visibility extensions and the coalescers that carry settle's calls excepted). This reads every
  * file under src/worker/ with a real TypeScript parser and fails on a violation, naming the file
  * and the line.
  */
@@ -17,9 +17,9 @@ const WORKER = join(ROOT, 'src/worker');
 const OUTCOME_KINDS = new Set(['succeeded', 'duplicate', 'retry', 'dead-letter', 'hand-back', 'lost', 'defer']);
 /** The queue port's calls that change or end a message. */
 const QUEUE_ACTS = new Set(['send', 'sendBatch', 'deleteBatch', 'changeVisibilityBatch']);
-/** The batchers settle's deletes and hand-backs go through: `<x>.acks.delete(…)`, `<x>.visibility.change(…)`. */
+/** The coalescers settle's deletes and hand-backs go through: `<x>.deletes.delete(…)`, `<x>.visibility.change(…)`. */
 const BATCHED_ACTS = new Map([
-  ['acks', 'delete'],
+  ['deletes', 'delete'],
   ['visibility', 'change'],
 ]);
 
@@ -28,7 +28,7 @@ const SETTLE = 'fate/settle.ts';
 /** Who else may make which queue call, and why. */
 const ALSO_ALLOWED: Record<string, readonly string[]> = {
   'hold/heartbeat.ts': ['changeVisibilityBatch'], // extends held messages: it ends none
-  'fate/batchers.ts': ['deleteBatch', 'changeVisibilityBatch'], // carries settle's deletes and hand-backs in batches
+  'fate/coalescers.ts': ['deleteBatch', 'changeVisibilityBatch'], // carries settle's deletes and hand-backs in batches
 };
 
 interface Finding {
@@ -120,7 +120,7 @@ describe("a message's fate has one home", () => {
       "  const outcome = { kind: 'hand-back', reason: 'x', delaySeconds: 0, abandoned: false };",
       '  await ctx.sqs.send(m.queueUrl, m);',
       '  await ctx.sqs.changeVisibilityBatch(m.queueUrl, []);',
-      '  await ctx.acks.delete(m);',
+      '  await ctx.deletes.delete(m);',
       '  await this.#visibility.change(m, 5);',
       "  await recordEnd(ctx, lease, info, { kind: 'succeeded' });",
       '  new Set().delete(m);',
@@ -131,7 +131,7 @@ describe("a message's fate has one home", () => {
       [2, "builds an Outcome ({ kind: 'hand-back' })"],
       [3, "calls the queue port's send()"],
       [4, "calls the queue port's changeVisibilityBatch()"],
-      [5, 'calls acks.delete()'],
+      [5, 'calls deletes.delete()'],
       [6, 'calls visibility.change()'],
     ]);
     expect(findViolations('hold/heartbeat.ts', source).map((f) => f.line)).toEqual([2, 3, 5, 6]);

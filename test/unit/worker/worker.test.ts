@@ -6,8 +6,10 @@ import { UnrecoverableError } from '../../../src/core/errors.js';
 import { defineBatchJob } from '../../../src/core/batch-job.js';
 import { defineJob } from '../../../src/core/job.js';
 import type { JobLock } from '../../../src/ports/lock.js';
+import type { Permits } from '../../../src/ports/permits.js';
 import type { QueuePort } from '../../../src/ports/queue.js';
 import { createWorker } from '../../../src/worker/worker.js';
+import { MemoryLock } from '../../../src/testing/memory-lock.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
 import { eventually } from '../../helpers/stack.js';
 
@@ -188,21 +190,13 @@ describe('an exclusive batch whose handler is abandoned', () => {
     const dlq = memory.create('abandon-dlq');
     const url = memory.create('abandon', { deadLetterQueueUrl: dlq, maxReceiveCount: 5 });
     const calls: string[] = [];
-    const lock = {
-      claim: async () => 'claimed' as const,
-      extend: async () => 'held' as const,
-      complete: async () => true,
-      release: async () => true,
-      markDeadLettered: async () => true,
-      close() {},
-      slots: {
-        take: async (key: string) => {
-          calls.push(`take ${key}`);
-          return 0;
-        },
-        extend: async () => {},
-        release: async (key: string) => void calls.push(`release ${key}`),
+    const permits: Permits = {
+      take: async (key: string) => {
+        calls.push(`take ${key}`);
+        return 0;
       },
+      extend: async () => {},
+      release: async (key: string) => void calls.push(`release ${key}`),
     };
     let started = 0;
     const job = defineBatchJob({
@@ -228,7 +222,8 @@ describe('an exclusive batch whose handler is abandoned', () => {
         queues: [url],
         jobs: [job],
         queue: memory,
-        lock: lock as unknown as JobLock,
+        lock: new MemoryLock(),
+        permits,
         abortGraceMs: 50,
         waitTimeSeconds: 0,
         deleteFlushMs: 0,

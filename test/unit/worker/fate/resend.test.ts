@@ -52,7 +52,7 @@ describe('re-sending a message with no receive left', () => {
     expect(twice.attributes[ATTR_ORIGIN]?.StringValue).toBe('m-1');
   });
 
-  it('does not count the receive of a job that did not run (a fairness deferral)', () => {
+  it('does not count the receive of a job that did not run (a deferral: its tenant at its cap)', () => {
     const deferred = resentMessage(base, 5, false);
     expect(deferred.attributes[ATTR_PRIOR_RECEIVES]?.StringValue).toBe('2');
     expect(attemptOf({ ...base, receiveCount: 1, attributes: deferred.attributes })).toBe(3); // its next run is attempt 3, as it would have been

@@ -62,7 +62,7 @@ async function harness(maxReceiveCount = 3): Promise<Harness> {
     'job:succeeded',
     'job:duplicate',
     'job:failed',
-    'job:released',
+    'job:handed-back',
     'job:resent',
     'job:deferred',
     'job:dead-lettered',
@@ -82,7 +82,7 @@ async function harness(maxReceiveCount = 3): Promise<Harness> {
     events,
     async receive() {
       const [m] = await memory.receive(url, 1, 0, 30);
-      const lease = ctx.heartbeat.track(m!);
+      const lease = ctx.heartbeat.hold(m!);
       const jobId = JSON.parse(m!.body).id as string;
       expect(await lock.claim(jobId, 'token', 60, { messageId: m!.messageId, receiveCount: m!.receiveCount })).toBe('claimed');
       lease.hold({ lock: { jobId, token: 'token' } });
@@ -91,7 +91,7 @@ async function harness(maxReceiveCount = 3): Promise<Harness> {
     },
     async settle(lease, info, outcome) {
       await settle(ctx, lease, info, outcome);
-      await ctx.acks.flush();
+      await ctx.deletes.flush();
       await ctx.visibility.flush();
     },
   };
@@ -157,7 +157,7 @@ describe('settle: each outcome, carried out', () => {
     const { lease, info } = await h.receive();
     await h.settle(lease, info, handBackNow('worker is stopping'));
     expect(h.memory.peek(h.url)).toMatchObject([{ messageId: info.messageId, visibleInMs: 0 }]);
-    expect(h.events).toEqual(['job:released']);
+    expect(h.events).toEqual(['job:handed-back']);
   });
 
   it('lost: the message is left alone (someone else holds it), the job id freed', async () => {

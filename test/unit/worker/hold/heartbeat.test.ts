@@ -31,7 +31,7 @@ describe('Heartbeat', () => {
   it('extends all due messages together, 10 per call, at half the visibility timeout', async () => {
     const sqs = new FakeQueuePort();
     const { hb } = heartbeat(sqs);
-    for (let i = 0; i < 25; i++) hb.track(message(i));
+    for (let i = 0; i < 25; i++) hb.hold(message(i));
     hb.start();
     await vi.advanceTimersByTimeAsync(3_000);
     expect(sqs.visibilityCalls).toHaveLength(0);
@@ -48,7 +48,7 @@ describe('Heartbeat', () => {
     const { hb } = heartbeat(sqs);
     hb.start();
     hb.start();
-    for (let i = 0; i < 100; i++) hb.track(message(i));
+    for (let i = 0; i < 100; i++) hb.hold(message(i));
     expect(vi.getTimerCount()).toBe(1);
     await hb.close();
     await hb.close();
@@ -58,8 +58,8 @@ describe('Heartbeat', () => {
   it('stops extending an untracked message', async () => {
     const sqs = new FakeQueuePort();
     const { hb } = heartbeat(sqs);
-    const lease = hb.track(message(1));
-    await hb.untrack(lease);
+    const lease = hb.hold(message(1));
+    await hb.stopHolding(lease);
     hb.start();
     await vi.advanceTimersByTimeAsync(20_000);
     expect(sqs.visibilityCalls).toHaveLength(0);
@@ -71,7 +71,7 @@ describe('Heartbeat', () => {
     sqs.visibilityAnswer = (e) =>
       e.receiptHandle === 'rh2' ? { code: 'ReceiptHandleIsInvalid', message: 'expired', senderFault: true } : undefined;
     const { hb, lost } = heartbeat(sqs);
-    const leases = [1, 2, 3].map((i) => hb.track(message(i)));
+    const leases = [1, 2, 3].map((i) => hb.hold(message(i)));
     hb.start();
     await vi.advanceTimersByTimeAsync(5_000);
     expect(lost).toEqual(['m2: SQS refused the extension: ReceiptHandleIsInvalid expired']);
@@ -85,7 +85,7 @@ describe('Heartbeat', () => {
     const sqs = new FakeQueuePort();
     sqs.visibilityAnswer = () => 'throw';
     const { hb, errors, lost } = heartbeat(sqs);
-    hb.track(message(1));
+    hb.hold(message(1));
     hb.start();
     await vi.advanceTimersByTimeAsync(6_000);
     const callsAfterFirstFailure = sqs.visibilityCalls.length;
@@ -102,7 +102,7 @@ describe('Heartbeat', () => {
     let failing = true;
     sqs.visibilityAnswer = () => (failing ? 'throw' : undefined);
     const { hb } = heartbeat(sqs);
-    const lease = hb.track(message(1));
+    const lease = hb.hold(message(1));
     hb.start();
     await vi.advanceTimersByTimeAsync(5_000);
     failing = false;
@@ -116,7 +116,7 @@ describe('Heartbeat', () => {
   it('never asks past the hold limit, and stops the handler before reaching it', async () => {
     const sqs = new FakeQueuePort();
     const { hb } = heartbeat(sqs, { maxHoldMs: 22_000 });
-    const lease = hb.track(message(1));
+    const lease = hb.hold(message(1));
     hb.start();
     await vi.advanceTimersByTimeAsync(30_000);
     const asked = sqs.visibilityCalls.map((c) => c.entries[0]!.visibilityTimeout);
@@ -139,12 +139,12 @@ describe('Heartbeat', () => {
       return [{ id: '0', code: 'ReceiptHandleIsInvalid', message: 'deleted meanwhile', kind: 'lease-lost' as const }];
     };
     const { hb, lost } = heartbeat(sqs);
-    const lease = hb.track(message(1));
+    const lease = hb.hold(message(1));
     const tick = hb.tick(Date.now() + 5_000);
     await vi.advanceTimersByTimeAsync(0);
     expect(sqs.visibilityCalls).toHaveLength(1); // extension in flight
     let released = false;
-    const release = hb.untrack(lease).then(() => (released = true));
+    const release = hb.stopHolding(lease).then(() => (released = true));
     await vi.advanceTimersByTimeAsync(0);
     expect(released).toBe(false); // settle must not act before the extension lands
     answer!();
@@ -166,7 +166,7 @@ describe('Heartbeat', () => {
       close: () => {},
     };
     const { hb, lost } = heartbeat(sqs, { lock });
-    const lease = hb.track(message(1));
+    const lease = hb.hold(message(1));
     lease.hold({ lock: { jobId: 'j1', token: 't' } });
     hb.start();
     await vi.advanceTimersByTimeAsync(5_000);

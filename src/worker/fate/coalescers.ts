@@ -13,7 +13,7 @@ interface Pending {
   readonly resolve: (done: boolean) => void;
 }
 
-export interface BatcherOptions {
+export interface CoalescerOptions {
   readonly sqs: QueuePort;
   /** How long an entry may wait for nine others before its batch is sent anyway. */
   readonly flushMs: number;
@@ -27,12 +27,12 @@ export interface BatcherOptions {
  * and reported when it is not; every entry's promise resolves, to true once SQS confirmed it.
  */
 abstract class Coalescer {
-  readonly #o: BatcherOptions;
+  readonly #o: CoalescerOptions;
   readonly #pending = new Map<string, Pending[]>();
   readonly #inFlight = new Set<Promise<void>>();
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(options: BatcherOptions) {
+  constructor(options: CoalescerOptions) {
     this.#o = options;
   }
 
@@ -107,7 +107,7 @@ abstract class Coalescer {
 }
 
 /** Deletes in DeleteMessageBatch calls (see Coalescer). */
-export class DeleteBatcher extends Coalescer {
+export class DeleteCoalescer extends Coalescer {
   delete(message: ReceivedMessage): Promise<boolean> {
     return this.submit(message, 0);
   }
@@ -124,7 +124,7 @@ export class DeleteBatcher extends Coalescer {
  * Hand-backs (visible again after a delay) in ChangeMessageVisibilityBatch calls: a batch job's
  * failed items, or a burst of failing jobs, cost one call per ten instead of one each.
  */
-export class VisibilityBatcher extends Coalescer {
+export class VisibilityCoalescer extends Coalescer {
   change(message: ReceivedMessage, seconds: number): Promise<boolean> {
     return this.submit(message, seconds);
   }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DeleteBatcher, VisibilityBatcher } from '../../../../src/worker/fate/batchers.js';
+import { DeleteCoalescer, VisibilityCoalescer } from '../../../../src/worker/fate/coalescers.js';
 import { FakeQueuePort, message } from '../../../helpers/fake-queue-port.js';
 
 beforeEach(() => {
@@ -9,10 +9,10 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('DeleteBatcher', () => {
+describe('DeleteCoalescer', () => {
   it('sends a full batch at once and the rest after the flush interval', async () => {
     const sqs = new FakeQueuePort();
-    const acks = new DeleteBatcher({ sqs, flushMs: 50, onFailure: () => {} });
+    const acks = new DeleteCoalescer({ sqs, flushMs: 50, onFailure: () => {} });
     const done = Array.from({ length: 13 }, (_, i) => acks.delete(message(i)));
     await vi.advanceTimersByTimeAsync(0);
     expect(sqs.deleteCalls.map((c) => c.entries.length)).toEqual([10]);
@@ -23,7 +23,7 @@ describe('DeleteBatcher', () => {
 
   it('keeps queues apart', async () => {
     const sqs = new FakeQueuePort();
-    const acks = new DeleteBatcher({ sqs, flushMs: 10, onFailure: () => {} });
+    const acks = new DeleteCoalescer({ sqs, flushMs: 10, onFailure: () => {} });
     void acks.delete(message(1, 'http://h/1/a'));
     void acks.delete(message(2, 'http://h/1/b'));
     await acks.flush();
@@ -38,7 +38,7 @@ describe('DeleteBatcher', () => {
       return undefined;
     };
     const failures: string[] = [];
-    const acks = new DeleteBatcher({ sqs, flushMs: 10, onFailure: (m, reason) => failures.push(`${m.messageId} ${reason}`) });
+    const acks = new DeleteCoalescer({ sqs, flushMs: 10, onFailure: (m, reason) => failures.push(`${m.messageId} ${reason}`) });
     const results = [acks.delete(message(1)), acks.delete(message(2)), acks.delete(message(3))];
     await vi.advanceTimersByTimeAsync(1_000);
     expect(await Promise.all(results)).toEqual([true, false, true]);
@@ -50,7 +50,7 @@ describe('DeleteBatcher', () => {
     const sqs = new FakeQueuePort();
     sqs.deleteAnswer = () => 'throw';
     const failures: string[] = [];
-    const acks = new DeleteBatcher({ sqs, flushMs: 10, onFailure: (m) => failures.push(m.messageId) });
+    const acks = new DeleteCoalescer({ sqs, flushMs: 10, onFailure: (m) => failures.push(m.messageId) });
     const result = acks.delete(message(1));
     await vi.advanceTimersByTimeAsync(2_000);
     expect(await result).toBe(false);
@@ -59,10 +59,10 @@ describe('DeleteBatcher', () => {
   });
 });
 
-describe('VisibilityBatcher', () => {
+describe('VisibilityCoalescer', () => {
   it('coalesces hand-backs into ChangeMessageVisibilityBatch calls, each entry with its own timeout', async () => {
     const sqs = new FakeQueuePort();
-    const batcher = new VisibilityBatcher({ sqs, flushMs: 50, onFailure: () => {} });
+    const batcher = new VisibilityCoalescer({ sqs, flushMs: 50, onFailure: () => {} });
     const done = Array.from({ length: 12 }, (_, i) => batcher.change(message(i), i + 1));
     await vi.advanceTimersByTimeAsync(0);
     await vi.advanceTimersByTimeAsync(50);
