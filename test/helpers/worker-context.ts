@@ -1,0 +1,111 @@
+import { pino } from 'pino';
+import { encodeEnvelope, newJobId } from '../../src/core/envelope.js';
+import { SafeEmitter } from '../../src/core/events.js';
+import type { AnyDefinition } from '../../src/core/job.js';
+import type { WorkerEvents } from '../../src/core/job-events.js';
+import type { WorkerContext } from '../../src/worker/context.js';
+import type { Lease } from '../../src/worker/hold/lease.js';
+import { resolveWorkerConfig, type WorkerOptions } from '../../src/worker/options.js';
+import { queueState } from '../../src/worker/queue-state.js';
+import { buildContext } from '../../src/worker/wiring.js';
+import { MemoryLock } from '../../src/testing/memory-lock.js';
+import { MemoryPermits } from '../../src/testing/memory-permits.js';
+import { MemoryQueue } from '../../src/testing/memory-queue.js';
+
+/** The events a test of one phase records, in order. */
+const RECORDED = [
+  'job:start',
+  'job:succeeded',
+  'job:duplicate',
+  'job:failed',
+  'job:handed-back',
+  'job:resent',
+  'job:deferred',
+  'job:dead-lettered',
+  'job:lock-unavailable',
+] as const;
+
+/** A worker's context on the in-memory queue, lock and permits: for unit tests of one phase. */
+export interface InMemoryWorker {
+  readonly ctx: WorkerContext;
+  readonly memory: MemoryQueue;
+  readonly lock: MemoryLock;
+  readonly permits: MemoryPermits;
+  readonly url: string;
+  readonly dlq: string;
+  /** The events emitted so far, by name. */
+  readonly events: string[];
+  /** Where the worker reported errors so far (ctx.onError's `where`). */
+  readonly errors: string[];
+  /** Send a job's envelope to the queue; answers its job id. */
+  send(job: string, args: unknown, o?: { readonly id?: string; readonly tenant?: string }): Promise<string>;
+  /** Receive the next visible message, held under the heartbeat as the poller would. */
+  receive(): Promise<Lease>;
+  /** Stop the heartbeat (call after each test). */
+  close(): Promise<void>;
+}
+
+export async function inMemoryWorker(
+  jobs: readonly AnyDefinition[],
+  o: { readonly maxReceiveCount?: number; readonly options?: Partial<WorkerOptions> } = {},
+): Promise<InMemoryWorker> {
+  const memory = new MemoryQueue();
+  const dlq = memory.create('jobs-dlq');
+  const maxReceiveCount = o.maxReceiveCount ?? 3;
+  const url = memory.create('jobs', { deadLetterQueueUrl: dlq, maxReceiveCount });
+  const lock = new MemoryLock();
+  const permits = new MemoryPermits();
+  const log = pino({ level: 'silent' });
+  const c = resolveWorkerConfig(
+    {
+      queues: [url],
+      jobs: [...jobs],
+      queue: memory,
+      lock,
+      permits,
+      deleteFlushMs: 0,
+      handleSignals: false,
+      logger: log,
+      metrics: { sink: 'off' },
+      ...o.options,
+    },
+    {},
+  );
+  const queues = c.queues.map(queueState);
+  queues[0]!.deadLetterQueueUrl = dlq;
+  queues[0]!.maxReceiveCount = maxReceiveCount;
+  const events: string[] = [];
+  const emitter = new SafeEmitter<WorkerEvents>(() => {});
+  for (const e of RECORDED) emitter.on(e, () => events.push(e));
+  const errors: string[] = [];
+  const ctx = buildContext(c, {}, log, emitter, queues, (where) => errors.push(where));
+  return {
+    ctx,
+    memory,
+    lock,
+    permits,
+    url,
+    dlq,
+    events,
+    errors,
+    async send(job, args, s = {}) {
+      const id = s.id ?? newJobId();
+      const envelope = {
+        v: 1 as const,
+        id,
+        job,
+        args,
+        enqueuedAt: new Date().toISOString(),
+        ...(s.tenant === undefined ? {} : { tenant: s.tenant }),
+      };
+      await memory.send(url, { body: encodeEnvelope(envelope), attributes: {} });
+      return id;
+    },
+    async receive() {
+      const [m] = await memory.receive(url, 1, 0, c.visibilityTimeoutSeconds);
+      if (m === undefined) throw new Error('no message to receive');
+      return ctx.heartbeat.hold(m);
+    },
+    close: () => ctx.heartbeat.close(),
+  };
+}

@@ -1,0 +1,80 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineJob } from '../../../../src/core/job.js';
+import type { Lease } from '../../../../src/worker/hold/lease.js';
+import { ReceiveCapacity } from '../../../../src/worker/intake/capacity.js';
+import { type Intake, poll } from '../../../../src/worker/intake/poller.js';
+import { eventually } from '../../../helpers/stack.js';
+import { type InMemoryWorker, inMemoryWorker } from '../../../helpers/worker-context.js';
+
+/* One queue's receive loop, on the in-memory queue: what it holds, how much it asks for, how it stops. */
+
+const step = defineJob({ name: 'step', args: z.object({}), handle: () => {} });
+
+let w: InMemoryWorker;
+afterEach(() => w.close());
+
+function intake(limit: number) {
+  const held: Lease[] = [];
+  const asked: number[] = [];
+  const capacity = new ReceiveCapacity(limit, () => held.length);
+  const i: Intake = {
+    capacity,
+    received: (_url, leases, n) => {
+      asked.push(n);
+      held.push(...leases);
+    },
+    receivedWhileStopping: async () => {},
+  };
+  return { i, held, asked, capacity };
+}
+
+describe('poll', () => {
+  it('asks for no more than the free capacity, and holds what it receives under the heartbeat', async () => {
+    w = await inMemoryWorker([step], { options: { waitTimeSeconds: 0 } });
+    for (let k = 0; k < 5; k++) await w.send('step', {});
+    const { i, held, asked, capacity } = intake(3);
+    const loop = poll(w.ctx, i, w.url);
+    await eventually(() => held.length === 3, 'three messages held');
+    expect(asked.every((n) => n <= 3)).toBe(true);
+    expect(w.ctx.heartbeat.size).toBe(3);
+    // At capacity: the other two stay in the queue, visible.
+    expect(w.memory.peek(w.url).filter((m) => m.visibleInMs === 0)).toHaveLength(2);
+    w.ctx.stop.abort();
+    capacity.close();
+    await loop;
+  });
+
+  it('backs off from a failing receive without holding capacity, reports it, and goes on', async () => {
+    w = await inMemoryWorker([step], { options: { waitTimeSeconds: 0 } });
+    await w.send('step', {});
+    const receive = w.memory.receive.bind(w.memory);
+    let failures = 1;
+    w.memory.receive = async (...a) => {
+      if (failures-- > 0) throw new Error('connection reset');
+      return receive(...a);
+    };
+    const { i, held, capacity } = intake(3);
+    const loop = poll(w.ctx, i, w.url);
+    await eventually(() => held.length === 1, 'the message, after the failed receive');
+    expect(w.errors).toEqual(['receive']);
+    expect(capacity.reserved).toBeLessThanOrEqual(3);
+    w.ctx.stop.abort();
+    capacity.close();
+    await loop;
+  });
+
+  it('stops when the worker stops, handing back what a poll brings after that', async () => {
+    w = await inMemoryWorker([step], { options: { waitTimeSeconds: 1 } });
+    const { i, held, capacity } = intake(3);
+    const late: Lease[] = [];
+    const loop = poll(w.ctx, { ...i, receivedWhileStopping: async (leases) => void late.push(...leases) }, w.url);
+    await new Promise((r) => setTimeout(r, 100)); // the poll is open
+    await w.send('step', {});
+    w.ctx.stop.abort();
+    await loop;
+    capacity.close();
+    expect(held).toEqual([]);
+    expect(late).toHaveLength(1); // brought by the open poll after stop() began: handed back, not scheduled
+  });
+});

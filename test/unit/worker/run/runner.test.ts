@@ -1,0 +1,123 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { UnrecoverableError } from '../../../../src/core/errors.js';
+import { defineJob, type JobContext } from '../../../../src/core/job.js';
+import { readOnce } from '../../../../src/worker/run/read.js';
+import { runJob } from '../../../../src/worker/run/runner.js';
+import { type InMemoryWorker, inMemoryWorker } from '../../../helpers/worker-context.js';
+
+/*
+ * runJob: one message from read to outcome (claim the job id, take the tenant's permit, run the
+ * handler under the lease's signal, decide), on the in-memory queue, lock and permits.
+ */
+
+const seen: JobContext[] = [];
+const step = defineJob({
+  name: 'step',
+  args: z.object({ n: z.number() }),
+  backoff: { baseMs: 2_000, factor: 1, capMs: 2_000, jitter: 0 },
+  handle: ({ n }, ctx) => {
+    seen.push(ctx);
+    if (n < 0) throw new UnrecoverableError('negative');
+    if (n === 0) throw new Error('zero');
+    return n * 2;
+  },
+});
+
+let w: InMemoryWorker;
+afterEach(async () => {
+  seen.length = 0;
+  await w.close();
+});
+
+async function run(o: { stopping?: boolean } = {}) {
+  const lease = await w.receive();
+  if (o.stopping) w.ctx.stop.abort();
+  return { lease, ...(await runJob(w.ctx, lease, readOnce(w.ctx.config.jobs, lease))) };
+}
+
+describe('runJob', () => {
+  it('claims the job id, runs the handler with its context, and decides success with the result', async () => {
+    w = await inMemoryWorker([step]);
+    const id = await w.send('step', { n: 21 }, { tenant: 'acme' });
+    const { outcome, info, lease } = await run();
+    expect(outcome).toMatchObject({ kind: 'succeeded', result: 42 });
+    expect(info).toMatchObject({ jobId: id, jobName: 'step', attempt: 1, tenant: 'acme' });
+    expect(seen[0]).toMatchObject({ jobId: id, jobName: 'step', attempt: 1, tenant: 'acme', queueUrl: w.url });
+    expect(lease.lock?.jobId).toBe(id); // held until settle ends it
+    expect(await w.lock.claim(id, 'other', 60, { messageId: 'another', receiveCount: 1 })).toBe('running-copy');
+    expect(w.events).toEqual(['job:start']);
+  });
+
+  it('decides poison without claiming or running: invalid args name the field', async () => {
+    w = await inMemoryWorker([step]);
+    const id = await w.send('step', { n: 'one' });
+    const { outcome } = await run();
+    expect(outcome).toMatchObject({ kind: 'dead-letter', reason: 'invalid-args', detail: expect.stringContaining('args.n') });
+    expect(seen).toEqual([]);
+    expect(await w.lock.claim(id, 'other', 60)).toBe('claimed');
+  });
+
+  it('an unknown job is poison, named in the detail, its events saying "unknown"', async () => {
+    w = await inMemoryWorker([step]);
+    await w.send('resize', {});
+    const { outcome, info } = await run();
+    expect(outcome).toMatchObject({ kind: 'dead-letter', reason: 'unknown-job', detail: expect.stringContaining('"resize"') });
+    expect(info.jobName).toBe('unknown');
+  });
+
+  it('a completed job id is a duplicate: never run', async () => {
+    w = await inMemoryWorker([step]);
+    const id = await w.send('step', { n: 1 });
+    await w.lock.complete(id, 'earlier', 60);
+    const { outcome } = await run();
+    expect(outcome).toEqual({ kind: 'duplicate', state: 'completed' });
+    expect(seen).toEqual([]);
+  });
+
+  it('a job whose tenant holds every permit is deferred: never run, the lock released at settle', async () => {
+    w = await inMemoryWorker([step], { options: { tenantCaps: { acme: 1 }, capDelaySeconds: 7 } });
+    await w.permits.take('acme', 1, 'someone-else', 60);
+    await w.send('step', { n: 1 }, { tenant: 'acme' });
+    const { outcome } = await run();
+    expect(outcome).toEqual({ kind: 'defer', reason: 'tenant "acme" has 1 job(s) running, its cap', delaySeconds: 7 });
+    expect(seen).toEqual([]);
+  });
+
+  it('a job under its cap holds a permit while it runs', async () => {
+    w = await inMemoryWorker([step], { options: { tenantCaps: { acme: 1 } } });
+    await w.send('step', { n: 1 }, { tenant: 'acme' });
+    const { outcome, lease } = await run();
+    expect(outcome.kind).toBe('succeeded');
+    expect(lease.permit).toMatchObject({ key: 'acme', index: 0 });
+    expect(await w.permits.take('acme', 1, 'another', 60)).toBe('full');
+  });
+
+  it('hands back, unrun, a job claimed after the worker began stopping', async () => {
+    w = await inMemoryWorker([step]);
+    await w.send('step', { n: 1 });
+    const { outcome } = await run({ stopping: true });
+    expect(outcome).toEqual({ kind: 'hand-back', reason: 'worker is stopping', delaySeconds: 0, abandoned: false });
+    expect(seen).toEqual([]);
+  });
+
+  it('a handler that throws is retried after its backoff; an UnrecoverableError is dead-lettered', async () => {
+    w = await inMemoryWorker([step]);
+    await w.send('step', { n: 0 });
+    await w.send('step', { n: -1 });
+    const first = await run();
+    const second = await run();
+    const outcomes = [first.outcome, second.outcome].sort((a, b) => a.kind.localeCompare(b.kind));
+    expect(outcomes).toMatchObject([
+      { kind: 'dead-letter', reason: 'unrecoverable', detail: 'negative' },
+      { kind: 'retry', delayMs: 2_000 },
+    ]);
+  });
+
+  it('on the receive that reaches maxReceiveCount, a failure is dead-lettered as retries-exhausted', async () => {
+    w = await inMemoryWorker([step], { maxReceiveCount: 1 });
+    await w.send('step', { n: 0 });
+    const { outcome } = await run();
+    expect(outcome).toMatchObject({ kind: 'dead-letter', reason: 'retries-exhausted', detail: 'failed on attempt 1 of 1: Error: zero' });
+  });
+});
