@@ -37,7 +37,11 @@ describe('shutdown', () => {
     const order: string[] = [];
     const running = handler(activity);
     let settled = false;
-    activity.track(new Promise<void>((r) => setTimeout(r, 50)).then(() => void (settled = true)));
+    activity.track(
+      new Promise<void>((r) => setTimeout(r, 50)).then(() => {
+        settled = true;
+      }),
+    );
     setTimeout(() => {
       order.push('handler finished');
       running.finish();
