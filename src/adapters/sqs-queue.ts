@@ -1,7 +1,9 @@
 import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
   ReceiveMessageCommand,
+  SendMessageBatchCommand,
   SendMessageCommand,
   type MessageAttributeValue,
   type SQSClient,
@@ -10,6 +12,7 @@ import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
 import type { BatchEntry, BatchFailure, MessageAttributes, OutgoingMessage, ReceivedMessage } from '../core/message.js';
 import { queueUrlFromArn, readRedrivePolicy } from '../ops/queues.js';
 import { classifyFailure } from '../core/sqs-batch.js';
+import { SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.js';
 
 /**
  * QueuePort over the AWS SDK. Receives go through `pollClient`, everything else through
@@ -68,17 +71,29 @@ export class SqsQueuePort implements QueuePort {
     return batchFailures(out.Failed);
   }
 
-  async send(queueUrl: string, message: OutgoingMessage): Promise<void> {
-    await this.controlClient.send(
-      new SendMessageCommand({
-        QueueUrl: queueUrl,
-        MessageBody: message.body,
-        MessageAttributes: message.attributes as Record<string, MessageAttributeValue>,
-        MessageGroupId: message.groupId,
-        MessageDeduplicationId: message.deduplicationId,
-        DelaySeconds: message.delaySeconds,
-      }),
+  async send(queueUrl: string, message: OutgoingMessage): Promise<{ messageId: string }> {
+    const out = await this.controlClient.send(new SendMessageCommand({ QueueUrl: queueUrl, ...toSdkMessage(message) }));
+    return { messageId: out.MessageId ?? '' };
+  }
+
+  async sendBatch(
+    queueUrl: string,
+    entries: readonly { readonly id: string; readonly message: OutgoingMessage }[],
+  ): Promise<{ sent: { id: string; messageId: string }[]; failed: BatchFailure[] }> {
+    const out = await this.controlClient.send(
+      new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries.map((e) => ({ Id: e.id, ...toSdkMessage(e.message) })) }),
     );
+    return {
+      sent: (out.Successful ?? []).map((s) => ({ id: s.Id ?? '', messageId: s.MessageId ?? '' })),
+      failed: batchFailures(out.Failed),
+    };
+  }
+
+  async maximumMessageBytes(queueUrl: string): Promise<number> {
+    const out = await this.controlClient.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['MaximumMessageSize'] }),
+    );
+    return Number(out.Attributes?.MaximumMessageSize ?? SQS_DEFAULT_MESSAGE_BYTES);
   }
 
   async deadLetterTarget(queueUrl: string): Promise<DeadLetterTarget | undefined> {
@@ -89,6 +104,16 @@ export class SqsQueuePort implements QueuePort {
       maxReceiveCount: policy.maxReceiveCount,
     };
   }
+}
+
+function toSdkMessage(m: OutgoingMessage) {
+  return {
+    MessageBody: m.body,
+    MessageAttributes: m.attributes as Record<string, MessageAttributeValue>,
+    MessageGroupId: m.groupId,
+    MessageDeduplicationId: m.deduplicationId,
+    DelaySeconds: m.delaySeconds,
+  };
 }
 
 /**

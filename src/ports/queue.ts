@@ -1,5 +1,5 @@
 /**
- * The queue port: the SQS calls the worker makes, in the worker's own words. Nothing of the AWS
+ * The queue port: the SQS calls the worker and the producer make, in sqs-jobs' own words. Nothing of the AWS
  * SDK appears here; src/adapters/sqs-queue.ts implements it over the SDK, and a test may hand the
  * worker any other implementation (`createWorker({ queue })`).
  */
@@ -23,7 +23,15 @@ export interface QueuePort {
   deleteBatch(queueUrl: string, entries: readonly BatchEntry[]): Promise<BatchFailure[]>;
   /** At most 10 entries; answers the entries that failed. */
   changeVisibilityBatch(queueUrl: string, entries: readonly (BatchEntry & { visibilityTimeout: number })[]): Promise<BatchFailure[]>;
-  send(queueUrl: string, message: OutgoingMessage): Promise<void>;
+  /** Send one message; answers its MessageId. */
+  send(queueUrl: string, message: OutgoingMessage): Promise<{ messageId: string }>;
+  /** At most 10 entries to one queue; answers what was sent (by entry id) and the entries that failed. */
+  sendBatch(
+    queueUrl: string,
+    entries: readonly { readonly id: string; readonly message: OutgoingMessage }[],
+  ): Promise<{ sent: { id: string; messageId: string }[]; failed: BatchFailure[] }>;
+  /** The largest message the queue accepts, in bytes (its MaximumMessageSize). */
+  maximumMessageBytes(queueUrl: string): Promise<number>;
   /** The queue's redrive policy, or undefined when it has none. */
   deadLetterTarget(queueUrl: string): Promise<DeadLetterTarget | undefined>;
 }

@@ -1,4 +1,5 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { QueuePort } from '../ports/queue.js';
 import { z } from 'zod';
 import { queueUrlSchema } from '../config/env.js';
 import { jobIdSchema, tenantSchema } from '../core/envelope.js';
@@ -71,6 +72,16 @@ export const producerOptionsSchema = z
       .optional(),
     client: z
       .custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as SQSClient).send === 'function', 'must be an SQSClient')
+      .optional(),
+    /** The queue port the producer sends through (send, sendBatch, maximumMessageBytes). Default: the AWS SDK, on `client` when given. */
+    queue: z
+      .custom<QueuePort>(
+        (v) =>
+          typeof v === 'object' &&
+          v !== null &&
+          ['send', 'sendBatch', 'maximumMessageBytes'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+        'must implement QueuePort (send, sendBatch, maximumMessageBytes)',
+      )
       .optional(),
     /** Where `track: true` jobs record their status: `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE. */
     store: storeOptionSchema,

@@ -1,7 +1,5 @@
-import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { z } from 'zod';
-import { createSqsClient } from '../adapters/aws-clients.js';
-import { isFifoQueue, parseConfig, resolveAwsSettings, resolveQueueUrl, type Env } from '../config/env.js';
+import { isFifoQueue, parseConfig, resolveQueueUrl, type Env } from '../config/env.js';
 import { encodeEnvelope, envelopeAttributes, messageSize, newJobId, type Envelope } from '../core/envelope.js';
 import {
   ConfigError,
@@ -15,7 +13,9 @@ import {
 } from '../core/errors.js';
 import { SpilloverGate } from './spillover.js';
 import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
-import { chunkMessages, sendBatch, type PreparedMessage } from './send-many.js';
+import { chunkMessages, outgoing, sendBatch, type PreparedMessage } from './send-many.js';
+import { producerQueue } from './wiring.js';
+import type { QueuePort } from '../ports/queue.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   checkOptionsFit,
@@ -45,8 +45,9 @@ function optionsError(subject: string) {
 export class Producer {
   readonly queueUrl: string;
   readonly maxMessageBytes: number;
-  readonly #sqs: SQSClient;
-  readonly #ownsClient: boolean;
+  readonly #queue: QueuePort;
+  /** Destroys the SDK client the producer made (none when a queue port or client was given). */
+  readonly #closeQueue: () => void;
   readonly #jobs: JobRegistry;
   readonly #fifo: boolean;
   readonly #spillover: SpilloverGate | undefined;
@@ -73,14 +74,9 @@ export class Producer {
     }
     this.#store = resolveJobStore(o.store, env);
     this.#ownsStore = this.#store !== o.store;
-    this.#ownsClient = o.client === undefined;
-    this.#sqs =
-      o.client ??
-      createSqsClient(
-        resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env, { endpoint: 'options.endpoint', region: 'options.region' }),
-        {},
-        env,
-      );
+    const { queue, close } = producerQueue(o, env);
+    this.#queue = queue;
+    this.#closeQueue = close;
   }
 
   /** Validate, encode and send one job. Resolves once SQS has stored the message. */
@@ -90,18 +86,9 @@ export class Producer {
     const message = this.#prepare(definition, args, opts, 'args');
     await this.#checkQueueLimit();
     try {
-      const out = await this.#sqs.send(
-        new SendMessageCommand({
-          QueueUrl: message.queueUrl,
-          MessageBody: message.body,
-          MessageAttributes: message.attributes,
-          DelaySeconds: message.delaySeconds,
-          MessageGroupId: message.groupId,
-          MessageDeduplicationId: message.deduplicationId,
-        }),
-      );
+      const { messageId } = await this.#queue.send(message.queueUrl, outgoing(message));
       await recordWaiting(this.#store, definition.name, [message]);
-      return { jobId: message.jobId, messageId: out.MessageId ?? '' };
+      return { jobId: message.jobId, messageId };
     } catch (error) {
       const e = toError(error);
       throw new SqsJobsError(
@@ -161,7 +148,7 @@ export class Producer {
       while (next < chunks.length) {
         const chunk = chunks[next++]!;
         const outcome = await sendBatch(
-          this.#sqs,
+          this.#queue,
           chunk.map((i) => ({ index: i, message: messages[i]! })),
         );
         for (const s of outcome.sent) results[s.index] = { jobId: messages[s.index]!.jobId, messageId: s.messageId };
@@ -187,7 +174,7 @@ export class Producer {
 
   /** Release the SDK client's sockets (only when this producer created it), and the job store's. */
   close(): void {
-    if (this.#ownsClient) this.#sqs.destroy();
+    this.#closeQueue();
     if (this.#ownsStore) this.#store?.close();
   }
 
@@ -227,17 +214,14 @@ export class Producer {
   /** A limit above SQS's default is only honest if the queue was raised to accept it: ask once. */
   #checkQueueLimit(): Promise<void> {
     if (this.maxMessageBytes <= SQS_DEFAULT_MESSAGE_BYTES) return Promise.resolve();
-    this.#queueLimitChecked ??= this.#sqs
-      .send(new GetQueueAttributesCommand({ QueueUrl: this.queueUrl, AttributeNames: ['MaximumMessageSize'] }))
-      .then((out) => {
-        const accepted = Number(out.Attributes?.MaximumMessageSize ?? SQS_DEFAULT_MESSAGE_BYTES);
-        if (this.maxMessageBytes > accepted) {
-          throw new SqsJobsError(
-            'CONFIG_INVALID',
-            `maxMessageBytes is ${this.maxMessageBytes} but ${this.queueUrl} accepts at most ${accepted} bytes; lower maxMessageBytes or raise the queue's MaximumMessageSize`,
-          );
-        }
-      });
+    this.#queueLimitChecked ??= this.#queue.maximumMessageBytes(this.queueUrl).then((accepted) => {
+      if (this.maxMessageBytes > accepted) {
+        throw new SqsJobsError(
+          'CONFIG_INVALID',
+          `maxMessageBytes is ${this.maxMessageBytes} but ${this.queueUrl} accepts at most ${accepted} bytes; lower maxMessageBytes or raise the queue's MaximumMessageSize`,
+        );
+      }
+    });
     this.#queueLimitChecked.catch(() => {
       this.#queueLimitChecked = undefined;
     });

@@ -1,9 +1,9 @@
-import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import type { StringAttribute } from '../core/envelope.js';
 import { toError, type FailedEntry } from '../core/errors.js';
+import type { OutgoingMessage } from '../core/message.js';
 import { sleep } from '../core/sleep.js';
-import { classifyFailure } from '../core/sqs-batch.js';
 import { SQS_BATCH_LIMIT } from '../core/sqs-limits.js';
+import type { QueuePort } from '../ports/queue.js';
 
 /** SendMessageBatch for enqueueMany: one call per chunk, transient entry failures sent again. */
 const BATCH_SEND_ATTEMPTS = 3;
@@ -24,11 +24,11 @@ export interface PreparedMessage {
 }
 
 /**
- * Send one chunk (at most 10 entries, one queue) with SendMessageBatch. Entries SQS rejects for a
- * transient reason are sent again (3 tries); answers what went and what did not, by index.
+ * Send one chunk (at most 10 entries, one queue) in one batch call. Entries refused for a transient
+ * reason are sent again (3 tries); answers what went and what did not, by index.
  */
 export async function sendBatch(
-  sqs: SQSClient,
+  queue: QueuePort,
   entries: { index: number; message: PreparedMessage }[],
 ): Promise<{ sent: { index: number; messageId: string }[]; failed: FailedEntry[] }> {
   const sent: { index: number; messageId: string }[] = [];
@@ -38,25 +38,16 @@ export async function sendBatch(
     const byId = new Map(pending.map((e) => [String(e.index), e]));
     const retry: typeof pending = [];
     try {
-      const out = await sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: pending[0]!.message.queueUrl,
-          Entries: pending.map((e) => toBatchEntry(e.index, e.message)),
-        }),
+      const out = await queue.sendBatch(
+        pending[0]!.message.queueUrl,
+        pending.map((e) => ({ id: String(e.index), message: outgoing(e.message) })),
       );
-      for (const ok of out.Successful ?? []) sent.push({ index: Number(ok.Id), messageId: ok.MessageId ?? '' });
-      for (const bad of out.Failed ?? []) {
-        const entry = byId.get(bad.Id ?? '');
+      for (const ok of out.sent) sent.push({ index: Number(ok.id), messageId: ok.messageId });
+      for (const bad of out.failed) {
+        const entry = byId.get(bad.id);
         if (entry === undefined) continue;
-        if (classifyFailure(bad.Code ?? 'Unknown', bad.SenderFault ?? false) === 'transient' && attempt < BATCH_SEND_ATTEMPTS)
-          retry.push(entry);
-        else
-          failed.push({
-            index: entry.index,
-            jobId: entry.message.jobId,
-            code: bad.Code ?? 'Unknown',
-            message: bad.Message ?? 'rejected by SQS',
-          });
+        if (bad.kind === 'transient' && attempt < BATCH_SEND_ATTEMPTS) retry.push(entry);
+        else failed.push({ index: entry.index, jobId: entry.message.jobId, code: bad.code, message: bad.message || 'rejected by SQS' });
       }
     } catch (error) {
       // The SDK already retried the call itself; what is left is a hard failure for every entry.
@@ -69,15 +60,9 @@ export async function sendBatch(
   return { sent, failed };
 }
 
-function toBatchEntry(index: number, m: PreparedMessage): SendMessageBatchRequestEntry {
-  return {
-    Id: String(index),
-    MessageBody: m.body,
-    MessageAttributes: m.attributes,
-    DelaySeconds: m.delaySeconds,
-    MessageGroupId: m.groupId,
-    MessageDeduplicationId: m.deduplicationId,
-  };
+/** A prepared job as the queue port sends it. */
+export function outgoing(m: PreparedMessage): OutgoingMessage {
+  return { body: m.body, attributes: m.attributes, delaySeconds: m.delaySeconds, groupId: m.groupId, deduplicationId: m.deduplicationId };
 }
 
 /** Group message indexes into batches of at most 10 entries and `maxBytes` in total. */

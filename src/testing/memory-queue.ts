@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
+import { SQS_MAX_MESSAGE_BYTES } from '../core/sqs-limits.js';
 import type { BatchEntry, BatchFailure, OutgoingMessage, ReceivedMessage } from '../core/message.js';
 
 interface Stored {
@@ -92,10 +93,11 @@ export class MemoryQueue implements QueuePort {
     });
   }
 
-  async send(queueUrl: string, message: OutgoingMessage): Promise<void> {
+  async send(queueUrl: string, message: OutgoingMessage): Promise<{ messageId: string }> {
     const now = Date.now();
+    const messageId = randomUUID();
     this.#queue(queueUrl).push({
-      messageId: randomUUID(),
+      messageId,
       body: message.body,
       attributes: message.attributes,
       groupId: message.groupId,
@@ -104,6 +106,22 @@ export class MemoryQueue implements QueuePort {
       receiveCount: 0,
       receiptHandle: undefined,
     });
+    return { messageId };
+  }
+
+  async sendBatch(
+    queueUrl: string,
+    entries: readonly { readonly id: string; readonly message: OutgoingMessage }[],
+  ): Promise<{ sent: { id: string; messageId: string }[]; failed: BatchFailure[] }> {
+    const sent: { id: string; messageId: string }[] = [];
+    for (const e of entries) sent.push({ id: e.id, ...(await this.send(queueUrl, e.message)) });
+    return { sent, failed: [] };
+  }
+
+  /** Every queue here takes SQS's largest message. */
+  async maximumMessageBytes(queueUrl: string): Promise<number> {
+    this.#queue(queueUrl);
+    return SQS_MAX_MESSAGE_BYTES;
   }
 
   async deadLetterTarget(queueUrl: string): Promise<DeadLetterTarget | undefined> {

@@ -108,7 +108,7 @@ export const workerOptionsSchema = z
       .custom<QueuePort>(
         (v) =>
           isObject(v) &&
-          ['receive', 'deleteBatch', 'changeVisibilityBatch', 'send', 'deadLetterTarget'].every(
+          ['receive', 'deleteBatch', 'changeVisibilityBatch', 'send', 'sendBatch', 'maximumMessageBytes', 'deadLetterTarget'].every(
             (m) => typeof (v as Record<string, unknown>)[m] === 'function',
           ),
         'must implement QueuePort',

@@ -162,10 +162,8 @@ function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onE
   const producer = (queueUrl: string) => {
     let p = producers.get(queueUrl);
     if (p === undefined) {
-      p = createProducer(
-        { queueUrl, jobs: c.jobs, ...(c.aws.endpoint === undefined ? {} : { endpoint: c.aws.endpoint }), region: c.aws.region, store },
-        env,
-      );
+      // Through the worker's own queue port: no SDK client of its own.
+      p = createProducer({ queueUrl, jobs: c.jobs, queue: sqs, store }, env);
       producers.set(queueUrl, p);
     }
     return p;

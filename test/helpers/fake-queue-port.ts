@@ -35,7 +35,17 @@ export class FakeQueuePort implements QueuePort {
     return this.#answer(entries, (e) => this.deleteAnswer(e, call));
   }
 
-  async send(_queueUrl: string, _message: OutgoingMessage): Promise<void> {}
+  async send(_queueUrl: string, _message: OutgoingMessage): Promise<{ messageId: string }> {
+    return { messageId: 'm-sent' };
+  }
+
+  async sendBatch(): Promise<{ sent: { id: string; messageId: string }[]; failed: BatchFailure[] }> {
+    return { sent: [], failed: [] };
+  }
+
+  async maximumMessageBytes(): Promise<number> {
+    return 262_144;
+  }
 
   async deadLetterTarget(): Promise<DeadLetterTarget | undefined> {
     return undefined;

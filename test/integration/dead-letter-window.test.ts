@@ -32,13 +32,14 @@ describe('a copy that arrives while its job is being dead-lettered', () => {
     // The real SQS adapter, paused right after the first DLQ send lands: the replay moves that dead
     // letter back, and the worker decides about the copy, while the first message is still settling.
     const queue = new (class extends SqsQueuePort {
-      override async send(url: string, message: OutgoingMessage): Promise<void> {
-        await super.send(url, message);
-        if (url !== dlqUrl || replayed) return;
+      override async send(url: string, message: OutgoingMessage): Promise<{ messageId: string }> {
+        const sent = await super.send(url, message);
+        if (url !== dlqUrl || replayed) return sent;
         replayed = true;
         const replay = await replayDeadLetters(sqs, { dlqUrl, sourceQueueUrl: queueUrl, id: 'r-1' });
         expect(replay.moved).toBe(1);
         await waitForCopy();
+        return sent;
       }
     })(sqs, sqs);
     const worker = start({ queues: [queueUrl], jobs: [refused], concurrency: 4, queue });

@@ -82,6 +82,8 @@ describe('a batch whose item loses its lease while it waits', () => {
     const queue: QueuePort = {
       deleteBatch: (u, e) => memory.deleteBatch(u, e),
       send: (u, m) => memory.send(u, m),
+      sendBatch: (u, e) => memory.sendBatch(u, e),
+      maximumMessageBytes: (u) => memory.maximumMessageBytes(u),
       deadLetterTarget: (u) => memory.deadLetterTarget(u),
       changeVisibilityBatch: async (queueUrl, entries) => {
         const target = entries.find((e) => e.receiptHandle === handles.get('item-2'));

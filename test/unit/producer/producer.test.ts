@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ATTR_JOB, decodeEnvelope } from '../../../src/core/envelope.js';
+import { PayloadTooLargeError, ValidationError } from '../../../src/core/errors.js';
+import { defineJob } from '../../../src/core/job.js';
+import { createProducer } from '../../../src/producer/producer.js';
+import { MemoryQueue } from '../../../src/testing/memory-queue.js';
+
+/* The producer over the in-memory queue port: what it sends, and what it refuses to send. */
+
+const resize = defineJob({ name: 'resize', args: z.object({ key: z.string().min(1), width: z.number().int() }), handle: () => {} });
+
+function setup(options: Record<string, unknown> = {}) {
+  const memory = new MemoryQueue();
+  const url = memory.create('jobs');
+  const spill = memory.create('jobs-spill');
+  const producer = createProducer({ queueUrl: url, jobs: [resize], queue: memory, ...options }, {});
+  return { memory, url, spill, producer };
+}
+
+describe('Producer over a queue port', () => {
+  it('sends the envelope (wire format v1) with its attributes, and answers the job and message ids', async () => {
+    const { memory, url, producer } = setup();
+    const { jobId, messageId } = await producer.enqueue(resize, { key: 'a.png', width: 100 }, { tenant: 'acme' });
+    const [m] = memory.peek(url);
+    expect(m!.messageId).toBe(messageId);
+    const decoded = decodeEnvelope(m!.body, { messageId, sentAt: new Date() });
+    expect(decoded).toMatchObject({
+      ok: true,
+      envelope: { v: 1, id: jobId, job: 'resize', args: { key: 'a.png', width: 100 }, tenant: 'acme' },
+    });
+    expect(m!.attributes[ATTR_JOB]?.StringValue).toBe('resize');
+  });
+
+  it('sends nothing for invalid args, naming the field and the rule', async () => {
+    const { memory, url, producer } = setup();
+    const error = await producer.enqueue(resize, { key: '', width: 1.5 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues.map((i) => i.field).sort()).toEqual(['args.key', 'args.width']);
+    expect(memory.peek(url)).toEqual([]);
+  });
+
+  it('refuses a message over maxMessageBytes before sending', async () => {
+    const big = defineJob({ name: 'big', args: z.object({ blob: z.string() }), handle: () => {} });
+    const { memory, url, producer } = setup({ jobs: [big], maxMessageBytes: 1024 });
+    await expect(producer.enqueue(big, { blob: 'x'.repeat(2_000) })).rejects.toBeInstanceOf(PayloadTooLargeError);
+    expect(memory.peek(url)).toEqual([]);
+  });
+
+  it('enqueueMany sends every entry (in batch calls of up to 10) and answers them in order', async () => {
+    const { memory, url, producer } = setup();
+    const results = await producer.enqueueMany(
+      resize,
+      Array.from({ length: 23 }, (_, i) => ({ key: `${i}.png`, width: i })),
+    );
+    expect(results).toHaveLength(23);
+    const sent = new Map(memory.peek(url).map((m) => [m.messageId, JSON.parse(m.body).args.width as number]));
+    expect(results.map((r) => sent.get(r.messageId))).toEqual(Array.from({ length: 23 }, (_, i) => i));
+  });
+
+  it("sends a tenant's jobs past its allowance to the spillover queue", async () => {
+    const memory = new MemoryQueue();
+    const url = memory.create('jobs');
+    const spill = memory.create('jobs-spill');
+    const producer = createProducer(
+      { queueUrl: url, jobs: [resize], queue: memory, spillover: { queueUrl: spill, ratePerSecond: 1, burst: 3 } },
+      {},
+    );
+    await producer.enqueueMany(
+      resize,
+      Array.from({ length: 10 }, (_, i) => ({ key: `${i}.png`, width: i })),
+      { tenant: 'noisy' },
+    );
+    await producer.enqueue(resize, { key: 'q.png', width: 1 }, { tenant: 'quiet' });
+    expect(memory.peek(url)).toHaveLength(4); // noisy's burst of 3, and quiet's one
+    expect(memory.peek(spill)).toHaveLength(7);
+  });
+});
