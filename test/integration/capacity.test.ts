@@ -11,7 +11,7 @@ const sqs = sqsClient();
 afterAll(() => sqs.destroy());
 const start = useWorkers();
 
-const slow = defineJob({ name: 'slow', args: z.object({}), handle: async (_a, ctx) => sleepFor(800, undefined, { signal: ctx.signal }) });
+const slow = defineJob({ name: 'slow', args: z.object({}), handle: async (_a, ctx) => sleepFor(2_000, undefined, { signal: ctx.signal }) });
 
 describe('capacity', () => {
   it('never holds more than concurrency + prefetch messages, however many queues poll', async () => {
