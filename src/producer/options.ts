@@ -1,7 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { QueuePort } from '../ports/queue.js';
 import { z } from 'zod';
-import { queueUrlSchema } from '../config/env.js';
+import { implementing, queueUrlSchema } from '../config/env.js';
 import { jobIdSchema, tenantSchema } from '../core/envelope.js';
 import { storeOptionSchema } from '../status/store.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from '../core/job.js';
@@ -74,15 +74,11 @@ export const producerOptionsSchema = z
       .custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as SQSClient).send === 'function', 'must be an SQSClient')
       .optional(),
     /** The queue port the producer sends through (send, sendBatch, maximumMessageBytes). Default: the AWS SDK, on `client` when given. */
-    queue: z
-      .custom<QueuePort>(
-        (v) =>
-          typeof v === 'object' &&
-          v !== null &&
-          ['send', 'sendBatch', 'maximumMessageBytes'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
-        'must implement QueuePort (send, sendBatch, maximumMessageBytes)',
-      )
-      .optional(),
+    queue: implementing<QueuePort>('QueuePort (send, sendBatch, maximumMessageBytes)', [
+      'send',
+      'sendBatch',
+      'maximumMessageBytes',
+    ]).optional(),
     /** Where `track: true` jobs record their status: `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE. */
     store: storeOptionSchema,
     /** Spillover (src/producer/spillover.ts): a tenant's jobs beyond its allowance go to the spillover queue. */

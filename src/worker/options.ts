@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { tenantSchema } from '../core/envelope.js';
 import {
   endpointSchema,
+  implementing,
   metricsNamespaceSchema,
   parseConfig,
   queueUrlSchema,
@@ -78,7 +79,7 @@ export const workerOptionsSchema = z
     abortGraceMs: int.min(0, 'must be 0-60000').max(60_000, 'must be 0-60000').default(1_000),
     /** memcached host:port[,…]; default SQS_JOBS_MEMCACHED. Without it there is no dedupe lock. */
     memcached: z.string().optional(),
-    lock: z.custom<JobLock>((v) => isObject(v) && typeof (v as JobLock).claim === 'function', 'must implement JobLock').optional(),
+    lock: implementing<JobLock>('JobLock', ['claim', 'extend', 'complete', 'release', 'markDeadLettered']).optional(),
     /**
      * Tenant caps: at most `tenantCaps[tenant]` jobs of a tenant run at once across every worker
      * sharing the permits (memcached's, or the `permits` option; standard queues). A job over its
@@ -94,9 +95,7 @@ export const workerOptionsSchema = z
       .max(900, 'must be <= 900 (SQS delay limit)')
       .default(5),
     /** The permits port behind tenant caps and exclusive batch keys. Default: memcached's, when `memcached` is set. */
-    permits: z
-      .custom<Permits>((v) => isObject(v) && typeof (v as Permits).take === 'function', 'must implement Permits (take, extend, release)')
-      .optional(),
+    permits: implementing<Permits>('Permits (take, extend, release)', ['take', 'extend', 'release']).optional(),
     /** Renamed in 0.2: `tenantCaps` and `capDelaySeconds`. */
     fairness: z.undefined({ error: 'was renamed: use tenantCaps ({ tenant: cap }) and capDelaySeconds' }).optional(),
     /** Job status (tracked jobs, progress, fan-out): `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE, else none. */
@@ -104,16 +103,15 @@ export const workerOptionsSchema = z
     /** A tracked job's progress is written at most once per this interval. */
     progressIntervalMs: int.min(100, 'must be 100-60000').max(60_000, 'must be 100-60000').default(1_000),
     /** The queue port: the SQS calls the worker makes. Default: the AWS SDK (src/adapters/sqs-queue.ts). */
-    queue: z
-      .custom<QueuePort>(
-        (v) =>
-          isObject(v) &&
-          ['receive', 'deleteBatch', 'changeVisibilityBatch', 'send', 'sendBatch', 'maximumMessageBytes', 'deadLetterTarget'].every(
-            (m) => typeof (v as Record<string, unknown>)[m] === 'function',
-          ),
-        'must implement QueuePort',
-      )
-      .optional(),
+    queue: implementing<QueuePort>('QueuePort', [
+      'receive',
+      'deleteBatch',
+      'changeVisibilityBatch',
+      'send',
+      'sendBatch',
+      'maximumMessageBytes',
+      'deadLetterTarget',
+    ]).optional(),
     /** When memcached cannot be reached: false (default) runs jobs anyway, at-least-once; true leaves them queued. */
     lockFailClosed: z.boolean().default(false),
     lockTimeoutMs: int.min(10, 'must be 10-10000').max(10_000, 'must be 10-10000').default(500),
