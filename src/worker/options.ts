@@ -79,7 +79,7 @@ export const workerOptionsSchema = z
     abortGraceMs: int.min(0, 'must be 0-60000').max(60_000, 'must be 0-60000').default(1_000),
     /** memcached host:port[,…]; default SQS_JOBS_MEMCACHED. Without it there is no dedupe lock. */
     memcached: z.string().optional(),
-    lock: implementing<JobLock>('JobLock', ['claim', 'extend', 'complete', 'release', 'markDeadLettered']).optional(),
+    lock: implementing<JobLock>('JobLock', ['claim', 'extend', 'complete', 'release', 'markDeadLettered', 'close']).optional(),
     /**
      * Tenant caps: at most `tenantCaps[tenant]` jobs of a tenant run at once across every worker
      * sharing the permits (memcached's, or the `permits` option; standard queues). A job over its
