@@ -3,6 +3,8 @@
  * once) and exclusive batch keys (one flush of a key at once). Permit i of key k is held by one
  * token with a TTL, extended by the heartbeat, released when the job ends; a worker that dies
  * leaves its permit to expire. MemcachedLock has one on the same memcached (`lock.permits`).
+ * Its methods should never throw: a store that cannot be asked answers 'unavailable' (take) or does
+ * nothing (extend, release). The worker reads a throw from `take` as 'unavailable'.
  */
 export interface Permits {
   /**

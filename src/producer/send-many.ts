@@ -42,13 +42,24 @@ export async function sendBatch(
         pending[0]!.message.queueUrl,
         pending.map((e) => ({ id: String(e.index), message: outgoing(e.message) })),
       );
-      for (const ok of out.sent) sent.push({ index: Number(ok.id), messageId: ok.messageId });
+      for (const ok of out.sent) {
+        if (byId.delete(ok.id)) sent.push({ index: Number(ok.id), messageId: ok.messageId });
+      }
       for (const bad of out.failed) {
         const entry = byId.get(bad.id);
         if (entry === undefined) continue;
+        byId.delete(bad.id);
         if (bad.kind === 'transient' && attempt < BATCH_SEND_ATTEMPTS) retry.push(entry);
         else failed.push({ index: entry.index, jobId: entry.message.jobId, code: bad.code, message: bad.message || 'rejected by SQS' });
       }
+      // An entry the answer names neither way was not confirmed sent: report it, never assume it went.
+      for (const entry of byId.values())
+        failed.push({
+          index: entry.index,
+          jobId: entry.message.jobId,
+          code: 'NoAnswer',
+          message: 'the batch answer did not name this entry',
+        });
     } catch (error) {
       // The SDK already retried the call itself; what is left is a hard failure for every entry.
       const e = toError(error);

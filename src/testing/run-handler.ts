@@ -2,8 +2,9 @@ import { pino, type Logger } from 'pino';
 import type { z } from 'zod';
 import type { BatchItem, BatchJobDefinition } from '../core/batch-job.js';
 import { newJobId } from '../core/envelope.js';
-import { SqsJobsError, ValidationError } from '../core/errors.js';
+import { SqsJobsError } from '../core/errors.js';
 import { type AnyDefinition, type FanOutOptions, type JobContext, type JobDefinition, validateArgs } from '../core/job.js';
+import { checkedArgs } from '../producer/args.js';
 
 /** What a test may set of the context a handler runs with (each has a plain default). */
 export interface HandlerRunOptions {
@@ -30,21 +31,23 @@ export interface HandlerRun {
 }
 
 /**
- * Run a job's handler as a worker would, without SQS, memcached or a job store: its args are
- * checked by its schema first (a ValidationError names the field), its context is built from
- * `options`, and its timeout aborts `ctx.signal`. What the handler throws is thrown (an
- * UnrecoverableError or a RetryLaterError too), so a test can expect it.
+ * Run a job's handler as a worker would, without SQS, memcached or a job store: its args go the
+ * way they go in production (checked by the schema as the producer does, as JSON, then parsed by
+ * the schema again as the worker does; a ValidationError names the field), its context is built
+ * from `options`, and its timeout aborts `ctx.signal`. What the handler throws is thrown (an
+ * UnrecoverableError or a RetryLaterError too), and so is the timeout's error when the handler
+ * returns after it (the worker counts that run as failed), so a test can expect it.
  */
 export async function runHandler<J extends JobDefinition>(
   job: J,
   args: z.input<J['args']>,
   options: HandlerRunOptions = {},
 ): Promise<HandlerRun> {
-  const parsed = validateArgs(job, args);
+  const parsed = asReceived(job, args, 'args');
   const progress = { done: undefined as number | undefined, total: undefined as number | undefined, data: undefined as unknown };
   const fanOuts: { job: string; argsList: readonly unknown[]; options: FanOutOptions | undefined }[] = [];
   const jobId = options.jobId ?? newJobId();
-  const { signal, stop } = runSignal(options.signal, job.timeoutMs, `job "${job.name}" timed out after ${job.timeoutMs} ms`);
+  const { signal, stop, timedOut } = runSignal(options.signal, job.timeoutMs, `job "${job.name}" timed out after ${job.timeoutMs} ms`);
   const ctx: JobContext = {
     jobId,
     jobName: job.name,
@@ -70,25 +73,23 @@ export async function runHandler<J extends JobDefinition>(
       },
     ),
     fanOut: async (child: AnyDefinition, argsList: readonly unknown[], fanOutOptions?: FanOutOptions) => {
-      const checked = argsList.map((a, i) => {
-        try {
-          return validateArgs(child, a);
-        } catch (error) {
-          if (error instanceof ValidationError)
-            throw new ValidationError('ARGS_INVALID', `fan-out child ${i}: ${error.message}`, error.issues);
-          throw error;
-        }
-      });
+      const checked = argsList.map((a, i) => asReceived(child, a, `argsList[${i}]`));
       fanOuts.push({ job: child.name, argsList: checked, options: fanOutOptions });
       return { parentId: jobId, total: checked.length };
     },
   };
   try {
     const result = await job.handle(parsed, ctx);
+    if (timedOut()) throw signal.reason;
     return { result, progress, fanOuts };
   } finally {
     stop();
   }
+}
+
+/** Args as a handler receives them: checked and sent as the producer does, parsed as the worker does. */
+function asReceived(job: AnyDefinition, args: unknown, field: string): unknown {
+  return validateArgs(job, JSON.parse(JSON.stringify(checkedArgs(job, args, field))));
 }
 
 /**
@@ -105,7 +106,7 @@ export async function runBatchHandler<J extends BatchJobDefinition>(
     const jobId = newJobId();
     return {
       jobId,
-      args: validateArgs(job, args) as z.output<J['args']>,
+      args: asReceived(job, args, 'args') as z.output<J['args']>,
       attempt: options.attempt ?? 1,
       messageId: `test-${jobId}`,
       tenant: options.tenant,
@@ -116,7 +117,11 @@ export async function runBatchHandler<J extends BatchJobDefinition>(
   const keys = new Set(items.map((i) => String(job.key(i.args))));
   if (keys.size > 1)
     throw new SqsJobsError('ARGS_INVALID', `a batch holds one key; these items have ${keys.size}: ${[...keys].join(', ')}`);
-  const { signal, stop } = runSignal(options.signal, job.timeoutMs, `batch job "${job.name}" timed out after ${job.timeoutMs} ms`);
+  const { signal, stop, timedOut } = runSignal(
+    options.signal,
+    job.timeoutMs,
+    `batch job "${job.name}" timed out after ${job.timeoutMs} ms`,
+  );
   try {
     const answer = await job.handle(items, {
       jobName: job.name,
@@ -124,6 +129,7 @@ export async function runBatchHandler<J extends BatchJobDefinition>(
       signal,
       log: options.log ?? pino({ level: 'silent' }),
     });
+    if (timedOut()) throw signal.reason;
     return { items, failed: new Map((answer?.failed ?? []).map((f) => [f.jobId, f.error])) };
   } finally {
     stop();
@@ -135,11 +141,12 @@ function runSignal(
   given: AbortSignal | undefined,
   timeoutMs: number | undefined,
   message: string,
-): { signal: AbortSignal; stop: () => void } {
+): { signal: AbortSignal; stop: () => void; timedOut: () => boolean } {
   const timeout = new AbortController();
   const timer = timeoutMs === undefined ? undefined : setTimeout(() => timeout.abort(new SqsJobsError('JOB_TIMEOUT', message)), timeoutMs);
   return {
     signal: given === undefined ? timeout.signal : AbortSignal.any([given, timeout.signal]),
     stop: () => clearTimeout(timer),
+    timedOut: () => timeout.signal.aborted,
   };
 }

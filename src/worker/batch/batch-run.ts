@@ -65,7 +65,7 @@ export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<ItemO
   const lockName = job.exclusive && slots !== undefined ? exclusiveKey(job, key) : undefined;
   let renew: NodeJS.Timeout | undefined;
   if (lockName !== undefined && slots !== undefined) {
-    const slot = await slots.take(lockName, 1, run.token, ttl);
+    const slot = await slots.take(lockName, 1, run.token, ttl).catch(() => 'unavailable' as const); // as memcached unreachable
     if (slot === 'full') return 'busy';
     // 'unavailable' (memcached down): flushed without the key lock rather than held until it is back.
     if (slot === 'unavailable') ctx.log.warn({ job: job.name, key }, 'flushing without the key lock: memcached unavailable');

@@ -27,14 +27,13 @@ export class Report {
     this.#log().info({ state }, DUPLICATE_LOG[state]);
   }
 
-  /** The handler failed; `retryInSeconds`: when it runs again (undefined: it does not, it goes to the DLQ). */
-  failed(error: Error, processMs: number, retryInSeconds: number | undefined, inPlace = false): void {
-    const retryDelayMs = retryInSeconds === undefined ? undefined : retryInSeconds * 1000;
+  /** The handler failed; `retryDelayMs`: when it runs again (undefined: it does not, it goes to the DLQ). */
+  failed(error: Error, processMs: number, retryDelayMs: number | undefined, inPlace = false): void {
     this.#ctx.emit('job:failed', { ...this.#info, error, processMs, retryDelayMs });
-    if (retryInSeconds === undefined) return;
+    if (retryDelayMs === undefined) return;
     if (inPlace)
       this.#log().warn({ err: error, retryInMs: retryDelayMs }, 'job failed; it will be retried here, its FIFO group waiting for it');
-    else this.#log().warn({ err: error, retryInSeconds }, 'job failed; it will be retried');
+    else this.#log().warn({ err: error, retryInSeconds: retryDelayMs / 1000 }, 'job failed; it will be retried');
   }
 
   handedBack(reason: string): void {

@@ -44,7 +44,10 @@ async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided
   const unlock = async (keep = abandoned) => {
     if (lock !== undefined && !keep) await ctx.lock.release(lock.jobId, lock.token);
   };
-  if (permit !== undefined && !abandoned) await ctx.permits?.release(permit.key, permit.index, permit.token);
+  if (permit !== undefined && !abandoned) {
+    // Permits should not throw; one that does must not keep the message from ending (the permit then lapses at its TTL).
+    await ctx.permits?.release(permit.key, permit.index, permit.token).catch((error: unknown) => ctx.onError('permit release', error));
+  }
   /** Hand back, unless the lease was lost while the message was held (then it is someone else's). */
   const giveBack = async (f: Fallback) => {
     if (await letGo(ctx, lease)) await handBack(ctx, lease, report, f.seconds, f.reason, f.deadLettered);
@@ -76,7 +79,7 @@ async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided
       await unlock();
       await recordEnd(ctx, lease, info, { kind: 'retry', error: outcome.error, delayMs: outcome.delayMs });
       const seconds = visibilitySeconds(outcome.delayMs, Date.now() - lease.receivedAt);
-      report.failed(outcome.error, outcome.processMs, seconds);
+      report.failed(outcome.error, outcome.processMs, seconds * 1000);
       await giveBack({ seconds, reason: 'retry', deadLettered: false });
       return;
     }
@@ -198,7 +201,7 @@ export async function retryInPlace(
     ctx.onError('unlock', error); // a JobLock should not throw; the lock then ends with its TTL
   }
   await recordEnd(ctx, lease, info, { kind: 'retry', error: outcome.error, delayMs: outcome.delayMs });
-  new Report(ctx, info).failed(outcome.error, outcome.processMs, outcome.delayMs / 1000, true);
+  new Report(ctx, info).failed(outcome.error, outcome.processMs, outcome.delayMs, true);
 }
 
 /**

@@ -133,7 +133,12 @@ export class Heartbeat {
     await Promise.all(
       leases.map(async (lease) => {
         const permit = lease.permit;
-        if (permit !== undefined) await this.#o.permits?.extend(permit.key, permit.index, permit.token, this.#o.lockTtlSeconds);
+        if (permit !== undefined) {
+          // Permits should not throw; one that does must not keep the job id's lock from being extended.
+          await this.#o.permits
+            ?.extend(permit.key, permit.index, permit.token, this.#o.lockTtlSeconds)
+            .catch((error: unknown) => this.#o.onError(error));
+        }
         const lock = lease.lock;
         if (lock === undefined) return;
         let result: ExtendResult;

@@ -111,9 +111,13 @@ export class Lease implements Abortable {
     return this.#lost;
   }
 
-  /** A FIFO job retried here runs again under a fresh signal (the last run's may have fired). */
+  /**
+   * A FIFO job retried here runs again under a fresh signal (the last run's may have fired), and
+   * with its args read afresh (the last run's handler may have changed the object it was given).
+   */
   newRun(): void {
     if (!this.#lost) this.#controller = undefined;
+    this.reading = undefined;
   }
 
   /** Fire the signal with `code`, once; later calls do nothing. */

@@ -52,7 +52,8 @@ export async function permitFor(ctx: WorkerContext, lease: Lease, read: GoodRead
   if (tenant === undefined || ctx.permits === undefined || isFifoQueue(lease.message.queueUrl) || !Object.hasOwn(caps, tenant))
     return 'run';
   const cap = caps[tenant]!;
-  const permit = await ctx.permits.take(tenant, cap, token, ctx.config.lockTtlSeconds);
+  // Permits should not throw; one that does is read as memcached unreachable (the job runs without the cap).
+  const permit = await ctx.permits.take(tenant, cap, token, ctx.config.lockTtlSeconds).catch(() => 'unavailable' as const);
   if (typeof permit === 'number') lease.hold({ permit: { key: tenant, index: permit, token } });
   return afterPermit({ permit, tenant, cap, capDelaySeconds, leaseLost: lease.lost, stopping: ctx.stop.signal.aborted });
 }

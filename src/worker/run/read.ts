@@ -13,9 +13,9 @@ export function readOnce(jobs: JobRegistry, lease: Lease): Reading {
   return lease.reading;
 }
 
-/** What events say about a held message: from its envelope when it has one, else from its attributes. */
+/** What events say about a held message: from its envelope when it has one, else from its attributes (its receive's attempt). */
 export function describeLease(jobs: JobRegistry, lease: Lease): JobInfo {
-  return lease.info ?? readOnce(jobs, lease).info;
+  return readOnce(jobs, lease).info;
 }
 
 /** A name from a message, kept only if it is a job this worker registers (metrics dimensions stay bounded). */

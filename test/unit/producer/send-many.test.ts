@@ -71,6 +71,19 @@ describe('enqueueMany batch answers', () => {
     expect(error.sent.map((s) => s.index)).toEqual([0, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(error.message).toMatch(/^2 of 12 jobs were not enqueued/);
   });
+
+  it('reports an entry the answer names neither way as not sent (never assumes it went)', async () => {
+    const { client } = scriptedClient((ids) => ({ ok: ids.filter((id) => id !== '2'), failed: [] }));
+    const producer = createProducer({ queueUrl, client }, {});
+    const error = (await producer
+      .enqueueMany(
+        note,
+        Array.from({ length: 4 }, (_, i) => ({ text: String(i) })),
+      )
+      .catch((e: unknown) => e)) as EnqueueBatchError;
+    expect(error).toBeInstanceOf(EnqueueBatchError);
+    expect(error.failed.map((f) => [f.index, f.code])).toEqual([[2, 'NoAnswer']]);
+  });
 });
 
 describe('chunkMessages', () => {

@@ -35,13 +35,22 @@ describe('runHandler: a job run as a worker would, without servers', () => {
     expect(run.fanOuts).toEqual([{ job: 'resize', argsList: [{ key: 'a' }, { key: 'b' }], options: undefined }]);
   });
 
-  it("checks a fan-out's child args as the producer would", async () => {
+  it("checks a fan-out's child args as the producer would, naming the child", async () => {
     const job = defineJob({
       name: 'split',
       args: z.object({}),
       handle: (_a, ctx) => ctx.fanOut(child, [{ key: 'a' }, { key: 1 } as never]),
     });
-    await expect(runHandler(job, {})).rejects.toThrow(/fan-out child 1/);
+    await expect(runHandler(job, {})).rejects.toMatchObject({ issues: [{ field: 'argsList[1].key' }] });
+  });
+
+  it('hands the handler its args as a worker would: after JSON, parsed by the schema again', async () => {
+    const job = defineJob({
+      name: 'dated',
+      args: z.object({ at: z.coerce.date(), tags: z.array(z.string()).default([]) }),
+      handle: ({ at, tags }) => `${at instanceof Date}/${tags.length}`,
+    });
+    expect((await runHandler(job, { at: '2026-11-24T00:00:00Z' })).result).toBe('true/0');
   });
 
   it('throws what the handler throws (an UnrecoverableError too)', async () => {
@@ -55,15 +64,27 @@ describe('runHandler: a job run as a worker would, without servers', () => {
     await expect(runHandler(job, {})).rejects.toBeInstanceOf(UnrecoverableError);
   });
 
-  it("aborts ctx.signal at the job's timeout", async () => {
+  it("aborts ctx.signal at the job's timeout, and the run fails with the timeout's error", async () => {
+    let saw: string | undefined;
     const job = defineJob({
       name: 'slow',
       args: z.object({}),
       timeoutMs: 50,
       handle: (_a, ctx) =>
-        new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve(String((ctx.signal.reason as Error).message)))),
+        new Promise<void>((resolve) =>
+          ctx.signal.addEventListener('abort', () => {
+            saw = (ctx.signal.reason as Error).message;
+            resolve();
+          }),
+        ),
     });
-    expect((await runHandler(job, {})).result).toBe('job "slow" timed out after 50 ms');
+    await expect(runHandler(job, {})).rejects.toMatchObject({ code: 'JOB_TIMEOUT' });
+    expect(saw).toBe('job "slow" timed out after 50 ms');
+  });
+
+  it('fails a handler that returns only after its timeout, as the worker counts it', async () => {
+    const job = defineJob({ name: 'late', args: z.object({}), timeoutMs: 20, handle: () => new Promise((r) => setTimeout(r, 80)) });
+    await expect(runHandler(job, {})).rejects.toMatchObject({ code: 'JOB_TIMEOUT' });
   });
 });
 
