@@ -29,7 +29,7 @@ import {
 } from './options.js';
 import { SQS_BATCH_LIMIT, SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.js';
 import type { JobStore } from '../ports/job-store.js';
-import { resolveJobStore } from '../status/store.js';
+import { resolveJobStore } from '../status/wiring.js';
 import { recordWaiting } from '../status/waiting.js';
 import { checkedArgs } from './args.js';
 import { parseWith } from '../core/validation.js';

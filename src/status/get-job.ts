@@ -1,7 +1,8 @@
 import { ConfigError, toError } from '../core/errors.js';
 import type { Env } from '../config/env.js';
 import type { JobStatus, JobStore } from '../ports/job-store.js';
-import { resolveJobStore, type StoreOption, storeOptionSchema } from './store.js';
+import { type StoreOption, storeOptionSchema } from './store.js';
+import { resolveJobStore } from './wiring.js';
 import { parseConfig } from '../config/env.js';
 
 /** The store could not be asked: the job's state is not known (never a guess). */

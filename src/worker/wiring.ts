@@ -15,7 +15,7 @@ import type { QueueState } from './queue-state.js';
 import type { OnError, WorkerContext } from './context.js';
 import { hostname } from 'node:os';
 import { createProducer, type Producer } from '../producer/producer.js';
-import { resolveJobStore } from '../status/store.js';
+import { resolveJobStore } from '../status/wiring.js';
 import { StatusTracker } from '../status/tracker.js';
 
 /** Build a worker's context: its ports from the options (or the SDKs), and the services on them. */
