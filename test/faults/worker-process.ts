@@ -1,7 +1,7 @@
 /**
  * A worker process for the fault suite. Each job appends "<job id> <epoch ms>" to EFFECTS_LOG when
  * its work is done (the "effect" a checker counts). Env: QUEUE_URL, ENDPOINT, MEMCACHED, LOCK_PREFIX,
- * EFFECTS_LOG, CONCURRENCY, VISIBILITY, HEARTBEAT_MS, CAPS (JSON: tenant caps), LOCK_LOG (jobs whose claim found
+ * EFFECTS_LOG, CONCURRENCY, VISIBILITY, HEARTBEAT_MS, LOCK_TIMEOUT_MS (default 200), CAPS (JSON: tenant caps), LOCK_LOG (jobs whose claim found
  * memcached unreachable), plus REPORT_HEAP=1 for the soak run.
  * With BATCH_MAX_SIZE, "work" is a batch job (key: the tenant; maxWaitMs from BATCH_WAIT_MS): each
  * batch sleeps its longest item's ms, then appends every item's effect line in one write
@@ -93,7 +93,7 @@ const worker = createWorker(
     region: 'us-east-1',
     memcached: env.MEMCACHED!,
     lockKeyPrefix: env.LOCK_PREFIX!,
-    lockTimeoutMs: 200,
+    lockTimeoutMs: Number(env.LOCK_TIMEOUT_MS ?? 200),
     metrics: { sink: 'off' },
     logger: pino({ level: env.WORKER_LOG_LEVEL ?? 'silent' }),
     handleSignals: true,
