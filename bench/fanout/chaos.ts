@@ -17,7 +17,7 @@ import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { createJobTable } from '../../src/adapters/dynamodb-store.js';
 import { createDynamoClient } from '../../src/adapters/aws-clients.js';
 import { createProducer, JobStatusReader } from '../../src/index.js';
-import type { JobStatus } from '../../src/ports/job-store.js';
+import type { JobStatus } from '../../src/ports/status-store.js';
 import {
   depth,
   ELASTICMQ,

@@ -1,5 +1,5 @@
 import { TransactionCanceledException, TransactWriteItemsCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../ports/job-store.js';
+import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../ports/fan-out-store.js';
 import { sleep } from '../core/sleep.js';
 import { completionOf, fanOutOf, jobKey, N, readItem, S, type TableRef, Update, updateIf } from './dynamodb-items.js';
 

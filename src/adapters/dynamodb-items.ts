@@ -5,30 +5,17 @@ import {
   GetItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import type { CompletionSpec, FanOutStatus, JobState, JobStatus, JobViewState } from '../ports/job-store.js';
+import { type JobState, type JobStatus, viewOf } from '../ports/status-store.js';
+import type { CompletionSpec, FanOutStatus } from '../ports/fan-out-store.js';
 
 // The job store's items in DynamoDB's terms: the key of a job's record, the expression builder of
 // an UpdateItem and the conditional write it makes, and the mapping of a stored item back to a JobStatus.
-
-/** Results and data are kept only when their JSON is this small (a DynamoDB item holds 400 KB). */
-export const MAX_JSON_BYTES = 4_096;
 
 export type Item = Record<string, AttributeValue>;
 
 export const S = (s: string): AttributeValue => ({ S: s });
 export const N = (n: number): AttributeValue => ({ N: String(n) });
 export const jobKey = (jobId: string): Item => ({ pk: S(`job#${jobId}`) });
-
-/** Small JSON, or undefined when it is too big (or not JSON). */
-export function smallJson(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  try {
-    const text = JSON.stringify(value);
-    return text !== undefined && Buffer.byteLength(text) <= MAX_JSON_BYTES ? text : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Builds one UpdateItem's expression: SET/ADD clauses with placeholder names and values. */
 export class Update {
@@ -99,20 +86,17 @@ export function fanOutOf(item: Item): FanOutStatus | undefined {
   };
 }
 
-function stateOf(state: JobState | undefined, fanOut: FanOutStatus | undefined): JobViewState {
-  if (fanOut === undefined) return state ?? 'running';
-  const childrenEnded = fanOut.succeeded + fanOut.failed >= fanOut.total;
-  if (state === 'completed' || state === undefined) return childrenEnded ? 'completed' : 'waiting-children';
-  return state;
-}
-
 export function toStatus(item: Item): JobStatus | undefined {
-  const state = str(item, 'state') as JobState | undefined;
   const jobId = str(item, 'jobId');
   if (jobId === undefined) return undefined;
   const done = num(item, 'progressDone');
   const total = num(item, 'progressTotal');
   const fanOut = fanOutOf(item);
+  const view = viewOf(
+    str(item, 'state') as JobState | undefined,
+    done === undefined && total === undefined ? undefined : { done: done ?? 0, ...(total === undefined ? {} : { total }) },
+    fanOut,
+  );
   const optional = {
     enqueuedAt: str(item, 'enqueuedAt'),
     startedAt: str(item, 'startedAt'),
@@ -124,21 +108,13 @@ export function toStatus(item: Item): JobStatus | undefined {
     result: parseJson(str(item, 'result')),
     data: parseJson(str(item, 'data')),
     parentId: str(item, 'parentId'),
-    // A fan-out parent with no progress of its own shows its children's: ended of total.
-    progress:
-      done === undefined && total === undefined
-        ? fanOut === undefined
-          ? undefined
-          : { done: fanOut.succeeded + fanOut.failed, total: fanOut.total }
-        : { done: done ?? 0, ...(total === undefined ? {} : { total }) },
+    progress: view.progress,
     fanOut,
   };
   return {
     jobId,
     jobName: str(item, 'jobName') ?? 'unknown',
-    // A fan-out parent (tracked or not) whose own run completed, or never recorded a state of its
-    // own, waits for its children, then reads completed once they have all ended.
-    state: stateOf(state, fanOut),
+    state: view.state,
     attempt: num(item, 'attempt') ?? 0,
     updatedAt: str(item, 'updatedAt') ?? '',
     ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),

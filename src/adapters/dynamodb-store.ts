@@ -1,22 +1,13 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoClient } from './aws-clients.js';
 import type { AwsSettings, Env } from '../config/env.js';
-import {
-  type ChildCount,
-  type ChildEnd,
-  type CompletionSpec,
-  type FanOutStatus,
-  type JobStatus,
-  type JobStore,
-  type ProgressUpdate,
-  STATE_RANK,
-  type Transition,
-} from '../ports/job-store.js';
+import type { JobStore } from '../ports/job-store.js';
+import { type JobStatus, MAX_ERROR_CHARS, type ProgressUpdate, STATE_RANK, smallJson, type Transition } from '../ports/status-store.js';
+import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../ports/fan-out-store.js';
 import * as fanOut from './dynamodb-fan-out.js';
-import { jobKey, N, readItem, S, smallJson, type TableRef, toStatus, Update, updateIf } from './dynamodb-items.js';
+import { jobKey, N, readItem, S, type TableRef, toStatus, Update, updateIf } from './dynamodb-items.js';
 
 export { createJobTable } from './dynamodb-table.js';
-export { MAX_JSON_BYTES } from './dynamodb-items.js';
 
 /**
  * How the store's calls ride out a slow or briefly unreachable DynamoDB (throttling, a network blip,
@@ -79,7 +70,7 @@ export class DynamoJobStore implements JobStore {
       .set('enqueuedAt', t.enqueuedAt === undefined ? undefined : S(t.enqueuedAt), true)
       .set('parentId', t.parentId === undefined ? undefined : S(t.parentId), true)
       .set('worker', t.worker === undefined ? undefined : S(t.worker))
-      .set('error', t.error === undefined ? undefined : S(t.error.slice(0, 1_000)))
+      .set('error', t.error === undefined ? undefined : S(t.error.slice(0, MAX_ERROR_CHARS)))
       .set('reason', t.reason === undefined ? undefined : S(t.reason))
       .set('nextAttemptAt', t.nextAttemptAt === undefined ? undefined : S(t.nextAttemptAt.toISOString()));
     if (t.state === 'running') u.set('startedAt', S((t.startedAt ?? t.at).toISOString()));

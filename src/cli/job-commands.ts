@@ -2,7 +2,7 @@ import { createJobTable } from '../adapters/dynamodb-store.js';
 import { createDynamoClient } from '../adapters/aws-clients.js';
 import { jobTableSchema, parseConfig, resolveDynamoSettings, type Env } from '../config/env.js';
 import { ConfigError, SqsJobsError } from '../core/errors.js';
-import type { JobStatus } from '../ports/job-store.js';
+import type { JobStatus } from '../ports/status-store.js';
 import { sleep } from '../core/sleep.js';
 import { type JobView, JobStatusReader } from '../status/get-job.js';
 import { integer, type CliContext } from './commands.js';

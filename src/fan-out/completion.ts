@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { type Envelope, encodeEnvelope, envelopeAttributes } from '../core/envelope.js';
-import type { CompletionSpec, FanOutStatus, JobStore } from '../ports/job-store.js';
-import type { QueuePort } from '../ports/queue.js';
+import { type AnyDefinition, defineJob, type JobRegistry } from '../core/job.js';
 import { isFifoQueue } from '../core/queue-url.js';
+import type { CompletionSpec, FanOutStatus, FanOutStore } from '../ports/fan-out-store.js';
+import type { Producer } from '../producer/producer.js';
 
 /** What a fan-out's completion job gets (merged over the `args` given to onComplete). */
 export const fanOutResultSchema = z.object({
@@ -24,33 +24,53 @@ export function derivedJobId(jobId: string, suffix: string): string {
   return plain.length <= 128 ? plain : `${createHash('sha256').update(jobId).digest('hex').slice(0, 40)}.${suffix}`.slice(0, 128);
 }
 
+/** Where a completion goes: the store that marks it sent, a producer per queue (on the worker's queue port), and the worker's jobs. */
+export interface CompletionDeps {
+  readonly store: FanOutStore;
+  readonly producer: (queueUrl: string) => Producer;
+  readonly jobs: JobRegistry;
+}
+
 /**
- * Send a fan-out's completion job (once claimed in the store), then mark it sent. Its job id is
- * derived from the parent's, so a second send after a crash between the two steps is a duplicate
- * the dedupe lock drops.
+ * The completion job as the producer sends it: this worker's definition of it, or, for a job
+ * another service runs (named by string in onComplete), one known by name only. Its args were
+ * checked against its schema, where known, when the fan-out opened; the producer still checks that
+ * they are an object, encodes them, and checks the message's size.
+ */
+function completionJob(jobs: JobRegistry, name: string): AnyDefinition {
+  return (
+    jobs.find(name) ??
+    defineJob({
+      name,
+      args: z.looseObject({}),
+      handle: () => {
+        throw new Error(`job "${name}" is run by another worker; this one only sends it`);
+      },
+    })
+  );
+}
+
+/**
+ * Send a fan-out's completion job (once claimed in the store) through the producer, then mark it
+ * sent. Its job id is derived from the parent's, so a second send after a crash between the two
+ * steps is a duplicate the dedupe lock drops; on a FIFO queue the parent's id is its group.
  */
 export async function sendCompletion(
-  sqs: QueuePort,
-  store: JobStore,
+  deps: CompletionDeps,
   parentId: string,
   spec: CompletionSpec,
   status: Pick<FanOutStatus, 'total' | 'succeeded' | 'failed'>,
 ): Promise<void> {
   if (spec.job !== '') {
     const result: FanOutResult = { parentId, total: status.total, succeeded: status.succeeded, failed: status.failed };
-    const envelope: Envelope = {
-      v: 1,
-      id: derivedJobId(parentId, 'done'),
-      job: spec.job,
-      args: { ...spec.args, ...result },
-      enqueuedAt: new Date().toISOString(),
-    };
-    const fifo = isFifoQueue(spec.queueUrl);
-    await sqs.send(spec.queueUrl, {
-      body: encodeEnvelope(envelope),
-      attributes: envelopeAttributes(envelope),
-      ...(fifo ? { groupId: parentId.slice(0, 128), deduplicationId: envelope.id } : {}),
-    });
+    await deps.producer(spec.queueUrl).enqueue(
+      completionJob(deps.jobs, spec.job),
+      { ...spec.args, ...result },
+      {
+        jobId: derivedJobId(parentId, 'done'),
+        ...(isFifoQueue(spec.queueUrl) ? { groupId: parentId.slice(0, 128) } : {}),
+      },
+    );
   }
-  await store.completionSent(parentId);
+  await deps.store.completionSent(parentId);
 }

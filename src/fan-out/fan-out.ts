@@ -1,17 +1,11 @@
 import { SqsJobsError } from '../core/errors.js';
 import { type AnyDefinition, type FanOutOptions, validateArgs } from '../core/job.js';
-import type { JobStore } from '../ports/job-store.js';
-import type { QueuePort } from '../ports/queue.js';
-import type { Producer } from '../producer/producer.js';
 import { derivedJobId, sendCompletion } from './completion.js';
+import type { CountDeps } from './count.js';
+import type { CompletionSpec } from '../ports/fan-out-store.js';
 
-export interface FanOutDeps {
-  readonly store: JobStore;
-  readonly sqs: QueuePort;
-  readonly producer: (queueUrl: string) => Producer;
-  /** How long a claimed completion may stay unsent before another caller takes it over. */
-  readonly reclaimAfterMs: number;
-}
+/** What ctx.fanOut and a child's count work with: the fan-out store, producers and the worker's jobs. */
+export type FanOutDeps = CountDeps;
 
 export interface FanOutParent {
   readonly jobId: string;
@@ -47,28 +41,24 @@ export async function fanOut(
   });
   const queueUrl = options.queueUrl ?? parent.queueUrl;
   const done = options.onComplete;
-  // The completion job gets { ...args, parentId, total, succeeded, failed }: check that its schema
-  // takes that now, rather than after every child has run.
-  if (done !== undefined && typeof done.job !== 'string') {
+  // The completion job gets { ...args, parentId, total, succeeded, failed }: check now that its
+  // schema (where this worker knows it) takes that, rather than after every child has run.
+  let completion: CompletionSpec | undefined;
+  if (done !== undefined) {
+    const job = typeof done.job === 'string' ? deps.jobs.find(done.job) : done.job;
     try {
-      validateArgs(done.job, { ...done.args, parentId: parent.jobId, total: 0, succeeded: 0, failed: 0 });
+      if (job !== undefined) validateArgs(job, { ...done.args, parentId: parent.jobId, total: 0, succeeded: 0, failed: 0 });
     } catch (error) {
       throw new SqsJobsError('ARGS_INVALID', `ctx.fanOut: onComplete: ${(error as Error).message}`, { cause: error });
     }
+    const name = typeof done.job === 'string' ? done.job : done.job.name;
+    completion = { job: name, queueUrl: done.queueUrl ?? parent.queueUrl, ...(done.args === undefined ? {} : { args: done.args }) };
   }
-  const completion =
-    done === undefined
-      ? undefined
-      : {
-          job: typeof done.job === 'string' ? done.job : done.job.name,
-          queueUrl: done.queueUrl ?? parent.queueUrl,
-          ...(done.args === undefined ? {} : { args: done.args }),
-        };
   const total = argsList.length;
   const opened = await deps.store.openFanOut(parent.jobId, parent.jobName, total, completion);
   if (total === 0) {
     const spec = await deps.store.claimEmptyCompletion(parent.jobId, parent.originId, deps.reclaimAfterMs);
-    if (spec !== undefined) await sendCompletion(deps.sqs, deps.store, parent.jobId, spec, { total: 0, succeeded: 0, failed: 0 });
+    if (spec !== undefined) await sendCompletion(deps, parent.jobId, spec, { total: 0, succeeded: 0, failed: 0 });
     return { parentId: parent.jobId, total };
   }
   const producer = deps.producer(queueUrl);

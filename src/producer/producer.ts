@@ -28,7 +28,7 @@ import {
   type ProducerOptions,
 } from './options.js';
 import { SQS_BATCH_LIMIT, SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.js';
-import type { JobStore } from '../ports/job-store.js';
+import type { StatusStore } from '../ports/status-store.js';
 import { resolveJobStore } from '../status/wiring.js';
 import { recordWaiting } from '../status/waiting.js';
 import { checkedArgs } from './args.js';
@@ -53,7 +53,7 @@ export class Producer {
   readonly #spillover: SpilloverGate | undefined;
   readonly #spilloverQueueUrl: string | undefined;
   /** Where tracked jobs are recorded as waiting; undefined when no store is configured. */
-  readonly #store: JobStore | undefined;
+  readonly #store: StatusStore | undefined;
   readonly #ownsStore: boolean;
   #queueLimitChecked: Promise<void> | undefined;
 

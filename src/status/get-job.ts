@@ -1,6 +1,6 @@
 import { ConfigError, toError } from '../core/errors.js';
 import type { Env } from '../config/env.js';
-import type { JobStatus, JobStore } from '../ports/job-store.js';
+import type { JobStatus, StatusStore } from '../ports/status-store.js';
 import { type StoreOption, storeOptionSchema } from './store.js';
 import { resolveJobStore } from './wiring.js';
 import { parseConfig } from '../config/env.js';
@@ -16,13 +16,16 @@ export type JobView = JobStatus | UnknownStatus;
 
 /** Reads job status from the job store; one client for many reads. */
 export class JobStatusReader {
-  readonly #store: JobStore;
+  readonly #store: StatusStore;
+  /** The store was made here (from settings), not handed in: close() closes it. */
+  readonly #ownsStore: boolean;
 
   constructor(store: StoreOption | undefined, env: Env = process.env) {
     const option = parseConfig(storeOptionSchema, store, 'store', 'invalid job store');
     const resolved = resolveJobStore(option, env);
     if (resolved === undefined) throw new ConfigError('no job store: pass { table } or set SQS_JOBS_JOB_TABLE');
     this.#store = resolved;
+    this.#ownsStore = resolved !== option;
   }
 
   /** The job's status; undefined when the store has no record of it (never tracked, or expired); `unknown` when the store cannot answer. */
@@ -35,8 +38,9 @@ export class JobStatusReader {
     }
   }
 
+  /** Close the store's client, when this reader made it (a store handed in stays open). */
   close(): void {
-    this.#store.close();
+    if (this.#ownsStore) this.#store.close();
   }
 }
 

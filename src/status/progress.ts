@@ -1,5 +1,5 @@
 import type { ProgressFn } from '../core/job.js';
-import type { ProgressUpdate } from '../ports/job-store.js';
+import type { ProgressUpdate } from '../ports/status-store.js';
 
 export type { ProgressFn } from '../core/job.js';
 

@@ -1,11 +1,7 @@
-import type { Logger } from 'pino';
 import type { Envelope } from '../core/envelope.js';
 import { toError } from '../core/errors.js';
 import type { JobInfo } from '../core/job-events.js';
-import type { JobStore, Transition } from '../ports/job-store.js';
-import type { QueuePort } from '../ports/queue.js';
-import { sleep } from '../core/sleep.js';
-import { sendCompletion } from '../fan-out/completion.js';
+import type { StatusStore, Transition } from '../ports/status-store.js';
 import { ProgressReporter } from './progress.js';
 
 /** What status work a message carries: its own record (`tracked`), and the fan-out it counts into. */
@@ -38,15 +34,12 @@ interface Run {
 }
 
 export interface StatusDeps {
-  readonly store: JobStore;
-  readonly sqs: QueuePort;
+  readonly store: StatusStore;
   /** Who runs jobs here (host:pid), written with `running`. */
   readonly worker: string;
-  readonly reclaimAfterMs: number;
   readonly progressIntervalMs: number;
   /** How long a tracked job runs before `running` is written (a shorter run writes only its end). */
   readonly runningAfterMs: number;
-  readonly logger: Logger;
   readonly onError: (where: string, error: unknown) => void;
 }
 
@@ -59,11 +52,9 @@ export function trackingOf(envelope: Envelope, jobTracks: boolean, originId: str
 
 /**
  * The worker's side of job status: `running` when a handler starts, throttled progress while it
- * runs, the state it ends in, and for a fan-out child the count in its parent (which sends the
- * completion job when this child completes the set). State writes are fire-and-forget (a failed
- * one is logged; the store's ordering makes a late one harmless). A child's count is awaited: its
- * message is deleted only once the count is in, so a crash or a store outage brings the child back
- * (found completed by the dedupe lock, counted then) rather than losing the count.
+ * runs, and the state it ends in. Writes are fire-and-forget (a failed one is reported; the
+ * store's ordering makes a late one harmless). A fan-out child's count in its parent is
+ * src/fan-out/count.ts's, made after these writes (src/worker/fate/record-end.ts).
  */
 export class StatusTracker {
   readonly #d: StatusDeps;
@@ -113,10 +104,10 @@ export class StatusTracker {
 
   /**
    * Record how the message ended. The state write goes on in the background (settle does not wait
-   * for it); only a fan-out child's count is waited for, while settle keeps the message held.
-   * Answers false when that count could not be made: its message must come back, not be deleted.
+   * for it). Resolves (never rejects) once the writes before it are in: the last progress and
+   * `running`, after which a fan-out child is counted in its parent.
    */
-  ended(info: JobInfo, t: Tracking, end: StatusEnd, progress: ProgressReporter | undefined): Promise<boolean> {
+  ended(info: JobInfo, t: Tracking, end: StatusEnd, progress: ProgressReporter | undefined): Promise<void> {
     // Progress, then `running`, then the end: one after the other, so the end is the last write
     // (the store orders them anyway; this keeps it so on a server that does not apply a condition
     // and its write atomically, and keeps the last progress from landing after `completed`).
@@ -142,10 +133,7 @@ export class StatusTracker {
       if (end.kind === 'dead-letter') return this.#write(info, t, 'failed', { ...started, reason: end.reason, error: end.detail });
     });
     this.#track(state);
-    if (t.parentId === undefined || end.kind === 'retry') return Promise.resolve(true);
-    const parentId = t.parentId;
-    const succeeded = end.kind === 'succeeded' || (end.kind === 'duplicate' && end.succeeded);
-    return before.then(() => this.#countChild(info, t, parentId, succeeded));
+    return before.catch(() => {});
   }
 
   /** Wait for the state writes still in flight (shutdown, before the store's client closes). */
@@ -156,45 +144,6 @@ export class StatusTracker {
   #track(write: Promise<void>): void {
     const tracked = write.catch(() => {}).finally(() => this.#inFlight.delete(tracked));
     this.#inFlight.add(tracked);
-  }
-
-  /** Count a fan-out child's end; false when its message must come back (the count, or the completion it claimed, did not go through). */
-  async #countChild(info: JobInfo, t: Tracking, parentId: string, succeeded: boolean): Promise<boolean> {
-    const { store, sqs } = this.#d;
-    try {
-      const end = { parentId, childId: info.jobId, succeeded };
-      let count = await store.childEnded(end, t.originId, this.#d.reclaimAfterMs);
-      // Children ending together: one claims the completion, the others usually see it sent within
-      // moments. Ask again a few times before handing the message back for later.
-      for (let wait = 100; count.kind === 'completion-pending' && wait <= 800; wait *= 2) {
-        await sleep(wait);
-        count = await store.childEnded(end, t.originId, this.#d.reclaimAfterMs);
-      }
-      if (count.kind === 'no-fan-out') {
-        this.#d.logger.warn(
-          { jobId: info.jobId, parentId },
-          'this child names a fan-out the job store has no record of (expired?): not counted',
-        );
-        return true;
-      }
-      if (count.kind === 'completion-pending') {
-        // Another child claimed the completion moments ago and has not sent it yet: come back, and
-        // take it over if that claimer died.
-        return false;
-      }
-      if (count.completion !== undefined) {
-        await sendCompletion(sqs, store, parentId, count.completion, count.status);
-        this.#d.logger.info({ parentId, ...count.status, completionJob: count.completion.job }, 'fan-out complete: completion job sent');
-      }
-      return true;
-    } catch (error) {
-      this.#d.onError('fan-out count', error);
-      this.#d.logger.warn(
-        { err: error, jobId: info.jobId, parentId },
-        'could not count this child in its fan-out (or send its completion): its message comes back and is counted then',
-      );
-      return false;
-    }
   }
 
   /** Write a state change; never rejects (a failure is reported). */

@@ -1,4 +1,4 @@
-import type { JobStore } from '../ports/job-store.js';
+import type { StatusStore } from '../ports/status-store.js';
 
 /** A sent message, as far as its `waiting` record goes. */
 export interface SentJob {
@@ -11,7 +11,7 @@ export interface SentJob {
  * Record the sent jobs that asked for it as `waiting`, 16 writes at a time. Best effort: the job is
  * enqueued whatever happens here, and the worker's writes create the record if this one is lost.
  */
-export async function recordWaiting(store: JobStore | undefined, jobName: string, sent: readonly SentJob[]): Promise<void> {
+export async function recordWaiting(store: StatusStore | undefined, jobName: string, sent: readonly SentJob[]): Promise<void> {
   const tracked = sent.filter((m) => m.track !== undefined);
   if (store === undefined || tracked.length === 0) return;
   let next = 0;

@@ -1,9 +1,11 @@
 /**
  * `sqs-jobs/testing`: unit-test jobs, and code that uses sqs-jobs, without servers. The in-memory
- * queue and lock pass the same contract tests as the SQS and memcached adapters.
+ * queue, lock, permits and job store pass the same contract tests as the SQS, memcached and
+ * DynamoDB adapters.
  */
 export { MemoryQueue } from './memory-queue.js';
 export { MemoryLock } from './memory-lock.js';
 export { MemoryPermits } from './memory-permits.js';
+export { MemoryJobStore } from './memory-job-store.js';
 export { runHandler, runBatchHandler } from './run-handler.js';
 export type { HandlerRun, HandlerRunOptions } from './run-handler.js';

@@ -150,12 +150,9 @@ function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onE
   const reclaimAfterMs = c.lockTtlSeconds * 1000 * 2;
   const tracker = new StatusTracker({
     store,
-    sqs,
     worker: `${hostname()}:${process.pid}`,
-    reclaimAfterMs,
     progressIntervalMs: c.progressIntervalMs,
     runningAfterMs: c.progressIntervalMs,
-    logger: log,
     onError,
   });
   const producers = new Map<string, Producer>();
@@ -170,10 +167,11 @@ function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onE
   };
   return {
     tracker,
-    fanOut: { store, sqs, producer, reclaimAfterMs },
+    fanOut: { store, producer, jobs: c.jobs, reclaimAfterMs, logger: log, onError },
     close: () => {
       for (const p of producers.values()) p.close();
-      store.close();
+      // A store handed in (options.store) is the caller's to close.
+      if (store !== c.store) store.close();
     },
   };
 }

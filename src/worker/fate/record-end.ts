@@ -1,5 +1,6 @@
 import type { JobInfo } from '../../core/job-events.js';
 import { sleep } from '../../core/sleep.js';
+import { countChild } from '../../fan-out/count.js';
 import type { StatusEnd } from '../../status/tracker.js';
 import type { WorkerContext } from '../context.js';
 import type { Lease } from '../hold/lease.js';
@@ -14,17 +15,24 @@ import type { Lease } from '../hold/lease.js';
 export const STORE_HOLD_MS = 90_000;
 
 /**
- * Record how a message ended in the job store, waiting at most STORE_HOLD_MS. False: a fan-out
- * child's count failed (or did not answer in time), so its message must come back, not be deleted.
- * A count that lands later does no harm: a child is counted once per child id.
+ * Record how a message ended in the job store: its state (in the background), then for a fan-out
+ * child that ended for good its count in the parent, waited for at most STORE_HOLD_MS. False: the
+ * count failed (or did not answer in time), so the message must come back, not be deleted. A count
+ * that lands later does no harm: a child is counted once per child id.
  */
 export async function recordEnd(ctx: WorkerContext, lease: Lease, info: JobInfo, end: StatusEnd): Promise<boolean> {
-  const tracker = ctx.status?.tracker;
-  if (lease.tracking === undefined || tracker === undefined) return true;
+  const status = ctx.status;
+  const tracking = lease.tracking;
+  if (tracking === undefined || status === undefined) return true;
+  const written = status.tracker.ended(info, tracking, end, lease.progress);
+  const parentId = tracking.parentId;
+  if (parentId === undefined || end.kind === 'retry') return true;
+  const succeeded = end.kind === 'succeeded' || (end.kind === 'duplicate' && end.succeeded);
   const bound = new AbortController();
   const timedOut = sleep(STORE_HOLD_MS, bound.signal).then(() => false);
   try {
-    return await Promise.race([tracker.ended(info, lease.tracking, end, lease.progress), timedOut]);
+    const counted = written.then(() => countChild(status.fanOut, { jobId: info.jobId, parentId, succeeded, originId: tracking.originId }));
+    return await Promise.race([counted, timedOut]);
   } finally {
     bound.abort();
   }

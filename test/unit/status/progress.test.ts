@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ProgressUpdate } from '../../../src/ports/job-store.js';
+import type { ProgressUpdate } from '../../../src/ports/status-store.js';
 import { ProgressReporter } from '../../../src/status/progress.js';
 
 describe('ProgressReporter: at most one write per interval, the latest values win', () => {
