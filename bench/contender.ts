@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { Consumer } from 'sqs-consumer';
 import { z } from 'zod';
 import { createWorker, defineJob } from '../src/index.js';
-import { EmfSink } from '../src/metrics/sinks.js';
+import { EmfSink } from '../src/metrics/emf-sink.js';
 
 export type ContenderName = 'sqs-jobs' | 'sqs-consumer' | 'sqs-consumer-batch10' | 'raw-sdk';
 

@@ -8,7 +8,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { createQueues } from '../src/ops/queues.js';
+import { createQueues } from '../src/ops/wiring.js';
 import type { ContenderName } from './contender.js';
 import { SqsProxy } from './lib/sqs-proxy.js';
 

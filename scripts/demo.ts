@@ -7,7 +7,15 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { pino } from 'pino';
 import { chargeInvoice, importDone, importFile, importRow, resizeImage, sendWelcomeEmail } from '../handlers/index.js';
 import { createProducer, createQueues, createWorker, JobStatusReader, type Worker } from '../src/index.js';
-import { createCloudWatchClient, createDynamoClient, createJobTable, createSqsClient } from '../src/adapters/index.js';
+import {
+  CloudWatchReader,
+  createCloudWatchClient,
+  createDynamoClient,
+  createJobTable,
+  createSqsClient,
+  SqsQueueAdmin,
+  SqsQueuePort,
+} from '../src/adapters/index.js';
 import { renderJob } from '../src/cli/job-commands.js';
 import { resolveAwsSettings, resolveCloudWatchSettings, resolveDynamoSettings } from '../src/config/env.js';
 import { Progress } from './demo-progress.js';
@@ -184,7 +192,7 @@ const settled = async () => {
   return counts(queues.queueUrl);
 };
 const left = await settled();
-const deadLetters = await listDeadLetters(sqs, queues.dlqUrl, 1_000);
+const deadLetters = await listDeadLetters(new SqsQueuePort(sqs), queues.dlqUrl, 1_000);
 const leftCount = left.visible + left.inFlight + left.delayed;
 const noReason = deadLetters.filter((l) => l.reason === 'redrive').length;
 const problems = [
@@ -206,7 +214,12 @@ console.log(`  as SQS sees it: queue ${await depth(queues.queueUrl)}; DLQ ${awai
 const cw = createCloudWatchClient(resolveCloudWatchSettings({}));
 console.log(`\n$ sqs-jobs stats --queue ${queues.queueUrl} --namespace SqsJobsDemo/${name}`);
 console.log(
-  renderStats(await collectStats(sqs, cw, { queueUrls: [queues.queueUrl], namespace: `SqsJobsDemo/${name}`, windowMinutes: 15 })),
+  renderStats(
+    await collectStats(
+      { queue: new SqsQueuePort(sqs), admin: new SqsQueueAdmin(sqs), metrics: new CloudWatchReader(cw) },
+      { queueUrls: [queues.queueUrl], namespace: `SqsJobsDemo/${name}`, windowMinutes: 15 },
+    ),
+  ),
 );
 console.log(`\n$ sqs-jobs dlq list --queue ${queues.queueUrl}`);
 console.log(renderDeadLetters(deadLetters));

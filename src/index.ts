@@ -33,5 +33,5 @@ export type { WorkerEvents, JobInfo, BatchInfo, DeadLetterReason } from './core/
 export { getJob, JobStatusReader } from './status/get-job.js';
 export type { JobView } from './status/get-job.js';
 // Queues
-export { createQueues } from './ops/queues.js';
+export { createQueues } from './ops/wiring.js';
 export type { QueueSpec, QueuePair } from './ops/queues.js';

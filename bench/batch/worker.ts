@@ -4,7 +4,7 @@
  */
 import { pino } from 'pino';
 import { type AnyDefinition, createWorker, type Worker } from '../../src/index.js';
-import { EmfSink } from '../../src/metrics/sinks.js';
+import { EmfSink } from '../../src/metrics/emf-sink.js';
 import { FAKE_CREDENTIALS, MEMCACHED, type Queue, type Stack } from './stack.js';
 
 export interface WorkerSettings {

@@ -4,10 +4,14 @@
  * `store`) to run sqs-jobs on something else; `sqs-jobs/testing` has in-memory ones.
  */
 export { SqsQueuePort } from './sqs-queue.js';
+export { SqsQueueAdmin } from './sqs-admin.js';
+export { CloudWatchReader } from './cloudwatch-reader.js';
 export { MemcachedLock } from './memcached-lock.js';
 export { DynamoJobStore, createJobTable } from './dynamodb-store.js';
 export { createSqsClient, createCloudWatchClient, createDynamoClient } from './aws-clients.js';
 export type { QueuePort, DeadLetterTarget } from '../ports/queue.js';
+export type { QueueAdmin, QueueCounts, QueueSettings } from '../ports/queue-admin.js';
+export type { MetricsReader, MetricQuery } from '../ports/metrics-reader.js';
 export type {
   BatchEntry,
   BatchFailure,

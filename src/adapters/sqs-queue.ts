@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
 import type { BatchEntry, BatchFailure, MessageAttributes, OutgoingMessage, ReceivedMessage } from '../core/message.js';
-import { queueUrlFromArn, readRedrivePolicy } from '../ops/queues.js';
+import { parseRedrivePolicy, SqsQueueAdmin } from './sqs-admin.js';
 import { classifyFailure } from '../core/sqs-batch.js';
 import { SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.js';
 
@@ -19,10 +19,15 @@ import { SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.js';
  * `controlClient`: two socket pools, so 20-second long polls never delay deletes or heartbeats.
  */
 export class SqsQueuePort implements QueuePort {
+  readonly #admin: SqsQueueAdmin;
+
+  /** `controlClient` defaults to `pollClient` (one socket pool: fine for producers and tools, not for a busy worker). */
   constructor(
     private readonly pollClient: SQSClient,
-    private readonly controlClient: SQSClient,
-  ) {}
+    private readonly controlClient: SQSClient = pollClient,
+  ) {
+    this.#admin = new SqsQueueAdmin(controlClient);
+  }
 
   async receive(
     queueUrl: string,
@@ -97,10 +102,11 @@ export class SqsQueuePort implements QueuePort {
   }
 
   async deadLetterTarget(queueUrl: string): Promise<DeadLetterTarget | undefined> {
-    const policy = await readRedrivePolicy(this.controlClient, queueUrl);
+    const out = await this.controlClient.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }));
+    const policy = parseRedrivePolicy(out.Attributes?.RedrivePolicy);
     if (policy === undefined) return undefined;
     return {
-      deadLetterQueueUrl: await queueUrlFromArn(this.controlClient, policy.deadLetterTargetArn),
+      deadLetterQueueUrl: await this.#admin.urlOfArn(policy.deadLetterTargetArn),
       maxReceiveCount: policy.maxReceiveCount,
     };
   }

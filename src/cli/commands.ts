@@ -2,7 +2,7 @@ import { createSqsClient } from '../adapters/aws-clients.js';
 import { resolveAwsSettings, resolveMemcached, resolveQueueUrl, type AwsSettings, type Env } from '../config/env.js';
 import { ConfigError, SqsJobsError } from '../core/errors.js';
 import { createProducer } from '../producer/producer.js';
-import { createQueues } from '../ops/queues.js';
+import { createQueues } from '../ops/wiring.js';
 import { createWorker, type Worker } from '../worker/worker.js';
 import { loadJobs } from './load-jobs.js';
 import { renderQueueChanges } from './render.js';

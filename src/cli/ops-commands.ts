@@ -1,10 +1,12 @@
 import { createCloudWatchClient, createSqsClient } from '../adapters/aws-clients.js';
+import { CloudWatchReader } from '../adapters/cloudwatch-reader.js';
+import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
+import { SqsQueuePort } from '../adapters/sqs-queue.js';
 import { resolveCloudWatchSettings, resolveMetricsNamespace, resolveQueueUrl, type Env } from '../config/env.js';
 import { ConfigError } from '../core/errors.js';
-import { countDeadLetters, listDeadLetters, purgeDeadLetters } from '../ops/dlq.js';
+import { countDeadLetters, listDeadLetters } from '../ops/dlq.js';
 import { replayDeadLetters } from '../ops/replay.js';
 import { collectStats } from '../ops/stats.js';
-import { queueUrlFromArn, readRedrivePolicy } from '../ops/queues.js';
 import { integer, sqsSettings, UsageError, type AwsFlags, type CliContext } from './commands.js';
 import { renderDeadLetters, renderStats } from './render.js';
 
@@ -35,9 +37,10 @@ export async function stats(flags: StatsFlags, { out, env, signal }: CliContext)
     {},
     env,
   );
+  const sources = { queue: new SqsQueuePort(sqs), admin: new SqsQueueAdmin(sqs), metrics: new CloudWatchReader(cw) };
   try {
     do {
-      const s = await collectStats(sqs, cw, options);
+      const s = await collectStats(sources, options);
       if (flags.json) out(JSON.stringify(s));
       else if (watchSeconds !== undefined && process.stdout.isTTY)
         out(`\x1b[H\x1b[2J${renderStats(s, options.namespace)}\n(every ${watchSeconds}s; Ctrl-C to stop)`);
@@ -55,26 +58,33 @@ export interface DlqFlags extends AwsFlags {
   readonly dlq?: string;
 }
 
+/** The SQS parts a DLQ command works with: the queue port (messages) and the queue admin (counts, purge). */
+interface DlqTools {
+  readonly queue: SqsQueuePort;
+  readonly admin: SqsQueueAdmin;
+}
+
 /** The DLQ: --dlq, else the one the --queue (or SQS_JOBS_QUEUE_URL) redrive policy names. */
-async function resolveDlq(sqs: ReturnType<typeof createSqsClient>, flags: DlqFlags, env: Env) {
+async function resolveDlq(queue: SqsQueuePort, flags: DlqFlags, env: Env) {
   const sourceQueueUrl = flags.queue !== undefined || env.SQS_JOBS_QUEUE_URL ? resolveQueueUrl(flags.queue, env, '--queue') : undefined;
   if (flags.dlq !== undefined) return { dlqUrl: resolveQueueUrl(flags.dlq, env, '--dlq'), sourceQueueUrl };
   if (sourceQueueUrl === undefined)
     throw new ConfigError('name the queue: --queue <url> (its DLQ is found from its redrive policy), --dlq <url>, or SQS_JOBS_QUEUE_URL');
-  const policy = await readRedrivePolicy(sqs, sourceQueueUrl);
-  if (policy === undefined) throw new ConfigError(`${sourceQueueUrl} has no RedrivePolicy, so no DLQ; pass --dlq <url>`);
-  return { dlqUrl: await queueUrlFromArn(sqs, policy.deadLetterTargetArn), sourceQueueUrl };
+  const target = await queue.deadLetterTarget(sourceQueueUrl);
+  if (target === undefined) throw new ConfigError(`${sourceQueueUrl} has no RedrivePolicy, so no DLQ; pass --dlq <url>`);
+  return { dlqUrl: target.deadLetterQueueUrl, sourceQueueUrl };
 }
 
-/** Check the flags, then run `body` with an SQS client and the DLQ it names; the client is closed after. */
+/** Check the flags, then run `body` with the SQS parts and the DLQ it names; the client is closed after. */
 async function withDlq(
   flags: DlqFlags,
   env: Env,
-  body: (sqs: ReturnType<typeof createSqsClient>, urls: { dlqUrl: string; sourceQueueUrl: string | undefined }) => Promise<void>,
+  body: (tools: DlqTools, urls: { dlqUrl: string; sourceQueueUrl: string | undefined }) => Promise<void>,
 ): Promise<void> {
   const sqs = createSqsClient(sqsSettings(flags, env), {}, env);
+  const tools = { queue: new SqsQueuePort(sqs), admin: new SqsQueueAdmin(sqs) };
   try {
-    await body(sqs, await resolveDlq(sqs, flags, env));
+    await body(tools, await resolveDlq(tools.queue, flags, env));
   } finally {
     sqs.destroy();
   }
@@ -82,15 +92,15 @@ async function withDlq(
 
 export async function dlqList(flags: DlqFlags & { limit?: string; json?: boolean }, { out, env }: CliContext): Promise<void> {
   const limit = integer(flags.limit, '--limit', 1) ?? 100;
-  await withDlq(flags, env, async (sqs, { dlqUrl }) => {
-    const letters = await listDeadLetters(sqs, dlqUrl, limit);
+  await withDlq(flags, env, async ({ queue, admin }, { dlqUrl }) => {
+    const letters = await listDeadLetters(queue, dlqUrl, limit);
     if (flags.json) {
       out(JSON.stringify(letters));
       return;
     }
     out(renderDeadLetters(letters));
     // Say so when the DLQ holds more than was shown: past --limit, or held by someone (not listable now).
-    const { visible, inFlight } = await countDeadLetters(sqs, dlqUrl);
+    const { visible, inFlight } = await countDeadLetters(admin, dlqUrl);
     if (visible + inFlight > letters.length) {
       const held = inFlight > 0 ? `; ${inFlight} in flight (held by a consumer or a replay), not listable now` : '';
       out(
@@ -111,8 +121,8 @@ export interface DlqReplayFlags extends DlqFlags {
 export async function dlqReplay(flags: DlqReplayFlags, { out, env, signal }: CliContext): Promise<void> {
   const limit = integer(flags.limit, '--limit', 1);
   const dryRun = flags.dryRun ?? false;
-  await withDlq(flags, env, async (sqs, { dlqUrl, sourceQueueUrl }) => {
-    const result = await replayDeadLetters(sqs, {
+  await withDlq(flags, env, async ({ queue }, { dlqUrl, sourceQueueUrl }) => {
+    const result = await replayDeadLetters(queue, {
       dlqUrl,
       sourceQueueUrl,
       job: flags.job,
@@ -148,8 +158,8 @@ export async function dlqPurge(flags: DlqFlags & { yes?: boolean }, { out, env }
     const target = dlq ?? (queue === undefined ? 'the DLQ' : `the DLQ of ${queue}`);
     throw new UsageError(`purge deletes every message in ${target}: add --yes to do it`);
   }
-  await withDlq(flags, env, async (sqs, { dlqUrl }) => {
-    await purgeDeadLetters(sqs, dlqUrl);
+  await withDlq(flags, env, async ({ admin }, { dlqUrl }) => {
+    await admin.purge(dlqUrl);
     out(`purged ${dlqUrl}`);
   });
 }

@@ -1,4 +1,4 @@
-import type { MetricDatum, StandardUnit } from '@aws-sdk/client-cloudwatch';
+import type { MetricPoint } from '../ports/metrics-sink.js';
 
 /** Distributions in milliseconds (bucketed, see bucketValue). BatchWait: how long a batch's oldest item was held before its flush. */
 export const TIMING_METRICS = ['WaitTime', 'ProcessTime', 'BatchWait'] as const;
@@ -45,7 +45,7 @@ interface Series {
 
 /**
  * Per-(job, queue) metrics kept in memory between flushes: timings as bucketed value → count,
- * counters as sums. drain() hands them out as CloudWatch datums and starts afresh.
+ * counters as sums. drain() hands them out as metric points and starts afresh.
  */
 export class MetricsAggregator {
   #series = new Map<string, Series>();
@@ -67,31 +67,29 @@ export class MetricsAggregator {
     return this.#series.size === 0;
   }
 
-  drain(timestamp: Date = new Date()): MetricDatum[] {
+  drain(timestamp: Date = new Date()): MetricPoint[] {
     const series = this.#series;
     this.#series = new Map();
-    const data: MetricDatum[] = [];
+    const data: MetricPoint[] = [];
     for (const s of series.values()) {
-      const Dimensions = [
-        { Name: 'Job', Value: s.job },
-        { Name: 'Queue', Value: s.queue },
-      ];
+      const dimensions = { Job: s.job, Queue: s.queue };
       for (const [metric, buckets] of s.distributions) {
         const entries = [...buckets.entries()].sort((a, b) => a[0] - b[0]);
         for (let i = 0; i < entries.length; i += MAX_VALUES_PER_DATUM) {
           const slice = entries.slice(i, i + MAX_VALUES_PER_DATUM);
           data.push({
-            MetricName: metric,
-            Dimensions,
-            Timestamp: timestamp,
-            Unit: ((SIZE_METRICS as readonly string[]).includes(metric) ? 'Count' : 'Milliseconds') as StandardUnit,
-            Values: slice.map(([v]) => v),
-            Counts: slice.map(([, c]) => c),
+            kind: 'distribution',
+            name: metric,
+            dimensions,
+            timestamp,
+            unit: (SIZE_METRICS as readonly string[]).includes(metric) ? 'Count' : 'Milliseconds',
+            values: slice.map(([v]) => v),
+            counts: slice.map(([, c]) => c),
           });
         }
       }
       for (const [metric, value] of s.counts) {
-        data.push({ MetricName: metric, Dimensions, Timestamp: timestamp, Unit: 'Count' as StandardUnit, Value: value });
+        data.push({ kind: 'sum', name: metric, dimensions, timestamp, unit: 'Count', value });
       }
     }
     return data;

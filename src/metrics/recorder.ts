@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { queueNameOf } from '../config/env.js';
 import type { WorkerEvents } from '../core/job-events.js';
 import { MetricsAggregator } from './aggregator.js';
-import type { MetricsSink } from './sinks.js';
+import type { MetricsSink } from '../ports/metrics-sink.js';
 
 interface EventSource {
   on<K extends keyof WorkerEvents & string>(event: K, listener: (...args: WorkerEvents[K]) => void): unknown;

@@ -1,7 +1,7 @@
-import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { SqsJobsError, ValidationError, toError } from '../core/errors.js';
-import { ensureQueue, parseRedrivePolicy, type QueueChange } from './queue-settings.js';
+import type { QueueAdmin } from '../ports/queue-admin.js';
+import { ensureQueue, type QueueChange } from './queue-settings.js';
 import { parseWith } from '../core/validation.js';
 import { SQS_MAX_VISIBILITY_SECONDS } from '../core/sqs-limits.js';
 
@@ -63,15 +63,15 @@ export function dlqNameFor(name: string): string {
  * only the settings `spec` gives are applied, so running it again never resets the others.
  * `changes` says what was created or changed.
  */
-export async function createQueues(sqs: SQSClient, spec: QueueSpec): Promise<QueuePair> {
+export async function provisionQueues(admin: QueueAdmin, spec: QueueSpec): Promise<QueuePair> {
   const s = parseWith(queueSpecSchema, spec, 'queue', (issues) => new ValidationError('OPTIONS_INVALID', 'invalid queue settings', issues));
   const fifo = s.name.endsWith('.fifo');
   const dlqName = dlqNameFor(s.name);
   try {
     if (fifo && s.spillover) throw new Error('a spillover queue would break FIFO group order: tenant fairness needs a standard queue');
     const changes: QueueChange[] = [];
-    const dlq = await ensureQueue(sqs, dlqName, fifo, { messageRetentionSeconds: DLQ_RETENTION_SECONDS }, {}, changes);
-    const dlqArn = await queueArn(sqs, dlq.url);
+    const dlq = await ensureQueue(admin, dlqName, fifo, { messageRetentionSeconds: DLQ_RETENTION_SECONDS }, {}, changes);
+    const dlqArn = await admin.arnOf(dlq.url);
     const wanted = {
       visibilityTimeout: s.visibilityTimeout,
       messageRetentionSeconds: s.messageRetentionSeconds,
@@ -79,12 +79,12 @@ export async function createQueues(sqs: SQSClient, spec: QueueSpec): Promise<Que
       maxReceiveCount: s.maxReceiveCount,
       deadLetterTargetArn: dlqArn,
     };
-    const main = await ensureQueue(sqs, s.name, fifo, wanted, QUEUE_DEFAULTS, changes);
+    const main = await ensureQueue(admin, s.name, fifo, wanted, QUEUE_DEFAULTS, changes);
     // The spillover queue mirrors the queue: the settings it now has, and its DLQ.
-    const spill = s.spillover ? await ensureQueue(sqs, spilloverNameFor(s.name), false, main.settings, {}, changes) : undefined;
+    const spill = s.spillover ? await ensureQueue(admin, spilloverNameFor(s.name), false, main.settings, {}, changes) : undefined;
     return {
       queueUrl: main.url,
-      queueArn: await queueArn(sqs, main.url),
+      queueArn: await admin.arnOf(main.url),
       dlqUrl: dlq.url,
       dlqArn,
       maxReceiveCount: main.settings.maxReceiveCount ?? QUEUE_DEFAULTS.maxReceiveCount,
@@ -97,33 +97,4 @@ export async function createQueues(sqs: SQSClient, spec: QueueSpec): Promise<Que
       cause: error,
     });
   }
-}
-
-async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
-  const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
-  const arn = out.Attributes?.QueueArn;
-  if (arn === undefined) throw new Error(`SQS returned no QueueArn for ${queueUrl}`);
-  return arn;
-}
-
-export interface RedrivePolicy {
-  readonly deadLetterTargetArn: string;
-  readonly maxReceiveCount: number;
-}
-
-/** The queue's RedrivePolicy, or undefined when it has none. */
-export async function readRedrivePolicy(sqs: SQSClient, queueUrl: string): Promise<RedrivePolicy | undefined> {
-  const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }));
-  return parseRedrivePolicy(out.Attributes?.RedrivePolicy);
-}
-
-/** Resolve a queue ARN (arn:aws:sqs:region:account:name) to its URL. */
-export async function queueUrlFromArn(sqs: SQSClient, arn: string): Promise<string> {
-  const parts = arn.split(':');
-  const name = parts[5];
-  const account = parts[4];
-  if (parts.length !== 6 || name === undefined || account === undefined) throw new Error(`not an SQS queue ARN: ${arn}`);
-  const out = await sqs.send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }));
-  if (out.QueueUrl === undefined) throw new Error(`SQS returned no URL for ${arn}`);
-  return out.QueueUrl;
 }

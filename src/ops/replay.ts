@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import {
-  DeleteMessageBatchCommand,
-  SendMessageBatchCommand,
-  type Message,
-  type MessageAttributeValue,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
-import { batchFailures } from '../adapters/sqs-queue.js';
-import { isFifoQueue } from '../config/env.js';
+import type { MessageAttributes, ReceivedMessage } from '../core/message.js';
+import { isFifoQueue } from '../core/queue-url.js';
+import type { QueuePort } from '../ports/queue.js';
 import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE, ATTR_REPLAY } from '../core/dead-letter.js';
 import { inBatches } from '../core/sqs-batch.js';
 import { ATTR_DEAD_LETTERED, ATTR_FIRST_SENT_AT, ATTR_ORIGIN, ATTR_PRIOR_RECEIVES } from '../core/delivery.js';
@@ -86,13 +80,13 @@ const NOT_CARRIED_BACK = new Set([
   ATTR_DEAD_LETTERED,
 ]);
 
-function replayAttributes(m: Message, replayId: string): Record<string, MessageAttributeValue> {
-  const kept = Object.entries(m.MessageAttributes ?? {}).filter(([name]) => !NOT_CARRIED_BACK.has(name));
+function replayAttributes(m: ReceivedMessage, replayId: string): MessageAttributes {
+  const kept = Object.entries(m.attributes).filter(([name]) => !NOT_CARRIED_BACK.has(name));
   return { ...Object.fromEntries(kept), [ATTR_REPLAY]: { DataType: 'String', StringValue: replayId } };
 }
 
 interface Chosen {
-  readonly m: Message;
+  readonly m: ReceivedMessage;
   readonly letter: DeadLetter;
   readonly to: string;
 }
@@ -102,30 +96,30 @@ interface Chosen {
  * between the two may leave a copy in both (the job id is kept, so the worker's dedupe still
  * applies); it never loses one.
  */
-export async function replayDeadLetters(sqs: SQSClient, o: ReplayOptions): Promise<ReplayResult> {
+export async function replayDeadLetters(queue: QueuePort, o: ReplayOptions): Promise<ReplayResult> {
   const replayId = randomUUID();
   const startedAt = Date.now();
   const limit = o.limit ?? Number.POSITIVE_INFINITY;
   const seen = new Set<string>();
   /** Messages left in the DLQ, by MessageId (the latest receipt of each), made visible at the end. */
-  const left = new Map<string, Message>();
+  const left = new Map<string, ReceivedMessage>();
   const skipped: { letter: DeadLetter; why: string }[] = [];
   const passedOver = { notChosen: 0, movedByThisReplay: 0, arrivedAfterStart: 0 };
   let moved = 0;
   let matched = 0;
-  const leave = (m: Message) => left.set(m.MessageId ?? '', m);
+  const leave = (m: ReceivedMessage) => left.set(m.messageId, m);
   try {
     while (matched < limit && !o.signal?.aborted) {
-      const batch = await receiveDeadLetters(sqs, o.dlqUrl, 10, RECEIVE_HOLD_SECONDS);
+      const batch = await receiveDeadLetters(queue, o.dlqUrl, 10, RECEIVE_HOLD_SECONDS);
       if (batch.length === 0) break;
-      const cycled = batch.some((m) => seen.has(m.MessageId ?? ''));
+      const cycled = batch.some((m) => seen.has(m.messageId));
       const chosen: Chosen[] = [];
       for (const m of batch) {
-        if (seen.has(m.MessageId ?? '')) {
+        if (seen.has(m.messageId)) {
           leave(m);
           continue;
         }
-        seen.add(m.MessageId ?? '');
+        seen.add(m.messageId);
         const letter = describeDeadLetter(m);
         const history = historyOf(m, replayId, startedAt);
         if (history !== undefined) {
@@ -146,34 +140,34 @@ export async function replayDeadLetters(sqs: SQSClient, o: ReplayOptions): Promi
           leave(m);
         } else chosen.push({ m, letter, to });
       }
-      moved += await moveBatch(sqs, o, replayId, chosen, skipped, leave);
-      const leftNow = batch.filter((m) => left.get(m.MessageId ?? '') === m);
+      moved += await moveBatch(queue, o, replayId, chosen, skipped, leave);
+      const leftNow = batch.filter((m) => left.get(m.messageId) === m);
       // Not fatal: a message that comes back early ends the pass (it reads as seen) with less looked at.
-      await holdFor(sqs, o.dlqUrl, leftNow, LEAVE_HOLD_SECONDS).catch(() => {});
+      await holdFor(queue, o.dlqUrl, leftNow, LEAVE_HOLD_SECONDS).catch(() => {});
       if (cycled) break;
     }
   } finally {
     // Not fatal: a message not made visible here comes back when its hold ends (at most 5 min).
-    await makeVisible(sqs, o.dlqUrl, [...left.values()]).catch(() => {});
+    await makeVisible(queue, o.dlqUrl, [...left.values()]).catch(() => {});
   }
   return { replayId, moved, skipped, passedOver };
 }
 
 /** Why a message must not be moved by this replay, or undefined when it may be. */
-function historyOf(m: Message, replayId: string, startedAt: number): 'movedByThisReplay' | 'arrivedAfterStart' | undefined {
-  if (m.MessageAttributes?.[ATTR_REPLAY]?.StringValue === replayId) return 'movedByThisReplay';
-  const at = Date.parse(m.MessageAttributes?.[ATTR_DLQ_AT]?.StringValue ?? '');
+function historyOf(m: ReceivedMessage, replayId: string, startedAt: number): 'movedByThisReplay' | 'arrivedAfterStart' | undefined {
+  if (m.attributes[ATTR_REPLAY]?.StringValue === replayId) return 'movedByThisReplay';
+  const at = Date.parse(m.attributes[ATTR_DLQ_AT]?.StringValue ?? '');
   if (Number.isFinite(at) && at > startedAt) return 'arrivedAfterStart';
   return undefined;
 }
 
 async function moveBatch(
-  sqs: SQSClient,
+  queue: QueuePort,
   o: ReplayOptions,
   replayId: string,
   items: Chosen[],
   skipped: { letter: DeadLetter; why: string }[],
-  leave: (m: Message) => void,
+  leave: (m: ReceivedMessage) => void,
 ): Promise<number> {
   const sent: Chosen[] = [];
   const byTarget = new Map<string, Chosen[]>();
@@ -181,20 +175,18 @@ async function moveBatch(
   for (const [to, group] of byTarget) {
     const fifo = isFifoQueue(to);
     const failed = await inBatches(group, async (batch) => {
-      const out = await sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: to,
-          Entries: batch.map(({ m }, i) => ({
-            Id: String(i),
-            MessageBody: m.Body ?? '',
-            MessageAttributes: replayAttributes(m, replayId),
-            ...(fifo
-              ? { MessageGroupId: m.Attributes?.MessageGroupId ?? m.MessageId, MessageDeduplicationId: `replay-${m.MessageId}` }
-              : {}),
-          })),
-        }),
+      const out = await queue.sendBatch(
+        to,
+        batch.map(({ m }, i) => ({
+          id: String(i),
+          message: {
+            body: m.body,
+            attributes: replayAttributes(m, replayId),
+            ...(fifo ? { groupId: m.groupId ?? m.messageId, deduplicationId: `replay-${m.messageId}` } : {}),
+          },
+        })),
       );
-      return batchFailures(out.Failed);
+      return out.failed;
     });
     const refused = new Map(failed.map((f) => [f.item, f.failure]));
     for (const item of group) {
@@ -207,15 +199,12 @@ async function moveBatch(
     }
   }
   if (sent.length === 0) return 0;
-  const undeleted = await inBatches(sent, async (batch) => {
-    const out = await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: o.dlqUrl,
-        Entries: batch.map(({ m }, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-      }),
-    );
-    return batchFailures(out.Failed);
-  });
+  const undeleted = await inBatches(sent, (batch) =>
+    queue.deleteBatch(
+      o.dlqUrl,
+      batch.map(({ m }, i) => ({ id: String(i), receiptHandle: m.receiptHandle })),
+    ),
+  );
   // Sent but still in the DLQ: a later replay would send it again; the job id keeps it from running twice.
   for (const { item, failure } of undeleted)
     skipped.push({ letter: item.letter, why: `moved, but the DLQ copy could not be deleted: ${failure.code}` });

@@ -1,8 +1,9 @@
-import { GetMetricDataCommand, ListMetricsCommand, type CloudWatchClient, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
-import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { queueAccountOf, queueNameOf } from '../config/env.js';
+import { queueAccountOf, queueNameOf } from '../core/queue-url.js';
 import { COUNT_METRICS } from '../metrics/aggregator.js';
-import { queueUrlFromArn, readRedrivePolicy, spilloverNameFor } from './queues.js';
+import type { MetricQuery, MetricsReader } from '../ports/metrics-reader.js';
+import type { QueueAdmin } from '../ports/queue-admin.js';
+import type { QueuePort } from '../ports/queue.js';
+import { spilloverNameFor } from './queues.js';
 
 export interface QueueDepth {
   readonly name: string;
@@ -42,6 +43,13 @@ export interface Stats {
   readonly jobs: readonly JobStats[];
 }
 
+/** What stats reads: queue depths and redrive policies from SQS, per-job figures from the metrics. */
+export interface StatsSources {
+  readonly queue: Pick<QueuePort, 'deadLetterTarget'>;
+  readonly admin: QueueAdmin;
+  readonly metrics: MetricsReader;
+}
+
 export interface StatsOptions {
   readonly queueUrls: readonly string[];
   readonly namespace: string;
@@ -49,7 +57,7 @@ export interface StatsOptions {
 }
 
 /** Queue depths from SQS, per-job rates and timings from the workers' CloudWatch metrics. */
-export async function collectStats(sqs: SQSClient, cw: CloudWatchClient, o: StatsOptions): Promise<Stats> {
+export async function collectStats(from: StatsSources, o: StatsOptions): Promise<Stats> {
   const now = Date.now();
   // Query a minute past now: servers that cut EndTime to whole seconds (moto) would otherwise
   // miss data stored this second, and CloudWatch accepts an end in the future.
@@ -57,38 +65,30 @@ export async function collectStats(sqs: SQSClient, cw: CloudWatchClient, o: Stat
   const start = new Date(now - o.windowMinutes * 60_000);
   // A queue with a spillover queue (tenant fairness) is shown with it: its depth is the noisy
   // tenants' backlog, and its jobs' wait times (Queue = <name>-spill) are the noisy tenants'.
-  const urls = [...new Set((await Promise.all(o.queueUrls.map(async (url) => [url, ...(await spilloverOf(sqs, url))]))).flat())];
-  const dlqUrls = await Promise.all(
-    urls.map(async (url) => {
-      const policy = await readRedrivePolicy(sqs, url);
-      return policy === undefined ? undefined : queueUrlFromArn(sqs, policy.deadLetterTargetArn);
-    }),
-  );
+  const urls = [...new Set((await Promise.all(o.queueUrls.map(async (url) => [url, ...(await spilloverOf(from.admin, url))]))).flat())];
+  const dlqUrls = await Promise.all(urls.map(async (url) => (await from.queue.deadLetterTarget(url))?.deadLetterQueueUrl));
   const queues = await Promise.all(
     urls.map(async (url, i) => {
       // A DLQ shared with a queue listed earlier (a spillover queue's) is shown once, there.
       const dlqUrl = dlqUrls.slice(0, i).includes(dlqUrls[i]) ? undefined : dlqUrls[i];
       const window = { start, end, now, minutes: o.windowMinutes };
-      const [main, dlq] = await Promise.all([
-        depth(sqs, cw, url, window),
-        dlqUrl === undefined ? undefined : depth(sqs, cw, dlqUrl, window),
-      ]);
+      const [main, dlq] = await Promise.all([depth(from, url, window), dlqUrl === undefined ? undefined : depth(from, dlqUrl, window)]);
       return { ...main, dlq };
     }),
   );
-  const jobs = (await Promise.all(queues.map((q) => jobStats(cw, o.namespace, q.name, start, end, o.windowMinutes)))).flat();
+  const jobs = (await Promise.all(queues.map((q) => jobStats(from.metrics, o.namespace, q.name, start, end, o.windowMinutes)))).flat();
   return { at: new Date(now).toISOString(), windowMinutes: o.windowMinutes, queues, jobs };
 }
 
 /** The spillover queue `<name>-spill` beside `url`, when it exists. */
-async function spilloverOf(sqs: SQSClient, url: string): Promise<string[]> {
+async function spilloverOf(admin: QueueAdmin, url: string): Promise<string[]> {
   const name = queueNameOf(url);
   if (name.endsWith('-spill') || name.endsWith('.fifo')) return [];
   try {
-    const out = await sqs.send(new GetQueueUrlCommand({ QueueName: spilloverNameFor(name), QueueOwnerAWSAccountId: queueAccountOf(url) }));
-    return out.QueueUrl === undefined ? [] : [out.QueueUrl];
+    const spill = await admin.findQueue(spilloverNameFor(name), queueAccountOf(url));
+    return spill === undefined ? [] : [spill];
   } catch {
-    return []; // none (QueueDoesNotExist), or not allowed to look: show what was asked for
+    return []; // not allowed to look: show what was asked for
   }
 }
 
@@ -99,80 +99,54 @@ interface Window {
   readonly minutes: number;
 }
 
-async function depth(sqs: SQSClient, cw: CloudWatchClient, url: string, { start, end, now, minutes }: Window): Promise<QueueDepth> {
-  const out = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: url,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-    }),
-  );
-  const a = out.Attributes ?? {};
+async function depth(from: StatsSources, url: string, { start, end, now, minutes }: Window): Promise<QueueDepth> {
+  const counts = await from.admin.counts(url);
   const name = queueNameOf(url);
-  const sqsMetric = (metric: string, stat: string, from: Date): MetricDataQuery => ({
-    Id: metric.toLowerCase(),
-    MetricStat: {
-      Metric: { Namespace: 'AWS/SQS', MetricName: metric, Dimensions: [{ Name: 'QueueName', Value: name }] },
-      Period: periodFor(from, end),
-      Stat: stat,
-    },
+  const sqsMetric = (metric: string, stat: string, since: Date): MetricQuery => ({
+    id: metric.toLowerCase(),
+    namespace: 'AWS/SQS',
+    metric,
+    dimensions: { QueueName: name },
+    periodSeconds: periodFor(since, end),
+    stat,
   });
   const recent = new Date(now - 300_000);
   const [ages, sends] = await Promise.all([
-    metricData(cw, [sqsMetric('ApproximateAgeOfOldestMessage', 'Maximum', recent)], recent, end),
-    metricData(cw, [sqsMetric('NumberOfMessagesSent', 'Sum', start)], start, end),
+    from.metrics.query([sqsMetric('ApproximateAgeOfOldestMessage', 'Maximum', recent)], recent, end),
+    from.metrics.query([sqsMetric('NumberOfMessagesSent', 'Sum', start)], start, end),
   ]);
   const age = ages.get('approximateageofoldestmessage');
   const sent = sends.get('numberofmessagessent');
   return {
     name,
     url,
-    visible: Number(a.ApproximateNumberOfMessages ?? 0),
-    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
-    delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+    ...counts,
     oldestAgeSeconds: age === undefined ? undefined : Math.max(...age),
     enqueuedPerMinute: sent === undefined ? undefined : sum(sent) / minutes,
   };
 }
 
 async function jobStats(
-  cw: CloudWatchClient,
+  metrics: MetricsReader,
   namespace: string,
   queue: string,
   start: Date,
   end: Date,
   windowMinutes: number,
 ): Promise<JobStats[]> {
-  const names = new Set<string>();
-  let token: string | undefined;
-  do {
-    const page = await cw.send(
-      new ListMetricsCommand({ Namespace: namespace, Dimensions: [{ Name: 'Queue', Value: queue }], NextToken: token }),
-    );
-    for (const m of page.Metrics ?? [])
-      for (const d of m.Dimensions ?? []) if (d.Name === 'Job' && d.Value !== undefined) names.add(d.Value);
-    token = page.NextToken;
-  } while (token !== undefined);
-  const jobs = [...names].sort();
+  const jobs = await metrics.dimensionValues(namespace, { Queue: queue }, 'Job');
   return Promise.all(
     jobs.map(async (job, j) => {
       const period = periodFor(start, end);
-      const q = (id: string, metric: string, stat: string): MetricDataQuery => ({
-        Id: `${id}${j}`,
-        MetricStat: {
-          Metric: {
-            Namespace: namespace,
-            MetricName: metric,
-            Dimensions: [
-              { Name: 'Job', Value: job },
-              { Name: 'Queue', Value: queue },
-            ],
-          },
-          Period: period,
-          Stat: stat,
-        },
+      const q = (id: string, metric: string, stat: string): MetricQuery => ({
+        id: `${id}${j}`,
+        namespace,
+        metric,
+        dimensions: { Job: job, Queue: queue },
+        periodSeconds: period,
+        stat,
       });
-      const basics = await metricData(
-        cw,
+      const basics = await metrics.query(
         [
           ...COUNT_METRICS.map((m) => q(m.toLowerCase(), m, 'Sum')),
           q('waitn', 'WaitTime', 'SampleCount'),
@@ -185,8 +159,7 @@ async function jobStats(
         start,
         end,
       );
-      const percentiles = await metricData(
-        cw,
+      const percentiles = await metrics.query(
         [
           q('waitp50', 'WaitTime', 'p50'),
           q('waitp99', 'WaitTime', 'p99'),
@@ -229,16 +202,6 @@ async function jobStats(
 /** One period covering the whole window, rounded up to a whole minute as CloudWatch requires. */
 function periodFor(start: Date, end: Date): number {
   return Math.max(60, Math.ceil((end.getTime() - start.getTime()) / 60_000) * 60);
-}
-
-/** GetMetricData, as id → values; an empty map when the server cannot answer these queries. */
-async function metricData(cw: CloudWatchClient, queries: MetricDataQuery[], start: Date, end: Date): Promise<Map<string, number[]>> {
-  try {
-    const out = await cw.send(new GetMetricDataCommand({ MetricDataQueries: queries, StartTime: start, EndTime: end }));
-    return new Map((out.MetricDataResults ?? []).filter((r) => (r.Values?.length ?? 0) > 0).map((r) => [r.Id!, r.Values!]));
-  } catch {
-    return new Map();
-  }
 }
 
 function sum(values: readonly number[]): number {

@@ -21,7 +21,7 @@ import type { JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { MetricsSettings } from '../metrics/index.js';
-import type { MetricsSink } from '../metrics/sinks.js';
+import type { MetricsSink } from '../ports/metrics-sink.js';
 import { ConfigError } from '../core/errors.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from '../core/job.js';
 import { storeOptionSchema } from '../status/store.js';

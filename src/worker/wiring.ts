@@ -5,7 +5,8 @@ import { createSqsClient } from '../adapters/aws-clients.js';
 import type { Env } from '../config/env.js';
 import type { SafeEmitter } from '../core/events.js';
 import type { WorkerEvents } from '../core/job-events.js';
-import { createMetricsRecorder } from '../metrics/index.js';
+import { MetricsRecorder } from '../metrics/recorder.js';
+import { resolveMetricsSink } from '../metrics/wiring.js';
 import { NoLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
 import { DeleteCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
@@ -131,7 +132,7 @@ export function buildContext(
     heartbeat,
     deletes,
     visibility,
-    metrics: createMetricsRecorder(c.metrics, c.aws, log, env),
+    metrics: metricsRecorder(c, log, env),
     status,
     queueOf: (url) => {
       const q = byUrl.get(url);
@@ -174,4 +175,12 @@ function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onE
       if (store !== c.store) store.close();
     },
   };
+}
+
+/** The worker's metrics recorder on the sink its settings name, or undefined when metrics are off. */
+function metricsRecorder(c: WorkerConfig, log: Logger, env: Env): MetricsRecorder | undefined {
+  const chosen = resolveMetricsSink(c.metrics, c.aws, env);
+  if (chosen === undefined) return undefined;
+  const { namespace, flushIntervalMs } = c.metrics;
+  return new MetricsRecorder({ sink: chosen.sink, namespace, flushIntervalMs, logger: log, dispose: chosen.dispose });
 }

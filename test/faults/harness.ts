@@ -2,7 +2,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { createQueues, type QueuePair } from '../../src/ops/queues.js';
+import type { QueuePair } from '../../src/ops/queues.js';
+import { createQueues } from '../../src/ops/wiring.js';
 
 /** ci: small enough for CI's time limit; full: the counts the suite is specified with. */
 export const SCALE = process.env.FAULTS_SCALE === 'full' ? 'full' : 'ci';

@@ -3,7 +3,8 @@ import { GetQueueAttributesCommand, ReceiveMessageCommand, type SQSClient, type 
 import memjs from 'memjs';
 import { pino } from 'pino';
 import { createSqsClient } from '../../src/adapters/aws-clients.js';
-import { createQueues, type QueuePair, type QueueSpec } from '../../src/ops/queues.js';
+import type { QueuePair, QueueSpec } from '../../src/ops/queues.js';
+import { createQueues } from '../../src/ops/wiring.js';
 
 /**
  * The local stack started by infra/local/stack.sh (LocalStack or moto, and memcached, on loopback).

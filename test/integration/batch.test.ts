@@ -6,6 +6,7 @@ import { createCloudWatchClient } from '../../src/adapters/aws-clients.js';
 import { renderStats } from '../../src/cli/render.js';
 import { UnrecoverableError } from '../../src/core/errors.js';
 import { collectStats } from '../../src/ops/stats.js';
+import { statsSources } from '../helpers/ops.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENDPOINT, LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
@@ -367,7 +368,7 @@ describe('batch jobs: metrics', () => {
     await eventually(() => events.count('job:succeeded') === 25, 'every item handled');
     await worker.stop(); // flushes the metrics
     const cw = createCloudWatchClient({ endpoint: LOCAL_ENDPOINT, region: 'us-east-1' }, {}, {});
-    const stats = await collectStats(sqs, cw, { queueUrls: [queueUrl], namespace, windowMinutes: 10 });
+    const stats = await collectStats(statsSources(sqs, cw), { queueUrls: [queueUrl], namespace, windowMinutes: 10 });
     cw.destroy();
     const [row] = stats.jobs;
     const flushes = events.count('batch:start');

@@ -1,3 +1,4 @@
+import { SqsQueuePort } from '../../src/adapters/sqs-queue.js';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -42,7 +43,7 @@ describe('a replay from the DLQ', () => {
     const worker = start({ queues: [queueUrl], jobs: [fixed], lockKeyPrefix });
     const events = recordEvents(worker);
     await worker.start();
-    const replay = await replayDeadLetters(sqs, { dlqUrl, sourceQueueUrl: queueUrl });
+    const replay = await replayDeadLetters(new SqsQueuePort(sqs), { dlqUrl, sourceQueueUrl: queueUrl });
     expect(replay.moved).toBe(1);
     await eventually(() => events.count('job:succeeded') === 1, 'the replayed job to run');
     await worker.stop();

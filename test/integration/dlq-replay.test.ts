@@ -1,3 +1,4 @@
+import { SqsQueuePort } from '../../src/adapters/sqs-queue.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -67,7 +68,7 @@ describe('dlq replay while a worker runs a job that keeps failing', () => {
     await producer.enqueueMany(bad, [{}, {}, {}], { jobIds: ['j-1', 'j-2', 'j-3'] });
     await eventually(() => events.count('job:dead-lettered') === 3, 'three dead letters');
 
-    const result = await replayDeadLetters(sqs, {
+    const result = await replayDeadLetters(new SqsQueuePort(sqs), {
       dlqUrl,
       sourceQueueUrl: queueUrl,
       job: 'always-bad',
@@ -111,14 +112,14 @@ describe("a replayed job's retry budget", () => {
     expect(attempts).toEqual([1, 2, 3]);
 
     // Listing receives each dead letter: it must not spend what the replayed job gets.
-    expect(await listDeadLetters(sqs, dlqUrl)).toHaveLength(1);
-    expect(await listDeadLetters(sqs, dlqUrl)).toHaveLength(1);
+    expect(await listDeadLetters(new SqsQueuePort(sqs), dlqUrl)).toHaveLength(1);
+    expect(await listDeadLetters(new SqsQueuePort(sqs), dlqUrl)).toHaveLength(1);
     const { stdout } = await cli(['dlq', 'replay', '--queue', queueUrl]);
     expect(stdout).toMatch(/moved 1 message\(s\)/);
     await eventually(() => events.count('job:dead-lettered') === 2, 'retries exhausted again', 30_000);
     await worker.stop();
     expect(attempts).toEqual([1, 2, 3, 1, 2, 3]);
-    const [letter] = await listDeadLetters(sqs, dlqUrl);
+    const [letter] = await listDeadLetters(new SqsQueuePort(sqs), dlqUrl);
     expect(letter).toMatchObject({ jobId: 'flaky-1', reason: 'retries-exhausted', receiveCount: 3 });
     expect(letter?.error).toMatch(/failed on attempt 3 of 3/);
   }, 60_000);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { createCloudWatchClient } from '../../src/adapters/aws-clients.js';
 import { defineJob } from '../../src/core/job.js';
 import { collectStats } from '../../src/ops/stats.js';
+import { statsSources } from '../helpers/ops.js';
 import { PrivateMemcached } from '../helpers/memcached.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENDPOINT, LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
@@ -82,7 +83,7 @@ describe('tenant fairness (spillover)', () => {
     await eventually(() => events.count('job:succeeded') === 6, 'every job to run');
     await worker.stop(); // flushes the metrics
     const cw = createCloudWatchClient({ endpoint: LOCAL_ENDPOINT, region: 'us-east-1' }, {}, {});
-    const stats = await collectStats(sqs, cw, { queueUrls: [queueUrl], namespace, windowMinutes: 10 });
+    const stats = await collectStats(statsSources(sqs, cw), { queueUrls: [queueUrl], namespace, windowMinutes: 10 });
     cw.destroy();
     expect(stats.queues.map((q) => q.url)).toEqual([queueUrl, spilloverQueueUrl]);
     const succeeded = Object.fromEntries(stats.jobs.map((j) => [j.queue, j.counts.Succeeded]));

@@ -3,7 +3,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, expect, it } from 'vitest';
 import { applyQueues, settingsFromCdkJson } from '../../infra/aws/lib/local.js';
 import { queueSpec, resolveSettings } from '../../infra/aws/lib/settings.js';
-import { readRedrivePolicy } from '../../src/ops/queues.js';
+import { readRedrivePolicy } from '../helpers/ops.js';
 import { sqsClient } from '../helpers/stack.js';
 
 const sqs = sqsClient();

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { createCloudWatchClient } from '../../src/adapters/aws-clients.js';
 import { UnrecoverableError } from '../../src/core/errors.js';
 import { defineJob } from '../../src/core/job.js';
-import { CloudWatchSink } from '../../src/metrics/sinks.js';
+import { CloudWatchSink } from '../../src/adapters/cloudwatch-sink.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENDPOINT, LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { freePort } from '../helpers/memcached.js';

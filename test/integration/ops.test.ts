@@ -1,3 +1,4 @@
+import { SqsQueuePort } from '../../src/adapters/sqs-queue.js';
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
@@ -66,7 +67,7 @@ describe('sqs-jobs dlq', () => {
       { job: refund, count: 2 },
       { job: email, count: 1 },
     ]);
-    const letters = await listDeadLetters(sqs, dlqUrl);
+    const letters = await listDeadLetters(new SqsQueuePort(sqs), dlqUrl);
     expect(letters).toHaveLength(3);
     expect(letters.find((l) => l.jobId === 'email-0')).toMatchObject({
       jobName: 'email',
@@ -106,9 +107,9 @@ describe('sqs-jobs dlq', () => {
   it('replays one job by id, and at most --limit', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-id');
     await deadLetters(queueUrl, [{ job: email, count: 4 }]);
-    const one = await replayDeadLetters(sqs, { dlqUrl, sourceQueueUrl: queueUrl, id: 'email-2' });
+    const one = await replayDeadLetters(new SqsQueuePort(sqs), { dlqUrl, sourceQueueUrl: queueUrl, id: 'email-2' });
     expect(one.moved).toBe(1);
-    const two = await replayDeadLetters(sqs, { dlqUrl, sourceQueueUrl: queueUrl, limit: 2 });
+    const two = await replayDeadLetters(new SqsQueuePort(sqs), { dlqUrl, sourceQueueUrl: queueUrl, limit: 2 });
     expect(two.moved).toBe(2);
     expect((await jobIdsIn(queueUrl)).length).toBe(3);
     expect((await jobIdsIn(dlqUrl)).length).toBe(1);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { MetricDatum } from '@aws-sdk/client-cloudwatch';
+import type { MetricPoint } from '../../src/ports/metrics-sink.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineJob } from '../../src/core/job.js';
@@ -33,8 +33,8 @@ function forms(motoUrl: string): [string, string][] {
 }
 
 function capturingSink() {
-  const datums: MetricDatum[] = [];
-  return { datums, sink: { publish: async (_namespace: string, data: readonly MetricDatum[]) => void datums.push(...data) } };
+  const points: MetricPoint[] = [];
+  return { points, sink: { publish: async (_namespace: string, data: readonly MetricPoint[]) => void points.push(...data) } };
 }
 
 describe('queue URL forms', () => {
@@ -60,7 +60,7 @@ describe('queue URL forms', () => {
       await eventually(() => events.count('job:succeeded') === 1, `the job sent with the ${form} URL ran`);
       await worker.stop();
       expect(seen.at(-1), form).toEqual({ form, queueUrl: url });
-      const queues = new Set(metrics.datums.flatMap((d) => (d.Dimensions ?? []).filter((x) => x.Name === 'Queue').map((x) => x.Value)));
+      const queues = new Set(metrics.points.map((p) => p.dimensions.Queue));
       expect([...queues], `${form}: metrics name the queue`).toEqual([name]);
     }
     expect(seen).toHaveLength(6);

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createQueues, readRedrivePolicy } from '../../src/ops/queues.js';
+import { createQueues } from '../../src/ops/wiring.js';
+import { readRedrivePolicy } from '../helpers/ops.js';
 import { LOCAL_ENV, sqsClient } from '../helpers/stack.js';
 
 const sqs = sqsClient();

@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { MetricDatum } from '@aws-sdk/client-cloudwatch';
 import { pino } from 'pino';
 import { MAX_VALUES_PER_DATUM, MetricsAggregator, bucketValue } from '../../src/metrics/aggregator.js';
 import { MetricsRecorder } from '../../src/metrics/recorder.js';
-import { EmfSink, chunkDatums, type MetricsSink } from '../../src/metrics/sinks.js';
+import { chunkDatums, toDatum } from '../../src/adapters/cloudwatch-sink.js';
+import { EmfSink } from '../../src/metrics/emf-sink.js';
+import type { DistributionPoint, MetricPoint, MetricsSink, SumPoint } from '../../src/ports/metrics-sink.js';
 import { SafeEmitter } from '../../src/core/events.js';
 import type { WorkerEvents } from '../../src/core/job-events.js';
 
@@ -31,15 +32,12 @@ describe('MetricsAggregator', () => {
     a.count('email', 'jobs', 'Succeeded', 2);
     a.count('resize', 'jobs', 'Failed');
     const data = a.drain(new Date(0));
-    const process = data.find((d) => d.MetricName === 'ProcessTime')!;
-    expect(process.Dimensions).toEqual([
-      { Name: 'Job', Value: 'email' },
-      { Name: 'Queue', Value: 'jobs' },
-    ]);
-    expect(process.Counts).toEqual([3, 1]);
-    expect(process.Unit).toBe('Milliseconds');
-    expect(data.find((d) => d.MetricName === 'Succeeded')?.Value).toBe(3);
-    expect(data.find((d) => d.MetricName === 'Failed')?.Dimensions?.[0]?.Value).toBe('resize');
+    const process = data.find((d) => d.name === 'ProcessTime') as DistributionPoint;
+    expect(process.dimensions).toEqual({ Job: 'email', Queue: 'jobs' });
+    expect(process.counts).toEqual([3, 1]);
+    expect(process.unit).toBe('Milliseconds');
+    expect((data.find((d) => d.name === 'Succeeded') as SumPoint).value).toBe(3);
+    expect(data.find((d) => d.name === 'Failed')?.dimensions.Job).toBe('resize');
     expect(a.isEmpty).toBe(true);
     expect(a.drain()).toEqual([]);
   });
@@ -47,21 +45,48 @@ describe('MetricsAggregator', () => {
   it('never puts more than 150 distinct values in one datum', () => {
     const a = new MetricsAggregator();
     for (let ms = 1; ms < 43_200_000; ms *= 1.05) a.timing('j', 'q', 'WaitTime', ms);
-    const data = a.drain();
+    const data = a.drain() as DistributionPoint[];
     expect(data.length).toBeGreaterThan(1);
-    for (const d of data) expect(d.Values!.length).toBeLessThanOrEqual(MAX_VALUES_PER_DATUM);
-    const total = data.reduce((n, d) => n + d.Counts!.reduce((x, y) => x + y, 0), 0);
+    for (const d of data) expect(d.values.length).toBeLessThanOrEqual(MAX_VALUES_PER_DATUM);
+    const total = data.reduce((n, d) => n + d.counts.reduce((x, y) => x + y, 0), 0);
     let expected = 0;
     for (let ms = 1; ms < 43_200_000; ms *= 1.05) expected++;
     expect(total).toBe(expected);
   });
 });
 
-describe('chunkDatums', () => {
-  const datum = (values: number): MetricDatum => ({
-    MetricName: 'WaitTime',
-    Values: Array.from({ length: values }, (_, i) => 123_456.7 + i),
-    Counts: Array(values).fill(1_000),
+describe('CloudWatch datums (adapters/cloudwatch-sink.ts)', () => {
+  const at = new Date(1_000);
+  const datum = (values: number) =>
+    toDatum({
+      kind: 'distribution',
+      name: 'WaitTime',
+      dimensions: { Job: 'a', Queue: 'q' },
+      timestamp: at,
+      unit: 'Milliseconds',
+      values: Array.from({ length: values }, (_, i) => 123_456.7 + i),
+      counts: Array(values).fill(1_000),
+    });
+
+  it('maps a distribution to Values/Counts and a sum to Value, with the dimensions in order', () => {
+    expect(datum(2)).toEqual({
+      MetricName: 'WaitTime',
+      Dimensions: [
+        { Name: 'Job', Value: 'a' },
+        { Name: 'Queue', Value: 'q' },
+      ],
+      Timestamp: at,
+      Unit: 'Milliseconds',
+      Values: [123_456.7, 123_457.7],
+      Counts: [1_000, 1_000],
+    });
+    expect(
+      toDatum({ kind: 'sum', name: 'Succeeded', dimensions: { Job: 'a', Queue: 'q' }, timestamp: at, unit: 'Count', value: 4 }),
+    ).toMatchObject({
+      MetricName: 'Succeeded',
+      Unit: 'Count',
+      Value: 4,
+    });
   });
 
   it('puts at most 1,000 datums in one call', () => {
@@ -83,26 +108,15 @@ describe('EmfSink', () => {
     const sink = new EmfSink((l) => lines.push(l));
     await sink.publish('SqsJobs', [
       {
-        MetricName: 'WaitTime',
-        Unit: 'Milliseconds',
-        Timestamp: new Date(1_000),
-        Dimensions: [
-          { Name: 'Job', Value: 'a' },
-          { Name: 'Queue', Value: 'q' },
-        ],
-        Values: [5, 9],
-        Counts: [120, 1],
+        kind: 'distribution',
+        name: 'WaitTime',
+        unit: 'Milliseconds',
+        timestamp: new Date(1_000),
+        dimensions: { Job: 'a', Queue: 'q' },
+        values: [5, 9],
+        counts: [120, 1],
       },
-      {
-        MetricName: 'Succeeded',
-        Unit: 'Count',
-        Timestamp: new Date(1_000),
-        Dimensions: [
-          { Name: 'Job', Value: 'a' },
-          { Name: 'Queue', Value: 'q' },
-        ],
-        Value: 4,
-      },
+      { kind: 'sum', name: 'Succeeded', unit: 'Count', timestamp: new Date(1_000), dimensions: { Job: 'a', Queue: 'q' }, value: 4 },
     ]);
     const parsed = lines.map((l) => JSON.parse(l));
     expect(parsed).toHaveLength(3);
@@ -135,7 +149,7 @@ describe('MetricsRecorder', () => {
   }
 
   it('maps events to metrics and flushes at most once per interval', async () => {
-    const published: MetricDatum[][] = [];
+    const published: MetricPoint[][] = [];
     const { events, recorder } = setup({ publish: async (_ns, data) => void published.push([...data]) });
     recorder.start();
     events.emit('job:start', { ...info, waitMs: 40 });
@@ -151,9 +165,9 @@ describe('MetricsRecorder', () => {
     expect(published).toHaveLength(0);
     await vi.advanceTimersByTimeAsync(1_000);
     expect(published).toHaveLength(1);
-    const sums = Object.fromEntries(published[0]!.filter((d) => d.Value !== undefined).map((d) => [d.MetricName, d.Value]));
+    const sums = Object.fromEntries(published[0]!.flatMap((d) => (d.kind === 'sum' ? [[d.name, d.value]] : [])));
     expect(sums).toEqual({ Succeeded: 1, Failed: 2, Retried: 1, DeadLettered: 1, DuplicatesSkipped: 2, LockUnavailable: 1, Resent: 1 });
-    const processCounts = published[0]!.find((d) => d.MetricName === 'ProcessTime')!.Counts!.reduce((a, b) => a + b, 0);
+    const processCounts = (published[0]!.find((d) => d.name === 'ProcessTime') as DistributionPoint).counts.reduce((a, b) => a + b, 0);
     expect(processCounts).toBe(3);
     await vi.advanceTimersByTimeAsync(60_000);
     expect(published).toHaveLength(1); // nothing new, nothing sent
@@ -161,26 +175,23 @@ describe('MetricsRecorder', () => {
   });
 
   it('records batch sizes exactly (Count) and batch waits as timings, per job and queue', async () => {
-    const published: MetricDatum[][] = [];
+    const published: MetricPoint[][] = [];
     const { events, recorder } = setup({ publish: async (_ns, data) => void published.push([...data]) });
     const batch = { jobName: 'index', key: 'k', queueUrl: 'http://h/1/jobs', size: 500 };
     events.emit('batch:start', { ...batch, heldMs: 1_000 });
     events.emit('batch:start', { ...batch, size: 37, heldMs: 2_000 });
     events.emit('batch:end', { ...batch, failed: 2, processMs: 55 });
     await recorder.close();
-    const size = published[0]!.find((d) => d.MetricName === 'BatchSize')!;
-    expect(size.Unit).toBe('Count');
-    expect([size.Values, size.Counts]).toEqual([
+    const size = published[0]!.find((d) => d.name === 'BatchSize') as DistributionPoint;
+    expect(size.unit).toBe('Count');
+    expect([size.values, size.counts]).toEqual([
       [37, 500],
       [1, 1],
     ]);
-    const wait = published[0]!.find((d) => d.MetricName === 'BatchWait')!;
-    expect(wait.Unit).toBe('Milliseconds');
-    expect(wait.Counts).toEqual([1, 1]);
-    expect(size.Dimensions).toEqual([
-      { Name: 'Job', Value: 'index' },
-      { Name: 'Queue', Value: 'jobs' },
-    ]);
+    const wait = published[0]!.find((d) => d.name === 'BatchWait') as DistributionPoint;
+    expect(wait.unit).toBe('Milliseconds');
+    expect(wait.counts).toEqual([1, 1]);
+    expect(size.dimensions).toEqual({ Job: 'index', Queue: 'jobs' });
   });
 
   it('tries a failed flush once more, then drops it without throwing', async () => {

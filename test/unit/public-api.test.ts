@@ -35,8 +35,10 @@ describe('the public API', () => {
   it("'sqs-jobs/adapters' exports the adapters and the SDK clients", async () => {
     expect(Object.keys(await import('../../src/adapters/index.js')).sort()).toEqual(
       [
+        'CloudWatchReader',
         'DynamoJobStore',
         'MemcachedLock',
+        'SqsQueueAdmin',
         'SqsQueuePort',
         'createCloudWatchClient',
         'createDynamoClient',

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { createQueues, type QueuePair } from '../../../src/ops/queues.js';
+import type { QueuePair } from '../../../src/ops/queues.js';
+import { createQueues } from '../../../src/ops/wiring.js';
 import { queueSpec, resolveSettings, type DeploySettings } from './settings.js';
 
 /** The settings cdk.json gives the deployed stack. */

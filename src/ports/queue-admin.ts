@@ -1,0 +1,40 @@
+/**
+ * The queue admin port: what an operator's tools ask of SQS beyond moving messages (createQueues,
+ * the DLQ commands, stats). In sqs-jobs' words; src/adapters/sqs-admin.ts implements it over the
+ * AWS SDK. Messages themselves (receive, hold, send, delete) go through the queue port.
+ */
+
+/** The settings createQueues manages on a queue; the redrive policy's two halves apart. */
+export interface QueueSettings {
+  readonly visibilityTimeout?: number | undefined;
+  readonly messageRetentionSeconds?: number | undefined;
+  readonly maximumMessageSize?: number | undefined;
+  readonly maxReceiveCount?: number | undefined;
+  readonly deadLetterTargetArn?: string | undefined;
+}
+
+/** A queue's approximate message counts, as SQS reports them. */
+export interface QueueCounts {
+  readonly visible: number;
+  /** Received and not yet deleted or visible again. */
+  readonly inFlight: number;
+  /** Sent with a delay that has not passed. */
+  readonly delayed: number;
+}
+
+export interface QueueAdmin {
+  /** The URL of the queue named `name` (in `account`, default the caller's), or undefined when there is none. */
+  findQueue(name: string, account?: string): Promise<string | undefined>;
+  /** Create a queue (a FIFO queue when `fifo`); answers its URL. */
+  createQueue(name: string, fifo: boolean): Promise<string>;
+  /** The queue's managed settings as they are now. */
+  settings(queueUrl: string): Promise<QueueSettings>;
+  /** Set the settings given in one call; a redrive policy is set whole (give both halves). */
+  applySettings(queueUrl: string, settings: QueueSettings): Promise<void>;
+  arnOf(queueUrl: string): Promise<string>;
+  /** The URL of the queue an ARN names. */
+  urlOfArn(arn: string): Promise<string>;
+  counts(queueUrl: string): Promise<QueueCounts>;
+  /** Delete every message in the queue (SQS allows one purge per queue per 60 s). */
+  purge(queueUrl: string): Promise<void>;
+}
