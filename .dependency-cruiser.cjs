@@ -1,7 +1,6 @@
 /**
- * Architecture rules for src/, checked by `npm run lint:deps` (part of `npm test`).
- * .dependency-cruiser-known-violations.json lists what broke a rule when the rule came in (issue 18
- * moves those to zero); anything new fails. Regenerate it only by removing entries.
+ * Architecture rules for src/, checked by `npm run lint:deps` (part of `npm test`). There are no
+ * exceptions: any import that breaks a rule fails the run.
  */
 module.exports = {
   forbidden: [

@@ -8,6 +8,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { SqsQueuePort } from '../../src/adapters/index.js';
 import { createProducer, defineJob, type Producer } from '../../src/index.js';
 import { JOB_NAME, jobArgs } from './job.js';
 import { fairnessOptions, type Mode } from './modes.js';
@@ -38,7 +39,7 @@ const producers = new Map<string, Producer>();
 const producerFor = (queueUrl: string) => {
   let p = producers.get(queueUrl);
   if (p === undefined) {
-    p = createProducer({ ...setup.producer?.(spec.urls), queueUrl, client: sqs, jobs: [job] });
+    p = createProducer({ ...setup.producer?.(spec.urls), queueUrl, queue: new SqsQueuePort(sqs), jobs: [job] });
     producers.set(queueUrl, p);
   }
   return p;

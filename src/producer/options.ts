@@ -1,4 +1,3 @@
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { QueuePort } from '../ports/queue.js';
 import { z } from 'zod';
 import { implementing, queueUrlSchema } from '../config/env.js';
@@ -70,10 +69,11 @@ export const producerOptionsSchema = z
       .min(1024, 'must be >= 1024')
       .max(SQS_MAX_MESSAGE_BYTES, `must be <= ${SQS_MAX_MESSAGE_BYTES} (SQS limit)`)
       .optional(),
-    client: z
-      .custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as SQSClient).send === 'function', 'must be an SQSClient')
-      .optional(),
-    /** The queue port the producer sends through (send, sendBatch, maximumMessageBytes). Default: the AWS SDK, on `client` when given. */
+    client: z.undefined({ error: 'was removed: pass queue: new SqsQueuePort(client) (from sqs-jobs/adapters)' }).optional(),
+    /**
+     * The queue port the producer sends through (send, sendBatch, maximumMessageBytes). Default: the
+     * AWS SDK on a client of its own; `new SqsQueuePort(client)` from sqs-jobs/adapters for yours.
+     */
     queue: implementing<QueuePort>('QueuePort (send, sendBatch, maximumMessageBytes)', [
       'send',
       'sendBatch',

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { tenantSchema } from '../core/envelope.js';
 import {
@@ -126,8 +125,9 @@ export const workerOptionsSchema = z
     /** The SQS endpoint; default SQS_JOBS_ENDPOINT, else AWS_ENDPOINT_URL_SQS, else AWS_ENDPOINT_URL. */
     endpoint: z.string().optional(),
     region: z.string().optional(),
-    /** Inject SDK clients (tests, custom middleware). The receive client should have its own socket pool. */
-    clients: z.object({ poll: z.custom<SQSClient>(isObject), control: z.custom<SQSClient>(isObject) }).optional(),
+    clients: z
+      .undefined({ error: 'was removed: pass queue: new SqsQueuePort(pollClient, controlClient) (from sqs-jobs/adapters)' })
+      .optional(),
     logger: z.custom<Logger>((v) => isObject(v) && typeof (v as Logger).child === 'function', 'must be a pino logger').optional(),
     /** Log job args with each job (off by default: args may hold personal data). */
     logArgs: z.boolean().default(false),

@@ -32,21 +32,17 @@ export function buildContext(
   let closeClients = () => {};
   if (sqs === undefined) {
     // Long polls on their own socket pool, so a 20-second poll never delays a delete or a heartbeat.
-    const poll =
-      c.clients?.poll ??
-      createSqsClient(
-        c.aws,
-        { maxSockets: c.queues.length * c.receiveConcurrency * 2, requestTimeoutMs: (c.waitTimeSeconds + 10) * 1000 },
-        env,
-      );
-    const control = c.clients?.control ?? createSqsClient(c.aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env);
+    const poll = createSqsClient(
+      c.aws,
+      { maxSockets: c.queues.length * c.receiveConcurrency * 2, requestTimeoutMs: (c.waitTimeSeconds + 10) * 1000 },
+      env,
+    );
+    const control = createSqsClient(c.aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env);
     sqs = new SqsQueuePort(poll, control);
-    if (c.clients === undefined) {
-      closeClients = () => {
-        poll.destroy();
-        control.destroy();
-      };
-    }
+    closeClients = () => {
+      poll.destroy();
+      control.destroy();
+    };
   }
   const onAvailability = (up: boolean, error?: Error) => {
     if (up) {

@@ -1,6 +1,7 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { SqsQueuePort } from '../../../src/adapters/sqs-queue.js';
 import { EnqueueBatchError } from '../../../src/core/errors.js';
 import { defineJob } from '../../../src/core/job.js';
 import { createProducer } from '../../../src/producer/producer.js';
@@ -42,7 +43,7 @@ describe('enqueueMany batch answers', () => {
     const { client, calls } = scriptedClient((ids, call) =>
       call === 1 ? { ok: ids.filter((id) => id !== '3'), failed: [{ id: '3', senderFault: false }] } : { ok: ids, failed: [] },
     );
-    const producer = createProducer({ queueUrl, client }, {});
+    const producer = createProducer({ queueUrl, queue: new SqsQueuePort(client) }, {});
     const results = await producer.enqueueMany(
       note,
       Array.from({ length: 5 }, (_, i) => ({ text: String(i) })),
@@ -56,7 +57,7 @@ describe('enqueueMany batch answers', () => {
       ok: ids.filter((id) => id !== '1' && id !== '11'),
       failed: ids.filter((id) => id === '1' || id === '11').map((id) => ({ id, senderFault: id === '1' })),
     }));
-    const producer = createProducer({ queueUrl, client }, {});
+    const producer = createProducer({ queueUrl, queue: new SqsQueuePort(client) }, {});
     const error = (await producer
       .enqueueMany(
         note,
@@ -74,7 +75,7 @@ describe('enqueueMany batch answers', () => {
 
   it('reports an entry the answer names neither way as not sent (never assumes it went)', async () => {
     const { client } = scriptedClient((ids) => ({ ok: ids.filter((id) => id !== '2'), failed: [] }));
-    const producer = createProducer({ queueUrl, client }, {});
+    const producer = createProducer({ queueUrl, queue: new SqsQueuePort(client) }, {});
     const error = (await producer
       .enqueueMany(
         note,
