@@ -17,6 +17,7 @@ import type { OnError, WorkerContext } from './context.js';
 import { hostname } from 'node:os';
 import { createProducer, type Producer } from '../producer/producer.js';
 import { resolveJobStore } from '../status/wiring.js';
+import { guardedLock, guardedPermits } from './guarded-ports.js';
 import { StatusTracker } from '../status/tracker.js';
 
 /** Build a worker's context: its ports from the options (or the SDKs), and the services on them. */
@@ -57,13 +58,15 @@ export function buildContext(
     log.warn({ err: e }, what);
     events.emit('lock:unavailable', { error: e });
   };
-  const lock =
+  const chosenLock =
     c.lock ??
     (c.memcached === undefined
       ? new NoLock()
       : new MemcachedLock({ servers: c.memcached, keyPrefix: c.lockKeyPrefix, timeoutMs: c.lockTimeoutMs, onAvailability }));
   // The permits: the option, else those on the memcached the lock uses.
-  const permits = c.permits ?? (lock instanceof MemcachedLock ? lock.permits : undefined);
+  const chosenPermits = c.permits ?? (chosenLock instanceof MemcachedLock ? chosenLock.permits : undefined);
+  const lock = guardedLock(chosenLock);
+  const permits = chosenPermits === undefined ? undefined : guardedPermits(chosenPermits);
   const exclusive = c.jobs.names().filter((name) => {
     const job = c.jobs.get(name);
     return job.kind === 'sqs-jobs/batch-job' && job.exclusive;

@@ -60,17 +60,17 @@ export function exclusiveKey(job: AnyBatchJob, key: string): string {
  */
 export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[] | 'busy'> {
   const { job, key } = run.batch;
-  const slots = ctx.permits;
+  const permits = ctx.permits;
   const ttl = ctx.config.lockTtlSeconds;
-  const lockName = job.exclusive && slots !== undefined ? exclusiveKey(job, key) : undefined;
+  const permitKey = job.exclusive && permits !== undefined ? exclusiveKey(job, key) : undefined;
   let renew: NodeJS.Timeout | undefined;
-  if (lockName !== undefined && slots !== undefined) {
-    const slot = await slots.take(lockName, 1, run.token, ttl).catch(() => 'unavailable' as const); // as memcached unreachable
-    if (slot === 'full') return 'busy';
+  if (permitKey !== undefined && permits !== undefined) {
+    const permit = await permits.take(permitKey, 1, run.token, ttl);
+    if (permit === 'full') return 'busy';
     // 'unavailable' (memcached down): flushed without the key lock rather than held until it is back.
-    if (slot === 'unavailable') ctx.log.warn({ job: job.name, key }, 'flushing without the key lock: memcached unavailable');
+    if (permit === 'unavailable') ctx.log.warn({ job: job.name, key }, 'flushing without the key lock: memcached unavailable');
     else {
-      const extend = () => slots.extend(lockName, 0, run.token, ttl).catch(() => {}); // a lapse only shortens the lock
+      const extend = () => permits.extend(permitKey, 0, run.token, ttl).catch(() => {}); // a lapse only shortens the lock
       renew = setInterval(extend, (ttl * 1000) / 3);
       renew.unref();
     }
@@ -84,7 +84,7 @@ export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<ItemO
     if (renew !== undefined) {
       clearInterval(renew);
       // An abandoned handler may still be running: its key stays taken until the lock's TTL ends.
-      if (!abandoned) await slots!.release(lockName!, 0, run.token).catch(() => {});
+      if (!abandoned) await permits!.release(permitKey!, 0, run.token).catch(() => {});
     }
   }
 }

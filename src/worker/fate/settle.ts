@@ -34,7 +34,8 @@ export async function settle(ctx: WorkerContext, lease: Lease, info: JobInfo, ou
 }
 
 async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided: Outcome): Promise<void> {
-  const { lock, permit } = await lease.endClaims();
+  const { lock, permit } = lease.endClaims();
+  if (lease.pending !== undefined) await lease.pending;
   // The heartbeat may have found the lease lost meanwhile: then act only where it is safe.
   const outcome = lease.lost ? onceLost(decided) : decided;
   const m = lease.message;
@@ -194,7 +195,8 @@ export async function retryInPlace(
   info: JobInfo,
   outcome: Extract<Outcome, { kind: 'retry' }>,
 ): Promise<void> {
-  const { lock } = await lease.endClaims();
+  const { lock } = lease.endClaims();
+  if (lease.pending !== undefined) await lease.pending;
   try {
     if (lock !== undefined) await ctx.lock.release(lock.jobId, lock.token);
   } catch (error) {

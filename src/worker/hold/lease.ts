@@ -89,15 +89,14 @@ export class Lease implements Abortable {
   }
 
   /**
-   * Settle begins: the lock and the permit stop being extended, and an extension in flight lands
-   * first (one that touched the lock after settle released it would read it as taken by someone
-   * else, and may find the lease lost). Returns them for settle to release.
+   * Settle begins: the lock and the permit stop being extended; returns them for settle to release.
+   * Settle then waits for `pending`, so an extension in flight lands first (one that touched the
+   * lock after settle released it would read it as taken by someone else, and may find the lease lost).
    */
-  async endClaims(): Promise<{ lock: HeldLock | undefined; permit: HeldPermit | undefined }> {
+  endClaims(): { lock: HeldLock | undefined; permit: HeldPermit | undefined } {
     const claims = { lock: this.#lock, permit: this.#permit };
     this.#lock = undefined;
     this.#permit = undefined;
-    await this.pending;
     return claims;
   }
 

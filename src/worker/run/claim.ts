@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { isFifoQueue } from '../../core/queue-url.js';
-import type { ClaimResult } from '../../ports/lock.js';
 import type { WorkerContext } from '../context.js';
 import { afterClaim, afterPermit, DEAD_LETTERED_COPY, type Outcome } from '../fate/decide.js';
 import { isDeadLetteredCopy, originOf } from '../../core/delivery.js';
@@ -23,16 +22,12 @@ export async function claimFor(
   if (isDeadLetteredCopy(lease.message)) return DEAD_LETTERED_COPY;
   const c = ctx.config;
   const m = lease.message;
-  let claim: ClaimResult;
-  try {
-    claim = await ctx.lock.claim(read.envelope.id, token, c.lockTtlSeconds, {
-      messageId: m.messageId,
-      originId: originOf(m),
-      receiveCount: m.receiveCount,
-    });
-  } catch {
-    claim = 'unavailable'; // a JobLock should not throw; an error is "unknown", never "taken"
-  }
+  // Never throws: an error is 'unavailable' (worker/guarded-ports.ts).
+  const claim = await ctx.lock.claim(read.envelope.id, token, c.lockTtlSeconds, {
+    messageId: m.messageId,
+    originId: originOf(m),
+    receiveCount: m.receiveCount,
+  });
   if (claim === 'claimed') lease.hold({ lock: { jobId: read.envelope.id, token } });
   if (claim === 'unavailable') ctx.emit('job:lock-unavailable', lease.info ?? read.info);
   return afterClaim({
@@ -52,8 +47,8 @@ export async function permitFor(ctx: WorkerContext, lease: Lease, read: GoodRead
   if (tenant === undefined || ctx.permits === undefined || isFifoQueue(lease.message.queueUrl) || !Object.hasOwn(caps, tenant))
     return 'run';
   const cap = caps[tenant]!;
-  // Permits should not throw; one that does is read as memcached unreachable (the job runs without the cap).
-  const permit = await ctx.permits.take(tenant, cap, token, ctx.config.lockTtlSeconds).catch(() => 'unavailable' as const);
+  // 'unavailable' (memcached unreachable, or a Permits that threw): the job runs without the cap.
+  const permit = await ctx.permits.take(tenant, cap, token, ctx.config.lockTtlSeconds);
   if (typeof permit === 'number') lease.hold({ permit: { key: tenant, index: permit, token } });
   return afterPermit({ permit, tenant, cap, capDelaySeconds, leaseLost: lease.lost, stopping: ctx.stop.signal.aborted });
 }

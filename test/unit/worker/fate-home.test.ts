@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { parseSync } from '@swc/core';
 import { describe, expect, it } from 'vitest';
+import { type Node, name, parse, tsFiles, walk } from '../../helpers/ast.js';
 
 /*
  * A received message's fate has one home: only fate/decide.ts builds an Outcome, and only
@@ -37,31 +37,9 @@ interface Finding {
   readonly what: string;
 }
 
-type Node = { type?: string; span?: { start: number }; [key: string]: unknown };
-
-function walk(node: unknown, visit: (n: Node, parent: Node | undefined) => void, parent?: Node): void {
-  if (Array.isArray(node)) {
-    for (const child of node) walk(child, visit, parent);
-    return;
-  }
-  if (node === null || typeof node !== 'object') return;
-  const n = node as Node;
-  if (typeof n.type === 'string') visit(n, parent);
-  for (const [key, value] of Object.entries(n))
-    if (key !== 'span' && typeof value === 'object') walk(value, visit, typeof n.type === 'string' ? n : parent);
-}
-
-const name = (n: unknown): string | undefined => {
-  const node = n as Node | undefined;
-  return node?.type === 'Identifier' || node?.type === 'PrivateName' ? (node.value as string) : undefined;
-};
-
 /** What in `source` (the file at `file`, relative to src/worker) breaks the rules. */
 function findViolations(file: string, source: string): Finding[] {
-  const ast = parseSync(source, { syntax: 'typescript' });
-  // swc's spans count from the start of everything it parsed in this process: make them relative.
-  const base = (ast as unknown as Node).span!.start;
-  const lineOf = (n: Node) => source.slice(0, (n.span?.start ?? base) - base).split('\n').length;
+  const { ast, lineOf } = parse(source);
   const findings: Finding[] = [];
   /** Literals passed straight to recordEnd(): a StatusEnd for the job store, which shares some kind names. */
   const statusEnds = new Set<unknown>();
@@ -100,15 +78,9 @@ function findViolations(file: string, source: string): Finding[] {
   return findings;
 }
 
-function workerFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? workerFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
-  );
-}
-
 describe("a message's fate has one home", () => {
   it('no file under src/worker/ but fate/decide.ts builds an Outcome, and none but fate/settle.ts acts on a received message', () => {
-    const files = workerFiles(WORKER);
+    const files = tsFiles(WORKER);
     expect(files.length).toBeGreaterThan(20);
     const findings = files.flatMap((f) => findViolations(relative(WORKER, f), readFileSync(f, 'utf8')));
     expect(findings.map((f) => `src/worker/${f.file}:${f.line} ${f.what}`)).toEqual([]);
