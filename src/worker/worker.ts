@@ -112,7 +112,7 @@ export class Worker extends EventSource<WorkerEvents> {
       capacity: this.#capacity,
       received: (url, leases, asked) => {
         this.#scheduler.add(url, leases);
-        this.#batching.received(url, asked, leases.length);
+        if (this.#hasBatchJobs) this.#batching.received(url, asked, leases.length);
         this.#dispatch();
       },
       receivedWhileStopping: (leases) => this.#fate.handBackNow(leases, 'worker is stopping'),
@@ -147,7 +147,7 @@ export class Worker extends EventSource<WorkerEvents> {
       else this.#run(next.lease, read);
     }
     for (const lease of setAside.reverse()) this.#scheduler.putBack(lease);
-    this.#batching.pump();
+    if (this.#hasBatchJobs) this.#batching.pump();
     const orphans = this.#scheduler.takeOrphans();
     if (orphans.length > 0) this.#fate.handBack(orphans, 'an earlier message of its FIFO group was lost while waiting');
     this.#capacity.grant();

@@ -1,0 +1,3 @@
+import { register } from 'node:module';
+
+register('./instrument.mjs', import.meta.url);
