@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ATTR_PRIOR_RECEIVES } from '../../../../src/core/delivery.js';
+import { ATTR_JOB, ATTR_JOB_ID } from '../../../../src/core/envelope.js';
+import { defineJob, JobRegistry } from '../../../../src/core/job.js';
+import type { MessageAttributes, ReceivedMessage } from '../../../../src/core/message.js';
+import { readMessage } from '../../../../src/worker/run/read.js';
+
+const jobs = new JobRegistry([defineJob({ name: 'resize', args: z.object({ width: z.number().int().default(100) }), handle: () => {} })]);
+const message = (body: string, attributes: MessageAttributes = {}): ReceivedMessage => ({
+  queueUrl: 'http://memory.invalid/000000000000/jobs',
+  messageId: 'm1',
+  receiptHandle: 'h',
+  body,
+  receiveCount: 1,
+  sentAt: new Date(0),
+  groupId: undefined,
+  attributes,
+});
+const envelope = (job: string, args: unknown) =>
+  JSON.stringify({ v: 1, id: 'j1', job, args, enqueuedAt: '2026-11-24T00:00:00.000Z', tenant: 'acme' });
+
+describe('readMessage: a message decoded and checked once', () => {
+  it('a good one: the job, its args with the schema applied, and what events say', () => {
+    const read = readMessage(jobs, message(envelope('resize', {}), { [ATTR_PRIOR_RECEIVES]: { DataType: 'Number', StringValue: '2' } }));
+    expect(read).toMatchObject({
+      ok: true,
+      args: { width: 100 },
+      info: { jobId: 'j1', jobName: 'resize', messageId: 'm1', attempt: 3, tenant: 'acme' },
+    });
+  });
+
+  it('args the schema refuses: invalid-args, naming the field', () => {
+    expect(readMessage(jobs, message(envelope('resize', { width: 1.5 })))).toMatchObject({
+      ok: false,
+      reason: 'invalid-args',
+      detail: expect.stringContaining('args.width'),
+    });
+  });
+
+  it('a job this worker does not run: unknown-job, and events say "unknown" (no metric per made-up name)', () => {
+    expect(readMessage(jobs, message(envelope('mine', {})))).toMatchObject({
+      ok: false,
+      reason: 'unknown-job',
+      detail: expect.stringContaining('"mine"'),
+      info: { jobName: 'unknown', jobId: 'j1' },
+    });
+  });
+
+  it('a body that is not an envelope: its reason, with the id and name from the attributes where they are', () => {
+    const read = readMessage(
+      jobs,
+      message('not json', {
+        [ATTR_JOB]: { DataType: 'String', StringValue: 'resize' },
+        [ATTR_JOB_ID]: { DataType: 'String', StringValue: 'j9' },
+      }),
+    );
+    expect(read).toMatchObject({ ok: false, reason: 'invalid-json', info: { jobId: 'j9', jobName: 'resize' } });
+    expect(readMessage(jobs, message('{"v":2}'))).toMatchObject({ ok: false, reason: 'unsupported-version', info: { jobId: 'm1' } });
+  });
+});
