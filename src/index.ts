@@ -28,6 +28,7 @@ export type { ProducerOptions, EnqueueOptions, EnqueueManyOptions, EnqueueResult
 // Working
 export { Worker, createWorker } from './worker/worker.js';
 export type { WorkerOptions } from './worker/options.js';
+export type { MetricsSink, MetricPoint, DistributionPoint, SumPoint, MetricUnit } from './ports/metrics-sink.js';
 export type { WorkerEvents, JobInfo, BatchInfo, DeadLetterReason } from './core/job-events.js';
 // Status
 export { getJob, JobStatusReader } from './status/get-job.js';

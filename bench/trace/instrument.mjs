@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const { parseSync } = require('@swc/core');
-const root = process.env.TRACE_ROOT;
+const root = process.env.TRACE_ROOT ?? process.cwd();
 
 const FUNCTIONS = new Set([
   'FunctionDeclaration',
@@ -65,7 +65,7 @@ export async function load(url, context, nextLoad) {
   const loaded = await nextLoad(url, context);
   if (!url.startsWith('file:') || !url.includes('/src/') || url.includes('/node_modules/')) return loaded;
   const path = fileURLToPath(url);
-  if (root === undefined || !path.startsWith(`${root}/src/`) || !path.endsWith('.ts')) return loaded;
+  if (!path.startsWith(`${root}/src/`) || !path.endsWith('.ts')) return loaded;
   const file = path.slice(root.length + 1);
   return { ...loaded, source: instrument(String(loaded.source), file) };
 }

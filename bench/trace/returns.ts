@@ -12,7 +12,7 @@
  * went back into a file it had already left ("returns"), with the files returned to most.
  */
 import { randomUUID } from 'node:crypto';
-import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteQueueCommand, GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { pino } from 'pino';
 import { z } from 'zod';
 
@@ -85,13 +85,18 @@ for (const fail of [false, true]) {
       },
     }),
   );
-  while (!ended.has(id) || (await depth(queueUrl)) > 0) await pause(20);
+  const deadline = Date.now() + 60_000;
+  while (!ended.has(id) || (await depth(queueUrl)) > 0) {
+    if (Date.now() > deadline) throw new Error(`job ${id} did not end within 60 s: is ElasticMQ up on ${endpoint}?`);
+    await pause(20);
+  }
   await pause(300);
   tracing = false;
   report(fail ? 'dead-lettered (UnrecoverableError)' : 'succeeded', [...trail]);
 }
 console.log(`\nDLQ holds ${await depth(dlqUrl)} (expected 1)`);
 await worker.stop();
+for (const url of [queueUrl, dlqUrl]) await sqs.send(new DeleteQueueCommand({ QueueUrl: url }));
 sqs.destroy();
 
 function report(what: string, events: string[]) {

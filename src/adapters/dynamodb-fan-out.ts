@@ -76,7 +76,8 @@ export async function claimEmptyCompletion(
 export async function completionSent(t: TableRef, parentId: string): Promise<void> {
   const u = new Update();
   u.set('fanCompletionSent', { BOOL: true }).set('updatedAt', S(new Date().toISOString()));
-  await updateIf(t, jobKey(parentId), u);
+  // Only on a fan-out's record: never a stub (without a TTL) for a parent whose record expired.
+  await updateIf(t, jobKey(parentId), u, `attribute_exists(${u.name('fanTotal')})`);
 }
 
 /**

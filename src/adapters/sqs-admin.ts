@@ -19,8 +19,8 @@ export class SqsQueueAdmin implements QueueAdmin {
       );
       return out.QueueUrl;
     } catch (error) {
-      const name = (error as Error).name;
-      if (name === 'QueueDoesNotExist' || name === 'AWS.SimpleQueueService.NonExistentQueue') return undefined;
+      const code = (error as Error).name;
+      if (code === 'QueueDoesNotExist' || code === 'AWS.SimpleQueueService.NonExistentQueue') return undefined;
       throw error;
     }
   }

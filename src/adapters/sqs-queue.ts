@@ -138,9 +138,7 @@ function compactAttributes(attributes: Record<string, MessageAttributeValue> | u
 }
 
 /** An SDK batch answer's `Failed` list in the port's words. */
-export function batchFailures(
-  failed: { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[] | undefined,
-): BatchFailure[] {
+function batchFailures(failed: { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[] | undefined): BatchFailure[] {
   return (failed ?? []).map((f) => {
     const code = f.Code ?? 'Unknown';
     return { id: f.Id ?? '', code, message: f.Message ?? '', kind: classifyFailure(code, f.SenderFault ?? false) };

@@ -50,6 +50,31 @@ function completionJob(jobs: JobRegistry, name: string): AnyDefinition {
   );
 }
 
+/** The completion's args and enqueue options: `{ ...args, parentId, total, succeeded, failed }`, its derived id, and on FIFO its group. */
+function completionMessage(parentId: string, spec: CompletionSpec, counts: Pick<FanOutStatus, 'total' | 'succeeded' | 'failed'>) {
+  const result: FanOutResult = { parentId, total: counts.total, succeeded: counts.succeeded, failed: counts.failed };
+  return {
+    args: { ...spec.args, ...result },
+    options: { jobId: derivedJobId(parentId, 'done'), ...(isFifoQueue(spec.queueUrl) ? { groupId: parentId.slice(0, 128) } : {}) },
+  };
+}
+
+/**
+ * Check, when a fan-out of `total` children opens, that its completion job can be sent once they
+ * have ended: by `job`'s schema (the definition onComplete gave, else this worker's, else by name
+ * only) and by the size of its message, as if every child succeeded. Throws as enqueue() would.
+ */
+export function checkCompletion(
+  deps: CompletionDeps,
+  parentId: string,
+  spec: CompletionSpec,
+  job: AnyDefinition | undefined,
+  total: number,
+): void {
+  const { args, options } = completionMessage(parentId, spec, { total, succeeded: total, failed: 0 });
+  deps.producer(spec.queueUrl).check(job ?? completionJob(deps.jobs, spec.job), args, options);
+}
+
 /**
  * Send a fan-out's completion job (once claimed in the store) through the producer, then mark it
  * sent. Its job id is derived from the parent's, so a second send after a crash between the two
@@ -62,15 +87,8 @@ export async function sendCompletion(
   status: Pick<FanOutStatus, 'total' | 'succeeded' | 'failed'>,
 ): Promise<void> {
   if (spec.job !== '') {
-    const result: FanOutResult = { parentId, total: status.total, succeeded: status.succeeded, failed: status.failed };
-    await deps.producer(spec.queueUrl).enqueue(
-      completionJob(deps.jobs, spec.job),
-      { ...spec.args, ...result },
-      {
-        jobId: derivedJobId(parentId, 'done'),
-        ...(isFifoQueue(spec.queueUrl) ? { groupId: parentId.slice(0, 128) } : {}),
-      },
-    );
+    const { args, options } = completionMessage(parentId, spec, status);
+    await deps.producer(spec.queueUrl).enqueue(completionJob(deps.jobs, spec.job), args, options);
   }
   await deps.store.completionSent(parentId);
 }

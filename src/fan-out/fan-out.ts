@@ -1,6 +1,6 @@
 import { SqsJobsError } from '../core/errors.js';
 import { type AnyDefinition, type FanOutOptions, validateArgs } from '../core/job.js';
-import { derivedJobId, sendCompletion } from './completion.js';
+import { checkCompletion, derivedJobId, sendCompletion } from './completion.js';
 import type { CountDeps } from './count.js';
 import type { CompletionSpec } from '../ports/fan-out-store.js';
 
@@ -41,20 +41,20 @@ export async function fanOut(
   });
   const queueUrl = options.queueUrl ?? parent.queueUrl;
   const done = options.onComplete;
-  // The completion job gets { ...args, parentId, total, succeeded, failed }: check now that its
-  // schema (where this worker knows it) takes that, rather than after every child has run.
+  const total = argsList.length;
+  // The completion job gets { ...args, parentId, total, succeeded, failed }: check now that it can
+  // be sent (its schema, where known, takes that; its message fits), rather than after every child has run.
   let completion: CompletionSpec | undefined;
   if (done !== undefined) {
-    const job = typeof done.job === 'string' ? deps.jobs.find(done.job) : done.job;
-    try {
-      if (job !== undefined) validateArgs(job, { ...done.args, parentId: parent.jobId, total: 0, succeeded: 0, failed: 0 });
-    } catch (error) {
-      throw new SqsJobsError('ARGS_INVALID', `ctx.fanOut: onComplete: ${(error as Error).message}`, { cause: error });
-    }
     const name = typeof done.job === 'string' ? done.job : done.job.name;
     completion = { job: name, queueUrl: done.queueUrl ?? parent.queueUrl, ...(done.args === undefined ? {} : { args: done.args }) };
+    try {
+      checkCompletion(deps, parent.jobId, completion, typeof done.job === 'string' ? undefined : done.job, total);
+    } catch (error) {
+      const code = error instanceof SqsJobsError ? error.code : 'ARGS_INVALID';
+      throw new SqsJobsError(code, `ctx.fanOut: onComplete: ${(error as Error).message}`, { cause: error });
+    }
   }
-  const total = argsList.length;
   const opened = await deps.store.openFanOut(parent.jobId, parent.jobName, total, completion);
   if (total === 0) {
     const spec = await deps.store.claimEmptyCompletion(parent.jobId, parent.originId, deps.reclaimAfterMs);

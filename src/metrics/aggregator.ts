@@ -19,8 +19,8 @@ export type SizeMetric = (typeof SIZE_METRICS)[number];
 type DistributionMetric = TimingMetric | SizeMetric;
 export type CountMetric = (typeof COUNT_METRICS)[number];
 
-/** CloudWatch keeps percentiles for Values/Counts data only up to 150 distinct values per datum. */
-export const MAX_VALUES_PER_DATUM = 150;
+/** CloudWatch keeps percentiles for Values/Counts data only up to 150 distinct values per datum: one point becomes one datum. */
+export const MAX_VALUES_PER_POINT = 150;
 /** Bucket width: each bucket spans 10% of its value, so a reported percentile is off by at most ~5%. */
 const GROWTH = 1.1;
 const LOG_GROWTH = Math.log(GROWTH);
@@ -75,8 +75,8 @@ export class MetricsAggregator {
       const dimensions = { Job: s.job, Queue: s.queue };
       for (const [metric, buckets] of s.distributions) {
         const entries = [...buckets.entries()].sort((a, b) => a[0] - b[0]);
-        for (let i = 0; i < entries.length; i += MAX_VALUES_PER_DATUM) {
-          const slice = entries.slice(i, i + MAX_VALUES_PER_DATUM);
+        for (let i = 0; i < entries.length; i += MAX_VALUES_PER_POINT) {
+          const slice = entries.slice(i, i + MAX_VALUES_PER_POINT);
           data.push({
             kind: 'distribution',
             name: metric,

@@ -3,7 +3,7 @@ import { CloudWatchSink } from '../adapters/cloudwatch-sink.js';
 import { type AwsSettings, type Env, resolveCloudWatchSettings } from '../config/env.js';
 import type { MetricsSink } from '../ports/metrics-sink.js';
 import { EmfSink } from './emf-sink.js';
-import type { MetricsSettings } from './index.js';
+import type { MetricsSettings } from './settings.js';
 
 /**
  * The sink the settings name, with what closes it, or undefined when metrics are off. `sqs` gives

@@ -100,6 +100,16 @@ export class Producer {
   }
 
   /**
+   * Check a job as enqueue() would (the job, the options, the args by its schema, the message's
+   * size) without sending it: throws the same errors, sends nothing and takes no spillover token.
+   */
+  check<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): void {
+    const definition = resolveJob(this.#jobs, job);
+    const opts = parseWith(enqueueOptionsSchema, options, 'options', optionsError(`invalid enqueue options for job "${definition.name}"`));
+    this.#prepare(definition, args, opts, 'args', false);
+  }
+
+  /**
    * Send many jobs with SendMessageBatch: split by 10 entries and by total bytes, entries SQS
    * rejects for a transient reason are retried, and anything still unsent is reported in one
    * EnqueueBatchError that lists exactly which entries (by index and job id) did not go.
@@ -178,7 +188,14 @@ export class Producer {
     if (this.#ownsStore) this.#store?.close();
   }
 
-  #prepare(job: AnyDefinition, args: unknown, opts: z.output<typeof enqueueOptionsSchema>, argsField: string): PreparedMessage {
+  /** The message to send for a job; `route` false: a check only (no spillover token is taken). */
+  #prepare(
+    job: AnyDefinition,
+    args: unknown,
+    opts: z.output<typeof enqueueOptionsSchema>,
+    argsField: string,
+    route = true,
+  ): PreparedMessage {
     checkOptionsFit(job.name, opts, { fifo: this.#fifo, hasStore: this.#store !== undefined });
     const validArgs = checkedArgs(job, args, argsField);
     const envelope: Envelope = {
@@ -197,7 +214,7 @@ export class Producer {
     if (size > this.maxMessageBytes) throw new PayloadTooLargeError(job.name, size, this.maxMessageBytes);
     const groupId = opts.groupId ?? opts.tenant ?? (this.#fifo ? envelope.id : undefined);
     // The spillover key is the tenant; jobs without one are not metered.
-    const spill = this.#spillover !== undefined && opts.tenant !== undefined && !this.#spillover.admit(opts.tenant);
+    const spill = route && this.#spillover !== undefined && opts.tenant !== undefined && !this.#spillover.admit(opts.tenant);
     return {
       queueUrl: spill ? this.#spilloverQueueUrl! : this.queueUrl,
       jobId: envelope.id,

@@ -36,7 +36,7 @@ interface JobRecord {
 
 /**
  * The job store in memory (status and fan-out counters), for tests and single-process tools:
- * `createWorker({ store: new MemoryJobStore(), ... })` and `getJob(id, { store })` on the same
+ * `createWorker({ store: new MemoryJobStore(), ... })` and `getJob(id, store)` on the same
  * instance. It keeps the same order and idempotence rules as DynamoDB's and passes the same
  * contract tests (test/contracts/status-store-port.test.ts, fan-out-store-port.test.ts); it is not
  * durable and has no TTL. `down = true` makes every call fail, as an unreachable store does.
@@ -122,7 +122,9 @@ export class MemoryJobStore implements JobStore {
     this.#check();
     const r = this.#jobs.get(parentId) ?? { jobId: parentId, jobName, updatedAt: '' };
     r.updatedAt = new Date().toISOString();
-    r.fan ??= { total, sent: 0, succeeded: 0, failed: 0, completionSent: false, ...(completion === undefined ? {} : { completion }) };
+    r.fan ??= { total, sent: 0, succeeded: 0, failed: 0, completionSent: false };
+    // Kept as JSON, as DynamoDB keeps it; set once, by the first open that gives one.
+    if (completion !== undefined) r.fan.completion ??= JSON.parse(JSON.stringify(completion)) as CompletionSpec;
     this.#jobs.set(parentId, r);
     if (r.fan.total !== total) {
       throw new Error(`fan-out ${parentId} was opened with ${r.fan.total} children; it cannot be resumed with ${total}`);

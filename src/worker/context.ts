@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { WorkerEvents } from '../core/job-events.js';
-import type { MetricsRecorder } from '../metrics/index.js';
+import type { MetricsRecorder } from '../metrics/recorder.js';
 import type { JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
 import type { QueuePort } from '../ports/queue.js';

@@ -19,7 +19,7 @@ import {
 import type { JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
 import type { QueuePort } from '../ports/queue.js';
-import type { MetricsSettings } from '../metrics/index.js';
+import type { MetricsSettings } from '../metrics/settings.js';
 import type { MetricsSink } from '../ports/metrics-sink.js';
 import { ConfigError } from '../core/errors.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from '../core/job.js';

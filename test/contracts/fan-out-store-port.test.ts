@@ -10,7 +10,7 @@ import { sleep } from '../helpers/stack.js';
 const done = { job: 'import-done', queueUrl: 'http://127.0.0.1:4566/000000000000/jobs', args: { source: 's3://b/k' } };
 
 describe.each(jobStoreSubjects())('fan-out store contract: %s', (_name, store) => {
-  it('counts each child once, and exactly one caller is told to send the completion', async () => {
+  it('counts each child once, and tells a caller whose end completed the set to send the completion', async () => {
     const parentId = id();
     expect(await store.openFanOut(parentId, 'import', 3, done)).toEqual({
       total: 3,
@@ -103,6 +103,25 @@ describe.each(jobStoreSubjects())('fan-out store contract: %s', (_name, store) =
     expect(await store.claimEmptyCompletion(parentId, 'b', 60_000)).toBeUndefined();
     await store.completionSent(parentId);
     expect(await store.claimEmptyCompletion(parentId, 'a', 60_000)).toBeUndefined();
+  });
+
+  it('keeps the completion as JSON, set by the first open that gives one', async () => {
+    const parentId = id();
+    await store.openFanOut(parentId, 'import', 1, undefined);
+    const spec = { job: 'import-done', queueUrl: done.queueUrl, args: { at: new Date('2026-11-24T00:00:00Z'), skip: undefined } };
+    await store.openFanOut(parentId, 'import', 1, spec as never);
+    await store.openFanOut(parentId, 'import', 1, { ...done, job: 'another' });
+    spec.args.at = new Date(0); // the caller's object changing later changes nothing stored
+    expect(await store.childEnded({ parentId, childId: 'c', succeeded: true }, 'c', 60_000)).toMatchObject({
+      kind: 'counted',
+      completion: { job: 'import-done', args: { at: '2026-11-24T00:00:00.000Z' } },
+    });
+  });
+
+  it('marks a completion sent only on a fan-out it has a record of', async () => {
+    const parentId = id();
+    await store.completionSent(parentId);
+    expect(await store.get(parentId)).toBeUndefined();
   });
 
   it('is resumable: opening again answers the cursor; a different total is refused', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bucketValue, MAX_VALUES_PER_DATUM, MetricsAggregator } from '../../../src/metrics/aggregator.js';
+import { bucketValue, MAX_VALUES_PER_POINT, MetricsAggregator } from '../../../src/metrics/aggregator.js';
 import type { DistributionPoint, SumPoint } from '../../../src/ports/metrics-sink.js';
 
 describe('bucketValue', () => {
@@ -36,12 +36,12 @@ describe('MetricsAggregator', () => {
     expect(a.drain()).toEqual([]);
   });
 
-  it('never puts more than 150 distinct values in one datum', () => {
+  it('never puts more than 150 distinct values in one point (one CloudWatch datum)', () => {
     const a = new MetricsAggregator();
     for (let ms = 1; ms < 43_200_000; ms *= 1.05) a.timing('j', 'q', 'WaitTime', ms);
     const data = a.drain() as DistributionPoint[];
     expect(data.length).toBeGreaterThan(1);
-    for (const d of data) expect(d.values.length).toBeLessThanOrEqual(MAX_VALUES_PER_DATUM);
+    for (const d of data) expect(d.values.length).toBeLessThanOrEqual(MAX_VALUES_PER_POINT);
     const total = data.reduce((n, d) => n + d.counts.reduce((x, y) => x + y, 0), 0);
     let expected = 0;
     for (let ms = 1; ms < 43_200_000; ms *= 1.05) expected++;

@@ -35,10 +35,16 @@ function throwingPermits(): Permits {
 describe('guarded ports: a claim or a take that throws reads as unavailable, never as taken', () => {
   it.each([true, false])('lock.claim throwing (at once: %s) answers unavailable; the other calls pass through', async (sync) => {
     const inner = throwingLock(sync);
+    const calls: string[] = [];
+    const release = inner.release.bind(inner);
+    inner.release = async (jobId, token) => {
+      calls.push(`release ${jobId} ${token}`);
+      return release(jobId, token);
+    };
     const lock = guardedLock(inner);
     expect(await lock.claim('j', 't', 60)).toBe('unavailable');
-    await inner.markDeadLettered('m1', 60);
-    expect(await lock.markDeadLettered('m1', 60)).toBe(await inner.markDeadLettered('m1', 60));
+    expect(await lock.release('j', 't')).toBe(await release('j', 't')); // the inner lock's own answer
+    expect(calls).toEqual(['release j t']);
   });
 
   it('permits.take throwing answers unavailable; extend and release pass through, rejections included', async () => {

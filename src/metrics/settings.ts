@@ -13,7 +13,3 @@ export interface MetricsSettings {
    */
   readonly cloudwatch?: AwsSettings | undefined;
 }
-
-export { MetricsRecorder } from './recorder.js';
-export { EmfSink } from './emf-sink.js';
-export { MetricsAggregator, TIMING_METRICS, SIZE_METRICS, COUNT_METRICS } from './aggregator.js';
