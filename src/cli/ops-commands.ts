@@ -4,7 +4,7 @@ import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
 import { resolveCloudWatchSettings, resolveMetricsNamespace, resolveQueueUrl, type Env } from '../config/env.js';
 import { ConfigError } from '../core/errors.js';
-import { countDeadLetters, listDeadLetters } from '../ops/dlq.js';
+import { listDeadLetters } from '../ops/dlq.js';
 import { replayDeadLetters } from '../ops/replay.js';
 import { collectStats } from '../ops/stats.js';
 import { integer, sqsSettings, UsageError, type AwsFlags, type CliContext } from './commands.js';
@@ -100,7 +100,7 @@ export async function dlqList(flags: DlqFlags & { limit?: string; json?: boolean
     }
     out(renderDeadLetters(letters));
     // Say so when the DLQ holds more than was shown: past --limit, or held by someone (not listable now).
-    const { visible, inFlight } = await countDeadLetters(admin, dlqUrl);
+    const { visible, inFlight } = await admin.counts(dlqUrl);
     if (visible + inFlight > letters.length) {
       const held = inFlight > 0 ? `; ${inFlight} in flight (held by a consumer or a replay), not listable now` : '';
       out(

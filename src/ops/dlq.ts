@@ -1,6 +1,5 @@
 import type { ReceivedMessage } from '../core/message.js';
 import { inBatches } from '../core/sqs-batch.js';
-import type { QueueAdmin } from '../ports/queue-admin.js';
 import type { QueuePort } from '../ports/queue.js';
 import { ATTR_JOB, ATTR_JOB_ID } from '../core/envelope.js';
 import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE } from '../core/dead-letter.js';
@@ -93,10 +92,4 @@ export async function listDeadLetters(queue: QueuePort, dlqUrl: string, limit = 
   } finally {
     await makeVisible(queue, dlqUrl, held);
   }
-}
-
-/** How many messages the DLQ holds as SQS counts them: visible, and in flight (held, so not listable now). */
-export async function countDeadLetters(admin: QueueAdmin, dlqUrl: string): Promise<{ visible: number; inFlight: number }> {
-  const { visible, inFlight } = await admin.counts(dlqUrl);
-  return { visible, inFlight };
 }

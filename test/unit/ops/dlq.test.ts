@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE } from '../../../src/core/dead-letter.js';
 import { ATTR_JOB, ATTR_JOB_ID } from '../../../src/core/envelope.js';
-import { countDeadLetters, describeDeadLetter, listDeadLetters } from '../../../src/ops/dlq.js';
-import type { QueueAdmin } from '../../../src/ports/queue-admin.js';
+import { describeDeadLetter, listDeadLetters } from '../../../src/ops/dlq.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
 
 const text = (v: string) => ({ DataType: 'String', StringValue: v });
@@ -47,7 +46,7 @@ describe('describeDeadLetter', () => {
   });
 });
 
-describe('listDeadLetters and countDeadLetters', () => {
+describe('listDeadLetters', () => {
   it('lists without consuming: every message is visible again afterwards', async () => {
     const memory = new MemoryQueue();
     const dlq = memory.create('dlq');
@@ -55,10 +54,5 @@ describe('listDeadLetters and countDeadLetters', () => {
     expect(await listDeadLetters(memory, dlq, 5)).toHaveLength(5);
     expect((await listDeadLetters(memory, dlq)).map((l) => l.jobId).sort()).toHaveLength(13);
     expect(memory.peek(dlq).every((m) => m.visibleInMs === 0)).toBe(true);
-  });
-
-  it('counts what SQS counts: visible and in flight', async () => {
-    const admin = { counts: async () => ({ visible: 4, inFlight: 2, delayed: 1 }) } as unknown as QueueAdmin;
-    expect(await countDeadLetters(admin, 'dlq')).toEqual({ visible: 4, inFlight: 2 });
   });
 });
