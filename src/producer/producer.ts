@@ -189,13 +189,7 @@ export class Producer {
   }
 
   /** The message to send for a job; `route` false: a check only (no spillover token is taken). */
-  #prepare(
-    job: AnyDefinition,
-    args: unknown,
-    opts: z.output<typeof enqueueOptionsSchema>,
-    argsField: string,
-    route = true,
-  ): PreparedMessage {
+  #prepare(job: AnyDefinition, args: unknown, opts: EnqueueSettings, argsField: string, route = true): PreparedMessage {
     checkOptionsFit(job.name, opts, { fifo: this.#fifo, hasStore: this.#store !== undefined });
     const validArgs = checkedArgs(job, args, argsField);
     const envelope: Envelope = {
@@ -245,6 +239,9 @@ export class Producer {
     return this.#queueLimitChecked;
   }
 }
+
+/** What enqueue's options are once parsed. */
+type EnqueueSettings = z.output<typeof enqueueOptionsSchema>;
 
 export function createProducer(options: ProducerOptions = {}, env: Env = process.env): Producer {
   return new Producer(options, env);
