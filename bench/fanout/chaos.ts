@@ -156,12 +156,17 @@ export async function runFanOutChaos(o: ChaosOptions): Promise<ChaosResult> {
     const completed = () => runTimes(ws.effects).has(doneId);
 
     // The status reads, `readEveryMs` apart, until the completion has run (one more read then),
-    // at most `maxReads`.
+    // at most `maxReads`: the last is kept for after the completion, however long the run takes
+    // on a slow machine (until the deadline).
     const reads: StatusRead[] = [];
     const reading = (async () => {
       let last = false;
       while (reads.length < o.maxReads) {
         last = completed();
+        if (!last && reads.length === o.maxReads - 1 && Date.now() - enqueuedAt < o.deadlineMs) {
+          await sleep(o.readEveryMs);
+          continue;
+        }
         const v = await reader.get(parentId);
         const atMs = Date.now() - enqueuedAt;
         if (v === undefined || v.state === 'unknown') reads.push({ atMs, state: v?.state ?? 'none' });
