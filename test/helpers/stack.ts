@@ -66,7 +66,8 @@ export async function queueCounts(sqs: SQSClient, queueUrl: string): Promise<{ v
 }
 
 export function memcachedClient(servers = LOCAL_MEMCACHED): memjs.Client {
-  return memjs.Client.create(servers, { retries: 0, timeout: 0.5, logger: { log: () => {} } });
+  // 2 s: a loaded CI machine's memcached can take over memjs's default 0.5 s to answer.
+  return memjs.Client.create(servers, { retries: 0, timeout: 2, logger: { log: () => {} } });
 }
 
 /** Wait until `check` holds, polling; fails with `what` after `timeoutMs`. */
