@@ -17,10 +17,6 @@ export function testWorker(options: Omit<WorkerOptions, 'logger'> & Partial<Pick
       logger: quietLogger,
       metrics: { sink: 'off' },
       ...(options.lock === undefined ? { memcached: LOCAL_MEMCACHED } : {}),
-      // Wait 2 s for memcached: on a loaded CI machine a call can outlast the default 500 ms, which
-      // reads as memcached down and runs jobs without the lock by design (fail open). Tests of
-      // that path set their own lockTimeoutMs.
-      lockTimeoutMs: 2_000,
       lockKeyPrefix: `test-${randomUUID().slice(0, 8)}:`,
       ...options,
     },

@@ -250,7 +250,9 @@ describe('batch jobs: per-item outcomes', () => {
         MessageBody: JSON.stringify({ v: 1, id: 'bad-1', job: 'index', args: { n: 'seven' } }),
       }),
     );
-    const worker = start({ queues: [queueUrl], jobs: [job] });
+    // 2 s for memcached: a loaded machine's slow answer would read as memcached down, and the copy
+    // would then run without the lock by design (fail open) instead of being dropped.
+    const worker = start({ queues: [queueUrl], jobs: [job], lockTimeoutMs: 2_000 });
     const events = recordEvents(worker);
     await worker.start();
     await eventually(() => events.count('job:succeeded') === 1 && events.count('job:dead-lettered') === 1, 'one done, one poison');
