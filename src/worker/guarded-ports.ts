@@ -1,19 +1,24 @@
-import type { ClaimResult, JobLock } from '../ports/lock.js';
+import type { JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
 
 // The lock and the permits as the worker uses them. Their contracts say claim() and take() answer
 // 'unavailable' rather than throw; a port that throws anyway is read the same way here, once, so
 // no caller needs its own guard. An error is "unknown", never "taken" or "full".
 
+/** `call`, answering 'unavailable' when it throws or rejects. */
+function unavailableOnThrow<A extends unknown[], R>(call: (...a: A) => Promise<R>): (...a: A) => Promise<R | 'unavailable'> {
+  return async (...a) => {
+    try {
+      return await call(...a);
+    } catch {
+      return 'unavailable';
+    }
+  };
+}
+
 export function guardedLock(lock: JobLock): JobLock {
   return {
-    claim: async (...a): Promise<ClaimResult> => {
-      try {
-        return await lock.claim(...a);
-      } catch {
-        return 'unavailable';
-      }
-    },
+    claim: unavailableOnThrow((...a: Parameters<JobLock['claim']>) => lock.claim(...a)),
     extend: (...a) => lock.extend(...a),
     complete: (...a) => lock.complete(...a),
     release: (...a) => lock.release(...a),
@@ -24,13 +29,7 @@ export function guardedLock(lock: JobLock): JobLock {
 
 export function guardedPermits(permits: Permits): Permits {
   return {
-    take: async (...a) => {
-      try {
-        return await permits.take(...a);
-      } catch {
-        return 'unavailable';
-      }
-    },
+    take: unavailableOnThrow((...a: Parameters<Permits['take']>) => permits.take(...a)),
     extend: (...a) => permits.extend(...a),
     release: (...a) => permits.release(...a),
   };
