@@ -22,7 +22,8 @@ export interface HeartbeatOptions {
 /**
  * Keeps every held message invisible with one timer for the whole worker: on each tick, all
  * leases due before the next tick are extended together, in ChangeMessageVisibilityBatch calls
- * of up to 10, and their locks are touched.
+ * of up to 10, and their locks are touched. A tick waits for the last tick's visibility
+ * extensions, never for its lock extensions.
  */
 export class Heartbeat {
   readonly #o: HeartbeatOptions;
@@ -31,6 +32,8 @@ export class Heartbeat {
   readonly #maxHoldMs: number;
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> | undefined;
+  /** Extension rounds whose lock extensions may still be in flight (close waits for them). */
+  readonly #rounds = new Set<Promise<void>>();
 
   constructor(options: HeartbeatOptions) {
     this.#o = options;
@@ -65,6 +68,7 @@ export class Heartbeat {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     await this.#tick;
+    await Promise.all([...this.#rounds]);
   }
 
   /** Extend every lease due before the next tick. Public for tests; the timer calls it. */
@@ -86,10 +90,24 @@ export class Heartbeat {
       due.push({ lease, seconds: Math.min(this.#o.visibilityTimeoutSeconds, Math.floor(holdLeftMs / 1000) - 1) });
     }
     if (due.length === 0) return;
-    const work = Promise.all([this.#extendVisibility(due, now), this.#extendLocks(due.map((d) => d.lease))]).then(() => {});
-    for (const d of due) d.lease.pending = work;
-    await work;
-    for (const d of due) if (d.lease.pending === work) d.lease.pending = undefined;
+    // The next tick waits for this round's visibility extension only. A lock extension is not
+    // waited for: memcached answering slowly must not delay the next visibility extension past the
+    // timeout. A lease whose last lock extension is still in flight is not asked again meanwhile.
+    const visibility = this.#extendVisibility(due, now);
+    const locks = this.#extendLocks(due.filter((d) => d.lease.pending === undefined).map((d) => d.lease));
+    const round = Promise.all([visibility, locks]).then(() => {});
+    this.#rounds.add(round);
+    for (const d of due) {
+      // pending: everything still in flight for the lease (settle waits for it before acting).
+      const before = d.lease.pending;
+      const work = before === undefined ? round : Promise.all([before, round]).then(() => {});
+      d.lease.pending = work;
+      void work.then(() => {
+        if (d.lease.pending === work) d.lease.pending = undefined;
+      });
+    }
+    void round.then(() => this.#rounds.delete(round));
+    await visibility;
   }
 
   /**

@@ -40,7 +40,7 @@ export class Lease implements Abortable {
   // Written by the heartbeat.
   visibleAt: number;
   nextExtendAt: number;
-  /** The extension in flight for this lease, if any: settle waits for it before acting. */
+  /** What the heartbeat has in flight for this lease (visibility and lock extensions), if anything: settle waits for it before acting. */
   pending: Promise<void> | undefined = undefined;
   // Written by the run phase.
   /** The message as read once (decoded and validated), by the first phase that needed it. */

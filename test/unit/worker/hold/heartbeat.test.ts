@@ -173,4 +173,48 @@ describe('Heartbeat', () => {
     expect(lost[0]).toMatch(/dedupe lock is held by another consumer/);
     await hb.close();
   });
+  it('keeps extending visibility while a slow lock extension is in flight, and settle still waits for it', async () => {
+    const sqs = new FakeQueuePort();
+    const extends_: number[] = [];
+    let landed = 0;
+    const lock: JobLock = {
+      claim: async () => 'claimed',
+      complete: async () => true,
+      release: async () => true,
+      markDeadLettered: async () => true,
+      close: () => {},
+      // memcached that answers, but only after 20 s: longer than the 10 s visibility timeout
+      extend: async () => {
+        extends_.push(Date.now());
+        await new Promise((resolve) => setTimeout(resolve, 20_000));
+        landed++;
+        return 'held';
+      },
+    };
+    const { hb, lost } = heartbeat(sqs, { lock });
+    const start = Date.now();
+    const lease = hb.hold(message(1));
+    lease.hold({ lock: { jobId: 'j1', token: 't' } });
+    hb.start();
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(lost).toEqual([]);
+    expect(lease.lost).toBe(false);
+    // Visibility extended every 5 s all along; the lock asked again only once the first answer came.
+    expect(sqs.visibilityCalls.length).toBeGreaterThanOrEqual(5);
+    const asked = extends_.map((t) => t - start);
+    expect(asked).toHaveLength(2);
+    expect(asked[0]).toBe(4_000);
+    expect(asked[1]).toBeGreaterThanOrEqual(24_000); // not before the first answer (at 24 s)
+    expect(asked[1]).toBeLessThanOrEqual(29_000); // and at the next extension after it
+    // Settle waits for the lock extension in flight (a touch landing after its done mark would cut the mark's life).
+    let released = false;
+    const release = hb.stopHolding(lease).then(() => (released = true));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(released).toBe(false);
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(released).toBe(true);
+    expect(landed).toBe(2);
+    await release;
+    await hb.close();
+  });
 });
