@@ -39,7 +39,7 @@ export interface ChaosOptions {
   readonly killEveryMs: number;
   /** DynamoDB Local's endpoint. */
   readonly dynamodb: string;
-  /** Status reads of the parent, `readEveryMs` apart from the start until the completion has run, at most `maxReads`. */
+  /** Status reads of the parent, `readEveryMs` apart from the start until the completion has run, then one once the queue is empty; at most `maxReads`. */
   readonly readEveryMs: number;
   readonly maxReads: number;
   /** Give up waiting for the completion after this long. */
@@ -155,31 +155,27 @@ export async function runFanOutChaos(o: ChaosOptions): Promise<ChaosResult> {
     const doneId = `${parentId}.done`;
     const completed = () => runTimes(ws.effects).has(doneId);
 
-    // The status reads, `readEveryMs` apart, until the completion has run (one more read then),
-    // at most `maxReads`: the last is kept for after the completion, however long the run takes
-    // on a slow machine (until the deadline).
+    // The status reads, `readEveryMs` apart, until the completion has run, at most `maxReads - 1`;
+    // the last one is taken once the queue is empty (the completion's message settled, so its end
+    // is recorded), however long the run takes on a slow machine.
     const reads: StatusRead[] = [];
+    const readOnce = async () => {
+      const v = await reader.get(parentId);
+      const atMs = Date.now() - enqueuedAt;
+      if (v === undefined || v.state === 'unknown') reads.push({ atMs, state: v?.state ?? 'none' });
+      else {
+        const s = v as JobStatus;
+        reads.push({
+          atMs,
+          state: s.state,
+          ...(s.progress === undefined ? {} : { done: s.progress.done, total: s.progress.total }),
+          ...(s.fanOut === undefined ? {} : { ended: s.fanOut.succeeded + s.fanOut.failed, sent: s.fanOut.sent }),
+        });
+      }
+    };
     const reading = (async () => {
-      let last = false;
-      while (reads.length < o.maxReads) {
-        last = completed();
-        if (!last && reads.length === o.maxReads - 1 && Date.now() - enqueuedAt < o.deadlineMs) {
-          await sleep(o.readEveryMs);
-          continue;
-        }
-        const v = await reader.get(parentId);
-        const atMs = Date.now() - enqueuedAt;
-        if (v === undefined || v.state === 'unknown') reads.push({ atMs, state: v?.state ?? 'none' });
-        else {
-          const s = v as JobStatus;
-          reads.push({
-            atMs,
-            state: s.state,
-            ...(s.progress === undefined ? {} : { done: s.progress.done, total: s.progress.total }),
-            ...(s.fanOut === undefined ? {} : { ended: s.fanOut.succeeded + s.fanOut.failed, sent: s.fanOut.sent }),
-          });
-        }
-        if (last) break;
+      while (reads.length < o.maxReads - 1 && !completed()) {
+        await readOnce();
         await sleep(o.readEveryMs);
       }
     })();
@@ -224,6 +220,7 @@ export async function runFanOutChaos(o: ChaosOptions): Promise<ChaosResult> {
       o.deadlineMs,
     ).catch(() => {});
     await reading;
+    await readOnce();
     await sleep(3_000); // a second completion run, if there were one, would land here
     const exitCodes = await Promise.all(workers.map((w) => stopWorker(w)));
 
