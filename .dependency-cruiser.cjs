@@ -67,6 +67,21 @@ module.exports = {
       to: { path: '^src/(producer|fan-out)/' },
     },
     {
+      name: 'http-is-a-front',
+      comment:
+        'src/http/ puts the producer and the status store behind HTTP: it speaks core, ports, producer and status, and never reaches for the worker, ops, metrics, the cli or an adapter (the producer wires its own).',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: '^src/(worker|ops|metrics|cli|adapters|fan-out)/' },
+    },
+    {
+      name: 'nothing-imports-the-http-api',
+      comment: 'Nothing in the library depends on the HTTP front (only its users do).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/http/' },
+      to: { path: '^src/http/' },
+    },
+    {
       name: 'nothing-imports-the-cli',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/cli/' },
@@ -74,10 +89,10 @@ module.exports = {
     },
     {
       name: 'nothing-imports-the-entry',
-      comment: 'src/index.ts, src/adapters/index.ts and src/testing/index.ts are the public entries: inside src/, import the module itself.',
+      comment: 'src/index.ts and the index.ts of adapters/, testing/ and http/ are the public entries: inside src/, import the module itself.',
       severity: 'error',
       from: { path: '^src/' },
-      to: { path: '^src/(adapters/|testing/)?index[.]ts$' },
+      to: { path: '^src/(adapters/|testing/|http/)?index[.]ts$' },
     },
     {
       name: 'nothing-imports-testing',

@@ -15,11 +15,14 @@ export const ATTR_JOB = 'sqsjobs-job';
 export const ATTR_JOB_ID = 'sqsjobs-id';
 
 /** Job ids are memcached keys and log fields: keep them short and printable. */
+/** What a job id may be made of (1-128 of them). */
+export const JOB_ID_PATTERN = /^[A-Za-z0-9_.:-]+$/;
+
 export const jobIdSchema = z
   .string()
   .min(1, 'must not be empty')
   .max(128, 'must be at most 128 characters')
-  .regex(/^[A-Za-z0-9_.:-]+$/, 'may contain only letters, digits, _ . : -');
+  .regex(JOB_ID_PATTERN, 'may contain only letters, digits, _ . : -');
 
 export const tenantSchema = z
   .string()

@@ -79,6 +79,16 @@ export class Producer {
     this.#closeQueue = close;
   }
 
+  /** The jobs this producer can send. */
+  get jobs(): JobRegistry {
+    return this.#jobs;
+  }
+
+  /** Where tracked jobs are recorded (the `store` option); undefined when none is configured. */
+  get store(): StatusStore | undefined {
+    return this.#store;
+  }
+
   /** Validate, encode and send one job. Resolves once SQS has stored the message. */
   async enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const definition = resolveJob(this.#jobs, job);

@@ -1,0 +1,190 @@
+import { jobIdSchema } from '../core/envelope.js';
+import { PayloadTooLargeError, SqsJobsError, ValidationError, toError } from '../core/errors.js';
+import type { AnyDefinition } from '../core/job.js';
+import type { StatusStore } from '../ports/status-store.js';
+import type { EnqueueOptions } from '../producer/options.js';
+import type { Producer } from '../producer/producer.js';
+import { readJsonBody } from './body.js';
+import { type ApiOptions, parseApiOptions } from './options.js';
+import { openApiDocument } from './openapi.js';
+import { json, problem } from './responses.js';
+import { statusBody } from './status-view.js';
+
+/**
+ * The HTTP API in front of a producer, on the web-standard `Request -> Response` signature (mount
+ * it with the adapters in sqs-jobs/http, or hand it to any server that speaks fetch):
+ *
+ *   POST {basePath}/jobs/{name}  the body is the job's args -> 202 { jobId, statusUrl } + Location
+ *   GET  {basePath}/jobs/{id}    the job's status (needs the job store)
+ *   GET  {basePath}/openapi.json an OpenAPI 3.1 document made from the jobs' zod schemas
+ *
+ * Only the jobs given (default: every job the producer knows) can be enqueued; any other name is a
+ * 404 that says nothing of what exists. Authentication is the host's: put it in front.
+ */
+export class JobsApi {
+  readonly basePath: string;
+  readonly #producer: Producer;
+  readonly #jobs: ReadonlyMap<string, AnyDefinition>;
+  readonly #store: StatusStore | undefined;
+  readonly #maxBodyBytes: number;
+  readonly #retryAfterSeconds: number;
+  readonly #enqueueOptions: ApiOptions['enqueueOptions'];
+  #openapi: string | undefined;
+
+  constructor(options: ApiOptions) {
+    const o = parseApiOptions(options);
+    this.#producer = o.producer;
+    this.basePath = o.basePath;
+    this.#jobs = new Map(o.jobs.map((j) => [j.name, j]));
+    this.#store = o.producer.store;
+    this.#maxBodyBytes = o.maxBodyBytes ?? 2 * o.producer.maxMessageBytes;
+    this.#retryAfterSeconds = o.retryAfterSeconds;
+    this.#enqueueOptions = o.enqueueOptions;
+  }
+
+  /** Whether a request for this path is the API's to answer (adapters pass the others on). */
+  handles(pathname: string): boolean {
+    return pathname === `${this.basePath}/openapi.json` || pathname.startsWith(`${this.basePath}/jobs/`);
+  }
+
+  /** Answer one request. Never throws: whatever goes wrong is an answer with a problem body. */
+  readonly fetch = async (request: Request): Promise<Response> => {
+    try {
+      return await this.#route(request);
+    } catch (error) {
+      const e = toError(error);
+      return problem(500, 'internal', `the request could not be handled: ${e.name}: ${e.message}`);
+    }
+  };
+
+  async #route(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    const method = request.method.toUpperCase();
+    if (pathname === `${this.basePath}/openapi.json`) {
+      if (method !== 'GET' && method !== 'HEAD') return this.refuse(pathname, method);
+      this.#openapi ??= JSON.stringify(openApiDocument(this.#jobs, { basePath: this.basePath, statusRoute: this.#store !== undefined }));
+      return new Response(method === 'HEAD' ? null : this.#openapi, { headers: { 'content-type': 'application/json; charset=utf-8' } });
+    }
+    const prefix = `${this.basePath}/jobs/`;
+    const segment = pathname.startsWith(prefix) ? decodeSegment(pathname.slice(prefix.length)) : undefined;
+    if (segment === undefined) return problem(404, 'not-found', `nothing at ${pathname}`);
+    if (method === 'POST') return this.#enqueue(request, segment);
+    if (method === 'GET' || method === 'HEAD') return this.#status(segment);
+    return this.refuse(pathname, method);
+  }
+
+  /**
+   * The answer to a method not served at `pathname`: 405 with `Allow` listing what the OpenAPI
+   * document offers there (POST at a job's name, GET at a job id), else 404. Adapters use it for
+   * methods a web-standard Request cannot carry (TRACE, CONNECT).
+   */
+  refuse(pathname: string, method: string): Response {
+    const prefix = `${this.basePath}/jobs/`;
+    const segment = pathname.startsWith(prefix) ? decodeSegment(pathname.slice(prefix.length)) : undefined;
+    const allow =
+      pathname === `${this.basePath}/openapi.json`
+        ? 'GET'
+        : segment === undefined
+          ? undefined
+          : this.#jobs.has(segment)
+            ? 'POST'
+            : this.#store !== undefined
+              ? 'GET'
+              : undefined;
+    if (allow === undefined) return problem(404, 'not-found', `nothing at ${pathname}`);
+    return problem(405, 'method-not-allowed', `${method} is not served here; allowed: ${allow}`, { headers: { allow } });
+  }
+
+  async #enqueue(request: Request, name: string): Promise<Response> {
+    const job = this.#jobs.get(name);
+    if (job === undefined) return problem(404, 'job-unknown', `no job type "${name}" can be enqueued here`);
+    const key = request.headers.get('idempotency-key');
+    if (key !== null) {
+      const parsed = jobIdSchema.safeParse(key);
+      if (!parsed.success) {
+        const rule = parsed.error.issues[0]?.message ?? 'is not a valid job id';
+        return problem(422, 'idempotency-key-invalid', `the Idempotency-Key header ${rule}`, {
+          errors: [{ field: 'header.Idempotency-Key', rule }],
+        });
+      }
+    }
+    const body = await readJsonBody(request, this.#maxBodyBytes);
+    if (!body.ok) return problem(body.status, body.slug, body.detail);
+    if (key !== null && this.#store !== undefined) {
+      const earlier = await this.#read(key);
+      if (earlier instanceof Response) return earlier;
+      if (earlier !== undefined) {
+        if (earlier.jobName !== name) {
+          return problem(409, 'idempotency-key-reused', `the Idempotency-Key "${key}" was used for a job of another type`);
+        }
+        return this.#accepted(key, 200, { 'idempotent-replayed': 'true' });
+      }
+    }
+    const extra = (await this.#enqueueOptions?.(request, job)) ?? {};
+    const options: EnqueueOptions = {
+      ...extra,
+      ...(key === null ? {} : { jobId: key }),
+      ...(this.#store === undefined ? {} : { track: true }),
+    };
+    try {
+      const { jobId } = await this.#producer.enqueue(job, body.value as never, options);
+      return this.#accepted(jobId, 202);
+    } catch (error) {
+      return enqueueProblem(error, this.#retryAfterSeconds);
+    }
+  }
+
+  async #status(id: string): Promise<Response> {
+    if (this.#store === undefined) return problem(404, 'status-not-kept', 'job status is not kept here (the producer has no job store)');
+    if (!jobIdSchema.safeParse(id).success) return problem(404, 'job-not-found', `no job "${id}"`);
+    const status = await this.#read(id);
+    if (status instanceof Response) return status;
+    if (status === undefined) return problem(404, 'job-not-found', `no job "${id}" is known (never tracked here, or its record expired)`);
+    return json(200, statusBody(status));
+  }
+
+  /** The stored status, undefined when none, or a 503 answer when the store does not answer. */
+  async #read(id: string) {
+    try {
+      return await this.#store!.get(id);
+    } catch (error) {
+      const e = toError(error);
+      return problem(503, 'store-unavailable', `the job store did not answer: ${e.message}`, {
+        headers: { 'retry-after': String(this.#retryAfterSeconds) },
+      });
+    }
+  }
+
+  #accepted(jobId: string, status: 200 | 202, headers: Record<string, string> = {}): Response {
+    if (this.#store === undefined) return json(status, { jobId }, headers);
+    const statusUrl = `${this.basePath}/jobs/${encodeURIComponent(jobId)}`;
+    return json(status, { jobId, statusUrl }, { location: statusUrl, ...headers });
+  }
+}
+
+/** What an enqueue that failed answers: the caller's mistake (4xx, with the field), or try again later (503). */
+function enqueueProblem(error: unknown, retryAfterSeconds: number): Response {
+  if (error instanceof ValidationError) {
+    const slug = error.code === 'ARGS_INVALID' ? 'args-invalid' : 'options-invalid';
+    return problem(422, slug, error.message, { errors: error.issues });
+  }
+  if (error instanceof PayloadTooLargeError) return problem(413, 'payload-too-large', error.message);
+  if (error instanceof SqsJobsError && error.code === 'ENQUEUE_FAILED') {
+    return problem(503, 'enqueue-failed', error.message, { headers: { 'retry-after': String(retryAfterSeconds) } });
+  }
+  throw error;
+}
+
+/** One path segment, percent-decoded; undefined when it is empty, nested, or badly encoded. */
+function decodeSegment(raw: string): string | undefined {
+  if (raw === '' || raw.includes('/')) return undefined;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+export function createJobsApi(options: ApiOptions): JobsApi {
+  return new JobsApi(options);
+}

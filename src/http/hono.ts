@@ -1,0 +1,9 @@
+import type { JobsApi } from './api.js';
+
+/**
+ * The API as a Hono handler: `app.all('/api/*', honoHandler(api))` with `basePath: '/api'`. Hono
+ * speaks the web-standard Request already; this passes the original request (full path) through.
+ */
+export function honoHandler(api: JobsApi) {
+  return (c: { readonly req: { readonly raw: Request } }): Promise<Response> => api.fetch(c.req.raw);
+}

@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createDynamoClient } from '../../src/adapters/aws-clients.js';
+import { createJobTable } from '../../src/adapters/dynamodb-store.js';
+import { defineJob } from '../../src/core/job.js';
+import { createJobsApi, fastifyPlugin, honoHandler, nodeHandler, type JobsApi } from '../../src/http/index.js';
+import { createProducer, type Producer } from '../../src/producer/producer.js';
+import type { Worker } from '../../src/worker/worker.js';
+import { LOCAL_DYNAMODB, LOCAL_ENV, eventually, freshQueues, sqsClient } from '../helpers/stack.js';
+import { testWorker } from '../helpers/worker.js';
+
+// The HTTP API mounted in each server it has an adapter for (the real frameworks), in front of a
+// producer on the local stack, a job store on DynamoDB Local and a worker that runs the jobs.
+
+const sqs = sqsClient();
+const dynamo = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1' }, {}, {});
+const table = `http-${randomUUID().slice(0, 8)}`;
+const store = { table, endpoint: LOCAL_DYNAMODB };
+const runs = new Map<string, number>();
+const resize = defineJob({
+  name: 'resize',
+  args: z.object({ imageId: z.string().min(1), width: z.number().int().positive().max(4_096) }),
+  handle: async (a, ctx) => {
+    runs.set(ctx.jobId, (runs.get(ctx.jobId) ?? 0) + 1);
+    ctx.progress(1, 2);
+    return { key: `${a.imageId}@${a.width}` };
+  },
+});
+let producer: Producer;
+let api: JobsApi;
+let worker: Worker;
+
+beforeAll(async () => {
+  await createJobTable(dynamo, table);
+  const { queueUrl } = await freshQueues(sqs, 'http-api');
+  producer = createProducer({ queueUrl, jobs: [resize], store }, LOCAL_ENV);
+  api = createJobsApi({ producer, basePath: '/api' });
+  worker = testWorker({ queues: [queueUrl], jobs: [resize], store });
+  await worker.start();
+});
+afterAll(async () => {
+  await worker?.stop();
+  producer?.close();
+  sqs.destroy();
+  dynamo.destroy();
+});
+
+/** Each way of serving the API, with a route of the host's own beside it. */
+const servers: Record<string, () => Promise<{ url: string; close: () => Promise<void> }>> = {
+  'node:http': async () => {
+    const handle = nodeHandler(api);
+    return listen(createServer((req, res) => (req.url === '/health' ? res.end('ok') : handle(req, res))));
+  },
+  express: async () => {
+    const app = express();
+    app.get('/health', (_req, res) => {
+      res.send('ok');
+    });
+    app.use(nodeHandler(api));
+    return listen(createServer(app));
+  },
+  'express with express.json() before it': async () => {
+    const app = express();
+    app.use(express.json());
+    app.get('/health', (_req, res) => {
+      res.send('ok');
+    });
+    app.use('/api', nodeHandler(api));
+    return listen(createServer(app));
+  },
+  fastify: async () => {
+    const app = Fastify();
+    app.get('/health', async () => 'ok');
+    await app.register(fastifyPlugin(api));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  },
+  hono: async () => {
+    const app = new Hono();
+    app.get('/health', (c) => c.text('ok'));
+    app.all('/api/*', honoHandler(api));
+    const server = await new Promise<Server>((resolve) => {
+      const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s as Server));
+    });
+    const { port } = server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
+  },
+};
+
+async function listen(server: Server) {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe.each(Object.keys(servers))('the HTTP API on %s', (name) => {
+  let base: string;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ url: base, close } = await servers[name]!());
+  });
+  afterAll(() => close());
+  const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+    fetch(base + path, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+
+  it('202 with a Location; the status read there goes from waiting to completed with the result', async () => {
+    const res = await post('/api/jobs/resize', JSON.stringify({ imageId: 'img-1', width: 640 }));
+    expect(res.status).toBe(202);
+    const { jobId, statusUrl } = (await res.json()) as { jobId: string; statusUrl: string };
+    expect(res.headers.get('location')).toBe(statusUrl);
+    const done = await eventually(async () => {
+      const s = (await (await fetch(base + statusUrl)).json()) as { status: string };
+      return s.status === 'completed' ? s : undefined;
+    }, 'the job to complete');
+    expect(done).toMatchObject({ jobId, job: 'resize', attempt: 1, itemCount: 2, itemProgress: 1, result: { key: 'img-1@640' } });
+    expect(runs.get(jobId)).toBe(1);
+  });
+
+  it('422 names the field and its rule; 413 for a body over the limit; 404 for a job not offered', async () => {
+    const bad = await post('/api/jobs/resize', JSON.stringify({ imageId: 'img-2', width: -3 }));
+    expect(bad.status).toBe(422);
+    expect(await bad.json()).toMatchObject({ errors: [{ field: 'args.width', rule: expect.stringMatching(/>0|positive|greater/i) }] });
+    const big = await post('/api/jobs/resize', JSON.stringify({ imageId: 'x'.repeat(200_000), width: 1 }));
+    expect(big.status).toBe(413);
+    expect((await post('/api/jobs/other', '{}')).status).toBe(404);
+  });
+
+  it('a POST retried with the same Idempotency-Key is enqueued and run once', async () => {
+    const key = `order-${randomUUID()}`;
+    const body = JSON.stringify({ imageId: 'img-3', width: 100 });
+    const first = await post('/api/jobs/resize', body, { 'idempotency-key': key });
+    expect(first.status).toBe(202);
+    const again = await post('/api/jobs/resize', body, { 'idempotency-key': key });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ jobId: key });
+    await eventually(
+      async () => ((await (await fetch(`${base}/api/jobs/${key}`)).json()) as { status: string }).status === 'completed',
+      'completed',
+    );
+    expect(runs.get(key)).toBe(1);
+  });
+
+  it("serves the OpenAPI document, and leaves the host's own routes alone", async () => {
+    const doc = (await (await fetch(`${base}/api/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/jobs/resize', '/api/jobs/{jobId}', '/api/openapi.json']);
+    const health = await fetch(`${base}/health`);
+    expect(await health.text()).toBe('ok');
+  });
+});
