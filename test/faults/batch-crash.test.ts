@@ -6,6 +6,7 @@ import {
   executions,
   freshPair,
   killLoop,
+  logLines,
   named,
   pick,
   send,
@@ -68,6 +69,7 @@ it('SIGTERM with half-filled batches: they are flushed before the worker exits, 
   const worker = spawnWorker({
     QUEUE_URL: queueUrl,
     EFFECTS_LOG: ws.effects,
+    LOST_LOG: ws.lost,
     LOCK_PREFIX: ws.lockPrefix,
     BATCH_MAX_SIZE: '5000',
     BATCH_WAIT_MS: '600000',
@@ -80,10 +82,29 @@ it('SIGTERM with half-filled batches: they are flushed before the worker exits, 
   expect(executions(ws.effects).size).toBe(0);
   expect(await stopWorker(worker)).toBe(0);
   const runs = executions(ws.effects);
-  const report = await account(new Set(ids.map((j) => j.id)), ws.effects, dlqUrl, {});
+  expect(runs.size).toBe(ids.length); // every batch flushed before the exit
+  // A message whose visibility ran out before its delete landed (a server too slow to answer an
+  // extension, or the delete itself, within the visibility timeout) is left to come back though its
+  // item ran, and an open poll of the stopping worker may have taken it once more: the next worker
+  // finds the job done and deletes it, never running it again.
+  const atExit = await depth(queueUrl);
+  const leftAtExit = atExit.visible + atExit.inFlight + atExit.delayed;
+  if (leftAtExit > 0) {
+    const next = spawnWorker({
+      QUEUE_URL: queueUrl,
+      EFFECTS_LOG: ws.effects,
+      LOCK_PREFIX: ws.lockPrefix,
+      BATCH_MAX_SIZE: '50',
+      BATCH_WAIT_MS: '200',
+    });
+    await next.ready;
+    expect(await settled(queueUrl, dlqUrl, new Set(ids.map((j) => j.id)), ws.effects, 60_000)).toBe(true);
+    expect(await stopWorker(next)).toBe(0);
+  }
+  const lost = logLines(ws.lost).length;
+  const report = await account(new Set(ids.map((j) => j.id)), ws.effects, dlqUrl, { leftAtExit, leasesLost: lost });
   expect(report.lost).toBe(0);
   expect(report.completedTwice).toBe(0);
-  expect(runs.size).toBe(ids.length);
   expect(await depth(queueUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
 }, 120_000);
 

@@ -95,12 +95,20 @@ export function jobIdOf(body: string): string | undefined {
 }
 
 /** A workspace for one test: the effects log every worker appends to. */
-export function workspace(name: string): { dir: string; effects: string; lockPrefix: string } {
+export function workspace(name: string): { dir: string; effects: string; lost: string; lockPrefix: string } {
   const dir = `.local/faults/${name}-${Date.now().toString(36)}`;
   mkdirSync(dir, { recursive: true });
   const effects = `${dir}/effects.log`;
   writeFileSync(effects, '');
-  return { dir, effects, lockPrefix: `faults-${name}-${randomUUID().slice(0, 8)}:` };
+  return { dir, effects, lost: `${dir}/lost.log`, lockPrefix: `faults-${name}-${randomUUID().slice(0, 8)}:` };
+}
+
+/** The non-empty lines of a log a worker appends to (none when it was never written). */
+export function logLines(file: string): string[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 }
 
 /** When each job id's effect happened (epoch ms, one entry per run). */

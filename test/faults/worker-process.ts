@@ -2,7 +2,7 @@
  * A worker process for the fault suite. Each job appends "<job id> <epoch ms>" to EFFECTS_LOG when
  * its work is done (the "effect" a checker counts). Env: QUEUE_URL, ENDPOINT, MEMCACHED, LOCK_PREFIX,
  * EFFECTS_LOG, CONCURRENCY, VISIBILITY, HEARTBEAT_MS, LOCK_TIMEOUT_MS (default 200), CAPS (JSON: tenant caps), LOCK_LOG (jobs whose claim found
- * memcached unreachable), plus REPORT_HEAP=1 for the soak run.
+ * memcached unreachable), LOST_LOG (leases lost), plus REPORT_HEAP=1 for the soak run.
  * With BATCH_MAX_SIZE, "work" is a batch job (key: the tenant; maxWaitMs from BATCH_WAIT_MS): each
  * batch sleeps its longest item's ms, then appends every item's effect line in one write
  * (BATCH_EXCLUSIVE=1: one flush per key across the fleet; FLUSH_LOG: a line per handler call).
@@ -106,6 +106,9 @@ worker.on('job:succeeded', () => processed++);
 // LOCK_LOG: a line per job whose claim found memcached unreachable (it then runs without the lock).
 const lockLog = env.LOCK_LOG;
 if (lockLog) worker.on('job:lock-unavailable', (info) => appendFileSync(lockLog, `${info.jobId} ${Date.now()}\n`));
+// LOST_LOG: a line per lease lost ("<job id> <epoch ms> <reason>"): the visibility ran out (a slow server) or the lock was taken.
+const lostLog = env.LOST_LOG;
+if (lostLog) worker.on('heartbeat:lost', (info) => appendFileSync(lostLog, `${info.jobId ?? '?'} ${Date.now()} ${info.reason}\n`));
 worker.on('stopped', () => setImmediate(() => process.exit(0)));
 await worker.start();
 process.send?.({ type: 'ready' });
