@@ -60,17 +60,22 @@ export class JobsApi {
   async #route(request: Request): Promise<Response> {
     const { pathname } = new URL(request.url);
     const method = request.method.toUpperCase();
-    if (pathname === `${this.basePath}/openapi.json`) {
-      if (method !== 'GET' && method !== 'HEAD') return this.refuse(pathname, method);
+    const place = this.#place(pathname);
+    if (place === 'openapi.json' && (method === 'GET' || method === 'HEAD')) {
       this.#openapi ??= JSON.stringify(openApiDocument(this.#jobs, { basePath: this.basePath, statusRoute: this.#store !== undefined }));
       return new Response(method === 'HEAD' ? null : this.#openapi, { headers: { 'content-type': 'application/json; charset=utf-8' } });
     }
+    if (typeof place === 'object' && method === 'POST') return this.#enqueue(request, place.segment);
+    if (typeof place === 'object' && (method === 'GET' || method === 'HEAD')) return this.#status(place.segment);
+    return this.refuse(pathname, method);
+  }
+
+  /** What a path names: the document, `{basePath}/jobs/{segment}` (a job's name or a job id), or nothing. */
+  #place(pathname: string): 'openapi.json' | { readonly segment: string } | undefined {
+    if (pathname === `${this.basePath}/openapi.json`) return 'openapi.json';
     const prefix = `${this.basePath}/jobs/`;
     const segment = pathname.startsWith(prefix) ? decodeSegment(pathname.slice(prefix.length)) : undefined;
-    if (segment === undefined) return problem(404, 'not-found', `nothing at ${pathname}`);
-    if (method === 'POST') return this.#enqueue(request, segment);
-    if (method === 'GET' || method === 'HEAD') return this.#status(segment);
-    return this.refuse(pathname, method);
+    return segment === undefined ? undefined : { segment };
   }
 
   /**
@@ -79,18 +84,10 @@ export class JobsApi {
    * methods a web-standard Request cannot carry (TRACE, CONNECT).
    */
   refuse(pathname: string, method: string): Response {
-    const prefix = `${this.basePath}/jobs/`;
-    const segment = pathname.startsWith(prefix) ? decodeSegment(pathname.slice(prefix.length)) : undefined;
-    const allow =
-      pathname === `${this.basePath}/openapi.json`
-        ? 'GET'
-        : segment === undefined
-          ? undefined
-          : this.#jobs.has(segment)
-            ? 'POST'
-            : this.#store !== undefined
-              ? 'GET'
-              : undefined;
+    const place = this.#place(pathname);
+    let allow: string | undefined;
+    if (place === 'openapi.json') allow = 'GET';
+    else if (place !== undefined) allow = this.#jobs.has(place.segment) ? 'POST' : this.#store === undefined ? undefined : 'GET';
     if (allow === undefined) return problem(404, 'not-found', `nothing at ${pathname}`);
     return problem(405, 'method-not-allowed', `${method} is not served here; allowed: ${allow}`, { headers: { allow } });
   }
