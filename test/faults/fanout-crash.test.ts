@@ -17,7 +17,8 @@ beforeAll(async () => {
 // the progress a user reads never going backwards.
 it('SIGKILLed workers during a fan-out with duplicated children: every child counted once, the completion runs once', async () => {
   named('fanout-crash');
-  const children = pick(2_000, 10_000);
+  // ci: 1,000 (2,000 took 260-300 s on a loaded 2-core machine, against the 240 s deadline).
+  const children = pick(1_000, 10_000);
   const r = await runFanOutChaos({
     children,
     // Small chunks make the parent send for longer than the first kill's wait at full scale, so it
@@ -28,7 +29,7 @@ it('SIGKILLed workers during a fan-out with duplicated children: every child cou
     // About 200 reads over the run (ci: ~40 s; full: ~2-3 min).
     readEveryMs: pick(150, 650),
     maxReads: 400,
-    deadlineMs: pick(240_000, 900_000),
+    deadlineMs: pick(300_000, 900_000),
   });
   const runs = [...r.childRuns.values()];
   const killedWhileSending = r.parentRuns.filter((p) => p.fannedAt === undefined).length;
