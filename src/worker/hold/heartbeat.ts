@@ -32,8 +32,8 @@ export class Heartbeat {
   readonly #maxHoldMs: number;
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> | undefined;
-  /** Extension rounds whose lock extensions may still be in flight (close waits for them). */
-  readonly #rounds = new Set<Promise<void>>();
+  /** Each lease's lock extension in flight, if any (close waits for them). */
+  readonly #locking = new Map<Lease, Promise<void>>();
 
   constructor(options: HeartbeatOptions) {
     this.#o = options;
@@ -68,7 +68,7 @@ export class Heartbeat {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     await this.#tick;
-    await Promise.all([...this.#rounds]);
+    await Promise.all([...this.#locking.values()]);
   }
 
   /** Extend every lease due before the next tick. Public for tests; the timer calls it. */
@@ -90,23 +90,24 @@ export class Heartbeat {
       due.push({ lease, seconds: Math.min(this.#o.visibilityTimeoutSeconds, Math.floor(holdLeftMs / 1000) - 1) });
     }
     if (due.length === 0) return;
-    // The next tick waits for this round's visibility extension only. A lock extension is not
+    // The next tick waits for this tick's visibility extensions only. A lock extension is not
     // waited for: memcached answering slowly must not delay the next visibility extension past the
     // timeout. A lease whose last lock extension is still in flight is not asked again meanwhile.
     const visibility = this.#extendVisibility(due, now);
-    const locks = this.#extendLocks(due.filter((d) => d.lease.pending === undefined).map((d) => d.lease));
-    const round = Promise.all([visibility, locks]).then(() => {});
-    this.#rounds.add(round);
     for (const d of due) {
-      // pending: everything still in flight for the lease (settle waits for it before acting).
-      const before = d.lease.pending;
-      const work = before === undefined ? round : Promise.all([before, round]).then(() => {});
-      d.lease.pending = work;
+      const lease = d.lease;
+      let lock = this.#locking.get(lease);
+      if (lock === undefined) {
+        lock = this.#extendLock(lease).finally(() => this.#locking.delete(lease));
+        this.#locking.set(lease, lock);
+      }
+      // pending: everything in flight for the lease (settle waits for it before acting).
+      const work = Promise.all([visibility, lock]).then(() => {});
+      lease.pending = work;
       void work.then(() => {
-        if (d.lease.pending === work) d.lease.pending = undefined;
+        if (lease.pending === work) lease.pending = undefined;
       });
     }
-    void round.then(() => this.#rounds.delete(round));
     await visibility;
   }
 
@@ -147,28 +148,25 @@ export class Heartbeat {
     );
   }
 
-  async #extendLocks(leases: Lease[]): Promise<void> {
-    await Promise.all(
-      leases.map(async (lease) => {
-        const permit = lease.permit;
-        if (permit !== undefined) {
-          // Permits should not throw; one that does must not keep the job id's lock from being extended.
-          await this.#o.permits
-            ?.extend(permit.key, permit.index, permit.token, this.#o.lockTtlSeconds)
-            .catch((error: unknown) => this.#o.onError(error));
-        }
-        const lock = lease.lock;
-        if (lock === undefined) return;
-        let result: ExtendResult;
-        try {
-          result = await this.#o.lock.extend(lock.jobId, lock.token, this.#o.lockTtlSeconds);
-        } catch (error) {
-          this.#o.onError(error); // a JobLock should answer 'unavailable', not throw; either way, not lost
-          return;
-        }
-        if (result === 'lost') this.#lose(lease, 'the dedupe lock is held by another consumer');
-      }),
-    );
+  /** Extend the lease's tenant permit and job lock (never throws). */
+  async #extendLock(lease: Lease): Promise<void> {
+    const permit = lease.permit;
+    if (permit !== undefined) {
+      // Permits should not throw; one that does must not keep the job id's lock from being extended.
+      await this.#o.permits
+        ?.extend(permit.key, permit.index, permit.token, this.#o.lockTtlSeconds)
+        .catch((error: unknown) => this.#o.onError(error));
+    }
+    const lock = lease.lock;
+    if (lock === undefined) return;
+    let result: ExtendResult;
+    try {
+      result = await this.#o.lock.extend(lock.jobId, lock.token, this.#o.lockTtlSeconds);
+    } catch (error) {
+      this.#o.onError(error); // a JobLock should answer 'unavailable', not throw; either way, not lost
+      return;
+    }
+    if (result === 'lost') this.#lose(lease, 'the dedupe lock is held by another consumer');
   }
 
   #lose(lease: Lease, reason: string): void {

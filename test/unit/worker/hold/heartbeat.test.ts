@@ -217,4 +217,40 @@ describe('Heartbeat', () => {
     await release;
     await hb.close();
   });
+  it("one lease's slow lock extension never holds up another lease's", async () => {
+    const sqs = new FakeQueuePort();
+    const asked: Record<string, number> = {};
+    const lock: JobLock = {
+      claim: async () => 'claimed',
+      complete: async () => true,
+      release: async () => true,
+      markDeadLettered: async () => true,
+      close: () => {},
+      extend: async (jobId) => {
+        asked[jobId] = (asked[jobId] ?? 0) + 1;
+        // j-slow's memcached answers after 60 s; j-fast's at once
+        if (jobId === 'j-slow') await new Promise((resolve) => setTimeout(resolve, 60_000));
+        return 'held';
+      },
+    };
+    const { hb, lost } = heartbeat(sqs, { lock });
+    const slow = hb.hold(message(1));
+    slow.hold({ lock: { jobId: 'j-slow', token: 't1' } });
+    const fast = hb.hold(message(2));
+    fast.hold({ lock: { jobId: 'j-fast', token: 't2' } });
+    hb.start();
+    await vi.advanceTimersByTimeAsync(40_000);
+    expect(lost).toEqual([]);
+    expect(asked['j-slow']).toBe(1);
+    expect(asked['j-fast']).toBeGreaterThanOrEqual(7); // every 5 s, as if the other were not there
+    let fastLetGo = false;
+    const letGoFast = hb.stopHolding(fast).then(() => (fastLetGo = true));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(fastLetGo).toBe(true); // nothing of the slow lease's is waited for
+    await letGoFast;
+    const letGoSlow = hb.stopHolding(slow);
+    await vi.advanceTimersByTimeAsync(30_000);
+    await letGoSlow;
+    await hb.close();
+  });
 });
