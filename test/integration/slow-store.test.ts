@@ -63,15 +63,16 @@ describe('a slow, then unreachable, job store during a fan-out, on a busy machin
           { onComplete: { job: done, args: {} } },
         ),
     });
-    // A visibility timeout shorter than one slow store call: only a held message survives it.
-    const worker = start({ queues: [queueUrl], jobs: [parent, row, done], store, visibilityTimeoutSeconds: 3, concurrency: 6 });
+    // A visibility timeout shorter than one slow store call: only a held message survives it. (5 s,
+    // not less: with both cores saturated, LocalStack took over 3 s to answer some extensions.)
+    const worker = start({ queues: [queueUrl], jobs: [parent, row, done], store, visibilityTimeoutSeconds: 5, concurrency: 6 });
     const events = recordEvents(worker);
     let faulted = false;
     const timers: NodeJS.Timeout[] = [];
     worker.on('job:start', (info) => {
       if (info.jobName !== 'row' || faulted) return;
       faulted = true;
-      proxy.setPlan({ latencyRate: 1, latencyMs: 5_000 }); // every store call answers after 5 s
+      proxy.setPlan({ latencyRate: 1, latencyMs: 7_000 }); // every store call answers after 7 s
       timers.push(setTimeout(() => proxy.setPlan({ resetRate: 0.6 }), 9_000)); // then most are dropped
       timers.push(setTimeout(() => proxy.setPlan({}), 16_000)); // then it recovers
     });
