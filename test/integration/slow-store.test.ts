@@ -73,8 +73,8 @@ describe('a slow, then unreachable, job store during a fan-out, on a busy machin
       if (info.jobName !== 'row' || faulted) return;
       faulted = true;
       proxy.setPlan({ latencyRate: 1, latencyMs: 7_000 }); // every store call answers after 7 s
-      timers.push(setTimeout(() => proxy.setPlan({ resetRate: 0.6 }), 9_000)); // then most are dropped
-      timers.push(setTimeout(() => proxy.setPlan({}), 16_000)); // then it recovers
+      timers.push(setTimeout(() => proxy.setPlan({ resetRate: 0.6 }), 13_000)); // then most are dropped
+      timers.push(setTimeout(() => proxy.setPlan({}), 22_000)); // then it recovers
     });
     const busy = saturateCpu(40_000);
     try {
