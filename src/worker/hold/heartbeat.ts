@@ -96,6 +96,13 @@ export class Heartbeat {
     const visibility = this.#extendVisibility(due, now);
     for (const d of due) {
       const lease = d.lease;
+      if (lease.lock === undefined && lease.permit === undefined && !this.#locking.has(lease)) {
+        lease.pending = visibility; // nothing to extend in memcached
+        void visibility.then(() => {
+          if (lease.pending === visibility) lease.pending = undefined;
+        });
+        continue;
+      }
       let lock = this.#locking.get(lease);
       if (lock === undefined) {
         lock = this.#extendLock(lease).finally(() => this.#locking.delete(lease));
