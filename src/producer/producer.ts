@@ -8,12 +8,11 @@ import {
   SqsJobsError,
   ValidationError,
   toError,
-  type FailedEntry,
   type FieldIssue,
 } from '../core/errors.js';
 import { SpilloverGate } from './spillover.js';
 import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
-import { chunkMessages, outgoing, sendBatch, type PreparedMessage } from './send-many.js';
+import { outgoing, sendAll, type PreparedMessage } from './send-many.js';
 import { producerQueue } from './wiring.js';
 import type { QueuePort } from '../ports/queue.js';
 import {
@@ -33,9 +32,6 @@ import { resolveJobStore } from '../status/wiring.js';
 import { recordWaiting } from '../status/waiting.js';
 import { checkedArgs } from './args.js';
 import { parseWith } from '../core/validation.js';
-
-/** How many batch calls enqueueMany keeps in flight. */
-const BATCH_CONCURRENCY = 4;
 
 function optionsError(subject: string) {
   return (issues: FieldIssue[]) => new ValidationError('OPTIONS_INVALID', subject, issues);
@@ -150,32 +146,9 @@ export class Producer {
     if (messages.length === 0) return [];
     await this.#checkQueueLimit();
 
-    const results: (EnqueueResult | undefined)[] = new Array(messages.length);
-    const failed: FailedEntry[] = [];
     // Batches per destination queue (main, spillover), each split by 10 entries and by bytes.
     const maxBytes = Math.min(SQS_DEFAULT_MESSAGE_BYTES, this.maxMessageBytes * SQS_BATCH_LIMIT);
-    const chunks: number[][] = [];
-    for (const url of new Set(messages.map((m) => m.queueUrl))) {
-      const indexes = messages.flatMap((m, i) => (m.queueUrl === url ? [i] : []));
-      for (const c of chunkMessages(
-        indexes.map((i) => messages[i]!),
-        maxBytes,
-      ))
-        chunks.push(c.map((k) => indexes[k]!));
-    }
-    let next = 0;
-    const sendChunks = async () => {
-      while (next < chunks.length) {
-        const chunk = chunks[next++]!;
-        const outcome = await sendBatch(
-          this.#queue,
-          chunk.map((i) => ({ index: i, message: messages[i]! })),
-        );
-        for (const s of outcome.sent) results[s.index] = { jobId: messages[s.index]!.jobId, messageId: s.messageId };
-        failed.push(...outcome.failed);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, chunks.length) }, sendChunks));
+    const { results, failed } = await sendAll(this.#queue, messages, maxBytes);
     await recordWaiting(
       this.#store,
       definition.name,

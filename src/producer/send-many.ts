@@ -8,6 +8,9 @@ import type { QueuePort } from '../ports/queue.js';
 /** SendMessageBatch for enqueueMany: one call per chunk, transient entry failures sent again. */
 const BATCH_SEND_ATTEMPTS = 3;
 
+/** How many batch calls enqueueMany keeps in flight. */
+const BATCH_CONCURRENCY = 4;
+
 /** A job validated and encoded, ready to send. */
 export interface PreparedMessage {
   /** The main queue, or the spillover queue when the job's tenant is past its allowance. */
@@ -21,6 +24,43 @@ export interface PreparedMessage {
   readonly deduplicationId: string | undefined;
   /** Recorded in the job store as `waiting` once sent (the `track` option), with its envelope's time. */
   readonly track: { readonly enqueuedAt: string; readonly parentId: string | undefined } | undefined;
+}
+
+/**
+ * Send every message in batch calls: grouped by destination queue, each group split by 10 entries
+ * and `maxBytes`, up to BATCH_CONCURRENCY calls at once. Answers each message's result by position
+ * (undefined where it did not go) and the entries that failed.
+ */
+export async function sendAll(
+  queue: QueuePort,
+  messages: readonly PreparedMessage[],
+  maxBytes: number,
+): Promise<{ results: ({ jobId: string; messageId: string } | undefined)[]; failed: FailedEntry[] }> {
+  const results: ({ jobId: string; messageId: string } | undefined)[] = new Array(messages.length);
+  const failed: FailedEntry[] = [];
+  const chunks: number[][] = [];
+  for (const url of new Set(messages.map((m) => m.queueUrl))) {
+    const indexes = messages.flatMap((m, i) => (m.queueUrl === url ? [i] : []));
+    for (const c of chunkMessages(
+      indexes.map((i) => messages[i]!),
+      maxBytes,
+    ))
+      chunks.push(c.map((k) => indexes[k]!));
+  }
+  let next = 0;
+  const sendChunks = async () => {
+    while (next < chunks.length) {
+      const chunk = chunks[next++]!;
+      const outcome = await sendBatch(
+        queue,
+        chunk.map((i) => ({ index: i, message: messages[i]! })),
+      );
+      for (const sent of outcome.sent) results[sent.index] = { jobId: messages[sent.index]!.jobId, messageId: sent.messageId };
+      failed.push(...outcome.failed);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, chunks.length) }, sendChunks));
+  return { results, failed };
 }
 
 /**
