@@ -27,6 +27,18 @@ function heartbeat(sqs: QueuePort, options: Partial<ConstructorParameters<typeof
   return { hb, errors, lost };
 }
 
+/** A lock whose other calls all succeed, and whose extensions answer as `extend` says. */
+function lockExtending(extend: JobLock['extend']): JobLock {
+  return {
+    claim: async () => 'claimed',
+    complete: async () => true,
+    release: async () => true,
+    markDeadLettered: async () => true,
+    close: () => {},
+    extend,
+  };
+}
+
 describe('Heartbeat', () => {
   it('extends all due messages together, 10 per call, at half the visibility timeout', async () => {
     const sqs = new FakeQueuePort();
@@ -177,20 +189,13 @@ describe('Heartbeat', () => {
     const sqs = new FakeQueuePort();
     const extends_: number[] = [];
     let landed = 0;
-    const lock: JobLock = {
-      claim: async () => 'claimed',
-      complete: async () => true,
-      release: async () => true,
-      markDeadLettered: async () => true,
-      close: () => {},
-      // memcached that answers, but only after 20 s: longer than the 10 s visibility timeout
-      extend: async () => {
-        extends_.push(Date.now());
-        await new Promise((resolve) => setTimeout(resolve, 20_000));
-        landed++;
-        return 'held';
-      },
-    };
+    // memcached that answers, but only after 20 s: longer than the 10 s visibility timeout
+    const lock = lockExtending(async () => {
+      extends_.push(Date.now());
+      await new Promise((resolve) => setTimeout(resolve, 20_000));
+      landed++;
+      return 'held';
+    });
     const { hb, lost } = heartbeat(sqs, { lock });
     const start = Date.now();
     const lease = hb.hold(message(1));
@@ -220,19 +225,12 @@ describe('Heartbeat', () => {
   it("one lease's slow lock extension never holds up another lease's", async () => {
     const sqs = new FakeQueuePort();
     const asked: Record<string, number> = {};
-    const lock: JobLock = {
-      claim: async () => 'claimed',
-      complete: async () => true,
-      release: async () => true,
-      markDeadLettered: async () => true,
-      close: () => {},
-      extend: async (jobId) => {
-        asked[jobId] = (asked[jobId] ?? 0) + 1;
-        // j-slow's memcached answers after 60 s; j-fast's at once
-        if (jobId === 'j-slow') await new Promise((resolve) => setTimeout(resolve, 60_000));
-        return 'held';
-      },
-    };
+    // j-slow's memcached answers after 60 s; j-fast's at once
+    const lock = lockExtending(async (jobId) => {
+      asked[jobId] = (asked[jobId] ?? 0) + 1;
+      if (jobId === 'j-slow') await new Promise((resolve) => setTimeout(resolve, 60_000));
+      return 'held';
+    });
     const { hb, lost } = heartbeat(sqs, { lock });
     const slow = hb.hold(message(1));
     slow.hold({ lock: { jobId: 'j-slow', token: 't1' } });
