@@ -33,6 +33,9 @@ export type { WorkerEvents, JobInfo, BatchInfo, DeadLetterReason } from './core/
 // Status
 export { getJob, JobStatusReader } from './status/get-job.js';
 export type { JobView } from './status/get-job.js';
+export { cancelJob, JobCanceller } from './status/cancel-job.js';
+export type { CancelOptions } from './status/cancel-job.js';
+export type { CancelResult } from './status/cancel.js';
 // Queues
 export { createQueues } from './ops/wiring.js';
 export type { QueueSpec, QueuePair } from './ops/queues.js';

@@ -2,7 +2,15 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoClient } from './aws-clients.js';
 import type { AwsSettings, Env } from '../config/env.js';
 import type { JobStore } from '../ports/job-store.js';
-import { type JobStatus, MAX_ERROR_CHARS, type ProgressUpdate, STATE_RANK, smallJson, type Transition } from '../ports/status-store.js';
+import {
+  ENDED_STATES,
+  type JobStatus,
+  MAX_ERROR_CHARS,
+  type ProgressUpdate,
+  STATE_RANK,
+  smallJson,
+  type Transition,
+} from '../ports/status-store.js';
 import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../ports/fan-out-store.js';
 import * as fanOut from './dynamodb-fan-out.js';
 import { jobKey, N, readItem, S, type TableRef, toStatus, Update, updateIf } from './dynamodb-items.js';
@@ -75,7 +83,7 @@ export class DynamoJobStore implements JobStore {
       .set('nextAttemptAt', t.nextAttemptAt === undefined ? undefined : S(t.nextAttemptAt.toISOString()));
     if (t.state === 'running') u.set('startedAt', S((t.startedAt ?? t.at).toISOString()));
     else if (t.startedAt !== undefined && t.state !== 'waiting') u.set('startedAt', S(t.startedAt.toISOString()));
-    if (t.state === 'completed' || t.state === 'failed') u.set('finishedAt', S(at));
+    if (ENDED_STATES.has(t.state)) u.set('finishedAt', S(at));
     const result = smallJson(t.result);
     if (result !== undefined) u.set('result', S(result));
     const state = u.name('state');

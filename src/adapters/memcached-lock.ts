@@ -1,6 +1,7 @@
 import memjs from 'memjs';
 import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
+import { memcachedPermits } from './memcached-permits.js';
 
 export interface MemcachedLockOptions {
   /** host:port[,host:port] */
@@ -23,6 +24,7 @@ class StaleClientError extends Error {
   }
 }
 const DONE = 'done:';
+const CANCELLED = 'cancelled:';
 
 /** A lock value `running:<token>[:<messageId>]` written by the claim with this token. */
 function heldBy(value: string, token: string): boolean {
@@ -113,6 +115,10 @@ export class MemcachedLock implements JobLock {
         const { value } = await this.#call((c) => c.get(this.deadLetteredKey(message.messageId)));
         if (value !== null) return this.#ok('dead-lettered');
       }
+      if (message?.parentId !== undefined) {
+        const { value } = await this.#call((c) => c.get(this.key(message.parentId!)));
+        if (value?.toString().startsWith(CANCELLED)) return this.#ok('cancelled');
+      }
       const origin = message === undefined ? undefined : (message.originId ?? message.messageId);
       const value = origin === undefined ? RUNNING + token : `${RUNNING}${token}:${origin}`;
       for (let tries = 0; tries < 2; tries++) {
@@ -121,6 +127,7 @@ export class MemcachedLock implements JobLock {
         if (found === null) continue; // expired between add and get: try once more
         const text = found.toString();
         if (text.startsWith(DONE)) return this.#ok('completed');
+        if (text.startsWith(CANCELLED)) return this.#ok('cancelled');
         const holder = holderMessageId(text);
         return this.#ok(holder !== undefined && origin !== undefined && holder !== origin ? 'running-copy' : 'running');
       }
@@ -134,6 +141,7 @@ export class MemcachedLock implements JobLock {
     const key = this.key(jobId);
     try {
       const { value } = await this.#call((c) => c.get(key));
+      if (value?.toString().startsWith(CANCELLED)) return this.#ok('cancelled');
       if (value === null || !heldBy(value.toString(), token)) return this.#ok('lost');
       await this.#call((c) => c.touch(key, ttlSeconds));
       return this.#ok('held');
@@ -184,45 +192,20 @@ export class MemcachedLock implements JobLock {
     }
   }
 
-  /** Fleet-wide permits on the same memcached (tenant caps, exclusive batch keys): see Permits. */
-  readonly permits: Permits = {
-    take: async (key, cap, token, ttlSeconds) => {
-      if (!Number.isSafeInteger(cap) || cap < 1) return 'unavailable';
-      try {
-        // Start at a random permit, so workers do not all race for permit 0.
-        const first = Math.floor(Math.random() * cap);
-        for (let i = 0; i < cap; i++) {
-          const index = (first + i) % cap;
-          if (await this.#call((c) => c.add(this.#permitKey(key, index), token, { expires: ttlSeconds }))) return this.#ok(index);
-        }
-        return this.#ok('full' as const);
-      } catch (error) {
-        return this.#failed('unavailable' as const, error);
-      }
-    },
-    extend: async (key, index, token, ttlSeconds) => {
-      try {
-        const { value } = await this.#call((c) => c.get(this.#permitKey(key, index)));
-        if (value !== null && value.toString() === token) await this.#call((c) => c.touch(this.#permitKey(key, index), ttlSeconds));
-      } catch (error) {
-        this.#failed(undefined, error);
-      }
-    },
-    release: async (key, index, token) => {
-      try {
-        const { value } = await this.#call((c) => c.get(this.#permitKey(key, index)));
-        if (value !== null && value.toString() === token) await this.#call((c) => c.delete(this.#permitKey(key, index)));
-      } catch (error) {
-        this.#failed(undefined, error);
-      }
-    },
-  };
-
-  #permitKey(key: string, index: number): string {
-    // A tenant is printable ASCII without spaces (the envelope's rule), so it fits a memcached key.
-    // ("slot/" is the key's name since 0.1: workers of both versions must agree on it.)
-    return `${this.#prefix}slot/${key}/${index}`;
+  async cancel(jobId: string, ttlSeconds: number): Promise<boolean> {
+    try {
+      await this.#call((c) => c.set(this.key(jobId), CANCELLED + new Date().toISOString(), { expires: ttlSeconds }));
+      return this.#ok(true);
+    } catch (error) {
+      return this.#failed(false, error);
+    }
   }
+
+  /** Fleet-wide permits on the same memcached (tenant caps, exclusive batch keys): see Permits. */
+  readonly permits: Permits = memcachedPermits(
+    { call: (op) => this.#call(op), ok: (r) => this.#ok(r), failed: (r, e) => this.#failed(r, e) },
+    (key, index) => `${this.#prefix}slot/${key}/${index}`,
+  );
 
   close(): void {
     this.#closed = true;

@@ -5,6 +5,7 @@ import { ConfigError, SqsJobsError } from '../core/errors.js';
 import type { JobStatus } from '../ports/status-store.js';
 import { sleep } from '../core/sleep.js';
 import { type JobView, JobStatusReader } from '../status/get-job.js';
+import { JobCanceller } from '../status/cancel-job.js';
 import { integer, type CliContext } from './commands.js';
 
 export interface StoreFlags {
@@ -43,7 +44,7 @@ export interface JobFlags extends StoreFlags {
   readonly json?: boolean;
 }
 
-const FINAL = new Set(['completed', 'failed']);
+const FINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /** `sqs-jobs job <id>`: the job's status once, or with --watch redrawn (a live progress bar) until it ends. */
 export async function jobCommand(jobId: string, flags: JobFlags, { out, env, signal }: CliContext): Promise<void> {
@@ -70,6 +71,37 @@ export async function jobCommand(jobId: string, flags: JobFlags, { out, env, sig
   }
 }
 
+export interface CancelFlags extends StoreFlags {
+  readonly memcached?: string;
+  readonly lockKeyPrefix?: string;
+  readonly json?: boolean;
+}
+
+/** `sqs-jobs job cancel <id>`: cancel a tracked job, and print its status after the cancel. */
+export async function jobCancelCommand(jobId: string, flags: CancelFlags, { out, env }: CliContext): Promise<void> {
+  const { table, aws } = storeFrom(flags, env);
+  const canceller = new JobCanceller(
+    {
+      store: { table, ...(aws.endpoint === undefined ? {} : { endpoint: aws.endpoint }), region: aws.region },
+      ...(flags.memcached === undefined ? {} : { memcached: flags.memcached }),
+      ...(flags.lockKeyPrefix === undefined ? {} : { lockKeyPrefix: flags.lockKeyPrefix }),
+    },
+    env,
+  );
+  try {
+    const result = await canceller.cancel(jobId);
+    if (result.outcome === 'not-found') {
+      throw new SqsJobsError('JOB_NOT_FOUND', `no job ${jobId} in ${table} (never tracked, or its record expired)`);
+    }
+    if (result.outcome === 'ended') {
+      throw new SqsJobsError('JOB_ENDED', `job ${jobId} has ended already (${result.status.state}): nothing to cancel`);
+    }
+    out(flags.json ? JSON.stringify(result.status) : `cancelled: ${renderJob(result.status)}`);
+  } finally {
+    canceller.close();
+  }
+}
+
 /** A progress bar `[#####-----] 37/100 37%`, or the count alone when there is no total. */
 export function progressBar(done: number, total: number | undefined, width = 24): string {
   if (total === undefined || total <= 0) return `${done} done`;
@@ -91,6 +123,7 @@ export function renderJob(view: JobView): string {
   }
   if (s.state === 'retrying') parts.push(`next attempt at ${s.nextAttemptAt}: ${s.error}`);
   if (s.state === 'failed') parts.push(`${s.reason}: ${s.error}`);
+  if (s.state === 'cancelled') parts.push(s.reason ?? 'cancelled');
   if (s.state === 'completed' && s.result !== undefined) parts.push(`result ${JSON.stringify(s.result).slice(0, 200)}`);
   return parts.join('  ');
 }

@@ -5,7 +5,7 @@ import { Command, CommanderError, Option } from 'commander';
 import type { Env } from '../config/env.js';
 import { type ErrorCode, SqsJobsError } from '../core/errors.js';
 import { enqueueCommand, queuesCreate, UsageError, worker, type CliContext } from './commands.js';
-import { jobCommand, storeCreate } from './job-commands.js';
+import { jobCancelCommand, jobCommand, storeCreate } from './job-commands.js';
 import { dlqList, dlqPurge, dlqReplay, stats } from './ops-commands.js';
 
 export interface CliIo {
@@ -72,7 +72,8 @@ const cloudwatchEndpoint = () =>
  * The `sqs-jobs` command. Every command and subcommand answers --help/-h with its own usage;
  * usage errors (an unknown command or option, a missing argument, `dlq purge` without --yes) name
  * the command and exit 2; configuration errors print `CONFIG_INVALID` and the rule and exit 1;
- * `job <id>` exits 3 when there is no such job and 4 when the job store does not answer.
+ * `job <id>` exits 3 when there is no such job and 4 when the job store does not answer; `job cancel
+ * <id>` also exits 4 when memcached does not answer, and 5 when the job has ended already.
  */
 export function buildProgram(io: CliIo): Command {
   const ctx: CliContext = { out: (line) => io.out(`${line}\n`), env: io.env, signal: io.signal };
@@ -162,13 +163,24 @@ export function buildProgram(io: CliIo): Command {
     (flags) => storeCreate(flags, ctx),
   );
 
-  withStore(
+  const job = withStore(
     program.command('job').description("a tracked job's status: state, attempt, progress, fan-out children").argument('<job-id>', 'job id'),
   )
-    .option('--watch', 'redraw (a live progress bar) until the job completes or fails')
+    .option('--watch', 'redraw (a live progress bar) until the job completes, fails or is cancelled')
     .option('--every <seconds>', 'with --watch: seconds between reads (default 1)')
     .option('--json', 'print JSON')
     .action((jobId: string, flags) => jobCommand(jobId, flags, ctx));
+  withStore(
+    job
+      .command('cancel')
+      .description('cancel a tracked job: not run if it waits, signalled (ctx.signal) if it runs, its fan-out children not yet run too')
+      .argument('<job-id>', 'job id'),
+  )
+    .option('--memcached <host:port>', "the workers' memcached, where they read cancels (default: SQS_JOBS_MEMCACHED)")
+    .option('--lock-key-prefix <prefix>', "the workers' lockKeyPrefix (default: sqsjobs:)")
+    .option('--json', 'print JSON')
+    // With globals: `job` takes the store flags too, and commander gives them to it when both do.
+    .action((jobId: string, _flags, command: Command) => jobCancelCommand(jobId, command.optsWithGlobals(), ctx));
 
   configureTree(program, io);
   return program;
@@ -196,7 +208,12 @@ function configureTree(command: Command, io: CliIo): void {
 }
 
 /** Errors with an exit status of their own (every other error exits 1, a usage error 2). */
-export const EXIT_STATUS: Partial<Record<ErrorCode, number>> = { JOB_NOT_FOUND: 3, STORE_UNREACHABLE: 4 };
+export const EXIT_STATUS: Partial<Record<ErrorCode, number>> = {
+  JOB_NOT_FOUND: 3,
+  STORE_UNREACHABLE: 4,
+  LOCK_UNREACHABLE: 4,
+  JOB_ENDED: 5,
+};
 
 /** Run the command line; resolves to the exit code. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {

@@ -127,6 +127,12 @@ export function implementing<T>(name: string, methods: readonly string[]) {
   );
 }
 
+/** The dedupe lock's key prefix in memcached: workers, and whoever cancels jobs, must agree on it. */
+export const lockKeyPrefixSchema = z
+  .string()
+  .regex(/^[\x21-\x7e]{0,64}$/, 'must be printable ASCII without spaces, at most 64 characters')
+  .default('sqsjobs:');
+
 export function parseConfig<S extends z.ZodType>(schema: S, value: unknown, root: string, subject: string): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;

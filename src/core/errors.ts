@@ -15,12 +15,15 @@ export const ERROR_CODES = [
   'ENQUEUE_BATCH_PARTIAL',
   'QUEUE_SETUP_FAILED',
   'JOB_NOT_FOUND',
+  'JOB_ENDED',
   'STORE_UNREACHABLE',
+  'LOCK_UNREACHABLE',
   'UNRECOVERABLE',
   'RETRY_LATER',
   'JOB_TIMEOUT',
   'LEASE_LOST',
   'SHUTDOWN',
+  'CANCELLED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -43,6 +43,8 @@ export interface WorkerEvents {
   'job:dead-lettered': [JobInfo & { reason: DeadLetterReason; detail: string }];
   /** The message was redundant and deleted without running (see DuplicateState). */
   'job:duplicate': [JobInfo & { state: DuplicateState }];
+  /** The job was cancelled (cancelJob): not run, or stopped through its signal; its message deleted. */
+  'job:cancelled': [JobInfo & { reason: string }];
   /**
    * The message was handed back to the queue without (finishing) running: shutdown, the same
    * message running elsewhere, the lock unavailable while failing closed, or a FIFO group blocked.

@@ -2,6 +2,7 @@ import { jobIdSchema } from '../core/envelope.js';
 import { PayloadTooLargeError, SqsJobsError, ValidationError, toError } from '../core/errors.js';
 import type { AnyDefinition } from '../core/job.js';
 import type { StatusStore } from '../ports/status-store.js';
+import type { CancelResult } from '../status/cancel.js';
 import type { EnqueueOptions } from '../producer/options.js';
 import type { Producer } from '../producer/producer.js';
 import { readJsonBody } from './body.js';
@@ -16,6 +17,7 @@ import { statusBody } from './status-view.js';
  *
  *   POST {basePath}/jobs/{name}  the body is the job's args -> 202 { jobId, statusUrl } + Location
  *   GET  {basePath}/jobs/{id}    the job's status (needs the job store)
+ *   DELETE {basePath}/jobs/{id}  cancel the job (needs the job store and the workers' memcached)
  *   GET  {basePath}/openapi.json an OpenAPI 3.1 document made from the jobs' zod schemas
  *
  * Only the jobs given (default: every job the producer knows) can be enqueued; any other name is a
@@ -62,11 +64,18 @@ export class JobsApi {
     const method = request.method.toUpperCase();
     const place = this.#place(pathname);
     if (place === 'openapi.json' && (method === 'GET' || method === 'HEAD')) {
-      this.#openapi ??= JSON.stringify(openApiDocument(this.#jobs, { basePath: this.basePath, statusRoute: this.#store !== undefined }));
+      this.#openapi ??= JSON.stringify(
+        openApiDocument(this.#jobs, {
+          basePath: this.basePath,
+          statusRoute: this.#store !== undefined,
+          cancelRoute: this.#producer.cancellable,
+        }),
+      );
       return new Response(method === 'HEAD' ? null : this.#openapi, { headers: { 'content-type': 'application/json; charset=utf-8' } });
     }
     if (typeof place === 'object' && method === 'POST') return this.#enqueue(request, place.segment);
     if (typeof place === 'object' && (method === 'GET' || method === 'HEAD')) return this.#status(place.segment);
+    if (typeof place === 'object' && method === 'DELETE' && this.#producer.cancellable) return this.#cancel(place.segment);
     return this.refuse(pathname, method);
   }
 
@@ -87,7 +96,7 @@ export class JobsApi {
     const place = this.#place(pathname);
     let allow: string | undefined;
     if (place === 'openapi.json') allow = 'GET';
-    else if (place !== undefined) allow = this.#jobs.has(place.segment) ? 'POST' : this.#store === undefined ? undefined : 'GET';
+    else if (place !== undefined) allow = this.#jobs.has(place.segment) ? 'POST' : this.#idMethods();
     if (allow === undefined) return problem(404, 'not-found', `nothing at ${pathname}`);
     return problem(405, 'method-not-allowed', `${method} is not served here; allowed: ${allow}`, { headers: { allow } });
   }
@@ -150,6 +159,30 @@ export class JobsApi {
         headers: { 'retry-after': String(this.#retryAfterSeconds) },
       });
     }
+  }
+
+  /** What is served at a job id: GET with a job store, and DELETE when cancels can be made. */
+  #idMethods(): string | undefined {
+    if (this.#store === undefined) return undefined;
+    return this.#producer.cancellable ? 'GET, DELETE' : 'GET';
+  }
+
+  async #cancel(id: string): Promise<Response> {
+    if (!jobIdSchema.safeParse(id).success) return problem(404, 'job-not-found', `no job "${id}"`);
+    let result: CancelResult;
+    try {
+      result = await this.#producer.cancel(id);
+    } catch (error) {
+      if (!(error instanceof SqsJobsError && (error.code === 'STORE_UNREACHABLE' || error.code === 'LOCK_UNREACHABLE'))) throw error;
+      return problem(503, 'cancel-unavailable', `${error.message}; nothing was cancelled`, {
+        headers: { 'retry-after': String(this.#retryAfterSeconds) },
+      });
+    }
+    if (result.outcome === 'not-found')
+      return problem(404, 'job-not-found', `no job "${id}" is known (never tracked here, or its record expired)`);
+    if (result.outcome === 'ended')
+      return problem(409, 'job-ended', `job "${id}" has ended already (${result.status.state}): nothing to cancel`);
+    return json(202, statusBody(result.status));
   }
 
   #accepted(jobId: string, status: 200 | 202, headers: Record<string, string> = {}): Response {

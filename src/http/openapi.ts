@@ -35,7 +35,7 @@ function statusPath(basePath: string): string {
  */
 export function openApiDocument(
   jobs: ReadonlyMap<string, AnyDefinition>,
-  o: { readonly basePath: string; readonly statusRoute: boolean },
+  o: { readonly basePath: string; readonly statusRoute: boolean; readonly cancelRoute: boolean },
 ): Schema {
   const paths: Schema = {};
   const idempotencyKey = {
@@ -79,17 +79,32 @@ export function openApiDocument(
     };
   }
   if (o.statusRoute) {
+    const jobIdParameter = { name: 'jobId', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 128 } };
+    const statusContent = { 'application/json': { schema: { $ref: '#/components/schemas/JobStatus' } } };
+    const cancel = {
+      operationId: 'cancelJob',
+      summary: 'Cancel a job',
+      description:
+        'A waiting job is deleted without running when its message arrives; a running one is signalled ' +
+        '(ctx.signal, reason CANCELLED) at its next heartbeat; a fan-out parent cancels its children not yet run.',
+      tags: ['jobs'],
+      parameters: [jobIdParameter],
+      responses: {
+        '202': { description: 'Cancelled (or cancelled already): the job status after the cancel', content: statusContent },
+        '404': problemResponse('No such job (never tracked here, or its record expired)'),
+        '409': problemResponse('The job has ended already (completed or failed)'),
+        '503': problemResponse('The job store or memcached did not answer; nothing was cancelled, try again later', retryAfter),
+      },
+    };
     paths[statusPath(o.basePath)] = {
+      ...(o.cancelRoute ? { delete: cancel } : {}),
       get: {
         operationId: 'getJobStatus',
         summary: "A job's status",
         tags: ['jobs'],
-        parameters: [{ name: 'jobId', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 128 } }],
+        parameters: [jobIdParameter],
         responses: {
-          '200': {
-            description: 'The job is known',
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/JobStatus' } } },
-          },
+          '200': { description: 'The job is known', content: statusContent },
           '404': problemResponse('No such job (never tracked here, or its record expired)'),
           '503': problemResponse('The job store did not answer; try again later', retryAfter),
         },
@@ -132,7 +147,7 @@ function componentSchemas(): Schema {
       properties: {
         jobId,
         job: text,
-        status: { enum: ['waiting', 'running', 'retrying', 'completed', 'failed', 'waiting-children'] },
+        status: { enum: ['waiting', 'running', 'retrying', 'completed', 'failed', 'cancelled', 'waiting-children'] },
         attempt: count,
         itemCount: count,
         itemProgress: count,
@@ -142,7 +157,7 @@ function componentSchemas(): Schema {
         nextAttemptAt: { type: 'string', format: 'date-time' },
         result: { description: 'What the handler returned, when its JSON was small' },
         error: text,
-        reason: { type: 'string', description: 'Why a failed job was dead-lettered' },
+        reason: { type: 'string', description: 'Why a failed job was dead-lettered, or how it was cancelled' },
         data: { description: 'Small JSON the handler set with ctx.progress' },
         parentId: text,
         children: {

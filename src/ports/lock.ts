@@ -9,11 +9,16 @@
  *   extend:   get(key) is still ours → touch(key, ttl);  someone else's → the lock was lost
  *   complete: set(key, done:<token>, completedTtl) after success
  *   release:  delete(key) if it is still ours
+ *   cancel:   set(key, cancelled:<time>, ttl): a later claim reads cancelled (the job is not run),
+ *             and the holder's next extend reads cancelled (its handler's signal fires)
  *
  * Dead-lettered messages are remembered by message id, not job id: after a DLQ send whose delete
  * failed, the same SQS message comes back and must not run again; a replay from the DLQ is a new
  * message with the same job id and must run. So `markDeadLettered(messageId)` sets its own key, the
  * job id's lock is released, and `claim` asks for that key only on a redelivery (receive count > 1).
+ *
+ * A fan-out child's claim also reads its parent's key: a cancelled parent cancels its children not
+ * yet run (one more get, for children only).
  *
  * The token is new for every claim (not per worker), so a redelivery to the same process while the
  * first run still goes on is refused like any other.
@@ -36,8 +41,11 @@ export type ClaimResult =
   | 'running'
   /** The job runs under another SQS message: this message is a redundant copy of it. */
   | 'running-copy'
+  /** The job (or the fan-out it is a child of) was cancelled: it is not to run. */
+  | 'cancelled'
   | 'unavailable';
-export type ExtendResult = 'held' | 'lost' | 'unavailable';
+/** `cancelled`: the job was cancelled while it ran; its holder is to stop it. */
+export type ExtendResult = 'held' | 'lost' | 'cancelled' | 'unavailable';
 
 /** The SQS message a claim is made for. */
 export interface ClaimingMessage {
@@ -49,6 +57,8 @@ export interface ClaimingMessage {
   readonly originId?: string;
   /** SQS ApproximateReceiveCount: a message seen for the first time cannot have been dead-lettered. */
   readonly receiveCount: number;
+  /** The fan-out the job is a child of: its cancel mark cancels this job too. */
+  readonly parentId?: string;
 }
 
 export interface JobLock {
@@ -58,6 +68,12 @@ export interface JobLock {
   release(jobId: string, token: string): Promise<boolean>;
   /** Remember for `ttlSeconds` that this SQS message is in the DLQ, so a copy of it left behind is not run. */
   markDeadLettered(messageId: string, ttlSeconds: number): Promise<boolean>;
+  /**
+   * Mark the job id cancelled for `ttlSeconds`, whatever its key holds: workers read the mark when
+   * they claim the job (and its children) or extend its lock. False: it could not be written.
+   * Optional: a lock without it cannot carry a cancel (cancelJob refuses).
+   */
+  cancel?(jobId: string, ttlSeconds: number): Promise<boolean>;
   close(): void;
 }
 

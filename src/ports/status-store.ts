@@ -6,10 +6,20 @@ import type { FanOutStatus } from './fan-out-store.js';
  * (attempt, rank of the state), so a late write from a lost lease or a redelivery never moves a
  * job backwards, and `completed` is final (it also wins over `failed`: a replay that succeeded).
  */
-export type JobState = 'waiting' | 'running' | 'retrying' | 'completed' | 'failed';
+export type JobState = 'waiting' | 'running' | 'retrying' | 'completed' | 'failed' | 'cancelled';
 
 /** Order of the states within one attempt. */
-export const STATE_RANK: Readonly<Record<JobState, number>> = { waiting: 0, running: 1, retrying: 2, completed: 3, failed: 3 };
+export const STATE_RANK: Readonly<Record<JobState, number>> = {
+  waiting: 0,
+  running: 1,
+  retrying: 2,
+  completed: 3,
+  failed: 3,
+  cancelled: 3,
+};
+
+/** The states a job ends in: `completed` is final; `failed` and `cancelled` give way only to a later attempt, or to `completed`. */
+export const ENDED_STATES: ReadonlySet<JobState> = new Set(['completed', 'failed', 'cancelled']);
 
 /** Results and data are kept only when their JSON is this small (a DynamoDB item holds 400 KB). */
 export const MAX_JSON_BYTES = 4_096;
@@ -40,7 +50,7 @@ export interface JobStatus {
   /** Who ran the last attempt (the worker's id: host and pid). */
   readonly worker?: string;
   readonly error?: string;
-  /** `failed`: why it was dead-lettered (a DeadLetterReason). */
+  /** `failed`: why it was dead-lettered (a DeadLetterReason); `cancelled`: how it was cancelled. */
   readonly reason?: string;
   /** `retrying`: when the next attempt is due. */
   readonly nextAttemptAt?: string;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { implementing, queueUrlSchema } from '../config/env.js';
 import { jobIdSchema, tenantSchema } from '../core/envelope.js';
 import { storeOptionSchema } from '../status/store.js';
+import { cancelOptionsSchema } from '../status/cancel-job.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from '../core/job.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../core/sqs-limits.js';
 import { ValidationError } from '../core/errors.js';
@@ -91,6 +92,8 @@ export const producerOptionsSchema = z
       })
       .strict()
       .optional(),
+    /** For cancel(): the workers' memcached (default SQS_JOBS_MEMCACHED), or a JobLock, and their lockKeyPrefix. */
+    ...cancelOptionsSchema.omit({ store: true }).shape,
     /** Renamed in 0.2: `spillover`, whose `queueUrl` was `spilloverQueueUrl`. */
     fairness: z.undefined({ error: 'was renamed: use spillover ({ queueUrl, ratePerSecond, burst, weights })' }).optional(),
   })

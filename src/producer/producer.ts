@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { isFifoQueue, parseConfig, resolveQueueUrl, type Env } from '../config/env.js';
+import { isFifoQueue, parseConfig, resolveMemcached, resolveQueueUrl, type Env } from '../config/env.js';
 import { encodeEnvelope, envelopeAttributes, messageSize, newJobId, type Envelope } from '../core/envelope.js';
 import {
   ConfigError,
@@ -32,6 +32,8 @@ import { resolveJobStore } from '../status/wiring.js';
 import { recordWaiting } from '../status/waiting.js';
 import { checkedArgs } from './args.js';
 import { parseWith } from '../core/validation.js';
+import type { CancelResult } from '../status/cancel.js';
+import { JobCanceller } from '../status/cancel-job.js';
 
 function optionsError(subject: string) {
   return (issues: FieldIssue[]) => new ValidationError('OPTIONS_INVALID', subject, issues);
@@ -52,6 +54,11 @@ export class Producer {
   readonly #store: StatusStore | undefined;
   readonly #ownsStore: boolean;
   #queueLimitChecked: Promise<void> | undefined;
+  readonly #cancelOptions: Pick<ProducerOptions, 'memcached' | 'lock' | 'lockKeyPrefix'>;
+  #canceller: JobCanceller | undefined;
+  /** Whether cancel() can work here: a job store, and the workers' memcached (or a lock). */
+  readonly cancellable: boolean;
+  readonly #env: Env;
 
   constructor(options: ProducerOptions = {}, env: Env = process.env) {
     const o = parseConfig(producerOptionsSchema, options, 'options', 'invalid producer options');
@@ -70,6 +77,10 @@ export class Producer {
     }
     this.#store = resolveJobStore(o.store, env);
     this.#ownsStore = this.#store !== o.store;
+    this.#cancelOptions = { memcached: o.memcached, lock: o.lock, lockKeyPrefix: o.lockKeyPrefix };
+    this.#env = env;
+    this.cancellable =
+      this.#store !== undefined && (o.lock !== undefined || resolveMemcached(o.memcached, env, 'options.memcached') !== undefined);
     const { queue, close } = producerQueue(o, env);
     this.#queue = queue;
     this.#closeQueue = close;
@@ -166,7 +177,14 @@ export class Producer {
   }
 
   /** Release the SDK client's sockets (only when this producer created it), and the job store's. */
+  /** Cancel a tracked job (see CancelResult): recorded in this producer's job store, marked in the workers' memcached. */
+  async cancel(jobId: string): Promise<CancelResult> {
+    this.#canceller ??= new JobCanceller(this.#cancelOptions, this.#env, { store: this.#store });
+    return this.#canceller.cancel(jobId);
+  }
+
   close(): void {
+    this.#canceller?.close();
     this.#closeQueue();
     if (this.#ownsStore) this.#store?.close();
   }

@@ -22,6 +22,8 @@ export type StatusEnd =
   | { readonly kind: 'succeeded'; readonly result?: unknown }
   | { readonly kind: 'retry'; readonly error: Error; readonly delayMs: number }
   | { readonly kind: 'dead-letter'; readonly reason: string; readonly detail: string }
+  /** Cancelled (cancelJob) before or while it ran. */
+  | { readonly kind: 'cancelled'; readonly reason: string }
   /** Deleted without running: its job completed, or this message was dead-lettered already. */
   | { readonly kind: 'duplicate'; readonly succeeded: boolean };
 
@@ -131,6 +133,7 @@ export class StatusTracker {
         });
       }
       if (end.kind === 'dead-letter') return this.#write(info, t, 'failed', { ...started, reason: end.reason, error: end.detail });
+      if (end.kind === 'cancelled') return this.#write(info, t, 'cancelled', { ...started, reason: end.reason });
     });
     this.#track(state);
     return before.catch(() => {});

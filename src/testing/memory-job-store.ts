@@ -1,6 +1,7 @@
 import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../ports/fan-out-store.js';
 import type { JobStore } from '../ports/job-store.js';
 import {
+  ENDED_STATES,
   isLater,
   type JobState,
   type JobStatus,
@@ -63,7 +64,7 @@ export class MemoryJobStore implements JobStore {
     if (t.nextAttemptAt !== undefined) r.nextAttemptAt = t.nextAttemptAt.toISOString();
     if (t.state === 'running') r.startedAt = (t.startedAt ?? t.at).toISOString();
     else if (t.startedAt !== undefined && t.state !== 'waiting') r.startedAt = t.startedAt.toISOString();
-    if (t.state === 'completed' || t.state === 'failed') r.finishedAt = at;
+    if (ENDED_STATES.has(t.state)) r.finishedAt = at;
     const result = smallJson(t.result);
     if (result !== undefined) r.result = result;
     this.#jobs.set(t.jobId, r);

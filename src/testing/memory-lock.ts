@@ -12,6 +12,7 @@ export class MemoryLock implements JobLock {
   async claim(jobId: string, token: string, ttlSeconds: number, message?: ClaimingMessage): Promise<ClaimResult> {
     if (this.down) return 'unavailable';
     if (message !== undefined && message.receiveCount > 1 && this.#get(`dlq/${message.messageId}`) !== undefined) return 'dead-lettered';
+    if (message?.parentId !== undefined && this.#get(message.parentId)?.startsWith('cancelled:')) return 'cancelled';
     const origin = message === undefined ? undefined : (message.originId ?? message.messageId);
     const found = this.#get(jobId);
     if (found === undefined) {
@@ -19,6 +20,7 @@ export class MemoryLock implements JobLock {
       return 'claimed';
     }
     if (found.startsWith('done:')) return 'completed';
+    if (found.startsWith('cancelled:')) return 'cancelled';
     const holder = found.split(':')[2];
     return holder !== undefined && origin !== undefined && holder !== origin ? 'running-copy' : 'running';
   }
@@ -26,6 +28,7 @@ export class MemoryLock implements JobLock {
   async extend(jobId: string, token: string, ttlSeconds: number): Promise<ExtendResult> {
     if (this.down) return 'unavailable';
     const found = this.#get(jobId);
+    if (found?.startsWith('cancelled:')) return 'cancelled';
     if (found === undefined || !heldBy(found, token)) return 'lost';
     this.#set(jobId, found, ttlSeconds);
     return 'held';
@@ -47,6 +50,12 @@ export class MemoryLock implements JobLock {
   async markDeadLettered(messageId: string, ttlSeconds: number): Promise<boolean> {
     if (this.down) return false;
     this.#set(`dlq/${messageId}`, '1', ttlSeconds);
+    return true;
+  }
+
+  async cancel(jobId: string, ttlSeconds: number): Promise<boolean> {
+    if (this.down) return false;
+    this.#set(jobId, `cancelled:${new Date().toISOString()}`, ttlSeconds);
     return true;
   }
 

@@ -10,6 +10,7 @@ import {
   resolveAwsSettings,
   resolveCloudWatchSettings,
   resolveLogLevel,
+  lockKeyPrefixSchema,
   resolveMemcached,
   resolveMetricsNamespace,
   resolveQueueUrl,
@@ -118,10 +119,7 @@ export const workerOptionsSchema = z
       .min(1, 'must be >= 1')
       .max(30 * 24 * 3600, 'must be <= 30 days (memcached relative TTL limit)')
       .default(86_400),
-    lockKeyPrefix: z
-      .string()
-      .regex(/^[\x21-\x7e]{0,64}$/, 'must be printable ASCII without spaces, at most 64 characters')
-      .default('sqsjobs:'),
+    lockKeyPrefix: lockKeyPrefixSchema,
     /** The SQS endpoint; default SQS_JOBS_ENDPOINT, else AWS_ENDPOINT_URL_SQS, else AWS_ENDPOINT_URL. */
     endpoint: z.string().optional(),
     region: z.string().optional(),

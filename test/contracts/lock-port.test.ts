@@ -78,6 +78,37 @@ describe.each(subjects)('lock port contract: %s', (_name, s) => {
     expect(await s.lock.claim(id, 'c', 30, message(randomUUID()))).toBe('claimed'); // a replay: a new message
   });
 
+  it("a cancel mark: later claims read cancelled, the holder's extend reads cancelled, a release leaves it", async () => {
+    const waiting = randomUUID();
+    expect(await s.lock.cancel!(waiting, 60)).toBe(true);
+    expect(await s.lock.claim(waiting, 'a', 30, message('m-1'))).toBe('cancelled');
+    expect(await s.lock.claim(waiting, 'b', 30, message('m-1', 2))).toBe('cancelled');
+
+    const running = randomUUID();
+    expect(await s.lock.claim(running, 'a', 30, message('m-2'))).toBe('claimed');
+    expect(await s.lock.cancel!(running, 60)).toBe(true);
+    expect(await s.lock.extend(running, 'a', 30)).toBe('cancelled');
+    expect(await s.lock.release(running, 'a')).toBe(true);
+    expect(await s.lock.claim(running, 'c', 30, message('m-3'))).toBe('cancelled');
+
+    // A job that completed and is then cancelled (a fan-out parent waiting for its children): its duplicates are not run either.
+    const completed = randomUUID();
+    await s.lock.claim(completed, 'a', 30, message('m-4'));
+    await s.lock.complete(completed, 'a', 60);
+    await s.lock.cancel!(completed, 60);
+    expect(await s.lock.claim(completed, 'b', 30, message('m-5'))).toBe('cancelled');
+  });
+
+  it("a fan-out child reads its parent's cancel mark: not yet claimed, it is cancelled; other jobs are not", async () => {
+    const parent = randomUUID();
+    const before = `${parent}.c0`;
+    expect(await s.lock.claim(before, 'a', 30, { messageId: 'm-1', receiveCount: 1, parentId: parent })).toBe('claimed');
+    expect(await s.lock.cancel!(parent, 60)).toBe(true);
+    expect(await s.lock.claim(`${parent}.c1`, 'b', 30, { messageId: 'm-2', receiveCount: 1, parentId: parent })).toBe('cancelled');
+    expect(await s.lock.claim(`${parent}.c2`, 'c', 30, { messageId: 'm-3', receiveCount: 1 })).toBe('claimed'); // names no parent
+    expect(await s.lock.extend(before, 'a', 30)).toBe('held'); // one already running goes on
+  });
+
   it('lets a claim expire with its TTL', async () => {
     const id = randomUUID();
     await s.lock.claim(id, 'a', 1, message('m-1'));
@@ -92,6 +123,7 @@ describe.each(subjects)('lock port contract: %s', (_name, s) => {
     expect(await down.extend(id, 'a', 30)).toBe('unavailable');
     expect(await down.complete(id, 'a', 30)).toBe(false);
     expect(await down.markDeadLettered('m-1', 30)).toBe(false);
+    expect(await down.cancel!(id, 30)).toBe(false);
     down.close();
   });
 });

@@ -28,7 +28,9 @@ export type Outcome =
   | { readonly kind: 'hand-back'; readonly reason: string; readonly delaySeconds: number; readonly abandoned: boolean }
   | { readonly kind: 'lost'; readonly reason: string; readonly abandoned: boolean }
   /** Not run now (tenant at its cap): re-sent after `delaySeconds`, this receive not counted as an attempt. */
-  | { readonly kind: 'defer'; readonly reason: string; readonly delaySeconds: number };
+  | { readonly kind: 'defer'; readonly reason: string; readonly delaySeconds: number }
+  /** The job (or its fan-out) was cancelled: deleted, not run again, recorded as cancelled. */
+  | { readonly kind: 'cancelled'; readonly reason: string; readonly abandoned: boolean };
 // `abandoned`: the signal fired and the handler had not settled within the grace period. Its lock
 // is then kept until its TTL runs out instead of released, so another worker does not start the
 // job beside it at once.
@@ -50,6 +52,8 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
     case 'completed':
     case 'dead-lettered':
       return { kind: 'duplicate', state: f.claim };
+    case 'cancelled':
+      return { kind: 'cancelled', reason: 'cancelled before it ran', abandoned: false };
     case 'running-copy':
       // Another message carries the running job: it retries, or comes back if its worker dies, so
       // this copy adds nothing and is deleted rather than deferred (a deferral spends a receive).
@@ -120,6 +124,8 @@ export function afterRun(f: RunFacts): Outcome {
   const abandoned = x.kind === 'aborted' && x.abandoned;
   if (x.kind === 'aborted' && x.code === 'LEASE_LOST') return { kind: 'lost', reason: x.reason.message, abandoned };
   if (x.kind === 'aborted' && x.code === 'SHUTDOWN') return { kind: 'hand-back', reason: x.reason.message, delaySeconds: 0, abandoned };
+  // Cancelled while it ran: whatever the handler did once its signal fired (stopped, or threw), it is not retried.
+  if (x.kind === 'aborted' && x.code === 'CANCELLED') return { kind: 'cancelled', reason: x.reason.message, abandoned };
   // A timeout, or the handler threw: a failed attempt.
   const error = x.kind === 'aborted' ? x.reason : x.error;
   const processMs = x.processMs;
@@ -176,12 +182,13 @@ export function internalError(error: Error, delaySeconds: number): Outcome {
 
 /**
  * The heartbeat found the lease lost after the outcome was decided: only what is safe on a message
- * someone else may hold now still happens. A success or a duplicate is still deleted (a stale
- * handle fails harmlessly, and the copy then ends as a duplicate); anything that would hand back,
+ * someone else may hold now still happens. A success, a duplicate or a cancelled job is still
+ * deleted (a stale handle fails harmlessly, and the copy then ends as a duplicate or cancelled); anything that would hand back,
  * re-send or dead-letter the message is left to its new holder.
  */
 export function onceLost(outcome: Outcome): Outcome {
-  if (outcome.kind === 'succeeded' || outcome.kind === 'duplicate' || outcome.kind === 'lost') return outcome;
+  if (outcome.kind === 'succeeded' || outcome.kind === 'duplicate' || outcome.kind === 'cancelled' || outcome.kind === 'lost')
+    return outcome;
   const abandoned = 'abandoned' in outcome && outcome.abandoned;
   return { kind: 'lost', reason: 'the lease was lost while the outcome was being settled', abandoned };
 }

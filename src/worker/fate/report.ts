@@ -36,6 +36,11 @@ export class Report {
     else this.#log().warn({ err: error, retryInSeconds: retryDelayMs / 1000 }, 'job failed; it will be retried');
   }
 
+  cancelled(reason: string): void {
+    this.#ctx.emit('job:cancelled', { ...this.#info, reason });
+    this.#log().info({ reason }, 'job cancelled: message deleted, not run again');
+  }
+
   handedBack(reason: string): void {
     this.#ctx.emit('job:handed-back', { ...this.#info, reason });
   }

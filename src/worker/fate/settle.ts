@@ -16,6 +16,7 @@ import { atReceiveLimit, resentMessage } from './resend.js';
  * extensions excepted). Every Outcome maps to exactly one of: delete (success, duplicate), hand
  * back (visible again after a delay, or re-sent when it has no receive left), defer (re-sent, the
  * receive not counted), dead-letter (send to the DLQ, then delete), or left alone (lease lost).
+ * A cancelled job is deleted like a success, and recorded as cancelled.
  *
  * The message stays held (the heartbeat keeps extending its visibility) until the moment settle
  * acts on it: a job store slower than the visibility timeout must not let it come back and spend
@@ -88,6 +89,13 @@ async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided
       await unlock();
       report.handedBack(outcome.reason);
       await giveBack({ seconds: outcome.delaySeconds, reason: outcome.reason, deadLettered: false });
+      return;
+    }
+    case 'cancelled': {
+      // Its lock holds the cancel mark now (or was never taken): nothing to release or complete.
+      report.cancelled(outcome.reason);
+      if (await recordEnd(ctx, lease, info, { kind: 'cancelled', reason: outcome.reason })) await remove();
+      else await giveBack(ifFails('count', vt));
       return;
     }
     case 'lost': {

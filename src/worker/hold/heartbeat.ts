@@ -174,6 +174,8 @@ export class Heartbeat {
       return;
     }
     if (result === 'lost') this.#lose(lease, 'the dedupe lock is held by another consumer');
+    // Not lost: the message is still this worker's, to be settled as cancelled once the handler stops.
+    if (result === 'cancelled') lease.abort('CANCELLED', `job ${lock.jobId} was cancelled`);
   }
 
   #lose(lease: Lease, reason: string): void {

@@ -6,7 +6,7 @@ import type { Tracking } from '../../status/tracker.js';
 import type { Reading } from '../run/reading.js';
 
 /** Why a lease's signal fired: the code of the SqsJobsError it carries. */
-export type AbortCode = 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN';
+export type AbortCode = 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN' | 'CANCELLED';
 
 /** What a handler runs under: a signal, fired once by `abort` with the first reason given. */
 export interface Abortable {

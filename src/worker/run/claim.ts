@@ -27,6 +27,7 @@ export async function claimFor(
     messageId: m.messageId,
     originId: originOf(m),
     receiveCount: m.receiveCount,
+    ...(read.envelope.parent === undefined ? {} : { parentId: read.envelope.parent }),
   });
   if (claim === 'claimed') lease.hold({ lock: { jobId: read.envelope.id, token } });
   if (claim === 'unavailable') ctx.emit('job:lock-unavailable', lease.info ?? read.info);

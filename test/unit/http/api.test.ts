@@ -6,6 +6,7 @@ import { createProducer } from '../../../src/producer/producer.js';
 import { MemoryJobStore } from '../../../src/testing/memory-job-store.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
 import type { JobStore } from '../../../src/ports/job-store.js';
+import { MemoryLock } from '../../../src/testing/memory-lock.js';
 
 const sendEmail = defineJob({
   name: 'send-email',
@@ -14,7 +15,7 @@ const sendEmail = defineJob({
 });
 const internal = defineJob({ name: 'internal.cleanup', args: z.object({}), handle: () => {} });
 
-function setup(o: { store?: JobStore | false; basePath?: string; maxMessageBytes?: number } = {}) {
+function setup(o: { store?: JobStore | false; basePath?: string; maxMessageBytes?: number; lock?: MemoryLock } = {}) {
   const queue = new MemoryQueue();
   const queueUrl = queue.create('http-api');
   const store = o.store === false ? undefined : (o.store ?? new MemoryJobStore());
@@ -25,6 +26,7 @@ function setup(o: { store?: JobStore | false; basePath?: string; maxMessageBytes
       jobs: [sendEmail, internal],
       ...(store === undefined ? {} : { store }),
       ...(o.maxMessageBytes ? { maxMessageBytes: o.maxMessageBytes } : {}),
+      ...(o.lock === undefined ? {} : { lock: o.lock }),
     },
     {},
   );
@@ -192,6 +194,48 @@ describe('GET /jobs/:id', () => {
     const status = await call('GET', `/jobs/${jobId}`);
     expect(status.status).toBe(404);
     expect(((await status.json()) as { detail: string }).detail).toMatch(/no job store/);
+  });
+});
+
+describe('DELETE /jobs/:id', () => {
+  it('cancels a waiting job: 202 with its status, and a worker that receives it reads cancelled', async () => {
+    const lock = new MemoryLock();
+    const { call } = setup({ lock });
+    const { jobId } = (await (await call('POST', '/jobs/send-email', { body: '{"userId":"u1"}' })).json()) as { jobId: string };
+    const res = await call('DELETE', `/jobs/${jobId}`);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ jobId, status: 'cancelled', reason: 'cancelled by request' });
+    expect(await lock.claim(jobId, 't', 30, { messageId: 'm', receiveCount: 1 })).toBe('cancelled');
+    // Again: the same answer (a retried DELETE is not an error).
+    expect((await call('DELETE', `/jobs/${jobId}`)).status).toBe(202);
+    expect(await (await call('GET', `/jobs/${jobId}`)).json()).toMatchObject({ status: 'cancelled' });
+  });
+
+  it('answers 409 for a job that has ended, 404 for one it does not know', async () => {
+    const { call, store } = setup({ lock: new MemoryLock() });
+    await store!.transition({ jobId: 'done-1', jobName: 'send-email', state: 'completed', attempt: 1, at: new Date() });
+    const ended = await call('DELETE', '/jobs/done-1');
+    expect(ended.status).toBe(409);
+    expect(((await ended.json()) as { detail: string }).detail).toMatch(/has ended already \(completed\)/);
+    expect((await call('DELETE', '/jobs/never-seen')).status).toBe(404);
+    expect((await call('DELETE', `/jobs/${'x'.repeat(200)}`)).status).toBe(404);
+  });
+
+  it('answers 503 with Retry-After when memcached does not take the mark, and nothing is cancelled', async () => {
+    const lock = Object.assign(new MemoryLock(), { down: true });
+    const { call } = setup({ lock });
+    const { jobId } = (await (await call('POST', '/jobs/send-email', { body: '{"userId":"u1"}' })).json()) as { jobId: string };
+    const res = await call('DELETE', `/jobs/${jobId}`);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(await (await call('GET', `/jobs/${jobId}`)).json()).toMatchObject({ status: 'waiting' });
+  });
+
+  it('is not offered without the memcached workers read: 405, Allow GET only', async () => {
+    const { call } = setup();
+    const res = await call('DELETE', '/jobs/some-id');
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET');
   });
 });
 

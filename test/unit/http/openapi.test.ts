@@ -31,13 +31,14 @@ describe('the OpenAPI document', () => {
         [invite.name, invite],
         [index.name, index],
       ]),
-      { basePath: '/api', statusRoute: true },
+      { basePath: '/api', statusRoute: true, cancelRoute: true },
     );
     const result = await new Validator().validate(doc as Parameters<Validator['validate']>[0]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     const paths = doc.paths as Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>>;
     expect(Object.keys(paths).sort()).toEqual(['/api/jobs/index', '/api/jobs/team.invite', '/api/jobs/{jobId}', '/api/openapi.json']);
+    expect(Object.keys(paths['/api/jobs/{jobId}']!).sort()).toEqual(['delete', 'get']);
     const body = paths['/api/jobs/team.invite']!.post!.requestBody!.content['application/json']!.schema;
     // The input side: a field with a default is optional to send.
     expect(body).toMatchObject({
@@ -48,7 +49,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('without a job store it offers no status route and promises no Location', async () => {
-    const doc = openApiDocument(new Map([[invite.name, invite]]), { basePath: '', statusRoute: false });
+    const doc = openApiDocument(new Map([[invite.name, invite]]), { basePath: '', statusRoute: false, cancelRoute: false });
     expect((await new Validator().validate(doc as Parameters<Validator['validate']>[0])).valid).toBe(true);
     const paths = doc.paths as Record<string, unknown>;
     expect(Object.keys(paths).sort()).toEqual(['/jobs/team.invite', '/openapi.json']);

@@ -21,6 +21,7 @@ import {
   type PermitFacts,
   type RunFacts,
 } from '../../../../src/worker/fate/decide.js';
+import type { AbortCode } from '../../../../src/worker/hold/lease.js';
 import type { Execution } from '../../../../src/worker/run/execute.js';
 
 const claimFacts = (over: Partial<ClaimFacts>): ClaimFacts => ({
@@ -46,6 +47,16 @@ describe('afterClaim: one row per rule', () => {
       'this message already dead-lettered → deleted as a leftover',
       { claim: 'dead-lettered' },
       { kind: 'duplicate', state: 'dead-lettered' },
+    ],
+    [
+      'cancelled (the job, or the fan-out it belongs to) → deleted, never run',
+      { claim: 'cancelled' },
+      { kind: 'cancelled', reason: 'cancelled before it ran', abandoned: false },
+    ],
+    [
+      'cancelled, even while the worker is stopping → deleted (nothing to hand back)',
+      { claim: 'cancelled', stopping: true },
+      { kind: 'cancelled', reason: 'cancelled before it ran', abandoned: false },
     ],
     ['running under another message → this copy deleted', { claim: 'running-copy' }, { kind: 'duplicate', state: 'running' }],
     [
@@ -74,7 +85,7 @@ describe('afterClaim: one row per rule', () => {
   });
 
   it('has a row for every claim result', () => {
-    const all: ClaimResult[] = ['claimed', 'completed', 'dead-lettered', 'running', 'running-copy', 'unavailable'];
+    const all: ClaimResult[] = ['claimed', 'completed', 'dead-lettered', 'running', 'running-copy', 'cancelled', 'unavailable'];
     for (const claim of all) expect(rows.some(([, f]) => f.claim === claim || (claim === 'claimed' && f.claim === undefined))).toBe(true);
   });
 });
@@ -91,7 +102,7 @@ const runFacts = (execution: Execution, over: Partial<RunFacts> = {}): RunFacts 
   ...over,
 });
 const threw = (error: Error): Execution => ({ kind: 'threw', error, processMs: 7 });
-const aborted = (code: 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN', abandoned = false): Execution => ({
+const aborted = (code: AbortCode, abandoned = false): Execution => ({
   kind: 'aborted',
   code,
   reason: new SqsJobsError(code, `signal: ${code}`),
@@ -176,6 +187,13 @@ describe('afterRun: one row per rule', () => {
     expect(afterRun(runFacts(aborted('SHUTDOWN', true)))).toMatchObject({ kind: 'hand-back', abandoned: true });
   });
 
+  it('cancelled while it ran → deleted as cancelled, never retried: stopped, threw on its signal, or abandoned', () => {
+    expect(afterRun(runFacts(aborted('CANCELLED')))).toEqual({ kind: 'cancelled', reason: 'signal: CANCELLED', abandoned: false });
+    expect(afterRun(runFacts(aborted('CANCELLED', true)))).toMatchObject({ kind: 'cancelled', abandoned: true });
+    // On its last receive too: a cancel is not a failure, so it never goes to the DLQ.
+    expect(afterRun(runFacts(aborted('CANCELLED'), { receiveCount: 5 }))).toMatchObject({ kind: 'cancelled' });
+  });
+
   it('lease lost → left alone, even if the handler then returned', () => {
     expect(afterRun(runFacts(aborted('LEASE_LOST')))).toEqual({ kind: 'lost', reason: 'signal: LEASE_LOST', abandoned: false });
   });
@@ -245,6 +263,7 @@ describe('onceLost: the lease was lost after the outcome was decided', () => {
   const rows: [string, Outcome, Outcome['kind']][] = [
     ['a success is still deleted', { kind: 'succeeded', waitMs: 1, processMs: 2 }, 'succeeded'],
     ['a duplicate is still deleted', { kind: 'duplicate', state: 'completed' }, 'duplicate'],
+    ['a cancelled job is still deleted', { kind: 'cancelled', reason: 'cancelled before it ran', abandoned: false }, 'cancelled'],
     ['a retry is left to the new holder', { kind: 'retry', error, delayMs: 1_000, processMs: 2, abandoned: false }, 'lost'],
     ['a hand-back is left to the new holder', handBackNow('worker is stopping'), 'lost'],
     ['a deferral is left to the new holder', { kind: 'defer', reason: 'cap', delaySeconds: 5 }, 'lost'],
@@ -272,8 +291,9 @@ describe('FIFO groups', () => {
         DEAD_LETTERED_COPY,
         poisoned('invalid-json', 'x'),
         { kind: 'defer', reason: 'cap', delaySeconds: 5 } as Outcome,
+        { kind: 'cancelled', reason: 'x', abandoned: false } as Outcome,
       ].map(blocksGroup),
-    ).toEqual([false, false, false, false]);
+    ).toEqual([false, false, false, false, false]);
   });
   it('a failed FIFO job is retried in place, unless abandoned, lost, a batch item, or not FIFO', () => {
     const facts = { fifo: true, leaseLost: false, batchItem: false };

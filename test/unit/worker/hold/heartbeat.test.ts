@@ -185,6 +185,28 @@ describe('Heartbeat', () => {
     expect(lost[0]).toMatch(/dedupe lock is held by another consumer/);
     await hb.close();
   });
+  it("fires the handler's signal with CANCELLED within one interval of a cancel, and keeps holding the message", async () => {
+    const sqs = new FakeQueuePort();
+    let cancelled = false;
+    const { hb, lost } = heartbeat(sqs, { lock: lockExtending(async () => (cancelled ? 'cancelled' : 'held')) });
+    const lease = hb.hold(message(1));
+    lease.hold({ lock: { jobId: 'j1', token: 't' } });
+    hb.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(lease.signal.aborted).toBe(false);
+    cancelled = true;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(lease.signal.aborted).toBe(true);
+    expect(lease.signal.reason).toMatchObject({ code: 'CANCELLED', message: 'job j1 was cancelled' });
+    // Not lost: this worker still holds the message (to delete it as cancelled), so it keeps extending it.
+    expect(lease.lost).toBe(false);
+    expect(lost).toEqual([]);
+    const extended = sqs.visibilityCalls.length;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(sqs.visibilityCalls.length).toBe(extended + 1);
+    await hb.close();
+  });
+
   it('keeps extending visibility while a slow lock extension is in flight, and settle still waits for it', async () => {
     const sqs = new FakeQueuePort();
     const extends_: number[] = [];

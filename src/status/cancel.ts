@@ -1,0 +1,90 @@
+import { ConfigError, SqsJobsError } from '../core/errors.js';
+import type { JobLock } from '../ports/lock.js';
+import { ENDED_STATES, type JobState, type JobStatus, type StatusStore } from '../ports/status-store.js';
+
+/**
+ * How long a cancel mark lives in memcached: 14 days, the longest SQS keeps a message, so a job
+ * cancelled while it waits is still refused when its message is received, however late.
+ */
+export const CANCEL_MARK_SECONDS = 14 * 86_400;
+
+/** What a cancel did. */
+export type CancelResult =
+  /**
+   * Cancelled (or it was already): a waiting job is deleted without running when its message is
+   * received; a running one's `ctx.signal` fires with CANCELLED at its worker's next heartbeat; a
+   * fan-out parent's children not yet run are cancelled. `status`: the job's record after the cancel.
+   */
+  | { readonly outcome: 'cancelled'; readonly status: JobStatus }
+  /** It had ended already (`completed` or `failed`): nothing was changed. */
+  | { readonly outcome: 'ended'; readonly status: JobStatus }
+  /** The job store has no record of it (never tracked, or its record expired). */
+  | { readonly outcome: 'not-found'; readonly jobId: string };
+
+export interface CancelPorts {
+  readonly store: StatusStore;
+  /** Where workers read the cancel (the dedupe lock's memcached). */
+  readonly lock: JobLock;
+}
+
+/** A store that keeps moving under the cancel (a new attempt each read) is read this many times. */
+const TRIES = 3;
+
+/**
+ * Cancel a tracked job. The job store says whether it can be cancelled (it has a record, and has
+ * not ended); the mark goes to memcached first, where every worker looks for it (when it claims
+ * the job or one of its children, and at each heartbeat while it runs), then the record is moved
+ * to `cancelled`. A job that completes anyway (its handler returned before it saw the signal)
+ * reads `completed`: the store's order lets the truth win.
+ *
+ * Throws when the store cannot be read (STORE_UNREACHABLE) or memcached refuses the mark
+ * (LOCK_UNREACHABLE): nothing was cancelled then, and the call can be made again.
+ */
+export async function cancelWith(ports: CancelPorts, jobId: string): Promise<CancelResult> {
+  const { store, lock } = ports;
+  if (lock.cancel === undefined) {
+    throw new ConfigError('cancel needs the dedupe lock workers read (memcached: SQS_JOBS_MEMCACHED, or the memcached option)');
+  }
+  let status = await read(store, jobId);
+  for (let tries = 1; ; tries++) {
+    if (status === undefined) return { outcome: 'not-found', jobId };
+    if (status.state === 'cancelled') return { outcome: 'cancelled', status };
+    if (status.state === 'completed' || status.state === 'failed') return { outcome: 'ended', status };
+    if (!(await lock.cancel(jobId, CANCEL_MARK_SECONDS))) {
+      throw new SqsJobsError('LOCK_UNREACHABLE', `could not cancel job ${jobId}: memcached did not take the cancel mark`);
+    }
+    // A fan-out parent whose own run has ended keeps its record: its children read the mark.
+    if (status.state === 'waiting-children') return { outcome: 'cancelled', status };
+    const seen = status;
+    await guarded(jobId, 'record the cancel of', () =>
+      store.transition({
+        jobId,
+        jobName: seen.jobName,
+        state: 'cancelled',
+        attempt: seen.attempt,
+        at: new Date(),
+        reason: 'cancelled by request',
+        ...(seen.enqueuedAt === undefined ? {} : { enqueuedAt: seen.enqueuedAt }),
+        ...(seen.parentId === undefined ? {} : { parentId: seen.parentId }),
+      }),
+    );
+    // Not applied: it moved on meanwhile (a later attempt began, or it ended). Read again.
+    status = (await read(store, jobId)) ?? seen;
+    // Still running after the last try: the mark stands, and its worker ends it as cancelled.
+    if (tries >= TRIES && !ENDED_STATES.has(status.state as JobState)) return { outcome: 'cancelled', status };
+  }
+}
+
+function read(store: StatusStore, jobId: string): Promise<JobStatus | undefined> {
+  return guarded(jobId, 'read', () => store.get(jobId));
+}
+
+async function guarded<T>(jobId: string, doing: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new SqsJobsError('STORE_UNREACHABLE', `could not ${doing} job ${jobId} in the job store: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
