@@ -24,12 +24,20 @@ const dynamo = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1
 const table = `http-${randomUUID().slice(0, 8)}`;
 const store = { table, endpoint: LOCAL_DYNAMODB };
 const runs = new Map<string, number>();
+/** The code each cancelled handler's signal fired with. */
+const signalled = new Map<string, string | undefined>();
 const resize = defineJob({
   name: 'resize',
   args: z.object({ imageId: z.string().min(1), width: z.number().int().positive().max(4_096) }),
   handle: async (a, ctx) => {
     runs.set(ctx.jobId, (runs.get(ctx.jobId) ?? 0) + 1);
     ctx.progress(1, 2);
+    if (a.imageId === 'hold') {
+      // Runs until cancelled: what a long job that honours its signal does.
+      await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+      signalled.set(ctx.jobId, (ctx.signal.reason as { code?: string }).code);
+      throw ctx.signal.reason;
+    }
     return { key: `${a.imageId}@${a.width}` };
   },
 });
@@ -40,9 +48,11 @@ let worker: Worker;
 beforeAll(async () => {
   await createJobTable(dynamo, table);
   const { queueUrl } = await freshQueues(sqs, 'http-api');
-  producer = createProducer({ queueUrl, jobs: [resize], store }, LOCAL_ENV);
+  // The producer marks cancels where the worker looks: the same memcached, the same key prefix.
+  const lockKeyPrefix = `http-${randomUUID().slice(0, 8)}:`;
+  producer = createProducer({ queueUrl, jobs: [resize], store, lockKeyPrefix }, LOCAL_ENV);
   api = createJobsApi({ producer, basePath: '/api' });
-  worker = testWorker({ queues: [queueUrl], jobs: [resize], store });
+  worker = testWorker({ queues: [queueUrl], jobs: [resize], store, lockKeyPrefix, progressIntervalMs: 100 });
   await worker.start();
 });
 afterAll(async () => {
@@ -146,6 +156,28 @@ describe.each(Object.keys(servers))('the HTTP API on %s', (name) => {
       'completed',
     );
     expect(runs.get(key)).toBe(1);
+  });
+
+  it('DELETE cancels a running job: 202, its signal fires, it reads cancelled and is not run again; 409 once ended', async () => {
+    const { jobId, statusUrl } = (await (await post('/api/jobs/resize', JSON.stringify({ imageId: 'hold', width: 1 }))).json()) as {
+      jobId: string;
+      statusUrl: string;
+    };
+    const read = async () => (await (await fetch(base + statusUrl)).json()) as { status: string; attempt: number };
+    await eventually(async () => (await read()).status === 'running', 'running');
+    const res = await fetch(base + statusUrl, { method: 'DELETE' });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ jobId, status: 'cancelled' });
+    await eventually(() => signalled.has(jobId), 'the handler to see its signal');
+    expect(signalled.get(jobId)).toBe('CANCELLED');
+    expect(await read()).toMatchObject({ status: 'cancelled', attempt: 1 });
+    expect(runs.get(jobId)).toBe(1);
+    const done = (await (await post('/api/jobs/resize', JSON.stringify({ imageId: 'img-9', width: 9 }))).json()) as { statusUrl: string };
+    await eventually(
+      async () => ((await (await fetch(base + done.statusUrl)).json()) as { status: string }).status === 'completed',
+      'completed',
+    );
+    expect((await fetch(base + done.statusUrl, { method: 'DELETE' })).status).toBe(409);
   });
 
   it("serves the OpenAPI document, and leaves the host's own routes alone", async () => {

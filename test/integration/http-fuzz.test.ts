@@ -77,6 +77,10 @@ it.runIf(LOCAL_STACK === first)(
       `${base}/api/openapi.json`,
       '--checks',
       'all',
+      // Every check but one: DELETE cancels a job and leaves its record, so GET after DELETE answers
+      // 200 with status "cancelled" (what a client polls for). use_after_free wants a 404 there.
+      '--exclude-checks',
+      'use_after_free',
       '--mode',
       'all',
       '--max-examples',
