@@ -2,6 +2,8 @@ import memjs from 'memjs';
 import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
 import { memcachedPermits } from './memcached-permits.js';
+import { memcachedDrainMeter } from './memcached-drain-meter.js';
+import type { DrainMeter } from '../ports/drain-meter.js';
 
 export interface MemcachedLockOptions {
   /** host:port[,host:port] */
@@ -205,6 +207,12 @@ export class MemcachedLock implements JobLock {
   readonly permits: Permits = memcachedPermits(
     { call: (op) => this.#call(op), ok: (r) => this.#ok(r), failed: (r, e) => this.#failed(r, e) },
     (key, index) => `${this.#prefix}slot/${key}/${index}`,
+  );
+
+  /** How many messages the workers have deleted per queue, on the same memcached (admission reads it): see DrainMeter. */
+  readonly drains: DrainMeter = memcachedDrainMeter(
+    { call: (op) => this.#call(op), ok: (r) => this.#ok(r), failed: (r, e) => this.#failed(r, e) },
+    (name) => this.#prefix + name,
   );
 
   close(): void {

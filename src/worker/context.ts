@@ -8,6 +8,7 @@ import type { FanOutDeps } from '../fan-out/fan-out.js';
 import type { StatusTracker } from '../status/tracker.js';
 import type { DeleteCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
 import type { Heartbeat } from './hold/heartbeat.js';
+import type { DrainTally } from './drain-tally.js';
 import type { WorkerConfig } from './options.js';
 import type { QueueState } from './queue-state.js';
 
@@ -37,6 +38,8 @@ export interface WorkerContext {
   readonly deletes: DeleteCoalescer;
   /** Hand-backs by visibility, coalesced into ChangeMessageVisibilityBatch calls. */
   readonly visibility: VisibilityCoalescer;
+  /** The deletes counted for the drain meter (admission's drain rate), when there is one. */
+  readonly drains: DrainTally | undefined;
   readonly metrics: MetricsRecorder | undefined;
   /** Job status (a job store is configured): its writes, and what ctx.fanOut needs. */
   readonly status: { readonly tracker: StatusTracker; readonly fanOut: FanOutDeps } | undefined;

@@ -19,6 +19,7 @@ import {
 } from '../config/env.js';
 import type { JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
+import type { DrainMeter } from '../ports/drain-meter.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { MetricsSettings } from '../metrics/settings.js';
 import type { MetricsSink } from '../ports/metrics-sink.js';
@@ -94,6 +95,8 @@ export const workerOptionsSchema = z
       .min(1, 'must be >= 1')
       .max(900, 'must be <= 900 (SQS delay limit)')
       .default(5),
+    /** Where the worker counts its deletes (admission's drain rate). Default: memcached's, when `memcached` is set. */
+    drains: implementing<DrainMeter>('DrainMeter', ['add', 'read']).optional(),
     /** The permits port behind tenant caps and exclusive batch keys. Default: memcached's, when `memcached` is set. */
     permits: implementing<Permits>('Permits (take, extend, release)', ['take', 'extend', 'release']).optional(),
     /** Renamed in 0.2: `tenantCaps` and `capDelaySeconds`. */

@@ -10,6 +10,10 @@ import { resolveMetricsSink } from '../metrics/wiring.js';
 import { NoLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
 import { DeleteCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
+import { DrainTally } from './drain-tally.js';
+
+/** How often a worker adds its deletes to the drain meter. */
+const DRAIN_FLUSH_MS = 1_000;
 import { Heartbeat } from './hold/heartbeat.js';
 import type { WorkerConfig } from './options.js';
 import type { QueueState } from './queue-state.js';
@@ -97,9 +101,13 @@ export function buildContext(
       events.emit('heartbeat:lost', { ...lease.info, reason });
     },
   });
+  // The drain meter: the option, else the one on the lock's memcached (producers' admission reads it).
+  const meter = c.drains ?? (chosenLock instanceof MemcachedLock ? chosenLock.drains : undefined);
+  const drains = meter === undefined ? undefined : new DrainTally(meter, DRAIN_FLUSH_MS);
   const deletes = new DeleteCoalescer({
     sqs,
     flushMs: c.deleteFlushMs,
+    ...(drains === undefined ? {} : { onConfirmed: (queueUrl: string, count: number) => drains.count(queueUrl, count) }),
     onFailure: (m, reason) =>
       onError('delete', new Error(`could not delete message ${m.messageId} from ${m.queueUrl}: ${reason}; it will be delivered again`)),
   });
@@ -131,6 +139,7 @@ export function buildContext(
     heartbeat,
     deletes,
     visibility,
+    drains,
     metrics: metricsRecorder(c, log, env),
     status,
     queueOf: (url) => {

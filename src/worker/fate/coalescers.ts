@@ -19,6 +19,8 @@ export interface CoalescerOptions {
   readonly flushMs: number;
   /** An entry SQS would not take (after retries of transient failures), with the reason. */
   readonly onFailure: (message: ReceivedMessage, reason: string) => void;
+  /** How many entries of a queue SQS confirmed, after each call. */
+  readonly onConfirmed?: (queueUrl: string, count: number) => void;
 }
 
 /**
@@ -89,6 +91,8 @@ abstract class Coalescer {
       );
       const failures = new Map(failed.map((f) => [f.item, f.failure]));
       const retry: Pending[] = [];
+      const confirmed = pending.length - failures.size;
+      if (confirmed > 0) this.#o.onConfirmed?.(queueUrl, confirmed);
       for (const p of pending) {
         const f = failures.get(p);
         if (f === undefined) p.resolve(true);
