@@ -20,11 +20,13 @@ export {
   EnqueueBatchError,
   UnrecoverableError,
   RetryLaterError,
+  QueueFullError,
 } from './core/errors.js';
 // Producing
 export { Producer, createProducer } from './producer/producer.js';
 export { configureDefaultProducer, enqueue, enqueueMany } from './producer/default.js';
 export type { ProducerOptions, EnqueueOptions, EnqueueManyOptions, EnqueueResult } from './producer/options.js';
+export type { AdmissionOptions } from './producer/admission/admission.js';
 // Working
 export { Worker, createWorker } from './worker/worker.js';
 export type { WorkerOptions } from './worker/options.js';

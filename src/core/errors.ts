@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   'QUEUE_SETUP_FAILED',
   'JOB_NOT_FOUND',
   'JOB_ENDED',
+  'QUEUE_FULL',
   'STORE_UNREACHABLE',
   'LOCK_UNREACHABLE',
   'UNRECOVERABLE',
@@ -131,6 +132,32 @@ export class RetryLaterError extends SqsJobsError {
       throw new RangeError(`RetryLaterError: delayMs must be a finite number >= 0, got ${delayMs}`);
     }
     this.delayMs = delayMs;
+  }
+}
+
+/**
+ * Admission refused the job: the queue's backlog is at its high-water mark (the workers' drain
+ * capacity × the SLA), so a job enqueued now would wait longer than the SLA. Nothing was sent.
+ * Try again after `retryAfterMs` (the HTTP API answers 429 with `Retry-After`): a turn is kept for
+ * the same job and args until then.
+ */
+export class QueueFullError extends SqsJobsError {
+  readonly retryAfterMs: number;
+  /** Messages waiting to start when it was refused (estimated). */
+  readonly backlog: number;
+  readonly highWaterMark: number;
+  /** The workers' measured drain capacity, messages per second. */
+  readonly drainPerSecond: number;
+
+  constructor(f: { retryAfterMs: number; backlog: number; highWaterMark: number; drainPerSecond: number }) {
+    super(
+      'QUEUE_FULL',
+      `the queue is full: ${f.backlog} jobs wait, its high-water mark is ${f.highWaterMark} (${f.drainPerSecond.toFixed(1)} jobs/s drained); try again in ${Math.ceil(f.retryAfterMs / 1000)} s`,
+    );
+    this.retryAfterMs = f.retryAfterMs;
+    this.backlog = f.backlog;
+    this.highWaterMark = f.highWaterMark;
+    this.drainPerSecond = f.drainPerSecond;
   }
 }
 

@@ -1,5 +1,5 @@
 import { jobIdSchema } from '../core/envelope.js';
-import { PayloadTooLargeError, SqsJobsError, ValidationError, toError } from '../core/errors.js';
+import { PayloadTooLargeError, QueueFullError, SqsJobsError, ValidationError, toError } from '../core/errors.js';
 import type { AnyDefinition } from '../core/job.js';
 import type { StatusStore } from '../ports/status-store.js';
 import type { CancelResult } from '../status/cancel.js';
@@ -69,6 +69,7 @@ export class JobsApi {
           basePath: this.basePath,
           statusRoute: this.#store !== undefined,
           cancelRoute: this.#producer.cancellable,
+          admission: this.#producer.admits,
         }),
       );
       return new Response(method === 'HEAD' ? null : this.#openapi, { headers: { 'content-type': 'application/json; charset=utf-8' } });
@@ -199,6 +200,9 @@ function enqueueProblem(error: unknown, retryAfterSeconds: number): Response {
     return problem(422, slug, error.message, { errors: error.issues });
   }
   if (error instanceof PayloadTooLargeError) return problem(413, 'payload-too-large', error.message);
+  if (error instanceof QueueFullError) {
+    return problem(429, 'queue-full', error.message, { headers: { 'retry-after': String(Math.ceil(error.retryAfterMs / 1000)) } });
+  }
   if (error instanceof SqsJobsError && error.code === 'ENQUEUE_FAILED') {
     return problem(503, 'enqueue-failed', error.message, { headers: { 'retry-after': String(retryAfterSeconds) } });
   }

@@ -35,7 +35,7 @@ function statusPath(basePath: string): string {
  */
 export function openApiDocument(
   jobs: ReadonlyMap<string, AnyDefinition>,
-  o: { readonly basePath: string; readonly statusRoute: boolean; readonly cancelRoute: boolean },
+  o: { readonly basePath: string; readonly statusRoute: boolean; readonly cancelRoute: boolean; readonly admission?: boolean },
 ): Schema {
   const paths: Schema = {};
   const idempotencyKey = {
@@ -73,6 +73,14 @@ export function openApiDocument(
           '413': problemResponse('The body or the message would be too large'),
           '415': problemResponse('The body is not JSON'),
           '422': problemResponse('The args (or the Idempotency-Key) break a rule: `errors` names each field and rule'),
+          ...(o.admission
+            ? {
+                '429': problemResponse(
+                  'The queue is at its high-water mark (drain rate × SLA): come back after Retry-After, when a turn is kept for this same request',
+                  retryAfter,
+                ),
+              }
+            : {}),
           '503': problemResponse('SQS (or the job store) did not answer; try again later', retryAfter),
         },
       },

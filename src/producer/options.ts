@@ -4,6 +4,7 @@ import { implementing, queueUrlSchema } from '../config/env.js';
 import { jobIdSchema, tenantSchema } from '../core/envelope.js';
 import { storeOptionSchema } from '../status/store.js';
 import { cancelOptionsSchema } from '../status/cancel-job.js';
+import { admissionOptionsSchema } from './admission/admission.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from '../core/job.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../core/sqs-limits.js';
 import { ValidationError } from '../core/errors.js';
@@ -94,6 +95,8 @@ export const producerOptionsSchema = z
       .optional(),
     /** For cancel(): the workers' memcached (default SQS_JOBS_MEMCACHED), or a JobLock, and their lockKeyPrefix. */
     ...cancelOptionsSchema.omit({ store: true }).shape,
+    /** Admission: refuse jobs (QueueFullError, HTTP 429) while the backlog is over the workers' drain capacity × slaSeconds. */
+    admission: admissionOptionsSchema.optional(),
     /** Renamed in 0.2: `spillover`, whose `queueUrl` was `spilloverQueueUrl`. */
     fairness: z.undefined({ error: 'was renamed: use spillover ({ queueUrl, ratePerSecond, burst, weights })' }).optional(),
   })

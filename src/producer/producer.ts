@@ -1,23 +1,14 @@
-import type { z } from 'zod';
 import { isFifoQueue, parseConfig, resolveMemcached, resolveQueueUrl, type Env } from '../config/env.js';
-import { encodeEnvelope, envelopeAttributes, messageSize, newJobId, type Envelope } from '../core/envelope.js';
-import {
-  ConfigError,
-  EnqueueBatchError,
-  PayloadTooLargeError,
-  SqsJobsError,
-  ValidationError,
-  toError,
-  type FieldIssue,
-} from '../core/errors.js';
+import { ConfigError, EnqueueBatchError, SqsJobsError, ValidationError, toError, type FieldIssue } from '../core/errors.js';
 import { SpilloverGate } from './spillover.js';
 import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
 import { outgoing, sendAll, type PreparedMessage } from './send-many.js';
-import { producerQueue } from './wiring.js';
+import { producerAdmission, producerQueue } from './wiring.js';
+import type { Admission } from './admission/admission.js';
+import { type Preparing, prepareMessage } from './prepare.js';
 import type { QueuePort } from '../ports/queue.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
-  checkOptionsFit,
   resolveJob,
   enqueueOptionsSchema,
   producerOptionsSchema,
@@ -30,7 +21,6 @@ import { SQS_BATCH_LIMIT, SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.j
 import type { StatusStore } from '../ports/status-store.js';
 import { resolveJobStore } from '../status/wiring.js';
 import { recordWaiting } from '../status/waiting.js';
-import { checkedArgs } from './args.js';
 import { parseWith } from '../core/validation.js';
 import type { CancelResult } from '../status/cancel.js';
 import { JobCanceller } from '../status/cancel-job.js';
@@ -47,9 +37,10 @@ export class Producer {
   /** Destroys the SDK client the producer made (none when a queue port or client was given). */
   readonly #closeQueue: () => void;
   readonly #jobs: JobRegistry;
-  readonly #fifo: boolean;
-  readonly #spillover: SpilloverGate | undefined;
-  readonly #spilloverQueueUrl: string | undefined;
+  /** How its messages are made: its queue, limits and routing. */
+  readonly #p: Preparing;
+  readonly #admission: Admission | undefined;
+  readonly #closeAdmission: () => void;
   /** Where tracked jobs are recorded as waiting; undefined when no store is configured. */
   readonly #store: StatusStore | undefined;
   readonly #ownsStore: boolean;
@@ -65,15 +56,11 @@ export class Producer {
     this.queueUrl = resolveQueueUrl(o.queueUrl, env, 'options.queueUrl');
     this.maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.#jobs = o.jobs instanceof JobRegistry ? o.jobs : new JobRegistry(o.jobs ?? []);
-    this.#fifo = isFifoQueue(this.queueUrl);
-    if (o.spillover !== undefined) {
-      if (this.#fifo || isFifoQueue(o.spillover.queueUrl)) {
-        throw new ConfigError(
-          "invalid producer options: options.spillover: needs standard queues (a spillover queue would break a FIFO group's order)",
-        );
-      }
-      this.#spillover = new SpilloverGate(o.spillover);
-      this.#spilloverQueueUrl = o.spillover.queueUrl;
+    const fifo = isFifoQueue(this.queueUrl);
+    if (o.spillover !== undefined && (fifo || isFifoQueue(o.spillover.queueUrl))) {
+      throw new ConfigError(
+        "invalid producer options: options.spillover: needs standard queues (a spillover queue would break a FIFO group's order)",
+      );
     }
     this.#store = resolveJobStore(o.store, env);
     this.#ownsStore = this.#store !== o.store;
@@ -81,14 +68,30 @@ export class Producer {
     this.#env = env;
     this.cancellable =
       this.#store !== undefined && (o.lock !== undefined || resolveMemcached(o.memcached, env, 'options.memcached') !== undefined);
-    const { queue, close } = producerQueue(o, env);
+    const { queue, counts, close } = producerQueue(o, env);
     this.#queue = queue;
     this.#closeQueue = close;
+    const admission = o.admission === undefined ? undefined : producerAdmission(o.admission, o, counts, env);
+    this.#admission = admission?.admission;
+    this.#closeAdmission = admission?.close ?? (() => {});
+    this.#p = {
+      queueUrl: this.queueUrl,
+      maxMessageBytes: this.maxMessageBytes,
+      fifo,
+      hasStore: this.#store !== undefined,
+      spillover: o.spillover === undefined ? undefined : { gate: new SpilloverGate(o.spillover), queueUrl: o.spillover.queueUrl },
+      keyed: this.#admission !== undefined,
+    };
   }
 
   /** The jobs this producer can send. */
   get jobs(): JobRegistry {
     return this.#jobs;
+  }
+
+  /** Whether admission is on (the `admission` option): enqueue may throw QueueFullError. */
+  get admits(): boolean {
+    return this.#admission !== undefined;
   }
 
   /** Where tracked jobs are recorded (the `store` option); undefined when none is configured. */
@@ -100,10 +103,12 @@ export class Producer {
   async enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const definition = resolveJob(this.#jobs, job);
     const opts = parseWith(enqueueOptionsSchema, options, 'options', optionsError(`invalid enqueue options for job "${definition.name}"`));
-    const message = this.#prepare(definition, args, opts, 'args');
+    const message = prepareMessage(this.#p, definition, args, opts, 'args');
     await this.#checkQueueLimit();
+    this.#admit([message]);
     try {
       const { messageId } = await this.#queue.send(message.queueUrl, outgoing(message));
+      this.#admission?.sent(message.queueUrl, 1);
       await recordWaiting(this.#store, definition.name, [message]);
       return { jobId: message.jobId, messageId };
     } catch (error) {
@@ -123,7 +128,7 @@ export class Producer {
   check<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): void {
     const definition = resolveJob(this.#jobs, job);
     const opts = parseWith(enqueueOptionsSchema, options, 'options', optionsError(`invalid enqueue options for job "${definition.name}"`));
-    this.#prepare(definition, args, opts, 'args', false);
+    prepareMessage(this.#p, definition, args, opts, 'args', false);
   }
 
   /**
@@ -152,14 +157,16 @@ export class Producer {
       ]);
     }
     const messages = argsList.map((args, index) =>
-      this.#prepare(definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`),
+      prepareMessage(this.#p, definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`),
     );
     if (messages.length === 0) return [];
     await this.#checkQueueLimit();
+    this.#admit(messages);
 
     // Batches per destination queue (main, spillover), each split by 10 entries and by bytes.
     const maxBytes = Math.min(SQS_DEFAULT_MESSAGE_BYTES, this.maxMessageBytes * SQS_BATCH_LIMIT);
     const { results, failed } = await sendAll(this.#queue, messages, maxBytes);
+    messages.forEach((m, i) => results[i] !== undefined && this.#admission?.sent(m.queueUrl, 1));
     await recordWaiting(
       this.#store,
       definition.name,
@@ -176,51 +183,29 @@ export class Producer {
     return results as EnqueueResult[];
   }
 
-  /** Release the SDK client's sockets (only when this producer created it), and the job store's. */
   /** Cancel a tracked job (see CancelResult): recorded in this producer's job store, marked in the workers' memcached. */
   async cancel(jobId: string): Promise<CancelResult> {
     this.#canceller ??= new JobCanceller(this.#cancelOptions, this.#env, { store: this.#store });
     return this.#canceller.cancel(jobId);
   }
 
+  /** Release the SDK client's sockets (only when this producer created it), the job store's and memcached's. */
   close(): void {
     this.#canceller?.close();
+    this.#closeAdmission();
     this.#closeQueue();
     if (this.#ownsStore) this.#store?.close();
   }
 
-  /** The message to send for a job; `route` false: a check only (no spillover token is taken). */
-  #prepare(job: AnyDefinition, args: unknown, opts: EnqueueSettings, argsField: string, route = true): PreparedMessage {
-    checkOptionsFit(job.name, opts, { fifo: this.#fifo, hasStore: this.#store !== undefined });
-    const validArgs = checkedArgs(job, args, argsField);
-    const envelope: Envelope = {
-      v: 1,
-      id: opts.jobId ?? newJobId(),
-      job: job.name,
-      args: validArgs,
-      enqueuedAt: new Date().toISOString(),
-      ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
-      ...(opts.track ? { track: true } : {}),
-      ...(opts.parent === undefined ? {} : { parent: opts.parent }),
-    };
-    const body = encodeEnvelope(envelope);
-    const attributes = envelopeAttributes(envelope);
-    const size = messageSize(body, attributes);
-    if (size > this.maxMessageBytes) throw new PayloadTooLargeError(job.name, size, this.maxMessageBytes);
-    const groupId = opts.groupId ?? opts.tenant ?? (this.#fifo ? envelope.id : undefined);
-    // The spillover key is the tenant; jobs without one are not metered.
-    const spill = route && this.#spillover !== undefined && opts.tenant !== undefined && !this.#spillover.admit(opts.tenant);
-    return {
-      queueUrl: spill ? this.#spilloverQueueUrl! : this.queueUrl,
-      jobId: envelope.id,
-      body,
-      attributes,
-      size,
-      delaySeconds: opts.delaySeconds,
-      groupId,
-      deduplicationId: this.#fifo ? (opts.deduplicationId ?? envelope.id) : undefined,
-      track: opts.track ? { enqueuedAt: envelope.enqueuedAt, parentId: opts.parent } : undefined,
-    };
+  /**
+   * Admission (the `admission` option): every message, all or none, per destination queue; throws
+   * QueueFullError before anything is sent. An enqueueMany is one request (its first message's key).
+   */
+  #admit(messages: readonly PreparedMessage[]): void {
+    if (this.#admission === undefined) return;
+    const byQueue = new Map<string, PreparedMessage[]>();
+    for (const m of messages) byQueue.set(m.queueUrl, [...(byQueue.get(m.queueUrl) ?? []), m]);
+    for (const [queueUrl, list] of byQueue) this.#admission.admit(queueUrl, list[0]!.admissionKey!, list.length);
   }
 
   /** A limit above SQS's default is only honest if the queue was raised to accept it: ask once. */
@@ -240,9 +225,6 @@ export class Producer {
     return this.#queueLimitChecked;
   }
 }
-
-/** What enqueue's options are once parsed. */
-type EnqueueSettings = z.output<typeof enqueueOptionsSchema>;
 
 export function createProducer(options: ProducerOptions = {}, env: Env = process.env): Producer {
   return new Producer(options, env);

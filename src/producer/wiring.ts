@@ -1,18 +1,67 @@
 import { createSqsClient } from '../adapters/aws-clients.js';
+import { MemcachedLock } from '../adapters/memcached-lock.js';
+import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
-import { resolveAwsSettings, type Env } from '../config/env.js';
+import { ConfigError } from '../core/errors.js';
+import { resolveAwsSettings, resolveMemcached, type Env } from '../config/env.js';
 import type { QueuePort } from '../ports/queue.js';
+import type { QueueCounts } from '../ports/queue-admin.js';
+import { Admission, type admissionOptionsSchema } from './admission/admission.js';
+import type { z } from 'zod';
 
-/** The producer's queue port: the one given, else the SDK adapter on a client made here (which `close` destroys). */
+/**
+ * The producer's queue port: the one given, else the SDK adapter on a client made here (which
+ * `close` destroys); and the queue's counts on that client, for admission.
+ */
 export function producerQueue(
   o: { readonly queue?: QueuePort; readonly endpoint?: string; readonly region?: string },
   env: Env,
-): { queue: QueuePort; close: () => void } {
-  if (o.queue !== undefined) return { queue: o.queue, close: () => {} };
+): { queue: QueuePort; counts: ((queueUrl: string) => Promise<QueueCounts>) | undefined; close: () => void } {
+  if (o.queue !== undefined) return { queue: o.queue, counts: undefined, close: () => {} };
   const client = createSqsClient(
     resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env, { endpoint: 'options.endpoint', region: 'options.region' }),
     {},
     env,
   );
-  return { queue: new SqsQueuePort(client), close: () => client.destroy() };
+  const admin = new SqsQueueAdmin(client);
+  return { queue: new SqsQueuePort(client), counts: (url) => admin.counts(url), close: () => client.destroy() };
+}
+
+/**
+ * The producer's admission: on the drain meter given, else on the workers' memcached (the
+ * `memcached` option or SQS_JOBS_MEMCACHED, under their lockKeyPrefix), and on the queue's counts.
+ */
+export function producerAdmission(
+  settings: z.output<typeof admissionOptionsSchema>,
+  o: { readonly memcached?: string | undefined; readonly lockKeyPrefix: string },
+  counts: ((queueUrl: string) => Promise<QueueCounts>) | undefined,
+  env: Env,
+): { admission: Admission; close: () => void } {
+  const queueCounts = settings.counts ?? counts;
+  if (queueCounts === undefined) {
+    throw new ConfigError(
+      'invalid producer options: options.admission.counts: needed with a queue port of your own (how many messages wait)',
+    );
+  }
+  let lock: MemcachedLock | undefined;
+  let drains = settings.drains;
+  if (drains === undefined) {
+    const servers = resolveMemcached(o.memcached, env, 'options.memcached');
+    if (servers === undefined) {
+      throw new ConfigError(
+        "invalid producer options: options.admission: needs the workers' drain counts: set memcached (or SQS_JOBS_MEMCACHED) to the workers' memcached",
+      );
+    }
+    lock = new MemcachedLock({ servers, keyPrefix: o.lockKeyPrefix });
+    drains = lock.drains;
+  }
+  const meter = drains;
+  const admission = new Admission(settings, { counts: queueCounts, drained: (url) => meter.read(url) });
+  return {
+    admission,
+    close: () => {
+      admission.close();
+      lock?.close();
+    },
+  };
 }

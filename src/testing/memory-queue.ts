@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { QueueCounts } from '../ports/queue-admin.js';
 import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../core/sqs-limits.js';
 import type { BatchEntry, BatchFailure, OutgoingMessage, ReceivedMessage } from '../core/message.js';
@@ -127,6 +128,15 @@ export class MemoryQueue implements QueuePort {
   async deadLetterTarget(queueUrl: string): Promise<DeadLetterTarget | undefined> {
     this.#queue(queueUrl);
     return this.#redrive.get(queueUrl);
+  }
+
+  /** The queue's counts, as SQS's GetQueueAttributes gives them (what admission samples). */
+  async counts(queueUrl: string): Promise<QueueCounts> {
+    const now = Date.now();
+    const all = this.#queue(queueUrl);
+    const waiting = all.filter((m) => m.visibleAt > now);
+    const delayed = waiting.filter((m) => m.receiveCount === 0).length;
+    return { visible: all.length - waiting.length, inFlight: waiting.length - delayed, delayed };
   }
 
   /** What a queue holds now, for a test's checks (not part of the port; receives nothing). */

@@ -13,6 +13,7 @@ describe('the public API', () => {
         'JobStatusReader',
         'PayloadTooLargeError',
         'Producer',
+        'QueueFullError',
         'RetryLaterError',
         'SqsJobsError',
         'UnknownJobError',
@@ -52,6 +53,7 @@ describe('the public API', () => {
 
   it("'sqs-jobs/testing' exports the in-memory fakes and the handler runners", async () => {
     expect(Object.keys(await import('../../src/testing/index.js')).sort()).toEqual([
+      'MemoryDrainMeter',
       'MemoryJobStore',
       'MemoryLock',
       'MemoryPermits',

@@ -1,0 +1,69 @@
+import type { z } from 'zod';
+import { type Envelope, encodeEnvelope, envelopeAttributes, messageSize, newJobId } from '../core/envelope.js';
+import { PayloadTooLargeError } from '../core/errors.js';
+import type { AnyDefinition } from '../core/job.js';
+import { admissionKey } from './admission/admission.js';
+import { checkedArgs } from './args.js';
+import { checkOptionsFit, type enqueueOptionsSchema } from './options.js';
+import type { PreparedMessage } from './send-many.js';
+import type { SpilloverGate } from './spillover.js';
+
+/** What enqueue's options are once parsed. */
+export type EnqueueSettings = z.output<typeof enqueueOptionsSchema>;
+
+/** What a producer is, as far as making its messages goes. */
+export interface Preparing {
+  readonly queueUrl: string;
+  readonly maxMessageBytes: number;
+  readonly fifo: boolean;
+  readonly hasStore: boolean;
+  readonly spillover: { readonly gate: SpilloverGate; readonly queueUrl: string } | undefined;
+  /** Admission is on: each message carries its admission key. */
+  readonly keyed: boolean;
+}
+
+/**
+ * The message to send for a job: options checked against the producer, args by the job's schema,
+ * the envelope encoded and its size checked; routed to the spillover queue when the job's tenant is
+ * past its allowance (`route` false: a check only, no spillover token is taken).
+ */
+export function prepareMessage(
+  p: Preparing,
+  job: AnyDefinition,
+  args: unknown,
+  opts: EnqueueSettings,
+  argsField: string,
+  route = true,
+): PreparedMessage {
+  checkOptionsFit(job.name, opts, { fifo: p.fifo, hasStore: p.hasStore });
+  const validArgs = checkedArgs(job, args, argsField);
+  const envelope: Envelope = {
+    v: 1,
+    id: opts.jobId ?? newJobId(),
+    job: job.name,
+    args: validArgs,
+    enqueuedAt: new Date().toISOString(),
+    ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
+    ...(opts.track ? { track: true } : {}),
+    ...(opts.parent === undefined ? {} : { parent: opts.parent }),
+  };
+  const body = encodeEnvelope(envelope);
+  const attributes = envelopeAttributes(envelope);
+  const size = messageSize(body, attributes);
+  if (size > p.maxMessageBytes) throw new PayloadTooLargeError(job.name, size, p.maxMessageBytes);
+  const groupId = opts.groupId ?? opts.tenant ?? (p.fifo ? envelope.id : undefined);
+  // The spillover key is the tenant; jobs without one are not metered.
+  const spill = route && p.spillover !== undefined && opts.tenant !== undefined && !p.spillover.gate.admit(opts.tenant);
+  return {
+    queueUrl: spill ? p.spillover!.queueUrl : p.queueUrl,
+    jobId: envelope.id,
+    body,
+    attributes,
+    size,
+    delaySeconds: opts.delaySeconds,
+    groupId,
+    deduplicationId: p.fifo ? (opts.deduplicationId ?? envelope.id) : undefined,
+    track: opts.track ? { enqueuedAt: envelope.enqueuedAt, parentId: opts.parent } : undefined,
+    admissionKey: p.keyed ? admissionKey(job.name, validArgs, opts.tenant, opts.jobId) : undefined,
+  };
+}

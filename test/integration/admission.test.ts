@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { QueueFullError } from '../../src/core/errors.js';
+import { defineJob } from '../../src/core/job.js';
+import { createJobsApi } from '../../src/http/api.js';
+import { nodeHandler } from '../../src/http/node.js';
+import { createProducer } from '../../src/producer/producer.js';
+import { LOCAL_ENV, LOCAL_MEMCACHED, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { useWorkers } from '../helpers/worker.js';
+
+/*
+ * Admission under a real worker draining a real queue (issue 19): the producer measures the
+ * workers' drain capacity from their counts in memcached and the queue's backlog from SQS, refuses
+ * above capacity × SLA with QueueFullError (HTTP 429 + Retry-After), and a request that comes back
+ * when told is admitted. How well it holds the mark under 3x load is for npm run bench:admission.
+ */
+
+const sqs = sqsClient();
+afterAll(() => sqs.destroy());
+const start = useWorkers();
+
+describe('admission', () => {
+  it('refuses above drain capacity × SLA with QueueFullError and 429 + Retry-After; a request back on time is admitted', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'admission');
+    const lockKeyPrefix = `adm-${randomUUID().slice(0, 8)}:`;
+    // 4 at a time, 200 ms each: about 20 jobs a second.
+    const job = defineJob({ name: 'thumb', args: z.object({ n: z.number() }), handle: () => sleepFor(200) });
+    const worker = start({ queues: [queueUrl], jobs: [job], concurrency: 4, lockKeyPrefix });
+    await worker.start();
+    const producer = createProducer(
+      { queueUrl, jobs: [job], memcached: LOCAL_MEMCACHED, lockKeyPrefix, admission: { slaSeconds: 2, sampleMs: 500, windowSeconds: 2 } },
+      LOCAL_ENV,
+    );
+    const server: Server = createServer(nodeHandler(createJobsApi({ producer })));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      // Offer more than the workers drain (in rounds of 20 every 250 ms: ~80/s) until admission refuses.
+      let n = 0;
+      let refusal: QueueFullError | undefined;
+      await eventually(
+        async () => {
+          const round = await Promise.allSettled(Array.from({ length: 20 }, () => producer.enqueue(job, { n: n++ })));
+          refusal ??= round.map((r) => (r.status === 'rejected' ? r.reason : undefined)).find((e) => e instanceof QueueFullError);
+          await sleepFor(250);
+          return refusal !== undefined;
+        },
+        'a refusal',
+        60_000,
+      );
+      expect(refusal!.retryAfterMs).toBeGreaterThanOrEqual(1_000);
+      expect(refusal!.drainPerSecond).toBeGreaterThan(0);
+      expect(refusal!.highWaterMark).toBeCloseTo(refusal!.drainPerSecond * 2, 0);
+      // While it is full the backlog stays near the mark: SQS's count, not the producer's estimate.
+      const backlog = (await queueCounts(sqs, queueUrl)).visible;
+      console.log(
+        `admission: drain ${refusal!.drainPerSecond.toFixed(1)}/s, mark ${refusal!.highWaterMark}, backlog ${backlog}, refused after ${n} offered`,
+      );
+      expect(backlog).toBeLessThanOrEqual(refusal!.highWaterMark * 3);
+
+      // Over HTTP: 429, a problem body, and Retry-After in seconds. Honoured, the same request gets in.
+      const post = () => fetch(`${base}/jobs/thumb`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":-1}' });
+      const full = await eventually(async () => {
+        await Promise.allSettled(Array.from({ length: 20 }, () => producer.enqueue(job, { n: n++ })));
+        const res = await post();
+        return res.status === 429 ? res : undefined;
+      }, 'a 429');
+      const retryAfter = Number(full.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(await full.json()).toMatchObject({ type: 'tag:sqs-jobs,2026:queue-full', status: 429 });
+      await sleepFor(retryAfter * 1000);
+      expect((await post()).status).toBe(202);
+      const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, { post?: { responses: object } }> };
+      expect(Object.keys(doc.paths['/jobs/thumb']!.post!.responses)).toContain('429');
+    } finally {
+      await new Promise((r) => server.close(r));
+      producer.close();
+    }
+  });
+});

@@ -1,0 +1,216 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { QueueFullError } from '../../../src/core/errors.js';
+import { defineJob } from '../../../src/core/job.js';
+import { admissionKey } from '../../../src/producer/admission/admission.js';
+import { QueueEstimate } from '../../../src/producer/admission/estimate.js';
+import { AdmissionGate } from '../../../src/producer/admission/gate.js';
+import { createProducer } from '../../../src/producer/producer.js';
+import type { QueueCounts } from '../../../src/ports/queue-admin.js';
+import { MemoryDrainMeter } from '../../../src/testing/memory-drain-meter.js';
+import { MemoryQueue } from '../../../src/testing/memory-queue.js';
+
+// Admission's logic on given numbers and a hand-moved clock. Against a real worker draining a real
+// queue: test/integration/admission.test.ts; under 3x load: npm run bench:admission.
+
+const URL = 'http://127.0.0.1:4566/000000000000/jobs';
+
+/** A queue whose counts and drain count the test sets, sampled on a clock the test moves. */
+function queue() {
+  const state = { backlog: 0, drained: undefined as number | undefined, t: 0 };
+  const estimate = new QueueEstimate(
+    {
+      counts: async (): Promise<QueueCounts> => ({ visible: state.backlog, inFlight: 3, delayed: 0 }),
+      drained: async () => state.drained,
+    },
+    URL,
+    5_000,
+  );
+  const at = (t: number) => {
+    state.t = t;
+    return estimate.sample(() => t);
+  };
+  return { state, estimate, at };
+}
+
+describe('QueueEstimate', () => {
+  it('has no capacity until the workers had work for a whole window; then the drain rate over it', async () => {
+    const q = queue();
+    q.state.backlog = 500;
+    q.state.drained = 1_000;
+    await q.at(0);
+    expect(q.estimate.view(0)).toEqual({ backlog: 500, capacity: undefined });
+    for (let s = 1; s <= 5; s++) {
+      q.state.drained += 20;
+      q.state.backlog -= 20;
+      await q.at(s * 1_000);
+    }
+    expect(q.estimate.view(5_000)).toEqual({ backlog: 400, capacity: 20 });
+    // Projected between samples: 400 less 1.5 s at 20/s, plus what this producer sent since.
+    q.estimate.sent(7);
+    expect(q.estimate.view(6_500)).toEqual({ backlog: 377, capacity: 20 });
+  });
+
+  it('an idle fleet drains only what arrives: that rate is not its capacity (kept, or raised)', async () => {
+    const q = queue();
+    q.state.backlog = 100;
+    q.state.drained = 0;
+    for (let s = 0; s <= 5; s++) {
+      if (s > 0) q.state.drained += 30;
+      await q.at(s * 1_000);
+    }
+    expect(q.estimate.view(5_000)?.capacity).toBe(30);
+    q.state.backlog = 0; // idle now: 5 per second arrive and are drained at once
+    for (let s = 6; s <= 12; s++) {
+      q.state.drained += 5;
+      await q.at(s * 1_000);
+    }
+    expect(q.estimate.view(12_000)?.capacity).toBe(30);
+    for (let s = 13; s <= 19; s++) {
+      q.state.drained += 50; // more workers, still idle: the higher rate is a floor of the capacity
+      await q.at(s * 1_000);
+    }
+    expect(q.estimate.view(19_000)?.capacity).toBe(50);
+  });
+
+  it('a counter that restarted (evicted) starts the window again; no counter, no capacity', async () => {
+    const q = queue();
+    q.state.backlog = 100;
+    q.state.drained = 10_000;
+    await q.at(0);
+    q.state.drained = 5; // evicted and recreated
+    for (let s = 1; s <= 4; s++) await q.at(s * 1_000);
+    expect(q.estimate.view(4_000)?.capacity).toBeUndefined();
+    const none = queue();
+    none.state.backlog = 100;
+    for (let s = 0; s <= 6; s++) await none.at(s * 1_000);
+    expect(none.estimate.view(6_000)).toEqual({ backlog: 100, capacity: undefined });
+  });
+});
+
+describe('AdmissionGate', () => {
+  const gate = () => new AdmissionGate({ slaSeconds: 10, graceMs: 2_000, tolerance: 0.1 });
+  const refusal = (f: () => void): QueueFullError => {
+    try {
+      f();
+    } catch (error) {
+      if (error instanceof QueueFullError) return error;
+      throw error;
+    }
+    throw new Error('admitted');
+  };
+
+  it('admits without an estimate, and below the mark (capacity × SLA)', () => {
+    const g = gate();
+    g.admit('a', 1, undefined, 0);
+    g.admit('a', 1, { backlog: 1_000_000, capacity: undefined }, 0);
+    g.admit('a', 1, { backlog: 199, capacity: 20 }, 0);
+  });
+
+  it('above the mark: refuses with the time until the backlog drains below it, in whole seconds', () => {
+    const g = gate();
+    const e = refusal(() => g.admit('a', 1, { backlog: 250, capacity: 20 }, 0));
+    expect(e).toMatchObject({ code: 'QUEUE_FULL', retryAfterMs: 3_000, backlog: 250, highWaterMark: 200, drainPerSecond: 20 });
+    expect(e.message).toMatch(/250 jobs wait, its high-water mark is 200 \(20\.0 jobs\/s drained\); try again in 3 s/);
+  });
+
+  it('keeps a turn for a refused request: new ones queue behind it, and it is admitted when it comes back on time', () => {
+    const g = gate();
+    const view = { backlog: 200, capacity: 20 };
+    expect(refusal(() => g.admit('a', 1, view, 0)).retryAfterMs).toBe(1_000);
+    expect(refusal(() => g.admit('b', 1, view, 10)).retryAfterMs).toBe(1_000);
+    expect(g.held).toBe(2);
+    // Early: refused again, told the time left.
+    expect(refusal(() => g.admit('a', 1, view, 500)).retryAfterMs).toBe(1_000);
+    // A new request while turns are kept and the room is theirs: behind them.
+    const behind = { backlog: 198, capacity: 20 };
+    expect(refusal(() => g.admit('c', 1, behind, 900)).retryAfterMs).toBe(1_000);
+    // On time: admitted even though the room is only just there.
+    g.admit('a', 1, { backlog: 205, capacity: 20 }, 1_000);
+    g.admit('b', 1, { backlog: 206, capacity: 20 }, 1_020);
+    expect(g.held).toBe(1);
+  });
+
+  it('a turn not claimed within the grace is dropped; a returning request far over the mark is refused again', () => {
+    const g = gate();
+    refusal(() => g.admit('a', 1, { backlog: 200, capacity: 20 }, 0));
+    g.admit('z', 1, { backlog: 0, capacity: 20 }, 3_001); // expires a's turn on the way
+    expect(g.held).toBe(0);
+    refusal(() => g.admit('b', 1, { backlog: 200, capacity: 20 }, 4_000));
+    expect(refusal(() => g.admit('b', 1, { backlog: 260, capacity: 20 }, 5_000)).retryAfterMs).toBe(4_000);
+  });
+
+  it('a drain capacity of 0 (workers stopped with work left) refuses for a minute', () => {
+    expect(refusal(() => gate().admit('a', 1, { backlog: 10, capacity: 0 }, 0)).retryAfterMs).toBe(60_000);
+  });
+});
+
+describe('admissionKey', () => {
+  it('is the job id when given, else the same for the same job, tenant and args', () => {
+    expect(admissionKey('email', { to: 'a' }, undefined, 'order-1')).toBe('id:order-1');
+    expect(admissionKey('email', { to: 'a' }, 't1', undefined)).toBe(admissionKey('email', { to: 'a' }, 't1', undefined));
+    expect(admissionKey('email', { to: 'a' }, 't1', undefined)).not.toBe(admissionKey('email', { to: 'a' }, 't2', undefined));
+    expect(admissionKey('email', { to: 'a' }, undefined, undefined)).not.toBe(admissionKey('email', { to: 'b' }, undefined, undefined));
+  });
+});
+
+describe('a producer with admission', () => {
+  const email = defineJob({ name: 'email', args: z.object({ to: z.string() }), handle: () => {} });
+
+  it('admits until the estimate says the backlog is at the mark, then throws QueueFullError and sends nothing', async () => {
+    const memory = new MemoryQueue();
+    const queueUrl = memory.create('jobs');
+    const drains = new MemoryDrainMeter();
+    await drains.add(queueUrl, 1);
+    let stop = () => {};
+    const producer = createProducer(
+      { queueUrl, queue: memory, admission: { slaSeconds: 2, sampleMs: 250, windowSeconds: 1, drains, counts: (u) => memory.counts(u) } },
+      {},
+    );
+    try {
+      await producer.enqueue(email, { to: 'first' }); // no estimate yet: admitted, and sampling starts
+      // Workers that drain 8/s while work waits (the queue keeps its messages: only the count matters here): the mark is 16.
+      const workers = setInterval(() => void drains.add(queueUrl, 2), 250);
+      stop = () => clearInterval(workers);
+      const startedAt = Date.now();
+      await new Promise((r) => setTimeout(r, 1_600));
+      const sent = [];
+      let refused: unknown;
+      // One every 20 ms until refused: the capacity is measured once a window has passed with work waiting.
+      for (let i = 0; i < 500 && refused === undefined; i++) {
+        try {
+          sent.push(await producer.enqueue(email, { to: `u${i}` }));
+          await new Promise((r) => setTimeout(r, 20));
+        } catch (error) {
+          refused = error;
+        }
+      }
+      expect(refused).toBeInstanceOf(QueueFullError);
+      // The rate the timers really added at (a loaded host fires them late) × the SLA, give or take a tick.
+      const rate = (((await drains.read(queueUrl)) ?? 0) - 1) / ((Date.now() - startedAt) / 1000);
+      expect((refused as QueueFullError).highWaterMark).toBeGreaterThanOrEqual(Math.floor(rate * 2 * 0.6));
+      expect((refused as QueueFullError).highWaterMark).toBeLessThanOrEqual(Math.ceil(rate * 2 * 1.4));
+      // Nothing drains this queue for real, so the backlog is all that was sent; refused at the mark.
+      expect((await memory.counts(queueUrl)).visible).toBe(sent.length + 1);
+      expect((refused as QueueFullError).backlog + 1).toBeGreaterThanOrEqual((refused as QueueFullError).highWaterMark);
+      // All or none: a batch that does not fit sends nothing.
+      await expect(producer.enqueueMany(email, [{ to: 'x' }, { to: 'y' }])).rejects.toBeInstanceOf(QueueFullError);
+      expect((await memory.counts(queueUrl)).visible).toBe(sent.length + 1);
+    } finally {
+      stop();
+      producer.close();
+    }
+  });
+
+  it('names what it needs: the drain counts (memcached) and, with a queue port of your own, the counts', () => {
+    const memory = new MemoryQueue();
+    const queueUrl = memory.create('jobs');
+    expect(() => createProducer({ queueUrl, queue: memory, admission: { slaSeconds: 5 } }, {})).toThrow(/options\.admission\.counts/);
+    expect(() => createProducer({ queueUrl, admission: { slaSeconds: 5 } }, { AWS_REGION: 'us-east-1' })).toThrow(
+      /options\.admission: needs the workers' drain counts: set memcached \(or SQS_JOBS_MEMCACHED\)/,
+    );
+    expect(() => createProducer({ queueUrl, queue: memory, admission: { slaSeconds: 0 } }, {})).toThrow(
+      /admission\.slaSeconds: must be > 0/,
+    );
+  });
+});
