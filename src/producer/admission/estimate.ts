@@ -7,6 +7,9 @@ export interface EstimatePorts {
   drained(queueUrl: string): Promise<number | undefined>;
 }
 
+/** How much busy time the first capacity is measured over (the workers add their counts once a second). */
+const FIRST_SPAN_MS = 3_000;
+
 interface Sample {
   readonly at: number;
   /** Messages not yet started: visible and delayed. */
@@ -28,7 +31,7 @@ export interface QueueView {
  * rise over the last `windowMs`; it measures the workers' capacity only while they had work all
  * window long (a backlog at every sample), since an idle fleet drains only what arrives. So the
  * capacity is the rate of the last such window, or a higher rate seen since (more workers), and
- * unknown until a first such window. Between samples the backlog is projected: the sampled one,
+ * unknown until work has waited for 3 s (the first capacity is measured over that much). Between samples the backlog is projected: the sampled one,
  * plus what this producer sent since, less what the capacity drained meanwhile.
  */
 export class QueueEstimate {
@@ -82,7 +85,10 @@ export class QueueEstimate {
     const first = this.#samples[0]!;
     const last = this.#samples.at(-1)!;
     const spanMs = last.at - first.at;
-    if (first.drained === undefined || last.drained === undefined || spanMs < this.#windowMs) return;
+    // The first capacity as soon as FIRST_SPAN_MS of work waiting is seen (admission's warm-up is
+    // everything admitted until then); the whole window after that.
+    const needMs = this.#capacity === undefined ? Math.min(FIRST_SPAN_MS, this.#windowMs) : this.#windowMs;
+    if (first.drained === undefined || last.drained === undefined || spanMs < needMs) return;
     const rate = ((last.drained - first.drained) * 1000) / spanMs;
     const busy = this.#samples.every((s) => s.backlog > 0);
     if (busy) this.#capacity = rate;

@@ -34,21 +34,30 @@ function queue() {
 }
 
 describe('QueueEstimate', () => {
-  it('has no capacity until the workers had work for a whole window; then the drain rate over it', async () => {
+  it('has no capacity until work has waited 3 s; then the drain rate over that, then over the window', async () => {
     const q = queue();
     q.state.backlog = 500;
     q.state.drained = 1_000;
     await q.at(0);
     expect(q.estimate.view(0)).toEqual({ backlog: 500, capacity: undefined });
     for (let s = 1; s <= 5; s++) {
-      q.state.drained += 20;
+      q.state.drained += s <= 3 ? 10 : 20;
       q.state.backlog -= 20;
       await q.at(s * 1_000);
+      if (s === 2) expect(q.estimate.view(2_000)?.capacity).toBeUndefined();
+      if (s === 3) expect(q.estimate.view(3_000)?.capacity).toBe(10);
     }
-    expect(q.estimate.view(5_000)).toEqual({ backlog: 400, capacity: 20 });
-    // Projected between samples: 400 less 1.5 s at 20/s, plus what this producer sent since.
+    q.state.drained += 20;
+    q.state.backlog -= 20;
+    await q.at(6_000);
+    expect(q.estimate.view(6_000)?.capacity).toBe(16); // (10+10+20+20+20) over 5 s, after the first
+    q.state.drained += 20;
+    q.state.backlog += 20;
+    await q.at(7_000);
+    expect(q.estimate.view(7_000)).toEqual({ backlog: 400, capacity: 18 });
+    // Projected between samples: 400 less 1.5 s at 18/s, plus what this producer sent since.
     q.estimate.sent(7);
-    expect(q.estimate.view(6_500)).toEqual({ backlog: 377, capacity: 20 });
+    expect(q.estimate.view(8_500)).toEqual({ backlog: 380, capacity: 18 });
   });
 
   it('an idle fleet drains only what arrives: that rate is not its capacity (kept, or raised)', async () => {
@@ -79,8 +88,11 @@ describe('QueueEstimate', () => {
     q.state.drained = 10_000;
     await q.at(0);
     q.state.drained = 5; // evicted and recreated
-    for (let s = 1; s <= 4; s++) await q.at(s * 1_000);
-    expect(q.estimate.view(4_000)?.capacity).toBeUndefined();
+    for (let s = 1; s <= 3; s++) await q.at(s * 1_000);
+    expect(q.estimate.view(3_000)?.capacity).toBeUndefined();
+    // Work waited 3 s and nothing was drained: the workers are stopped (capacity 0, refuse).
+    await q.at(4_000);
+    expect(q.estimate.view(4_000)?.capacity).toBe(0);
     const none = queue();
     none.state.backlog = 100;
     for (let s = 0; s <= 6; s++) await none.at(s * 1_000);

@@ -1,0 +1,113 @@
+/**
+ * `npm run bench:admission [-- --quick]`: issue 19's admission benchmark on ElasticMQ, in one run.
+ *   1. The drain-rate candidates (estimators.ts): accuracy, reaction to a halved drain, cost.
+ *   2. Offered load 3x the workers' drain for ADMISSION_SECONDS (60; --quick 20), without
+ *      admission, then with it (SLA 10 s; --quick 5 s); clients honour Retry-After.
+ * Prints the goals beside the figures, writes bench/admission/results/latest.json and the chart
+ * (docs/admission.svg and .png; ADMISSION_CHART to put it elsewhere).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { renderAdmissionChart, type ChartRow } from './chart.js';
+import { compareEstimators } from './estimators.js';
+import { type PhaseResult, runPhase } from './load.js';
+
+const quick = process.argv.includes('--quick');
+const seconds = Number(process.env.ADMISSION_SECONDS ?? (quick ? 20 : 60));
+const sla = quick ? 5 : 10;
+// Slow handlers, so the drain is set by the handlers and not by this host's CPU (the load runs beside it).
+const concurrency = 20;
+const handlerMs = 1_000;
+const emq = process.env.SQS_JOBS_ELASTICMQ_URL ?? 'http://127.0.0.1:9624';
+const memcached = process.env.SQS_JOBS_MEMCACHED ?? '127.0.0.1:11611';
+const direct = new SQSClient({ endpoint: emq, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+const resultsDir = 'bench/admission/results';
+mkdirSync(resultsDir, { recursive: true });
+
+console.error('drain-rate candidates: two workers, one stops halfway');
+const estimators = await compareEstimators({
+  emq,
+  memcached,
+  direct,
+  seconds: quick ? 30 : 50,
+  stepAt: quick ? 15 : 25,
+  concurrency: concurrency / 2,
+  handlerMs,
+});
+
+// The workers' real capacity: what they drain with work always waiting (the no-admission phase).
+const nominal = (concurrency * 1000) / handlerMs;
+const common = { emq, memcached, direct, seconds, concurrency, handlerMs, offeredPerSecond: 3 * nominal };
+console.error(`without admission: ${seconds} s offered ${3 * nominal}/s`);
+const without = await runPhase({ ...common, name: 'without', slaSeconds: undefined });
+console.error(`with admission (SLA ${sla} s): ${seconds} s offered ${3 * nominal}/s`);
+const withAdmission = await runPhase({ ...common, name: 'with', slaSeconds: sla });
+
+/** From this second on, a phase is steady: the capacity measured and the backlog brought to the mark. */
+const steadyFrom = Math.min(Math.floor(seconds / 2), 2 * sla + 5);
+const steady = (r: PhaseResult) => r.seconds.filter((s) => s.t >= steadyFrom && s.t <= seconds);
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(xs.length * 0.99) - 1)] ?? 0;
+const capacity = mean(steady(without).map((s) => s.completed));
+const mark = capacity * sla;
+const figures = (r: PhaseResult) => {
+  const st = steady(r);
+  const waits = r.waits.filter((w) => w.t >= steadyFrom && w.t <= seconds).map((w) => w.ms / 1000);
+  return {
+    backlogMean: mean(st.map((s) => s.backlog)),
+    backlogMax: Math.max(...st.map((s) => s.backlog)),
+    withinTenPercent: st.filter((s) => Math.abs(s.backlog - mark) <= 0.1 * mark).length / Math.max(1, st.length),
+    waitP99: p99(waits),
+    waitP99Last10s: p99(r.waits.filter((w) => w.t > seconds - 10 && w.t <= seconds).map((w) => w.ms / 1000)),
+    goodput: mean(st.map((s) => s.completed)) / capacity,
+    firstRetry: r.retried === 0 ? undefined : r.firstRetryAdmitted / r.retried,
+    admissionMarkMean: mean(st.flatMap((s) => (s.mark === undefined ? [] : [s.mark]))),
+    offered: r.offered,
+    admitted: r.admitted,
+    refusals: r.refusals,
+  };
+};
+const f = { without: figures(without), with: figures(withAdmission) };
+
+const pct = (x: number | undefined) => (x === undefined ? '-' : `${(x * 100).toFixed(0)}%`);
+const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ElasticMQ 1.7.1`;
+const lines = [
+  machine,
+  `worker: concurrency ${concurrency}, handler ${handlerMs} ms; measured capacity ${capacity.toFixed(1)} jobs/s (nominal ${nominal}); offered ${3 * nominal}/s for ${seconds} s; SLA ${sla} s, high-water mark ${mark.toFixed(0)}; steady from ${steadyFrom} s`,
+  '',
+  'drain-rate candidates (halved at the step)      error before  error after  reaction  cost per sample',
+  ...estimators.figures.map(
+    (e) =>
+      `  ${e.name.padEnd(46)} ${pct(e.errorBefore).padStart(12)} ${pct(e.errorAfter).padStart(12)} ${(e.reactionSeconds === undefined ? 'never' : `${e.reactionSeconds} s`).padStart(9)}  ${e.callsPerSample}`,
+  ),
+  '',
+  'goal                                            without admission   with admission',
+  `  backlog within 10% of the mark (steady s)    ${pct(f.without.withinTenPercent).padStart(17)} ${pct(f.with.withinTenPercent).padStart(16)}`,
+  `  backlog mean / max (steady)                  ${`${f.without.backlogMean.toFixed(0)} / ${f.without.backlogMax}`.padStart(17)} ${`${f.with.backlogMean.toFixed(0)} / ${f.with.backlogMax}`.padStart(16)}`,
+  `  accepted jobs' wait p99 <= ${sla} s (steady)      ${`${f.without.waitP99.toFixed(1)} s`.padStart(17)} ${`${f.with.waitP99.toFixed(1)} s`.padStart(16)}`,
+  `  wait p99, last 10 s                          ${`${f.without.waitP99Last10s.toFixed(1)} s`.padStart(17)} ${`${f.with.waitP99Last10s.toFixed(1)} s`.padStart(16)}`,
+  `  goodput >= 95% of the drain rate             ${pct(f.without.goodput).padStart(17)} ${pct(f.with.goodput).padStart(16)}`,
+  `  admitted on the first retry >= 80%           ${pct(f.without.firstRetry).padStart(17)} ${pct(f.with.firstRetry).padStart(16)}`,
+  `  admission's own mark (mean, steady)          ${'-'.padStart(17)} ${f.with.admissionMarkMean.toFixed(0).padStart(16)}`,
+  `  offered / admitted / refusals                ${`${f.without.offered} / ${f.without.admitted} / ${f.without.refusals}`.padStart(17)} ${`${f.with.offered} / ${f.with.admitted} / ${f.with.refusals}`.padStart(16)}`,
+];
+console.log(`\n${lines.join('\n')}`);
+writeFileSync(
+  `${resultsDir}/latest.json`,
+  `${JSON.stringify({ machine, seconds, sla, capacity, mark, steadyFrom, estimators, figures: f, without: without.seconds, with: withAdmission.seconds }, null, 2)}\n`,
+);
+const rows: ChartRow[] = [without, withAdmission].flatMap((r) =>
+  r.seconds
+    .filter((s) => s.t <= seconds + 10)
+    .flatMap((s) => {
+      const phase = r.name === 'with' ? 'with admission' : 'without admission';
+      const out: ChartRow[] = [{ phase, t: s.t, measure: 'backlog (jobs)', value: s.backlog }];
+      if (s.wait !== undefined) out.push({ phase, t: s.t, measure: 'longest wait (s)', value: s.wait });
+      return out;
+    }),
+);
+const chart = process.env.ADMISSION_CHART ?? (quick ? `${resultsDir}/admission` : 'docs/admission');
+await renderAdmissionChart(rows, { mark, sla }, chart);
+console.log(`\nchart: ${chart}.svg, ${chart}.png; figures: ${resultsDir}/latest.json`);
+direct.destroy();
