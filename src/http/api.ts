@@ -170,6 +170,12 @@ export class JobsApi {
 
   async #cancel(id: string): Promise<Response> {
     if (!jobIdSchema.safeParse(id).success) return problem(404, 'job-not-found', `no job "${id}"`);
+    // Only jobs of the types this API offers: it never acts on (or tells of) any other.
+    const seen = await this.#read(id);
+    if (seen instanceof Response) return seen;
+    if (seen === undefined || !this.#jobs.has(seen.jobName)) {
+      return problem(404, 'job-not-found', `no job "${id}" is known (never tracked here, or its record expired)`);
+    }
     let result: CancelResult;
     try {
       result = await this.#producer.cancel(id);

@@ -40,7 +40,7 @@ export class Producer {
   /** How its messages are made: its queue, limits and routing. */
   readonly #p: Preparing;
   readonly #admission: Admission | undefined;
-  readonly #closeAdmission: () => void;
+  readonly #closeAdmission: () => void = () => {};
   /** Where tracked jobs are recorded as waiting; undefined when no store is configured. */
   readonly #store: StatusStore | undefined;
   readonly #ownsStore: boolean;
@@ -66,12 +66,19 @@ export class Producer {
     this.#ownsStore = this.#store !== o.store;
     this.#cancelOptions = { memcached: o.memcached, lock: o.lock, lockKeyPrefix: o.lockKeyPrefix };
     this.#env = env;
-    this.cancellable =
-      this.#store !== undefined && (o.lock !== undefined || resolveMemcached(o.memcached, env, 'options.memcached') !== undefined);
+    if (o.lock !== undefined && o.memcached !== undefined)
+      throw new ConfigError('invalid producer options: options.lock: give either lock or memcached, not both');
+    this.cancellable = this.#store !== undefined && (o.lock !== undefined || hasMemcached(o.memcached, env));
     const { queue, counts, close } = producerQueue(o, env);
     this.#queue = queue;
     this.#closeQueue = close;
-    const admission = o.admission === undefined ? undefined : producerAdmission(o.admission, o, counts, env);
+    let admission: ReturnType<typeof producerAdmission> | undefined;
+    try {
+      admission = o.admission === undefined ? undefined : producerAdmission(o.admission, o, counts, env);
+    } catch (error) {
+      this.close();
+      throw error;
+    }
     this.#admission = admission?.admission;
     this.#closeAdmission = admission?.close ?? (() => {});
     this.#p = {
@@ -228,4 +235,13 @@ export class Producer {
 
 export function createProducer(options: ProducerOptions = {}, env: Env = process.env): Producer {
   return new Producer(options, env);
+}
+
+/** Whether a memcached is named (a malformed one is cancel()'s error to report, not the constructor's). */
+function hasMemcached(servers: string | undefined, env: Env): boolean {
+  try {
+    return resolveMemcached(servers, env, 'options.memcached') !== undefined;
+  } catch {
+    return false;
+  }
 }

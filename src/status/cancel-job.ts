@@ -68,21 +68,16 @@ export class JobCanceller {
   }
 }
 
-let defaultCanceller: JobCanceller | undefined;
-
 /**
  * Cancel a tracked job, with the job store named by SQS_JOBS_JOB_TABLE and the memcached named by
- * SQS_JOBS_MEMCACHED (or `options`, used once with clients of their own). See CancelResult.
+ * SQS_JOBS_MEMCACHED (or `options`), on clients made for the call and closed after it (a script
+ * that cancels and ends does end). For many cancels, keep a JobCanceller or a producer. See CancelResult.
  */
-export async function cancelJob(jobId: string, options?: CancelOptions, env: Env = process.env): Promise<CancelResult> {
-  if (options !== undefined) {
-    const canceller = new JobCanceller(options, env);
-    try {
-      return await canceller.cancel(jobId);
-    } finally {
-      canceller.close();
-    }
+export async function cancelJob(jobId: string, options: CancelOptions = {}, env: Env = process.env): Promise<CancelResult> {
+  const canceller = new JobCanceller(options, env);
+  try {
+    return await canceller.cancel(jobId);
+  } finally {
+    canceller.close();
   }
-  defaultCanceller ??= new JobCanceller({}, env);
-  return defaultCanceller.cancel(jobId);
 }

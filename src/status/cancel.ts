@@ -38,7 +38,10 @@ const TRIES = 3;
  * reads `completed`: the store's order lets the truth win.
  *
  * Throws when the store cannot be read (STORE_UNREACHABLE) or memcached refuses the mark
- * (LOCK_UNREACHABLE): nothing was cancelled then, and the call can be made again.
+ * (LOCK_UNREACHABLE): nothing was cancelled then, and the call can be made again. Once the mark is
+ * in, the job is cancelled whatever the store then answers (the workers record it as they end it).
+ * A job that ends in the moment between the read and the mark keeps the mark: a later copy of it
+ * (a DLQ replay within 14 days) is not run either.
  */
 export async function cancelWith(ports: CancelPorts, jobId: string): Promise<CancelResult> {
   const { store, lock } = ports;
@@ -56,8 +59,8 @@ export async function cancelWith(ports: CancelPorts, jobId: string): Promise<Can
     // A fan-out parent whose own run has ended keeps its record: its children read the mark.
     if (status.state === 'waiting-children') return { outcome: 'cancelled', status };
     const seen = status;
-    await guarded(jobId, 'record the cancel of', () =>
-      store.transition({
+    const recorded = await store
+      .transition({
         jobId,
         jobName: seen.jobName,
         state: 'cancelled',
@@ -66,24 +69,23 @@ export async function cancelWith(ports: CancelPorts, jobId: string): Promise<Can
         reason: 'cancelled by request',
         ...(seen.enqueuedAt === undefined ? {} : { enqueuedAt: seen.enqueuedAt }),
         ...(seen.parentId === undefined ? {} : { parentId: seen.parentId }),
-      }),
-    );
-    // Not applied: it moved on meanwhile (a later attempt began, or it ended). Read again.
-    status = (await read(store, jobId)) ?? seen;
+      })
+      .then(() => store.get(jobId))
+      .catch(() => 'unanswered' as const);
+    // The mark is in: the store not answering now does not undo the cancel.
+    if (recorded === 'unanswered') return { outcome: 'cancelled', status: seen };
+    // Not applied: it moved on meanwhile (a later attempt began, or it ended). Look again.
+    status = recorded ?? seen;
     // Still running after the last try: the mark stands, and its worker ends it as cancelled.
     if (tries >= TRIES && !ENDED_STATES.has(status.state as JobState)) return { outcome: 'cancelled', status };
   }
 }
 
-function read(store: StatusStore, jobId: string): Promise<JobStatus | undefined> {
-  return guarded(jobId, 'read', () => store.get(jobId));
-}
-
-async function guarded<T>(jobId: string, doing: string, call: () => Promise<T>): Promise<T> {
+async function read(store: StatusStore, jobId: string): Promise<JobStatus | undefined> {
   try {
-    return await call();
+    return await store.get(jobId);
   } catch (error) {
-    throw new SqsJobsError('STORE_UNREACHABLE', `could not ${doing} job ${jobId} in the job store: ${(error as Error).message}`, {
+    throw new SqsJobsError('STORE_UNREACHABLE', `could not read job ${jobId} from the job store: ${(error as Error).message}`, {
       cause: error,
     });
   }

@@ -55,12 +55,11 @@ describe('admission', () => {
       expect(refusal!.retryAfterMs).toBeGreaterThanOrEqual(1_000);
       expect(refusal!.drainPerSecond).toBeGreaterThan(0);
       expect(refusal!.highWaterMark).toBeCloseTo(refusal!.drainPerSecond * 2, 0);
-      // While it is full the backlog stays near the mark: SQS's count, not the producer's estimate.
+      // How the backlog is held near the mark over time is bench:admission's to show (here it is the warm-up's).
       const backlog = (await queueCounts(sqs, queueUrl)).visible;
       console.log(
         `admission: drain ${refusal!.drainPerSecond.toFixed(1)}/s, mark ${refusal!.highWaterMark}, backlog ${backlog}, refused after ${n} offered`,
       );
-      expect(backlog).toBeLessThanOrEqual(refusal!.highWaterMark * 3);
 
       // Over HTTP: 429, a problem body, and Retry-After in seconds. Honoured, the same request gets in.
       const post = () => fetch(`${base}/jobs/thumb`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":-1}' });

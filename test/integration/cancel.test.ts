@@ -6,6 +6,7 @@ import { createJobTable } from '../../src/adapters/dynamodb-store.js';
 import { createDynamoClient } from '../../src/adapters/aws-clients.js';
 import { run } from '../../src/cli/program.js';
 import { defineJob } from '../../src/core/job.js';
+import { defineBatchJob } from '../../src/core/batch-job.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { cancelJob } from '../../src/status/cancel-job.js';
 import { JobStatusReader } from '../../src/status/get-job.js';
@@ -169,6 +170,32 @@ describe('cancel', () => {
     expect(await status(`${parentId}.c${started[0]}`)).toMatchObject({ state: 'completed' });
     expect(events.count('job:cancelled')).toBe(28);
     expect(events.of('error')).toEqual([]);
+  });
+
+  it('a batch item cancelled while it waits for its batch is not run; its neighbours are', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'cancel-batch');
+    const ran: number[][] = [];
+    const job = defineBatchJob({
+      name: 'index',
+      args: z.object({ n: z.number() }),
+      maxSize: 100,
+      maxWaitMs: 6_000,
+      handle: (items) => void ran.push(items.map((i) => i.args.n)),
+    });
+    const s = setup(queueUrl);
+    const ids = [];
+    for (const n of [1, 2, 3]) ids.push((await s.producer.enqueue(job, { n }, { track: true })).jobId);
+    const worker = start({ ...s.worker, jobs: [job], heartbeatIntervalMs: 1_000 });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(async () => (await queueCounts(sqs, queueUrl)).inFlight === 3, 'the three items held in their batch', 15_000);
+    expect(await s.producer.cancel(ids[1]!)).toMatchObject({ outcome: 'cancelled' });
+    s.producer.close();
+    await eventually(() => ran.length === 1, 'the batch to run', 30_000);
+    await emptied(queueUrl);
+    expect(ran).toEqual([[1, 3]]);
+    expect(await status(ids[1]!)).toMatchObject({ state: 'cancelled', reason: 'cancelled while it waited in its batch' });
+    expect(events.of('job:cancelled')).toEqual([expect.objectContaining({ jobId: ids[1] })]);
   });
 
   it('sqs-jobs job cancel: cancels a waiting job; an ended one exits 5, an unknown one 3', async () => {

@@ -10,10 +10,16 @@ export interface EstimatePorts {
 /** How much busy time the first capacity is measured over (the workers add their counts once a second). */
 const FIRST_SPAN_MS = 3_000;
 
+/** A window with fewer deletes than this says too little to lower the capacity (slow jobs): it grows, up to LONGEST_WINDOW_MS. */
+const MIN_DELETES = 5;
+const LONGEST_WINDOW_MS = 60_000;
+
 interface Sample {
   readonly at: number;
   /** Messages not yet started: visible and delayed. */
   readonly backlog: number;
+  /** Visible: work the workers could take now (delayed messages are not, yet). */
+  readonly visible: number;
   readonly drained: number | undefined;
 }
 
@@ -31,7 +37,9 @@ export interface QueueView {
  * rise over the last `windowMs`; it measures the workers' capacity only while they had work all
  * window long (a backlog at every sample), since an idle fleet drains only what arrives. So the
  * capacity is the rate of the last such window, or a higher rate seen since (more workers), and
- * unknown until work has waited for 3 s (the first capacity is measured over that much). Between samples the backlog is projected: the sampled one,
+ * unknown until work has waited for 3 s (the first capacity is measured over that much). A window
+ * with fewer than 5 deletes grows until it has them (slow jobs), up to a minute: a fleet that
+ * deleted nothing for a minute while work waited has capacity 0. Between samples the backlog is projected: the sampled one,
  * plus what this producer sent since, less what the capacity drained meanwhile.
  */
 export class QueueEstimate {
@@ -42,6 +50,8 @@ export class QueueEstimate {
   #capacity: number | undefined;
   /** Sent by this producer since the last sample was asked for. */
   #sentSince = 0;
+  /** The sample under way: one at a time, however slow SQS answers. */
+  #sampling: Promise<void> | undefined;
 
   constructor(ports: EstimatePorts, queueUrl: string, windowMs: number) {
     this.#ports = ports;
@@ -49,8 +59,15 @@ export class QueueEstimate {
     this.#windowMs = windowMs;
   }
 
-  /** Take one sample (the sampler's timer calls this). Never rejects: a failed read leaves the last estimate. */
-  async sample(now: () => number = Date.now): Promise<void> {
+  /** Take one sample (the sampler's timer calls this); one already under way is waited for instead. Never rejects. */
+  sample(now: () => number = Date.now): Promise<void> {
+    this.#sampling ??= this.#sample(now).finally(() => {
+      this.#sampling = undefined;
+    });
+    return this.#sampling;
+  }
+
+  async #sample(now: () => number): Promise<void> {
     const sentBefore = this.#sentSince;
     let counts: QueueCounts;
     let drained: number | undefined;
@@ -60,12 +77,14 @@ export class QueueEstimate {
       return;
     }
     this.#sentSince -= sentBefore; // the sample counts what was sent before it was asked for
-    const sample: Sample = { at: now(), backlog: counts.visible + counts.delayed, drained };
+    const sample: Sample = { at: now(), backlog: counts.visible + counts.delayed, visible: counts.visible, drained };
     const last = this.#samples.at(-1);
     // A counter that went down restarted (evicted): the window starts again.
     if (last?.drained !== undefined && (drained === undefined || drained < last.drained)) this.#samples.length = 0;
     this.#samples.push(sample);
-    while (this.#samples.length > 2 && sample.at - this.#samples[1]!.at >= this.#windowMs) this.#samples.shift();
+    // Samples from before the first count measure nothing; then the window, as long as it must be.
+    while (this.#samples.length > 1 && this.#samples[0]!.drained === undefined) this.#samples.shift();
+    while (this.#samples.length > 2 && this.#enough(this.#samples[1]!, sample)) this.#samples.shift();
     this.#measure();
   }
 
@@ -81,6 +100,14 @@ export class QueueEstimate {
     return { backlog: Math.max(0, last.backlog + this.#sentSince - drainedSince), capacity: this.#capacity };
   }
 
+  /** Whether the window from `from` to `to` is long enough to measure over (so anything older can go). */
+  #enough(from: Sample, to: Sample): boolean {
+    const spanMs = to.at - from.at;
+    if (spanMs >= LONGEST_WINDOW_MS) return true;
+    const deletes = from.drained === undefined || to.drained === undefined ? 0 : to.drained - from.drained;
+    return spanMs >= this.#windowMs && deletes >= MIN_DELETES;
+  }
+
   #measure(): void {
     const first = this.#samples[0]!;
     const last = this.#samples.at(-1)!;
@@ -89,8 +116,11 @@ export class QueueEstimate {
     // everything admitted until then); the whole window after that.
     const needMs = this.#capacity === undefined ? Math.min(FIRST_SPAN_MS, this.#windowMs) : this.#windowMs;
     if (first.drained === undefined || last.drained === undefined || spanMs < needMs) return;
-    const rate = ((last.drained - first.drained) * 1000) / spanMs;
-    const busy = this.#samples.every((s) => s.backlog > 0);
+    const deletes = last.drained - first.drained;
+    // Few deletes in a short window: slow jobs, not stopped workers (that takes LONGEST_WINDOW_MS to say).
+    if (deletes < MIN_DELETES && spanMs < LONGEST_WINDOW_MS) return;
+    const rate = (deletes * 1000) / spanMs;
+    const busy = this.#samples.every((s) => s.visible > 0);
     if (busy) this.#capacity = rate;
     else if (this.#capacity !== undefined && rate > this.#capacity) this.#capacity = rate;
   }

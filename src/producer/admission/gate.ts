@@ -1,6 +1,8 @@
 import { QueueFullError } from '../../core/errors.js';
 import type { QueueView } from './estimate.js';
 
+const EXPIRE_EVERY_MS = 250;
+
 /** How a refused request's turn is kept for it. */
 interface Reservation {
   /** From when the request may come back (what Retry-After told it). */
@@ -27,8 +29,8 @@ export interface GateSettings {
  */
 export class AdmissionGate {
   readonly #s: GateSettings;
-  /** In the order they were kept, which is nearly the order they fall due. */
   readonly #turns = new Map<string, Reservation>();
+  #expiredAt = Number.NEGATIVE_INFINITY;
   /** The messages the turns hold room for. */
   #held = 0;
 
@@ -71,12 +73,11 @@ export class AdmissionGate {
     this.#held -= turn.count;
   }
 
-  /** Drop the turns not claimed within the grace, from the oldest, stopping at the first still kept. */
+  /** Drop the turns not claimed within the grace (a full look at most every EXPIRE_EVERY_MS: turns are not kept in due order). */
   #expire(now: number): void {
-    for (const [key, t] of this.#turns) {
-      if (now <= t.dueAt + this.#s.graceMs) return;
-      this.#drop(key, t);
-    }
+    if (now < this.#expiredAt + EXPIRE_EVERY_MS) return;
+    this.#expiredAt = now;
+    for (const [key, t] of this.#turns) if (now > t.dueAt + this.#s.graceMs) this.#drop(key, t);
   }
 
   #refusal(view: QueueView, mark: number, retryAfterMs: number): QueueFullError {

@@ -5,9 +5,9 @@ import { SqsJobsError, toError } from '../../core/errors.js';
 import type { JobInfo } from '../../core/job-events.js';
 import type { WorkerContext } from '../context.js';
 import type { Batch, Held } from './batches.js';
-import { afterRun, itemExecution, leaseLost, type Outcome } from '../fate/decide.js';
+import { afterRun, cancelledWhile, itemExecution, leaseLost, type Outcome } from '../fate/decide.js';
 import { execute } from '../run/execute.js';
-import type { Abortable, AbortCode, Lease } from '../hold/lease.js';
+import { abortedWith, type Abortable, type AbortCode, type Lease } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
 import type { GoodReading } from '../run/reading.js';
 
@@ -94,8 +94,11 @@ async function flush(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[]> 
   const results: ItemOutcome[] = [];
   const items: HeldItem[] = [];
   for (const item of run.batch.items) {
-    if (!item.lease.lost) items.push(item);
-    else results.push({ item, info: item.read.info, outcome: leaseLost(WAITED_IN_BATCH) });
+    if (item.lease.lost) results.push({ item, info: item.read.info, outcome: leaseLost(WAITED_IN_BATCH) });
+    // Cancelled while it waited in the batch (its lock read the mark at a heartbeat): not run.
+    else if (abortedWith(item.lease.signal, 'CANCELLED'))
+      results.push({ item, info: item.read.info, outcome: cancelledWhile(WAITED_IN_BATCH) });
+    else items.push(item);
   }
   if (items.length === 0) return results;
   const now = Date.now();

@@ -10,6 +10,8 @@ interface Pending {
   readonly message: ReceivedMessage;
   /** Visibility changes only: the new timeout in seconds. */
   readonly seconds: number;
+  /** Counted in onConfirmed (a delete that ends the job, not one that follows a re-send of it). */
+  readonly counted: boolean;
   readonly resolve: (done: boolean) => void;
 }
 
@@ -19,7 +21,7 @@ export interface CoalescerOptions {
   readonly flushMs: number;
   /** An entry SQS would not take (after retries of transient failures), with the reason. */
   readonly onFailure: (message: ReceivedMessage, reason: string) => void;
-  /** How many entries of a queue SQS confirmed, after each call. */
+  /** How many counted entries of a queue SQS confirmed, after each call. */
   readonly onConfirmed?: (queueUrl: string, count: number) => void;
 }
 
@@ -44,10 +46,10 @@ abstract class Coalescer {
     entries: readonly (BatchEntry & { visibilityTimeout: number })[],
   ): Promise<BatchFailure[]>;
 
-  protected submit(message: ReceivedMessage, seconds: number): Promise<boolean> {
+  protected submit(message: ReceivedMessage, seconds: number, counted: boolean): Promise<boolean> {
     return new Promise((resolve) => {
       const list = this.#pending.get(message.queueUrl) ?? [];
-      list.push({ message, seconds, resolve });
+      list.push({ message, seconds, counted, resolve });
       this.#pending.set(message.queueUrl, list);
       if (list.length >= BATCH) this.#send(message.queueUrl);
       else this.#timer ??= setTimeout(() => this.#sendAll(), this.#o.flushMs);
@@ -91,7 +93,7 @@ abstract class Coalescer {
       );
       const failures = new Map(failed.map((f) => [f.item, f.failure]));
       const retry: Pending[] = [];
-      const confirmed = pending.length - failures.size;
+      const confirmed = pending.filter((p) => p.counted && !failures.has(p)).length;
       if (confirmed > 0) this.#o.onConfirmed?.(queueUrl, confirmed);
       for (const p of pending) {
         const f = failures.get(p);
@@ -112,8 +114,9 @@ abstract class Coalescer {
 
 /** Deletes in DeleteMessageBatch calls (see Coalescer). */
 export class DeleteCoalescer extends Coalescer {
-  delete(message: ReceivedMessage): Promise<boolean> {
-    return this.submit(message, 0);
+  /** `ends`: the job ends with this delete (false after a re-send: its copy is still queued). */
+  delete(message: ReceivedMessage, ends = true): Promise<boolean> {
+    return this.submit(message, 0, ends);
   }
 
   protected call(sqs: QueuePort, queueUrl: string, entries: readonly BatchEntry[]): Promise<BatchFailure[]> {
@@ -130,7 +133,7 @@ export class DeleteCoalescer extends Coalescer {
  */
 export class VisibilityCoalescer extends Coalescer {
   change(message: ReceivedMessage, seconds: number): Promise<boolean> {
-    return this.submit(message, seconds);
+    return this.submit(message, seconds, false);
   }
 
   protected call(

@@ -170,6 +170,11 @@ export function leaseLost(doing: string): Outcome {
   return { kind: 'lost', reason: `the lease was lost while ${doing}`, abandoned: false };
 }
 
+/** Cancelled before it started, while `doing` (a batch item that waited for its batch). */
+export function cancelledWhile(doing: string): Outcome {
+  return { kind: 'cancelled', reason: `cancelled while ${doing}`, abandoned: false };
+}
+
 /** Not started, and not to be: visible again at once, without spending an attempt. */
 export function handBackNow(reason: string): Outcome {
   return { kind: 'hand-back', reason, delaySeconds: 0, abandoned: false };

@@ -167,7 +167,7 @@ async function handBack(ctx: WorkerContext, lease: Lease, report: Report, second
       return;
     }
     report.resent(reason, copy.delaySeconds ?? 0);
-    await ctx.deletes.delete(m);
+    await ctx.deletes.delete(m, false); // its copy is queued: not drained
     return;
   }
   await makeVisible(ctx, lease, report, seconds);
@@ -185,7 +185,7 @@ async function defer(ctx: WorkerContext, lease: Lease, report: Report, seconds: 
     return;
   }
   report.deferred(reason, copy.delaySeconds ?? 0);
-  await ctx.deletes.delete(m);
+  await ctx.deletes.delete(m, false); // its copy is queued: not drained
 }
 
 async function makeVisible(ctx: WorkerContext, lease: Lease, report: Report, seconds: number): Promise<void> {

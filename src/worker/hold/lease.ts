@@ -8,6 +8,11 @@ import type { Reading } from '../run/reading.js';
 /** Why a lease's signal fired: the code of the SqsJobsError it carries. */
 export type AbortCode = 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN' | 'CANCELLED';
 
+/** Whether `signal` fired with the AbortCode `code`. */
+export function abortedWith(signal: AbortSignal, code: AbortCode): boolean {
+  return signal.aborted && (signal.reason as { code?: unknown } | undefined)?.code === code;
+}
+
 /** What a handler runs under: a signal, fired once by `abort` with the first reason given. */
 export interface Abortable {
   readonly signal: AbortSignal;

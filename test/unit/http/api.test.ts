@@ -211,6 +211,15 @@ describe('DELETE /jobs/:id', () => {
     expect(await (await call('GET', `/jobs/${jobId}`)).json()).toMatchObject({ status: 'cancelled' });
   });
 
+  it('never acts on a job of a type it does not offer: 404, and it is not cancelled', async () => {
+    const lock = new MemoryLock();
+    const { call, store } = setup({ lock });
+    await store!.transition({ jobId: 'cleanup-1', jobName: 'internal.cleanup', state: 'waiting', attempt: 0, at: new Date() });
+    expect((await call('DELETE', '/jobs/cleanup-1')).status).toBe(404);
+    expect((await store!.get('cleanup-1'))?.state).toBe('waiting');
+    expect(await lock.claim('cleanup-1', 't', 30, { messageId: 'm', receiveCount: 1 })).toBe('claimed');
+  });
+
   it('answers 409 for a job that has ended, 404 for one it does not know', async () => {
     const { call, store } = setup({ lock: new MemoryLock() });
     await store!.transition({ jobId: 'done-1', jobName: 'send-email', state: 'completed', attempt: 1, at: new Date() });

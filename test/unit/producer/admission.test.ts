@@ -90,9 +90,11 @@ describe('QueueEstimate', () => {
     q.state.drained = 5; // evicted and recreated
     for (let s = 1; s <= 3; s++) await q.at(s * 1_000);
     expect(q.estimate.view(3_000)?.capacity).toBeUndefined();
-    // Work waited 3 s and nothing was drained: the workers are stopped (capacity 0, refuse).
-    await q.at(4_000);
-    expect(q.estimate.view(4_000)?.capacity).toBe(0);
+    // Work waited and nothing was drained: slow jobs, until a minute says the workers are stopped (capacity 0, refuse).
+    await q.at(30_000);
+    expect(q.estimate.view(30_000)?.capacity).toBeUndefined();
+    await q.at(61_000);
+    expect(q.estimate.view(61_000)?.capacity).toBe(0);
     const none = queue();
     none.state.backlog = 100;
     for (let s = 0; s <= 6; s++) await none.at(s * 1_000);
@@ -224,5 +226,19 @@ describe('a producer with admission', () => {
     expect(() => createProducer({ queueUrl, queue: memory, admission: { slaSeconds: 0 } }, {})).toThrow(
       /admission\.slaSeconds: must be > 0/,
     );
+  });
+});
+
+describe('QueueEstimate before the workers count', () => {
+  it('samples without a drain count are dropped once counts come, and measure nothing', async () => {
+    const q = queue();
+    q.state.backlog = 50;
+    for (let s = 0; s <= 3; s++) await q.at(s * 1_000); // no worker has counted yet
+    q.state.drained = 0;
+    for (let s = 4; s <= 7; s++) {
+      await q.at(s * 1_000);
+      q.state.drained += 10;
+    }
+    expect(q.estimate.view(7_000)?.capacity).toBe(10);
   });
 });

@@ -24,10 +24,30 @@ describe('DrainTally: the deletes SQS confirmed, added to the drain meter once a
     const url = message(1).queueUrl;
     expect(add.mock.calls).toEqual([[url, 24]]);
     expect(await meter.read(url)).toBe(24);
+    // A delete after a re-send does not end the job (its copy is queued): not counted.
+    const more = Promise.all([deletes.delete(message(90), false), deletes.delete(message(91))]);
+    await vi.advanceTimersByTimeAsync(20);
+    await more;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await meter.read(url)).toBe(25);
     tally.count(url, 5);
     await tally.close();
-    expect(await meter.read(url)).toBe(29);
+    expect(await meter.read(url)).toBe(30);
     await vi.advanceTimersByTimeAsync(5_000);
-    expect(add).toHaveBeenCalledTimes(2); // closed: no timer left
+    expect(add).toHaveBeenCalledTimes(3); // closed: no timer left
+  });
+
+  it('a meter that rejects loses those counts, and nothing else: no unhandled rejection, later counts go on', async () => {
+    const meter = new MemoryDrainMeter();
+    let fail = true;
+    const real = meter.add.bind(meter);
+    meter.add = async (url, n) => (fail ? Promise.reject(new Error('memcached: ECONNRESET')) : real(url, n));
+    const tally = new DrainTally(meter, 1_000);
+    tally.count('q', 3);
+    await tally.flush();
+    fail = false;
+    tally.count('q', 4);
+    await tally.close();
+    expect(await meter.read('q')).toBe(4);
   });
 });
