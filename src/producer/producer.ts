@@ -56,6 +56,8 @@ export class Producer {
     this.queueUrl = resolveQueueUrl(o.queueUrl, env, 'options.queueUrl');
     this.maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.#jobs = o.jobs instanceof JobRegistry ? o.jobs : new JobRegistry(o.jobs ?? []);
+    if (o.lock !== undefined && o.memcached !== undefined)
+      throw new ConfigError('invalid producer options: options.lock: give either lock or memcached, not both');
     const fifo = isFifoQueue(this.queueUrl);
     if (o.spillover !== undefined && (fifo || isFifoQueue(o.spillover.queueUrl))) {
       throw new ConfigError(
@@ -66,8 +68,6 @@ export class Producer {
     this.#ownsStore = this.#store !== o.store;
     this.#cancelOptions = { memcached: o.memcached, lock: o.lock, lockKeyPrefix: o.lockKeyPrefix };
     this.#env = env;
-    if (o.lock !== undefined && o.memcached !== undefined)
-      throw new ConfigError('invalid producer options: options.lock: give either lock or memcached, not both');
     this.cancellable = this.#store !== undefined && (o.lock !== undefined || hasMemcached(o.memcached, env));
     const { queue, counts, close } = producerQueue(o, env);
     this.#queue = queue;

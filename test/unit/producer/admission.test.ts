@@ -9,6 +9,7 @@ import { createProducer } from '../../../src/producer/producer.js';
 import type { QueueCounts } from '../../../src/ports/queue-admin.js';
 import { MemoryDrainMeter } from '../../../src/testing/memory-drain-meter.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
+import { MemoryLock } from '../../../src/testing/memory-lock.js';
 
 // Admission's logic on given numbers and a hand-moved clock. Against a real worker draining a real
 // queue: test/integration/admission.test.ts; under 3x load: npm run bench:admission.
@@ -225,6 +226,9 @@ describe('a producer with admission', () => {
     );
     expect(() => createProducer({ queueUrl, queue: memory, admission: { slaSeconds: 0 } }, {})).toThrow(
       /admission\.slaSeconds: must be > 0/,
+    );
+    expect(() => createProducer({ queueUrl, queue: memory, lock: new MemoryLock(), memcached: '127.0.0.1:11211' }, {})).toThrow(
+      /options\.lock: give either lock or memcached, not both/,
     );
   });
 });
