@@ -173,7 +173,9 @@ export class Producer {
     // Batches per destination queue (main, spillover), each split by 10 entries and by bytes.
     const maxBytes = Math.min(SQS_DEFAULT_MESSAGE_BYTES, this.maxMessageBytes * SQS_BATCH_LIMIT);
     const { results, failed } = await sendAll(this.#queue, messages, maxBytes);
-    messages.forEach((m, i) => results[i] !== undefined && this.#admission?.sent(m.queueUrl, 1));
+    messages.forEach((m, i) => {
+      if (results[i] !== undefined) this.#admission?.sent(m.queueUrl, 1);
+    });
     await recordWaiting(
       this.#store,
       definition.name,
