@@ -2,11 +2,8 @@
  * bench:admission's picture: backlog and wait over the run, with and without admission, the
  * high-water mark and the SLA drawn in; Vega-Lite rendered headless to SVG, then PNG with resvg.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { Resvg } from '@resvg/resvg-js';
-import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
+import { renderChart } from '../lib/render.js';
 import type { Field } from 'vega-lite/types_unstable/channeldef.d.ts';
 import type { LayerSpec } from 'vega-lite/types_unstable/spec/layer.d.ts';
 
@@ -48,13 +45,5 @@ export async function renderAdmissionChart(rows: readonly ChartRow[], lines: { m
     ],
     config: { font: 'DejaVu Sans', background: 'white' },
   };
-  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
-  const svg = await view.toSVG();
-  view.finalize();
-  mkdirSync(dirname(basePath), { recursive: true });
-  writeFileSync(`${basePath}.svg`, svg);
-  const png = new Resvg(svg, { fitTo: { mode: 'zoom', value: 2 }, font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' } })
-    .render()
-    .asPng();
-  writeFileSync(`${basePath}.png`, png);
+  await renderChart(spec, basePath);
 }

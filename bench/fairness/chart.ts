@@ -2,11 +2,8 @@
  * The picture: wait time over the run per tenant, one panel per mode, drawn with Vega-Lite and
  * rendered headless to SVG (vega's own renderer), then to PNG with resvg.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { Resvg } from '@resvg/resvg-js';
-import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
+import { renderChart } from '../lib/render.js';
 
 export interface ChartPoint {
   readonly mode: string;
@@ -51,13 +48,5 @@ export async function renderWaitChart(
     },
     config: { font: 'DejaVu Sans', background: 'white' },
   };
-  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
-  const svg = await view.toSVG();
-  view.finalize();
-  mkdirSync(dirname(basePath), { recursive: true });
-  writeFileSync(`${basePath}.svg`, svg);
-  const png = new Resvg(svg, { fitTo: { mode: 'zoom', value: 2 }, font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' } })
-    .render()
-    .asPng();
-  writeFileSync(`${basePath}.png`, png);
+  await renderChart(spec, basePath);
 }

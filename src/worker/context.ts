@@ -9,7 +9,7 @@ import type { StatusTracker } from '../status/tracker.js';
 import type { DeleteCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
 import type { Heartbeat } from './hold/heartbeat.js';
 import type { DrainTally } from './drain-tally.js';
-import type { WorkerConfig } from './options.js';
+import type { WorkerConfig } from './config.js';
 import type { QueueState } from './queue-state.js';
 
 export type Emit = <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { queueNameOf } from '../config/env.js';
-import type { WorkerConfig } from './options.js';
+import type { WorkerConfig } from './config.js';
 import type { WorkerContext } from './context.js';
 
 /** The worker's start line, and the warning when no dedupe lock is configured. */

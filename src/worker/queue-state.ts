@@ -1,7 +1,7 @@
 import { isFifoQueue, queueNameOf } from '../config/env.js';
 import { ConfigError, toError } from '../core/errors.js';
 import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
-import type { QueueConfig } from './options.js';
+import type { QueueConfig } from './config.js';
 import type { ScheduledQueue } from './intake/scheduler.js';
 
 /** What the worker knows of one of its queues. */

@@ -15,7 +15,7 @@ import { DrainTally } from './drain-tally.js';
 /** How often a worker adds its deletes to the drain meter. */
 const DRAIN_FLUSH_MS = 1_000;
 import { Heartbeat } from './hold/heartbeat.js';
-import type { WorkerConfig } from './options.js';
+import type { WorkerConfig } from './config.js';
 import type { QueueState } from './queue-state.js';
 import type { OnError, WorkerContext } from './context.js';
 import { hostname } from 'node:os';
