@@ -1,5 +1,6 @@
 import { createSqsClient } from '../adapters/aws-clients.js';
-import { resolveAwsSettings, resolveMemcached, resolveQueueUrl, type AwsSettings, type Env } from '../config/env.js';
+import { parseConfig, resolveAwsSettings, resolveMemcached, resolveQueueUrl, type AwsSettings, type Env } from '../config/env.js';
+import { prioritySchema } from '../core/priority.js';
 import { ConfigError, SqsJobsError } from '../core/errors.js';
 import { createProducer } from '../producer/producer.js';
 import { createQueues } from '../ops/wiring.js';
@@ -57,6 +58,7 @@ export interface QueuesCreateFlags extends AwsFlags {
   readonly maxReceiveCount?: string;
   readonly visibilityTimeout?: string;
   readonly spillover?: boolean;
+  readonly tiers?: boolean;
   readonly json?: boolean;
 }
 
@@ -66,12 +68,22 @@ export async function queuesCreate(flags: QueuesCreateFlags, { out, env }: CliCo
   const visibilityTimeout = integer(flags.visibilityTimeout, '--visibility-timeout');
   const sqs = createSqsClient(sqsSettings(flags, env), {}, env);
   try {
-    const pair = await createQueues(sqs, { name: flags.name, maxReceiveCount, visibilityTimeout, spillover: flags.spillover === true });
+    const pair = await createQueues(sqs, {
+      name: flags.name,
+      maxReceiveCount,
+      visibilityTimeout,
+      spillover: flags.spillover === true,
+      tiers: flags.tiers === true,
+    });
     if (flags.json) out(JSON.stringify(pair));
     else {
       out(`queue: ${pair.queueUrl}`);
       if (pair.spilloverQueueUrl !== undefined)
         out(`spill: ${pair.spilloverQueueUrl}  (tenant fairness: a key's jobs beyond its allowance)`);
+      if (pair.lanes !== undefined) {
+        out(`high:  ${pair.lanes.high}  (priority tier high; the queue is normal's)`);
+        out(`low:   ${pair.lanes.low}  (priority tier low)`);
+      }
       out(`dlq:   ${pair.dlqUrl}  (after ${pair.maxReceiveCount} receives)`);
       out(renderQueueChanges(pair.changes));
     }
@@ -92,6 +104,7 @@ export interface WorkerFlags extends AwsFlags {
   readonly lockFailClosed?: boolean;
   readonly cloudwatchEndpoint?: string;
   readonly table?: string;
+  readonly tiers?: boolean | string;
 }
 
 const WORKER_FLAGS = {
@@ -106,6 +119,7 @@ const WORKER_FLAGS = {
   'metrics.endpoint': '--cloudwatch-endpoint',
   memcached: '--memcached',
   'store.table': '--table',
+  'tiers.pick': '--tiers',
 };
 
 /** `<url>[@weight]`: the weight is what follows the last @, when that is not part of the URL. */
@@ -136,6 +150,7 @@ export async function worker(flags: WorkerFlags, { env }: CliContext): Promise<v
     lockFailClosed: flags.lockFailClosed,
     metrics: { ...(flags.cloudwatchEndpoint === undefined ? {} : { endpoint: flags.cloudwatchEndpoint }) },
     ...(flags.table === undefined ? {} : { store: { table: flags.table } }),
+    ...(flags.tiers === undefined ? {} : { tiers: flags.tiers === true ? true : { pick: flags.tiers as 'strict' } }),
     handleSignals: true,
   };
   const jobs = await loadJobs(flags.jobs);
@@ -153,6 +168,7 @@ export interface EnqueueFlags extends AwsFlags {
   readonly delay?: string;
   readonly track?: boolean;
   readonly table?: string;
+  readonly priority?: string;
 }
 
 export async function enqueueCommand(name: string, flags: EnqueueFlags, { out, env }: CliContext): Promise<void> {
@@ -164,16 +180,25 @@ export async function enqueueCommand(name: string, flags: EnqueueFlags, { out, e
     throw new ConfigError(`--args is not JSON: ${(error as Error).message}`);
   }
   const delaySeconds = integer(flags.delay, '--delay');
+  const priority =
+    flags.priority === undefined ? {} : { priority: parseConfig(prioritySchema, flags.priority, '--priority', 'invalid enqueue flags') };
   const aws = sqsSettings(flags, env);
   const queueUrl = resolveQueueUrl(flags.queue, env, '--queue');
   const store = flags.table === undefined ? {} : { store: { table: flags.table } };
   const producer = createProducer(
-    { jobs: await loadJobs(flags.jobs), queueUrl, endpoint: aws.endpoint, region: aws.region, ...store },
+    {
+      jobs: await loadJobs(flags.jobs),
+      queueUrl,
+      endpoint: aws.endpoint,
+      region: aws.region,
+      tiers: flags.priority !== undefined,
+      ...store,
+    },
     env,
   );
   try {
     const track = flags.track ? { track: true } : {};
-    const result = await producer.enqueue(name, args, { jobId: flags.jobId, tenant: flags.tenant, delaySeconds, ...track });
+    const result = await producer.enqueue(name, args, { jobId: flags.jobId, tenant: flags.tenant, delaySeconds, ...track, ...priority });
     out(JSON.stringify(result));
   } finally {
     producer.close();

@@ -96,6 +96,7 @@ export function buildProgram(io: CliIo): Command {
     .option('--max-receive-count <n>', 'receives before SQS moves a message to the DLQ (a new queue: 5; left out: kept)')
     .option('--visibility-timeout <seconds>', "the queue's default visibility timeout (a new queue: 30; left out: kept)")
     .option('--spillover', "also create <name>-spill, tenant fairness's spillover queue (same settings and DLQ)")
+    .option('--tiers', 'also create the priority lanes <name>-high and <name>-low (same settings and DLQ)')
     .option('--json', 'print the URLs as JSON')
     .action((flags) => queuesCreate(flags, ctx));
 
@@ -114,6 +115,7 @@ export function buildProgram(io: CliIo): Command {
     .option('--memcached <host:port>', 'memcached for the dedupe lock (default: SQS_JOBS_MEMCACHED)')
     .option('--lock-fail-closed', 'leave jobs queued while memcached is unreachable (default: run them anyway)')
     .option('--table <name>', 'job store table for tracked jobs and fan-out (default: SQS_JOBS_JOB_TABLE)')
+    .option('--tiers [pick]', "also serve the first queue's lanes <queue>-high and <queue>-low; pick: strict (default) or weighted")
     .addOption(cloudwatchEndpoint())
     .action((flags) => worker(flags, ctx));
 
@@ -126,6 +128,7 @@ export function buildProgram(io: CliIo): Command {
     .option('--queue <url>', 'queue URL (default: SQS_JOBS_QUEUE_URL)')
     .option('--track', 'record its status in the job store (--table or SQS_JOBS_JOB_TABLE); `sqs-jobs job <id>` shows it')
     .option('--table <name>', 'job store table (default: SQS_JOBS_JOB_TABLE)')
+    .option('--priority <tier>', "high, normal or low: send it to that tier's lane (from `queues create --tiers`)")
     .action((job: string, flags) => enqueueCommand(job, flags, ctx));
 
   withAws(program.command('stats').description("queue depths, and per-job rates and timings from the workers' CloudWatch metrics"))

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { type Priority, prioritySchema } from './priority.js';
 import { ValidationError } from './errors.js';
 import {
   backoffSchema,
@@ -65,6 +66,8 @@ export interface BatchJobDefinition<Args extends z.ZodType = z.ZodType> {
   readonly handle: (items: BatchItem<z.output<Args>>[], ctx: BatchContext) => Promise<BatchAnswer> | BatchAnswer;
   readonly timeoutMs: number | undefined;
   readonly backoff: BackoffPolicy;
+  /** Its tier (default normal): with tier lanes, its jobs go to that lane and higher tiers start first. */
+  readonly priority: Priority;
 }
 
 export type AnyBatchJob = BatchJobDefinition<z.ZodType>;
@@ -85,6 +88,8 @@ export interface BatchJobSpec<Args extends z.ZodType> {
   /** Abort the handler's signal after this long; every item of the batch then counts a failed attempt. */
   timeoutMs?: number;
   backoff?: Partial<BackoffPolicy>;
+  /** Its tier: `high`, `normal` (default) or `low`; see the producer's `tiers` option. */
+  priority?: Priority;
 }
 
 /** The largest batch: a handler call holds this many messages, each under the heartbeat. */
@@ -102,6 +107,7 @@ const batchSpecSchema = z
     handle: functionSchema,
     timeoutMs: timeoutMsSchema.optional(),
     backoff: backoffSchema,
+    priority: prioritySchema.optional(),
   })
   .strict()
   .refine((s) => s.minSize === undefined || s.minSize <= s.maxSize, { message: 'must not be above maxSize', path: ['minSize'] });
@@ -127,6 +133,7 @@ export function defineBatchJob<Args extends z.ZodType>(spec: BatchJobSpec<Args>)
     handle: spec.handle,
     timeoutMs: parsed.timeoutMs,
     backoff: Object.freeze({ ...DEFAULT_BACKOFF, ...parsed.backoff }),
+    priority: parsed.priority ?? 'normal',
   });
 }
 

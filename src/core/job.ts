@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type Priority, prioritySchema } from './priority.js';
 import type { Logger } from 'pino';
 import { SqsJobsError, UnknownJobError, ValidationError } from './errors.js';
 import { parseWith } from './validation.js';
@@ -77,6 +78,8 @@ export interface JobDefinition<Args extends z.ZodType = z.ZodType> {
   /** Abort the handler's signal after this long; the attempt counts as a failure. */
   readonly timeoutMs: number | undefined;
   readonly backoff: BackoffPolicy;
+  /** Its tier (default normal): with tier lanes, its jobs go to that lane and higher tiers start first. */
+  readonly priority: Priority;
   /** Record every run's status in the job store (as if enqueued with `track: true`). */
   readonly track: boolean;
 }
@@ -96,6 +99,7 @@ const definitionSchema = z
     handle: functionSchema,
     timeoutMs: timeoutMsSchema.optional(),
     backoff: backoffSchema,
+    priority: prioritySchema.optional(),
     track: z.boolean().optional(),
   })
   .strict();
@@ -106,6 +110,8 @@ export interface JobSpec<Args extends z.ZodType> {
   handle: (args: z.output<Args>, ctx: JobContext) => Promise<unknown> | unknown;
   timeoutMs?: number;
   backoff?: Partial<BackoffPolicy>;
+  /** Its tier: `high`, `normal` (default) or `low`; see the producer's `tiers` option. */
+  priority?: Priority;
   /** Record every run's status in the job store (default false: only jobs enqueued with `track: true`). */
   track?: boolean;
 }
@@ -126,6 +132,7 @@ export function defineJob<Args extends z.ZodType>(spec: JobSpec<Args>): JobDefin
     timeoutMs: parsed.timeoutMs,
     backoff: Object.freeze({ ...DEFAULT_BACKOFF, ...parsed.backoff }),
     track: parsed.track ?? false,
+    priority: parsed.priority ?? 'normal',
   });
 }
 

@@ -3,6 +3,7 @@ import { SqsJobsError, ValidationError, toError } from '../core/errors.js';
 import type { QueueAdmin } from '../ports/queue-admin.js';
 import { ensureQueue, type QueueChange } from './queue-settings.js';
 import { parseWith } from '../core/validation.js';
+import { laneNameFor } from '../core/priority.js';
 import { SQS_MAX_VISIBILITY_SECONDS } from '../core/sqs-limits.js';
 
 export type { QueueChange } from './queue-settings.js';
@@ -24,11 +25,17 @@ const queueSpecSchema = z
     maximumMessageSize: z.number().int().min(1024).max(1_048_576).optional(),
     /** Also create `<name>-spill`, the spillover queue of tenant fairness, with the same settings and DLQ. */
     spillover: z.boolean().default(false),
+    /** Also create the priority tiers' lanes `<name>-high` and `<name>-low`, with the same settings and DLQ. */
+    tiers: z.boolean().default(false),
   })
   .strict()
   .refine((s) => !s.spillover || s.name.length <= 74, {
     path: ['name'],
     message: 'must be at most 74 characters with spillover (SQS names end at 80, and -spill is added)',
+  })
+  .refine((s) => !s.tiers || laneNameFor(s.name, 'high').length <= 80, {
+    path: ['name'],
+    message: 'must leave room for -high with tiers (SQS names end at 80, .fifo included)',
   });
 
 export type QueueSpec = z.input<typeof queueSpecSchema>;
@@ -41,6 +48,8 @@ export interface QueuePair {
   readonly maxReceiveCount: number;
   /** With `spillover: true`: the queue a producer sends a key's jobs beyond its allowance to. */
   readonly spilloverQueueUrl?: string;
+  /** With `tiers: true`: the lanes of the high and low tiers (the queue itself is normal's). */
+  readonly lanes?: { readonly high: string; readonly low: string };
   /** What this call created or changed, in order; empty when everything was already as asked. */
   readonly changes: readonly QueueChange[];
 }
@@ -82,6 +91,10 @@ export async function provisionQueues(admin: QueueAdmin, spec: QueueSpec): Promi
     const main = await ensureQueue(admin, s.name, fifo, wanted, QUEUE_DEFAULTS, changes);
     // The spillover queue mirrors the queue: the settings it now has, and its DLQ.
     const spill = s.spillover ? await ensureQueue(admin, spilloverNameFor(s.name), false, main.settings, {}, changes) : undefined;
+    // So do the tiers' lanes: the same settings and DLQ, so a job's tier changes only when it starts.
+    const lane = async (priority: 'high' | 'low') =>
+      (await ensureQueue(admin, laneNameFor(s.name, priority), fifo, main.settings, {}, changes)).url;
+    const lanes = s.tiers ? { high: await lane('high'), low: await lane('low') } : undefined;
     return {
       queueUrl: main.url,
       queueArn: await admin.arnOf(main.url),
@@ -89,6 +102,7 @@ export async function provisionQueues(admin: QueueAdmin, spec: QueueSpec): Promi
       dlqArn,
       maxReceiveCount: main.settings.maxReceiveCount ?? QUEUE_DEFAULTS.maxReceiveCount,
       ...(spill === undefined ? {} : { spilloverQueueUrl: spill.url }),
+      ...(lanes === undefined ? {} : { lanes }),
       changes,
     };
   } catch (error) {

@@ -2,6 +2,7 @@ import type { QueuePort } from '../ports/queue.js';
 import { z } from 'zod';
 import { implementing, queueUrlSchema } from '../config/env.js';
 import { jobIdSchema, tenantSchema } from '../core/envelope.js';
+import { prioritySchema } from '../core/priority.js';
 import { storeOptionSchema } from '../status/store.js';
 import { cancelOptionsSchema } from '../status/cancel-job.js';
 import { admissionOptionsSchema } from './admission/admission.js';
@@ -35,6 +36,8 @@ export const enqueueOptionsSchema = z
     track: z.boolean().optional(),
     /** The job id of the fan-out this job is a child of (ctx.fanOut sets it): its end is counted there. */
     parent: jobIdSchema.optional(),
+    /** This job's tier, instead of its definition's (needs the producer option `tiers`). */
+    priority: prioritySchema.optional(),
   })
   .strict();
 
@@ -95,6 +98,11 @@ export const producerOptionsSchema = z
       .optional(),
     /** For cancel(): the workers' memcached (default SQS_JOBS_MEMCACHED), or a JobLock, and their lockKeyPrefix. */
     ...cancelOptionsSchema.omit({ store: true }).shape,
+    /**
+     * Priority tiers: send each job to its tier's lane, `<queue>-high` or `<queue>-low` beside the
+     * queue (normal), made by `sqs-jobs queues create --tiers`. Without it every job goes to the queue.
+     */
+    tiers: z.boolean().default(false),
     /** Admission: refuse jobs (QueueFullError, HTTP 429) while the backlog is over the workers' drain capacity × slaSeconds. */
     admission: admissionOptionsSchema.optional(),
     /** Renamed in 0.2: `spillover`, whose `queueUrl` was `spilloverQueueUrl`. */
@@ -108,7 +116,7 @@ export type ProducerOptions = z.input<typeof producerOptionsSchema>;
 export function checkOptionsFit(
   jobName: string,
   opts: z.output<typeof enqueueOptionsSchema>,
-  producer: { readonly fifo: boolean; readonly hasStore: boolean },
+  producer: { readonly fifo: boolean; readonly hasStore: boolean; readonly tiers: boolean },
 ): void {
   const fail = (field: string, rule: string) =>
     new ValidationError('OPTIONS_INVALID', `invalid enqueue options for job "${jobName}"`, [{ field: `options.${field}`, rule }]);
@@ -117,6 +125,9 @@ export function checkOptionsFit(
   }
   if (!producer.fifo && opts.deduplicationId !== undefined) {
     throw fail('deduplicationId', 'applies only to FIFO (.fifo) queues; on standard queues the job id is the dedupe key');
+  }
+  if (opts.priority !== undefined && opts.priority !== 'normal' && !producer.tiers) {
+    throw fail('priority', 'needs tier lanes: set the producer option tiers (lanes made by `sqs-jobs queues create --tiers`)');
   }
   if (opts.track && !producer.hasStore) {
     throw fail('track', 'needs a job store: set the producer option store ({ table }) or SQS_JOBS_JOB_TABLE');

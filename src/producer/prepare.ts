@@ -3,6 +3,7 @@ import { type Envelope, encodeEnvelope, envelopeAttributes, messageSize, newJobI
 import { PayloadTooLargeError } from '../core/errors.js';
 import type { AnyDefinition } from '../core/job.js';
 import { admissionKey } from './admission/admission.js';
+import { laneUrlFor } from '../core/priority.js';
 import { checkedArgs } from './args.js';
 import { checkOptionsFit, type enqueueOptionsSchema } from './options.js';
 import type { PreparedMessage } from './send-many.js';
@@ -17,6 +18,8 @@ export interface Preparing {
   readonly maxMessageBytes: number;
   readonly fifo: boolean;
   readonly hasStore: boolean;
+  /** Jobs go to their tier's lane (the `tiers` option). */
+  readonly tiers: boolean;
   readonly spillover: { readonly gate: SpilloverGate; readonly queueUrl: string } | undefined;
   /** Admission is on: each message carries its admission key. */
   readonly keyed: boolean;
@@ -25,7 +28,7 @@ export interface Preparing {
 /**
  * The message to send for a job: options checked against the producer, args by the job's schema,
  * the envelope encoded and its size checked; routed to the spillover queue when the job's tenant is
- * past its allowance (`route` false: a check only, no spillover token is taken).
+ * past its allowance (`route` false: a check only, no spillover token is taken), else to its tier's lane.
  */
 export function prepareMessage(
   p: Preparing,
@@ -35,7 +38,7 @@ export function prepareMessage(
   argsField: string,
   route = true,
 ): PreparedMessage {
-  checkOptionsFit(job.name, opts, { fifo: p.fifo, hasStore: p.hasStore });
+  checkOptionsFit(job.name, opts, p);
   const validArgs = checkedArgs(job, args, argsField);
   const envelope: Envelope = {
     v: 1,
@@ -55,7 +58,7 @@ export function prepareMessage(
   // The spillover key is the tenant; jobs without one are not metered.
   const spill = route && p.spillover !== undefined && opts.tenant !== undefined && !p.spillover.gate.admit(opts.tenant);
   return {
-    queueUrl: spill ? p.spillover!.queueUrl : p.queueUrl,
+    queueUrl: spill ? p.spillover!.queueUrl : p.tiers ? laneUrlFor(p.queueUrl, opts.priority ?? job.priority) : p.queueUrl,
     jobId: envelope.id,
     body,
     attributes,

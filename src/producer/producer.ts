@@ -86,6 +86,7 @@ export class Producer {
       maxMessageBytes: this.maxMessageBytes,
       fifo,
       hasStore: this.#store !== undefined,
+      tiers: o.tiers,
       spillover: o.spillover === undefined ? undefined : { gate: new SpilloverGate(o.spillover), queueUrl: o.spillover.queueUrl },
       keyed: this.#admission !== undefined,
     };

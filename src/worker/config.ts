@@ -13,21 +13,27 @@ import {
 import { ConfigError } from '../core/errors.js';
 import { JobRegistry } from '../core/job.js';
 import type { MetricsSettings } from '../metrics/settings.js';
-import { type WorkerOptions, workerOptionsSchema } from './options.js';
+import { type WorkerOptions, tiersSchema, workerOptionsSchema } from './options.js';
+import { laneUrlFor, type Priority, rankOf } from '../core/priority.js';
+import type { TierPick } from './intake/lanes.js';
 
 /* The worker's options resolved once, where they enter (options.ts holds what may be given). */
 
 export interface QueueConfig {
   readonly url: string;
+  /** Its share among lanes of its tier (and, when tiers are picked by weight, its tier's weight times this). */
   readonly weight: number;
+  readonly priority: Priority;
   readonly deadLetterQueueUrl: string | undefined;
 }
 
 export type WorkerConfig = Readonly<
   Omit<
     z.output<typeof workerOptionsSchema>,
-    'queues' | 'jobs' | 'heartbeatIntervalMs' | 'memcached' | 'metrics' | 'maxHeldBatchItems' | 'fairness'
+    'queues' | 'jobs' | 'heartbeatIntervalMs' | 'memcached' | 'metrics' | 'maxHeldBatchItems' | 'fairness' | 'tiers'
   > & {
+    /** How lanes of different tiers share the worker. */
+    pick: TierPick;
     maxHeldBatchItems: number;
     metrics: MetricsSettings;
     queues: readonly QueueConfig[];
@@ -44,11 +50,7 @@ export type WorkerConfig = Readonly<
 export function resolveWorkerConfig(options: WorkerOptions, env: Env = process.env): WorkerConfig {
   const o = parseConfig(workerOptionsSchema, options, 'options', 'invalid worker options');
   if (o.logger === undefined) resolveLogLevel(env);
-  const queues = (o.queues ?? [resolveQueueUrl(undefined, env)]).map((q) =>
-    typeof q === 'string'
-      ? { url: q, weight: 1, deadLetterQueueUrl: undefined }
-      : { url: q.url, weight: q.weight, deadLetterQueueUrl: q.deadLetterQueueUrl },
-  );
+  const { queues, pick } = resolveQueues(o.queues ?? [resolveQueueUrl(undefined, env)], o.tiers);
   const jobs = o.jobs instanceof JobRegistry ? o.jobs : new JobRegistry(o.jobs);
   if (jobs.size === 0) throw new ConfigError('invalid worker options: options.jobs: must register at least one job');
   const aws = resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env, {
@@ -58,6 +60,7 @@ export function resolveWorkerConfig(options: WorkerOptions, env: Env = process.e
   return Object.freeze({
     ...o,
     queues: Object.freeze(queues),
+    pick,
     jobs,
     heartbeatIntervalMs: o.heartbeatIntervalMs ?? Math.floor((o.visibilityTimeoutSeconds * 1000) / 2),
     memcached: o.lock === undefined ? resolveMemcached(o.memcached, env, 'options.memcached') : undefined,
@@ -66,6 +69,33 @@ export function resolveWorkerConfig(options: WorkerOptions, env: Env = process.e
     maxHeldBatchItems: o.maxHeldBatchItems ?? defaultHeldBatchItems(jobs),
     metrics: resolveMetrics(o.metrics, aws, env),
   });
+}
+
+type Options = z.output<typeof workerOptionsSchema>;
+
+/**
+ * The queues as lanes. With `tiers`, the first queue's `-high` and `-low` lanes join it (unless a
+ * lane is named already); when tiers are picked by weight, a lane's weight is its tier's times its own.
+ */
+function resolveQueues(given: NonNullable<Options['queues']>, tiers: Options['tiers']): { queues: QueueConfig[]; pick: TierPick } {
+  const listed: QueueConfig[] = given.map((q) =>
+    typeof q === 'string'
+      ? { url: q, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined }
+      : { url: q.url, weight: q.weight, priority: q.priority, deadLetterQueueUrl: q.deadLetterQueueUrl },
+  );
+  const t = tiers === true ? tiersSchema.parse({}) : tiers === false ? undefined : tiers;
+  if (t === undefined) return { queues: listed, pick: { mode: 'strict', minShare: tiersSchema.parse({}).minShare } };
+  const lanes: QueueConfig[] = listed.some((q) => q.priority !== 'normal')
+    ? []
+    : (['high', 'low'] as const).map((priority) => ({
+        url: laneUrlFor(listed[0]!.url, priority),
+        weight: 1,
+        priority,
+        deadLetterQueueUrl: listed[0]!.deadLetterQueueUrl,
+      }));
+  const queues = [...lanes, ...listed].sort((a, b) => rankOf(a.priority) - rankOf(b.priority));
+  if (t.pick === 'strict') return { queues, pick: { mode: 'strict', minShare: t.minShare } };
+  return { queues: queues.map((q) => ({ ...q, weight: q.weight * t.weights[q.priority] })), pick: { mode: 'weighted' } };
 }
 
 function defaultHeldBatchItems(jobs: JobRegistry): number {

@@ -10,6 +10,7 @@ import type { MetricsSink } from '../ports/metrics-sink.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from '../core/job.js';
 import { storeOptionSchema } from '../status/store.js';
 import { SQS_MAX_VISIBILITY_SECONDS } from '../core/sqs-limits.js';
+import { prioritySchema } from '../core/priority.js';
 
 const queueSchema = z
   .object({
@@ -18,6 +19,20 @@ const queueSchema = z
     weight: z.number().int('must be a whole number').min(1, 'must be 1-100').max(100, 'must be 1-100').default(1),
     /** Where poison and unrecoverable messages go; read from the queue's RedrivePolicy when omitted. */
     deadLetterQueueUrl: queueUrlSchema.optional(),
+    /** The tier this queue is the lane of: higher tiers start first (see `tiers`). */
+    priority: prioritySchema.default('normal'),
+  })
+  .strict();
+
+const tierWeight = z.number().int('must be a whole number').min(1, 'must be 1-100').max(100, 'must be 1-100');
+
+/** How lanes of different tiers share the worker (src/worker/intake/lanes.ts). */
+export const tiersSchema = z
+  .object({
+    /** strict: higher tiers first, lower ones kept at `minShare` of the turns; weighted: by `weights`. */
+    pick: z.enum(['strict', 'weighted'], { message: 'must be strict or weighted' }).default('strict'),
+    minShare: z.number().min(0.001, 'must be 0.001-0.5').max(0.5, 'must be 0.001-0.5').default(0.05),
+    weights: z.object({ high: tierWeight, normal: tierWeight, low: tierWeight }).strict().default({ high: 6, normal: 3, low: 1 }),
   })
   .strict();
 
@@ -28,11 +43,17 @@ export const workerOptionsSchema = z
   .object({
     /** One queue URL, or several with weights. Default: SQS_JOBS_QUEUE_URL. */
     queues: z
-      .array(z.union([queueUrlSchema, queueSchema], { error: 'must be a queue URL or { url, weight?, deadLetterQueueUrl? }' }), {
-        error: 'must be an array of queue URLs or { url, weight, deadLetterQueueUrl }',
+      .array(z.union([queueUrlSchema, queueSchema], { error: 'must be a queue URL or { url, weight?, deadLetterQueueUrl?, priority? }' }), {
+        error: 'must be an array of queue URLs or { url, weight, deadLetterQueueUrl, priority }',
       })
       .min(1, 'must name at least one queue')
       .optional(),
+    /**
+     * Priority tiers: also serve the first queue's lanes `<name>-high` and `<name>-low` (from
+     * `sqs-jobs queues create --tiers`), unless `queues` names lanes itself, and start higher tiers
+     * first (`pick`). `true`: the defaults.
+     */
+    tiers: z.union([z.boolean(), tiersSchema], { error: 'must be true, false or { pick?, minShare?, weights? }' }).default(false),
     jobs: z.union(
       [z.instanceof(JobRegistry), z.array(z.custom<AnyDefinition>(isDefinition, 'must be a job made by defineJob() or defineBatchJob()'))],
       {

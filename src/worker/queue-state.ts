@@ -1,4 +1,5 @@
 import { isFifoQueue, queueNameOf } from '../config/env.js';
+import { rankOf } from '../core/priority.js';
 import { ConfigError, toError } from '../core/errors.js';
 import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
 import type { QueueConfig } from './config.js';
@@ -19,7 +20,7 @@ export function queueState(config: QueueConfig): QueueState {
     url: config.url,
     fifo: isFifoQueue(config.url),
     weight: config.weight,
-    credit: 0,
+    rank: rankOf(config.priority),
     deadLetterQueueUrl: '',
     maxReceiveCount: undefined,
   };
@@ -31,14 +32,20 @@ export async function resolveDeadLetterQueue(sqs: QueuePort, q: QueueState): Pro
   try {
     target = await sqs.deadLetterTarget(q.url);
   } catch (error) {
-    throw new ConfigError(`cannot read queue ${q.url}: ${toError(error).message}`, { cause: error });
+    const lane = q.config.priority === 'normal' ? '' : ` (${createHint(q)})`;
+    throw new ConfigError(`cannot read queue ${q.url}: ${toError(error).message}${lane}`, { cause: error });
   }
   q.maxReceiveCount = target?.maxReceiveCount;
   const dlq = q.config.deadLetterQueueUrl ?? target?.deadLetterQueueUrl;
   if (dlq === undefined) {
     throw new ConfigError(
-      `queue ${q.url} has no RedrivePolicy, so poison messages would have nowhere to go: create it with \`sqs-jobs queues create --name ${queueNameOf(q.url)}\` or pass deadLetterQueueUrl`,
+      `queue ${q.url} has no RedrivePolicy, so poison messages would have nowhere to go: ${createHint(q)} or pass deadLetterQueueUrl`,
     );
   }
   q.deadLetterQueueUrl = dlq;
+}
+
+function createHint(q: QueueState): string {
+  if (q.config.priority === 'normal') return `create it with \`sqs-jobs queues create --name ${queueNameOf(q.url)}\``;
+  return `it is the ${q.config.priority} tier's lane: create the lanes with \`sqs-jobs queues create --name <queue> --tiers\``;
 }

@@ -33,7 +33,7 @@ export class Worker extends EventSource<WorkerEvents> {
   readonly #ctx: WorkerContext;
   readonly #queues: QueueState[];
   readonly #scheduler: Scheduler<QueueState>;
-  readonly #capacity: ReceiveCapacity;
+  readonly #capacity: ReceiveCapacity<QueueState>;
   readonly #activity: Activity;
   readonly #fate: Fate;
   readonly #batching: Batching;
@@ -54,8 +54,8 @@ export class Worker extends EventSource<WorkerEvents> {
     this.#ctx = ctx;
     ctx.metrics?.attach(this);
     this.#activity = new Activity(c.concurrency, onError);
-    this.#scheduler = new Scheduler(this.#queues);
-    this.#capacity = new ReceiveCapacity(c.concurrency + c.prefetch, () => this.#activity.running.size + this.#scheduler.size);
+    this.#scheduler = new Scheduler(this.#queues, c.pick);
+    this.#capacity = new ReceiveCapacity(c.concurrency + c.prefetch, () => this.#activity.running.size + this.#scheduler.size, c.pick);
     this.#fate = new Fate(ctx, this.#scheduler, this.#activity, () => this.#dispatch());
     this.#batching = new Batching(ctx, this.#activity, this.#fate, () => this.#dispatch());
     this.#hasBatchJobs = c.jobs.names().some((name) => c.jobs.get(name).kind === 'sqs-jobs/batch-job');
@@ -118,9 +118,7 @@ export class Worker extends EventSource<WorkerEvents> {
       },
       receivedWhileStopping: (leases) => this.#fate.handBackNow(leases, 'worker is stopping'),
     };
-    this.#pollers = this.#queues.flatMap((q) =>
-      Array.from({ length: this.config.receiveConcurrency }, () => poll(this.#ctx, intake, q.url)),
-    );
+    this.#pollers = this.#queues.flatMap((q) => Array.from({ length: this.config.receiveConcurrency }, () => poll(this.#ctx, intake, q)));
     logStarted(this.#ctx.log, this.config, this.#queues);
   }
 

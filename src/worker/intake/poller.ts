@@ -2,11 +2,12 @@ import type { ReceivedMessage } from '../../core/message.js';
 import type { WorkerContext } from '../context.js';
 import { sleep } from '../../core/sleep.js';
 import type { ReceiveCapacity } from './capacity.js';
+import type { ScheduledQueue } from './scheduler.js';
 import type { Lease } from '../hold/lease.js';
 
 /** Where a receive loop hands what it received. */
 export interface Intake {
-  readonly capacity: ReceiveCapacity;
+  readonly capacity: ReceiveCapacity<ScheduledQueue>;
   /** Messages received (`asked`: how many the receive asked for): held under the heartbeat already, to be scheduled. */
   readonly received: (queueUrl: string, leases: Lease[], asked: number) => void;
   /** Messages a poll brought back after stop() began: to be handed back at once. */
@@ -14,24 +15,29 @@ export interface Intake {
 }
 
 /**
- * One queue's receive loop: reserve free capacity, long-poll for up to that many messages, track
+ * One queue's receive loop: reserve free capacity (in its lane's turn), long-poll for up to that many messages, track
  * them under the heartbeat, hand them on. A failing receive backs off (250 ms doubling to 30 s)
  * without holding capacity, so other queues go on.
  */
-export async function poll(ctx: WorkerContext, intake: Intake, queueUrl: string): Promise<void> {
+export async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQueue): Promise<void> {
+  const queueUrl = queue.url;
   const { waitTimeSeconds, visibilityTimeoutSeconds } = ctx.config;
   const stopping = ctx.stop.signal;
   const force = ctx.force.signal;
   const capacity = intake.capacity;
   let failures = 0;
+  // A queue whose last poll found nothing is polled for one message, not ten: a long poll holds
+  // its slots, and an idle lane must not keep them from the lanes with work.
+  let idle = false;
   while (!stopping.aborted) {
-    const count = await capacity.reserve();
+    const count = await capacity.reserve(queue, idle ? 1 : 10);
     if (count === 0) break; // stopping
     let messages: ReceivedMessage[];
     const ending = endOnForce(force, waitTimeSeconds);
     try {
       messages = await ctx.sqs.receive(queueUrl, count, waitTimeSeconds, visibilityTimeoutSeconds, ending.signal);
       failures = 0;
+      idle = messages.length === 0;
     } catch (error) {
       capacity.returnSlots(count);
       if (force.aborted) break; // the poll was aborted: the worker is stopping

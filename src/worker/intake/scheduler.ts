@@ -1,8 +1,8 @@
 import type { Lease } from '../hold/lease.js';
-import { pickWeighted, type Weighted } from './weighted.js';
+import { type Lane, LanePicker, type TierPick } from './lanes.js';
 
 /** A queue as the scheduler sees it. */
-export interface ScheduledQueue extends Weighted {
+export interface ScheduledQueue extends Lane {
   readonly url: string;
   readonly fifo: boolean;
 }
@@ -15,8 +15,8 @@ interface Slot<Q> {
 }
 
 /**
- * Holds received, unstarted messages and answers "which runs next". Queues are taken by weight
- * (smooth weighted round-robin). On a FIFO queue, one message per message group runs at a time, in
+ * Holds received, unstarted messages and answers "which runs next". Queues are taken as their
+ * lanes' tiers and weights say (see LanePicker). On a FIFO queue, one message per message group runs at a time, in
  * the order received; different groups run side by side. A group whose job is handed back (retry,
  * release, lost lease) is blocked: its buffered messages must go back to SQS behind it, which
  * `finish` returns for the caller to release.
@@ -26,8 +26,10 @@ export class Scheduler<Q extends ScheduledQueue> {
   readonly #byUrl = new Map<string, Slot<Q>>();
   /** FIFO messages whose earlier group message was lost while buffered: to be handed back behind it. */
   #orphans: Lease[] = [];
+  readonly #picker: LanePicker<Q>;
 
-  constructor(queues: readonly Q[]) {
+  constructor(queues: readonly Q[], pick?: TierPick) {
+    this.#picker = new LanePicker(pick);
     this.#slots = queues.map((queue) => ({ queue, buffer: [], activeGroups: new Set() }));
     for (const s of this.#slots) this.#byUrl.set(s.queue.url, s);
   }
@@ -44,7 +46,7 @@ export class Scheduler<Q extends ScheduledQueue> {
   next(): { queue: Q; lease: Lease } | undefined {
     for (;;) {
       const ready = this.#slots.filter((s) => this.#startable(s) !== -1);
-      const slot = pickWeighted(ready.map((s) => s.queue));
+      const slot = this.#picker.choose(ready.map((s) => s.queue));
       if (slot === undefined) return undefined;
       const s = this.#slot(slot.url);
       const lease = s.buffer.splice(this.#startable(s), 1)[0]!;

@@ -75,4 +75,40 @@ describe('Producer over a queue port', () => {
     expect(memory.peek(url)).toHaveLength(4); // noisy's burst of 3, and quiet's one
     expect(memory.peek(spill)).toHaveLength(7);
   });
+
+  it("with tiers, sends each job to its tier's lane: the definition's tier, or the one given per enqueue", async () => {
+    const memory = new MemoryQueue();
+    const url = memory.create('jobs');
+    const high = memory.create('jobs-high');
+    const low = memory.create('jobs-low');
+    const urgent = defineJob({ name: 'urgent', args: z.object({}), priority: 'high', handle: () => {} });
+    const producer = createProducer({ queueUrl: url, jobs: [resize, urgent], queue: memory, tiers: true }, {});
+    await producer.enqueue(urgent, {});
+    await producer.enqueue(resize, { key: 'a.png', width: 1 });
+    await producer.enqueueMany(
+      resize,
+      [
+        { key: 'b.png', width: 1 },
+        { key: 'c.png', width: 1 },
+      ],
+      { priority: 'low' },
+    );
+    await producer.enqueue(urgent, {}, { priority: 'normal' });
+    expect(memory.peek(high)).toHaveLength(1);
+    expect(memory.peek(url)).toHaveLength(2);
+    expect(memory.peek(low)).toHaveLength(2);
+  });
+
+  it("without tiers, a job asked for a tier it cannot have is refused, naming the option; a definition's tier falls back to the queue", async () => {
+    const { memory, url, producer } = setup();
+    const error = await producer.enqueue(resize, { key: 'a.png', width: 1 }, { priority: 'high' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).message).toMatch(/options\.priority: needs tier lanes: set the producer option tiers/);
+    await expect(producer.enqueue(resize, { key: 'a.png', width: 1 }, { priority: 'urgent' as 'high' })).rejects.toThrow(
+      /options\.priority: must be high, normal or low/,
+    );
+    const urgent = defineJob({ name: 'urgent', args: z.object({}), priority: 'high', handle: () => {} });
+    await producer.enqueue(urgent, {});
+    expect(memory.peek(url)).toHaveLength(1);
+  });
 });

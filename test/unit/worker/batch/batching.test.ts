@@ -37,7 +37,7 @@ afterEach(async () => {
 async function batching(concurrency = 2) {
   w = await inMemoryWorker([index], { options: { concurrency } });
   const activity = new Activity(concurrency, w.ctx.onError);
-  const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, deadLetterQueueUrl: undefined })]);
+  const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
   let b: Batching;
   const wake = () => b.pump();
   const fate = new Fate(w.ctx, scheduler, activity, wake);

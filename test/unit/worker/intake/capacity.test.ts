@@ -50,3 +50,27 @@ describe('ReceiveCapacity', () => {
     expect(await c.reserve()).toBe(0);
   });
 });
+
+describe('ReceiveCapacity with lanes', () => {
+  it('strict: a waiting poller of a higher tier is served first, a lower one at its minimum share', async () => {
+    const high = { weight: 1, rank: 0 };
+    const low = { weight: 1, rank: 2 };
+    const c = new ReceiveCapacity<typeof high>(1, () => 0, { mode: 'strict', minShare: 0.25 });
+    expect(await c.reserve(high)).toBe(1);
+    const served: string[] = [];
+    // Both lanes wait for the one slot, each asking again as soon as it is served.
+    const loop = async (l: typeof high, name: string) => {
+      for (let i = 0; i < 8; i++) {
+        if ((await c.reserve(l)) === 0) return;
+        served.push(name);
+        queueMicrotask(() => c.returnSlots(1));
+      }
+    };
+    const both = Promise.all([loop(low, 'low'), loop(high, 'high')]);
+    c.returnSlots(1);
+    await new Promise((r) => setTimeout(r, 10));
+    c.close();
+    await both;
+    expect(served.slice(0, 8).filter((n) => n === 'low').length).toBe(2);
+  });
+});

@@ -4,12 +4,14 @@ import { defineJob } from '../../../../src/core/job.js';
 import type { Lease } from '../../../../src/worker/hold/lease.js';
 import { ReceiveCapacity } from '../../../../src/worker/intake/capacity.js';
 import { type Intake, poll } from '../../../../src/worker/intake/poller.js';
+import type { ScheduledQueue } from '../../../../src/worker/intake/scheduler.js';
 import { eventually } from '../../../helpers/stack.js';
 import { type InMemoryWorker, inMemoryWorker } from '../../../helpers/worker-context.js';
 
 /* One queue's receive loop, on the in-memory queue: what it holds, how much it asks for, how it stops. */
 
 const step = defineJob({ name: 'step', args: z.object({}), handle: () => {} });
+const lane = (url: string) => ({ url, fifo: false, weight: 1, rank: 1 });
 
 let w: InMemoryWorker;
 afterEach(() => w.close());
@@ -17,7 +19,7 @@ afterEach(() => w.close());
 function intake(limit: number) {
   const held: Lease[] = [];
   const asked: number[] = [];
-  const capacity = new ReceiveCapacity(limit, () => held.length);
+  const capacity = new ReceiveCapacity<ScheduledQueue>(limit, () => held.length);
   const i: Intake = {
     capacity,
     received: (_url, leases, n) => {
@@ -34,7 +36,7 @@ describe('poll', () => {
     w = await inMemoryWorker([step], { options: { waitTimeSeconds: 0 } });
     for (let k = 0; k < 5; k++) await w.send('step', {});
     const { i, held, asked, capacity } = intake(3);
-    const loop = poll(w.ctx, i, w.url);
+    const loop = poll(w.ctx, i, lane(w.url));
     await eventually(() => held.length === 3, 'three messages held');
     expect(asked.every((n) => n <= 3)).toBe(true);
     expect(w.ctx.heartbeat.size).toBe(3);
@@ -55,7 +57,7 @@ describe('poll', () => {
       return receive(...a);
     };
     const { i, held, capacity } = intake(3);
-    const loop = poll(w.ctx, i, w.url);
+    const loop = poll(w.ctx, i, lane(w.url));
     await eventually(() => held.length === 1, 'the message, after the failed receive');
     expect(w.errors).toEqual(['receive']);
     expect(capacity.reserved).toBeLessThanOrEqual(3);
@@ -68,7 +70,7 @@ describe('poll', () => {
     w = await inMemoryWorker([step], { options: { waitTimeSeconds: 1 } });
     const { i, held, capacity } = intake(3);
     const late: Lease[] = [];
-    const loop = poll(w.ctx, { ...i, receivedWhileStopping: async (leases) => void late.push(...leases) }, w.url);
+    const loop = poll(w.ctx, { ...i, receivedWhileStopping: async (leases) => void late.push(...leases) }, lane(w.url));
     await new Promise((r) => setTimeout(r, 100)); // the poll is open
     await w.send('step', {});
     w.ctx.stop.abort();

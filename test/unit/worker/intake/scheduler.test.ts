@@ -11,7 +11,7 @@ function lease(queueUrl: string, id: string, groupId?: string): Lease {
   );
 }
 
-const queue = (url: string, weight = 1): ScheduledQueue => ({ url, weight, credit: 0, fifo: url.endsWith('.fifo') });
+const queue = (url: string, weight = 1, rank = 1): ScheduledQueue => ({ url, weight, rank, fifo: url.endsWith('.fifo') });
 const ids = (leases: Lease[]) => leases.map((l) => l.message.messageId);
 
 describe('Scheduler', () => {

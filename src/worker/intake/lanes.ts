@@ -1,0 +1,66 @@
+/** A queue as a lane: its weight, and its tier's rank (0 = high; lower ranks first under strict). */
+export interface Lane {
+  readonly weight: number;
+  readonly rank: number;
+}
+
+/**
+ * How lanes of different tiers share the worker. `strict`: the highest tier with work goes first,
+ * but a lower tier with work waiting is given a turn once it has been passed over `1/minShare - 1`
+ * times in a row, so it keeps at least `minShare` of the turns. `weighted`: every lane by its weight
+ * (the tiers' weights already folded in), whatever its tier.
+ */
+export type TierPick = { readonly mode: 'strict'; readonly minShare: number } | { readonly mode: 'weighted' };
+
+/**
+ * Chooses which lane takes the next turn among those with work (a message to start, or a poller
+ * waiting for room to receive). Within a tier, lanes are taken by weight, smooth weighted
+ * round-robin: each candidate's credit grows by its weight, the one with the most is taken and
+ * charged the total, so over any window lanes are taken in proportion to their weights,
+ * interleaved rather than in runs. Each picker keeps its own credits: the receive side and the
+ * start side are counted apart.
+ */
+export class LanePicker<Q extends Lane> {
+  readonly #pick: TierPick;
+  readonly #credit = new Map<Q, number>();
+  /** Strict: turns a lane with work has been passed over since its last one. */
+  readonly #passed = new Map<Q, number>();
+
+  constructor(pick: TierPick = { mode: 'weighted' }) {
+    this.#pick = pick;
+  }
+
+  choose(candidates: readonly Q[]): Q | undefined {
+    if (candidates.length === 0) return undefined;
+    if (candidates.length === 1) return this.#taken(candidates, candidates[0]!);
+    if (this.#pick.mode === 'weighted') return this.#taken(candidates, this.#byWeight(candidates));
+    const top = Math.min(...candidates.map((c) => c.rank));
+    const limit = Math.max(0, Math.ceil(1 / this.#pick.minShare) - 1);
+    let starved: Q | undefined;
+    for (const c of candidates) {
+      if (c.rank === top || (this.#passed.get(c) ?? 0) < limit) continue;
+      if (starved === undefined || (this.#passed.get(c) ?? 0) > (this.#passed.get(starved) ?? 0)) starved = c;
+    }
+    const chosen = starved ?? this.#byWeight(candidates.filter((c) => c.rank === top));
+    return this.#taken(candidates, chosen);
+  }
+
+  #byWeight(candidates: readonly Q[]): Q {
+    let total = 0;
+    let best = candidates[0]!;
+    for (const c of candidates) {
+      total += c.weight;
+      this.#credit.set(c, (this.#credit.get(c) ?? 0) + c.weight);
+      if (this.#credit.get(c)! > this.#credit.get(best)!) best = c;
+    }
+    this.#credit.set(best, this.#credit.get(best)! - total);
+    return best;
+  }
+
+  #taken(candidates: readonly Q[], chosen: Q): Q {
+    if (this.#pick.mode === 'strict') {
+      for (const c of candidates) this.#passed.set(c, c === chosen ? 0 : (this.#passed.get(c) ?? 0) + 1);
+    }
+    return chosen;
+  }
+}
