@@ -1,9 +1,10 @@
 /**
- * One phase of bench:admission: a worker of fixed capacity on a fresh ElasticMQ queue, offered
- * `offeredPerSecond` new requests a second for `seconds` (open loop: a request arrives whether or not
- * earlier ones got in), each from a client that honours Retry-After (it waits what QueueFullError
- * says, then sends the same request again) until it is admitted or the phase ends. With or without
- * admission. Records, per second, the queue's backlog (SQS's count), and per job, its wait.
+ * One phase of bench:admission: a worker of fixed capacity on a fresh ElasticMQ queue, offered new
+ * requests at each load's rate for `seconds` (open loop: a request arrives whether or not earlier
+ * ones got in), each from a client that honours Retry-After (it waits what QueueFullError says,
+ * then sends the same request again) until it is admitted or the phase ends. With or without
+ * admission; with tiers (each load's priority its lane, the worker picking `tiers`) or on one queue.
+ * Records, per second, the backlog (SQS's count over the lanes), and per job, its wait.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,6 +13,13 @@ import { z } from 'zod';
 import { SqsQueueAdmin } from '../../src/adapters/sqs-admin.js';
 import { QueueFullError } from '../../src/core/errors.js';
 import { createProducer, createQueues, createWorker, defineJob } from '../../src/index.js';
+import type { Priority } from '../../src/core/priority.js';
+
+/** New requests a second for jobs of one tier. */
+export interface Load {
+  readonly priority: Priority;
+  readonly perSecond: number;
+}
 
 export interface PhaseSettings {
   readonly name: string;
@@ -19,7 +27,9 @@ export interface PhaseSettings {
   readonly memcached: string;
   readonly direct: SQSClient;
   readonly seconds: number;
-  readonly offeredPerSecond: number;
+  readonly loads: readonly Load[];
+  /** Serve the tiers' lanes, picked so; undefined: every job on the one queue. */
+  readonly tiers?: 'strict' | 'weighted';
   /** The worker: concurrency × handler time is its capacity. */
   readonly concurrency: number;
   readonly handlerMs: number;
@@ -40,8 +50,10 @@ export interface Second {
 export interface PhaseResult {
   readonly name: string;
   readonly seconds: Second[];
-  /** Every job's wait (ms) with when it started (s after the phase began). */
-  readonly waits: { readonly t: number; readonly ms: number }[];
+  /** Every job's wait (ms) with when it started (s after the phase began) and its tier. */
+  readonly waits: { readonly t: number; readonly ms: number; readonly priority: Priority }[];
+  /** Refusals per tier. */
+  readonly refusalsBy: Partial<Record<Priority, number>>;
   readonly offered: number;
   readonly admitted: number;
   /** Requests refused at least once; of those, retried within the phase, and admitted on that first retry. */
@@ -54,18 +66,33 @@ export interface PhaseResult {
 
 export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
   const runId = randomUUID().slice(0, 6);
-  const { queueUrl } = await createQueues(s.direct, { name: `adm-${s.name}-${runId}`, visibilityTimeout: 30, maxReceiveCount: 5 });
+  const tiers = s.tiers !== undefined;
+  const pair = await createQueues(s.direct, { name: `adm-${s.name}-${runId}`, visibilityTimeout: 30, maxReceiveCount: 5, tiers });
+  const { queueUrl } = pair;
+  const lanes = [queueUrl, ...(pair.lanes === undefined ? [] : [pair.lanes.high, pair.lanes.low])];
   const env = { AWS_ENDPOINT_URL: s.emq, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x' };
   const lockKeyPrefix = `adm-${runId}:`;
-  const job = defineJob({ name: 'work', args: z.object({ n: z.number() }), handle: () => sleep(s.handlerMs) });
+  const jobs = new Map(
+    s.loads.map(({ priority }) => [
+      priority,
+      defineJob({
+        name: `work-${priority}`,
+        priority,
+        args: z.object({ n: z.number() }),
+        handle: () => sleep(s.handlerMs * (0.5 + Math.random())),
+      }),
+    ]),
+  );
+  const priorityOf = new Map([...jobs].map(([p, j]) => [j.name, p]));
   const started = Date.now();
   const since = () => (Date.now() - started) / 1000;
-  const waits: { t: number; ms: number }[] = [];
+  const waits: { t: number; ms: number; priority: Priority }[] = [];
   let completed = 0;
   const worker = createWorker(
     {
       queues: [queueUrl],
-      jobs: [job],
+      tiers: s.tiers === undefined ? false : { pick: s.tiers },
+      jobs: [...jobs.values()],
       concurrency: s.concurrency,
       memcached: s.memcached,
       lockKeyPrefix,
@@ -73,16 +100,19 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
       handleSignals: false,
       logger: (await import('pino')).pino({ level: 'silent' }),
       waitTimeSeconds: 1,
+      // Three long polls per queue: one poll at a time caps intake at 10 messages per round trip, which a loaded host reaches first.
+      receiveConcurrency: 3,
     },
     env,
   );
-  worker.on('job:start', (e) => waits.push({ t: since(), ms: e.waitMs }));
+  worker.on('job:start', (e) => waits.push({ t: since(), ms: e.waitMs, priority: priorityOf.get(e.jobName)! }));
   worker.on('job:succeeded', () => completed++);
   await worker.start();
   const producer = createProducer(
     {
       queueUrl,
-      jobs: [job],
+      tiers,
+      jobs: [...jobs.values()],
       memcached: s.memcached,
       lockKeyPrefix,
       ...(s.slaSeconds === undefined ? {} : { admission: { slaSeconds: s.slaSeconds } }),
@@ -93,12 +123,12 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
   const seconds: Second[] = [];
   let lastCompleted = 0;
   const sampler = setInterval(() => {
-    void admin.counts(queueUrl).then((c) => {
+    void Promise.all(lanes.map((url) => admin.counts(url))).then((counts) => {
       const t = Math.round(since());
       const started = waits.filter((w) => w.t > t - 1 && w.t <= t);
       seconds.push({
         t,
-        backlog: c.visible + c.delayed,
+        backlog: counts.reduce((sum, c) => sum + c.visible + c.delayed, 0),
         wait: started.length === 0 ? undefined : Math.max(...started.map((w) => w.ms)) / 1000,
         completed: completed - lastCompleted,
         mark: lastMark,
@@ -109,10 +139,12 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
   }, 1_000);
 
   const tally = { offered: 0, admitted: 0, refusedOnce: 0, retried: 0, firstRetryAdmitted: 0, eventuallyAdmitted: 0, refusals: 0 };
+  const refusalsBy: Partial<Record<Priority, number>> = {};
   let lastMark: number | undefined;
   const endAt = started + s.seconds * 1000;
   const clients: Promise<void>[] = [];
-  const client = async (n: number) => {
+  const client = async (priority: Priority, n: number) => {
+    const job = jobs.get(priority)!;
     tally.offered++;
     for (let attempt = 0; Date.now() < endAt; attempt++) {
       if (attempt === 1) tally.retried++;
@@ -125,23 +157,28 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
       } catch (error) {
         if (!(error instanceof QueueFullError)) throw error;
         tally.refusals++;
+        refusalsBy[priority] = (refusalsBy[priority] ?? 0) + 1;
         lastMark = error.highWaterMark;
         if (attempt === 0) tally.refusedOnce++;
-        await sleep(error.retryAfterMs);
+        // Back when told, or at the end of the phase (a low tier may be told minutes).
+        await sleep(Math.max(0, Math.min(error.retryAfterMs, endAt - Date.now())));
       }
     }
   };
   // Arrivals as the clock says (a loaded host fires timers late): every tick, as many as are due.
-  let n = 0;
+  const sent = s.loads.map(() => 0);
   while (Date.now() < endAt) {
-    const due = Math.floor(((Date.now() - started) * s.offeredPerSecond) / 1000);
-    while (n < due) clients.push(client(n++));
+    s.loads.forEach((load, i) => {
+      const due = Math.floor(((Date.now() - started) * load.perSecond) / 1000);
+      while (sent[i]! < due) clients.push(client(load.priority, sent[i]!++));
+    });
     await sleep(20);
   }
   await Promise.all(clients);
   clearInterval(sampler);
   await worker.stop();
   producer.close();
-  await s.direct.send(new (await import('@aws-sdk/client-sqs')).PurgeQueueCommand({ QueueUrl: queueUrl })).catch(() => {});
-  return { name: s.name, seconds, waits, ...tally };
+  const { PurgeQueueCommand } = await import('@aws-sdk/client-sqs');
+  await Promise.all(lanes.map((url) => s.direct.send(new PurgeQueueCommand({ QueueUrl: url })).catch(() => {})));
+  return { name: s.name, seconds, waits, refusalsBy, ...tally };
 }

@@ -3,6 +3,9 @@
  *   1. The drain-rate candidates (estimators.ts): accuracy, reaction to a halved drain, cost.
  *   2. Offered load 3x the workers' drain for ADMISSION_SECONDS (60; --quick 20), without
  *      admission, then with it (SLA 10 s; --quick 5 s); clients honour Retry-After.
+ *   3. Tiers, with admission: a high and a low tier each offered 0.65x the capacity measured in 2
+ *      (high alone fits, both do not), on one queue, then on the tiers' lanes picked strictly,
+ *      then by weight.
  * Prints the goals beside the figures, writes bench/admission/results/latest.json and the chart
  * (docs/admission.svg and .png; ADMISSION_CHART to put it elsewhere).
  */
@@ -38,7 +41,15 @@ const estimators = await compareEstimators({
 
 // The workers' real capacity: what they drain with work always waiting (the no-admission phase).
 const nominal = (concurrency * 1000) / handlerMs;
-const common = { emq, memcached, direct, seconds, concurrency, handlerMs, offeredPerSecond: 3 * nominal };
+const common = {
+  emq,
+  memcached,
+  direct,
+  seconds,
+  concurrency,
+  handlerMs,
+  loads: [{ priority: 'normal', perSecond: 3 * nominal }] as const,
+};
 console.error(`without admission: ${seconds} s offered ${3 * nominal}/s`);
 const without = await runPhase({ ...common, name: 'without', slaSeconds: undefined });
 console.error(`with admission (SLA ${sla} s): ${seconds} s offered ${3 * nominal}/s`);
@@ -50,6 +61,18 @@ const steady = (r: PhaseResult) => r.seconds.filter((s) => s.t >= steadyFrom && 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(xs.length * 0.99) - 1)] ?? 0;
 const capacity = mean(steady(without).map((s) => s.completed));
+
+// Tiers: loads set from the capacity just measured (a loaded host drains less than the nominal).
+const tierShare = 0.65;
+const tierLoads = [
+  { priority: 'high', perSecond: tierShare * capacity },
+  { priority: 'low', perSecond: tierShare * capacity },
+] as const;
+const tierPhases: PhaseResult[] = [];
+for (const tiers of [undefined, 'strict', 'weighted'] as const) {
+  console.error(`tiers (${tiers ?? 'one queue'}): high and low each offered ${(tierShare * capacity).toFixed(1)}/s, SLA ${sla} s`);
+  tierPhases.push(await runPhase({ ...common, loads: tierLoads, name: tiers ?? 'onequeue', tiers, slaSeconds: sla }));
+}
 const mark = capacity * sla;
 const figures = (r: PhaseResult) => {
   const st = steady(r);
@@ -69,6 +92,14 @@ const figures = (r: PhaseResult) => {
   };
 };
 const f = { without: figures(without), with: figures(withAdmission) };
+const steadySeconds = seconds - steadyFrom;
+const tierFigures = tierPhases.map((r) => {
+  const of = (p: 'high' | 'low') => {
+    const waits = r.waits.filter((w) => w.priority === p && w.t >= steadyFrom && w.t <= seconds).map((w) => w.ms / 1000);
+    return { waitP99: p99(waits), perSecond: waits.length / steadySeconds, refusals: r.refusalsBy[p] ?? 0 };
+  };
+  return { name: r.name, high: of('high'), low: of('low') };
+});
 
 const pct = (x: number | undefined) => (x === undefined ? '-' : `${(x * 100).toFixed(0)}%`);
 const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ElasticMQ 1.7.1`;
@@ -92,10 +123,21 @@ const lines = [
   `  admission's own mark (mean, steady)          ${'-'.padStart(17)} ${f.with.admissionMarkMean.toFixed(0).padStart(16)}`,
   `  offered / admitted / refusals                ${`${f.without.offered} / ${f.without.admitted} / ${f.without.refusals}`.padStart(17)} ${`${f.with.offered} / ${f.with.admitted} / ${f.with.refusals}`.padStart(16)}`,
 ];
+const tierRow = (label: string, cell: (t: (typeof tierFigures)[number]) => string) =>
+  `  ${label.padEnd(38)}${tierFigures.map((t) => cell(t).padStart(14)).join('')}`;
+lines.push(
+  '',
+  `tiers: high and low each offered ${(tierShare * capacity).toFixed(1)}/s (${tierShare}x the capacity), admission SLA ${sla} s; steady from ${steadyFrom} s`,
+  `  ${''.padEnd(38)}${['one queue', 'strict', 'weighted'].map((n) => n.padStart(14)).join('')}`,
+  tierRow('high wait p99 <= 1 s', (t) => `${t.high.waitP99.toFixed(2)} s`),
+  tierRow('low wait p99', (t) => `${t.low.waitP99.toFixed(1)} s`),
+  tierRow('jobs/s started, high / low', (t) => `${t.high.perSecond.toFixed(1)} / ${t.low.perSecond.toFixed(1)}`),
+  tierRow('refusals, high / low', (t) => `${t.high.refusals} / ${t.low.refusals}`),
+);
 console.log(`\n${lines.join('\n')}`);
 writeFileSync(
   `${resultsDir}/latest.json`,
-  `${JSON.stringify({ machine, seconds, sla, capacity, mark, steadyFrom, estimators, figures: f, without: without.seconds, with: withAdmission.seconds }, null, 2)}\n`,
+  `${JSON.stringify({ machine, seconds, sla, capacity, mark, steadyFrom, estimators, figures: f, tiers: tierFigures, without: without.seconds, with: withAdmission.seconds }, null, 2)}\n`,
 );
 const rows: ChartRow[] = [without, withAdmission].flatMap((r) =>
   r.seconds

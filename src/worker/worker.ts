@@ -55,7 +55,13 @@ export class Worker extends EventSource<WorkerEvents> {
     ctx.metrics?.attach(this);
     this.#activity = new Activity(c.concurrency, onError);
     this.#scheduler = new Scheduler(this.#queues, c.pick);
-    this.#capacity = new ReceiveCapacity(c.concurrency + c.prefetch, () => this.#activity.running.size + this.#scheduler.size, c.pick);
+    this.#capacity = new ReceiveCapacity(
+      { concurrency: c.concurrency, prefetch: c.prefetch, pick: c.pick },
+      {
+        running: () => this.#activity.running.size,
+        buffered: (q) => (q === undefined ? this.#scheduler.size : this.#scheduler.bufferedOf(q.url)),
+      },
+    );
     this.#fate = new Fate(ctx, this.#scheduler, this.#activity, () => this.#dispatch());
     this.#batching = new Batching(ctx, this.#activity, this.#fate, () => this.#dispatch());
     this.#hasBatchJobs = c.jobs.names().some((name) => c.jobs.get(name).kind === 'sqs-jobs/batch-job');

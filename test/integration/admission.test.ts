@@ -80,4 +80,70 @@ describe('admission', () => {
       producer.close();
     }
   });
+
+  it('with spillover, the 429 goes to the tenant over its share while quiet tenants are still admitted', async () => {
+    const { queueUrl, spilloverQueueUrl } = await freshQueues(sqs, 'admfair', { spillover: true });
+    const lockKeyPrefix = `admf-${randomUUID().slice(0, 8)}:`;
+    // 4 at a time, 200 ms each: about 20 jobs a second over both queues.
+    const job = defineJob({ name: 'thumb', args: z.object({ n: z.number() }), handle: () => sleepFor(200) });
+    const worker = start({
+      queues: [
+        { url: queueUrl, weight: 4 },
+        { url: spilloverQueueUrl!, weight: 1 },
+      ],
+      jobs: [job],
+      concurrency: 4,
+      lockKeyPrefix,
+    });
+    await worker.start();
+    const producer = createProducer(
+      {
+        queueUrl,
+        jobs: [job],
+        memcached: LOCAL_MEMCACHED,
+        lockKeyPrefix,
+        spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 2, burst: 2 },
+        admission: { slaSeconds: 2, sampleMs: 500, windowSeconds: 2 },
+      },
+      LOCAL_ENV,
+    );
+    try {
+      // The noisy tenant offers ~80/s; three quiet tenants one job each every 250 ms. Go on until
+      // the noisy tenant has been refused for 3 s.
+      let n = 0;
+      const refused = { noisy: 0, quiet: 0 };
+      const admitted = { noisy: 0, quiet: 0 };
+      let firstRefusalAt: number | undefined;
+      const offer = async (tenant: string, who: 'noisy' | 'quiet') => {
+        try {
+          await producer.enqueue(job, { n: n++ }, { tenant });
+          admitted[who]++;
+        } catch (error) {
+          if (!(error instanceof QueueFullError)) throw error;
+          refused[who]++;
+          firstRefusalAt ??= Date.now();
+        }
+      };
+      await eventually(
+        async () => {
+          await Promise.all([
+            ...Array.from({ length: 20 }, () => offer('noisy', 'noisy')),
+            ...['q1', 'q2', 'q3'].map((t) => offer(t, 'quiet')),
+          ]);
+          await sleepFor(250);
+          return firstRefusalAt !== undefined && Date.now() - firstRefusalAt > 3_000;
+        },
+        'the noisy tenant refused for 3 s',
+        60_000,
+      );
+      console.log(
+        `tenant-aware admission: noisy ${admitted.noisy} in, ${refused.noisy} refused; quiet ${admitted.quiet} in, ${refused.quiet} refused`,
+      );
+      expect(refused.noisy).toBeGreaterThan(0);
+      expect(refused.quiet).toBe(0);
+      expect(admitted.quiet).toBeGreaterThan(20);
+    } finally {
+      producer.close();
+    }
+  });
 });

@@ -34,6 +34,11 @@ export const settingsSchema = z
     ]),
     /** Tenant fairness: also create `<queueName>-spill`, polled by the workers at a fifth of the main queue's weight. */
     spillover: z.boolean(),
+    /**
+     * Priority tiers: also create `<queueName>-high` and `<queueName>-low` (same settings and DLQ),
+     * served by the workers strictly (lower tiers keep 5% of the turns) or by weight (6 : 3 : 1).
+     */
+    tiers: z.union([z.literal(false), z.enum(['strict', 'weighted'])], { error: 'must be false, "strict" or "weighted"' }),
     /** Job status, progress and fan-out: a DynamoDB table (on-demand, TTL), its name given to the workers as SQS_JOBS_JOB_TABLE. */
     jobStore: z.union([z.literal(false), z.object({ pointInTimeRecovery: z.boolean().default(false) }).strict()]),
     /** Optional: an address the alarms email (an SNS topic is created for it). */
@@ -71,6 +76,7 @@ export const DEFAULT_SETTINGS: DeploySettings = {
   metricsNamespace: 'SqsJobs',
   memcached: { create: true, nodeType: 'cache.t4g.micro' },
   spillover: false,
+  tiers: false,
   jobStore: false,
 };
 
@@ -109,5 +115,6 @@ export function queueSpec(s: DeploySettings) {
     visibilityTimeout: visibilityTimeoutSeconds(s),
     messageRetentionSeconds: s.messageRetentionSeconds,
     spillover: s.spillover,
+    tiers: s.tiers !== false,
   };
 }

@@ -52,6 +52,8 @@ export class SqsJobsWorkerStack extends Stack {
   readonly queue: sqs.Queue;
   /** With `spillover`: tenant fairness's spillover queue (a producer sends a tenant's excess there). */
   readonly spilloverQueue: sqs.Queue | undefined;
+  /** With `tiers`: the high and low tiers' lanes (the queue is the normal tier's). */
+  readonly lanes: { readonly high: sqs.Queue; readonly low: sqs.Queue } | undefined;
   readonly deadLetterQueue: sqs.Queue;
   /** With `jobStore`: the job status table (partition key `pk`, TTL on `expiresAt`). */
   readonly jobTable: dynamodb.Table | undefined;
@@ -73,15 +75,21 @@ export class SqsJobsWorkerStack extends Stack {
       retentionPeriod: Duration.seconds(spec.messageRetentionSeconds),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: spec.maxReceiveCount },
     });
-    this.spilloverQueue = s.spillover
-      ? new sqs.Queue(this, 'SpilloverQueue', {
-          queueName: `${spec.name}-spill`,
-          visibilityTimeout: Duration.seconds(spec.visibilityTimeout),
-          retentionPeriod: Duration.seconds(spec.messageRetentionSeconds),
-          deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: spec.maxReceiveCount },
-        })
-      : undefined;
-    const consumed = [this.queue, ...(this.spilloverQueue ? [this.spilloverQueue] : [])];
+    // The spillover queue and the tiers' lanes mirror the queue: its settings and its DLQ.
+    const beside = (id: string, queueName: string) =>
+      new sqs.Queue(this, id, {
+        queueName,
+        visibilityTimeout: Duration.seconds(spec.visibilityTimeout),
+        retentionPeriod: Duration.seconds(spec.messageRetentionSeconds),
+        deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: spec.maxReceiveCount },
+      });
+    this.spilloverQueue = s.spillover ? beside('SpilloverQueue', `${spec.name}-spill`) : undefined;
+    this.lanes = s.tiers ? { high: beside('HighQueue', `${spec.name}-high`), low: beside('LowQueue', `${spec.name}-low`) } : undefined;
+    const consumed = [
+      this.queue,
+      ...(this.spilloverQueue ? [this.spilloverQueue] : []),
+      ...(this.lanes ? [this.lanes.high, this.lanes.low] : []),
+    ];
     this.jobTable = s.jobStore
       ? new dynamodb.Table(this, 'JobTable', {
           tableName: `${spec.name}-jobs`,
@@ -116,7 +124,7 @@ export class SqsJobsWorkerStack extends Stack {
       // Producers (your services) attach this to record jobs they enqueue with `track: true`; fan-out
       // children are sent by the worker, which sends to the queue it consumes.
       new iam.ManagedPolicy(this, 'ProducerPolicy', {
-        description: 'sqs-jobs producer: send jobs to the queue (and its spillover queue), record tracked jobs as waiting',
+        description: 'sqs-jobs producer: send jobs to the queue (and its spillover queue and lanes), record tracked jobs as waiting',
         statements: [
           new iam.PolicyStatement({
             sid: 'SendJobs',
@@ -156,6 +164,8 @@ export class SqsJobsWorkerStack extends Stack {
         String(s.shutdownTimeoutSeconds * 1000),
         // With a spillover queue the worker polls both, free slots going 4 : 1 to the main queue.
         ...(this.spilloverQueue ? ['--queue', `${this.queue.queueUrl}@4`, '--queue', `${this.spilloverQueue.queueUrl}@1`] : []),
+        // With tiers it also polls the queue's -high and -low lanes.
+        ...(s.tiers ? ['--tiers', s.tiers] : []),
       ],
       environment: {
         SQS_JOBS_QUEUE_URL: this.queue.queueUrl,
@@ -189,14 +199,15 @@ export class SqsJobsWorkerStack extends Stack {
     const scaling = this.service.autoScaleTaskCount({ minCapacity: s.minTasks, maxCapacity: s.maxTasks });
     const depth = (q: sqs.Queue) => q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' });
     scaling.scaleOnMetric('QueueDepthScaling', {
-      metric: this.spilloverQueue
-        ? new cloudwatch.MathExpression({
-            expression: 'main + spill',
-            usingMetrics: { main: depth(this.queue), spill: depth(this.spilloverQueue) },
-            period: Duration.minutes(1),
-            label: 'waiting (main + spillover)',
-          })
-        : depth(this.queue),
+      metric:
+        consumed.length > 1
+          ? new cloudwatch.MathExpression({
+              expression: consumed.map((_, i) => `q${i}`).join(' + '),
+              usingMetrics: Object.fromEntries(consumed.map((q, i) => [`q${i}`, depth(q)])),
+              period: Duration.minutes(1),
+              label: 'waiting (every queue the workers poll)',
+            })
+          : depth(this.queue),
       scalingSteps: [
         { upper: 0, change: -1 },
         { lower: s.concurrency * 5, change: +1 },
@@ -209,6 +220,10 @@ export class SqsJobsWorkerStack extends Stack {
 
     new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl });
     if (this.spilloverQueue) new CfnOutput(this, 'SpilloverQueueUrl', { value: this.spilloverQueue.queueUrl });
+    if (this.lanes) {
+      new CfnOutput(this, 'HighQueueUrl', { value: this.lanes.high.queueUrl });
+      new CfnOutput(this, 'LowQueueUrl', { value: this.lanes.low.queueUrl });
+    }
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
     if (this.jobTable) new CfnOutput(this, 'JobTableName', { value: this.jobTable.tableName });
   }

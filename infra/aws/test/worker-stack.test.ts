@@ -58,6 +58,25 @@ describe('SqsJobsWorkerStack', () => {
     expect(Object.keys(synth().findResources('AWS::SQS::Queue'))).toHaveLength(2); // off by default: queue and DLQ
   });
 
+  it('with tiers: the -high and -low lanes on the same DLQ, served by the worker with --tiers, in the IAM policy and the scaling metric', () => {
+    const t = synth({ tiers: 'weighted' });
+    for (const name of ['jobs-high', 'jobs-low']) {
+      t.hasResourceProperties('AWS::SQS::Queue', {
+        QueueName: name,
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('DeadLetterQueue'), 'Arn'] }, maxReceiveCount: 5 },
+      });
+    }
+    const consume = taskRoleStatements(t).find((st) => st.Sid === 'ConsumeJobQueue')!;
+    expect(JSON.stringify(consume.Resource)).toMatch(/JobQueue.*HighQueue.*LowQueue/);
+    const command = JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'));
+    expect(command).toContain('"--tiers","weighted"');
+    // Scaling counts what waits in every lane.
+    expect(JSON.stringify(t.findResources('AWS::CloudWatch::Alarm'))).toContain('"Expression":"q0 + q1 + q2"');
+    t.hasOutput('HighQueueUrl', {});
+    t.hasOutput('LowQueueUrl', {});
+    expect(() => synth({ tiers: true })).toThrow(/tiers: must be false, "strict" or "weighted"/);
+  });
+
   it('with jobStore: an on-demand table with TTL, its name in the worker, item actions only for worker and producers', () => {
     const t = synth({ jobStore: { pointInTimeRecovery: true } });
     t.hasResourceProperties('AWS::DynamoDB::Table', {

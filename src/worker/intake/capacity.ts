@@ -1,4 +1,4 @@
-import { type Lane, LanePicker, type TierPick } from './lanes.js';
+import { bufferQuota, type Lane, LanePicker, type TierPick } from './lanes.js';
 
 interface Waiter<Q> {
   readonly lane: Q | undefined;
@@ -6,9 +6,24 @@ interface Waiter<Q> {
   readonly resolve: (count: number) => void;
 }
 
+/** What the worker holds now: handlers running, and received messages not yet started (per lane). */
+export interface Holding<Q> {
+  running(): number;
+  /** Buffered messages: of `lane`, or of every lane. */
+  buffered(lane?: Q): number;
+}
+
+export interface CapacityLimits {
+  readonly concurrency: number;
+  /** Unstarted messages held beyond the free handler slots. */
+  readonly prefetch: number;
+  readonly pick?: TierPick;
+}
+
 /**
- * How many more messages the worker may ask SQS for: `limit` (concurrency + prefetch) less what
- * it holds (running and buffered, from `held()`) less what open receive calls were promised.
+ * How many more messages the worker may ask SQS for: concurrency + prefetch, less what it holds
+ * (running and buffered) less what open receive calls were promised. With several lanes busy, a
+ * lane may also hold no more of the buffer than its quota (bufferQuota), beyond free handler slots.
  *
  * Reservations are made synchronously, so pollers woken together cannot count the same slots
  * twice. Pollers waiting for room are served by their lanes (see LanePicker: a higher tier first
@@ -16,60 +31,60 @@ interface Waiter<Q> {
  * cannot take it again ahead of one already waiting (with one slot and two queues, both get polled).
  */
 export class ReceiveCapacity<Q extends Lane = Lane> {
-  readonly #limit: number;
-  readonly #held: () => number;
+  readonly #limits: CapacityLimits;
+  readonly #holding: Holding<Q>;
   readonly #picker: LanePicker<Q>;
   #reserved = 0;
+  readonly #reservedBy = new Map<Q | undefined, number>();
+  /** Lanes whose poller last asked for more than one message (its last poll found some). */
+  readonly #busy = new Set<Q>();
   #waiters: Waiter<Q>[] = [];
   #closed = false;
 
-  constructor(limit: number, held: () => number, pick?: TierPick) {
-    this.#limit = limit;
-    this.#held = held;
-    this.#picker = new LanePicker(pick);
+  constructor(limits: CapacityLimits, holding: Holding<Q>) {
+    this.#limits = limits;
+    this.#holding = holding;
+    this.#picker = new LanePicker(limits.pick);
   }
 
   get reserved(): number {
     return this.#reserved;
   }
 
-  /** Up to `max` (at most 10) slots for a receive from `lane`, as soon as any are free and it is the lane's turn; 0 once closed. */
+  /**
+   * Up to `max` (at most 10) slots for a receive from `lane`, as soon as any are free, the lane has
+   * room and it is its turn; 0 once closed. `max` 1 says the lane's last poll found nothing.
+   */
   reserve(lane?: Q, max = 10): Promise<number> {
     if (this.#closed) return Promise.resolve(0);
-    if (this.#waiters.length === 0) {
-      const count = Math.min(max, 10, this.#free());
-      if (count > 0) {
-        this.#reserved += count;
-        return Promise.resolve(count);
-      }
+    if (lane !== undefined) {
+      if (max > 1) this.#busy.add(lane);
+      else this.#busy.delete(lane);
     }
-    return new Promise((resolve) => this.#waiters.push({ lane, max, resolve }));
+    const promise = new Promise<number>((resolve) => this.#waiters.push({ lane, max, resolve }));
+    this.grant();
+    return promise;
   }
 
-  /** A receive promised `count` slots has ended; what it brought is already counted by held(). */
-  returnSlots(count: number): void {
+  /** A receive promised `count` slots has ended; what it brought is already counted as held. */
+  returnSlots(count: number, lane?: Q): void {
     this.#reserved -= count;
+    this.#reservedBy.set(lane, (this.#reservedBy.get(lane) ?? 0) - count);
     this.grant();
   }
 
-  /** Capacity may have changed: hand it to waiting pollers, the lane whose turn it is first. */
+  /** Capacity may have changed: hand it to waiting pollers with room, the lane whose turn it is first. */
   grant(): void {
     while (this.#waiters.length > 0) {
       const free = Math.min(10, this.#free());
       if (free <= 0) return;
-      const waiter = this.#waiters.splice(this.#next(), 1)[0]!;
-      const count = Math.min(free, waiter.max);
-      this.#reserved += count;
+      const index = this.#next();
+      if (index === -1) return;
+      const waiter = this.#waiters.splice(index, 1)[0]!;
+      const count = Math.min(free, waiter.max, this.#room(waiter.lane));
+      this.#take(waiter.lane, count);
       waiter.resolve(count);
     }
-  }
-
-  /** The waiter to serve: the first of the lane the picker chooses among those waiting. */
-  #next(): number {
-    const lanes = [...new Set(this.#waiters.map((w) => w.lane))];
-    if (lanes.length === 1 || lanes.includes(undefined)) return 0;
-    const lane = this.#picker.choose(lanes as Q[]);
-    return this.#waiters.findIndex((w) => w.lane === lane);
   }
 
   /** Wake every waiter with 0; later calls to reserve() resolve 0 at once. */
@@ -78,7 +93,30 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     for (const w of this.#waiters.splice(0)) w.resolve(0);
   }
 
+  #take(lane: Q | undefined, count: number): void {
+    this.#reserved += count;
+    this.#reservedBy.set(lane, (this.#reservedBy.get(lane) ?? 0) + count);
+  }
+
+  /** The waiter to serve: the first of the lane the picker chooses among those waiting with room; -1 if none has room. */
+  #next(): number {
+    const lanes = [...new Set(this.#waiters.map((w) => w.lane))].filter((l) => this.#room(l) > 0);
+    if (lanes.length === 0) return -1;
+    const lane = lanes.length === 1 || lanes.includes(undefined) ? lanes[0] : this.#picker.choose(lanes as Q[]);
+    return this.#waiters.findIndex((w) => w.lane === lane);
+  }
+
   #free(): number {
-    return this.#limit - this.#held() - this.#reserved;
+    const { concurrency, prefetch } = this.#limits;
+    return concurrency + prefetch - this.#holding.running() - this.#holding.buffered() - this.#reserved;
+  }
+
+  /** What `lane` may still ask for: its buffer quota less what it buffers and has asked for, plus handler slots no one has spoken for. */
+  #room(lane: Q | undefined): number {
+    if (lane === undefined || this.#limits.pick === undefined) return Number.POSITIVE_INFINITY;
+    const quota = bufferQuota(this.#limits.pick, lane, this.#busy, this.#limits.prefetch);
+    if (quota === Number.POSITIVE_INFINITY) return quota;
+    const unclaimed = Math.max(0, this.#limits.concurrency - this.#holding.running() - this.#holding.buffered() - this.#reserved);
+    return quota - this.#holding.buffered(lane) - (this.#reservedBy.get(lane) ?? 0) + unclaimed;
   }
 }

@@ -64,3 +64,23 @@ export class LanePicker<Q extends Lane> {
     return chosen;
   }
 }
+
+/**
+ * How many received, unstarted messages `lane` may hold while other lanes have work (`busy`: the
+ * lanes whose last poll found some), out of the worker's `prefetch`. Whichever lane has a message
+ * buffered when a slot frees is the one that can start, so a lower lane holding the whole buffer
+ * would take every other slot from a higher one. Strict: the top busy tier shares the buffer by
+ * weight, a lower lane holds its minimum share; weighted: every lane its weight's share. At least 1.
+ */
+export function bufferQuota<Q extends Lane>(pick: TierPick, lane: Q, busy: ReadonlySet<Q>, prefetch: number): number {
+  const lanes = new Set(busy).add(lane);
+  if (lanes.size < 2) return Number.POSITIVE_INFINITY;
+  let sharing = [...lanes];
+  if (pick.mode === 'strict') {
+    const top = Math.min(...sharing.map((l) => l.rank));
+    if (lane.rank > top) return Math.max(1, Math.ceil(prefetch * pick.minShare));
+    sharing = sharing.filter((l) => l.rank === top);
+  }
+  const total = sharing.reduce((sum, l) => sum + l.weight, 0);
+  return Math.max(1, Math.ceil((prefetch * lane.weight) / total));
+}

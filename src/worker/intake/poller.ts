@@ -39,7 +39,7 @@ export async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQ
       failures = 0;
       idle = messages.length === 0;
     } catch (error) {
-      capacity.returnSlots(count);
+      capacity.returnSlots(count, queue);
       if (force.aborted) break; // the poll was aborted: the worker is stopping
       failures++;
       ctx.onError('receive', error);
@@ -52,13 +52,13 @@ export async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQ
     const leases = messages.map((m) => ctx.heartbeat.hold(m, now));
     if (stopping.aborted) {
       // The poll returned while running handlers drained (or before its abort took effect): hand these back at once.
-      capacity.returnSlots(count);
+      capacity.returnSlots(count, queue);
       await intake.receivedWhileStopping(leases);
       break;
     }
     // Held first, then the reservation returned: capacity never counts these messages twice or not at all.
     intake.received(queueUrl, leases, count);
-    capacity.returnSlots(count);
+    capacity.returnSlots(count, queue);
   }
 }
 

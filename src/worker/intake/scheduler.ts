@@ -38,6 +38,11 @@ export class Scheduler<Q extends ScheduledQueue> {
     return this.#slots.reduce((n, s) => n + s.buffer.length, 0);
   }
 
+  /** Messages of one queue waiting to start. */
+  bufferedOf(queueUrl: string): number {
+    return this.#slot(queueUrl).buffer.length;
+  }
+
   add(queueUrl: string, leases: readonly Lease[]): void {
     this.#slot(queueUrl).buffer.push(...leases);
   }

@@ -47,7 +47,7 @@ describe('shutdown', () => {
       running.finish();
     }, 100);
     await shutdown(w.ctx, {
-      capacity: new ReceiveCapacity(10, () => 0),
+      capacity: new ReceiveCapacity({ concurrency: 10, prefetch: 0 }, { running: () => 0, buffered: () => 0 }),
       activity,
       handBackBuffered: async () => void order.push('hand back'),
       pollers: () => [],
@@ -64,7 +64,7 @@ describe('shutdown', () => {
     const activity = new Activity(2, w.ctx.onError);
     const stuck = handler(activity);
     await shutdown(w.ctx, {
-      capacity: new ReceiveCapacity(10, () => 0),
+      capacity: new ReceiveCapacity({ concurrency: 10, prefetch: 0 }, { running: () => 0, buffered: () => 0 }),
       activity,
       handBackBuffered: async () => {},
       pollers: () => [],
@@ -79,7 +79,7 @@ describe('shutdown', () => {
     const activity = new Activity(2, w.ctx.onError);
     const ran: string[] = [];
     await shutdown(w.ctx, {
-      capacity: new ReceiveCapacity(10, () => 0),
+      capacity: new ReceiveCapacity({ concurrency: 10, prefetch: 0 }, { running: () => 0, buffered: () => 0 }),
       activity,
       handBackBuffered: async () => {
         throw new Error('SQS down');

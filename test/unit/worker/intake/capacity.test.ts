@@ -4,7 +4,7 @@ import { ReceiveCapacity } from '../../../../src/worker/intake/capacity.js';
 describe('ReceiveCapacity', () => {
   it('reserves at most 10 and never more than is free', async () => {
     let held = 0;
-    const c = new ReceiveCapacity(25, () => held);
+    const c = new ReceiveCapacity({ concurrency: 25, prefetch: 0 }, { running: () => held, buffered: () => 0 });
     expect(await c.reserve()).toBe(10);
     expect(await c.reserve()).toBe(10);
     expect(await c.reserve()).toBe(5);
@@ -16,7 +16,7 @@ describe('ReceiveCapacity', () => {
 
   it('lets pollers woken together share slots instead of each counting them all', async () => {
     let held = 3;
-    const c = new ReceiveCapacity(3, () => held);
+    const c = new ReceiveCapacity({ concurrency: 3, prefetch: 0 }, { running: () => held, buffered: () => 0 });
     let second: number | undefined;
     const a = c.reserve();
     void c.reserve().then((n) => (second = n));
@@ -29,7 +29,7 @@ describe('ReceiveCapacity', () => {
   });
 
   it('serves waiting pollers in turn: the one that freed a slot goes behind', async () => {
-    const c = new ReceiveCapacity(1, () => 0);
+    const c = new ReceiveCapacity({ concurrency: 1, prefetch: 0 }, { running: () => 0, buffered: () => 0 });
     const order: string[] = [];
     expect(await c.reserve()).toBe(1); // poller A holds the only slot
     const b = c.reserve().then((n) => order.push(`B${n}`));
@@ -43,7 +43,7 @@ describe('ReceiveCapacity', () => {
   });
 
   it('wakes waiters with 0 when closed, and answers 0 after', async () => {
-    const c = new ReceiveCapacity(0, () => 0);
+    const c = new ReceiveCapacity({ concurrency: 0, prefetch: 0 }, { running: () => 0, buffered: () => 0 });
     const waiting = c.reserve();
     c.close();
     expect(await waiting).toBe(0);
@@ -52,25 +52,65 @@ describe('ReceiveCapacity', () => {
 });
 
 describe('ReceiveCapacity with lanes', () => {
+  const high = { name: 'high', weight: 1, rank: 0 };
+  const low = { name: 'low', weight: 1, rank: 2 };
+  type L = typeof high;
+
   it('strict: a waiting poller of a higher tier is served first, a lower one at its minimum share', async () => {
-    const high = { weight: 1, rank: 0 };
-    const low = { weight: 1, rank: 2 };
-    const c = new ReceiveCapacity<typeof high>(1, () => 0, { mode: 'strict', minShare: 0.25 });
+    const c = new ReceiveCapacity<L>(
+      { concurrency: 1, prefetch: 0, pick: { mode: 'strict', minShare: 0.25 } },
+      { running: () => 0, buffered: () => 0 },
+    );
     expect(await c.reserve(high)).toBe(1);
     const served: string[] = [];
     // Both lanes wait for the one slot, each asking again as soon as it is served.
-    const loop = async (l: typeof high, name: string) => {
+    const loop = async (l: L) => {
       for (let i = 0; i < 8; i++) {
         if ((await c.reserve(l)) === 0) return;
-        served.push(name);
-        queueMicrotask(() => c.returnSlots(1));
+        served.push(l.name);
+        queueMicrotask(() => c.returnSlots(1, l));
       }
     };
-    const both = Promise.all([loop(low, 'low'), loop(high, 'high')]);
-    c.returnSlots(1);
+    const both = Promise.all([loop(low), loop(high)]);
+    c.returnSlots(1, high);
     await new Promise((r) => setTimeout(r, 10));
     c.close();
     await both;
     expect(served.slice(0, 8).filter((n) => n === 'low').length).toBe(2);
+  });
+
+  it('strict: with the handlers busy, a lower lane holds no more of the buffer than its share, so the higher lane keeps messages ready', async () => {
+    const buffered = new Map<L, number>([
+      [high, 0],
+      [low, 0],
+    ]);
+    const c = new ReceiveCapacity<L>(
+      { concurrency: 4, prefetch: 10, pick: { mode: 'strict', minShare: 0.05 } },
+      { running: () => 4, buffered: (l) => (l === undefined ? buffered.get(high)! + buffered.get(low)! : buffered.get(l)!) },
+    );
+    // Every handler slot is taken; both lanes have work.
+    expect(await c.reserve(high)).toBe(10);
+    buffered.set(high, 9);
+    c.returnSlots(10, high); // 9 came
+    expect(await c.reserve(low)).toBe(1); // low's share of the buffer: 5% of 10, at least 1
+    buffered.set(low, 1);
+    c.returnSlots(1, low);
+    buffered.set(high, 8); // a high one started: one slot is free
+    let lowGot: number | undefined;
+    void c.reserve(low).then((n) => (lowGot = n));
+    await Promise.resolve();
+    expect(lowGot).toBeUndefined(); // low waits: it holds its share
+    expect(await c.reserve(high)).toBe(1); // high takes the free slot, though low asked first
+    c.close();
+    await Promise.resolve();
+    expect(lowGot).toBe(0);
+  });
+
+  it('a lane alone, or lanes without tiers, may fill the whole buffer', async () => {
+    const c = new ReceiveCapacity<L>(
+      { concurrency: 2, prefetch: 10, pick: { mode: 'strict', minShare: 0.05 } },
+      { running: () => 2, buffered: () => 0 },
+    );
+    expect(await c.reserve(low)).toBe(10);
   });
 });

@@ -19,7 +19,10 @@ afterEach(() => w.close());
 function intake(limit: number) {
   const held: Lease[] = [];
   const asked: number[] = [];
-  const capacity = new ReceiveCapacity<ScheduledQueue>(limit, () => held.length);
+  const capacity = new ReceiveCapacity<ScheduledQueue>(
+    { concurrency: limit, prefetch: 0 },
+    { running: () => held.length, buffered: () => 0 },
+  );
   const i: Intake = {
     capacity,
     received: (_url, leases, n) => {
