@@ -50,6 +50,8 @@ export interface Second {
 export interface PhaseResult {
   readonly name: string;
   readonly seconds: Second[];
+  /** When each job succeeded (s after the phase began): rates come from these, not from the sampler's ticks (a loaded host fires them late). */
+  readonly completions: number[];
   /** Every job's wait (ms) with when it started (s after the phase began) and its tier. */
   readonly waits: { readonly t: number; readonly ms: number; readonly priority: Priority }[];
   /** Refusals per tier. */
@@ -88,6 +90,7 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
   const since = () => (Date.now() - started) / 1000;
   const waits: { t: number; ms: number; priority: Priority }[] = [];
   let completed = 0;
+  const completions: number[] = [];
   const worker = createWorker(
     {
       queues: [queueUrl],
@@ -106,7 +109,10 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
     env,
   );
   worker.on('job:start', (e) => waits.push({ t: since(), ms: e.waitMs, priority: priorityOf.get(e.jobName)! }));
-  worker.on('job:succeeded', () => completed++);
+  worker.on('job:succeeded', () => {
+    completed++;
+    completions.push(since());
+  });
   await worker.start();
   const producer = createProducer(
     {
@@ -180,5 +186,5 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
   producer.close();
   const { PurgeQueueCommand } = await import('@aws-sdk/client-sqs');
   await Promise.all(lanes.map((url) => s.direct.send(new PurgeQueueCommand({ QueueUrl: url })).catch(() => {})));
-  return { name: s.name, seconds, waits, refusalsBy, ...tally };
+  return { name: s.name, seconds, waits, completions, refusalsBy, ...tally };
 }

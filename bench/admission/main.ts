@@ -60,7 +60,9 @@ const steadyFrom = Math.min(Math.floor(seconds / 2), 2 * sla + 5);
 const steady = (r: PhaseResult) => r.seconds.filter((s) => s.t >= steadyFrom && s.t <= seconds);
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(xs.length * 0.99) - 1)] ?? 0;
-const capacity = mean(steady(without).map((s) => s.completed));
+/** Jobs a second completed in the steady part of a phase. */
+const rate = (r: PhaseResult) => r.completions.filter((t) => t >= steadyFrom && t <= seconds).length / (seconds - steadyFrom);
+const capacity = rate(without);
 
 // Tiers: loads set from the capacity just measured (a loaded host drains less than the nominal).
 const tierShare = 0.65;
@@ -83,7 +85,7 @@ const figures = (r: PhaseResult) => {
     withinTenPercent: st.filter((s) => Math.abs(s.backlog - mark) <= 0.1 * mark).length / Math.max(1, st.length),
     waitP99: p99(waits),
     waitP99Last10s: p99(r.waits.filter((w) => w.t > seconds - 10 && w.t <= seconds).map((w) => w.ms / 1000)),
-    goodput: mean(st.map((s) => s.completed)) / capacity,
+    goodput: rate(r) / capacity,
     firstRetry: r.retried === 0 ? undefined : r.firstRetryAdmitted / r.retried,
     admissionMarkMean: mean(st.flatMap((s) => (s.mark === undefined ? [] : [s.mark]))),
     offered: r.offered,

@@ -111,12 +111,17 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     return concurrency + prefetch - this.#holding.running() - this.#holding.buffered() - this.#reserved;
   }
 
-  /** What `lane` may still ask for: its buffer quota less what it buffers and has asked for, plus handler slots no one has spoken for. */
+  /**
+   * What `lane` may still ask for: its buffer quota less what it buffers and has asked for, plus
+   * the handler slots idle now. Other lanes' open polls are not counted against those: a poll that
+   * waits for work that trickles in would otherwise keep idle slots from a lane with work waiting
+   * (the total stays within concurrency + prefetch either way).
+   */
   #room(lane: Q | undefined): number {
     if (lane === undefined || this.#limits.pick === undefined) return Number.POSITIVE_INFINITY;
     const quota = bufferQuota(this.#limits.pick, lane, this.#busy, this.#limits.prefetch);
     if (quota === Number.POSITIVE_INFINITY) return quota;
-    const unclaimed = Math.max(0, this.#limits.concurrency - this.#holding.running() - this.#holding.buffered() - this.#reserved);
-    return quota - this.#holding.buffered(lane) - (this.#reservedBy.get(lane) ?? 0) + unclaimed;
+    const idle = Math.max(0, this.#limits.concurrency - this.#holding.running() - this.#holding.buffered());
+    return quota - this.#holding.buffered(lane) - (this.#reservedBy.get(lane) ?? 0) + idle;
   }
 }

@@ -26,18 +26,19 @@ export async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQ
   const force = ctx.force.signal;
   const capacity = intake.capacity;
   let failures = 0;
-  // A queue whose last poll found nothing is polled for one message, not ten: a long poll holds
-  // its slots, and an idle lane must not keep them from the lanes with work.
-  let idle = false;
+  // A long poll holds the slots it asked for until it returns, so a queue asks for about what it
+  // found last time (twice that, 1 to 10): an idle lane, or one whose work trickles in, must not
+  // keep slots from the lanes with work waiting. A full poll doubles the next ask.
+  let ask = 10;
   while (!stopping.aborted) {
-    const count = await capacity.reserve(queue, idle ? 1 : 10);
+    const count = await capacity.reserve(queue, ask);
     if (count === 0) break; // stopping
     let messages: ReceivedMessage[];
     const ending = endOnForce(force, waitTimeSeconds);
     try {
       messages = await ctx.sqs.receive(queueUrl, count, waitTimeSeconds, visibilityTimeoutSeconds, ending.signal);
       failures = 0;
-      idle = messages.length === 0;
+      ask = Math.min(10, Math.max(1, 2 * messages.length));
     } catch (error) {
       capacity.returnSlots(count, queue);
       if (force.aborted) break; // the poll was aborted: the worker is stopping
