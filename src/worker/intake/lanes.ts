@@ -73,9 +73,9 @@ export class LanePicker<Q extends Lane> {
  * weight, a lower lane holds its minimum share; weighted: every lane its weight's share. At least 1.
  */
 export function bufferQuota<Q extends Lane>(pick: TierPick, lane: Q, busy: ReadonlySet<Q>, prefetch: number): number {
-  const lanes = new Set(busy).add(lane);
-  if (lanes.size < 2) return Number.POSITIVE_INFINITY;
-  let sharing = [...lanes];
+  // Alone with work (the common case: one queue), a lane may fill it; no allocation on that path.
+  if (busy.size === 0 || (busy.size === 1 && busy.has(lane))) return Number.POSITIVE_INFINITY;
+  let sharing = [...new Set(busy).add(lane)];
   if (pick.mode === 'strict') {
     const top = Math.min(...sharing.map((l) => l.rank));
     if (lane.rank > top) return Math.max(1, Math.ceil(prefetch * pick.minShare));
