@@ -13,6 +13,7 @@ import type { BatchEntry, BatchFailure, MessageAttributes, OutgoingMessage, Rece
 import { parseRedrivePolicy, SqsQueueAdmin } from './sqs-admin.js';
 import { classifyFailure } from '../core/sqs-batch.js';
 import { SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * QueuePort over the AWS SDK. Receives go through `pollClient`, everything else through
@@ -101,15 +102,35 @@ export class SqsQueuePort implements QueuePort {
     return Number(out.Attributes?.MaximumMessageSize ?? SQS_DEFAULT_MESSAGE_BYTES);
   }
 
+  /**
+   * Read at a worker's start: a server fault or a dropped connection is tried again (4 tries over
+   * about 3.5 s, beyond the SDK's own retries), so a passing outage does not stop the worker; an
+   * answer about the queue itself (it does not exist, access denied) fails at once.
+   */
   async deadLetterTarget(queueUrl: string): Promise<DeadLetterTarget | undefined> {
-    const out = await this.controlClient.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }));
-    const policy = parseRedrivePolicy(out.Attributes?.RedrivePolicy);
-    if (policy === undefined) return undefined;
-    return {
-      deadLetterQueueUrl: await this.#admin.urlOfArn(policy.deadLetterTargetArn),
-      maxReceiveCount: policy.maxReceiveCount,
-    };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const out = await this.controlClient.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }));
+        const policy = parseRedrivePolicy(out.Attributes?.RedrivePolicy);
+        if (policy === undefined) return undefined;
+        return {
+          deadLetterQueueUrl: await this.#admin.urlOfArn(policy.deadLetterTargetArn),
+          maxReceiveCount: policy.maxReceiveCount,
+        };
+      } catch (error) {
+        if (attempt >= START_READ_ATTEMPTS || !passing(error)) throw error;
+        await sleep(500 * 2 ** (attempt - 1));
+      }
+    }
   }
+}
+
+const START_READ_ATTEMPTS = 4;
+
+/** A server fault (5xx) or no answer at all (a reset or timeout): worth trying again. */
+function passing(error: unknown): boolean {
+  const e = error as { $fault?: string; $metadata?: { httpStatusCode?: number } };
+  return e.$fault === 'server' || e.$metadata?.httpStatusCode === undefined;
 }
 
 function toSdkMessage(m: OutgoingMessage) {
