@@ -42,7 +42,6 @@ export interface Second {
   readonly backlog: number;
   /** The longest wait of the jobs started in that second (s). */
   readonly wait: number | undefined;
-  readonly completed: number;
   /** Admission's own high-water mark then (its last refusal's), if it refused in that second. */
   readonly mark: number | undefined;
 }
@@ -89,7 +88,6 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
   const started = Date.now();
   const since = () => (Date.now() - started) / 1000;
   const waits: { t: number; ms: number; priority: Priority }[] = [];
-  let completed = 0;
   const completions: number[] = [];
   const worker = createWorker(
     {
@@ -110,7 +108,6 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
   );
   worker.on('job:start', (e) => waits.push({ t: since(), ms: e.waitMs, priority: priorityOf.get(e.jobName)! }));
   worker.on('job:succeeded', () => {
-    completed++;
     completions.push(since());
   });
   await worker.start();
@@ -127,7 +124,6 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
   );
   const admin = new SqsQueueAdmin(s.direct);
   const seconds: Second[] = [];
-  let lastCompleted = 0;
   const sampler = setInterval(() => {
     void Promise.all(lanes.map((url) => admin.counts(url))).then((counts) => {
       const t = Math.round(since());
@@ -136,11 +132,9 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
         t,
         backlog: counts.reduce((sum, c) => sum + c.visible + c.delayed, 0),
         wait: started.length === 0 ? undefined : Math.max(...started.map((w) => w.ms)) / 1000,
-        completed: completed - lastCompleted,
         mark: lastMark,
       });
       lastMark = undefined;
-      lastCompleted = completed;
     });
   }, 1_000);
 

@@ -73,6 +73,8 @@ export function resolveWorkerConfig(options: WorkerOptions, env: Env = process.e
 
 type Options = z.output<typeof workerOptionsSchema>;
 
+const DEFAULT_TIERS = tiersSchema.parse({});
+
 /**
  * The queues as lanes. With `tiers`, the first queue's `-high` and `-low` lanes join it (unless a
  * lane is named already); when tiers are picked by weight, a lane's weight is its tier's times its own.
@@ -83,8 +85,8 @@ function resolveQueues(given: NonNullable<Options['queues']>, tiers: Options['ti
       ? { url: q, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined }
       : { url: q.url, weight: q.weight, priority: q.priority, deadLetterQueueUrl: q.deadLetterQueueUrl },
   );
-  const t = tiers === true ? tiersSchema.parse({}) : tiers === false ? undefined : tiers;
-  if (t === undefined) return { queues: listed, pick: { mode: 'strict', minShare: tiersSchema.parse({}).minShare } };
+  const t = tiers === true ? DEFAULT_TIERS : tiers === false ? undefined : tiers;
+  if (t === undefined) return { queues: listed, pick: { mode: 'strict', minShare: DEFAULT_TIERS.minShare } };
   const lanes: QueueConfig[] = listed.some((q) => q.priority !== 'normal')
     ? []
     : (['high', 'low'] as const).map((priority) => ({
