@@ -26,7 +26,7 @@ export {
 export { Producer, createProducer } from './producer/producer.js';
 export { configureDefaultProducer, enqueue, enqueueMany } from './producer/default.js';
 export type { ProducerOptions, EnqueueOptions, EnqueueManyOptions, EnqueueResult } from './producer/options.js';
-export type { AdmissionOptions } from './producer/admission/admission.js';
+export type { AdmissionOptions, AdmissionState } from './producer/admission/admission.js';
 // Working
 export { Worker, createWorker } from './worker/worker.js';
 export type { WorkerOptions } from './worker/options.js';

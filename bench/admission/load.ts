@@ -7,6 +7,7 @@
  * Records, per second, the backlog (SQS's count over the lanes), and per job, its wait.
  */
 import { randomUUID } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
@@ -44,6 +45,11 @@ export interface Second {
   readonly wait: number | undefined;
   /** Admission's own high-water mark then (its last refusal's), if it refused in that second. */
   readonly mark: number | undefined;
+  /** What admission saw then (producer.admissionState): its projected backlog, capacity and the turns it kept. */
+  readonly admission?: { readonly backlog: number; readonly capacity: number | undefined; readonly turnsHeld: number };
+  /** Messages the worker held received but not started, and ran. */
+  readonly held: number;
+  readonly running: number;
 }
 
 export interface PhaseResult {
@@ -63,6 +69,8 @@ export interface PhaseResult {
   readonly firstRetryAdmitted: number;
   readonly eventuallyAdmitted: number;
   readonly refusals: number;
+  /** This process's event-loop delay over the phase (ms): a loaded host shows here first. */
+  readonly loopDelay: { readonly p99: number; readonly max: number };
 }
 
 export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
@@ -85,6 +93,8 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
     ]),
   );
   const priorityOf = new Map([...jobs].map(([p, j]) => [j.name, p]));
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const started = Date.now();
   const since = () => (Date.now() - started) / 1000;
   const waits: { t: number; ms: number; priority: Priority }[] = [];
@@ -128,7 +138,22 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
     void Promise.all(lanes.map((url) => admin.counts(url))).then((counts) => {
       const t = Math.round(since());
       const started = waits.filter((w) => w.t > t - 1 && w.t <= t);
+      const states = lanes.map((url) => producer.admissionState(url)).filter((a) => a !== undefined);
+      const a =
+        states.length === 0
+          ? undefined
+          : {
+              backlog: states.reduce((sum, x) => sum + x.backlog, 0),
+              drainPerSecond: states.reduce<number | undefined>(
+                (sum, x) => (x.drainPerSecond === undefined ? sum : (sum ?? 0) + x.drainPerSecond),
+                undefined,
+              ),
+              turnsHeld: states.reduce((sum, x) => sum + x.turnsHeld, 0),
+            };
       seconds.push({
+        ...(a === undefined ? {} : { admission: { backlog: Math.round(a.backlog), capacity: a.drainPerSecond, turnsHeld: a.turnsHeld } }),
+        held: worker.inFlight.buffered,
+        running: worker.inFlight.running,
         t,
         backlog: counts.reduce((sum, c) => sum + c.visible + c.delayed, 0),
         wait: started.length === 0 ? undefined : Math.max(...started.map((w) => w.ms)) / 1000,
@@ -180,5 +205,7 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
   producer.close();
   const { PurgeQueueCommand } = await import('@aws-sdk/client-sqs');
   await Promise.all(lanes.map((url) => s.direct.send(new PurgeQueueCommand({ QueueUrl: url })).catch(() => {})));
-  return { name: s.name, seconds, waits, completions, refusalsBy, ...tally };
+  loop.disable();
+  const loopDelay = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
+  return { name: s.name, seconds, waits, completions, refusalsBy, loopDelay, ...tally };
 }

@@ -91,6 +91,7 @@ const figures = (r: PhaseResult) => {
     offered: r.offered,
     admitted: r.admitted,
     refusals: r.refusals,
+    loopDelay: r.loopDelay,
   };
 };
 const f = { without: figures(without), with: figures(withAdmission) };
@@ -100,7 +101,7 @@ const tierFigures = tierPhases.map((r) => {
     const waits = r.waits.filter((w) => w.priority === p && w.t >= steadyFrom && w.t <= seconds).map((w) => w.ms / 1000);
     return { waitP99: p99(waits), perSecond: waits.length / steadySeconds, refusals: r.refusalsBy[p] ?? 0 };
   };
-  return { name: r.name, high: of('high'), low: of('low') };
+  return { name: r.name, high: of('high'), low: of('low'), loopDelay: r.loopDelay };
 });
 
 const pct = (x: number | undefined) => (x === undefined ? '-' : `${(x * 100).toFixed(0)}%`);
@@ -123,6 +124,7 @@ const lines = [
   `  goodput >= 95% of the drain rate             ${pct(f.without.goodput).padStart(17)} ${pct(f.with.goodput).padStart(16)}`,
   `  admitted on the first retry >= 80%           ${pct(f.without.firstRetry).padStart(17)} ${pct(f.with.firstRetry).padStart(16)}`,
   `  admission's own mark (mean, steady)          ${'-'.padStart(17)} ${f.with.admissionMarkMean.toFixed(0).padStart(16)}`,
+  `  event-loop delay p99 / max (ms)              ${`${f.without.loopDelay.p99.toFixed(0)} / ${f.without.loopDelay.max.toFixed(0)}`.padStart(17)} ${`${f.with.loopDelay.p99.toFixed(0)} / ${f.with.loopDelay.max.toFixed(0)}`.padStart(16)}`,
   `  offered / admitted / refusals                ${`${f.without.offered} / ${f.without.admitted} / ${f.without.refusals}`.padStart(17)} ${`${f.with.offered} / ${f.with.admitted} / ${f.with.refusals}`.padStart(16)}`,
 ];
 const tierRow = (label: string, cell: (t: (typeof tierFigures)[number]) => string) =>
@@ -135,6 +137,7 @@ lines.push(
   tierRow('low wait p99', (t) => `${t.low.waitP99.toFixed(1)} s`),
   tierRow('jobs/s started, high / low', (t) => `${t.high.perSecond.toFixed(1)} / ${t.low.perSecond.toFixed(1)}`),
   tierRow('refusals, high / low', (t) => `${t.high.refusals} / ${t.low.refusals}`),
+  tierRow('event-loop delay p99 / max (ms)', (t) => `${t.loopDelay.p99.toFixed(0)} / ${t.loopDelay.max.toFixed(0)}`),
 );
 console.log(`\n${lines.join('\n')}`);
 writeFileSync(

@@ -1,10 +1,10 @@
-import { isFifoQueue, parseConfig, resolveMemcached, resolveQueueUrl, type Env } from '../config/env.js';
+import { isFifoQueue, parseConfig, resolveQueueUrl, type Env } from '../config/env.js';
 import { ConfigError, EnqueueBatchError, SqsJobsError, ValidationError, toError, type FieldIssue } from '../core/errors.js';
 import { SpilloverGate } from './spillover.js';
 import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
 import { outgoing, sendAll, type PreparedMessage } from './send-many.js';
-import { producerAdmission, producerQueue } from './wiring.js';
-import type { Admission } from './admission/admission.js';
+import { hasMemcached, producerAdmission, producerQueue } from './wiring.js';
+import type { Admission, AdmissionState } from './admission/admission.js';
 import { type Preparing, prepareMessage } from './prepare.js';
 import type { QueuePort } from '../ports/queue.js';
 import {
@@ -100,6 +100,11 @@ export class Producer {
   /** Whether admission is on (the `admission` option): enqueue may throw QueueFullError. */
   get admits(): boolean {
     return this.#admission !== undefined;
+  }
+
+  /** What admission sees for a queue (default: the producer's): backlog, drain capacity, mark; undefined without admission or before it sampled there. */
+  admissionState(queueUrl: string = this.queueUrl): AdmissionState | undefined {
+    return this.#admission?.state(queueUrl);
   }
 
   /** Where tracked jobs are recorded (the `store` option); undefined when none is configured. */
@@ -238,13 +243,4 @@ export class Producer {
 
 export function createProducer(options: ProducerOptions = {}, env: Env = process.env): Producer {
   return new Producer(options, env);
-}
-
-/** Whether a memcached is named (a malformed one is cancel()'s error to report, not the constructor's). */
-function hasMemcached(servers: string | undefined, env: Env): boolean {
-  try {
-    return resolveMemcached(servers, env, 'options.memcached') !== undefined;
-  } catch {
-    return false;
-  }
 }

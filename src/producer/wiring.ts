@@ -65,3 +65,12 @@ export function producerAdmission(
     },
   };
 }
+
+/** Whether a memcached is named (a malformed one is cancel()'s error to report, not the constructor's). */
+export function hasMemcached(servers: string | undefined, env: Env): boolean {
+  try {
+    return resolveMemcached(servers, env, 'options.memcached') !== undefined;
+  } catch {
+    return false;
+  }
+}

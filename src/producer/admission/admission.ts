@@ -27,8 +27,20 @@ export const admissionOptionsSchema = z
 export type AdmissionOptions = z.input<typeof admissionOptionsSchema>;
 type Settings = z.output<typeof admissionOptionsSchema>;
 
-/** A returning request is admitted up to this share above the mark. */
-const TOLERANCE = 0.1;
+/** Admission's view of one queue (`producer.admissionState(queueUrl)`). */
+export interface AdmissionState {
+  /** Messages not yet started (visible and delayed), projected from the last sample to now. */
+  readonly backlog: number;
+  /** The workers' measured drain capacity (jobs/s); undefined until measured (everything is admitted). */
+  readonly drainPerSecond: number | undefined;
+  /** drainPerSecond × slaSeconds: above it, enqueue is refused. */
+  readonly highWaterMark: number | undefined;
+  /** Messages whose turn is kept for refused requests told to come back. */
+  readonly turnsHeld: number;
+}
+
+/** New requests fill the backlog to 90% of the mark; the last 10% is room for requests back on their turn. */
+const HEADROOM = 0.1;
 
 /**
  * Admission for a producer: per destination queue, an estimate sampled on a timer (started on the
@@ -54,6 +66,15 @@ export class Admission {
     q.gate.admit(key, count, q.estimate.view(now), now);
   }
 
+  /** What admission sees for `queueUrl` now; undefined before its first enqueue there or its first sample. */
+  state(queueUrl: string): AdmissionState | undefined {
+    const q = this.#queues.get(queueUrl);
+    const view = q?.estimate.view(this.#now());
+    if (q === undefined || view === undefined) return undefined;
+    const highWaterMark = view.capacity === undefined ? undefined : view.capacity * this.#s.slaSeconds;
+    return { backlog: view.backlog, drainPerSecond: view.capacity, highWaterMark, turnsHeld: q.gate.held };
+  }
+
   /** They were sent: counted in the backlog until the next sample sees them. */
   sent(queueUrl: string, count: number): void {
     this.#queues.get(queueUrl)?.estimate.sent(count);
@@ -76,7 +97,7 @@ export class Admission {
       const timer = setInterval(() => void estimate.sample(this.#now), this.#s.sampleMs);
       timer.unref();
       void estimate.sample(this.#now);
-      const gate = new AdmissionGate({ slaSeconds: this.#s.slaSeconds, graceMs: this.#s.graceMs, tolerance: TOLERANCE });
+      const gate = new AdmissionGate({ slaSeconds: this.#s.slaSeconds, graceMs: this.#s.graceMs, headroom: HEADROOM });
       q = { estimate, gate, timer };
       this.#queues.set(queueUrl, q);
     }

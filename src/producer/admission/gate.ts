@@ -1,7 +1,12 @@
 import { QueueFullError } from '../../core/errors.js';
 import type { QueueView } from './estimate.js';
 
-const EXPIRE_EVERY_MS = 250;
+/**
+ * Turns due within this long count against the room for new requests: they may come back any
+ * moment (Retry-After is in whole seconds). Turns due later do not: the refusals spaced them at the
+ * drain rate, so by their time the workers have made their room.
+ */
+const PRESSING_MS = 1_000;
 
 /** How a refused request's turn is kept for it. */
 interface Reservation {
@@ -15,22 +20,28 @@ export interface GateSettings {
   readonly slaSeconds: number;
   /** How long after its time a turn is kept for a request that was told to come back. */
   readonly graceMs: number;
-  /** A returning request is admitted up to this share above the mark (the room kept for it may be eaten by others). */
-  readonly tolerance: number;
+  /**
+   * The share of the mark kept for returning requests: new requests fill the backlog up to
+   * mark × (1 − headroom); a request back on its turn is admitted up to the mark itself (the room
+   * kept for it may have been eaten by others meanwhile), never above it.
+   */
+  readonly headroom: number;
 }
 
 /**
  * The decision for one queue: admit while the backlog stays under the high-water mark (drain
- * capacity × SLA), and refuse above it with the time until there is room, so that a job admitted
+ * capacity × SLA, less the headroom kept for returning requests), and refuse above it with the time until there is room, so that a job admitted
  * waits at most the SLA. A refusal keeps a turn for the request (by its key: the same job and
  * args, or the same job id), so that a client that honours Retry-After finds room when it comes
- * back instead of racing new requests for it: new requests are admitted only into room no
- * returning request holds. Pure: time and the queue's view are given.
+ * back instead of racing new requests for it: the refusals space the turns at the drain rate, and
+ * new requests are admitted only into room no turn due now holds (a turn not claimed leaves a
+ * hole they may fill). Pure: time and the queue's view are given.
  */
 export class AdmissionGate {
   readonly #s: GateSettings;
   readonly #turns = new Map<string, Reservation>();
-  #expiredAt = Number.NEGATIVE_INFINITY;
+  /** The turns in the order they were given (their due times rise with it); claimed ones are skipped when met. */
+  readonly #order: { readonly key: string; readonly turn: Reservation }[] = [];
   /** The messages the turns hold room for. */
   #held = 0;
 
@@ -40,25 +51,28 @@ export class AdmissionGate {
 
   /** Admit `count` messages under `key`, or throw QueueFullError with when to come back. */
   admit(key: string, count: number, view: QueueView | undefined, now: number): void {
-    this.#expire(now);
+    const pressing = this.#pressing(now);
     // No estimate yet (no sample, or the workers' capacity not measured): admit.
     if (view?.capacity === undefined) return;
     const mark = view.capacity * this.#s.slaSeconds;
+    const fill = mark * (1 - this.#s.headroom);
     const turn = this.#turns.get(key);
     if (turn !== undefined && now >= turn.dueAt) {
       this.#drop(key, turn);
-      if (view.backlog + count <= mark * (1 + this.#s.tolerance)) return;
+      if (view.backlog + count <= mark) return;
     } else if (turn !== undefined) {
       throw this.#refusal(view, mark, turn.dueAt - now);
-    } else if (view.backlog + this.#held + count <= mark) {
+    } else if (view.backlog + pressing + count <= fill) {
       return;
     }
-    // Room for it once the backlog and the turns kept before it have drained below the mark.
-    const excess = view.backlog + this.#held + count - mark;
+    // Room for it once the backlog and the turns kept before it have drained below the fill line.
+    const excess = view.backlog + this.#held + count - fill;
     const waitMs = view.capacity > 0 ? (excess * 1000) / view.capacity : 60_000;
     // Whole seconds, as Retry-After says it: the turn is due when an honouring client returns.
     const retryAfterMs = Math.max(1, Math.ceil(waitMs / 1000)) * 1000;
-    this.#turns.set(key, { dueAt: now + retryAfterMs, count });
+    const kept = { dueAt: now + retryAfterMs, count };
+    this.#turns.set(key, kept);
+    this.#order.push({ key, turn: kept });
     this.#held += count;
     throw this.#refusal(view, mark, retryAfterMs);
   }
@@ -73,11 +87,28 @@ export class AdmissionGate {
     this.#held -= turn.count;
   }
 
-  /** Drop the turns not claimed within the grace (a full look at most every EXPIRE_EVERY_MS: turns are not kept in due order). */
-  #expire(now: number): void {
-    if (now < this.#expiredAt + EXPIRE_EVERY_MS) return;
-    this.#expiredAt = now;
-    for (const [key, t] of this.#turns) if (now > t.dueAt + this.#s.graceMs) this.#drop(key, t);
+  /**
+   * The messages of the turns due within PRESSING_MS (or due already and still within their
+   * grace); turns past their grace are dropped on the way. Looks only at the front of the order.
+   */
+  #pressing(now: number): number {
+    let sum = 0;
+    let i = 0;
+    for (; i < this.#order.length; i++) {
+      const { key, turn } = this.#order[i]!;
+      if (this.#turns.get(key) !== turn) continue; // claimed, or given again later
+      if (now > turn.dueAt + this.#s.graceMs) {
+        this.#drop(key, turn);
+        continue;
+      }
+      if (turn.dueAt > now + PRESSING_MS) break;
+      sum += turn.count;
+    }
+    // What lies before the first pressing turn is gone for good: drop it from the order.
+    let gone = 0;
+    while (gone < i && this.#turns.get(this.#order[gone]!.key) !== this.#order[gone]!.turn) gone++;
+    if (gone > 0) this.#order.splice(0, gone);
+    return sum;
   }
 
   #refusal(view: QueueView, mark: number, retryAfterMs: number): QueueFullError {

@@ -104,7 +104,7 @@ describe('QueueEstimate', () => {
 });
 
 describe('AdmissionGate', () => {
-  const gate = () => new AdmissionGate({ slaSeconds: 10, graceMs: 2_000, tolerance: 0.1 });
+  const gate = () => new AdmissionGate({ slaSeconds: 10, graceMs: 2_000, headroom: 0.1 });
   const refusal = (f: () => void): QueueFullError => {
     try {
       f();
@@ -115,44 +115,60 @@ describe('AdmissionGate', () => {
     throw new Error('admitted');
   };
 
-  it('admits without an estimate, and below the mark (capacity × SLA)', () => {
+  it('admits without an estimate, and new requests up to 90% of the mark (capacity × SLA): the rest is kept for returning ones', () => {
     const g = gate();
     g.admit('a', 1, undefined, 0);
     g.admit('a', 1, { backlog: 1_000_000, capacity: undefined }, 0);
-    g.admit('a', 1, { backlog: 199, capacity: 20 }, 0);
+    g.admit('a', 1, { backlog: 179, capacity: 20 }, 0);
+    refusal(() => g.admit('b', 1, { backlog: 180, capacity: 20 }, 0));
   });
 
   it('above the mark: refuses with the time until the backlog drains below it, in whole seconds', () => {
     const g = gate();
+    // 71 over the fill line (180), drained at 20/s: 3.55 s, said as 4.
     const e = refusal(() => g.admit('a', 1, { backlog: 250, capacity: 20 }, 0));
-    expect(e).toMatchObject({ code: 'QUEUE_FULL', retryAfterMs: 3_000, backlog: 250, highWaterMark: 200, drainPerSecond: 20 });
-    expect(e.message).toMatch(/250 jobs wait, its high-water mark is 200 \(20\.0 jobs\/s drained\); try again in 3 s/);
+    expect(e).toMatchObject({ code: 'QUEUE_FULL', retryAfterMs: 4_000, backlog: 250, highWaterMark: 200, drainPerSecond: 20 });
+    expect(e.message).toMatch(/250 jobs wait, its high-water mark is 200 \(20\.0 jobs\/s drained\); try again in 4 s/);
   });
 
   it('keeps a turn for a refused request: new ones queue behind it, and it is admitted when it comes back on time', () => {
     const g = gate();
-    const view = { backlog: 200, capacity: 20 };
+    const view = { backlog: 180, capacity: 20 };
     expect(refusal(() => g.admit('a', 1, view, 0)).retryAfterMs).toBe(1_000);
     expect(refusal(() => g.admit('b', 1, view, 10)).retryAfterMs).toBe(1_000);
     expect(g.held).toBe(2);
     // Early: refused again, told the time left.
     expect(refusal(() => g.admit('a', 1, view, 500)).retryAfterMs).toBe(1_000);
     // A new request while turns are kept and the room is theirs: behind them.
-    const behind = { backlog: 198, capacity: 20 };
+    const behind = { backlog: 178, capacity: 20 };
     expect(refusal(() => g.admit('c', 1, behind, 900)).retryAfterMs).toBe(1_000);
-    // On time: admitted even though the room is only just there.
-    g.admit('a', 1, { backlog: 205, capacity: 20 }, 1_000);
-    g.admit('b', 1, { backlog: 206, capacity: 20 }, 1_020);
+    // On time: admitted into the headroom, up to the mark and never above it.
+    g.admit('a', 1, { backlog: 195, capacity: 20 }, 1_000);
+    g.admit('b', 1, { backlog: 199, capacity: 20 }, 1_020);
     expect(g.held).toBe(1);
+    expect(refusal(() => g.admit('c', 1, { backlog: 200, capacity: 20 }, 1_100)).highWaterMark).toBe(200);
   });
 
   it('a turn not claimed within the grace is dropped; a returning request far over the mark is refused again', () => {
     const g = gate();
-    refusal(() => g.admit('a', 1, { backlog: 200, capacity: 20 }, 0));
+    refusal(() => g.admit('a', 1, { backlog: 180, capacity: 20 }, 0));
     g.admit('z', 1, { backlog: 0, capacity: 20 }, 3_001); // expires a's turn on the way
     expect(g.held).toBe(0);
-    refusal(() => g.admit('b', 1, { backlog: 200, capacity: 20 }, 4_000));
-    expect(refusal(() => g.admit('b', 1, { backlog: 260, capacity: 20 }, 5_000)).retryAfterMs).toBe(4_000);
+    refusal(() => g.admit('b', 1, { backlog: 180, capacity: 20 }, 4_000));
+    // Back on time but over the mark (the workers slowed): refused again, 81 over the fill line: 5 s.
+    expect(refusal(() => g.admit('b', 1, { backlog: 260, capacity: 20 }, 5_000)).retryAfterMs).toBe(5_000);
+  });
+
+  it('turns due later do not block new requests: the refusals spaced them at the drain rate; a turn not claimed leaves a hole new ones fill', () => {
+    const g = gate();
+    // 100 refused at once, at the fill line (180): their turns are spaced 1/20 s apart, over 5 s.
+    for (let i = 0; i < 100; i++) refusal(() => g.admit(`r${i}`, 1, { backlog: 180, capacity: 20 }, 0));
+    expect(g.held).toBe(100);
+    // Retry-After is in whole seconds: 20 are due at 1 s, 20 at 2 s, … 20 at 5 s. Only those due within the next second
+    // hold room now: a new request fits beside them (150 + 20 + 1 <= 180), though all 100 kept would not.
+    g.admit('new', 1, { backlog: 150, capacity: 20 }, 100);
+    // Not when the turns due within the second would not fit beside it.
+    refusal(() => g.admit('new2', 1, { backlog: 165, capacity: 20 }, 100));
   });
 
   it('a drain capacity of 0 (workers stopped with work left) refuses for a minute', () => {
@@ -205,9 +221,9 @@ describe('a producer with admission', () => {
       const rate = (((await drains.read(queueUrl)) ?? 0) - 1) / ((Date.now() - startedAt) / 1000);
       expect((refused as QueueFullError).highWaterMark).toBeGreaterThanOrEqual(Math.floor(rate * 2 * 0.6));
       expect((refused as QueueFullError).highWaterMark).toBeLessThanOrEqual(Math.ceil(rate * 2 * 1.4));
-      // Nothing drains this queue for real, so the backlog is all that was sent; refused at the mark.
+      // Nothing drains this queue for real, so the backlog is all that was sent; refused at 90% of the mark (the rest is kept for returning requests).
       expect((await memory.counts(queueUrl)).visible).toBe(sent.length + 1);
-      expect((refused as QueueFullError).backlog + 1).toBeGreaterThanOrEqual((refused as QueueFullError).highWaterMark);
+      expect((refused as QueueFullError).backlog + 1).toBeGreaterThanOrEqual(0.9 * (refused as QueueFullError).highWaterMark);
       // All or none: a batch that does not fit sends nothing.
       await expect(producer.enqueueMany(email, [{ to: 'x' }, { to: 'y' }])).rejects.toBeInstanceOf(QueueFullError);
       expect((await memory.counts(queueUrl)).visible).toBe(sent.length + 1);
