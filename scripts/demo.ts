@@ -20,7 +20,7 @@ import { renderJob } from '../src/cli/job-commands.js';
 import { resolveAwsSettings, resolveCloudWatchSettings, resolveDynamoSettings } from '../src/config/env.js';
 import { Progress } from './demo-progress.js';
 import { renderDeadLetters, renderStats } from '../src/cli/render.js';
-import { listDeadLetters } from '../src/ops/dlq.js';
+import { listDeadLetters } from '../src/ops/dlq-scan.js';
 import { collectStats } from '../src/ops/stats.js';
 
 const EMAILS = 300;

@@ -4,8 +4,10 @@ import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
 import { resolveCloudWatchSettings, resolveMetricsNamespace, resolveQueueUrl, type Env } from '../config/env.js';
 import { ConfigError } from '../core/errors.js';
-import { listDeadLetters } from '../ops/dlq.js';
+import { listDeadLetters } from '../ops/dlq-scan.js';
 import { replayDeadLetters } from '../ops/replay.js';
+import { purgeDeadLetters } from '../ops/purge.js';
+import { type DeadLetterFilter, deadLetterFilterSchema, describeFilter, isFiltered } from '../ops/dlq-filter.js';
 import { collectStats } from '../ops/stats.js';
 import { integer, sqsSettings, UsageError, type AwsFlags, type CliContext } from './commands.js';
 import { renderDeadLetters, renderStats } from './render.js';
@@ -90,15 +92,20 @@ async function withDlq(
   }
 }
 
-export async function dlqList(flags: DlqFlags & { limit?: string; json?: boolean }, { out, env }: CliContext): Promise<void> {
+export async function dlqList(flags: DlqFlags & FilterFlags & { limit?: string; json?: boolean }, { out, env }: CliContext): Promise<void> {
   const limit = integer(flags.limit, '--limit', 1) ?? 100;
+  const filter = filterOf(flags);
   await withDlq(flags, env, async ({ queue, admin }, { dlqUrl }) => {
-    const letters = await listDeadLetters(queue, dlqUrl, limit);
+    const letters = await listDeadLetters(queue, dlqUrl, limit, isFiltered(filter) ? filter : undefined);
     if (flags.json) {
       out(JSON.stringify(letters));
       return;
     }
     out(renderDeadLetters(letters));
+    if (isFiltered(filter)) {
+      out(`shown ${letters.length} matching ${describeFilter(filter)}${letters.length >= limit ? ` (--limit ${limit})` : ''}`);
+      return;
+    }
     // Say so when the DLQ holds more than was shown: past --limit, or held by someone (not listable now).
     const { visible, inFlight } = await admin.counts(dlqUrl);
     if (visible + inFlight > letters.length) {
@@ -110,9 +117,40 @@ export async function dlqList(flags: DlqFlags & { limit?: string; json?: boolean
   });
 }
 
-export interface DlqReplayFlags extends DlqFlags {
+/** The filter flags every DLQ command takes. */
+export interface FilterFlags {
   readonly job?: string;
   readonly id?: string;
+  readonly reason?: string;
+  readonly tenant?: string;
+  readonly error?: string;
+  readonly olderThan?: string;
+  readonly newerThan?: string;
+}
+
+/** The dead-letter filter the flags name; errors name the flag. */
+export function filterOf(flags: FilterFlags): DeadLetterFilter {
+  const filter = {
+    job: flags.job,
+    id: flags.id,
+    reason: flags.reason,
+    tenant: flags.tenant,
+    error: flags.error,
+    olderThanSeconds: integer(flags.olderThan, '--older-than', 0),
+    newerThanSeconds: integer(flags.newerThan, '--newer-than', 0),
+  };
+  const parsed = deadLetterFilterSchema.safeParse(Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const flag = `--${String(issue.path[0])
+      .replace(/Seconds$/, '')
+      .replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    throw new ConfigError(`${flag}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+export interface DlqReplayFlags extends DlqFlags, FilterFlags {
   readonly limit?: string;
   readonly dryRun?: boolean;
   readonly json?: boolean;
@@ -125,8 +163,7 @@ export async function dlqReplay(flags: DlqReplayFlags, { out, env, signal }: Cli
     const result = await replayDeadLetters(queue, {
       dlqUrl,
       sourceQueueUrl,
-      job: flags.job,
-      id: flags.id,
+      filter: filterOf(flags),
       limit,
       dryRun,
       signal,
@@ -149,18 +186,32 @@ export async function dlqReplay(flags: DlqReplayFlags, { out, env, signal }: Cli
   });
 }
 
-export async function dlqPurge(flags: DlqFlags & { yes?: boolean }, { out, env }: CliContext): Promise<void> {
-  if (!flags.yes) {
+export async function dlqPurge(
+  flags: DlqFlags & FilterFlags & { yes?: boolean; dryRun?: boolean; json?: boolean },
+  { out, env, signal }: CliContext,
+): Promise<void> {
+  const filter = filterOf(flags);
+  if (!flags.yes && !flags.dryRun) {
     // A usage error, found before any call; the flags are checked first, so garbage is still CONFIG_INVALID.
     sqsSettings(flags, env);
     const queue = flags.queue !== undefined || env.SQS_JOBS_QUEUE_URL ? resolveQueueUrl(flags.queue, env, '--queue') : undefined;
     const dlq = flags.dlq === undefined ? undefined : resolveQueueUrl(flags.dlq, env, '--dlq');
     const target = dlq ?? (queue === undefined ? 'the DLQ' : `the DLQ of ${queue}`);
-    throw new UsageError(`purge deletes every message in ${target}: add --yes to do it`);
+    const what = isFiltered(filter) ? `the messages in ${target} matching ${describeFilter(filter)}` : `every message in ${target}`;
+    throw new UsageError(`purge deletes ${what}: add --yes to do it (or --dry-run to count them)`);
   }
-  await withDlq(flags, env, async ({ admin }, { dlqUrl }) => {
-    await admin.purge(dlqUrl);
-    out(`purged ${dlqUrl}`);
+  await withDlq(flags, env, async ({ queue, admin }, { dlqUrl }) => {
+    if (!isFiltered(filter) && !flags.dryRun) {
+      await admin.purge(dlqUrl);
+      out(flags.json ? JSON.stringify({ purged: dlqUrl }) : `purged ${dlqUrl}`);
+      return;
+    }
+    const result = await purgeDeadLetters(queue, { dlqUrl, filter, dryRun: flags.dryRun ?? false, signal });
+    if (flags.json) out(JSON.stringify(result));
+    else
+      out(
+        `${flags.dryRun ? 'would delete' : 'deleted'} ${flags.dryRun ? result.matched : result.deleted} message(s) matching ${describeFilter(filter)}`,
+      );
   });
 }
 

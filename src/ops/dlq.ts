@@ -17,6 +17,8 @@ export interface DeadLetter {
   readonly error: string | undefined;
   readonly deadLetteredAt: string | undefined;
   readonly sourceQueueUrl: string | undefined;
+  /** When SQS first stored it (a redriven message keeps its original send time). */
+  readonly sentAt: string;
 }
 
 const HOLD_SECONDS = 60;
@@ -46,6 +48,7 @@ export function describeDeadLetter(m: ReceivedMessage): DeadLetter {
     error: attr(m, ATTR_DLQ_ERROR),
     deadLetteredAt: attr(m, ATTR_DLQ_AT),
     sourceQueueUrl: attr(m, ATTR_DLQ_SOURCE),
+    sentAt: m.sentAt.toISOString(),
   };
 }
 
@@ -74,22 +77,4 @@ export async function holdFor(queue: QueuePort, queueUrl: string, messages: read
   );
   // Not fatal: a message not changed here comes back when its current hold ends.
   if (failed.length > 0) throw new Error(`${failed.length} message(s) keep their current hold: ${failed[0]!.failure.code}`);
-}
-
-/**
- * Look at up to `limit` dead letters without consuming them: receive (held for a minute so none is
- * seen twice), read, then make every one visible again.
- */
-export async function listDeadLetters(queue: QueuePort, dlqUrl: string, limit = 100): Promise<DeadLetter[]> {
-  const held: ReceivedMessage[] = [];
-  try {
-    while (held.length < limit) {
-      const batch = await receiveDeadLetters(queue, dlqUrl, limit - held.length);
-      if (batch.length === 0) break;
-      held.push(...batch);
-    }
-    return held.map(describeDeadLetter);
-  } finally {
-    await makeVisible(queue, dlqUrl, held);
-  }
 }

@@ -4,6 +4,7 @@ import type { MetricQuery, MetricsReader } from '../ports/metrics-reader.js';
 import type { QueueAdmin } from '../ports/queue-admin.js';
 import type { QueuePort } from '../ports/queue.js';
 import { spilloverNameFor } from './queues.js';
+import { laneNameFor } from '../core/priority.js';
 
 export interface QueueDepth {
   readonly name: string;
@@ -65,7 +66,8 @@ export async function collectStats(from: StatsSources, o: StatsOptions): Promise
   const start = new Date(now - o.windowMinutes * 60_000);
   // A queue with a spillover queue (tenant fairness) is shown with it: its depth is the noisy
   // tenants' backlog, and its jobs' wait times (Queue = <name>-spill) are the noisy tenants'.
-  const urls = [...new Set((await Promise.all(o.queueUrls.map(async (url) => [url, ...(await spilloverOf(from.admin, url))]))).flat())];
+  // Likewise its tier lanes (priority tiers), each with its own depth and wait.
+  const urls = [...new Set((await Promise.all(o.queueUrls.map(async (url) => [url, ...(await companionsOf(from.admin, url))]))).flat())];
   const dlqUrls = await Promise.all(urls.map(async (url) => (await from.queue.deadLetterTarget(url))?.deadLetterQueueUrl));
   const queues = await Promise.all(
     urls.map(async (url, i) => {
@@ -80,16 +82,21 @@ export async function collectStats(from: StatsSources, o: StatsOptions): Promise
   return { at: new Date(now).toISOString(), windowMinutes: o.windowMinutes, queues, jobs };
 }
 
-/** The spillover queue `<name>-spill` beside `url`, when it exists. */
-async function spilloverOf(admin: QueueAdmin, url: string): Promise<string[]> {
+/** The queues beside `url` that serve its jobs, those that exist: the spillover queue `<name>-spill` and the tier lanes `<name>-high`, `<name>-low`. */
+async function companionsOf(admin: QueueAdmin, url: string): Promise<string[]> {
   const name = queueNameOf(url);
-  if (name.endsWith('-spill') || name.endsWith('.fifo')) return [];
-  try {
-    const spill = await admin.findQueue(spilloverNameFor(name), queueAccountOf(url));
-    return spill === undefined ? [] : [spill];
-  } catch {
-    return []; // not allowed to look: show what was asked for
-  }
+  if (/-(spill|high|low)(\.fifo)?$/.test(name)) return [];
+  const names = [laneNameFor(name, 'high'), laneNameFor(name, 'low'), ...(name.endsWith('.fifo') ? [] : [spilloverNameFor(name)])];
+  const found = await Promise.all(
+    names.map(async (n) => {
+      try {
+        return await admin.findQueue(n, queueAccountOf(url));
+      } catch {
+        return undefined; // not allowed to look: show what was asked for
+      }
+    }),
+  );
+  return found.filter((u): u is string => u !== undefined);
 }
 
 interface Window {

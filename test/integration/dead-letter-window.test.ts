@@ -36,7 +36,7 @@ describe('a copy that arrives while its job is being dead-lettered', () => {
         const sent = await super.send(url, message);
         if (url !== dlqUrl || replayed) return sent;
         replayed = true;
-        const replay = await replayDeadLetters(new SqsQueuePort(sqs), { dlqUrl, sourceQueueUrl: queueUrl, id: 'r-1' });
+        const replay = await replayDeadLetters(new SqsQueuePort(sqs), { dlqUrl, sourceQueueUrl: queueUrl, filter: { id: 'r-1' } });
         expect(replay.moved).toBe(1);
         await waitForCopy();
         return sent;

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { UnrecoverableError } from '../../src/core/errors.js';
 import { defineJob } from '../../src/core/job.js';
-import { listDeadLetters } from '../../src/ops/dlq.js';
+import { listDeadLetters } from '../../src/ops/dlq-scan.js';
 import { replayDeadLetters } from '../../src/ops/replay.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
@@ -71,7 +71,7 @@ describe('dlq replay while a worker runs a job that keeps failing', () => {
     const result = await replayDeadLetters(new SqsQueuePort(sqs), {
       dlqUrl,
       sourceQueueUrl: queueUrl,
-      job: 'always-bad',
+      filter: { job: 'always-bad' },
       limit: 50,
       // A new job fails into the DLQ while the replay runs: it was not there when the replay began.
       onMoved: (l) => {

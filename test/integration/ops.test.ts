@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { UnrecoverableError } from '../../src/core/errors.js';
 import { defineJob, type AnyJob } from '../../src/core/job.js';
-import { listDeadLetters } from '../../src/ops/dlq.js';
+import { listDeadLetters } from '../../src/ops/dlq-scan.js';
 import { replayDeadLetters } from '../../src/ops/replay.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
@@ -107,7 +107,7 @@ describe('sqs-jobs dlq', () => {
   it('replays one job by id, and at most --limit', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-id');
     await deadLetters(queueUrl, [{ job: email, count: 4 }]);
-    const one = await replayDeadLetters(new SqsQueuePort(sqs), { dlqUrl, sourceQueueUrl: queueUrl, id: 'email-2' });
+    const one = await replayDeadLetters(new SqsQueuePort(sqs), { dlqUrl, sourceQueueUrl: queueUrl, filter: { id: 'email-2' } });
     expect(one.moved).toBe(1);
     const two = await replayDeadLetters(new SqsQueuePort(sqs), { dlqUrl, sourceQueueUrl: queueUrl, limit: 2 });
     expect(two.moved).toBe(2);
@@ -181,6 +181,38 @@ describe('sqs-jobs dlq', () => {
     expect((await queueCounts(sqs, dlqUrl)).visible).toBe(2);
     await cli(['dlq', 'purge', '--queue', queueUrl, '--yes']);
     expect((await queueCounts(sqs, dlqUrl)).visible).toBe(0);
+  });
+
+  it('filters: list, replay and purge take --job, --error, --reason, --tenant, --older-than; a filtered purge deletes only those, each once', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-filter');
+    await deadLetters(queueUrl, [
+      { job: email, count: 3 },
+      { job: refund, count: 2 },
+    ]);
+    const listed = JSON.parse((await cli(['dlq', 'list', '--queue', queueUrl, '--error', 'BOUNCED', '--json'])).stdout) as {
+      jobId: string;
+    }[];
+    expect(listed.map((l) => l.jobId).sort()).toEqual(['email-0', 'email-1', 'email-2']);
+    const none = await cli(['dlq', 'list', '--queue', queueUrl, '--tenant', 'globex']);
+    expect(none.stdout).toMatch(/shown 0 matching tenant=globex/);
+    const bad = (await cli(['dlq', 'list', '--queue', queueUrl, '--older-than', 'soon']).catch((e: unknown) => e)) as {
+      code: number;
+      stderr: string;
+    };
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--older-than: must be a whole number/);
+    const dry = await cli(['dlq', 'purge', '--queue', queueUrl, '--job', 'refund', '--dry-run']);
+    expect(dry.stdout).toMatch(/would delete 2 message\(s\) matching job=refund/);
+    expect((await queueCounts(sqs, dlqUrl)).visible + (await queueCounts(sqs, dlqUrl)).inFlight).toBe(5);
+    const refused = (await cli(['dlq', 'purge', '--queue', queueUrl, '--job', 'refund']).catch((e: unknown) => e)) as {
+      code: number;
+      stderr: string;
+    };
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/matching job=refund: add --yes/);
+    const done = await cli(['dlq', 'purge', '--queue', queueUrl, '--job', 'refund', '--reason', 'unrecoverable', '--yes']);
+    expect(done.stdout).toMatch(/deleted 2 message\(s\)/);
+    expect((await listDeadLetters(new SqsQueuePort(sqs), dlqUrl)).map((l) => l.jobName)).toEqual(['email', 'email', 'email']);
   });
 });
 

@@ -218,7 +218,7 @@ describe('sqs-jobs dlq purge without --yes', () => {
     const r = await cli(['dlq', 'purge', ...flags, '--endpoint', 'http://127.0.0.1:1']);
     expect(r.code).toBe(2);
     expect(r.err).toBe(
-      `sqs-jobs dlq purge: purge deletes every message in ${target}: add --yes to do it\n(run "sqs-jobs dlq purge --help" for usage)\n`,
+      `sqs-jobs dlq purge: purge deletes every message in ${target}: add --yes to do it (or --dry-run to count them)\n(run "sqs-jobs dlq purge --help" for usage)\n`,
     );
     expect(r.out).toBe('');
   });

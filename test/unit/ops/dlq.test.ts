@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE } from '../../../src/core/dead-letter.js';
 import { ATTR_JOB, ATTR_JOB_ID } from '../../../src/core/envelope.js';
-import { describeDeadLetter, listDeadLetters } from '../../../src/ops/dlq.js';
+import { describeDeadLetter } from '../../../src/ops/dlq.js';
+import { listDeadLetters } from '../../../src/ops/dlq-scan.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
 
 const text = (v: string) => ({ DataType: 'String', StringValue: v });
@@ -32,6 +33,7 @@ describe('describeDeadLetter', () => {
       error: 'card declined',
       deadLetteredAt: '2026-11-24T00:00:00.000Z',
       sourceQueueUrl: 'http://q/1/jobs',
+      sentAt: '1970-01-01T00:00:00.000Z',
     });
   });
 

@@ -3,7 +3,7 @@ import { ATTR_DLQ_AT, ATTR_DLQ_REASON, ATTR_DLQ_SOURCE, ATTR_REPLAY } from '../.
 import { ATTR_PRIOR_RECEIVES } from '../../../src/core/delivery.js';
 import { ATTR_JOB, ATTR_JOB_ID } from '../../../src/core/envelope.js';
 import type { OutgoingMessage } from '../../../src/core/message.js';
-import { listDeadLetters } from '../../../src/ops/dlq.js';
+import { listDeadLetters } from '../../../src/ops/dlq-scan.js';
 import { replayDeadLetters } from '../../../src/ops/replay.js';
 import type { QueuePort } from '../../../src/ports/queue.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
@@ -60,9 +60,9 @@ describe('replayDeadLetters on the in-memory queue', () => {
     const { memory, dlq, source, deadLetter, ids } = setup();
     for (let n = 0; n < 4; n++) await deadLetter(`refund-${n}`);
     for (let n = 0; n < 3; n++) await deadLetter(`email-${n}`, 'email');
-    const one = await replayDeadLetters(memory, { dlqUrl: dlq, sourceQueueUrl: undefined, id: 'email-1' });
+    const one = await replayDeadLetters(memory, { dlqUrl: dlq, sourceQueueUrl: undefined, filter: { id: 'email-1' } });
     expect(one).toMatchObject({ moved: 1, passedOver: { notChosen: 6 } });
-    const two = await replayDeadLetters(memory, { dlqUrl: dlq, sourceQueueUrl: undefined, job: 'refund', limit: 2 });
+    const two = await replayDeadLetters(memory, { dlqUrl: dlq, sourceQueueUrl: undefined, filter: { job: 'refund' }, limit: 2 });
     expect(two.moved).toBe(2);
     const moved = ids(source);
     expect(moved).toHaveLength(3);

@@ -1,0 +1,62 @@
+import type { ReceivedMessage } from '../core/message.js';
+import type { QueuePort } from '../ports/queue.js';
+import { type DeadLetter, describeDeadLetter, makeVisible, receiveDeadLetters } from './dlq.js';
+import { type DeadLetterFilter, matchesFilter } from './dlq-filter.js';
+
+/** A dead letter with the message it was read from (body and every attribute). */
+export interface DeadLetterMessage {
+  readonly letter: DeadLetter;
+  readonly body: string;
+  readonly attributes: Readonly<Record<string, string>>;
+}
+
+export interface ScanResult {
+  readonly matches: DeadLetterMessage[];
+  /** How many messages were looked at. */
+  readonly scanned: number;
+  /** Whether the whole DLQ (what was visible) was looked at: false when `limit` or `maxScan` stopped it. */
+  readonly complete: boolean;
+}
+
+/**
+ * Look at the DLQ without consuming it, keeping up to `limit` dead letters the filter matches:
+ * receive (each held for a minute so none is seen twice), read, then make every one visible
+ * again. Looks at `maxScan` messages at most (default 10,000).
+ */
+export async function scanDeadLetters(
+  queue: QueuePort,
+  dlqUrl: string,
+  o: { readonly limit?: number; readonly filter?: DeadLetterFilter; readonly maxScan?: number } = {},
+): Promise<ScanResult> {
+  const limit = o.limit ?? 100;
+  const maxScan = o.maxScan ?? 10_000;
+  const held: ReceivedMessage[] = [];
+  const matches: DeadLetterMessage[] = [];
+  const now = Date.now();
+  let complete = false;
+  try {
+    while (matches.length < limit && held.length < maxScan) {
+      const batch = await receiveDeadLetters(queue, dlqUrl, o.filter === undefined ? limit - matches.length : 10);
+      if (batch.length === 0) {
+        complete = true;
+        break;
+      }
+      held.push(...batch);
+      for (const m of batch) {
+        const letter = describeDeadLetter(m);
+        if (matches.length < limit && (o.filter === undefined || matchesFilter(letter, o.filter, now))) {
+          const attributes = Object.fromEntries(Object.entries(m.attributes).map(([k, v]) => [k, v.StringValue ?? `(${v.DataType})`]));
+          matches.push({ letter, body: m.body, attributes });
+        }
+      }
+    }
+    return { matches, scanned: held.length, complete };
+  } finally {
+    await makeVisible(queue, dlqUrl, held);
+  }
+}
+
+/** Up to `limit` dead letters (those the filter matches), without consuming any. */
+export async function listDeadLetters(queue: QueuePort, dlqUrl: string, limit = 100, filter?: DeadLetterFilter): Promise<DeadLetter[]> {
+  return (await scanDeadLetters(queue, dlqUrl, { limit, ...(filter === undefined ? {} : { filter }) })).matches.map((m) => m.letter);
+}
