@@ -76,10 +76,26 @@ module.exports = {
     },
     {
       name: 'nothing-imports-the-http-api',
-      comment: 'Nothing in the library depends on the HTTP front (only its users do).',
+      comment:
+        'Nothing in the library depends on the HTTP front (only its users do), but the dashboard (another front, mounted by the same adapters) and the CLI (which serves the dashboard).',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/http/' },
+      from: { path: '^src/', pathNot: '^src/(http|dashboard|cli)/' },
       to: { path: '^src/http/' },
+    },
+    {
+      name: 'dashboard-is-a-front',
+      comment:
+        "src/dashboard/ shows what SQS, the metrics and the job store say and acts through ops and status: it never reaches for the worker, the metrics' writers, fan-out or the cli.",
+      severity: 'error',
+      from: { path: '^src/dashboard/' },
+      to: { path: '^src/(worker|metrics|cli|fan-out)/' },
+    },
+    {
+      name: 'dashboard-uses-http-mounting-only',
+      comment: 'The dashboard shares the HTTP front\'s mounting contract, not its API.',
+      severity: 'error',
+      from: { path: '^src/dashboard/' },
+      to: { path: '^src/http/', pathNot: '^src/http/mountable[.]ts$' },
     },
     {
       name: 'nothing-imports-the-cli',
@@ -103,9 +119,10 @@ module.exports = {
     },
     {
       name: 'core-does-not-import-adapters',
-      comment: 'Only the wiring (a wiring.ts per entry point: worker, producer, status, ops, metrics; the CLI) picks adapters; the core talks to ports.',
+      comment:
+        'Only the wiring (a wiring.ts per entry point: worker, producer, status, ops, metrics, dashboard; the CLI) picks adapters; the core talks to ports.',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/(adapters|cli)/', '^src/((worker|producer|status|ops|metrics)/)?wiring[.]ts$'] },
+      from: { path: '^src/', pathNot: ['^src/(adapters|cli)/', '^src/((worker|producer|status|ops|metrics|dashboard)/)?wiring[.]ts$'] },
       to: { path: '^src/adapters/' },
     },
   ],

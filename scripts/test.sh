@@ -18,6 +18,8 @@ STACK=infra/local/stack.sh
 bash scripts/ensure-deps.sh
 # The HTTP API's fuzzer (PyPI), for test/integration/http-fuzz.test.ts.
 bash scripts/ensure-schemathesis.sh
+# Chromium (Debian's), for the dashboard's browser tests (test/integration/dashboard.test.ts).
+bash scripts/ensure-chromium.sh
 
 # Lint and format first: cheap, and a failure here is reported with the rest, not instead of it.
 lint_status=0

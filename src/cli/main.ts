@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 import { run } from './program.js';
 
-// Ctrl-C ends `stats --watch` or stops `dlq replay` between batches; a second one exits at once.
+// Ctrl-C ends `stats --watch` and `dashboard`, or stops `dlq replay` between batches; a second one exits at once.
 // (The worker handles its own signals.)
 const interrupt = new AbortController();
 const argv = process.argv.slice(2);
-if (argv[0] === 'stats' || argv[0] === 'dlq') {
+if (argv[0] === 'stats' || argv[0] === 'dlq' || argv[0] === 'dashboard') {
   const onSignal = () => (interrupt.signal.aborted ? process.exit(130) : interrupt.abort());
   process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
 }

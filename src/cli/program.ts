@@ -1,7 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
+import { cloudwatchEndpoint, collect, filtered, withAws, withStore } from './flags.js';
+import { dashboardCommand } from './dashboard-command.js';
 import type { Env } from '../config/env.js';
 import { type ErrorCode, SqsJobsError } from '../core/errors.js';
 import { enqueueCommand, queuesCreate, UsageError, worker, type CliContext } from './commands.js';
@@ -27,8 +29,6 @@ export function packageVersion(): string {
   return 'unknown';
 }
 
-const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
-
 const ENVIRONMENT = `
 Environment:
   SQS_JOBS_QUEUE_URL           the queue when no --queue is given
@@ -43,27 +43,6 @@ Environment:
   SQS_JOBS_JOB_TABLE           the job store's DynamoDB table (job status, progress, fan-out)
   AWS_ENDPOINT_URL_DYNAMODB    its endpoint, else AWS_ENDPOINT_URL
   SQS_JOBS_LOG_LEVEL           fatal, error, warn, info (default), debug, trace or silent`;
-
-/** --endpoint and --region, which every command takes. */
-function withAws(command: Command): Command {
-  return command
-    .option('--endpoint <url>', 'SQS endpoint (default: SQS_JOBS_ENDPOINT, AWS_ENDPOINT_URL_SQS or AWS_ENDPOINT_URL)')
-    .option('--region <region>', 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or us-east-1)');
-}
-
-/** --table, --dynamodb-endpoint and --region: where the job store is. */
-function withStore(command: Command): Command {
-  return command
-    .option('--table <name>', 'job store table (default: SQS_JOBS_JOB_TABLE)')
-    .option('--dynamodb-endpoint <url>', 'DynamoDB endpoint (default: AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL)')
-    .option('--region <region>', 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or us-east-1)');
-}
-
-const cloudwatchEndpoint = () =>
-  new Option(
-    '--cloudwatch-endpoint <url>',
-    'CloudWatch endpoint (default: AWS_ENDPOINT_URL_CLOUDWATCH or AWS_ENDPOINT_URL; never the SQS one)',
-  );
 
 /**
  * Required flags are checked by the commands (CONFIG_INVALID), not by commander, so that an
@@ -146,19 +125,19 @@ export function buildProgram(io: CliIo): Command {
     withAws(dlq.command(name).description(description))
       .option('--queue <url>', 'the queue; its DLQ is found from its redrive policy (default: SQS_JOBS_QUEUE_URL)')
       .option('--dlq <url>', 'the dead-letter queue itself');
-  dlqCommand('list', 'show dead letters (job, id, attempt, reason, error) without consuming them')
+  filtered(dlqCommand('list', 'show dead letters (job, id, attempt, reason, error) without consuming them'))
     .option('--limit <n>', 'at most this many (default 100)')
     .option('--json', 'print JSON')
     .action((flags) => dlqList(flags, ctx));
-  dlqCommand('replay', 'move dead letters back to the queue they came from')
-    .option('--job <name>', 'only this job')
-    .option('--id <id>', 'only this job id')
+  filtered(dlqCommand('replay', 'move dead letters back to the queue they came from, each at most once'))
     .option('--limit <n>', 'at most this many')
     .option('--dry-run', 'show what would move')
     .option('--json', 'print JSON')
     .action((flags) => dlqReplay(flags, ctx));
-  dlqCommand('purge', 'delete every message in the dead-letter queue')
+  filtered(dlqCommand('purge', 'delete the dead letters (all of them, or those the filter matches, each at most once)'))
+    .option('--dry-run', 'count what would be deleted')
     .option('--yes', 'really delete them')
+    .option('--json', 'print JSON')
     .action((flags) => dlqPurge(flags, ctx));
 
   const store = program.command('store').description('the job store (job status, progress, fan-out): a DynamoDB table');
@@ -184,6 +163,23 @@ export function buildProgram(io: CliIo): Command {
     .option('--json', 'print JSON')
     // With globals: `job` takes the store flags too, and commander gives them to it when both do.
     .action((jobId: string, _flags, command: Command) => jobCancelCommand(jobId, command.optsWithGlobals(), ctx));
+
+  withAws(
+    program
+      .command('dashboard')
+      .description('serve the web dashboard: queues, job types, dead letters (filter, replay, purge), job lookup'),
+  )
+    .option('--port <n>', 'port (default 3000; 0: any free port)')
+    .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
+    .option('--queue <url>', 'queue URL, repeatable (default: SQS_JOBS_QUEUE_URL)', collect)
+    .option('--read-only', 'show, never act: actions answer 403 and no button shows')
+    .option('--sla <seconds>', "alarm when a queue's oldest message is older (where the server publishes SQS metrics)")
+    .option('--window <minutes>', 'rates and timings over this many minutes (default 60)')
+    .option('--namespace <ns>', 'metrics namespace (default: SQS_JOBS_METRICS_NAMESPACE or SqsJobs)')
+    .option('--table <name>', 'job store table, for job lookup (default: SQS_JOBS_JOB_TABLE)')
+    .option('--memcached <host:port>', "the workers' memcached, for cancel (default: SQS_JOBS_MEMCACHED)")
+    .addOption(cloudwatchEndpoint())
+    .action((flags) => dashboardCommand(flags, ctx));
 
   configureTree(program, io);
   return program;

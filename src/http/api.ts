@@ -6,6 +6,7 @@ import type { CancelResult } from '../status/cancel.js';
 import type { EnqueueOptions } from '../producer/options.js';
 import type { Producer } from '../producer/producer.js';
 import { readJsonBody } from './body.js';
+import type { Mountable } from './mountable.js';
 import { type ApiOptions, parseApiOptions } from './options.js';
 import { openApiDocument } from './openapi.js';
 import { json, problem } from './responses.js';
@@ -23,7 +24,7 @@ import { statusBody } from './status-view.js';
  * Only the jobs given (default: every job the producer knows) can be enqueued; any other name is a
  * 404 that says nothing of what exists. Authentication is the host's: put it in front.
  */
-export class JobsApi {
+export class JobsApi implements Mountable {
   readonly basePath: string;
   readonly #producer: Producer;
   readonly #jobs: ReadonlyMap<string, AnyDefinition>;
@@ -42,6 +43,11 @@ export class JobsApi {
     this.#maxBodyBytes = o.maxBodyBytes ?? 2 * o.producer.maxMessageBytes;
     this.#retryAfterSeconds = o.retryAfterSeconds;
     this.#enqueueOptions = o.enqueueOptions;
+  }
+
+  /** Fastify route patterns that reach it (fastifyPlugin). */
+  get routes(): readonly string[] {
+    return [`${this.basePath}/openapi.json`, `${this.basePath}/jobs/*`];
   }
 
   /** Whether a request for this path is the API's to answer (adapters pass the others on). */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import type { JobsApi } from './api.js';
+import type { Mountable } from './mountable.js';
 import { toRequest } from './node.js';
 
 /** The parts of Fastify this adapter uses (so sqs-jobs needs no Fastify types). */
@@ -31,7 +31,7 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
  * is left to the API (Fastify's own parsers are removed there only), so size limits and errors
  * are the API's own answers.
  */
-export function fastifyPlugin(api: JobsApi) {
+export function fastifyPlugin(api: Mountable) {
   const plugin = async (fastify: FastifyLike): Promise<void> => {
     fastify.removeAllContentTypeParsers();
     fastify.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
@@ -46,7 +46,7 @@ export function fastifyPlugin(api: JobsApi) {
       if (!request.raw.complete) reply.header('connection', 'close');
       return reply.send(response.body === null ? undefined : Buffer.from(await response.arrayBuffer()));
     };
-    for (const url of [`${api.basePath}/openapi.json`, `${api.basePath}/jobs/*`]) fastify.route({ method: METHODS, url, handler });
+    for (const url of api.routes) fastify.route({ method: METHODS, url, handler });
   };
   return plugin;
 }

@@ -1,7 +1,7 @@
 /**
  * sqs-jobs/http: the HTTP API in front of a producer (enqueue with 202 Accepted, job status,
  * an OpenAPI document), on the web-standard Request -> Response signature, with adapters for
- * Node's http, Express, Fastify and Hono.
+ * Node's http, Express, Fastify and Hono; and the web dashboard, mounted the same way.
  */
 export { JobsApi, createJobsApi } from './api.js';
 export type { ApiOptions } from './options.js';
@@ -10,3 +10,6 @@ export type { StatusBody } from './status-view.js';
 export { nodeHandler } from './node.js';
 export { fastifyPlugin } from './fastify.js';
 export { honoHandler } from './hono.js';
+export type { Mountable } from './mountable.js';
+export { Dashboard, createDashboard } from '../dashboard/dashboard.js';
+export type { DashboardOptions, Authorize } from '../dashboard/options.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import type { JobsApi } from './api.js';
+import type { Mountable } from './mountable.js';
 import { problem } from './responses.js';
 
 /** What Express adds to Node's request, read when present (the app may be mounted, the body parsed). */
@@ -56,7 +56,7 @@ function pathOf(req: IncomingMessage): string {
 const REQUEST_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** The API's answer to a Node request; one a Request cannot even be made of is refused here. */
-async function answer(api: JobsApi, req: IncomingMessage): Promise<Response> {
+async function answer(api: Mountable, req: IncomingMessage): Promise<Response> {
   if (!REQUEST_METHODS.has(req.method ?? '')) return api.refuse(pathOf(req), req.method ?? '');
   let request: Request;
   try {
@@ -72,7 +72,7 @@ async function answer(api: JobsApi, req: IncomingMessage): Promise<Response> {
  * `http.createServer(nodeHandler(api))`, or `app.use(nodeHandler(api))` in Express (4 or 5; with
  * or without express.json() before it). Requests outside the API go to `next` when there is one.
  */
-export function nodeHandler(api: JobsApi) {
+export function nodeHandler(api: Mountable) {
   return (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void => {
     if (next !== undefined && !api.handles(pathOf(req))) {
       next();

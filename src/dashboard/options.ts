@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import type { AdmissionState } from '../producer/admission/admission.js';
+import { Producer } from '../producer/producer.js';
+import type { MetricsReader } from '../ports/metrics-reader.js';
+import type { QueueAdmin } from '../ports/queue-admin.js';
+import type { QueuePort } from '../ports/queue.js';
+import type { StatusStore } from '../ports/status-store.js';
+import type { CancelResult } from '../status/cancel.js';
+import { storeOptionSchema } from '../status/store.js';
+
+/** A verdict on one request: true lets it through; false answers 403; a Response is answered as it is. */
+export type Authorize = (request: Request) => boolean | Response | Promise<boolean | Response>;
+
+export const dashboardOptionsSchema = z
+  .object({
+    /** The job queues to show (URLs), each with its DLQ, spillover queue and tier lanes. Default: SQS_JOBS_QUEUE_URL. */
+    queues: z.array(z.string()).min(1, 'must name at least one queue').optional(),
+    /** Where it is mounted, e.g. `/dashboard` (no trailing slash). Default: the root. */
+    basePath: z
+      .string()
+      .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or a path like /dashboard, with no trailing slash')
+      .default(''),
+    /** Show, never act: every action answers 403 and no button is shown. */
+    readOnly: z.boolean().default(false),
+    /** Asked about every request (the mounted form's authentication and authorization). */
+    authorize: z.custom<Authorize>((v) => typeof v === 'function', 'must be a function').optional(),
+    /** The oldest message's age above which a queue is in alarm (and the admission SLA shown); none: only the DLQ alarm. */
+    slaSeconds: z.number().positive('must be > 0').optional(),
+    /** The workers' metrics namespace. Default: SQS_JOBS_METRICS_NAMESPACE or SqsJobs. */
+    namespace: z.string().optional(),
+    /** The window rates and timings are read over, in minutes. */
+    windowMinutes: z.number().int().min(1, 'must be 1-1440').max(1_440, 'must be 1-1440').default(60),
+    /** How often a page refreshes itself, in seconds (0: never). */
+    refreshSeconds: z.number().int().min(0, 'must be 0-3600').max(3_600, 'must be 0-3600').default(5),
+    /** Dead letters looked at per page of the DLQ browser. */
+    deadLetterLimit: z.number().int().min(1, 'must be 1-1000').max(1_000, 'must be 1-1000').default(200),
+    endpoint: z.string().optional(),
+    region: z.string().optional(),
+    cloudwatchEndpoint: z.string().optional(),
+    /** The job store (job lookup): `{ table, endpoint?, region? }` or a JobStore; default SQS_JOBS_JOB_TABLE, else the producer's. */
+    store: storeOptionSchema,
+    /** The workers' memcached, for cancel (with the store). Default: SQS_JOBS_MEMCACHED. */
+    memcached: z.string().optional(),
+    /** The workers' lockKeyPrefix (default `sqsjobs:`): a cancel mark must be where they look. */
+    lockKeyPrefix: z.string().optional(),
+    /** A producer with admission: its view of each queue is shown. */
+    producer: z.instanceof(Producer, { error: 'must be a Producer (createProducer())' }).optional(),
+  })
+  .strict();
+
+export type DashboardOptions = z.input<typeof dashboardOptionsSchema>;
+
+/** What the dashboard reads and acts through. */
+export interface DashboardSources {
+  readonly queue: QueuePort;
+  readonly admin: QueueAdmin;
+  readonly metrics: MetricsReader;
+  readonly store: StatusStore | undefined;
+  readonly cancel: ((jobId: string) => Promise<CancelResult>) | undefined;
+  readonly admission: ((queueUrl: string) => AdmissionState | undefined) | undefined;
+  close(): void;
+}
+
+export interface DashboardSettings {
+  readonly queues: readonly string[];
+  readonly basePath: string;
+  readonly readOnly: boolean;
+  readonly authorize: Authorize | undefined;
+  readonly slaSeconds: number | undefined;
+  readonly namespace: string;
+  readonly windowMinutes: number;
+  readonly refreshSeconds: number;
+  readonly deadLetterLimit: number;
+}

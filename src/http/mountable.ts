@@ -1,0 +1,16 @@
+/**
+ * What the adapters (nodeHandler, fastifyPlugin, honoHandler) mount: a web-standard handler that
+ * says which paths are its own. The HTTP API (JobsApi) and the dashboard are both one.
+ */
+export interface Mountable {
+  /** Where it is mounted ('' at the root). */
+  readonly basePath: string;
+  /** Fastify route patterns that reach it. */
+  readonly routes: readonly string[];
+  /** Whether a request for this path is its to answer (adapters pass the others on). */
+  handles(pathname: string): boolean;
+  /** The answer to a method a web-standard Request cannot carry (TRACE, CONNECT) at this path. */
+  refuse(pathname: string, method: string): Response;
+  /** Answer one request; never throws. */
+  fetch(request: Request): Promise<Response>;
+}

@@ -1,0 +1,304 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createDynamoClient } from '../../src/adapters/aws-clients.js';
+import { createJobTable } from '../../src/adapters/dynamodb-store.js';
+import { SqsQueuePort } from '../../src/adapters/sqs-queue.js';
+import { ATTR_DLQ_ERROR, ATTR_DLQ_REASON } from '../../src/core/dead-letter.js';
+import { ATTR_JOB } from '../../src/core/envelope.js';
+import { UnrecoverableError } from '../../src/core/errors.js';
+import { defineJob } from '../../src/core/job.js';
+import { createDashboard, type Dashboard } from '../../src/dashboard/dashboard.js';
+import { nodeHandler } from '../../src/http/node.js';
+import { listDeadLetters } from '../../src/ops/dlq-scan.js';
+import { createProducer } from '../../src/producer/producer.js';
+import { launchChromium, watchedPage } from '../helpers/browser.js';
+import { LOCAL_DYNAMODB, LOCAL_ENV, LOCAL_MEMCACHED, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { recordEvents, useWorkers } from '../helpers/worker.js';
+
+// The dashboard in a real browser (Debian's Chromium, driven by playwright-core), on real SQS
+// (LocalStack or moto), DynamoDB Local and memcached, with real workers.
+const sqs = sqsClient();
+const dynamo = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1' }, {}, {});
+const table = `dash-${randomUUID().slice(0, 8)}`;
+const store = { table, endpoint: LOCAL_DYNAMODB };
+let browser: Browser;
+const servers: { server: Server; dashboard: Dashboard }[] = [];
+beforeAll(async () => {
+  await createJobTable(dynamo, table);
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  for (const { server, dashboard } of servers) {
+    server.closeAllConnections();
+    server.close();
+    dashboard.close();
+  }
+  sqs.destroy();
+  dynamo.destroy();
+});
+const start = useWorkers();
+/** Where the README's screenshots go when DASHBOARD_SCREENSHOTS names a folder (docs/dashboard). */
+const shots = process.env.DASHBOARD_SCREENSHOTS;
+const shoot = async (page: Page, name: string) => {
+  if (shots === undefined) return;
+  mkdirSync(shots, { recursive: true });
+  await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+};
+
+async function serve(options: Parameters<typeof createDashboard>[0]): Promise<string> {
+  const dashboard = createDashboard({ basePath: '/ops', refreshSeconds: 0, store, memcached: LOCAL_MEMCACHED, ...options }, LOCAL_ENV);
+  const server = createServer(nodeHandler(dashboard));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push({ server, dashboard });
+  const address = server.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+}
+
+const rows = (page: Page) => page.locator('table[data-table="dead-letters"] > tbody > tr').count();
+const queueName = (url: string) => url.slice(url.lastIndexOf('/') + 1);
+
+describe('the dashboard', () => {
+  it('shows the queues and dead letters SQS holds; a filter narrows them and its URL reproduces it; the filtered set is replayed (dry run, count, confirm) and runs, the rest is purged', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dash', { maxReceiveCount: 2 });
+    let failing = true;
+    const report = defineJob({
+      name: 'build-report',
+      args: z.object({ reportId: z.string() }),
+      handle: (a) => {
+        if (failing) throw new UnrecoverableError(a.reportId.startsWith('b') ? 'timeout talking to the warehouse' : 'disk full');
+      },
+    });
+    const worker = start({ queues: [queueUrl], jobs: [report] });
+    const events = recordEvents(worker);
+    await worker.start();
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    for (const id of ['a-1', 'a-2', 'a-3']) await producer.enqueue(report, { reportId: id }, { jobId: id, tenant: 'acme' });
+    for (const id of ['b-1', 'b-2']) await producer.enqueue(report, { reportId: id }, { jobId: id, tenant: 'globex' });
+    producer.close();
+    await eventually(() => events.count('job:dead-lettered') === 5, 'five jobs dead-lettered');
+
+    const origin = await serve({ queues: [queueUrl] });
+    const { page, incidents } = await watchedPage(browser, origin);
+    await page.goto(`${origin}/ops/`);
+    const dlqRow = page.locator(`tr[data-queue="${queueName(dlqUrl)}"]`);
+    await expect(dlqRow.locator('[data-alarm="dlq"]').textContent()).resolves.toContain('5 dead letters');
+    await expect(page.locator(`tr[data-queue="${queueName(queueUrl)}"]`).count()).resolves.toBe(1);
+    await shoot(page, 'overview');
+
+    await page.click('a[href$="/ops/dead-letters"]');
+    expect(await rows(page)).toBe(5);
+    await page.fill('input[name="tenant"]', 'acme');
+    await page.click('form.filters button[type="submit"]');
+    await page.waitForURL(/tenant=acme/);
+    expect(await rows(page)).toBe(3);
+    const shared = page.url();
+    const again = await browser.newPage();
+    await again.goto(shared);
+    expect(await rows(again)).toBe(3);
+    expect(await again.inputValue('input[name="tenant"]')).toBe('acme');
+    await again.close();
+    // A row opens its message: the args pretty-printed, every sqsjobs-* attribute.
+    const first = page.locator('table[data-table="dead-letters"] > tbody > tr').first();
+    await first.locator('summary').click();
+    await expect(first.locator('pre[data-body]').textContent()).resolves.toMatch(/"reportId": "a-\d"/);
+    await expect(first.textContent()).resolves.toContain('sqsjobs-dlq-reason');
+    await shoot(page, 'dead-letters');
+
+    // Replay the filtered set: a dry run that counts first, a confirmation naming the count.
+    await page.click('button[data-action="replay"]');
+    await expect(page.locator('[data-dry-run]').getAttribute('data-dry-run')).resolves.toBe('3');
+    expect((await queueCounts(sqs, dlqUrl)).visible).toBe(5); // the dry run moved nothing
+    failing = false;
+    await page.click('button[data-confirm="3"]');
+    await expect(page.locator('[data-done]').getAttribute('data-done')).resolves.toBe('3');
+    await eventually(() => events.count('job:succeeded') === 3, 'the three replayed jobs to run');
+    expect(
+      events
+        .of('job:succeeded')
+        .map((e) => e.jobId)
+        .sort(),
+    ).toEqual(['a-1', 'a-2', 'a-3']);
+    const left = await listDeadLetters(new SqsQueuePort(sqs), dlqUrl);
+    expect(left.map((l) => l.jobId).sort()).toEqual(['b-1', 'b-2']);
+
+    // Purge the rest by its error text: dry run 2, confirm, gone.
+    await page.goto(`${origin}/ops/dead-letters?error=warehouse`);
+    expect(await rows(page)).toBe(2);
+    await page.click('button[data-action="purge"]');
+    await expect(page.locator('[data-dry-run]').getAttribute('data-dry-run')).resolves.toBe('2');
+    await page.click('button[data-confirm="2"]');
+    await expect(page.locator('[data-done]').getAttribute('data-done')).resolves.toBe('2');
+    await eventually(async () => {
+      const c = await queueCounts(sqs, dlqUrl);
+      return c.visible + c.inFlight === 0;
+    }, 'the DLQ to be empty');
+    expect(events.count('job:succeeded')).toBe(3); // purged jobs did not run
+    expect(incidents).toEqual([]);
+  });
+
+  it('looks a tracked job up by id with live progress, and cancels it: the running handler is signalled', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'dash-job');
+    const aborted: string[] = [];
+    const exportJob = defineJob({
+      name: 'export',
+      args: z.object({ rows: z.number() }),
+      handle: async (a, ctx) => {
+        ctx.progress(a.rows / 4, a.rows);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 30_000);
+          ctx.signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            aborted.push(ctx.jobId);
+            resolve();
+          });
+        });
+        ctx.signal.throwIfAborted();
+      },
+    });
+    const worker = start({ queues: [queueUrl], jobs: [exportJob], store, lockKeyPrefix: 'sqsjobs:', progressIntervalMs: 100 });
+    await worker.start();
+    const producer = createProducer({ queueUrl, store }, LOCAL_ENV);
+    const jobId = `export-${randomUUID().slice(0, 8)}`;
+    await producer.enqueue(exportJob, { rows: 400 }, { jobId, track: true });
+    producer.close();
+
+    const origin = await serve({ queues: [queueUrl], refreshSeconds: 1 });
+    const { page, incidents } = await watchedPage(browser, origin);
+    await page.goto(`${origin}/ops/job`);
+    await page.fill('input[name="id"]', jobId);
+    await page.click('form.filters button[type="submit"]');
+    // Live: the page refreshes itself until the job runs and reports progress.
+    await page.locator('[data-state="running"]').waitFor({ timeout: 20_000 });
+    await page.locator('[data-progress="100"]').waitFor({ timeout: 20_000 });
+    await expect(page.locator('progress').getAttribute('value')).resolves.toBe('25');
+    await shoot(page, 'job');
+    await page.click('button[data-action="cancel"]');
+    await expect(page.locator('[data-cancel]').getAttribute('data-cancel')).resolves.toBe('cancelled');
+    await eventually(() => aborted.includes(jobId), 'the handler to be signalled');
+    await page.locator('[data-state="cancelled"]').waitFor({ timeout: 20_000 });
+    await page.goto(`${origin}/ops/job?id=no-such-job`);
+    await page.locator('[data-not-found]').waitFor();
+    expect(incidents).toEqual([]);
+  });
+
+  it('read-only: no button shows and every action answers 403; an action without the CSRF token, or from another site, is refused', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dash-ro');
+    await sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: '{"v":1,"id":"ro-1","job":"x","args":{}}' }));
+    const readOnly = await serve({ queues: [queueUrl], readOnly: true });
+    const ro = await watchedPage(browser, readOnly);
+    await ro.page.goto(`${readOnly}/ops/dead-letters`);
+    expect(await rows(ro.page)).toBe(1);
+    expect(await ro.page.locator('button[data-action]').count()).toBe(0);
+    await expect(ro.page.locator('header').textContent()).resolves.toContain('read-only');
+    const token = await ro.page.locator('input[name="csrf"]').count();
+    expect(token).toBe(0); // no form that acts
+    const refused = await ro.page.request.post(`${readOnly}/ops/dead-letters/purge`, { form: { dlq: queueName(dlqUrl), confirm: '1' } });
+    expect(refused.status()).toBe(403);
+
+    const open = await serve({ queues: [queueUrl] });
+    const rw = await watchedPage(browser, open);
+    await rw.page.goto(`${open}/ops/dead-letters`);
+    const csrf = await rw.page.locator('input[name="csrf"]').first().getAttribute('value');
+    expect(csrf).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const form = { dlq: queueName(dlqUrl) };
+    expect((await rw.page.request.post(`${open}/ops/dead-letters/replay`, { form })).status()).toBe(403);
+    expect((await rw.page.request.post(`${open}/ops/dead-letters/replay`, { form: { ...form, csrf: 'x'.repeat(43) } })).status()).toBe(403);
+    const foreign = await rw.page.request.post(`${open}/ops/dead-letters/replay`, {
+      form: { ...form, csrf: csrf! },
+      headers: { origin: 'http://evil.example' },
+    });
+    expect(foreign.status()).toBe(403);
+    const dry = await rw.page.request.post(`${open}/ops/dead-letters/replay`, { form: { ...form, csrf: csrf! } });
+    expect(dry.status()).toBe(200);
+    expect(await dry.text()).toContain('data-dry-run="1"');
+    expect((await queueCounts(sqs, dlqUrl)).visible + (await queueCounts(sqs, dlqUrl)).inFlight).toBe(1);
+    expect([...ro.incidents, ...rw.incidents]).toEqual([]);
+  });
+
+  it('shows hostile dead letters as text: no script runs, no dialog opens, no element is injected', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dash-xss');
+    const hostile = [
+      {
+        body: JSON.stringify({
+          v: 1,
+          id: 'x-1',
+          job: '<script>window.__pwned=1</script>',
+          tenant: '"><img src=x onerror=alert(1)>',
+          args: { url: 'javascript:alert(2)', note: '\u202Egnp.exe', zw: 'a\u200Bb' },
+        }),
+        job: '<img src=x onerror=alert(3)>',
+        error: '</pre></details><script>alert(4)</script>',
+        reason: '"><svg onload=alert(5)>',
+      },
+      { body: '<script>alert(6)</script>{not json', job: "';alert(7);//", error: '<iframe src="javascript:alert(8)">', reason: 'x' },
+    ];
+    for (const h of hostile) {
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: dlqUrl,
+          MessageBody: h.body,
+          MessageAttributes: {
+            [ATTR_JOB]: { DataType: 'String', StringValue: h.job },
+            [ATTR_DLQ_ERROR]: { DataType: 'String', StringValue: h.error },
+            [ATTR_DLQ_REASON]: { DataType: 'String', StringValue: h.reason },
+          },
+        }),
+      );
+    }
+    const origin = await serve({ queues: [queueUrl] });
+    const { page, incidents } = await watchedPage(browser, origin);
+    // The filter itself is reflected in the page: hostile there too.
+    await page.goto(`${origin}/ops/dead-letters?error=${encodeURIComponent('<script>alert(9)</script>')}`);
+    await page.goto(`${origin}/ops/dead-letters`);
+    expect(await rows(page)).toBe(2);
+    for (const summary of await page.locator('table[data-table="dead-letters"] summary').all()) await summary.click();
+    const text = (await page.locator('main').textContent()) ?? '';
+    expect(text).toContain('<script>window.__pwned=1</script>');
+    expect(text).toContain('"><img src=x onerror=alert(1)>');
+    expect(text).toContain('</pre></details><script>alert(4)</script>');
+    expect(text).toContain('<U+202E>gnp.exe'); // a right-to-left override is shown, not obeyed
+    expect(await page.locator('main script, main img, main svg, main iframe').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    // Actions on the hostile set: the confirmation page shows the filter as text too.
+    await page.goto(`${origin}/ops/dead-letters?job=${encodeURIComponent('<img src=x onerror=alert(3)>')}`);
+    expect(await rows(page)).toBe(1);
+    await page.click('button[data-action="purge"]');
+    await expect(page.locator('[data-dry-run]').textContent()).resolves.toContain('<img src=x onerror=alert(3)>');
+    expect(incidents).toEqual([]);
+  });
+
+  it('`sqs-jobs dashboard` serves on 127.0.0.1 until Ctrl-C', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'dash-cli');
+    const child = spawn('node_modules/.bin/tsx', ['src/cli/main.ts', 'dashboard', '--port', '0', '--queue', queueUrl, '--read-only'], {
+      env: { ...process.env, ...LOCAL_ENV },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const url = await eventually(
+      () => /dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1],
+      `the dashboard's URL (got: ${out})`,
+      30_000,
+    );
+    expect(out).toContain('(read-only)');
+    const res = await fetch(url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await res.text()).toContain(queueName(queueUrl));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  });
+});
