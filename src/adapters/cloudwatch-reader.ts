@@ -1,5 +1,5 @@
 import { type CloudWatchClient, GetMetricDataCommand, ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
-import type { MetricQuery, MetricsReader } from '../ports/metrics-reader.js';
+import type { MetricQuery, MetricsReader, Point } from '../ports/metrics-reader.js';
 
 /** MetricsReader over CloudWatch (ListMetrics, GetMetricData). */
 export class CloudWatchReader implements MetricsReader {
@@ -24,28 +24,51 @@ export class CloudWatchReader implements MetricsReader {
   }
 
   async query(queries: readonly MetricQuery[], start: Date, end: Date): Promise<Map<string, number[]>> {
+    const series = await this.series(queries, start, end);
+    return new Map([...series].map(([id, points]) => [id, points.map((p) => p.value)]));
+  }
+
+  async series(queries: readonly MetricQuery[], start: Date, end: Date): Promise<Map<string, Point[]>> {
+    const out = new Map<string, Point[]>();
+    if (queries.length === 0) return out;
     try {
-      const out = await this.client.send(
-        new GetMetricDataCommand({
-          MetricDataQueries: queries.map((q) => ({
-            Id: q.id,
-            MetricStat: {
-              Metric: {
-                Namespace: q.namespace,
-                MetricName: q.metric,
-                Dimensions: Object.entries(q.dimensions).map(([Name, Value]) => ({ Name, Value })),
+      let token: string | undefined;
+      do {
+        const page = await this.client.send(
+          new GetMetricDataCommand({
+            MetricDataQueries: queries.map((q) => ({
+              Id: q.id,
+              MetricStat: {
+                Metric: {
+                  Namespace: q.namespace,
+                  MetricName: q.metric,
+                  Dimensions: Object.entries(q.dimensions).map(([Name, Value]) => ({ Name, Value })),
+                },
+                Period: q.periodSeconds,
+                Stat: q.stat,
               },
-              Period: q.periodSeconds,
-              Stat: q.stat,
-            },
-          })),
-          StartTime: start,
-          EndTime: end,
-        }),
-      );
-      return new Map((out.MetricDataResults ?? []).filter((r) => (r.Values?.length ?? 0) > 0).map((r) => [r.Id!, r.Values!]));
+            })),
+            StartTime: start,
+            EndTime: end,
+            ScanBy: 'TimestampAscending',
+            NextToken: token,
+          }),
+        );
+        for (const r of page.MetricDataResults ?? []) {
+          const values = r.Values ?? [];
+          const times = r.Timestamps ?? [];
+          if (r.Id === undefined || values.length === 0) continue;
+          const points = out.get(r.Id) ?? [];
+          values.forEach((value, i) => points.push({ at: times[i]?.getTime() ?? Number.NaN, value }));
+          out.set(r.Id, points);
+        }
+        token = page.NextToken;
+      } while (token !== undefined);
     } catch {
       return new Map();
     }
+    // Oldest first, whatever order the server answered in (emulators do not all honour ScanBy).
+    for (const points of out.values()) points.sort((a, b) => a.at - b.at);
+    return out;
   }
 }

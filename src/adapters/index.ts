@@ -11,7 +11,7 @@ export { DynamoJobStore, createJobTable } from './dynamodb-store.js';
 export { createSqsClient, createCloudWatchClient, createDynamoClient } from './aws-clients.js';
 export type { QueuePort, DeadLetterTarget } from '../ports/queue.js';
 export type { QueueAdmin, QueueCounts, QueueSettings } from '../ports/queue-admin.js';
-export type { MetricsReader, MetricQuery } from '../ports/metrics-reader.js';
+export type { MetricsReader, MetricQuery, Point } from '../ports/metrics-reader.js';
 export type {
   BatchEntry,
   BatchFailure,

@@ -24,8 +24,13 @@ export async function dashboardCommand(flags: DashboardFlags, { out, env, signal
   const host = flags.host ?? '127.0.0.1';
   const sla = flags.sla === undefined ? undefined : Number(flags.sla);
   if (sla !== undefined && !(sla > 0)) throw new ConfigError(`--sla: must be a number of seconds > 0 (got ${JSON.stringify(flags.sla)})`);
+  // On a loopback address, only the names of this machine may ask (a page whose name was re-pointed
+  // at 127.0.0.1, DNS rebinding, is refused); beyond it the caller chose who can reach it.
+  const loopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';
+  let allowed = new Set<string>();
   const dashboard = createDashboard(
     {
+      ...(loopback ? { allowedHosts: (h: string) => allowed.has(h.toLowerCase()) } : {}),
       ...(flags.queue === undefined ? {} : { queues: flags.queue }),
       readOnly: flags.readOnly ?? false,
       ...(sla === undefined ? {} : { slaSeconds: sla }),
@@ -47,9 +52,10 @@ export async function dashboardCommand(flags: DashboardFlags, { out, env, signal
     });
     const address = server.address();
     const bound = typeof address === 'object' && address !== null ? address.port : port;
+    allowed = new Set([`127.0.0.1:${bound}`, `localhost:${bound}`, `[::1]:${bound}`]);
     const shown = host.includes(':') ? `[${host}]` : host;
     out(`dashboard: http://${shown}:${bound}/${flags.readOnly ? ' (read-only)' : ''}  (Ctrl-C to stop)`);
-    if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
+    if (!loopback) {
       out('note: listening beyond this machine; the dashboard has no login of its own: put one in front, or use --read-only');
     }
     await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));

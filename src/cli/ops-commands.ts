@@ -208,10 +208,14 @@ export async function dlqPurge(
     }
     const result = await purgeDeadLetters(queue, { dlqUrl, filter, dryRun: flags.dryRun ?? false, signal });
     if (flags.json) out(JSON.stringify(result));
-    else
+    else {
+      if (!flags.dryRun)
+        for (const s of result.skipped) out(`left ${s.letter.jobName ?? '?'} ${s.letter.jobId ?? s.letter.messageId}: ${s.why}`);
       out(
         `${flags.dryRun ? 'would delete' : 'deleted'} ${flags.dryRun ? result.matched : result.deleted} message(s) matching ${describeFilter(filter)}`,
       );
+      if (signal.aborted) out('interrupted: the rest stays in the DLQ');
+    }
   });
 }
 

@@ -19,11 +19,23 @@ export function parseFilter(params: URLSearchParams): { filter: DeadLetterFilter
   return { error: `${param}: ${issue.code === 'invalid_type' ? 'must be a whole number of seconds' : issue.message}` };
 }
 
-/** A url-encoded form body, or undefined when it is too large. */
+/** A url-encoded form body, or undefined when it is over MAX_FORM_BYTES (read no further than that). */
 export async function readForm(request: Request): Promise<URLSearchParams | undefined> {
   const length = Number(request.headers.get('content-length') ?? 0);
   if (length > MAX_FORM_BYTES) return undefined;
-  const body = await request.text();
-  if (body.length > MAX_FORM_BYTES) return undefined;
-  return new URLSearchParams(body);
+  if (request.body === null) return new URLSearchParams();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_FORM_BYTES) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }

@@ -24,6 +24,14 @@ export const dashboardOptionsSchema = z
     readOnly: z.boolean().default(false),
     /** Asked about every request (the mounted form's authentication and authorization). */
     authorize: z.custom<Authorize>((v) => typeof v === 'function', 'must be a function').optional(),
+    /**
+     * The Host headers it answers (`host:port`, lower case), or a function that says; others get
+     * 421. Default: any (mounted behind your server's own routing). The CLI allows only the address
+     * it listens on (and localhost), against DNS rebinding.
+     */
+    allowedHosts: z
+      .union([z.array(z.string().min(1)), z.custom<(host: string) => boolean>((v) => typeof v === 'function', 'must be a function')])
+      .optional(),
     /** The oldest message's age above which a queue is in alarm (and the admission SLA shown); none: only the DLQ alarm. */
     slaSeconds: z.number().positive('must be > 0').optional(),
     /** The workers' metrics namespace. Default: SQS_JOBS_METRICS_NAMESPACE or SqsJobs. */
@@ -66,6 +74,7 @@ export interface DashboardSettings {
   readonly basePath: string;
   readonly readOnly: boolean;
   readonly authorize: Authorize | undefined;
+  readonly allowedHosts: readonly string[] | ((host: string) => boolean) | undefined;
   readonly slaSeconds: number | undefined;
   readonly namespace: string;
   readonly windowMinutes: number;

@@ -26,32 +26,40 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
     basePath: o.basePath,
     readOnly: o.readOnly,
     authorize: o.authorize,
+    allowedHosts: Array.isArray(o.allowedHosts) ? o.allowedHosts.map((h) => h.toLowerCase()) : o.allowedHosts,
     slaSeconds: o.slaSeconds,
     namespace: resolveMetricsNamespace(o.namespace, env, 'options.namespace'),
     windowMinutes: o.windowMinutes,
     refreshSeconds: o.refreshSeconds,
     deadLetterLimit: o.deadLetterLimit,
   };
-  const sqs = createSqsClient(
-    resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env, { endpoint: 'options.endpoint', region: 'options.region' }),
-    {},
-    env,
-  );
-  const cw = createCloudWatchClient(
-    resolveCloudWatchSettings({ endpoint: o.cloudwatchEndpoint, region: o.region }, env, {
-      endpoint: 'options.cloudwatchEndpoint',
-      region: 'options.region',
-    }),
-    {},
-    env,
-  );
+  // Every setting checked before any client is made: a bad option leaks none.
+  const sqsSettings = resolveAwsSettings({ endpoint: o.endpoint, region: o.region }, env, {
+    endpoint: 'options.endpoint',
+    region: 'options.region',
+  });
+  const cwSettings = resolveCloudWatchSettings({ endpoint: o.cloudwatchEndpoint, region: o.region }, env, {
+    endpoint: 'options.cloudwatchEndpoint',
+    region: 'options.region',
+  });
+  const memcached = resolveMemcached(o.memcached, env, 'options.memcached');
   const owned = resolveJobStore(o.store, env);
   const store = owned ?? o.producer?.store;
-  const memcached = resolveMemcached(o.memcached, env, 'options.memcached');
-  const canceller =
-    store !== undefined && memcached !== undefined
-      ? new JobCanceller({ memcached, ...(o.lockKeyPrefix === undefined ? {} : { lockKeyPrefix: o.lockKeyPrefix }) }, env, { store })
-      : undefined;
+  const closeOwned = () => {
+    if (owned !== undefined && owned !== o.store) owned.close();
+  };
+  let canceller: JobCanceller | undefined;
+  try {
+    canceller =
+      store !== undefined && memcached !== undefined
+        ? new JobCanceller({ memcached, ...(o.lockKeyPrefix === undefined ? {} : { lockKeyPrefix: o.lockKeyPrefix }) }, env, { store })
+        : undefined;
+  } catch (error) {
+    closeOwned();
+    throw error;
+  }
+  const sqs = createSqsClient(sqsSettings, {}, env);
+  const cw = createCloudWatchClient(cwSettings, {}, env);
   const producer = o.producer;
   return {
     settings,
@@ -64,7 +72,7 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
       admission: producer?.admits ? (url) => producer.admissionState(url) : undefined,
       close: () => {
         canceller?.close();
-        if (owned !== undefined && owned !== o.store) owned.close();
+        closeOwned();
         sqs.destroy();
         cw.destroy();
       },

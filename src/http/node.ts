@@ -31,6 +31,12 @@ function bodyOf(req: NodeRequest, headers: Headers): RequestInit['body'] {
   if (parsed === undefined || parsed === null) return null;
   headers.delete('content-length'); // what was read is sent again, perhaps re-encoded
   if (typeof parsed === 'string' || parsed instanceof Uint8Array) return parsed as RequestInit['body'];
+  // A form express.urlencoded() parsed goes on as the form it was (the dashboard's actions).
+  if ((headers.get('content-type') ?? '').startsWith('application/x-www-form-urlencoded') && typeof parsed === 'object') {
+    const form = new URLSearchParams();
+    for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) for (const one of [v].flat()) form.append(k, String(one));
+    return form.toString();
+  }
   headers.set('content-type', 'application/json');
   return JSON.stringify(parsed);
 }

@@ -21,7 +21,8 @@ export interface ScanResult {
 /**
  * Look at the DLQ without consuming it, keeping up to `limit` dead letters the filter matches:
  * receive (each held for a minute so none is seen twice), read, then make every one visible
- * again. Looks at `maxScan` messages at most (default 10,000).
+ * again. Looks at `maxScan` messages at most (default 10,000); stops when one comes back that it
+ * has seen (its hold ran out: it has been through the DLQ).
  */
 export async function scanDeadLetters(
   queue: QueuePort,
@@ -30,29 +31,31 @@ export async function scanDeadLetters(
 ): Promise<ScanResult> {
   const limit = o.limit ?? 100;
   const maxScan = o.maxScan ?? 10_000;
-  const held: ReceivedMessage[] = [];
+  const held = new Map<string, ReceivedMessage>();
   const matches: DeadLetterMessage[] = [];
   const now = Date.now();
   let complete = false;
   try {
-    while (matches.length < limit && held.length < maxScan) {
+    while (matches.length < limit && held.size < maxScan) {
       const batch = await receiveDeadLetters(queue, dlqUrl, o.filter === undefined ? limit - matches.length : 10);
-      if (batch.length === 0) {
-        complete = true;
-        break;
-      }
-      held.push(...batch);
-      for (const m of batch) {
+      const fresh = batch.filter((m) => !held.has(m.messageId));
+      for (const m of batch) held.set(m.messageId, m); // the latest receipt of each, to make it visible
+      for (const m of fresh) {
         const letter = describeDeadLetter(m);
         if (matches.length < limit && (o.filter === undefined || matchesFilter(letter, o.filter, now))) {
           const attributes = Object.fromEntries(Object.entries(m.attributes).map(([k, v]) => [k, v.StringValue ?? `(${v.DataType})`]));
           matches.push({ letter, body: m.body, attributes });
         }
       }
+      if (fresh.length < batch.length || batch.length === 0) {
+        complete = true;
+        break;
+      }
     }
-    return { matches, scanned: held.length, complete };
+    return { matches, scanned: held.size, complete };
   } finally {
-    await makeVisible(queue, dlqUrl, held);
+    // Not fatal: a message not made visible here comes back when its minute is up.
+    await makeVisible(queue, dlqUrl, [...held.values()]).catch(() => {});
   }
 }
 

@@ -37,6 +37,8 @@ export interface SweepOptions {
   readonly dryRun?: boolean | undefined;
   /** Stop between batches (e.g. on Ctrl-C): what was done is done, the rest stays. */
   readonly signal?: AbortSignal | undefined;
+  /** Only these messages (by MessageId), e.g. those a dry run counted: the filter still applies. */
+  readonly only?: ReadonlySet<string> | undefined;
 }
 
 /** Why a message the sweep looked at was left in the DLQ without being chosen. */
@@ -56,9 +58,11 @@ export interface SweepResult {
   readonly matched: number;
   /** Acted on: moved, or deleted. */
   readonly done: number;
-  /** Matched but left in the DLQ: dry run, or the action failed for it. */
+  /** Matched but not (wholly) acted on, with why: a dry run, a refusal, a failure (left in the DLQ), or done with a note. */
   readonly skipped: { readonly letter: DeadLetter; readonly why: string }[];
   readonly passedOver: PassedOver;
+  /** Whether it went through the whole DLQ (or found every message `only` named); false when the limit or the signal stopped it first. */
+  readonly complete: boolean;
 }
 
 /** A dead letter chosen to act on. */
@@ -98,11 +102,15 @@ export async function sweepDeadLetters(
   const passedOver = { notChosen: 0, movedByThisReplay: 0, arrivedAfterStart: 0 };
   let done = 0;
   let matched = 0;
+  let complete = false;
   const leave = (m: ReceivedMessage) => left.set(m.messageId, m);
   try {
     while (matched < limit && !o.signal?.aborted) {
       const batch = await receiveDeadLetters(queue, o.dlqUrl, 10, RECEIVE_HOLD_SECONDS);
-      if (batch.length === 0) break;
+      if (batch.length === 0) {
+        complete = true;
+        break;
+      }
       const cycled = batch.some((m) => seen.has(m.messageId));
       const chosen: Chosen[] = [];
       for (const m of batch) {
@@ -118,7 +126,8 @@ export async function sweepDeadLetters(
           leave(m);
           continue;
         }
-        if (!matchesFilter(letter, o.filter ?? {}, startedAt) || matched >= limit) {
+        const wanted = matchesFilter(letter, o.filter ?? {}, startedAt) && (o.only === undefined || o.only.has(m.messageId));
+        if (!wanted || matched >= limit) {
           passedOver.notChosen++;
           leave(m);
           continue;
@@ -133,19 +142,24 @@ export async function sweepDeadLetters(
       const failed = chosen.length === 0 ? [] : await act(chosen, sweepId);
       for (const f of failed) {
         skipped.push({ letter: f.chosen.letter, why: f.why });
-        if (!f.acted) leave(f.chosen.m);
+        // Acted on but still in the DLQ (moved, not deleted) is held like one left, so the pass does not meet it again.
+        leave(f.chosen.m);
       }
       done += chosen.length - failed.filter((f) => !f.acted).length;
       const leftNow = batch.filter((m) => left.get(m.messageId) === m);
       // Not fatal: a message that comes back early ends the pass (it reads as seen) with less looked at.
       await holdFor(queue, o.dlqUrl, leftNow, LEAVE_HOLD_SECONDS).catch(() => {});
-      if (cycled) break;
+      // Through the DLQ, or every message asked for (`only`) found: done.
+      if (cycled || (o.only !== undefined && matched >= o.only.size)) {
+        complete = true;
+        break;
+      }
     }
   } finally {
     // Not fatal: a message not made visible here comes back when its hold ends (at most 5 min).
     await makeVisible(queue, o.dlqUrl, [...left.values()]).catch(() => {});
   }
-  return { sweepId, matched, done, skipped, passedOver };
+  return { sweepId, matched, done, skipped, passedOver, complete };
 }
 
 /** Why a message must not be acted on by this sweep, or undefined when it may be. */

@@ -16,9 +16,17 @@ export interface MetricQuery {
   readonly stat: string;
 }
 
+/** One value of a series: the start of its period (ms since the epoch) and the statistic over it. */
+export interface Point {
+  readonly at: number;
+  readonly value: number;
+}
+
 export interface MetricsReader {
   /** The values `dimension` takes on the metrics in `namespace` that carry every dimension in `where`. */
   dimensionValues(namespace: string, where: Readonly<Record<string, string>>, dimension: string): Promise<string[]>;
   /** Each query's values between `start` and `end`, by id; a query with no data is left out, and a server that cannot answer gives none. */
   query(queries: readonly MetricQuery[], start: Date, end: Date): Promise<Map<string, number[]>>;
+  /** Each query's values over time (one per period that has data, oldest first), by id; the same rules as query. */
+  series(queries: readonly MetricQuery[], start: Date, end: Date): Promise<Map<string, Point[]>>;
 }

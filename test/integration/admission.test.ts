@@ -108,9 +108,11 @@ describe('admission', () => {
       LOCAL_ENV,
     );
     try {
-      // The noisy tenant offers ~80/s; three quiet tenants one job each every 250 ms. Go on until
-      // the noisy tenant has been refused for 3 s.
+      // The noisy tenant offers ~80/s; three quiet tenants one job each every third round (a round
+      // takes 250 ms and more: under their allowance of 2/s, so their jobs stay on the main queue).
+      // Go on until the noisy tenant has been refused for 3 s.
       let n = 0;
+      let round = 0;
       const refused = { noisy: 0, quiet: 0 };
       const admitted = { noisy: 0, quiet: 0 };
       let firstRefusalAt: number | undefined;
@@ -128,7 +130,7 @@ describe('admission', () => {
         async () => {
           await Promise.all([
             ...Array.from({ length: 20 }, () => offer('noisy', 'noisy')),
-            ...['q1', 'q2', 'q3'].map((t) => offer(t, 'quiet')),
+            ...(round++ % 3 === 0 ? ['q1', 'q2', 'q3'].map((t) => offer(t, 'quiet')) : []),
           ]);
           await sleepFor(250);
           return firstRefusalAt !== undefined && Date.now() - firstRefusalAt > 3_000;
@@ -141,7 +143,7 @@ describe('admission', () => {
       );
       expect(refused.noisy).toBeGreaterThan(0);
       expect(refused.quiet).toBe(0);
-      expect(admitted.quiet).toBeGreaterThan(20);
+      expect(admitted.quiet).toBeGreaterThan(10);
     } finally {
       producer.close();
     }

@@ -1,7 +1,12 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +19,7 @@ import { ATTR_JOB } from '../../src/core/envelope.js';
 import { UnrecoverableError } from '../../src/core/errors.js';
 import { defineJob } from '../../src/core/job.js';
 import { createDashboard, type Dashboard } from '../../src/dashboard/dashboard.js';
-import { nodeHandler } from '../../src/http/node.js';
+import { fastifyPlugin, honoHandler, nodeHandler } from '../../src/http/index.js';
 import { listDeadLetters } from '../../src/ops/dlq-scan.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { launchChromium, watchedPage } from '../helpers/browser.js';
@@ -52,13 +57,25 @@ const shoot = async (page: Page, name: string) => {
   await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
 };
 
-async function serve(options: Parameters<typeof createDashboard>[0]): Promise<string> {
+async function serveDashboard(options: Parameters<typeof createDashboard>[0]): Promise<string> {
   const dashboard = createDashboard({ basePath: '/ops', refreshSeconds: 0, store, memcached: LOCAL_MEMCACHED, ...options }, LOCAL_ENV);
   const server = createServer(nodeHandler(dashboard));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   servers.push({ server, dashboard });
   const address = server.address();
   return `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+}
+
+/** A GET with headers fetch would not send as given (Host): the status. */
+function rawStatus(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 const rows = (page: Page) => page.locator('table[data-table="dead-letters"] > tbody > tr').count();
@@ -75,7 +92,8 @@ describe('the dashboard', () => {
         if (failing) throw new UnrecoverableError(a.reportId.startsWith('b') ? 'timeout talking to the warehouse' : 'disk full');
       },
     });
-    const worker = start({ queues: [queueUrl], jobs: [report] });
+    const namespace = `SqsJobsDash/${randomUUID().slice(0, 8)}`;
+    const worker = start({ queues: [queueUrl], jobs: [report], metrics: { sink: 'cloudwatch', namespace, flushIntervalMs: 60_000 } });
     const events = recordEvents(worker);
     await worker.start();
     const producer = createProducer({ queueUrl }, LOCAL_ENV);
@@ -84,13 +102,12 @@ describe('the dashboard', () => {
     producer.close();
     await eventually(() => events.count('job:dead-lettered') === 5, 'five jobs dead-lettered');
 
-    const origin = await serve({ queues: [queueUrl] });
+    const origin = await serveDashboard({ queues: [queueUrl], namespace });
     const { page, incidents } = await watchedPage(browser, origin);
     await page.goto(`${origin}/ops/`);
     const dlqRow = page.locator(`tr[data-queue="${queueName(dlqUrl)}"]`);
     await expect(dlqRow.locator('[data-alarm="dlq"]').textContent()).resolves.toContain('5 dead letters');
     await expect(page.locator(`tr[data-queue="${queueName(queueUrl)}"]`).count()).resolves.toBe(1);
-    await shoot(page, 'overview');
 
     await page.click('a[href$="/ops/dead-letters"]');
     expect(await rows(page)).toBe(5);
@@ -140,6 +157,23 @@ describe('the dashboard', () => {
       return c.visible + c.inFlight === 0;
     }, 'the DLQ to be empty');
     expect(events.count('job:succeeded')).toBe(3); // purged jobs did not run
+
+    // The workers' metrics (flushed at stop) on the job types page, with a chart of the last hour.
+    await worker.stop();
+    await page.click('a[href$="/ops/job-types"]');
+    const jobRow = page.locator('tr[data-job="build-report"]');
+    await expect(jobRow.locator('td').nth(4).textContent()).resolves.toBe('3'); // succeeded
+    await expect(jobRow.locator('td').nth(7).textContent()).resolves.toBe('5'); // dead-lettered
+    expect(Number(await jobRow.locator('svg.spark').getAttribute('data-points'))).toBe(60); // a point a minute, none missing
+    await shoot(page, 'job-types');
+    // The overview charts what was waiting (its own samples) and what was finished per minute.
+    await page.click('a[href$="/ops/"]');
+    expect(
+      Number(await page.locator(`tr[data-queue="${queueName(dlqUrl)}"] svg.spark`).getAttribute('data-points')),
+    ).toBeGreaterThanOrEqual(2);
+    const finished = page.locator(`tr[data-throughput="${queueName(queueUrl)}"] td`).nth(4);
+    expect(Number(await finished.locator('svg.spark').getAttribute('data-points'))).toBe(60);
+    await shoot(page, 'overview');
     expect(incidents).toEqual([]);
   });
 
@@ -169,7 +203,7 @@ describe('the dashboard', () => {
     await producer.enqueue(exportJob, { rows: 400 }, { jobId, track: true });
     producer.close();
 
-    const origin = await serve({ queues: [queueUrl], refreshSeconds: 1 });
+    const origin = await serveDashboard({ queues: [queueUrl], refreshSeconds: 1 });
     const { page, incidents } = await watchedPage(browser, origin);
     await page.goto(`${origin}/ops/job`);
     await page.fill('input[name="id"]', jobId);
@@ -191,18 +225,21 @@ describe('the dashboard', () => {
   it('read-only: no button shows and every action answers 403; an action without the CSRF token, or from another site, is refused', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dash-ro');
     await sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: '{"v":1,"id":"ro-1","job":"x","args":{}}' }));
-    const readOnly = await serve({ queues: [queueUrl], readOnly: true });
+    const readOnly = await serveDashboard({ queues: [queueUrl], readOnly: true });
     const ro = await watchedPage(browser, readOnly);
     await ro.page.goto(`${readOnly}/ops/dead-letters`);
     expect(await rows(ro.page)).toBe(1);
     expect(await ro.page.locator('button[data-action]').count()).toBe(0);
     await expect(ro.page.locator('header').textContent()).resolves.toContain('read-only');
-    const token = await ro.page.locator('input[name="csrf"]').count();
-    expect(token).toBe(0); // no form that acts
-    const refused = await ro.page.request.post(`${readOnly}/ops/dead-letters/purge`, { form: { dlq: queueName(dlqUrl), confirm: '1' } });
+    expect(await ro.page.locator('input[name="csrf"]').count()).toBe(0); // no form that acts
+    // Even with the cookie's own token, an action is refused.
+    const cookie = (await ro.page.context().cookies()).find((c) => c.name === 'sqsjobs_csrf')?.value;
+    expect(cookie).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const refused = await ro.page.request.post(`${readOnly}/ops/dead-letters/purge`, { form: { dlq: queueName(dlqUrl), csrf: cookie! } });
     expect(refused.status()).toBe(403);
+    expect(await refused.text()).toMatch(/read-only/);
 
-    const open = await serve({ queues: [queueUrl] });
+    const open = await serveDashboard({ queues: [queueUrl] });
     const rw = await watchedPage(browser, open);
     await rw.page.goto(`${open}/ops/dead-letters`);
     const csrf = await rw.page.locator('input[name="csrf"]').first().getAttribute('value');
@@ -215,10 +252,25 @@ describe('the dashboard', () => {
       headers: { origin: 'http://evil.example' },
     });
     expect(foreign.status()).toBe(403);
-    const dry = await rw.page.request.post(`${open}/ops/dead-letters/replay`, { form: { ...form, csrf: csrf! } });
+    const dry = await rw.page.request.post(`${open}/ops/dead-letters/purge`, { form: { ...form, csrf: csrf! } });
     expect(dry.status()).toBe(200);
-    expect(await dry.text()).toContain('data-dry-run="1"');
+    const dryPage = await dry.text();
+    expect(dryPage).toContain('data-dry-run="1"');
     expect((await queueCounts(sqs, dlqUrl)).visible + (await queueCounts(sqs, dlqUrl)).inFlight).toBe(1);
+    // The confirmation acts once: it answers with a redirect to the result, and the same confirmation again is refused.
+    const confirmation = /name="confirmation" value="([^"]+)"/.exec(dryPage)?.[1];
+    expect(confirmation).toBeDefined();
+    const done = await rw.page.request.post(`${open}/ops/dead-letters/purge`, {
+      form: { confirmation: confirmation!, csrf: csrf! },
+      maxRedirects: 0,
+    });
+    expect(done.status()).toBe(303);
+    expect(done.headers().location).toMatch(/^\/ops\/dead-letters\/result\?id=/);
+    const result = await rw.page.request.get(`${open}${done.headers().location}`);
+    expect(await result.text()).toContain('data-done="1"');
+    const again = await rw.page.request.post(`${open}/ops/dead-letters/purge`, { form: { confirmation: confirmation!, csrf: csrf! } });
+    expect(again.status()).toBe(409);
+    expect((await queueCounts(sqs, dlqUrl)).visible).toBe(0);
     expect([...ro.incidents, ...rw.incidents]).toEqual([]);
   });
 
@@ -252,10 +304,12 @@ describe('the dashboard', () => {
         }),
       );
     }
-    const origin = await serve({ queues: [queueUrl] });
+    const origin = await serveDashboard({ queues: [queueUrl] });
     const { page, incidents } = await watchedPage(browser, origin);
     // The filter itself is reflected in the page: hostile there too.
-    await page.goto(`${origin}/ops/dead-letters?error=${encodeURIComponent('<script>alert(9)</script>')}`);
+    await page.goto(`${origin}/ops/dead-letters?error=${encodeURIComponent('"><script>alert(9)</script>')}`);
+    expect(await page.inputValue('input[name="error"]')).toBe('"><script>alert(9)</script>');
+    expect(await page.locator('main script, main img, main svg, main iframe').count()).toBe(0);
     await page.goto(`${origin}/ops/dead-letters`);
     expect(await rows(page)).toBe(2);
     for (const summary of await page.locator('table[data-table="dead-letters"] summary').all()) await summary.click();
@@ -274,6 +328,68 @@ describe('the dashboard', () => {
     expect(incidents).toEqual([]);
   });
 
+  it('mounts in Express (with express.urlencoded() before it), Fastify and Hono: pages load, a dry run and its confirmation act', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dash-mount');
+    const dashboard = createDashboard({ queues: [queueUrl], basePath: '/ops', refreshSeconds: 0 }, LOCAL_ENV);
+    const mounts: Record<string, () => Promise<{ url: string; close: () => Promise<unknown> }>> = {
+      express: async () => {
+        const app = express();
+        app.use(express.urlencoded({ extended: false }));
+        app.get('/health', (_req, res) => {
+          res.send('ok');
+        });
+        app.use(nodeHandler(dashboard));
+        const server = createServer(app);
+        await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+        return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(r)) };
+      },
+      fastify: async () => {
+        const app = Fastify();
+        app.get('/health', async () => 'ok');
+        await app.register(fastifyPlugin(dashboard));
+        await app.listen({ host: '127.0.0.1', port: 0 });
+        return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+      },
+      hono: async () => {
+        const app = new Hono();
+        app.get('/health', (c) => c.text('ok'));
+        app.all('/ops', honoHandler(dashboard));
+        app.all('/ops/*', honoHandler(dashboard));
+        const server = await new Promise<Server>((resolve) => {
+          const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s as Server));
+        });
+        return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(r)) };
+      },
+    };
+    try {
+      for (const [name, mount] of Object.entries(mounts)) {
+        await sqs.send(
+          new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: JSON.stringify({ v: 1, id: `m-${name}`, job: 'x', args: {} }) }),
+        );
+        const { url, close } = await mount();
+        const { page, incidents } = await watchedPage(browser, url);
+        try {
+          expect(await (await fetch(`${url}/health`)).text(), name).toBe('ok');
+          await page.goto(`${url}/ops`);
+          await expect(page.locator('h1').first().textContent(), name).resolves.toBe('Queues');
+          await page.goto(`${url}/ops/dead-letters?id=m-${name}`);
+          expect(await rows(page), name).toBe(1);
+          await page.click('button[data-action="purge"]');
+          await expect(page.locator('[data-dry-run]').getAttribute('data-dry-run'), name).resolves.toBe('1');
+          await page.click('button[data-confirm="1"]');
+          await expect(page.locator('[data-done]').getAttribute('data-done'), name).resolves.toBe('1');
+          expect(page.url(), name).toMatch(/\/ops\/dead-letters\/result\?id=/);
+          expect(incidents, name).toEqual([]);
+        } finally {
+          await page.context().close();
+          await close();
+        }
+      }
+    } finally {
+      dashboard.close();
+    }
+  });
+
   it('`sqs-jobs dashboard` serves on 127.0.0.1 until Ctrl-C', async () => {
     const { queueUrl } = await freshQueues(sqs, 'dash-cli');
     const child = spawn('node_modules/.bin/tsx', ['src/cli/main.ts', 'dashboard', '--port', '0', '--queue', queueUrl, '--read-only'], {
@@ -287,18 +403,26 @@ describe('the dashboard', () => {
     child.stderr.on('data', (d: Buffer) => {
       out += d.toString();
     });
-    const url = await eventually(
-      () => /dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1],
-      `the dashboard's URL (got: ${out})`,
-      30_000,
-    );
-    expect(out).toContain('(read-only)');
-    const res = await fetch(url);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
-    expect(await res.text()).toContain(queueName(queueUrl));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    child.kill('SIGINT');
-    expect(await exited).toBe(0);
+    try {
+      const url = await eventually(
+        () => /dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1],
+        `the dashboard's URL (got: ${out})`,
+        30_000,
+      );
+      expect(out).toContain('(read-only)');
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(await res.text()).toContain(queueName(queueUrl));
+      // Another name pointed at this address (DNS rebinding) is not answered; nor a sub-resource another site's page asked for.
+      expect(await rawStatus(url, { host: `rebind.example:${new URL(url).port}` })).toBe(421);
+      expect(await rawStatus(url, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' })).toBe(403);
+      expect(await rawStatus(url, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' })).toBe(200);
+      expect(await rawStatus(url, { host: `localhost:${new URL(url).port}` })).toBe(200);
+    } finally {
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    }
   });
 });

@@ -4,11 +4,13 @@ import type { SweepResult } from '../../ops/sweep.js';
 import { type Html, html, query } from '../html.js';
 import { csrfField, type Page, type PageContext, num } from '../layout.js';
 
-/** A DLQ the dashboard can show: its name (the `dlq` URL parameter) and URL, and the queue it serves. */
+/** A DLQ the dashboard can show: its key (the `dlq` URL parameter: its name, or its URL where names repeat), name and URL, and the queue it serves when it serves one. */
 export interface DlqRef {
+  readonly key: string;
   readonly name: string;
   readonly url: string;
-  readonly sourceQueueUrl: string;
+  /** Where a message that does not name its source goes back to: undefined when the DLQ serves several queues. */
+  readonly sourceQueueUrl: string | undefined;
 }
 
 /** The URL parameter of each filter field (seconds fields without their unit). */
@@ -24,7 +26,7 @@ export const FILTER_PARAMS: Readonly<Record<(typeof FILTER_FIELDS)[number], stri
 
 /** The filter as URL parameters (and hidden form fields). */
 export function filterParams(dlq: DlqRef, f: DeadLetterFilter): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = { dlq: dlq.name };
+  const out: Record<string, string | undefined> = { dlq: dlq.key };
   for (const k of FILTER_FIELDS) out[FILTER_PARAMS[k]] = f[k] === undefined ? undefined : String(f[k]);
   return out;
 }
@@ -80,7 +82,7 @@ export function deadLettersPage(v: DeadLettersView, ctx: PageContext): Page {
     v.scan === undefined
       ? ''
       : html`<p data-count="${matches.length}">${matches.length} shown${isFiltered(f) ? html` matching <code>${describeFilter(f)}</code>` : ''}
- of ${v.scan.scanned} looked at${v.scan.complete ? '' : html` (stopped at ${v.limit}: narrow the filter)`}${
+ of ${v.scan.scanned} looked at${v.scan.complete ? '' : matches.length >= v.limit ? html` (stopped at ${v.limit} shown: narrow the filter)` : html` (stopped at ${v.scan.scanned} looked at: narrow the filter)`}${
    v.depth === undefined ? '' : html`; SQS counts ${v.depth.visible} visible, ${v.depth.inFlight} in flight (held by a reader or a replay)`
  }.</p>`;
   const actions =
@@ -97,10 +99,10 @@ export function deadLettersPage(v: DeadLettersView, ctx: PageContext): Page {
     live: false,
     main: html`<h1>Dead letters</h1>
 <form class="filters" method="get" action="${ctx.base}/dead-letters">
-<label>DLQ<select name="dlq">${v.dlqs.map((d) => html`<option value="${d.name}"${d.name === v.dlq.name ? html` selected` : ''}>${d.name}</option>`)}</select></label>
+<label>DLQ<select name="dlq">${v.dlqs.map((d) => html`<option value="${d.key}"${d.key === v.dlq.key ? html` selected` : ''}>${d.key}</option>`)}</select></label>
 ${field('job', 'job', f.job)}${field('job id', 'id', f.id)}${field('reason', 'reason', f.reason, 'handler-failed')}${field('tenant', 'tenant', f.tenant)}
 ${field('error contains', 'error', f.error)}${field('older than (s)', 'olderThan', f.olderThanSeconds)}${field('newer than (s)', 'newerThan', f.newerThanSeconds)}
-<button type="submit">Filter</button> <a href="${ctx.base}/dead-letters${query({ dlq: v.dlq.name })}">clear</a></form>
+<button type="submit">Filter</button> <a href="${ctx.base}/dead-letters${query({ dlq: v.dlq.key })}">clear</a></form>
 ${v.filterError === undefined ? '' : html`<p class="notice bad" role="alert">The filter was not applied: ${v.filterError}</p>`}
 ${v.problem ?? ''}${summary}${actions}
 ${
@@ -117,7 +119,14 @@ ${
 export type SweepKind = 'replay' | 'purge';
 
 /** The dry run's answer: how many match, and a confirmation that names the count. */
-export function confirmPage(kind: SweepKind, dlq: DlqRef, f: DeadLetterFilter, dry: SweepResult, ctx: PageContext): Page {
+export function confirmPage(
+  kind: SweepKind,
+  dlq: DlqRef,
+  f: DeadLetterFilter,
+  dry: SweepResult,
+  confirmation: string,
+  ctx: PageContext,
+): Page {
   const verb = kind === 'replay' ? 'Replay' : 'Delete';
   const back = html`<a href="${ctx.base}/dead-letters${query(filterParams(dlq, f))}">back to the list</a>`;
   return {
@@ -126,12 +135,12 @@ export function confirmPage(kind: SweepKind, dlq: DlqRef, f: DeadLetterFilter, d
     main: html`<h1>${verb} dead letters: dry run</h1>
 <p class="notice" data-dry-run="${dry.matched}"><strong>${dry.matched}</strong> dead letter${dry.matched === 1 ? '' : 's'} in <code>${dlq.name}</code> match <code>${describeFilter(f)}</code>.
 ${kind === 'replay' ? 'Each is sent back to the queue it came from once, and runs again from attempt 1.' : 'Each is deleted for good.'}
-Those dead-lettered after you confirm are left alone; at most ${dry.matched} are ${kind === 'replay' ? 'moved' : 'deleted'}.</p>
+Confirming acts on these ${dry.matched} only, once: those dead-lettered since are left alone, and any of these gone meanwhile is not replaced by another.</p>
 ${
   dry.matched === 0
     ? back
-    : html`<form method="post" action="${ctx.base}/dead-letters/${kind}">${csrfField(ctx)}${hidden(filterParams(dlq, f))}
-<input type="hidden" name="confirm" value="${dry.matched}">
+    : html`<form method="post" action="${ctx.base}/dead-letters/${kind}">${csrfField(ctx)}
+<input type="hidden" name="confirmation" value="${confirmation}">
 <div class="actions"><button type="submit" data-confirm="${dry.matched}" class="${kind === 'purge' ? 'danger' : 'primary'}">${verb} these ${dry.matched}</button> ${back}</div></form>`
 }`,
   };
@@ -140,13 +149,16 @@ ${
 /** What a confirmed replay or purge did. */
 export function sweptPage(kind: SweepKind, dlq: DlqRef, f: DeadLetterFilter, r: SweepResult, ctx: PageContext): Page {
   const done = kind === 'replay' ? 'moved back' : 'deleted';
+  const stopped = r.complete
+    ? ''
+    : html`<p class="notice warn">It stopped before it had looked at the whole DLQ (interrupted): the rest is there still.</p>`;
   const p = r.passedOver;
   return {
     title: 'Done',
     live: false,
     main: html`<h1>${kind === 'replay' ? 'Replayed' : 'Purged'}</h1>
 <p class="notice" data-done="${r.done}"><strong>${r.done}</strong> ${done} from <code>${dlq.name}</code> (filter <code>${describeFilter(f)}</code>; ${kind} id <code>${r.sweepId}</code>).</p>
-${r.skipped.length === 0 ? '' : html`<h2>Left in the DLQ</h2><ul>${r.skipped.map((s) => html`<li><code>${s.letter.jobName ?? '?'}</code> <code>${s.letter.jobId ?? s.letter.messageId}</code>: ${s.why}</li>`)}</ul>`}
+${stopped}${r.skipped.length === 0 ? '' : html`<h2>Not done as asked</h2><ul>${r.skipped.map((s) => html`<li><code>${s.letter.jobName ?? '?'}</code> <code>${s.letter.jobId ?? s.letter.messageId}</code>: ${s.why}</li>`)}</ul>`}
 <p class="muted">Passed over: ${p.notChosen} not matched, ${p.arrivedAfterStart} dead-lettered after it began, ${p.movedByThisReplay} moved by it and failed again.</p>
 <p><a href="${ctx.base}/dead-letters${query(filterParams(dlq, f))}">back to the list</a></p>`,
   };

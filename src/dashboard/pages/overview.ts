@@ -1,7 +1,10 @@
 import { queueNameOf } from '../../core/queue-url.js';
 import type { Stats } from '../../ops/stats.js';
 import type { AdmissionState } from '../../producer/admission/admission.js';
+import type { Series } from '../../ops/series.js';
+import type { Point } from '../../ports/metrics-reader.js';
 import { type Html, html } from '../html.js';
+import { sparkline } from '../spark.js';
 import { type Page, num } from '../layout.js';
 
 type QueueRow = Stats['queues'][number];
@@ -30,7 +33,13 @@ function alarms(q: QueueRow['dlq'] & object, dlq: boolean, slaSeconds: number | 
     : html`<span class="badge ok">OK</span>`;
 }
 
-function row(q: NonNullable<QueueRow['dlq']>, dlq: boolean, slaSeconds: number | undefined, base: string): Html {
+/** What the overview draws over the last hour: the depth samples the dashboard took, and the metrics' series. */
+export interface OverviewCharts {
+  readonly series: Series;
+  readonly depth: (url: string) => Point[];
+}
+
+function row(q: NonNullable<QueueRow['dlq']>, dlq: boolean, slaSeconds: number | undefined, base: string, charts: OverviewCharts): Html {
   const name = html`<code>${q.name}</code>`;
   const link = dlq ? html`<a href="${base}/dead-letters?dlq=${encodeURIComponent(q.name)}">${name}</a>` : name;
   return html`<tr data-queue="${q.name}">
@@ -38,14 +47,23 @@ function row(q: NonNullable<QueueRow['dlq']>, dlq: boolean, slaSeconds: number |
 <td class="n">${num(q.visible)}</td><td class="n">${num(q.inFlight)}</td><td class="n">${num(q.delayed)}</td>
 <td class="n">${q.oldestAgeSeconds === undefined ? '—' : `${q.oldestAgeSeconds} s`}</td>
 <td class="n">${num(q.enqueuedPerMinute)}</td>
+<td>${sparkline(charts.depth(q.url), { from: charts.series.from, to: charts.series.to, label: `${q.name} waiting`, gaps: 'join' })}</td>
 <td>${alarms(q, dlq, slaSeconds)}</td></tr>`;
 }
 
 /** Every queue with its DLQ, spillover queue and lanes; alarms; admission's view. */
 export function overviewPage(
   stats: Stats,
-  o: { readonly slaSeconds: number | undefined; readonly admission: ReadonlyMap<string, AdmissionState>; readonly base: string },
+  o: {
+    readonly slaSeconds: number | undefined;
+    readonly admission: ReadonlyMap<string, AdmissionState>;
+    readonly base: string;
+    readonly charts: OverviewCharts;
+  },
 ): Page {
+  const { series } = o.charts;
+  const perMinute = (points: Point[] | undefined, label: string) =>
+    sparkline(points ?? [], { from: series.from, to: series.to, label, gaps: 'zero' });
   const dequeued = new Map<string, number>();
   for (const j of stats.jobs) {
     const ended = j.counts.Succeeded + j.counts.Failed + j.counts.DeadLettered;
@@ -55,24 +73,30 @@ export function overviewPage(
     ([url, a]) => html`<tr><td><code>${queueNameOf(url)}</code></td><td class="n">${num(Math.round(a.backlog))}</td>
 <td class="n">${num(a.drainPerSecond)}</td><td class="n">${num(a.highWaterMark === undefined ? undefined : Math.round(a.highWaterMark))}</td>
 <td class="n">${num(a.turnsHeld)}</td>
-<td>${a.highWaterMark === undefined ? html`<span class="muted">measuring: admitting all</span>` : a.backlog >= a.highWaterMark * 0.9 ? html`<span class="badge warn">refusing new requests</span>` : html`<span class="badge ok">admitting</span>`}</td></tr>`,
+<td>${a.highWaterMark === undefined ? html`<span class="muted">measuring: admitting all</span>` : a.fillLine !== undefined && a.backlog >= a.fillLine ? html`<span class="badge warn">refusing new requests</span>` : html`<span class="badge ok">admitting</span>`}</td></tr>`,
   );
   return {
     title: 'Overview',
     live: true,
     main: html`<h1>Queues</h1>
 <table data-table="queues"><thead><tr><th>queue</th><th>role</th><th class="n">visible</th><th class="n">in flight</th><th class="n">delayed</th>
-<th class="n">oldest</th><th class="n">sent / min</th><th>alarm</th></tr></thead>
-<tbody>${stats.queues.map((q) => [row(q, false, o.slaSeconds, o.base), q.dlq === undefined ? '' : row(q.dlq, true, o.slaSeconds, o.base)])}</tbody></table>
-<h2>Throughput over the last ${stats.windowMinutes} min (the workers' metrics)</h2>
-<table data-table="throughput"><thead><tr><th>queue</th><th class="n">sent / min (SQS)</th><th class="n">finished / min (workers)</th></tr></thead>
-<tbody>${stats.queues.map((q) => html`<tr><td><code>${q.name}</code></td><td class="n">${num(q.enqueuedPerMinute)}</td><td class="n">${num(dequeued.get(q.name) ?? 0)}</td></tr>`)}</tbody></table>
+<th class="n">oldest</th><th class="n">sent / min</th><th>waiting, last hour</th><th>alarm</th></tr></thead>
+<tbody>${stats.queues.map((q) => [row(q, false, o.slaSeconds, o.base, o.charts), q.dlq === undefined ? '' : row(q.dlq, true, o.slaSeconds, o.base, o.charts)])}</tbody></table>
+<h2>Throughput</h2>
+<table data-table="throughput"><thead><tr><th>queue</th><th class="n">sent / min (SQS), last ${stats.windowMinutes} min</th><th>last hour</th>
+<th class="n">finished / min (workers), last ${stats.windowMinutes} min</th><th>last hour</th></tr></thead>
+<tbody>${stats.queues.map(
+      (
+        q,
+      ) => html`<tr data-throughput="${q.name}"><td><code>${q.name}</code></td><td class="n">${num(q.enqueuedPerMinute)}</td><td>${perMinute(series.sent.get(q.name), `${q.name} sent per minute`)}</td>
+<td class="n">${num(dequeued.get(q.name) ?? 0)}</td><td>${perMinute(series.finished.get(q.name), `${q.name} finished per minute`)}</td></tr>`,
+    )}</tbody></table>
 ${
   admission.length === 0
     ? ''
     : html`<h2>Admission (this producer's view)</h2>
 <table data-table="admission"><thead><tr><th>queue</th><th class="n">backlog</th><th class="n">drain / s</th><th class="n">high-water mark</th><th class="n">turns kept</th><th>state</th></tr></thead><tbody>${admission}</tbody></table>`
 }
-<p class="muted">Read at ${stats.at}. "Oldest" and "sent / min" come from AWS/SQS metrics where the server publishes them; "finished / min" from the workers' own metrics.</p>`,
+<p class="muted">Read at ${stats.at}. "Oldest" and "sent / min" come from AWS/SQS metrics where the server publishes them; "finished / min" from the workers' own metrics; "waiting" from this dashboard's own samples (every 15 s while it runs).</p>`,
   };
 }

@@ -33,8 +33,10 @@ export interface AdmissionState {
   readonly backlog: number;
   /** The workers' measured drain capacity (jobs/s); undefined until measured (everything is admitted). */
   readonly drainPerSecond: number | undefined;
-  /** drainPerSecond × slaSeconds: above it, enqueue is refused. */
+  /** drainPerSecond × slaSeconds: no admission takes the backlog above it. */
   readonly highWaterMark: number | undefined;
+  /** 90% of the mark: new requests are refused above it (the rest is room for those back on their turn). */
+  readonly fillLine: number | undefined;
   /** Messages whose turn is kept for refused requests told to come back. */
   readonly turnsHeld: number;
 }
@@ -69,10 +71,13 @@ export class Admission {
   /** What admission sees for `queueUrl` now; undefined before its first enqueue there or its first sample. */
   state(queueUrl: string): AdmissionState | undefined {
     const q = this.#queues.get(queueUrl);
-    const view = q?.estimate.view(this.#now());
+    const now = this.#now();
+    const view = q?.estimate.view(now);
     if (q === undefined || view === undefined) return undefined;
+    q.gate.prune(now);
     const highWaterMark = view.capacity === undefined ? undefined : view.capacity * this.#s.slaSeconds;
-    return { backlog: view.backlog, drainPerSecond: view.capacity, highWaterMark, turnsHeld: q.gate.held };
+    const fillLine = highWaterMark === undefined ? undefined : highWaterMark * (1 - HEADROOM);
+    return { backlog: view.backlog, drainPerSecond: view.capacity, highWaterMark, fillLine, turnsHeld: q.gate.held };
   }
 
   /** They were sent: counted in the backlog until the next sample sees them. */

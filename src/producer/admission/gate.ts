@@ -40,7 +40,7 @@ export interface GateSettings {
 export class AdmissionGate {
   readonly #s: GateSettings;
   readonly #turns = new Map<string, Reservation>();
-  /** The turns in the order they were given (their due times rise with it); claimed ones are skipped when met. */
+  /** The turns by due time (a later refusal can be due sooner: the backlog drained meanwhile); claimed ones are skipped when met. */
   readonly #order: { readonly key: string; readonly turn: Reservation }[] = [];
   /** The messages the turns hold room for. */
   #held = 0;
@@ -72,7 +72,7 @@ export class AdmissionGate {
     const retryAfterMs = Math.max(1, Math.ceil(waitMs / 1000)) * 1000;
     const kept = { dueAt: now + retryAfterMs, count };
     this.#turns.set(key, kept);
-    this.#order.push({ key, turn: kept });
+    this.#order.splice(this.#firstDueAfter(kept.dueAt), 0, { key, turn: kept });
     this.#held += count;
     throw this.#refusal(view, mark, retryAfterMs);
   }
@@ -80,6 +80,23 @@ export class AdmissionGate {
   /** The messages the kept turns hold room for (for tests and stats). */
   get held(): number {
     return this.#held;
+  }
+
+  /** Drop the turns whose grace has passed (admit does this on its way; stats call it first). */
+  prune(now: number): void {
+    this.#pressing(now);
+  }
+
+  /** The index of the first turn due after `dueAt` (binary search: the order is by due time). */
+  #firstDueAfter(dueAt: number): number {
+    let lo = 0;
+    let hi = this.#order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.#order[mid]!.turn.dueAt <= dueAt) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   #drop(key: string, turn: Reservation): void {

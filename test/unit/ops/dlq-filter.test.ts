@@ -95,4 +95,19 @@ describe('scanning and purging a filtered set (in-memory queue)', () => {
     const left = await scanDeadLetters(memory, dlq, { limit: 100 });
     expect(left.matches.map((m) => m.letter.tenant)).toEqual(Array(12).fill('odd'));
   });
+
+  it('`only` acts on the messages a dry run counted, never on others the filter matches since; `complete` says it saw the whole DLQ', async () => {
+    const { memory, dlq } = await dlqWith(6);
+    const dry = await purgeDeadLetters(memory, { dlqUrl: dlq, filter: { tenant: 'even' }, dryRun: true });
+    const counted = new Set(dry.skipped.map((s) => s.letter.messageId));
+    expect(counted.size).toBe(3);
+    // One more matching dead letter arrives after the dry run.
+    await memory.send(dlq, { body: JSON.stringify({ v: 1, id: 'late', job: 'report', args: {}, tenant: 'even' }), attributes: {} });
+    const done = await purgeDeadLetters(memory, { dlqUrl: dlq, filter: { tenant: 'even' }, only: counted });
+    expect(done).toMatchObject({ matched: 3, deleted: 3, complete: true });
+    const left = await scanDeadLetters(memory, dlq, { limit: 100 });
+    expect(left.matches.map((m) => m.letter.jobId).sort()).toEqual(['j-1', 'j-3', 'j-5', 'late']);
+    const limited = await purgeDeadLetters(memory, { dlqUrl: dlq, limit: 1 });
+    expect(limited).toMatchObject({ deleted: 1, complete: false });
+  });
 });

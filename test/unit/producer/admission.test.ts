@@ -171,6 +171,18 @@ describe('AdmissionGate', () => {
     refusal(() => g.admit('new2', 1, { backlog: 165, capacity: 20 }, 100));
   });
 
+  it('keeps turns by due time: a later refusal due sooner (the backlog drained meanwhile) still holds room when due', () => {
+    const g = gate();
+    refusal(() => g.admit('early', 1, { backlog: 229, capacity: 20 }, 0)); // 50 over the line: due at 3 s
+    expect(refusal(() => g.admit('later', 1, { backlog: 198, capacity: 20 }, 600)).retryAfterMs).toBe(1_000); // due at 1.6 s
+    // At 1 s the turn due at 1.6 s is pressing, though a turn given before it is due later: 179 + 1 + 1 > 180.
+    refusal(() => g.admit('new', 1, { backlog: 179, capacity: 20 }, 1_000));
+    g.admit('later', 1, { backlog: 178, capacity: 20 }, 1_600);
+    // Past its grace a turn is dropped, wherever it is in the order.
+    g.prune(5_001);
+    expect(g.held).toBe(0);
+  });
+
   it('a drain capacity of 0 (workers stopped with work left) refuses for a minute', () => {
     expect(refusal(() => gate().admit('a', 1, { backlog: 10, capacity: 0 }, 0)).retryAfterMs).toBe(60_000);
   });
