@@ -52,7 +52,7 @@ export class Views {
           windowMinutes: this.#s.windowMinutes,
         });
       } catch (error) {
-        return { title: 'Overview', live: true, main: failure('The queues', error) };
+        return { title: name === 'overview' ? 'Overview' : 'Job types', live: true, main: failure('The queues', error) };
       }
       const series = await collectSeries(this.#src.metrics, {
         queues: stats.queues.map((q) => q.name),
