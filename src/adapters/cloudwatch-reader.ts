@@ -59,7 +59,7 @@ export class CloudWatchReader implements MetricsReader {
           const times = r.Timestamps ?? [];
           if (r.Id === undefined || values.length === 0) continue;
           const points = out.get(r.Id) ?? [];
-          values.forEach((value, i) => points.push({ at: times[i]?.getTime() ?? Number.NaN, value }));
+          for (const [i, value] of values.entries()) points.push({ at: times[i]?.getTime() ?? Number.NaN, value });
           out.set(r.Id, points);
         }
         token = page.NextToken;

@@ -28,14 +28,15 @@ export async function collectSeries(
   const to = Math.ceil(now / 60_000) * 60_000;
   const from = to - o.minutes * 60_000;
   const queries: MetricQuery[] = [];
-  const q = (id: string, namespace: string, metric: string, dimensions: Record<string, string>, stat: string) =>
+  const q = (id: string, namespace: string, metric: string, dimensions: Record<string, string>, stat: string) => {
     queries.push({ id, namespace, metric, dimensions, periodSeconds: 60, stat });
-  o.queues.forEach((name, i) => q(`sent${i}`, 'AWS/SQS', 'NumberOfMessagesSent', { QueueName: name }, 'Sum'));
-  o.jobs.forEach(({ job, queue }, j) => {
+  };
+  for (const [i, name] of o.queues.entries()) q(`sent${i}`, 'AWS/SQS', 'NumberOfMessagesSent', { QueueName: name }, 'Sum');
+  for (const [j, { job, queue }] of o.jobs.entries()) {
     const dims = { Job: job, Queue: queue };
-    ENDED.forEach((metric, k) => q(`end${j}x${k}`, o.namespace, metric, dims, 'Sum'));
+    for (const [k, metric] of ENDED.entries()) q(`end${j}x${k}`, o.namespace, metric, dims, 'Sum');
     q(`run${j}`, o.namespace, 'WaitTime', dims, 'SampleCount');
-  });
+  }
   const got = queries.length === 0 ? new Map<string, Point[]>() : await metrics.series(queries, new Date(from), new Date(to + 60_000));
   const sent = new Map(o.queues.map((name, i) => [name, got.get(`sent${i}`) ?? []]));
   const finished = new Map<string, Point[]>();
