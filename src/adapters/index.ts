@@ -24,6 +24,7 @@ export type {
 export type { JobLock, ClaimResult, ExtendResult, ClaimingMessage } from '../ports/lock.js';
 export type { Permits } from '../ports/permits.js';
 export type { DrainMeter } from '../ports/drain-meter.js';
+export type { TenantMeter, TenantReport, TenantFigures, TenantTotals } from '../ports/tenant-meter.js';
 export type { JobStore } from '../ports/job-store.js';
 export type { StatusStore, Transition, ProgressUpdate, JobStatus, JobState, JobViewState, Progress } from '../ports/status-store.js';
 export type { FanOutStore, ChildEnd, ChildCount, FanOutStatus, CompletionSpec } from '../ports/fan-out-store.js';

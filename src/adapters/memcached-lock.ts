@@ -4,6 +4,8 @@ import type { Permits } from '../ports/permits.js';
 import { memcachedPermits } from './memcached-permits.js';
 import { memcachedDrainMeter } from './memcached-drain-meter.js';
 import type { DrainMeter } from '../ports/drain-meter.js';
+import type { TenantMeter } from '../ports/tenant-meter.js';
+import { memcachedTenantMeter } from './memcached-tenant-meter.js';
 
 export interface MemcachedLockOptions {
   /** host:port[,host:port] */
@@ -211,6 +213,12 @@ export class MemcachedLock implements JobLock {
 
   /** How many messages the workers have deleted per queue, on the same memcached (admission reads it): see DrainMeter. */
   readonly drains: DrainMeter = memcachedDrainMeter(
+    { call: (op) => this.#call(op), ok: (r) => this.#ok(r), failed: (r, e) => this.#failed(r, e) },
+    (name) => this.#prefix + name,
+  );
+
+  /** What the workers saw of each tenant, per queue, on the same memcached (the dashboard's tenants page reads it): see TenantMeter. */
+  readonly tenants: TenantMeter = memcachedTenantMeter(
     { call: (op) => this.#call(op), ok: (r) => this.#ok(r), failed: (r, e) => this.#failed(r, e) },
     (name) => this.#prefix + name,
   );

@@ -14,6 +14,7 @@ export interface DashboardFlags extends AwsFlags {
   readonly namespace?: string;
   readonly table?: string;
   readonly memcached?: string;
+  readonly lockKeyPrefix?: string;
   readonly cloudwatchEndpoint?: string;
 }
 
@@ -38,6 +39,7 @@ export async function dashboardCommand(flags: DashboardFlags, { out, env, signal
       ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }),
       ...(flags.table === undefined ? {} : { store: { table: flags.table } }),
       ...(flags.memcached === undefined ? {} : { memcached: flags.memcached }),
+      ...(flags.lockKeyPrefix === undefined ? {} : { lockKeyPrefix: flags.lockKeyPrefix }),
       endpoint: flags.endpoint,
       region: flags.region,
       cloudwatchEndpoint: flags.cloudwatchEndpoint,

@@ -167,7 +167,7 @@ export function buildProgram(io: CliIo): Command {
   withAws(
     program
       .command('dashboard')
-      .description('serve the web dashboard: queues, job types, dead letters (filter, replay, purge), job lookup'),
+      .description('serve the web dashboard: queues, job types, tenants, dead letters (filter, replay, purge), job lookup'),
   )
     .option('--port <n>', 'port (default 3000; 0: any free port)')
     .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
@@ -177,7 +177,8 @@ export function buildProgram(io: CliIo): Command {
     .option('--window <minutes>', 'rates and timings over this many minutes (default 60)')
     .option('--namespace <ns>', 'metrics namespace (default: SQS_JOBS_METRICS_NAMESPACE or SqsJobs)')
     .option('--table <name>', 'job store table, for job lookup (default: SQS_JOBS_JOB_TABLE)')
-    .option('--memcached <host:port>', "the workers' memcached, for cancel (default: SQS_JOBS_MEMCACHED)")
+    .option('--memcached <host:port>', "the workers' memcached, for cancel and the tenants page (default: SQS_JOBS_MEMCACHED)")
+    .option('--lock-key-prefix <prefix>', "the workers' lockKeyPrefix (default: sqsjobs:)")
     .addOption(cloudwatchEndpoint())
     .action((flags) => dashboardCommand(flags, ctx));
 

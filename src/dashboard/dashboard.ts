@@ -14,7 +14,7 @@ import { resolveDashboard } from './wiring.js';
 /**
  * The dashboard, on the web-standard `Request -> Response` signature: mount it with the adapters
  * of sqs-jobs/http (nodeHandler, fastifyPlugin, honoHandler), or serve it with
- * `sqs-jobs dashboard`. Pages: the queues (overview), the job types, the dead letters (filter,
+ * `sqs-jobs dashboard`. Pages: the queues (overview), the job types, the tenants, the dead letters (filter,
  * open, replay or purge the filtered set after a dry run), a job by id (progress, children,
  * cancel). Actions are form posts with a CSRF token; read-only mode refuses them (403) and shows
  * no button; `authorize` is asked about every request.
@@ -145,6 +145,7 @@ export class Dashboard implements Mountable {
 const ROUTES: ReadonlyMap<string, string> = new Map([
   ['/', 'overview'],
   ['/job-types', 'job-types'],
+  ['/tenants', 'tenants'],
   ['/dead-letters', 'dead-letters'],
   ['/dead-letters/result', 'result'],
   ['/job', 'job'],

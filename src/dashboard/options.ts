@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { implementing } from '../config/env.js';
 import type { AdmissionState } from '../producer/admission/admission.js';
 import { Producer } from '../producer/producer.js';
 import type { MetricsReader } from '../ports/metrics-reader.js';
 import type { QueueAdmin } from '../ports/queue-admin.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { StatusStore } from '../ports/status-store.js';
+import type { TenantMeter } from '../ports/tenant-meter.js';
 import type { CancelResult } from '../status/cancel.js';
 import { storeOptionSchema } from '../status/store.js';
 
@@ -47,10 +49,12 @@ export const dashboardOptionsSchema = z
     cloudwatchEndpoint: z.string().optional(),
     /** The job store (job lookup): `{ table, endpoint?, region? }` or a JobStore; default SQS_JOBS_JOB_TABLE, else the producer's. */
     store: storeOptionSchema,
-    /** The workers' memcached, for cancel (with the store). Default: SQS_JOBS_MEMCACHED. */
+    /** The workers' memcached, for cancel (with the store) and the tenants page. Default: SQS_JOBS_MEMCACHED. */
     memcached: z.string().optional(),
-    /** The workers' lockKeyPrefix (default `sqsjobs:`): a cancel mark must be where they look. */
+    /** The workers' lockKeyPrefix (default `sqsjobs:`): cancel marks and tenant reports are where they put and look for them. */
     lockKeyPrefix: z.string().optional(),
+    /** Where the workers report their tenants (the tenants page). Default: the `memcached` given's. */
+    tenantMeter: implementing<TenantMeter>('TenantMeter', ['report', 'read']).optional(),
     /** A producer with admission: its view of each queue is shown. */
     producer: z.instanceof(Producer, { error: 'must be a Producer (createProducer())' }).optional(),
   })
@@ -66,6 +70,8 @@ export interface DashboardSources {
   readonly store: StatusStore | undefined;
   readonly cancel: ((jobId: string) => Promise<CancelResult>) | undefined;
   readonly admission: ((queueUrl: string) => AdmissionState | undefined) | undefined;
+  /** What the workers report of each tenant; undefined when no memcached (or meter) is given. */
+  readonly tenants: TenantMeter | undefined;
   close(): void;
 }
 

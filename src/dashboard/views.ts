@@ -2,7 +2,8 @@ import { jobIdSchema } from '../core/envelope.js';
 import { queueNameOf } from '../core/queue-url.js';
 import { scanDeadLetters } from '../ops/dlq-scan.js';
 import { collectSeries } from '../ops/series.js';
-import { collectStats } from '../ops/stats.js';
+import { collectStats, companionsOf } from '../ops/stats.js';
+import { TENANT_REPORTS_KEPT_MINUTES } from '../ports/tenant-meter.js';
 import type { AdmissionState } from '../producer/admission/admission.js';
 import { parseFilter } from './forms.js';
 import { DepthHistory } from './history.js';
@@ -13,6 +14,8 @@ import { deadLettersPage, type DlqRef, type SweepKind } from './pages/dead-lette
 import { jobPage } from './pages/job.js';
 import { jobTypesPage } from './pages/job-types.js';
 import { overviewPage } from './pages/overview.js';
+import { type SpillRow, tenantsPage } from './pages/tenants.js';
+import { isTenantOrder, summarizeTenants, type TenantsView } from './tenant-summary.js';
 import { text } from './responses.js';
 import { SweepDesk } from './sweeps.js';
 
@@ -73,8 +76,41 @@ export class Views {
       const charts = { series, depth: (url: string) => this.#history.of(url) };
       return overviewPage(stats, { slaSeconds: this.#s.slaSeconds, admission, base: this.#s.basePath, charts });
     }
+    if (name === 'tenants') return this.#tenants(params, ctx);
     if (name === 'dead-letters') return this.#deadLetters(params, ctx);
     return this.#job(params.get('id') ?? undefined, ctx, undefined);
+  }
+
+  /** Each tenant as the workers reported it (through the tenant meter), over each queue with its spillover queue and lanes. */
+  async #tenants(params: URLSearchParams, ctx: PageContext): Promise<Page> {
+    const windowMinutes = Math.min(this.#s.windowMinutes, TENANT_REPORTS_KEPT_MINUTES);
+    const sort = params.get('sort');
+    const filter = { tenant: (params.get('tenant') ?? '').slice(0, 128), sort: isTenantOrder(sort) ? sort : ('wait' as const) };
+    const { admin, tenants: meter } = this.#src;
+    const counts = (url: string) => admin.counts(url).catch(() => undefined);
+    const families = await Promise.all(this.#s.queues.map(async (url) => ({ url, companions: await companionsOf(admin, url) })));
+    const spill = await Promise.all(
+      families.map(async ({ url, companions }): Promise<SpillRow> => {
+        const spillUrl = companions.find((u) => /-spill$/.test(queueNameOf(u)));
+        const [main, spilled] = await Promise.all([counts(url), spillUrl === undefined ? undefined : counts(spillUrl)]);
+        return {
+          queue: queueNameOf(url),
+          main,
+          spill: spillUrl === undefined ? undefined : { name: queueNameOf(spillUrl), counts: spilled },
+        };
+      }),
+    );
+    let view: TenantsView | undefined;
+    let problem: Html | undefined;
+    if (meter !== undefined) {
+      const to = Date.now();
+      const from = to - windowMinutes * 60_000;
+      const urls = families.flatMap(({ url, companions }) => [url, ...companions]);
+      const reports = await Promise.all(urls.map((url) => meter.read(url, from)));
+      if (reports.some((r) => r === undefined)) problem = failure('The workers’ tenant reports', new Error('memcached did not answer'));
+      else view = summarizeTenants(new Map(urls.map((url, i) => [queueNameOf(url), reports[i]!])), from, to);
+    }
+    return tenantsPage({ view, problem, spill, windowMinutes, filter }, ctx);
   }
 
   async #deadLetters(params: URLSearchParams, ctx: PageContext): Promise<Page> {

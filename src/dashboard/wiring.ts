@@ -1,5 +1,6 @@
 import { createCloudWatchClient, createSqsClient } from '../adapters/aws-clients.js';
 import { CloudWatchReader } from '../adapters/cloudwatch-reader.js';
+import { MemcachedLock } from '../adapters/memcached-lock.js';
 import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
 import {
@@ -58,6 +59,11 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
     closeOwned();
     throw error;
   }
+  // The tenant meter: the option, else one on the workers' memcached (the same key prefix).
+  const tenantLock =
+    o.tenantMeter === undefined && memcached !== undefined
+      ? new MemcachedLock({ servers: memcached, ...(o.lockKeyPrefix === undefined ? {} : { keyPrefix: o.lockKeyPrefix }) })
+      : undefined;
   const sqs = createSqsClient(sqsSettings, {}, env);
   const cw = createCloudWatchClient(cwSettings, {}, env);
   const producer = o.producer;
@@ -70,8 +76,10 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
       store,
       cancel: canceller === undefined ? undefined : (id) => canceller.cancel(id),
       admission: producer?.admits ? (url) => producer.admissionState(url) : undefined,
+      tenants: o.tenantMeter ?? tenantLock?.tenants,
       close: () => {
         canceller?.close();
+        tenantLock?.close();
         closeOwned();
         sqs.destroy();
         cw.destroy();

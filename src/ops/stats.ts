@@ -83,7 +83,7 @@ export async function collectStats(from: StatsSources, o: StatsOptions): Promise
 }
 
 /** The queues beside `url` that serve its jobs, those that exist: the spillover queue `<name>-spill` and the tier lanes `<name>-high`, `<name>-low`. */
-async function companionsOf(admin: QueueAdmin, url: string): Promise<string[]> {
+export async function companionsOf(admin: QueueAdmin, url: string): Promise<string[]> {
   const name = queueNameOf(url);
   if (/-(spill|high|low)(\.fifo)?$/.test(name)) return [];
   const names = [laneNameFor(name, 'high'), laneNameFor(name, 'low'), ...(name.endsWith('.fifo') ? [] : [spilloverNameFor(name)])];

@@ -8,5 +8,6 @@ export { MemoryLock } from './memory-lock.js';
 export { MemoryPermits } from './memory-permits.js';
 export { MemoryJobStore } from './memory-job-store.js';
 export { MemoryDrainMeter } from './memory-drain-meter.js';
+export { MemoryTenantMeter } from './memory-tenant-meter.js';
 export { runHandler, runBatchHandler } from './run-handler.js';
 export type { HandlerRun, HandlerRunOptions } from './run-handler.js';

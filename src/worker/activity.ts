@@ -1,4 +1,5 @@
-import type { Abortable } from './hold/lease.js';
+import type { JobInfo } from '../core/job-events.js';
+import { type Abortable, Lease } from './hold/lease.js';
 
 /**
  * What the worker has under way: the handlers running (a message's lease, or a batch's run; one
@@ -19,6 +20,11 @@ export class Activity {
   /** Handlers running now. */
   get running(): ReadonlySet<Abortable> {
     return this.#running;
+  }
+
+  /** What events say of each job whose handler runs now (a batch's run is not one job: left out). */
+  *jobsRunning(): Generator<JobInfo> {
+    for (const handler of this.#running) if (handler instanceof Lease && handler.info !== undefined) yield handler.info;
   }
 
   /** A handler slot is free. */

@@ -9,6 +9,7 @@ import type { StatusTracker } from '../status/tracker.js';
 import type { DeleteCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
 import type { Heartbeat } from './hold/heartbeat.js';
 import type { DrainTally } from './drain-tally.js';
+import type { TenantTally } from './tenant-tally.js';
 import type { WorkerConfig } from './config.js';
 import type { QueueState } from './queue-state.js';
 
@@ -40,6 +41,8 @@ export interface WorkerContext {
   readonly visibility: VisibilityCoalescer;
   /** The deletes counted for the drain meter (admission's drain rate), when there is one. */
   readonly drains: DrainTally | undefined;
+  /** What this worker sees of each tenant, reported to the tenant meter (the dashboard's tenants page), when there is one. */
+  readonly tenants: TenantTally | undefined;
   readonly metrics: MetricsRecorder | undefined;
   /** Job status (a job store is configured): its writes, and what ctx.fanOut needs. */
   readonly status: { readonly tracker: StatusTracker; readonly fanOut: FanOutDeps } | undefined;

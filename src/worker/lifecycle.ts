@@ -30,6 +30,7 @@ export function closingSteps(ctx: WorkerContext): (readonly [string, () => unkno
     ['flush hand-backs', () => ctx.visibility.flush()],
     ['flush job status', () => ctx.status?.tracker.flush()],
     ['flush drain counts', () => ctx.drains?.close()],
+    ['report tenants', () => ctx.tenants?.close()],
     ['flush metrics', () => ctx.metrics?.close()],
     ['stop heartbeat', () => ctx.heartbeat.close()],
     ['close lock', () => ctx.lock.close()],

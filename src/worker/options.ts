@@ -5,6 +5,7 @@ import { endpointSchema, implementing, metricsNamespaceSchema, queueUrlSchema, l
 import type { JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
 import type { DrainMeter } from '../ports/drain-meter.js';
+import type { TenantMeter } from '../ports/tenant-meter.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { MetricsSink } from '../ports/metrics-sink.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from '../core/job.js';
@@ -101,6 +102,11 @@ export const workerOptionsSchema = z
       .default(5),
     /** Where the worker counts its deletes (admission's drain rate). Default: memcached's, when `memcached` is set. */
     drains: implementing<DrainMeter>('DrainMeter', ['add', 'read']).optional(),
+    /**
+     * Where the worker reports what it sees of each tenant (the dashboard's tenants page), or false
+     * for nowhere. Default: memcached's, when `memcached` is set.
+     */
+    tenantMeter: z.union([z.literal(false), implementing<TenantMeter>('TenantMeter', ['report', 'read'])]).optional(),
     /** The permits port behind tenant caps and exclusive batch keys. Default: memcached's, when `memcached` is set. */
     permits: implementing<Permits>('Permits (take, extend, release)', ['take', 'extend', 'release']).optional(),
     /** Renamed in 0.2: `tenantCaps` and `capDelaySeconds`. */

@@ -11,9 +11,12 @@ import { NoLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
 import { DeleteCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
 import { DrainTally } from './drain-tally.js';
+import { TenantTally } from './tenant-tally.js';
 
 /** How often a worker adds its deletes to the drain meter. */
 const DRAIN_FLUSH_MS = 1_000;
+/** How often a worker reports its tenants' figures to the tenant meter. */
+const TENANT_FLUSH_MS = 15_000;
 import { Heartbeat } from './hold/heartbeat.js';
 import type { WorkerConfig } from './config.js';
 import type { QueueState } from './queue-state.js';
@@ -104,6 +107,9 @@ export function buildContext(
   // The drain meter: the option, else the one on the lock's memcached (producers' admission reads it).
   const meter = c.drains ?? (chosenLock instanceof MemcachedLock ? chosenLock.drains : undefined);
   const drains = meter === undefined ? undefined : new DrainTally(meter, DRAIN_FLUSH_MS);
+  // The tenant meter likewise (the dashboard's tenants page reads it); false: none.
+  const tenantMeter = c.tenantMeter ?? (chosenLock instanceof MemcachedLock ? chosenLock.tenants : false);
+  const tenants = tenantMeter === false ? undefined : new TenantTally(tenantMeter, { flushMs: TENANT_FLUSH_MS, caps: c.tenantCaps });
   const deletes = new DeleteCoalescer({
     sqs,
     flushMs: c.deleteFlushMs,
@@ -140,6 +146,7 @@ export function buildContext(
     deletes,
     visibility,
     drains,
+    tenants,
     metrics: metricsRecorder(c, log, env),
     status,
     queueOf: (url) => {

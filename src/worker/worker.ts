@@ -54,6 +54,7 @@ export class Worker extends EventSource<WorkerEvents> {
     this.#ctx = ctx;
     ctx.metrics?.attach(this);
     this.#activity = new Activity(c.concurrency, onError);
+    ctx.tenants?.attach(this, () => this.#activity.jobsRunning());
     this.#scheduler = new Scheduler(this.#queues, c.pick);
     this.#capacity = new ReceiveCapacity(
       { concurrency: c.concurrency, prefetch: c.prefetch, pick: c.pick },

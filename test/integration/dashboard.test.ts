@@ -177,6 +177,91 @@ describe('the dashboard', () => {
     expect(incidents).toEqual([]);
   });
 
+  it('shows each tenant as the workers saw it: the one at its cap, its deferrals, its spillover; the noisiest first; a filter and an order in the URL', async () => {
+    const { queueUrl, spilloverQueueUrl } = await freshQueues(sqs, 'dash-ten', { spillover: true });
+    const lockKeyPrefix = `dash-ten-${randomUUID().slice(0, 8)}:`;
+    const hostile = '"><img/src=x/onerror=alert(1)>';
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const render = defineJob({
+      name: 'render',
+      args: z.object({ fail: z.boolean().default(false) }),
+      handle: async (a, ctx) => {
+        if (a.fail) throw new UnrecoverableError('the template is broken');
+        if (ctx.tenant === 'noisy') await gate; // noisy's jobs hold their permits: it stays at its cap
+      },
+    });
+    const options = {
+      queues: [
+        { url: queueUrl, weight: 4 },
+        { url: spilloverQueueUrl!, weight: 1 },
+      ],
+      jobs: [render],
+      lockKeyPrefix,
+      concurrency: 6,
+      tenantCaps: { noisy: 2 },
+      capDelaySeconds: 3,
+    };
+    const worker = start(options);
+    const events = recordEvents(worker);
+    await worker.start();
+    const producer = createProducer({ queueUrl, spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 3 } }, LOCAL_ENV);
+    await producer.enqueueMany(
+      render,
+      Array.from({ length: 8 }, () => ({})),
+      { tenant: 'noisy' },
+    ); // 3 to the queue, 5 spilled
+    for (const tenant of ['quiet-1', 'quiet-2']) await producer.enqueue(render, {}, { tenant });
+    await producer.enqueue(render, { fail: true }, { tenant: hostile });
+    producer.close();
+    await eventually(() => events.count('job:deferred') > 0 && events.count('job:dead-lettered') === 1, 'a deferral and a dead letter');
+
+    const origin = await serveDashboard({ queues: [queueUrl], lockKeyPrefix, windowMinutes: 5 });
+    const { page, incidents } = await watchedPage(browser, origin);
+    const noisy = page.locator('tr[data-tenant="noisy"]');
+    // The worker reports every 15 s: the page shows noisy at its cap once a report says so.
+    await eventually(
+      async () => {
+        await page.goto(`${origin}/ops/tenants`);
+        return (await noisy.locator('[data-at-cap]').count()) === 1;
+      },
+      'noisy at its cap on the tenants page',
+      40_000,
+    );
+    await expect(page.locator('h1').textContent()).resolves.toBe('Tenants, last 5 min');
+    const cells = async (row: typeof noisy) => (await row.locator('td').allTextContents()).map((t) => t.trim());
+    const [, badges, , , , , runningNow, cap, deferred] = await cells(noisy);
+    expect(badges).toContain('at its cap');
+    expect(badges).toContain('spilled');
+    expect([runningNow, cap]).toEqual(['2', '2']);
+    expect(Number(deferred)).toBeGreaterThan(0);
+    await expect(page.locator('[data-capped]').getAttribute('data-capped')).resolves.toBe('1');
+    // The hostile tenant's name is text, with a link to its dead letters.
+    const odd = page.locator('tr[data-tenant]').filter({ hasText: 'onerror' });
+    await expect(odd.locator('code').textContent()).resolves.toBe(hostile);
+    await expect(odd.locator('td').nth(10).textContent()).resolves.toBe('1');
+    await expect(odd.locator('a').getAttribute('href')).resolves.toBe(`/ops/dead-letters?${new URLSearchParams({ tenant: hostile })}`);
+    // The spillover queue's depth, from SQS.
+    const spill = page.locator(`tr[data-spill="${queueName(queueUrl)}"]`);
+    await expect(spill.textContent()).resolves.toContain(queueName(spilloverQueueUrl!));
+    // Ordered by deferrals, noisy first; a filter narrows; the URL reproduces both.
+    await page.selectOption('select[name="sort"]', 'deferred');
+    await page.click('form.filters button[type="submit"]');
+    await page.waitForURL(/sort=deferred/);
+    await expect(page.locator('tr[data-tenant]').first().getAttribute('data-tenant')).resolves.toBe('noisy');
+    await shoot(page, 'tenants');
+    await page.goto(`${origin}/ops/tenants?tenant=QUIET&sort=started`);
+    await expect(page.locator('tr[data-tenant]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-tenant')).sort())).resolves.toEqual(
+      ['quiet-1', 'quiet-2'],
+    );
+    await expect(page.inputValue('input[name="tenant"]')).resolves.toBe('QUIET');
+    release();
+    await eventually(() => events.count('job:succeeded') === 10, 'every job but the broken one to run', 60_000);
+    expect(incidents).toEqual([]);
+  });
+
   it('looks a tracked job up by id with live progress, and cancels it: the running handler is signalled', async () => {
     const { queueUrl } = await freshQueues(sqs, 'dash-job');
     const aborted: string[] = [];

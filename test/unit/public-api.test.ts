@@ -58,6 +58,7 @@ describe('the public API', () => {
       'MemoryLock',
       'MemoryPermits',
       'MemoryQueue',
+      'MemoryTenantMeter',
       'runBatchHandler',
       'runHandler',
     ]);

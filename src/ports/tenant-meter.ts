@@ -1,0 +1,52 @@
+/**
+ * The tenant meter: what each worker saw of each tenant (jobs started, how long they waited, caps
+ * and deferrals, jobs running now), reported per queue every few seconds to where a dashboard can
+ * read it. Tenants are many and CloudWatch bills each dimension value as a metric, so these figures
+ * do not go there. A report is bounded: the tenants that waited longest, the rest summed.
+ */
+export interface TenantMeter {
+  /** Keep one worker's report on `queueUrl`. Never rejects: a lost report is a gap in the page, nothing more. */
+  report(queueUrl: string, report: TenantReport): Promise<void>;
+  /**
+   * The reports on `queueUrl` made at or after `sinceMs` (epoch ms), oldest first; undefined when
+   * they cannot be read. Reports are kept for at least `TENANT_REPORTS_KEPT_MINUTES`.
+   */
+  read(queueUrl: string, sinceMs: number): Promise<TenantReport[] | undefined>;
+}
+
+/** How long a meter keeps reports (a dashboard's tenant figures look back this far at most). */
+export const TENANT_REPORTS_KEPT_MINUTES = 60;
+
+/** One worker's figures for one queue since its last report. */
+export interface TenantReport {
+  /** The worker that made it (random per worker process). */
+  readonly worker: string;
+  /** When it was made (epoch ms); it covers the `periodMs` before. */
+  readonly at: number;
+  readonly periodMs: number;
+  /** The tenants that waited longest (at most `TENANTS_PER_REPORT`), and any at their cap or running. */
+  readonly tenants: readonly TenantFigures[];
+  /** The other tenants seen in the period, summed (`tenants` is how many). */
+  readonly others: TenantTotals & { readonly tenants: number };
+}
+
+export interface TenantTotals {
+  /** Handlers started. */
+  readonly started: number;
+  /** Their waits (SentTimestamp to handler start), summed, and the longest, in ms. */
+  readonly waitMsTotal: number;
+  readonly waitMsMax: number;
+  /** Jobs re-sent to run later because the tenant was at its cap (tenantCaps). */
+  readonly deferred: number;
+  /** Handler failures (retried or not) and jobs sent to the DLQ. */
+  readonly failed: number;
+  readonly deadLettered: number;
+  /** Handlers of the tenant running on this worker when the report was made. */
+  readonly running: number;
+}
+
+export interface TenantFigures extends TenantTotals {
+  readonly tenant: string;
+  /** The tenant's cap on this worker (tenantCaps), when it has one. */
+  readonly cap?: number;
+}
