@@ -1,3 +1,4 @@
+import { addTenantTotals, type MutableTenantTotals, noTenantTotals as zero } from '../core/tenant-totals.js';
 import type { Point } from '../ports/metrics-reader.js';
 import type { TenantReport, TenantTotals } from '../ports/tenant-meter.js';
 
@@ -25,35 +26,13 @@ export interface TenantsView {
   readonly to: number;
 }
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-const zero = (): Mutable<TenantTotals> => ({
-  started: 0,
-  waitMsTotal: 0,
-  waitMsMax: 0,
-  deferred: 0,
-  failed: 0,
-  deadLettered: 0,
-  running: 0,
-});
-
-function add(into: Mutable<TenantTotals>, t: TenantTotals, current: boolean): void {
-  into.started += t.started;
-  into.waitMsTotal += t.waitMsTotal;
-  into.waitMsMax = Math.max(into.waitMsMax, t.waitMsMax);
-  into.deferred += t.deferred;
-  into.failed += t.failed;
-  into.deadLettered += t.deadLettered;
-  // Running is a count at the report's time: only each worker's last report, and only if current.
-  if (current) into.running += t.running;
-}
-
 /**
  * The reports of a family of queues (`byQueue`: queue name -> its reports, oldest first) summed per
  * tenant over [from, to]: counts over the window, the jobs running now from each worker's last
  * report (if current), caps as last said.
  */
 export function summarizeTenants(byQueue: ReadonlyMap<string, readonly TenantReport[]>, from: number, to: number): TenantsView {
-  const rows = new Map<string, Mutable<TenantTotals> & { queues: Set<string>; cap: number | undefined; perMinute: Map<number, number> }>();
+  const rows = new Map<string, MutableTenantTotals & { queues: Set<string>; cap: number | undefined; perMinute: Map<number, number> }>();
   const others = { ...zero(), mostPerReport: 0 };
   const workers = new Set<string>();
   for (const [queue, reports] of byQueue) {
@@ -61,6 +40,7 @@ export function summarizeTenants(byQueue: ReadonlyMap<string, readonly TenantRep
     for (const r of reports) last.set(r.worker, r);
     for (const r of reports) {
       if (r.at < from || r.at > to) continue;
+      // Running is a count at the report's time: only each worker's last report, and only if current.
       const current = last.get(r.worker) === r && to - r.at <= CURRENT_MS;
       if (current) workers.add(r.worker);
       const minute = Math.floor(r.at / 60_000) * 60_000;
@@ -70,12 +50,12 @@ export function summarizeTenants(byQueue: ReadonlyMap<string, readonly TenantRep
           row = { ...zero(), queues: new Set(), cap: undefined, perMinute: new Map() };
           rows.set(t.tenant, row);
         }
-        add(row, t, current);
+        addTenantTotals(row, t, current);
         row.queues.add(queue);
         if (t.cap !== undefined) row.cap = t.cap;
         if (t.started > 0) row.perMinute.set(minute, (row.perMinute.get(minute) ?? 0) + t.started);
       }
-      add(others, r.others, current);
+      addTenantTotals(others, r.others, current);
       others.mostPerReport = Math.max(others.mostPerReport, r.others.tenants);
     }
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JobInfo, WorkerEvents } from '../core/job-events.js';
-import type { TenantFigures, TenantMeter, TenantReport, TenantTotals } from '../ports/tenant-meter.js';
+import { addTenantTotals, type MutableTenantTotals, noTenantTotals as zero } from '../core/tenant-totals.js';
+import type { TenantFigures, TenantMeter, TenantReport } from '../ports/tenant-meter.js';
 
 /** A report names at most this many tenants (those at their cap, then those that waited longest); the rest are summed. */
 export const TENANTS_PER_REPORT = 20;
@@ -9,8 +10,7 @@ interface EventSource {
   on<K extends keyof WorkerEvents & string>(event: K, listener: (...args: WorkerEvents[K]) => void): unknown;
 }
 
-type Counts = { -readonly [K in keyof TenantTotals]: TenantTotals[K] };
-const zero = (): Counts => ({ started: 0, waitMsTotal: 0, waitMsMax: 0, deferred: 0, failed: 0, deadLettered: 0, running: 0 });
+type Counts = MutableTenantTotals;
 
 export interface TenantTallyOptions {
   readonly flushMs: number;
@@ -124,13 +124,7 @@ export class TenantTally {
     const others = { ...zero(), tenants: 0 };
     for (const f of figures.slice(TENANTS_PER_REPORT)) {
       others.tenants++;
-      others.started += f.started;
-      others.waitMsTotal += f.waitMsTotal;
-      others.waitMsMax = Math.max(others.waitMsMax, f.waitMsMax);
-      others.deferred += f.deferred;
-      others.failed += f.failed;
-      others.deadLettered += f.deadLettered;
-      others.running += f.running;
+      addTenantTotals(others, f);
     }
     return { worker: this.#worker, at: now, periodMs: now - this.#since, tenants: figures.slice(0, TENANTS_PER_REPORT), others };
   }

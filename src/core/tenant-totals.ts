@@ -1,0 +1,24 @@
+import type { TenantTotals } from '../ports/tenant-meter.js';
+
+export type MutableTenantTotals = { -readonly [K in keyof TenantTotals]: TenantTotals[K] };
+
+export const noTenantTotals = (): MutableTenantTotals => ({
+  started: 0,
+  waitMsTotal: 0,
+  waitMsMax: 0,
+  deferred: 0,
+  failed: 0,
+  deadLettered: 0,
+  running: 0,
+});
+
+/** Add `t` to `into`: counts summed, the longest wait kept; `running` too unless told not to (a count at a moment, not over a period). */
+export function addTenantTotals(into: MutableTenantTotals, t: TenantTotals, running = true): void {
+  into.started += t.started;
+  into.waitMsTotal += t.waitMsTotal;
+  into.waitMsMax = Math.max(into.waitMsMax, t.waitMsMax);
+  into.deferred += t.deferred;
+  into.failed += t.failed;
+  into.deadLettered += t.deadLettered;
+  if (running) into.running += t.running;
+}
