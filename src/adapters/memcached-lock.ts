@@ -1,7 +1,7 @@
 import memjs from 'memjs';
 import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
-import { memcachedPermits } from './memcached-permits.js';
+import { isMemcachedAnswer, memcachedPermits } from './memcached-permits.js';
 import { memcachedDrainMeter } from './memcached-drain-meter.js';
 import type { DrainMeter } from '../ports/drain-meter.js';
 import type { TenantMeter } from '../ports/tenant-meter.js';
@@ -91,6 +91,8 @@ export class MemcachedLock implements JobLock {
       return await Promise.race([op(client), deadline]);
     } catch (error) {
       if (this.#client !== client) throw new StaleClientError(error);
+      // memcached answered (an error status): the connection is fine, keep it.
+      if (isMemcachedAnswer(error)) throw error;
       if (!this.#closed) {
         this.#client = this.#createClient();
         // Closed once the calls still in flight on it have had their own deadline: closing it now

@@ -11,6 +11,14 @@ export interface MemcachedCalls {
 }
 
 /**
+ * Whether `error` is memcached's answer to a request (memjs: "MemJS <OP>: <status>", e.g. an
+ * append that would pass the item size limit): the connection works, memcached is up.
+ */
+export function isMemcachedAnswer(error: unknown): boolean {
+  return error instanceof Error && /^MemJS [A-Z]+: /.test(error.message);
+}
+
+/**
  * Fleet-wide permits on a MemcachedLock's memcached (tenant caps, exclusive batch keys): permit i
  * of `key` is the memcached key `slotKey(key, i)`, taken with `add`. A tenant is printable ASCII
  * without spaces (the envelope's rule), so it fits a memcached key. ("slot/" is the key's name

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { queueAccountOf, queueNameOf } from '../core/queue-url.js';
 import { TENANT_REPORTS_KEPT_MINUTES, type TenantMeter, type TenantReport } from '../ports/tenant-meter.js';
-import type { MemcachedCalls } from './memcached-permits.js';
+import { isMemcachedAnswer, type MemcachedCalls } from './memcached-permits.js';
 
 /** One key per queue and 15 seconds (a worker reports every 15 s: about one report each per key). */
 const SLOT_MS = 15_000;
@@ -26,47 +26,75 @@ const reportSchema = z.object({
   others: z.object({ tenants: z.number().int().nonnegative(), ...totals }),
 });
 
+/** A slot is closed (no worker reports to it any more) this long after it ends: its reports can be kept. */
+const CLOSED_AFTER_MS = 20_000;
+/** Reads in flight at once, per read. */
+const PARALLEL_GETS = 16;
+
 /**
  * The tenant meter on a MemcachedLock's memcached: one key per queue and 15 seconds,
  * `tenants/<account>/<name>/<slot>` under the lock's key prefix, to which each worker adds its
- * reports as JSON lines. A reader gets the slots it looks back over (4 a minute). A key holds at
- * most memcached's item size (1 MB by default): a report names at most 20 tenants (about 2 KB;
- * 8 KB with 128-character names), so a queue's reports fit for a few hundred workers; beyond that
- * a report is dropped.
+ * reports as JSON lines (`add`, or `append` once the key exists). A report names at most 20
+ * tenants (3-4 KB; 8 KB with 128-character names), so a key holds the reports of about 300
+ * workers (125 with the longest names); past memcached's item size (1 MB by default) a report is
+ * dropped. A reader gets the slots it looks back over, at most 16 at a time, and keeps what it read
+ * of closed slots: a page that refreshes reads the last few slots only.
  */
 export function memcachedTenantMeter(m: MemcachedCalls, prefixed: (name: string) => string): TenantMeter {
   const key = (queueUrl: string, slot: number) => prefixed(`tenants/${queueAccountOf(queueUrl) ?? '-'}/${queueNameOf(queueUrl)}/${slot}`);
+  /** Closed slots' reports, by key (dropped once older than any read looks). */
+  const closed = new Map<string, { readonly slot: number; readonly reports: readonly TenantReport[] }>();
+  const readSlot = async (k: string): Promise<TenantReport[]> => {
+    const { value } = await m.call((c) => c.get(k));
+    const reports: TenantReport[] = [];
+    if (value === null) return reports;
+    for (const line of value.toString().split('\n')) {
+      if (line === '') continue;
+      const parsed = reportSchema.safeParse(safeJson(line));
+      if (parsed.success) reports.push(parsed.data);
+    }
+    return reports;
+  };
   return {
     report: async (queueUrl, report) => {
       const k = key(queueUrl, Math.floor(report.at / SLOT_MS));
       const line = `${JSON.stringify(report)}\n`;
       try {
-        // The minute's first report adds its key; the others append to it. (Not append first:
-        // memcached answers an append to a missing key with an error, and an error makes the lock
-        // replace its connection, failing the other calls in flight on it.)
+        // The slot's first report adds its key; the others append to it. (Not append first:
+        // memcached answers an append to a missing key with an error.)
         m.ok((await m.call((c) => c.add(k, line, { expires: EXPIRES_SECONDS }))) || (await m.call((c) => c.append(k, line))));
       } catch (error) {
-        if (error instanceof Error && /too large/i.test(error.message)) return;
+        // memcached answered (the key is full): this report is dropped; memcached is up.
+        if (isMemcachedAnswer(error)) return;
         m.failed(undefined, error);
       }
     },
     read: async (queueUrl, sinceMs) => {
       const now = Date.now();
       const last = Math.floor(now / SLOT_MS);
-      const first = Math.max(Math.floor(sinceMs / SLOT_MS), last - (TENANT_REPORTS_KEPT_MINUTES * 60_000) / SLOT_MS);
+      const oldest = last - (TENANT_REPORTS_KEPT_MINUTES * 60_000) / SLOT_MS;
+      for (const [k, c] of closed) if (c.slot < oldest) closed.delete(k);
+      const first = Math.max(Math.floor(sinceMs / SLOT_MS), oldest);
       const slots = Array.from({ length: Math.max(0, last - first + 1) }, (_, i) => first + i);
       try {
-        const values = await Promise.all(slots.map((slot) => m.call((c) => c.get(key(queueUrl, slot)))));
-        const reports: TenantReport[] = [];
-        for (const { value } of values) {
-          if (value === null) continue;
-          for (const line of value.toString().split('\n')) {
-            if (line === '') continue;
-            const parsed = reportSchema.safeParse(safeJson(line));
-            if (parsed.success && parsed.data.at >= sinceMs) reports.push(parsed.data);
-          }
+        const found: (readonly TenantReport[])[] = [];
+        for (let i = 0; i < slots.length; i += PARALLEL_GETS) {
+          const chunk = slots.slice(i, i + PARALLEL_GETS).map(async (slot) => {
+            const k = key(queueUrl, slot);
+            const kept = closed.get(k);
+            if (kept !== undefined) return kept.reports;
+            const reports = await readSlot(k);
+            if ((slot + 1) * SLOT_MS + CLOSED_AFTER_MS < now) closed.set(k, { slot, reports });
+            return reports;
+          });
+          found.push(...(await Promise.all(chunk)));
         }
-        return m.ok(reports.sort((a, b) => a.at - b.at));
+        return m.ok(
+          found
+            .flat()
+            .filter((r) => r.at >= sinceMs)
+            .sort((a, b) => a.at - b.at),
+        );
       } catch (error) {
         return m.failed(undefined, error);
       }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { implementing } from '../config/env.js';
+import { implementing, lockKeyPrefixSchema } from '../config/env.js';
 import type { AdmissionState } from '../producer/admission/admission.js';
 import { Producer } from '../producer/producer.js';
 import type { MetricsReader } from '../ports/metrics-reader.js';
@@ -52,7 +52,7 @@ export const dashboardOptionsSchema = z
     /** The workers' memcached, for cancel (with the store) and the tenants page. Default: SQS_JOBS_MEMCACHED. */
     memcached: z.string().optional(),
     /** The workers' lockKeyPrefix (default `sqsjobs:`): cancel marks and tenant reports are where they put and look for them. */
-    lockKeyPrefix: z.string().optional(),
+    lockKeyPrefix: lockKeyPrefixSchema,
     /** Where the workers report their tenants (the tenants page). Default: the `memcached` given's. */
     tenantMeter: implementing<TenantMeter>('TenantMeter', ['report', 'read']).optional(),
     /** A producer with admission: its view of each queue is shown. */

@@ -35,11 +35,12 @@ export function summarizeTenants(byQueue: ReadonlyMap<string, readonly TenantRep
   const rows = new Map<string, MutableTenantTotals & { queues: Set<string>; cap: number | undefined; perMinute: Map<number, number> }>();
   const others = { ...zero(), mostPerReport: 0 };
   const workers = new Set<string>();
-  for (const [queue, reports] of byQueue) {
+  for (const [queue, all] of byQueue) {
+    // Reports made after `to` (during the read, or by a worker whose clock runs ahead) wait for the next look.
+    const reports = all.filter((r) => r.at >= from && r.at <= to);
     const last = new Map<string, TenantReport>();
     for (const r of reports) last.set(r.worker, r);
     for (const r of reports) {
-      if (r.at < from || r.at > to) continue;
       // Running is a count at the report's time: only each worker's last report, and only if current.
       const current = last.get(r.worker) === r && to - r.at <= CURRENT_MS;
       if (current) workers.add(r.worker);

@@ -62,7 +62,7 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
   // The tenant meter: the option, else one on the workers' memcached (the same key prefix).
   const tenantLock =
     o.tenantMeter === undefined && memcached !== undefined
-      ? new MemcachedLock({ servers: memcached, ...(o.lockKeyPrefix === undefined ? {} : { keyPrefix: o.lockKeyPrefix }) })
+      ? new MemcachedLock({ servers: memcached, keyPrefix: o.lockKeyPrefix })
       : undefined;
   const sqs = createSqsClient(sqsSettings, {}, env);
   const cw = createCloudWatchClient(cwSettings, {}, env);

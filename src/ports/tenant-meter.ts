@@ -24,7 +24,7 @@ export interface TenantReport {
   /** When it was made (epoch ms); it covers the `periodMs` before. */
   readonly at: number;
   readonly periodMs: number;
-  /** The tenants that waited longest (at most `TENANTS_PER_REPORT`), and any at their cap or running. */
+  /** At most 20 tenants: those with a cap that the worker runs or deferred, then those that waited longest. */
   readonly tenants: readonly TenantFigures[];
   /** The other tenants seen in the period, summed (`tenants` is how many). */
   readonly others: TenantTotals & { readonly tenants: number };

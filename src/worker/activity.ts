@@ -22,9 +22,10 @@ export class Activity {
     return this.#running;
   }
 
-  /** What events say of each job whose handler runs now (a batch's run is not one job: left out). */
+  /** What events say of each job whose handler runs now (not one still being claimed; a batch's run is not one job: left out). */
   *jobsRunning(): Generator<JobInfo> {
-    for (const handler of this.#running) if (handler instanceof Lease && handler.info !== undefined) yield handler.info;
+    for (const handler of this.#running)
+      if (handler instanceof Lease && handler.handlerStarted && handler.info !== undefined) yield handler.info;
   }
 
   /** A handler slot is free. */

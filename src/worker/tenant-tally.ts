@@ -3,7 +3,7 @@ import type { JobInfo, WorkerEvents } from '../core/job-events.js';
 import { addTenantTotals, type MutableTenantTotals, noTenantTotals as zero } from '../core/tenant-totals.js';
 import type { TenantFigures, TenantMeter, TenantReport } from '../ports/tenant-meter.js';
 
-/** A report names at most this many tenants (those at their cap, then those that waited longest); the rest are summed. */
+/** A report names at most this many tenants (capped ones running or deferred, then those that waited longest); the rest are summed. */
 export const TENANTS_PER_REPORT = 20;
 
 interface EventSource {
@@ -35,6 +35,8 @@ export class TenantTally {
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
   #running: () => Iterable<JobInfo> = () => [];
+  /** The queues whose last report had jobs running: the next says so even when nothing runs any more. */
+  #reportedRunning = new Set<string>();
 
   constructor(meter: TenantMeter, options: TenantTallyOptions) {
     this.#meter = meter;
@@ -75,7 +77,12 @@ export class TenantTally {
       byTenant.set(info.tenant, c);
       c.running++;
     }
+    // A queue whose jobs ran at the last report gets a report now, if only to say none runs.
+    for (const url of this.#reportedRunning) if (!counts.has(url)) counts.set(url, new Map());
     const reports = [...counts].map(([url, byTenant]) => [url, this.#reportOf(byTenant, now)] as const);
+    this.#reportedRunning = new Set(
+      reports.filter(([, r]) => r.others.running > 0 || r.tenants.some((t) => t.running > 0)).map(([url]) => url),
+    );
     this.#since = now;
     // A meter should not reject; one that does loses that report (a gap in the page), nothing more.
     const send = () => Promise.all(reports.map(([url, r]) => this.#meter.report(url, r).catch(() => {})));
@@ -111,7 +118,10 @@ export class TenantTally {
     return c;
   }
 
-  /** The tenants at their cap first, then those that waited longest; the rest summed. */
+  /**
+   * The tenants with a cap that this worker runs or deferred first (the fleet-wide cap may be full;
+   * the page sums running across workers), then those that waited longest; the rest summed.
+   */
   #reportOf(byTenant: ReadonlyMap<string, Counts>, now: number): TenantReport {
     const caps = this.#o.caps;
     const capOf = (tenant: string) => (Object.hasOwn(caps, tenant) ? caps[tenant] : undefined);
@@ -119,8 +129,8 @@ export class TenantTally {
       const cap = capOf(tenant);
       return cap === undefined ? { tenant, ...c } : { tenant, cap, ...c };
     });
-    const atCap = (f: TenantFigures) => (f.cap !== undefined && (f.running >= f.cap || f.deferred > 0) ? 1 : 0);
-    figures.sort((a, b) => atCap(b) - atCap(a) || b.waitMsMax - a.waitMsMax || b.started - a.started);
+    const capped = (f: TenantFigures) => (f.cap !== undefined && (f.running > 0 || f.deferred > 0) ? 1 : 0);
+    figures.sort((a, b) => capped(b) - capped(a) || b.waitMsMax - a.waitMsMax || b.started - a.started);
     const others = { ...zero(), tenants: 0 };
     for (const f of figures.slice(TENANTS_PER_REPORT)) {
       others.tenants++;

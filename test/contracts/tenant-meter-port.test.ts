@@ -58,6 +58,27 @@ function reportOf(worker: string, at: number, tenant: string, started: number): 
   };
 }
 
+describe("memcached's tenant meter when a slot's key is full", () => {
+  it('drops the reports that do not fit, without taking memcached for down or failing the lock', async () => {
+    const changes: boolean[] = [];
+    const lock = new MemcachedLock({ servers: LOCAL_MEMCACHED, keyPrefix: prefix, onAvailability: (up) => changes.push(up) });
+    unreachable.push(lock);
+    const q = `http://127.0.0.1:4566/000000000000/full-${randomUUID().slice(0, 8)}`;
+    const at = Date.now();
+    const big = (i: number): TenantReport => ({
+      ...reportOf(`w-${i}`, at, 't', 1),
+      tenants: Array.from({ length: 20 }, (_, k) => ({ ...none, tenant: `${'x'.repeat(120)}-${k}`, started: 1 })),
+    });
+    // About 3.5 KB each: 400 of them pass memcached's 1 MB item size.
+    for (let i = 0; i < 400; i += 20) await Promise.all(Array.from({ length: 20 }, (_, k) => lock.tenants.report(q, big(i + k))));
+    const read = await lock.tenants.read(q, at - 1);
+    expect(read!.length).toBeGreaterThan(100);
+    expect(read!.length).toBeLessThan(400);
+    expect(changes).toEqual([]); // never reported down
+    expect(await lock.claim(`job-${randomUUID()}`, 'token', 30)).toBe('claimed'); // the lock works on
+  });
+});
+
 describe.each(subjects)('tenant meter port contract: %s', (_name, s) => {
   const url = () => `http://127.0.0.1:4566/000000000000/q-${randomUUID().slice(0, 8)}`;
 

@@ -52,6 +52,8 @@ export class Lease implements Abortable {
   reading: Reading | undefined = undefined;
   /** What events say about the job, once it is being run. */
   info: JobInfo | undefined = undefined;
+  /** Its handler has started (claimed, permitted): it counts as running for its tenant. */
+  handlerStarted = false;
   /** Its job status and fan-out work (a tracked job, a fan-out child); undefined for most messages. */
   tracking: Tracking | undefined = undefined;
   /** The current run's progress reporter, while a tracked job runs. */

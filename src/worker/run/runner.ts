@@ -82,6 +82,7 @@ function start(
     },
   };
   const waitMs = Math.max(0, Date.now() - firstSentAt(m).getTime());
+  lease.handlerStarted = true;
   ctx.emit('job:start', { ...info, waitMs });
   if (ctx.log.isLevelEnabled('debug')) log().debug(c.logArgs ? { args: read.args, waitMs } : { waitMs }, 'job started');
   const receiveCount = m.receiveCount + lease.retries;

@@ -39,6 +39,16 @@ describe('summarizeTenants: the workers’ reports summed per tenant', () => {
     expect(view.workers).toBe(1); // a (its last reports on each queue are current); b is not
   });
 
+  it('counts running from each worker’s last report only, and a report made after the look does not hide the one before', () => {
+    const reports = [
+      report('a', 25_000, [{ tenant: 'acme', started: 1, running: 3 }]),
+      report('a', 10_000, [{ tenant: 'acme', started: 1, running: 1 }]),
+      report('a', -2_000, [{ tenant: 'acme', started: 1, running: 9 }]), // made during the read
+    ];
+    const acme = summarizeTenants(new Map([['jobs', reports]]), NOW - 60_000, NOW).tenants[0]!;
+    expect(acme).toMatchObject({ started: 2, running: 1 });
+  });
+
   it('leaves out reports outside the window', () => {
     const view = summarizeTenants(new Map([['jobs', [report('a', 10 * 60_000, [{ tenant: 'old', started: 9 }])]]]), NOW - 5 * 60_000, NOW);
     expect(view.tenants).toEqual([]);

@@ -68,7 +68,21 @@ describe('TenantTally: what a worker sees of each tenant, reported per queue eve
     ]);
     running.length = 0;
     await vi.advanceTimersByTimeAsync(45_000);
-    expect(report).toHaveBeenCalledTimes(2);
+    // One more report says nothing runs now (the page would show the last one's running for 35 s), then none.
+    expect(report).toHaveBeenCalledTimes(3);
+    const last = (await meter.read(Q, 0))!.at(-1)!;
+    expect(last.tenants).toEqual([]);
+    expect(last.others.running).toBe(0);
+  });
+
+  it('on close, says nothing runs any more on each queue that had jobs running', async () => {
+    const { meter, emit, running, tally } = setUp();
+    emit('job:start', { ...info('acme', SPILL), waitMs: 10 });
+    running.push(info('acme', SPILL));
+    await vi.advanceTimersByTimeAsync(15_000);
+    running.length = 0; // the worker stops: its jobs end
+    await tally.close();
+    expect((await meter.read(SPILL, 0))!.map((r) => r.tenants.reduce((n, t) => n + t.running, 0))).toEqual([1, 0]);
   });
 
   it(`names at most ${TENANTS_PER_REPORT} tenants, those at their cap and those that waited longest first; sums the rest`, async () => {
