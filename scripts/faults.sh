@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 export FAULTS_SCALE="${FAULTS_SCALE:-full}"
+# The tests find ElasticMQ where infra/local/elasticmq.sh starts it (SQS_JOBS_ELASTICMQ_PORT, default 9324).
+export SQS_JOBS_ELASTICMQ_URL="${SQS_JOBS_ELASTICMQ_URL:-http://127.0.0.1:${SQS_JOBS_ELASTICMQ_PORT:-9324}}"
 bash scripts/ensure-deps.sh
 stop=()
 if ! bash infra/local/elasticmq.sh status >/dev/null 2>&1; then bash infra/local/elasticmq.sh up; stop+=("infra/local/elasticmq.sh"); fi
