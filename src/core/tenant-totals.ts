@@ -1,4 +1,18 @@
-import type { TenantTotals } from '../ports/tenant-meter.js';
+/** What a worker counts of one tenant (the tenant meter's figures, src/ports/tenant-meter.ts). */
+export interface TenantTotals {
+  /** Handlers started. */
+  readonly started: number;
+  /** Their waits (SentTimestamp to handler start), summed, and the longest, in ms. */
+  readonly waitMsTotal: number;
+  readonly waitMsMax: number;
+  /** Jobs re-sent to run later because the tenant was at its cap (tenantCaps). */
+  readonly deferred: number;
+  /** Handler failures (retried or not) and jobs sent to the DLQ. */
+  readonly failed: number;
+  readonly deadLettered: number;
+  /** Handlers of the tenant running on this worker when the report was made. */
+  readonly running: number;
+}
 
 export type MutableTenantTotals = { -readonly [K in keyof TenantTotals]: TenantTotals[K] };
 

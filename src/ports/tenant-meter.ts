@@ -1,3 +1,7 @@
+import type { TenantTotals } from '../core/tenant-totals.js';
+
+export type { TenantTotals };
+
 /**
  * The tenant meter: what each worker saw of each tenant (jobs started, how long they waited, caps
  * and deferrals, jobs running now), reported per queue every few seconds to where a dashboard can
@@ -28,21 +32,6 @@ export interface TenantReport {
   readonly tenants: readonly TenantFigures[];
   /** The other tenants seen in the period, summed (`tenants` is how many). */
   readonly others: TenantTotals & { readonly tenants: number };
-}
-
-export interface TenantTotals {
-  /** Handlers started. */
-  readonly started: number;
-  /** Their waits (SentTimestamp to handler start), summed, and the longest, in ms. */
-  readonly waitMsTotal: number;
-  readonly waitMsMax: number;
-  /** Jobs re-sent to run later because the tenant was at its cap (tenantCaps). */
-  readonly deferred: number;
-  /** Handler failures (retried or not) and jobs sent to the DLQ. */
-  readonly failed: number;
-  readonly deadLettered: number;
-  /** Handlers of the tenant running on this worker when the report was made. */
-  readonly running: number;
 }
 
 export interface TenantFigures extends TenantTotals {
