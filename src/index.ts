@@ -7,6 +7,12 @@
 export { defineJob, JobRegistry } from './core/job.js';
 export type { JobDefinition, JobContext, JobArgs, AnyJob, AnyDefinition } from './core/job.js';
 export { defineBatchJob } from './core/batch-job.js';
+// Events
+export { defineEvent } from './core/event.js';
+export type { EventDefinition, AnyEvent, EventPayload, FilterPolicy } from './core/event.js';
+export type { PublishOptions, PublishResult } from './producer/publish.js';
+export { createEvents } from './ops/wiring.js';
+export type { EventsProvisioned, SubscriberQueue, EventChange } from './ops/events.js';
 export type { BatchJobDefinition, BatchItem, BatchResult } from './core/batch-job.js';
 export { fanOutResultSchema } from './fan-out/completion.js';
 export type { FanOutResult } from './fan-out/completion.js';

@@ -61,7 +61,7 @@ function requestHandler(options: ClientOptions): NodeHttpHandler {
 }
 
 /** The settings every client shares: region, endpoint, loopback credentials, its own socket pool. */
-function clientConfig(settings: AwsSettings, options: ClientOptions, env: Env) {
+export function clientConfig(settings: AwsSettings, options: ClientOptions, env: Env) {
   const credentials = localCredentials(settings, env);
   return {
     region: settings.region,

@@ -5,6 +5,8 @@
  */
 export { SqsQueuePort } from './sqs-queue.js';
 export { SqsQueueAdmin } from './sqs-admin.js';
+export { SnsTopics, createSnsClient } from './sns-topics.js';
+export type { TopicPort, TopicAdmin, TopicSubscription, SubscriptionSettings } from '../ports/topics.js';
 export { CloudWatchReader } from './cloudwatch-reader.js';
 export { MemcachedLock } from './memcached-lock.js';
 export { DynamoJobStore, createJobTable } from './dynamodb-store.js';

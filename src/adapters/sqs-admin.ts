@@ -59,6 +59,15 @@ export class SqsQueueAdmin implements QueueAdmin {
       await this.client.send(new SetQueueAttributesCommand({ QueueUrl: queueUrl, Attributes: attributes }));
   }
 
+  async policy(queueUrl: string): Promise<string | undefined> {
+    const p = (await this.#attributes(queueUrl, ['Policy'])).Policy;
+    return p === undefined || p === '' ? undefined : p;
+  }
+
+  async setPolicy(queueUrl: string, policy: string): Promise<void> {
+    await this.client.send(new SetQueueAttributesCommand({ QueueUrl: queueUrl, Attributes: { Policy: policy } }));
+  }
+
   async arnOf(queueUrl: string): Promise<string> {
     const arn = (await this.#attributes(queueUrl, ['QueueArn'])).QueueArn;
     if (arn === undefined) throw new Error(`SQS returned no QueueArn for ${queueUrl}`);

@@ -1,6 +1,7 @@
 import type { DeadLetter } from '../ops/dlq.js';
 import type { Stats } from '../ops/stats.js';
 import type { QueueChange } from '../ops/queues.js';
+import type { EventChange } from '../ops/events.js';
 
 /** Left-aligned text columns, two spaces apart. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -66,6 +67,18 @@ export function renderStats(stats: Stats, namespace?: string): string {
 const UNITS: Partial<Record<QueueChange['setting'], string>> = { visibility: ' s', retention: ' s', 'max message size': ' bytes' };
 
 /** What `queues create` did, a line each (`jobs: visibility 5 → 30 s`), or `unchanged`. */
+/** What provisionEvents did: its own changes and its queues'. */
+export function renderEventChanges(changes: readonly (EventChange | QueueChange)[]): string {
+  if (changes.length === 0) return 'unchanged';
+  return changes
+    .map((c) => {
+      if ('setting' in c) return renderQueueChanges([c]);
+      if ('topic' in c && 'queue' in c) return `${c.topic} → ${c.queue}: ${c.change}`;
+      return 'topic' in c ? `topic ${c.topic}: ${c.change}` : `${c.queue}: ${c.change}`;
+    })
+    .join('\n');
+}
+
 export function renderQueueChanges(changes: readonly QueueChange[]): string {
   if (changes.length === 0) return 'unchanged';
   return changes

@@ -185,6 +185,20 @@ export function resolveCloudWatchSettings(
   return resolveEndpoint(options, env, names, ['AWS_ENDPOINT_URL_CLOUDWATCH', 'AWS_ENDPOINT_URL'], 'CloudWatch');
 }
 
+/**
+ * SNS (events) endpoint and region: the option, else AWS_ENDPOINT_URL_SNS, else SQS's (an emulator
+ * delivers SNS only to its own queues: SQS_JOBS_ENDPOINT, AWS_ENDPOINT_URL_SQS), else AWS_ENDPOINT_URL.
+ */
+export function resolveSnsSettings(options: SettingsOptions, env: Env = process.env, names: SettingNames = DEFAULT_NAMES): AwsSettings {
+  return resolveEndpoint(
+    options,
+    env,
+    names,
+    ['AWS_ENDPOINT_URL_SNS', 'SQS_JOBS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL'],
+    'SNS',
+  );
+}
+
 /** The job store's DynamoDB endpoint: the option, else AWS_ENDPOINT_URL_DYNAMODB, else AWS_ENDPOINT_URL (the SDK's own order). */
 export function resolveDynamoSettings(options: SettingsOptions, env: Env = process.env, names: SettingNames = DEFAULT_NAMES): AwsSettings {
   return resolveEndpoint(options, env, names, ['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL'], 'DynamoDB');

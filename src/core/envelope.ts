@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { asSnsNotification } from './event.js';
 
 /**
  * Wire format v1. The message body is JSON:
@@ -8,6 +9,13 @@ import { z } from 'zod';
  * `id` is the dedupe key; a body without one falls back to the SQS MessageId. `track` asks the
  * worker to record the job's status in the job store; `parent` names the fan-out the job is a child of.
  * Message attributes repeat the job name and id so a consumer can route without parsing.
+ *
+ * An event (published to SNS, delivered raw to each subscriber's queue) has `event` instead of
+ * `job`, and its `id` is the event id:
+ *   {"v":1,"id":"<event id>","event":"<event name>","args":{…},"enqueuedAt":"<ISO-8601>","tenant":"<optional>"}
+ * A worker runs the job that subscribes to it there, under the job id `<event id>.<job name>`.
+ * A subscription without raw delivery wraps the body in an SNS notification (`Message`); a worker
+ * reads it only from the topics of the events its jobs subscribe to.
  */
 export const ENVELOPE_VERSION = 1;
 
@@ -33,7 +41,8 @@ export const tenantSchema = z
 export const envelopeSchema = z.object({
   v: z.literal(ENVELOPE_VERSION),
   id: jobIdSchema.optional(),
-  job: z.string().min(1).max(80),
+  job: z.string().min(1).max(80).optional(),
+  event: z.string().min(1).max(80).optional(),
   args: z.unknown(),
   enqueuedAt: z.iso.datetime({ offset: true }).optional(),
   tenant: tenantSchema.optional(),
@@ -52,6 +61,8 @@ export interface Envelope {
   readonly track?: boolean;
   /** The job id of the fan-out this job is a child of: its end is counted there. */
   readonly parent?: string;
+  /** The event this job runs on (an event message, read by a subscriber): its name and id. Not on the wire of a job message. */
+  readonly event?: { readonly name: string; readonly id: string };
 }
 
 export function newJobId(): string {
@@ -73,7 +84,23 @@ export function encodeEnvelope(envelope: Envelope): string {
 }
 
 /** Why a body is poison. Poison goes to the DLQ at once and is never retried. */
-export type PoisonReason = 'invalid-json' | 'not-an-envelope' | 'unsupported-version' | 'unknown-job' | 'invalid-args';
+export type PoisonReason = 'invalid-json' | 'not-an-envelope' | 'unsupported-version' | 'unknown-job' | 'invalid-args' | 'unknown-topic';
+
+type Poison = { readonly reason: PoisonReason; readonly detail: string };
+
+/** How a reader takes events: which topics' notifications it reads, and which job runs an event here. */
+export interface EventRouting {
+  /** Whether a (wrapped) SNS notification from this topic may be read. */
+  topicAllowed(topicArn: string): boolean;
+  /** The job that runs `event` here, or why none does. */
+  subscriber(event: string): string | Poison;
+}
+
+/** A reader that takes no event (producers, DLQ tools): every event is an unknown job, every notification an unknown topic. */
+export const NO_EVENTS: EventRouting = {
+  topicAllowed: () => false,
+  subscriber: (event) => ({ reason: 'unknown-job', detail: `no job here subscribes to the event "${event}"` }),
+};
 
 export type Decoded =
   | { readonly ok: true; readonly envelope: Envelope }
@@ -83,12 +110,27 @@ export type Decoded =
  * Decode a body. Never throws: a body that is not a v1 envelope comes back with the reason.
  * `fallback` supplies the id (SQS MessageId) and enqueue time (SentTimestamp) when the body has none.
  */
-export function decodeEnvelope(body: string, fallback: { messageId: string; sentAt: Date }): Decoded {
+export function decodeEnvelope(body: string, fallback: { messageId: string; sentAt: Date }, events: EventRouting = NO_EVENTS): Decoded {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch (error) {
     return { ok: false, reason: 'invalid-json', detail: `body is not JSON: ${(error as Error).message}` };
+  }
+  const notification = asSnsNotification(parsed);
+  if (notification !== undefined) {
+    if (!events.topicAllowed(notification.topicArn)) {
+      return {
+        ok: false,
+        reason: 'unknown-topic',
+        detail: `an SNS notification from ${notification.topicArn}, a topic no job here subscribes to`,
+      };
+    }
+    try {
+      parsed = JSON.parse(notification.message);
+    } catch (error) {
+      return { ok: false, reason: 'invalid-json', detail: `the SNS notification's Message is not JSON: ${(error as Error).message}` };
+    }
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     return { ok: false, reason: 'not-an-envelope', detail: 'body is JSON but not an object' };
@@ -107,19 +149,42 @@ export function decodeEnvelope(body: string, fallback: { messageId: string; sent
     return { ok: false, reason: 'not-an-envelope', detail };
   }
   const e = result.data;
+  let job = e.job;
+  let event: Envelope['event'];
+  let id = e.id ?? fallback.messageId;
+  if (job === undefined) {
+    if (e.event === undefined) return { ok: false, reason: 'not-an-envelope', detail: 'body: names neither a job nor an event' };
+    const subscriber = events.subscriber(e.event);
+    if (typeof subscriber !== 'string') return { ok: false, ...subscriber };
+    event = { name: e.event, id };
+    job = subscriber;
+    id = derivedJobId(id, subscriber);
+  }
   return {
     ok: true,
     envelope: {
       v: ENVELOPE_VERSION,
-      id: e.id ?? fallback.messageId,
-      job: e.job,
+      id,
+      job,
       args: e.args,
       enqueuedAt: e.enqueuedAt ?? fallback.sentAt.toISOString(),
       ...(e.tenant === undefined ? {} : { tenant: e.tenant }),
       ...(e.track ? { track: true } : {}),
       ...(e.parent === undefined ? {} : { parent: e.parent }),
+      ...(event === undefined ? {} : { event }),
     },
   };
+}
+
+/**
+ * A job id made from another: `<id>.<suffix>` while it fits the 128-character limit, else a hash
+ * of the id before the suffix. Deterministic: a fan-out's children (suffix `c<n>`) and an event's
+ * subscribers (suffix: the job's name) get the same ids however often they are sent, so the dedupe
+ * lock and the fan-out counters see them as the same jobs.
+ */
+export function derivedJobId(jobId: string, suffix: string): string {
+  const plain = `${jobId}.${suffix}`;
+  return plain.length <= 128 ? plain : `${createHash('sha256').update(jobId).digest('hex').slice(0, 40)}.${suffix}`.slice(0, 128);
 }
 
 /** SQS accepts only #x9 #xA #xD, #x20-#xD7FF, #xE000-#xFFFD and #x10000-#x10FFFF in bodies and attributes. */

@@ -25,6 +25,7 @@ export type DeadLetterReason =
   | 'unsupported-version'
   | 'unknown-job'
   | 'invalid-args'
+  | 'unknown-topic'
   | 'unrecoverable'
   | 'retries-exhausted';
 

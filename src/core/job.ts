@@ -13,6 +13,7 @@ import {
   zodSchema,
 } from './definition-rules.js';
 import type { AnyBatchJob } from './batch-job.js';
+import { type AnyEvent, type OnEvent, onEventSchema, type Subscription, subscriptionOf } from './event.js';
 
 /** `ctx.progress`: report how far a job is. Cheap to call in a tight loop: writes are coalesced. */
 export interface ProgressFn {
@@ -39,6 +40,8 @@ export interface JobContext {
   readonly tenant: string | undefined;
   readonly enqueuedAt: Date;
   readonly queueUrl: string;
+  /** The event this run is for (a job defined with `on`): its name and id; undefined for an enqueued job. */
+  readonly event: { readonly name: string; readonly id: string } | undefined;
   /**
    * Report progress (tracked jobs; a no-op otherwise): `ctx.progress(done, total?)`,
    * `ctx.progress.add(n)`, `ctx.progress.data(value)`. Coalesced into at most one write per
@@ -82,6 +85,8 @@ export interface JobDefinition<Args extends z.ZodType = z.ZodType> {
   readonly priority: Priority;
   /** Record every run's status in the job store (as if enqueued with `track: true`). */
   readonly track: boolean;
+  /** The event it runs on (`on`), with its subscription's filter policy; undefined for a job that is only enqueued. */
+  readonly on: Subscription | undefined;
 }
 
 export type AnyJob = JobDefinition<z.ZodType>;
@@ -101,6 +106,7 @@ const definitionSchema = z
     backoff: backoffSchema,
     priority: prioritySchema.optional(),
     track: z.boolean().optional(),
+    on: onEventSchema.optional(),
   })
   .strict();
 
@@ -114,25 +120,38 @@ export interface JobSpec<Args extends z.ZodType> {
   priority?: Priority;
   /** Record every run's status in the job store (default false: only jobs enqueued with `track: true`). */
   track?: boolean;
+  /** Run on an event (`defineEvent`): each publish runs it once, from its own queue; `[event, filterPolicy]` for some publishes only. */
+  on?: OnEvent;
 }
 
+/** A job that runs on an event: its args are the event's payload (the `args` schema may be given, e.g. a stricter one). */
+export type EventJobSpec<E extends AnyEvent> = Omit<JobSpec<E['payload']>, 'args' | 'on'> & {
+  on: E | readonly [E, Readonly<Record<string, readonly unknown[]>>];
+  args?: E['payload'];
+};
+
 /** Define a job: its name, the zod schema of its arguments, and its handler. */
-export function defineJob<Args extends z.ZodType>(spec: JobSpec<Args>): JobDefinition<Args> {
+export function defineJob<E extends AnyEvent>(spec: EventJobSpec<E>): JobDefinition<E['payload']>;
+export function defineJob<Args extends z.ZodType>(spec: JobSpec<Args>): JobDefinition<Args>;
+export function defineJob(spec: JobSpec<z.ZodType> | EventJobSpec<AnyEvent>): AnyJob {
+  const on = spec.on === undefined ? undefined : onEventSchema.safeParse(spec.on).success ? subscriptionOf(spec.on) : undefined;
+  const withArgs = spec.args === undefined && on !== undefined ? { ...spec, args: on.event.payload } : spec;
   const parsed = parseWith(
     definitionSchema,
-    spec,
+    withArgs,
     'job',
     (issues) => new ValidationError('OPTIONS_INVALID', 'invalid job definition', issues),
   );
   return Object.freeze({
     kind: 'sqs-jobs/job',
     name: parsed.name,
-    args: spec.args,
-    handle: spec.handle,
+    args: withArgs.args as z.ZodType,
+    handle: spec.handle as AnyJob['handle'],
     timeoutMs: parsed.timeoutMs,
     backoff: Object.freeze({ ...DEFAULT_BACKOFF, ...parsed.backoff }),
     track: parsed.track ?? false,
     priority: parsed.priority ?? 'normal',
+    on,
   });
 }
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { derivedJobId } from '../core/envelope.js';
 import { z } from 'zod';
 import { type AnyDefinition, defineJob, type JobRegistry } from '../core/job.js';
 import { isFifoQueue } from '../core/queue-url.js';
@@ -13,16 +13,6 @@ export const fanOutResultSchema = z.object({
   failed: z.number().int(),
 });
 export type FanOutResult = z.output<typeof fanOutResultSchema>;
-
-/**
- * A job id made from another: `<id>.<suffix>` while it fits the 128-character limit, else a hash
- * of the pair. Deterministic, so a resumed fan-out sends its children (and its completion) under
- * the same ids, and the dedupe lock and the per-child counters see them as the same jobs.
- */
-export function derivedJobId(jobId: string, suffix: string): string {
-  const plain = `${jobId}.${suffix}`;
-  return plain.length <= 128 ? plain : `${createHash('sha256').update(jobId).digest('hex').slice(0, 40)}.${suffix}`.slice(0, 128);
-}
 
 /** Where a completion goes: the store that marks it sent, a producer per queue (on the worker's queue port), and the worker's jobs. */
 export interface CompletionDeps {

@@ -1,6 +1,7 @@
 import { SqsJobsError } from '../core/errors.js';
 import { type AnyDefinition, type FanOutOptions, validateArgs } from '../core/job.js';
-import { checkCompletion, derivedJobId, sendCompletion } from './completion.js';
+import { derivedJobId } from '../core/envelope.js';
+import { checkCompletion, sendCompletion } from './completion.js';
 import type { CountDeps } from './count.js';
 import type { CompletionSpec } from '../ports/fan-out-store.js';
 

@@ -32,6 +32,10 @@ export interface QueueAdmin {
   /** Set the settings given in one call; a redrive policy is set whole (give both halves). */
   applySettings(queueUrl: string, settings: QueueSettings): Promise<void>;
   arnOf(queueUrl: string): Promise<string>;
+  /** The queue's access policy (JSON), or undefined when it has none. */
+  policy(queueUrl: string): Promise<string | undefined>;
+  /** Set the queue's access policy (JSON), alone in its call. */
+  setPolicy(queueUrl: string, policy: string): Promise<void>;
   /** The URL of the queue an ARN names. */
   urlOfArn(arn: string): Promise<string>;
   counts(queueUrl: string): Promise<QueueCounts>;

@@ -6,6 +6,7 @@ import { prioritySchema } from '../core/priority.js';
 import { storeOptionSchema } from '../status/store.js';
 import { cancelOptionsSchema } from '../status/cancel-job.js';
 import { admissionOptionsSchema } from './admission/admission.js';
+import { eventsOptionSchema } from './publish.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from '../core/job.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../core/sqs-limits.js';
 import { ValidationError } from '../core/errors.js';
@@ -105,6 +106,8 @@ export const producerOptionsSchema = z
     tiers: z.boolean().default(false),
     /** Admission: refuse jobs (QueueFullError, HTTP 429) while the backlog is over the workers' drain capacity × slaSeconds. */
     admission: admissionOptionsSchema.optional(),
+    /** Where `publish` sends events: `{ endpoint?, account?, topics? }` (default: SNS, the queue's account). */
+    events: eventsOptionSchema,
     /** Renamed in 0.2: `spillover`, whose `queueUrl` was `spilloverQueueUrl`. */
     fairness: z.undefined({ error: 'was renamed: use spillover ({ queueUrl, ratePerSecond, burst, weights })' }).optional(),
   })

@@ -3,7 +3,7 @@ import { ConfigError, EnqueueBatchError, SqsJobsError, ValidationError, toError,
 import { SpilloverGate } from './spillover.js';
 import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
 import { outgoing, sendAll, type PreparedMessage } from './send-many.js';
-import { hasMemcached, producerAdmission, producerQueue } from './wiring.js';
+import { hasMemcached, producerAdmission, producerQueue, producerTopics } from './wiring.js';
 import type { Admission, AdmissionState } from './admission/admission.js';
 import { type Preparing, prepareMessage } from './prepare.js';
 import type { QueuePort } from '../ports/queue.js';
@@ -24,6 +24,9 @@ import { recordWaiting } from '../status/waiting.js';
 import { parseWith } from '../core/validation.js';
 import type { CancelResult } from '../status/cancel.js';
 import { JobCanceller } from '../status/cancel-job.js';
+import { type AnyEvent, type EventPayload, isEventDefinition } from '../core/event.js';
+import type { TopicPort } from '../ports/topics.js';
+import { type PublishOptions, type PublishResult, prepareEvent } from './publish.js';
 
 function optionsError(subject: string) {
   return (issues: FieldIssue[]) => new ValidationError('OPTIONS_INVALID', subject, issues);
@@ -50,6 +53,9 @@ export class Producer {
   /** Whether cancel() can work here: a job store, and the workers' memcached (or a lock). */
   readonly cancellable: boolean;
   readonly #env: Env;
+  /** Where `publish` sends events: the topics' ARNs, and the port (made on first publish). */
+  readonly #topics: ReturnType<typeof producerTopics>;
+  #topicPort: Promise<{ port: TopicPort; close: () => void }> | undefined;
 
   constructor(options: ProducerOptions = {}, env: Env = process.env) {
     const o = parseConfig(producerOptionsSchema, options, 'options', 'invalid producer options');
@@ -72,6 +78,12 @@ export class Producer {
     const { queue, counts, close } = producerQueue(o, env);
     this.#queue = queue;
     this.#closeQueue = close;
+    try {
+      this.#topics = producerTopics(o.events, o.endpoint, o.region, this.queueUrl, env);
+    } catch (error) {
+      this.close();
+      throw error;
+    }
     let admission: ReturnType<typeof producerAdmission> | undefined;
     try {
       admission = o.admission === undefined ? undefined : producerAdmission(o.admission, o, counts, env);
@@ -205,7 +217,32 @@ export class Producer {
   }
 
   /** Release the SDK client's sockets (only when this producer created it), the job store's and memcached's. */
+  /**
+   * Publish an event (defineEvent) to its SNS topic: every job that subscribes runs once, from its
+   * own queue. The payload is checked by the event's schema and sized as enqueue does (nothing is
+   * sent when it is wrong). `id` (default: a new one) makes it idempotent: a publish with the same
+   * id runs each subscriber once. `attributes` are for subscriptions' filter policies.
+   */
+  async publish<E extends AnyEvent>(event: E, payload: EventPayload<E>, options: PublishOptions = {}): Promise<PublishResult> {
+    if (!isEventDefinition(event)) throw new SqsJobsError('OPTIONS_INVALID', 'publish() takes an event made by defineEvent()');
+    const prepared = prepareEvent(event, payload, options, { ...this.#topics.settings, maxMessageBytes: this.maxMessageBytes });
+    this.#topicPort ??= this.#topics.port();
+    const { port } = await this.#topicPort;
+    try {
+      const { messageId } = await port.publish(prepared.topicArn, prepared);
+      return { eventId: prepared.eventId, messageId };
+    } catch (error) {
+      const e = toError(error);
+      throw new SqsJobsError(
+        'PUBLISH_FAILED',
+        `could not publish event "${event.name}" (${prepared.eventId}) to ${prepared.topicArn}: ${e.name}: ${e.message}`,
+        { cause: error },
+      );
+    }
+  }
+
   close(): void {
+    void this.#topicPort?.then(({ close }) => close());
     this.#canceller?.close();
     this.#closeAdmission();
     this.#closeQueue();

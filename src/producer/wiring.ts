@@ -3,7 +3,9 @@ import { MemcachedLock } from '../adapters/memcached-lock.js';
 import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
 import { ConfigError } from '../core/errors.js';
-import { resolveAwsSettings, resolveMemcached, type Env } from '../config/env.js';
+import { queueAccountOf, resolveAwsSettings, resolveMemcached, resolveSnsSettings, type Env } from '../config/env.js';
+import type { TopicPort } from '../ports/topics.js';
+import type { eventsOptionSchema, Topics } from './publish.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { QueueCounts } from '../ports/queue-admin.js';
 import { Admission, type admissionOptionsSchema } from './admission/admission.js';
@@ -73,4 +75,29 @@ export function hasMemcached(servers: string | undefined, env: Env): boolean {
   } catch {
     return false;
   }
+}
+
+/** The producer's topics: the port given, or SNS on a client of its own (made on first publish). */
+export function producerTopics(
+  o: z.output<typeof eventsOptionSchema>,
+  fallbackEndpoint: string | undefined,
+  region: string | undefined,
+  queueUrl: string,
+  env: Env,
+): { settings: Omit<Topics, 'maxMessageBytes'>; port: () => Promise<{ port: TopicPort; close: () => void }> } {
+  const sns = resolveSnsSettings({ endpoint: o?.endpoint ?? fallbackEndpoint, region }, env, {
+    endpoint: o?.endpoint === undefined ? 'options.endpoint' : 'options.events.endpoint',
+    region: 'options.region',
+  });
+  const settings = { region: sns.region, account: o?.account ?? queueAccountOf(queueUrl) };
+  return {
+    settings,
+    port: async () => {
+      if (o?.topics !== undefined) return { port: o.topics, close: () => {} };
+      // Loaded on first publish: a producer that never publishes never loads the SNS client.
+      const { createSnsClient, SnsTopics } = await import('../adapters/sns-topics.js');
+      const client = createSnsClient(sns, {}, env);
+      return { port: new SnsTopics(client), close: () => client.destroy() };
+    },
+  };
 }

@@ -17,6 +17,8 @@ export interface HandlerRunOptions {
   /** Default: a silent logger. */
   readonly log?: Logger;
   readonly queueUrl?: string;
+  /** The event the run is for (a job defined with `on`): `ctx.event`. */
+  readonly event?: { readonly name: string; readonly id: string };
   readonly enqueuedAt?: Date;
 }
 
@@ -58,6 +60,7 @@ export async function runHandler<J extends JobDefinition>(
     tenant: options.tenant,
     enqueuedAt: options.enqueuedAt ?? new Date(),
     queueUrl: options.queueUrl ?? 'https://sqs.us-east-1.amazonaws.com/000000000000/test',
+    event: options.event,
     progress: Object.assign(
       (done: number, total?: number) => {
         progress.done = Math.max(progress.done ?? 0, done);

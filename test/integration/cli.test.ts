@@ -88,6 +88,24 @@ describe.concurrent('sqs-jobs with garbage configuration', () => {
 });
 
 describe('sqs-jobs commands keep working', () => {
+  it('events create makes the topic, the subscriber queues and their subscriptions, and changes nothing the second time', async () => {
+    const tag = randomUUID().slice(0, 8);
+    const env = { ...LOCAL_ENV, EVENT_TAG: tag };
+    const first = await cli(['events', 'create', '--jobs', 'test/fixtures/event-jobs.ts', '--visibility-timeout', '20'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain(`topic user-signed-up-${tag}: created`);
+    expect(first.stdout).toContain(`user-signed-up-${tag} → welcome-${tag}: subscribed`);
+    expect(first.stdout).toContain(`user-signed-up-${tag} → crm-sync-${tag}: subscribed`); // the queue name: . as -
+    const again = await cli(['events', 'create', '--jobs', 'test/fixtures/event-jobs.ts', '--json'], env);
+    expect(again.code, again.stderr).toBe(0);
+    const made = JSON.parse(again.stdout) as { subscribers: { job: string; queueUrl: string }[]; changes: unknown[] };
+    expect(made.changes).toEqual([]);
+    expect(made.subscribers.map((s) => s.job).sort()).toEqual([`crm-sync.${tag}`, `welcome-${tag}`]);
+    const none = await cli(['events', 'create', '--jobs', 'handlers'], env);
+    expect(none.code).not.toBe(0);
+    expect(none.stderr).toContain('exports no job that runs on an event');
+  });
+
   it('enqueue sends a job that worker runs; SIGTERM stops the worker with exit 0', async () => {
     const { queueUrl } = await freshQueues(sqs, 'cli-worker');
     const sent = await cli(

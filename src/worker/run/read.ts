@@ -5,6 +5,7 @@ import type { ReceivedMessage } from '../../core/message.js';
 import { fieldIssues } from '../../core/validation.js';
 import { attemptOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
+import { eventRoutingFor } from './event-routing.js';
 import type { Reading } from './reading.js';
 
 /** The message of `lease` as read: decoded and validated once, by the first phase that needs it. */
@@ -24,7 +25,7 @@ function registeredName(jobs: JobRegistry, name: string | undefined): string {
 }
 
 export function readMessage(jobs: JobRegistry, m: ReceivedMessage): Reading {
-  const decoded = decodeEnvelope(m.body, { messageId: m.messageId, sentAt: m.sentAt });
+  const decoded = decodeEnvelope(m.body, { messageId: m.messageId, sentAt: m.sentAt }, eventRoutingFor(jobs, m.queueUrl));
   if (!decoded.ok) {
     const info = {
       jobId: m.attributes[ATTR_JOB_ID]?.StringValue ?? m.messageId,

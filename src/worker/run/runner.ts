@@ -65,6 +65,7 @@ function start(
     tenant: read.envelope.tenant,
     enqueuedAt: new Date(read.envelope.enqueuedAt),
     queueUrl: m.queueUrl,
+    event: read.envelope.event,
     progress: lease.progress?.fn ?? NO_PROGRESS,
     fanOut: (child, argsList, options) => {
       if (status === undefined) {

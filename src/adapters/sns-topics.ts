@@ -1,0 +1,107 @@
+import {
+  CreateTopicCommand,
+  GetSubscriptionAttributesCommand,
+  ListSubscriptionsByTopicCommand,
+  ListTopicsCommand,
+  PublishCommand,
+  SetSubscriptionAttributesCommand,
+  SNSClient,
+  SubscribeCommand,
+} from '@aws-sdk/client-sns';
+import type { AwsSettings, Env } from '../config/env.js';
+import { type ClientOptions, clientConfig } from './aws-clients.js';
+import type { MessageAttributes } from '../core/message.js';
+import type { SubscriptionSettings, TopicAdmin, TopicPort, TopicSubscription } from '../ports/topics.js';
+import { sameJson } from '../core/same-json.js';
+
+/** An SNS client with sqs-jobs' settings (loopback credentials, its own sockets), as createSqsClient makes SQS's. */
+export function createSnsClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): SNSClient {
+  return new SNSClient(clientConfig(settings, options, env));
+}
+
+/** The topics port on the AWS SDK's SNS client. */
+export class SnsTopics implements TopicPort, TopicAdmin {
+  readonly #sns: SNSClient;
+
+  constructor(client: SNSClient) {
+    this.#sns = client;
+  }
+
+  async publish(
+    topicArn: string,
+    message: { readonly body: string; readonly attributes: MessageAttributes },
+  ): Promise<{ messageId: string }> {
+    const out = await this.#sns.send(
+      new PublishCommand({
+        TopicArn: topicArn,
+        Message: message.body,
+        MessageAttributes: Object.fromEntries(
+          Object.entries(message.attributes).map(([k, a]) => [k, { DataType: a.DataType, StringValue: a.StringValue }]),
+        ),
+      }),
+    );
+    return { messageId: out.MessageId ?? '' };
+  }
+
+  async createTopic(name: string): Promise<{ topicArn: string; created: boolean }> {
+    const existed = await this.#exists(name);
+    const out = await this.#sns.send(new CreateTopicCommand({ Name: name }));
+    if (out.TopicArn === undefined) throw new Error(`SNS made the topic ${name} but gave no ARN`);
+    return { topicArn: out.TopicArn, created: !existed };
+  }
+
+  async subscriptions(topicArn: string): Promise<TopicSubscription[]> {
+    const all: TopicSubscription[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.#sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn, NextToken: token }));
+      for (const s of page.Subscriptions ?? []) {
+        if (s.SubscriptionArn === undefined || s.SubscriptionArn === 'PendingConfirmation') continue;
+        all.push({ subscriptionArn: s.SubscriptionArn, protocol: s.Protocol ?? '', endpoint: s.Endpoint ?? '' });
+      }
+      token = page.NextToken;
+    } while (token !== undefined);
+    return all;
+  }
+
+  async subscribeQueue(topicArn: string, queueArn: string, settings: SubscriptionSettings): Promise<string> {
+    const out = await this.#sns.send(
+      new SubscribeCommand({
+        TopicArn: topicArn,
+        Protocol: 'sqs',
+        Endpoint: queueArn,
+        ReturnSubscriptionArn: true,
+        Attributes: {
+          RawMessageDelivery: String(settings.rawMessageDelivery),
+          ...(settings.filterPolicy === undefined ? {} : { FilterPolicy: settings.filterPolicy, FilterPolicyScope: 'MessageAttributes' }),
+        },
+      }),
+    );
+    if (out.SubscriptionArn === undefined) throw new Error(`SNS subscribed ${queueArn} to ${topicArn} but gave no ARN`);
+    return out.SubscriptionArn;
+  }
+
+  async subscriptionSettings(subscriptionArn: string): Promise<SubscriptionSettings> {
+    const out = await this.#sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn: subscriptionArn }));
+    const a = out.Attributes ?? {};
+    return { rawMessageDelivery: a.RawMessageDelivery === 'true', filterPolicy: a.FilterPolicy === '' ? undefined : a.FilterPolicy };
+  }
+
+  async applySubscriptionSettings(subscriptionArn: string, settings: SubscriptionSettings): Promise<void> {
+    const now = await this.subscriptionSettings(subscriptionArn);
+    const set = (AttributeName: string, AttributeValue: string) =>
+      this.#sns.send(new SetSubscriptionAttributesCommand({ SubscriptionArn: subscriptionArn, AttributeName, AttributeValue }));
+    if (now.rawMessageDelivery !== settings.rawMessageDelivery) await set('RawMessageDelivery', String(settings.rawMessageDelivery));
+    if (!sameJson(now.filterPolicy, settings.filterPolicy)) await set('FilterPolicy', settings.filterPolicy ?? '');
+  }
+
+  async #exists(name: string): Promise<boolean> {
+    let token: string | undefined;
+    do {
+      const page = await this.#sns.send(new ListTopicsCommand({ NextToken: token }));
+      if ((page.Topics ?? []).some((t) => t.TopicArn?.endsWith(`:${name}`))) return true;
+      token = page.NextToken;
+    } while (token !== undefined);
+    return false;
+  }
+}

@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { zodSchema } from './definition-rules.js';
+import { ValidationError } from './errors.js';
+import { parseWith } from './validation.js';
+
+/**
+ * An event: something that happened, published once to its SNS topic; every job that subscribes
+ * (`defineJob({ on: event })`) runs once, from its own queue. The payload is checked by its schema
+ * at publish, as enqueue checks a job's args.
+ */
+export interface EventDefinition<Payload extends z.ZodType = z.ZodType> {
+  readonly kind: 'sqs-jobs/event';
+  readonly name: string;
+  readonly payload: Payload;
+  /** The SNS topic's name (default: the event's name with `.` as `-`). */
+  readonly topic: string;
+  /** A full topic ARN, when the topic is not in the producer's account and region. */
+  readonly topicArn: string | undefined;
+}
+
+export type AnyEvent = EventDefinition<z.ZodType>;
+
+/** What an event's payload is as the caller passes it to publish (the schema's input type). */
+export type EventPayload<E> = E extends { readonly kind: 'sqs-jobs/event'; readonly payload: infer P extends z.ZodType }
+  ? z.input<P>
+  : never;
+
+/** Event names: like job names (`order.placed`, `user-signed-up`), at most 80 characters. */
+const EVENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$/;
+/** SNS topic names: 1-256 of letters, digits, _ and - (FIFO topics end in .fifo, not offered yet). */
+const TOPIC_NAME_PATTERN = /^[A-Za-z0-9_-]{1,256}$/;
+
+const eventSpecSchema = z
+  .object({
+    name: z.string().regex(EVENT_NAME_PATTERN, 'must be 1-80 characters of letters, digits, _ . - and start with a letter or digit'),
+    payload: zodSchema,
+    topic: z.string().regex(TOPIC_NAME_PATTERN, 'must be 1-256 characters of letters, digits, _ and - (an SNS topic name)').optional(),
+    topicArn: z
+      .string()
+      .regex(
+        /^arn:[a-z-]+:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/,
+        'must be an SNS topic ARN (arn:aws:sns:<region>:<account>:<topic>)',
+      )
+      .optional(),
+  })
+  .strict();
+
+export interface EventSpec<Payload extends z.ZodType> {
+  name: string;
+  payload: Payload;
+  topic?: string;
+  topicArn?: string;
+}
+
+/** Define an event: its name and the zod schema of its payload. */
+export function defineEvent<Payload extends z.ZodType>(spec: EventSpec<Payload>): EventDefinition<Payload> {
+  const parsed = parseWith(
+    eventSpecSchema,
+    spec,
+    'event',
+    (issues) => new ValidationError('OPTIONS_INVALID', 'invalid event definition', issues),
+  );
+  const topic = parsed.topicArn?.split(':').at(-1) ?? parsed.topic ?? parsed.name.replaceAll('.', '-');
+  return Object.freeze({ kind: 'sqs-jobs/event', name: parsed.name, payload: spec.payload, topic, topicArn: parsed.topicArn });
+}
+
+export function isEventDefinition(value: unknown): value is AnyEvent {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'sqs-jobs/event';
+}
+
+/**
+ * An SNS filter policy on the message attributes a publish sets (`sqsjobs-event`, `sqsjobs-tenant`
+ * and the `attributes` given), e.g. `{ region: ['eu-west-1'] }` or `{ 'sqsjobs-tenant': ['acme'] }`.
+ */
+export type FilterPolicy = Readonly<Record<string, readonly unknown[]>>;
+
+/** What a job subscribes to: the event, and the filter policy of its subscription (none: every publish). */
+export interface Subscription {
+  readonly event: AnyEvent;
+  readonly filter: FilterPolicy | undefined;
+}
+
+/** `on: event` or `on: [event, filterPolicy]`, as defineJob takes it. */
+export type OnEvent = AnyEvent | readonly [AnyEvent, FilterPolicy];
+
+export const onEventSchema = z.union([
+  z.custom<AnyEvent>(isEventDefinition, 'must be an event made by defineEvent()'),
+  z.tuple([
+    z.custom<AnyEvent>(isEventDefinition, 'must be an event made by defineEvent()'),
+    z
+      .record(z.string().min(1), z.array(z.unknown()).min(1, 'must list at least one value'))
+      .refine((policy) => Object.keys(policy).length <= 5, 'a filter policy may name at most 5 attributes (SNS limit)'),
+  ]),
+]);
+
+export function subscriptionOf(on: OnEvent): Subscription {
+  return isEventDefinition(on) ? { event: on, filter: undefined } : { event: on[0], filter: on[1] };
+}
+
+/** The SNS notification a queue gets from a subscription without raw delivery (one someone else made). */
+export interface SnsNotification {
+  readonly topicArn: string;
+  readonly message: string;
+  readonly messageId: string | undefined;
+}
+
+/** `parsed` as an SNS notification (Type "Notification", TopicArn, Message), else undefined. */
+export function asSnsNotification(parsed: unknown): SnsNotification | undefined {
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const n = parsed as { Type?: unknown; TopicArn?: unknown; Message?: unknown; MessageId?: unknown };
+  if (n.Type !== 'Notification' || typeof n.TopicArn !== 'string' || typeof n.Message !== 'string') return undefined;
+  return { topicArn: n.TopicArn, message: n.Message, messageId: typeof n.MessageId === 'string' ? n.MessageId : undefined };
+}
+
+/** The topic name an ARN ends with. */
+export function topicNameOf(arn: string): string {
+  return arn.slice(arn.lastIndexOf(':') + 1);
+}
+
+/** The queue a subscriber job runs from (`provisionEvents` makes it): its name, with `.` and `:` as `-`. */
+export function subscriberQueueNameFor(jobName: string): string {
+  return jobName.replace(/[.:]/g, '-');
+}
+
+export const ATTR_EVENT = 'sqsjobs-event';
+export const ATTR_TENANT = 'sqsjobs-tenant';

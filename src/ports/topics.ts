@@ -1,0 +1,36 @@
+import type { MessageAttributes } from '../core/message.js';
+
+/**
+ * The topics port: what sqs-jobs does with SNS. Publishing (the producer's `publish`) and, for
+ * `provisionEvents`, making topics and subscribing queues to them. The SNS adapter is `SnsTopics`
+ * (sqs-jobs/adapters).
+ */
+export interface TopicPort {
+  /** Publish one message to a topic; answers SNS's message id. */
+  publish(topicArn: string, message: { readonly body: string; readonly attributes: MessageAttributes }): Promise<{ messageId: string }>;
+}
+
+/** One subscription of a topic, as SNS reports it. */
+export interface TopicSubscription {
+  readonly subscriptionArn: string;
+  readonly protocol: string;
+  /** The queue ARN, for an sqs subscription. */
+  readonly endpoint: string;
+}
+
+/** A subscription's settings sqs-jobs manages. */
+export interface SubscriptionSettings {
+  readonly rawMessageDelivery: boolean;
+  /** The filter policy as JSON; undefined: none. */
+  readonly filterPolicy: string | undefined;
+}
+
+export interface TopicAdmin {
+  /** Create the topic if it does not exist (idempotent); answers its ARN and whether it was made now. */
+  createTopic(name: string): Promise<{ topicArn: string; created: boolean }>;
+  subscriptions(topicArn: string): Promise<TopicSubscription[]>;
+  subscribeQueue(topicArn: string, queueArn: string, settings: SubscriptionSettings): Promise<string>;
+  subscriptionSettings(subscriptionArn: string): Promise<SubscriptionSettings>;
+  /** Set the settings that differ; a filter policy of undefined removes it. */
+  applySubscriptionSettings(subscriptionArn: string, settings: SubscriptionSettings): Promise<void>;
+}

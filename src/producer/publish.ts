@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { implementing } from '../config/env.js';
+import { ENVELOPE_VERSION, findForbiddenCharacter, jobIdSchema, messageSize, newJobId, tenantSchema } from '../core/envelope.js';
+import { PayloadTooLargeError, ValidationError } from '../core/errors.js';
+import { type AnyEvent, ATTR_EVENT, ATTR_TENANT } from '../core/event.js';
+import { ATTR_JOB_ID } from '../core/envelope.js';
+import type { MessageAttributes } from '../core/message.js';
+import { parseWith } from '../core/validation.js';
+import type { TopicPort } from '../ports/topics.js';
+
+/** SQS keeps at most 10 message attributes; a raw delivery carries the publish's: 3 are sqs-jobs' own. */
+const MAX_USER_ATTRIBUTES = 7;
+
+export const publishOptionsSchema = z
+  .object({
+    /** The event id (default: a new one): a publish with the same id runs each subscriber once. */
+    id: jobIdSchema.optional(),
+    tenant: tenantSchema.optional(),
+    /** Message attributes (strings) that subscriptions' filter policies can match, e.g. `{ region: 'eu-west-1' }`. */
+    attributes: z
+      .record(z.string(), z.string().min(1, 'must not be empty').max(1_024, 'must be at most 1024 characters'))
+      .superRefine((attributes, ctx) => {
+        const names = Object.keys(attributes);
+        if (names.length > MAX_USER_ATTRIBUTES)
+          ctx.addIssue({ code: 'custom', message: `at most ${MAX_USER_ATTRIBUTES} (SQS keeps 10 attributes; sqs-jobs uses 3)` });
+        for (const name of names) {
+          if (!/^[A-Za-z0-9_.-]{1,256}$/.test(name))
+            ctx.addIssue({ code: 'custom', path: [name], message: 'a name must be 1-256 letters, digits, _ . -' });
+          else if (/^(sqsjobs-|aws\.)/i.test(name))
+            ctx.addIssue({ code: 'custom', path: [name], message: 'the sqsjobs- and aws. prefixes are reserved' });
+        }
+      })
+      .optional(),
+  })
+  .strict();
+
+export type PublishOptions = z.input<typeof publishOptionsSchema>;
+
+export interface PublishResult {
+  readonly eventId: string;
+  readonly messageId: string;
+}
+
+/** The producer's `events` option: where events are published. */
+export const eventsOptionSchema = z
+  .object({
+    /** The topics port (default: SNS through the AWS SDK). */
+    topics: implementing<TopicPort>('TopicPort', ['publish']).optional(),
+    /** SNS endpoint (default AWS_ENDPOINT_URL_SNS, else the SQS endpoint's). */
+    endpoint: z.string().optional(),
+    /** The account of the topics (default: the producer's queue's). */
+    account: z
+      .string()
+      .regex(/^\d{12}$/, 'must be a 12-digit AWS account id')
+      .optional(),
+  })
+  .strict()
+  .optional();
+
+/** One event as it will be published: checked, encoded, sized, with its topic. */
+export interface PreparedEvent {
+  readonly eventId: string;
+  readonly topicArn: string;
+  readonly body: string;
+  readonly attributes: MessageAttributes;
+}
+
+/** Where a producer's events go: the topic ARN of each event. */
+export interface Topics {
+  readonly region: string;
+  readonly account: string | undefined;
+  readonly maxMessageBytes: number;
+}
+
+export function topicArnOf(event: AnyEvent, t: Topics): string {
+  if (event.topicArn !== undefined) return event.topicArn;
+  if (t.account === undefined) {
+    throw new ValidationError('OPTIONS_INVALID', `cannot publish event "${event.name}"`, [
+      { field: 'options.events.account', rule: "must be set: the producer's queue URL names no account, and the event no topicArn" },
+    ]);
+  }
+  return `arn:aws:sns:${t.region}:${t.account}:${event.topic}`;
+}
+
+/** Check an event's payload by its schema and the options, and make the message: nothing is sent when any of it is wrong. */
+export function prepareEvent(event: AnyEvent, payload: unknown, options: PublishOptions, t: Topics): PreparedEvent {
+  const opts = parseWith(
+    publishOptionsSchema,
+    options,
+    'options',
+    (issues) => new ValidationError('OPTIONS_INVALID', `invalid publish options for event "${event.name}"`, issues),
+  );
+  const valid = parseWith(
+    event.payload,
+    payload,
+    'payload',
+    (issues) => new ValidationError('ARGS_INVALID', `invalid payload for event "${event.name}"`, issues),
+  );
+  const forbidden = findForbiddenCharacter(valid, 'payload');
+  if (forbidden !== undefined) {
+    throw new ValidationError('ARGS_INVALID', `invalid payload for event "${event.name}"`, [
+      { field: forbidden.path, rule: `contains ${forbidden.codePoint}, a character SQS does not accept in messages` },
+    ]);
+  }
+  const eventId = opts.id ?? newJobId();
+  const body = JSON.stringify({
+    v: ENVELOPE_VERSION,
+    id: eventId,
+    event: event.name,
+    args: valid,
+    enqueuedAt: new Date().toISOString(),
+    ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
+  });
+  const attributes: Record<string, { DataType: 'String'; StringValue: string }> = {
+    [ATTR_EVENT]: { DataType: 'String', StringValue: event.name },
+    [ATTR_JOB_ID]: { DataType: 'String', StringValue: eventId },
+    ...(opts.tenant === undefined ? {} : { [ATTR_TENANT]: { DataType: 'String', StringValue: opts.tenant } }),
+  };
+  for (const [k, v] of Object.entries(opts.attributes ?? {})) attributes[k] = { DataType: 'String', StringValue: v };
+  const size = messageSize(body, attributes);
+  if (size > t.maxMessageBytes) throw new PayloadTooLargeError(`event ${event.name}`, size, t.maxMessageBytes);
+  return { eventId, topicArn: topicArnOf(event, t), body, attributes };
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { PublishCommand } from '@aws-sdk/client-sns';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { SqsQueueAdmin } from '../../src/adapters/sqs-admin.js';
+import { SqsQueuePort } from '../../src/adapters/sqs-queue.js';
+import { createSnsClient, SnsTopics } from '../../src/adapters/sns-topics.js';
+import { defineEvent } from '../../src/core/event.js';
+import { ValidationError } from '../../src/core/errors.js';
+import { defineJob, type JobContext } from '../../src/core/job.js';
+import { listDeadLetters } from '../../src/ops/dlq-scan.js';
+import { provisionEvents } from '../../src/ops/events.js';
+import { provisionQueues } from '../../src/ops/queues.js';
+import { createProducer } from '../../src/producer/producer.js';
+import { LOCAL_ENDPOINT, LOCAL_ENV, eventually, queueCounts, sleep, sqsClient } from '../helpers/stack.js';
+import { recordEvents, useWorkers } from '../helpers/worker.js';
+
+// Events on real SNS → real SQS (LocalStack or moto): publish once, every subscriber runs once on its own queue.
+const sqs = sqsClient();
+const sns = createSnsClient({ endpoint: LOCAL_ENDPOINT, region: 'us-east-1' }, {}, {});
+const admin = new SqsQueueAdmin(sqs);
+const topics = new SnsTopics(sns);
+afterAll(() => {
+  sqs.destroy();
+  sns.destroy();
+});
+const start = useWorkers();
+
+function orderEvent() {
+  const tag = randomUUID().slice(0, 8);
+  const placed = defineEvent({ name: `order.placed-${tag}`, payload: z.object({ orderId: z.string(), total: z.number().nonnegative() }) });
+  return { tag, placed };
+}
+
+describe('events (SNS → SQS)', () => {
+  it('runs each subscriber once per event, on its own queue; a filter policy keeps one from what it did not ask for; a repeated publish runs nobody twice', async () => {
+    const { tag, placed } = orderEvent();
+    const ran: { job: string; orderId: string; jobId: string; event: JobContext['event'] }[] = [];
+    const record = (job: string) => (p: { orderId: string }, ctx: JobContext) => {
+      ran.push({ job, orderId: p.orderId, jobId: ctx.jobId, event: ctx.event });
+    };
+    const reserve = defineJob({ name: `reserve-stock-${tag}`, on: placed, handle: record('reserve') });
+    const confirm = defineJob({ name: `send-confirmation-${tag}`, on: [placed, { region: ['eu'] }], handle: record('confirm') });
+    const made = await provisionEvents(admin, topics, [reserve, confirm], { visibilityTimeout: 10 });
+    expect(made.subscribers.map((s) => s.job)).toEqual([reserve.name, confirm.name]);
+    expect(made.changes).toContainEqual({ topic: placed.topic, change: 'created' });
+    // Run again: nothing to do.
+    expect((await provisionEvents(admin, topics, [reserve, confirm], { visibilityTimeout: 10 })).changes).toEqual([]);
+
+    // One worker on both queues: each message runs the job whose queue it is.
+    const worker = start({ queues: made.subscribers.map((s) => s.queueUrl), jobs: [reserve, confirm] });
+    const events = recordEvents(worker);
+    await worker.start();
+    const producer = createProducer({ queueUrl: made.subscribers[0]!.queueUrl }, LOCAL_ENV);
+    const eu = await producer.publish(placed, { orderId: 'o-1', total: 30 }, { id: `e1-${tag}`, attributes: { region: 'eu' } });
+    await producer.publish(placed, { orderId: 'o-2', total: 12 }, { id: `e2-${tag}`, attributes: { region: 'us' } });
+    await producer.publish(placed, { orderId: 'o-1', total: 30 }, { id: `e1-${tag}`, attributes: { region: 'eu' } }); // again
+    expect(eu.eventId).toBe(`e1-${tag}`);
+    await eventually(() => ran.length >= 3, 'three runs');
+    await sleep(2_000); // the repeated publish's copies arrive, and are not run
+    for (const s of made.subscribers) await eventually(async () => (await queueCounts(sqs, s.queueUrl)).visible === 0, 'queues empty');
+    producer.close();
+    expect(ran.map((r) => `${r.job}:${r.orderId}`).sort()).toEqual(['confirm:o-1', 'reserve:o-1', 'reserve:o-2']);
+    expect(ran.find((r) => r.job === 'confirm')).toMatchObject({
+      jobId: `e1-${tag}.${confirm.name}`,
+      event: { name: placed.name, id: `e1-${tag}` },
+    });
+    expect(events.count('job:duplicate')).toBe(2); // the repeated publish, to both subscribers
+    expect(events.count('job:dead-lettered')).toBe(0);
+  });
+
+  it('reads wrapped SNS notifications from its topics only: another topic’s, and a broken one, go to the DLQ with the reason', async () => {
+    const { tag, placed } = orderEvent();
+    const seen: string[] = [];
+    const audit = defineJob({ name: `audit-${tag}`, on: placed, handle: (p) => void seen.push(p.orderId) });
+    // A subscription someone else made: no raw delivery, so SNS wraps each message.
+    const pair = await provisionQueues(admin, { name: `audit-${tag}`, visibilityTimeout: 10, maxReceiveCount: 2 });
+    const { topicArn } = await topics.createTopic(placed.topic);
+    await topics.subscribeQueue(topicArn, pair.queueArn, { rawMessageDelivery: false, filterPolicy: undefined });
+    const worker = start({ queues: [pair.queueUrl], jobs: [audit] });
+    const events = recordEvents(worker);
+    await worker.start();
+    const producer = createProducer({ queueUrl: pair.queueUrl }, LOCAL_ENV);
+    await producer.publish(placed, { orderId: 'w-1', total: 1 });
+    producer.close();
+    const stranger = JSON.stringify({
+      Type: 'Notification',
+      TopicArn: `${topicArn}-other`,
+      MessageId: 'x',
+      Message: '{"v":1,"event":"x","args":{}}',
+    });
+    const broken = JSON.stringify({ Type: 'Notification', TopicArn: topicArn, MessageId: 'y', Message: 'not json' });
+    for (const body of [stranger, broken]) await sqs.send(new SendMessageCommand({ QueueUrl: pair.queueUrl, MessageBody: body }));
+    await eventually(() => seen.length === 1 && events.count('job:dead-lettered') === 2, 'one run, two dead letters');
+    expect(seen).toEqual(['w-1']);
+    const dead = await listDeadLetters(new SqsQueuePort(sqs), pair.dlqUrl);
+    expect(dead.map((d) => d.reason).sort()).toEqual(['invalid-json', 'unknown-topic']);
+  });
+
+  it('runs an event published by hand, as another language would (the README’s wire format, no sqs-jobs on the sending side)', async () => {
+    const { tag, placed } = orderEvent();
+    const got: { orderId: string; event: JobContext['event'] }[] = [];
+    const job = defineJob({ name: `ship-${tag}`, on: placed, handle: (p, ctx) => void got.push({ orderId: p.orderId, event: ctx.event }) });
+    const made = await provisionEvents(admin, topics, [job]);
+    const worker = start({ queues: [made.subscribers[0]!.queueUrl], jobs: [job] });
+    await worker.start();
+    await sns.send(
+      new PublishCommand({
+        TopicArn: made.subscribers[0]!.topicArn,
+        Message: JSON.stringify({ v: 1, id: `order-${tag}`, event: placed.name, args: { orderId: 'o-42', total: 3 } }),
+        MessageAttributes: { 'sqsjobs-event': { DataType: 'String', StringValue: placed.name } },
+      }),
+    );
+    await eventually(() => got.length === 1, 'the job to run');
+    expect(got[0]).toEqual({ orderId: 'o-42', event: { name: placed.name, id: `order-${tag}` } });
+  });
+
+  it('refuses an invalid or oversized payload at publish, naming the field, and sends nothing', async () => {
+    const { tag, placed } = orderEvent();
+    const job = defineJob({ name: `bill-${tag}`, on: placed, handle: () => {} });
+    const made = await provisionEvents(admin, topics, [job]);
+    const queueUrl = made.subscribers[0]!.queueUrl;
+    const producer = createProducer({ queueUrl, maxMessageBytes: 1_024 }, LOCAL_ENV);
+    const invalid = producer.publish(placed, { orderId: 'o', total: -1 });
+    await expect(invalid).rejects.toBeInstanceOf(ValidationError);
+    await expect(invalid).rejects.toThrow(/payload\.total/);
+    await expect(producer.publish(placed, { orderId: 'x'.repeat(2_000), total: 1 })).rejects.toThrow(/over the limit of 1024 bytes/);
+    await expect(producer.publish(placed, { orderId: 'o', total: 1 }, { attributes: { 'sqsjobs-x': 'y' } })).rejects.toThrow(
+      /options\.attributes/,
+    );
+    producer.close();
+    await sleep(500);
+    expect(await queueCounts(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+  });
+});
