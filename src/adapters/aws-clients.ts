@@ -4,7 +4,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import type { AwsSettings, Env } from '../config/env.js';
+import { type AwsSettings, type Env, isLoopback } from '../config/env.js';
 
 /**
  * One place that builds AWS clients. Each client gets its own socket pool, so a long poll that
@@ -17,19 +17,6 @@ export interface ClientOptions {
   readonly requestTimeoutMs?: number;
   /** Attempts per call, the first included, with the SDK's standard backoff between them (SDK default 3). */
   readonly maxAttempts?: number;
-}
-
-/** Loopback, including LocalStack's names for it (localhost.localstack.cloud and its subdomains resolve to 127.0.0.1). */
-function isLoopback(endpoint: string | undefined): boolean {
-  if (endpoint === undefined) return false;
-  const host = new URL(endpoint).hostname;
-  return (
-    host === 'localhost' ||
-    host.endsWith('.localhost') ||
-    host === '[::1]' ||
-    host.startsWith('127.') ||
-    /(^|\.)localhost\.localstack\.cloud$/.test(host)
-  );
 }
 
 /**

@@ -84,7 +84,9 @@ export class SnsTopics implements TopicPort, TopicAdmin {
   async subscriptionSettings(subscriptionArn: string): Promise<SubscriptionSettings> {
     const out = await this.#sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn: subscriptionArn }));
     const a = out.Attributes ?? {};
-    return { rawMessageDelivery: a.RawMessageDelivery === 'true', filterPolicy: a.FilterPolicy === '' ? undefined : a.FilterPolicy };
+    // No filter reads as absent, '' or '{}' depending on the server.
+    const filter = a.FilterPolicy === undefined || a.FilterPolicy === '' || a.FilterPolicy === '{}' ? undefined : a.FilterPolicy;
+    return { rawMessageDelivery: a.RawMessageDelivery === 'true', filterPolicy: filter };
   }
 
   async applySubscriptionSettings(subscriptionArn: string, settings: SubscriptionSettings): Promise<void> {
@@ -92,7 +94,11 @@ export class SnsTopics implements TopicPort, TopicAdmin {
     const set = (AttributeName: string, AttributeValue: string) =>
       this.#sns.send(new SetSubscriptionAttributesCommand({ SubscriptionArn: subscriptionArn, AttributeName, AttributeValue }));
     if (now.rawMessageDelivery !== settings.rawMessageDelivery) await set('RawMessageDelivery', String(settings.rawMessageDelivery));
-    if (!sameJson(now.filterPolicy, settings.filterPolicy)) await set('FilterPolicy', settings.filterPolicy ?? '');
+    if (!sameJson(now.filterPolicy, settings.filterPolicy)) {
+      // '{}' removes a filter policy (SNS's documented way); a policy matches message attributes.
+      if (settings.filterPolicy !== undefined) await set('FilterPolicyScope', 'MessageAttributes');
+      await set('FilterPolicy', settings.filterPolicy ?? '{}');
+    }
   }
 
   async #exists(name: string): Promise<boolean> {

@@ -92,8 +92,8 @@ type Poison = { readonly reason: PoisonReason; readonly detail: string };
 export interface EventRouting {
   /** Whether a (wrapped) SNS notification from this topic may be read. */
   topicAllowed(topicArn: string): boolean;
-  /** The job that runs `event` here, or why none does. */
-  subscriber(event: string): string | Poison;
+  /** The job that runs `event` here (delivered from `topicArn` when it came wrapped), or why none does. */
+  subscriber(event: string, topicArn: string | undefined): string | Poison;
 }
 
 /** A reader that takes no event (producers, DLQ tools): every event is an unknown job, every notification an unknown topic. */
@@ -152,13 +152,24 @@ export function decodeEnvelope(body: string, fallback: { messageId: string; sent
   let job = e.job;
   let event: Envelope['event'];
   let id = e.id ?? fallback.messageId;
+  if (e.job !== undefined && e.event !== undefined)
+    return { ok: false, reason: 'not-an-envelope', detail: 'body: names both a job and an event (one or the other)' };
+  // Through SNS come events only: a topic's publisher cannot name a job to run.
+  if (notification !== undefined && e.event === undefined)
+    return { ok: false, reason: 'not-an-envelope', detail: `the SNS notification from ${notification.topicArn} carries no event` };
   if (job === undefined) {
     if (e.event === undefined) return { ok: false, reason: 'not-an-envelope', detail: 'body: names neither a job nor an event' };
-    const subscriber = events.subscriber(e.event);
+    if (e.parent !== undefined) return { ok: false, reason: 'not-an-envelope', detail: 'parent: an event is not a fan-out child' };
+    // An event's id is what makes each subscriber run once: SNS's own message id for a wrapped one
+    // that has none (the same on each of its deliveries); a raw one without it is refused.
+    const eventId = e.id ?? notification?.messageId;
+    if (eventId === undefined || !jobIdSchema.safeParse(eventId).success)
+      return { ok: false, reason: 'not-an-envelope', detail: 'id: an event needs its id (each subscriber runs once per event id)' };
+    const subscriber = events.subscriber(e.event, notification?.topicArn);
     if (typeof subscriber !== 'string') return { ok: false, ...subscriber };
-    event = { name: e.event, id };
+    event = { name: e.event, id: eventId };
     job = subscriber;
-    id = derivedJobId(id, subscriber);
+    id = derivedJobId(eventId, subscriber);
   }
   return {
     ok: true,

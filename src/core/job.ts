@@ -13,7 +13,7 @@ import {
   zodSchema,
 } from './definition-rules.js';
 import type { AnyBatchJob } from './batch-job.js';
-import { type AnyEvent, type OnEvent, onEventSchema, type Subscription, subscriptionOf } from './event.js';
+import { type AnyEvent, onEventSchema, type Subscription, subscriptionOf } from './event.js';
 
 /** `ctx.progress`: report how far a job is. Cheap to call in a tight loop: writes are coalesced. */
 export interface ProgressFn {
@@ -120,8 +120,8 @@ export interface JobSpec<Args extends z.ZodType> {
   priority?: Priority;
   /** Record every run's status in the job store (default false: only jobs enqueued with `track: true`). */
   track?: boolean;
-  /** Run on an event (`defineEvent`): each publish runs it once, from its own queue; `[event, filterPolicy]` for some publishes only. */
-  on?: OnEvent;
+  /** Jobs that run on an event are defined with `on` and take the event's payload (EventJobSpec). */
+  on?: never;
 }
 
 /** A job that runs on an event: its args are the event's payload (the `args` schema may be given, e.g. a stricter one). */

@@ -1,4 +1,4 @@
-import { type AnyEvent, type Subscription, subscriberQueueNameFor } from '../core/event.js';
+import { type AnyEvent, ATTR_EVENT, type Subscription, subscriberQueueNameFor } from '../core/event.js';
 import { SqsJobsError, toError } from '../core/errors.js';
 import type { AnyDefinition, AnyJob } from '../core/job.js';
 import type { QueueAdmin } from '../ports/queue-admin.js';
@@ -40,6 +40,23 @@ export async function provisionEvents(
   queue: Omit<QueueSpec, 'name' | 'spillover' | 'tiers'> = {},
 ): Promise<EventsProvisioned> {
   const subscribers = jobs.filter((j): j is AnyJob & { on: Subscription } => j.kind === 'sqs-jobs/job' && j.on !== undefined);
+  // Each subscriber's queue is its own: two jobs whose names map to one queue name would share it.
+  const byQueue = new Map<string, string>();
+  for (const job of subscribers) {
+    const name = subscriberQueueNameFor(job.name);
+    const other = byQueue.get(name);
+    if (other !== undefined)
+      throw new SqsJobsError(
+        'QUEUE_SETUP_FAILED',
+        `jobs "${other}" and "${job.name}" would share the subscriber queue "${name}": rename one`,
+      );
+    if (name.length > MAX_SUBSCRIBER_QUEUE_NAME)
+      throw new SqsJobsError(
+        'QUEUE_SETUP_FAILED',
+        `job "${job.name}": its queue name "${name}" is over ${MAX_SUBSCRIBER_QUEUE_NAME} characters (SQS allows 80 with "-dlq")`,
+      );
+    byQueue.set(name, job.name);
+  }
   const changes: (EventChange | QueueChange)[] = [];
   const topicArns = new Map<AnyEvent, string>();
   const out: SubscriberQueue[] = [];
@@ -61,10 +78,7 @@ export async function provisionEvents(
         await admin.setPolicy(pair.queueUrl, policy);
         changes.push({ queue: name, change: 'policy set' });
       }
-      const settings = {
-        rawMessageDelivery: true,
-        filterPolicy: job.on.filter === undefined ? undefined : JSON.stringify(job.on.filter),
-      };
+      const settings = { rawMessageDelivery: true, filterPolicy: filterPolicyOf(job.on) };
       const existing = (await topics.subscriptions(topicArn)).find((s) => s.protocol === 'sqs' && s.endpoint === pair.queueArn);
       let subscriptionArn: string;
       if (existing === undefined) {
@@ -88,6 +102,26 @@ export async function provisionEvents(
     }
   }
   return { subscribers: out, changes };
+}
+
+/** SQS queue names are at most 80 characters; the DLQ's adds "-dlq". */
+const MAX_SUBSCRIBER_QUEUE_NAME = 76;
+
+/**
+ * A subscription's filter policy: the job's, and, on a topic the event shares with others (one
+ * named by `topic` or `topicArn`), the event's name (`sqsjobs-event`), so the queue gets only its
+ * event. An event on a topic of its own needs no filter.
+ */
+export function filterPolicyOf(on: Subscription): string | undefined {
+  const e = on.event;
+  const own = e.topicArn === undefined && e.topic === e.name.replaceAll('.', '-');
+  const policy = { ...(own ? {} : { [ATTR_EVENT]: [e.name] }), ...on.filter };
+  if (Object.keys(policy).length > 5)
+    throw new SqsJobsError(
+      'QUEUE_SETUP_FAILED',
+      `the filter policy ${JSON.stringify(policy)} names more than 5 attributes (SNS limit; on a shared topic, sqsjobs-event is one)`,
+    );
+  return Object.keys(policy).length === 0 ? undefined : JSON.stringify(policy);
 }
 
 /** A queue policy that lets SNS send to the queue only from `topicArn` (aws:SourceArn). */

@@ -37,7 +37,7 @@ export async function createEvents(
   const { createSnsClient, SnsTopics } = await import('../adapters/sns-topics.js');
   const sqs = createSqsClient(resolveAwsSettings({ endpoint: options.endpoint, region: options.region }, env), {}, env);
   const sns = createSnsClient(
-    resolveSnsSettings({ endpoint: options.snsEndpoint ?? options.endpoint, region: options.region }, env),
+    resolveSnsSettings({ endpoint: options.snsEndpoint, region: options.region }, env, undefined, options.endpoint),
     {},
     env,
   );

@@ -26,7 +26,7 @@ import type { CancelResult } from '../status/cancel.js';
 import { JobCanceller } from '../status/cancel-job.js';
 import { type AnyEvent, type EventPayload, isEventDefinition } from '../core/event.js';
 import type { TopicPort } from '../ports/topics.js';
-import { type PublishOptions, type PublishResult, prepareEvent } from './publish.js';
+import { type PublishOptions, type PublishResult, prepareEvent, SNS_MAX_MESSAGE_BYTES } from './publish.js';
 
 function optionsError(subject: string) {
   return (issues: FieldIssue[]) => new ValidationError('OPTIONS_INVALID', subject, issues);
@@ -216,7 +216,6 @@ export class Producer {
     return this.#canceller.cancel(jobId);
   }
 
-  /** Release the SDK client's sockets (only when this producer created it), the job store's and memcached's. */
   /**
    * Publish an event (defineEvent) to its SNS topic: every job that subscribes runs once, from its
    * own queue. The payload is checked by the event's schema and sized as enqueue does (nothing is
@@ -225,7 +224,8 @@ export class Producer {
    */
   async publish<E extends AnyEvent>(event: E, payload: EventPayload<E>, options: PublishOptions = {}): Promise<PublishResult> {
     if (!isEventDefinition(event)) throw new SqsJobsError('OPTIONS_INVALID', 'publish() takes an event made by defineEvent()');
-    const prepared = prepareEvent(event, payload, options, { ...this.#topics.settings, maxMessageBytes: this.maxMessageBytes });
+    const maxMessageBytes = Math.min(this.maxMessageBytes, SNS_MAX_MESSAGE_BYTES);
+    const prepared = prepareEvent(event, payload, options, { ...this.#topics.settings, maxMessageBytes });
     this.#topicPort ??= this.#topics.port();
     const { port } = await this.#topicPort;
     try {
@@ -241,6 +241,7 @@ export class Producer {
     }
   }
 
+  /** Release the SDK clients' sockets (only those this producer created), the job store's and memcached's. */
   close(): void {
     void this.#topicPort?.then(({ close }) => close());
     this.#canceller?.close();

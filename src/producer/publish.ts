@@ -8,6 +8,9 @@ import type { MessageAttributes } from '../core/message.js';
 import { parseWith } from '../core/validation.js';
 import type { TopicPort } from '../ports/topics.js';
 
+/** SNS takes messages of at most 256 KiB (body and attributes). */
+export const SNS_MAX_MESSAGE_BYTES = 262_144;
+
 /** SQS keeps at most 10 message attributes; a raw delivery carries the publish's: 3 are sqs-jobs' own. */
 const MAX_USER_ATTRIBUTES = 7;
 

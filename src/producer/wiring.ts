@@ -85,10 +85,12 @@ export function producerTopics(
   queueUrl: string,
   env: Env,
 ): { settings: Omit<Topics, 'maxMessageBytes'>; port: () => Promise<{ port: TopicPort; close: () => void }> } {
-  const sns = resolveSnsSettings({ endpoint: o?.endpoint ?? fallbackEndpoint, region }, env, {
-    endpoint: o?.endpoint === undefined ? 'options.endpoint' : 'options.events.endpoint',
-    region: 'options.region',
-  });
+  const sns = resolveSnsSettings(
+    { endpoint: o?.endpoint, region },
+    env,
+    { endpoint: 'options.events.endpoint', region: 'options.region' },
+    fallbackEndpoint,
+  );
   const settings = { region: sns.region, account: o?.account ?? queueAccountOf(queueUrl) };
   return {
     settings,

@@ -1,7 +1,7 @@
 import type { EventRouting } from '../../core/envelope.js';
-import { subscriberQueueNameFor, topicNameOf } from '../../core/event.js';
+import { type AnyEvent, type Subscription, subscriberQueueNameFor, topicNameOf } from '../../core/event.js';
 import type { AnyJob, JobRegistry } from '../../core/job.js';
-import { queueNameOf } from '../../core/queue-url.js';
+import { queueAccountOf, queueNameOf } from '../../core/queue-url.js';
 
 const cache = new WeakMap<JobRegistry, Map<string, EventRouting>>();
 
@@ -28,22 +28,36 @@ function routingOf(jobs: JobRegistry, queueUrl: string): EventRouting {
   const subscribers = jobs
     .names()
     .map((name) => jobs.get(name))
-    .filter((job): job is AnyJob => job.kind === 'sqs-jobs/job' && job.on !== undefined);
-  const topics = new Set(subscribers.map((job) => job.on!.event.topicArn ?? job.on!.event.topic));
+    .filter((job): job is AnyJob & { on: Subscription } => job.kind === 'sqs-jobs/job' && job.on !== undefined);
+  const account = queueAccountOf(queueUrl);
   const queue = queueNameOf(queueUrl).replace(/\.fifo$/, '');
+  /** Whether a notification from `arn` may carry `event`: its exact ARN, or its topic's name in this queue's account. */
+  const fromTopicOf = (arn: string, event: AnyEvent) =>
+    event.topicArn !== undefined
+      ? arn === event.topicArn
+      : topicNameOf(arn) === event.topic && (account === undefined || arn.split(':')[4] === account);
   return {
-    topicAllowed: (arn) => topics.has(arn) || topics.has(topicNameOf(arn)),
-    subscriber: (event) => {
-      const candidates = subscribers.filter((job) => job.on!.event.name === event);
-      if (candidates.length === 1) return candidates[0]!.name;
+    topicAllowed: (arn) => subscribers.some((job) => fromTopicOf(arn, job.on.event)),
+    subscriber: (event, topicArn) => {
+      const candidates = subscribers.filter(
+        (job) => job.on.event.name === event && (topicArn === undefined || fromTopicOf(topicArn, job.on.event)),
+      );
+      // The queue named after a subscriber is that subscriber's; else the only one here, if one.
       const own = candidates.find((job) => subscriberQueueNameFor(job.name) === queue);
       if (own !== undefined) return own.name;
-      return candidates.length === 0
-        ? { reason: 'unknown-job', detail: `no job here subscribes to the event "${event}"` }
-        : {
-            reason: 'unknown-job',
-            detail: `several jobs here subscribe to the event "${event}" (${candidates.map((j) => j.name).join(', ')}) and this queue is named after none of them: give each its own queue, named after it (provisionEvents does)`,
-          };
+      const queueOfAnother = subscribers.some((job) => subscriberQueueNameFor(job.name) === queue);
+      if (candidates.length === 1 && !queueOfAnother) return candidates[0]!.name;
+      if (candidates.length === 0)
+        return {
+          reason: 'unknown-job',
+          detail: `no job here subscribes to the event "${event}"${topicArn === undefined ? '' : ` from ${topicArn}`}`,
+        };
+      return {
+        reason: 'unknown-job',
+        detail: queueOfAnother
+          ? `the event "${event}" came to the queue of a job that does not subscribe to it`
+          : `several jobs here subscribe to the event "${event}" (${candidates.map((j) => j.name).join(', ')}) and this queue is named after none of them: give each its own queue, named after it (provisionEvents does)`,
+      };
     },
   };
 }

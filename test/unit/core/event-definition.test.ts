@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { decodeEnvelope, type EventRouting } from '../../../src/core/envelope.js';
 import { defineEvent, subscriberQueueNameFor } from '../../../src/core/event.js';
 import { defineJob, JobRegistry } from '../../../src/core/job.js';
+import { filterPolicyOf, provisionEvents } from '../../../src/ops/events.js';
 import { prepareEvent } from '../../../src/producer/publish.js';
 import { eventRoutingFor } from '../../../src/worker/run/event-routing.js';
 
@@ -74,6 +75,65 @@ describe('reading events', () => {
     const noRouting: EventRouting | undefined = undefined;
     expect(decodeEnvelope(body, fallback, noRouting)).toMatchObject({ ok: false, reason: 'unknown-job' });
     expect(decodeEnvelope('{"v":1,"args":{}}', fallback, one)).toMatchObject({ ok: false, reason: 'not-an-envelope' });
+  });
+});
+
+describe('what a worker refuses to run from an event', () => {
+  const reserve = defineJob({ name: 'reserve', on: placed, handle: () => {} });
+  const ship = defineJob({ name: 'ship', on: defineEvent({ name: 'order.shipped', payload: z.object({}) }), handle: () => {} });
+  const one = eventRoutingFor(new JobRegistry([reserve, ship]), Q('reserve'));
+  const topic = 'arn:aws:sns:us-east-1:000000000000:order-placed';
+  const wrap = (message: unknown, topicArn = topic, messageId = 'sns-1') =>
+    JSON.stringify({ Type: 'Notification', TopicArn: topicArn, MessageId: messageId, Message: JSON.stringify(message) });
+
+  it('a job named through a topic, a body with both job and event, an event without its id, an event as a fan-out child', () => {
+    expect(decodeEnvelope(wrap({ v: 1, id: 'j', job: 'reserve', args: {} }), fallback, one)).toMatchObject({
+      ok: false,
+      reason: 'not-an-envelope',
+      detail: expect.stringMatching(/carries no event/),
+    });
+    const both = { v: 1, id: 'e', job: 'reserve', event: 'order.placed', args: { orderId: 'o' } };
+    expect(decodeEnvelope(JSON.stringify(both), fallback, one)).toMatchObject({ ok: false, reason: 'not-an-envelope' });
+    const noId = { v: 1, event: 'order.placed', args: { orderId: 'o' } };
+    expect(decodeEnvelope(JSON.stringify(noId), fallback, one)).toMatchObject({ ok: false, detail: expect.stringMatching(/needs its id/) });
+    // Wrapped, SNS's message id is the event's: the same on every delivery of one publish.
+    expect(decodeEnvelope(wrap(noId), fallback, one)).toMatchObject({ ok: true, envelope: { id: 'sns-1.reserve' } });
+    const child = { v: 1, id: 'e', event: 'order.placed', parent: 'p', args: { orderId: 'o' } };
+    expect(decodeEnvelope(JSON.stringify(child), fallback, one)).toMatchObject({ ok: false, reason: 'not-an-envelope' });
+  });
+
+  it('a topic of the same name in another account; an event on the queue of a job that does not take it', () => {
+    const event = { v: 1, id: 'e', event: 'order.placed', args: { orderId: 'o' } };
+    expect(decodeEnvelope(wrap(event, 'arn:aws:sns:us-east-1:999999999999:order-placed'), fallback, one)).toMatchObject({
+      ok: false,
+      reason: 'unknown-topic',
+    });
+    const onShipQueue = eventRoutingFor(new JobRegistry([reserve, ship]), Q('ship'));
+    expect(decodeEnvelope(JSON.stringify(event), fallback, onShipQueue)).toMatchObject({
+      ok: false,
+      reason: 'unknown-job',
+      detail: expect.stringMatching(/queue of a job that does not subscribe/),
+    });
+  });
+});
+
+describe('subscriptions (provisionEvents)', () => {
+  it('an event on its own topic needs no filter; on a shared topic its name is added to the job’s filter', () => {
+    expect(filterPolicyOf({ event: placed, filter: undefined })).toBeUndefined();
+    const shared = defineEvent({ name: 'order.refunded', payload: z.object({}), topic: 'orders' });
+    expect(JSON.parse(filterPolicyOf({ event: shared, filter: { region: ['eu'] } })!)).toEqual({
+      'sqsjobs-event': ['order.refunded'],
+      region: ['eu'],
+    });
+  });
+
+  it('refuses two jobs that would share a queue before making anything', async () => {
+    const untouchable = new Proxy({}, { get: () => () => Promise.reject(new Error('nothing may be made')) });
+    const a = defineJob({ name: 'a.b', on: placed, handle: () => {} });
+    const b = defineJob({ name: 'a-b', on: placed, handle: () => {} });
+    await expect(provisionEvents(untouchable as never, untouchable as never, [a, b])).rejects.toThrow(
+      /would share the subscriber queue "a-b"/,
+    );
   });
 });
 
