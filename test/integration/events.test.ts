@@ -70,6 +70,29 @@ describe('events (SNS → SQS)', () => {
     expect(events.count('job:dead-lettered')).toBe(0);
   });
 
+  it('a subscriber whose workers are stopped delays no one: the others drain, and it catches up when resumed, nothing lost', async () => {
+    const { tag, placed } = orderEvent();
+    const done = { fast: new Set<string>(), slow: new Set<string>() };
+    const fast = defineJob({ name: `fast-${tag}`, on: placed, handle: (p) => void done.fast.add(p.orderId) });
+    const slow = defineJob({ name: `slow-${tag}`, on: placed, handle: (p) => void done.slow.add(p.orderId) });
+    const made = await provisionEvents(admin, topics, [fast, slow], { visibilityTimeout: 10 });
+    const [fastQueue, slowQueue] = made.subscribers.map((s) => s.queueUrl);
+    const fastWorker = start({ queues: [fastQueue!], jobs: [fast] });
+    await fastWorker.start();
+    const producer = createProducer({ queueUrl: fastQueue! }, LOCAL_ENV);
+    const n = 20;
+    for (let i = 0; i < n; i++) await producer.publish(placed, { orderId: `o-${i}`, total: i }, { id: `ev-${tag}-${i}` });
+    producer.close();
+    await eventually(() => done.fast.size === n, 'the running subscriber to take every event');
+    expect(done.slow.size).toBe(0);
+    await sleep(3_000); // the stopped subscriber's queue holds them meanwhile
+    expect((await queueCounts(sqs, slowQueue!)).visible).toBe(n);
+    const slowWorker = start({ queues: [slowQueue!], jobs: [slow] });
+    await slowWorker.start();
+    await eventually(() => done.slow.size === n, 'the resumed subscriber to catch up');
+    expect([...done.slow].sort()).toEqual([...done.fast].sort());
+  });
+
   it('reads wrapped SNS notifications from its topics only: another topic’s, and a broken one, go to the DLQ with the reason', async () => {
     const { tag, placed } = orderEvent();
     const seen: string[] = [];
