@@ -74,7 +74,9 @@ async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided
       // A fan-out child that ended before: counted again (once per child id), in case its count was lost.
       const ended = outcome.state !== 'running';
       if (!ended || (await recordEnd(ctx, lease, info, { kind: 'duplicate', succeeded: outcome.state === 'completed' }))) await remove();
-      else await giveBack(ifFails('count', vt));
+      // A leftover of a job in the DLQ keeps that mark if it must be re-sent (its last receive): the
+      // copy is counted, never run (its job id is free: a plain copy would run the job again).
+      else await giveBack(ifFails(outcome.state === 'dead-lettered' ? 'count after dead-letter' : 'count', vt));
       return;
     }
     case 'retry': {
