@@ -4,7 +4,8 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { type AwsSettings, type Env, isLoopback } from '../config/env.js';
+import type { AwsSettings, Env } from '../config/env.js';
+import { isLoopback } from '../config/sns-endpoint.js';
 
 /**
  * One place that builds AWS clients. Each client gets its own socket pool, so a long poll that

@@ -6,7 +6,8 @@ import { cloudwatchEndpoint, collect, filtered, withAws, withStore } from './fla
 import { dashboardCommand } from './dashboard-command.js';
 import type { Env } from '../config/env.js';
 import { type ErrorCode, SqsJobsError } from '../core/errors.js';
-import { enqueueCommand, eventsCreate, queuesCreate, UsageError, worker, type CliContext } from './commands.js';
+import { enqueueCommand, UsageError, worker, type CliContext } from './commands.js';
+import { addProvisionCommands } from './provision-program.js';
 import { jobCancelCommand, jobCommand, storeCreate } from './job-commands.js';
 import { dlqList, dlqPurge, dlqReplay, stats } from './ops-commands.js';
 
@@ -63,35 +64,7 @@ export function buildProgram(io: CliIo): Command {
     .helpCommand('help [command]', 'show usage of a command')
     .addHelpText('after', ENVIRONMENT);
 
-  const queues = program.command('queues').description('create queues');
-  withAws(
-    queues
-      .command('create')
-      .description(
-        'create a queue and its dead-letter queue <name>-dlq with a redrive policy, or apply the settings given to them, printing what changed (a name ending in .fifo makes FIFO queues)',
-      ),
-  )
-    .option('--name <queue>', 'queue name (required)')
-    .option('--max-receive-count <n>', 'receives before SQS moves a message to the DLQ (a new queue: 5; left out: kept)')
-    .option('--visibility-timeout <seconds>', "the queue's default visibility timeout (a new queue: 30; left out: kept)")
-    .option('--spillover', "also create <name>-spill, tenant fairness's spillover queue (same settings and DLQ)")
-    .option('--tiers', 'also create the priority lanes <name>-high and <name>-low (same settings and DLQ)')
-    .option('--json', 'print the URLs as JSON')
-    .action((flags) => queuesCreate(flags, ctx));
-
-  const events = program.command('events').description('events: SNS topics and the queues of the jobs that run on them');
-  withAws(
-    events
-      .command('create')
-      .description(
-        "for each job a module exports that runs on an event (defineJob({ on })): the event's SNS topic, the job's queue and DLQ, a queue policy letting only that topic send, and the subscription (raw delivery, the job's filter policy), printing what changed",
-      ),
-  )
-    .option('--jobs <module>', 'module or folder (its index) that exports the jobs (required)')
-    .option('--max-receive-count <n>', 'receives before SQS moves a message to the DLQ (a new queue: 5; left out: kept)')
-    .option('--visibility-timeout <seconds>', "the queues' default visibility timeout (a new queue: 30; left out: kept)")
-    .option('--json', 'print the subscribers and changes as JSON')
-    .action((flags) => eventsCreate(flags, ctx));
+  addProvisionCommands(program, ctx);
 
   withAws(program.command('worker').description('run a worker for the jobs a module exports, until SIGTERM/SIGINT'))
     .option('--jobs <module>', 'module or folder (its index) that exports jobs made by defineJob() or defineBatchJob() (required)')

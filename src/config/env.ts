@@ -140,7 +140,7 @@ export function parseConfig<S extends z.ZodType>(schema: S, value: unknown, root
   throw new ConfigError(`${subject}: ${issues.map((i) => `${i.field}: ${i.rule}`).join('; ')}`);
 }
 
-function firstSet(env: Env, names: readonly string[]): [string, string] | undefined {
+export function firstSet(env: Env, names: readonly string[]): [string, string] | undefined {
   for (const name of names) {
     const value = env[name];
     if (value !== undefined && value !== '') return [name, value];
@@ -153,12 +153,12 @@ function resolveRegion(region: unknown, env: Env, name = 'region'): string {
   return from === undefined ? 'us-east-1' : parseConfig(regionSchema, from[1], from[0], 'invalid AWS region');
 }
 
-type SettingsOptions = { endpoint?: string | undefined; region?: string | undefined };
-type SettingNames = { endpoint: string; region: string };
-const DEFAULT_NAMES: SettingNames = { endpoint: 'endpoint', region: 'region' };
+export type SettingsOptions = { endpoint?: string | undefined; region?: string | undefined };
+export type SettingNames = { endpoint: string; region: string };
+export const DEFAULT_NAMES: SettingNames = { endpoint: 'endpoint', region: 'region' };
 
 /** Endpoint from the option, else the first of `envVars` that is set; region likewise. */
-function resolveEndpoint(options: SettingsOptions, env: Env, names: SettingNames, envVars: string[], what: string): AwsSettings {
+export function resolveEndpoint(options: SettingsOptions, env: Env, names: SettingNames, envVars: string[], what: string): AwsSettings {
   const from: [string, unknown] | undefined = options.endpoint !== undefined ? [names.endpoint, options.endpoint] : firstSet(env, envVars);
   const endpoint = from === undefined ? undefined : parseConfig(endpointSchema, from[1], from[0], `invalid ${what} endpoint`);
   return Object.freeze({ endpoint, region: resolveRegion(options.region, env, names.region) });
@@ -183,43 +183,6 @@ export function resolveCloudWatchSettings(
   names: SettingNames = DEFAULT_NAMES,
 ): AwsSettings {
   return resolveEndpoint(options, env, names, ['AWS_ENDPOINT_URL_CLOUDWATCH', 'AWS_ENDPOINT_URL'], 'CloudWatch');
-}
-
-/** Loopback, including LocalStack's names for it (localhost.localstack.cloud and its subdomains resolve to 127.0.0.1). */
-export function isLoopback(endpoint: string | undefined): boolean {
-  if (endpoint === undefined) return false;
-  let host: string;
-  try {
-    host = new URL(endpoint).hostname;
-  } catch {
-    return false;
-  }
-  return (
-    host === 'localhost' ||
-    host.endsWith('.localhost') ||
-    host === '[::1]' ||
-    host.startsWith('127.') ||
-    /(^|\.)localhost\.localstack\.cloud$/.test(host)
-  );
-}
-
-/**
- * SNS (events) endpoint and region: the option, else AWS_ENDPOINT_URL_SNS, else SQS's when it is
- * an emulator on loopback (`sqsEndpoint`, SQS_JOBS_ENDPOINT, AWS_ENDPOINT_URL_SQS: an emulator
- * delivers SNS only to its own queues), else AWS_ENDPOINT_URL. An SQS endpoint on AWS (a VPC or
- * FIPS endpoint) is never used for SNS.
- */
-export function resolveSnsSettings(
-  options: SettingsOptions,
-  env: Env = process.env,
-  names: SettingNames = DEFAULT_NAMES,
-  sqsEndpoint?: string,
-): AwsSettings {
-  if (options.endpoint === undefined && firstSet(env, ['AWS_ENDPOINT_URL_SNS']) === undefined) {
-    const sqs = sqsEndpoint ?? firstSet(env, ['SQS_JOBS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS'])?.[1];
-    if (isLoopback(sqs)) return resolveEndpoint({ ...options, endpoint: sqs }, env, names, [], 'SNS');
-  }
-  return resolveEndpoint(options, env, names, ['AWS_ENDPOINT_URL_SNS', 'AWS_ENDPOINT_URL'], 'SNS');
 }
 
 /** The job store's DynamoDB endpoint: the option, else AWS_ENDPOINT_URL_DYNAMODB, else AWS_ENDPOINT_URL (the SDK's own order). */

@@ -1,6 +1,7 @@
 import { createSqsClient } from '../adapters/aws-clients.js';
 import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
-import { type Env, resolveAwsSettings, resolveSnsSettings } from '../config/env.js';
+import { type Env, resolveAwsSettings } from '../config/env.js';
+import { resolveSnsSettings } from '../config/sns-endpoint.js';
 import type { AnyDefinition } from '../core/job.js';
 import { type EventsProvisioned, provisionEvents } from './events.js';
 import type { QueueAdmin } from '../ports/queue-admin.js';

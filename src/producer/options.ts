@@ -10,6 +10,7 @@ import { eventsOptionSchema } from './publish.js';
 import { JobRegistry, isDefinition, type AnyDefinition } from '../core/job.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../core/sqs-limits.js';
 import { ValidationError } from '../core/errors.js';
+import { parseWith } from '../core/validation.js';
 
 /** The producer's options and enqueue options: schemas, types and limits (validated before any call). */
 
@@ -43,6 +44,11 @@ export const enqueueOptionsSchema = z
   .strict();
 
 export type EnqueueOptions = z.input<typeof enqueueOptionsSchema>;
+
+/** Enqueue options checked (ValidationError naming `options.<field>`, as `invalid <what>`). */
+export function parseEnqueueOptions(options: unknown, what: string): z.output<typeof enqueueOptionsSchema> {
+  return parseWith(enqueueOptionsSchema, options, 'options', (issues) => new ValidationError('OPTIONS_INVALID', `invalid ${what}`, issues));
+}
 export type EnqueueManyOptions = Omit<EnqueueOptions, 'jobId' | 'deduplicationId'> & {
   /** One job id per entry of argsList, in order; new ids where omitted. */
   jobIds?: readonly string[];

@@ -1,5 +1,5 @@
 import { isFifoQueue, parseConfig, resolveQueueUrl, type Env } from '../config/env.js';
-import { ConfigError, EnqueueBatchError, SqsJobsError, ValidationError, toError, type FieldIssue } from '../core/errors.js';
+import { ConfigError, EnqueueBatchError, SqsJobsError, ValidationError, toError } from '../core/errors.js';
 import { SpilloverGate } from './spillover.js';
 import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
 import { outgoing, sendAll, type PreparedMessage } from './send-many.js';
@@ -10,7 +10,7 @@ import type { QueuePort } from '../ports/queue.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   resolveJob,
-  enqueueOptionsSchema,
+  parseEnqueueOptions,
   producerOptionsSchema,
   type EnqueueManyOptions,
   type EnqueueOptions,
@@ -21,16 +21,12 @@ import { SQS_BATCH_LIMIT, SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.j
 import type { StatusStore } from '../ports/status-store.js';
 import { resolveJobStore } from '../status/wiring.js';
 import { recordWaiting } from '../status/waiting.js';
-import { parseWith } from '../core/validation.js';
 import type { CancelResult } from '../status/cancel.js';
 import { JobCanceller } from '../status/cancel-job.js';
-import { type AnyEvent, type EventPayload, isEventDefinition } from '../core/event.js';
-import type { TopicPort } from '../ports/topics.js';
-import { type PublishOptions, type PublishResult, prepareEvent, SNS_MAX_MESSAGE_BYTES } from './publish.js';
-
-function optionsError(subject: string) {
-  return (issues: FieldIssue[]) => new ValidationError('OPTIONS_INVALID', subject, issues);
-}
+import type { AnyEvent, EventPayload } from '../core/event.js';
+import type { PublishOptions, PublishResult } from './publish.js';
+import { EventPublisher } from './publisher.js';
+import { QueueLimit } from './queue-limit.js';
 
 /** Sends jobs to one queue. Everything is validated before the first network call. */
 export class Producer {
@@ -47,15 +43,14 @@ export class Producer {
   /** Where tracked jobs are recorded as waiting; undefined when no store is configured. */
   readonly #store: StatusStore | undefined;
   readonly #ownsStore: boolean;
-  #queueLimitChecked: Promise<void> | undefined;
+  readonly #queueLimit: QueueLimit;
   readonly #cancelOptions: Pick<ProducerOptions, 'memcached' | 'lock' | 'lockKeyPrefix'>;
   #canceller: JobCanceller | undefined;
   /** Whether cancel() can work here: a job store, and the workers' memcached (or a lock). */
   readonly cancellable: boolean;
   readonly #env: Env;
   /** Where `publish` sends events: the topics' ARNs, and the port (made on first publish). */
-  readonly #topics: ReturnType<typeof producerTopics>;
-  #topicPort: Promise<{ port: TopicPort; close: () => void }> | undefined;
+  readonly #events: EventPublisher;
 
   constructor(options: ProducerOptions = {}, env: Env = process.env) {
     const o = parseConfig(producerOptionsSchema, options, 'options', 'invalid producer options');
@@ -78,8 +73,9 @@ export class Producer {
     const { queue, counts, close } = producerQueue(o, env);
     this.#queue = queue;
     this.#closeQueue = close;
+    this.#queueLimit = new QueueLimit(queue, this.queueUrl, this.maxMessageBytes);
     try {
-      this.#topics = producerTopics(o.events, o.endpoint, o.region, this.queueUrl, env);
+      this.#events = new EventPublisher(producerTopics(o.events, o.endpoint, o.region, this.queueUrl, env), this.maxMessageBytes);
     } catch (error) {
       this.close();
       throw error;
@@ -127,9 +123,9 @@ export class Producer {
   /** Validate, encode and send one job. Resolves once SQS has stored the message. */
   async enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const definition = resolveJob(this.#jobs, job);
-    const opts = parseWith(enqueueOptionsSchema, options, 'options', optionsError(`invalid enqueue options for job "${definition.name}"`));
+    const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
     const message = prepareMessage(this.#p, definition, args, opts, 'args');
-    await this.#checkQueueLimit();
+    await this.#queueLimit.check();
     this.#admit([message]);
     try {
       const { messageId } = await this.#queue.send(message.queueUrl, outgoing(message));
@@ -152,7 +148,7 @@ export class Producer {
    */
   check<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): void {
     const definition = resolveJob(this.#jobs, job);
-    const opts = parseWith(enqueueOptionsSchema, options, 'options', optionsError(`invalid enqueue options for job "${definition.name}"`));
+    const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
     prepareMessage(this.#p, definition, args, opts, 'args', false);
   }
 
@@ -168,12 +164,7 @@ export class Producer {
   ): Promise<EnqueueResult[]> {
     const definition = resolveJob(this.#jobs, job);
     const { jobIds, ...shared } = options;
-    const opts = parseWith(
-      enqueueOptionsSchema,
-      shared,
-      'options',
-      optionsError(`invalid enqueueMany options for job "${definition.name}"`),
-    );
+    const opts = parseEnqueueOptions(shared, `enqueueMany options for job "${definition.name}"`);
     if (!Array.isArray(argsList))
       throw new ValidationError('ARGS_INVALID', `enqueueMany("${definition.name}")`, [{ field: 'argsList', rule: 'must be an array' }]);
     if (jobIds !== undefined && jobIds.length !== argsList.length) {
@@ -185,7 +176,7 @@ export class Producer {
       prepareMessage(this.#p, definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`),
     );
     if (messages.length === 0) return [];
-    await this.#checkQueueLimit();
+    await this.#queueLimit.check();
     this.#admit(messages);
 
     // Batches per destination queue (main, spillover), each split by 10 entries and by bytes.
@@ -222,28 +213,13 @@ export class Producer {
    * sent when it is wrong). `id` (default: a new one) makes it idempotent: a publish with the same
    * id runs each subscriber once. `attributes` are for subscriptions' filter policies.
    */
-  async publish<E extends AnyEvent>(event: E, payload: EventPayload<E>, options: PublishOptions = {}): Promise<PublishResult> {
-    if (!isEventDefinition(event)) throw new SqsJobsError('OPTIONS_INVALID', 'publish() takes an event made by defineEvent()');
-    const maxMessageBytes = Math.min(this.maxMessageBytes, SNS_MAX_MESSAGE_BYTES);
-    const prepared = prepareEvent(event, payload, options, { ...this.#topics.settings, maxMessageBytes });
-    this.#topicPort ??= this.#topics.port();
-    const { port } = await this.#topicPort;
-    try {
-      const { messageId } = await port.publish(prepared.topicArn, prepared);
-      return { eventId: prepared.eventId, messageId };
-    } catch (error) {
-      const e = toError(error);
-      throw new SqsJobsError(
-        'PUBLISH_FAILED',
-        `could not publish event "${event.name}" (${prepared.eventId}) to ${prepared.topicArn}: ${e.name}: ${e.message}`,
-        { cause: error },
-      );
-    }
+  publish<E extends AnyEvent>(event: E, payload: EventPayload<E>, options: PublishOptions = {}): Promise<PublishResult> {
+    return this.#events.publish(event, payload, options);
   }
 
   /** Release the SDK clients' sockets (only those this producer created), the job store's and memcached's. */
   close(): void {
-    void this.#topicPort?.then(({ close }) => close());
+    this.#events?.close();
     this.#canceller?.close();
     this.#closeAdmission();
     this.#closeQueue();
@@ -259,23 +235,6 @@ export class Producer {
     const byQueue = new Map<string, PreparedMessage[]>();
     for (const m of messages) byQueue.set(m.queueUrl, [...(byQueue.get(m.queueUrl) ?? []), m]);
     for (const [queueUrl, list] of byQueue) this.#admission.admit(queueUrl, list[0]!.admissionKey!, list.length);
-  }
-
-  /** A limit above SQS's default is only honest if the queue was raised to accept it: ask once. */
-  #checkQueueLimit(): Promise<void> {
-    if (this.maxMessageBytes <= SQS_DEFAULT_MESSAGE_BYTES) return Promise.resolve();
-    this.#queueLimitChecked ??= this.#queue.maximumMessageBytes(this.queueUrl).then((accepted) => {
-      if (this.maxMessageBytes > accepted) {
-        throw new SqsJobsError(
-          'CONFIG_INVALID',
-          `maxMessageBytes is ${this.maxMessageBytes} but ${this.queueUrl} accepts at most ${accepted} bytes; lower maxMessageBytes or raise the queue's MaximumMessageSize`,
-        );
-      }
-    });
-    this.#queueLimitChecked.catch(() => {
-      this.#queueLimitChecked = undefined;
-    });
-    return this.#queueLimitChecked;
   }
 }
 
