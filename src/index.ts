@@ -10,7 +10,9 @@ export { defineBatchJob } from './core/batch-job.js';
 // Events
 export { defineEvent } from './core/event.js';
 export type { EventDefinition, AnyEvent, EventPayload, FilterPolicy } from './core/event.js';
-export type { PublishOptions, PublishResult } from './producer/publish.js';
+export type { PublishOptions, PublishManyOptions, PublishResult } from './producer/publish.js';
+export { createPublisher } from './producer/create-publisher.js';
+export type { Publisher, PublisherOptions } from './producer/create-publisher.js';
 export { createEvents } from './ops/wiring.js';
 export type { EventsProvisioned, SubscriberQueue, EventChange } from './ops/events.js';
 export type { BatchJobDefinition, BatchItem, BatchResult } from './core/batch-job.js';
@@ -24,6 +26,7 @@ export {
   ValidationError,
   PayloadTooLargeError,
   EnqueueBatchError,
+  PublishBatchError,
   UnrecoverableError,
   RetryLaterError,
   QueueFullError,

@@ -3,6 +3,7 @@ import {
   GetSubscriptionAttributesCommand,
   ListSubscriptionsByTopicCommand,
   ListTopicsCommand,
+  PublishBatchCommand,
   PublishCommand,
   SetSubscriptionAttributesCommand,
   SNSClient,
@@ -10,9 +11,10 @@ import {
 } from '@aws-sdk/client-sns';
 import type { AwsSettings, Env } from '../config/env.js';
 import { type ClientOptions, clientConfig } from './aws-clients.js';
-import type { MessageAttributes } from '../core/message.js';
-import type { SubscriptionSettings, TopicAdmin, TopicPort, TopicSubscription } from '../ports/topics.js';
+import type { BatchFailure, MessageAttributes } from '../core/message.js';
+import type { SubscriptionSettings, TopicAdmin, TopicMessage, TopicPort, TopicSubscription } from '../ports/topics.js';
 import { sameJson } from '../core/same-json.js';
+import { topicNameOf } from '../core/event.js';
 
 /** An SNS client with sqs-jobs' settings (loopback credentials, its own sockets), as createSqsClient makes SQS's. */
 export function createSnsClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): SNSClient {
@@ -27,20 +29,48 @@ export class SnsTopics implements TopicPort, TopicAdmin {
     this.#sns = client;
   }
 
-  async publish(
-    topicArn: string,
-    message: { readonly body: string; readonly attributes: MessageAttributes },
-  ): Promise<{ messageId: string }> {
+  async publish(topicArn: string, message: TopicMessage): Promise<{ messageId: string }> {
     const out = await this.#sns.send(
-      new PublishCommand({
-        TopicArn: topicArn,
-        Message: message.body,
-        MessageAttributes: Object.fromEntries(
-          Object.entries(message.attributes).map(([k, a]) => [k, { DataType: a.DataType, StringValue: a.StringValue }]),
-        ),
-      }),
+      new PublishCommand({ TopicArn: topicArn, Message: message.body, MessageAttributes: snsAttributes(message.attributes) }),
     );
     return { messageId: out.MessageId ?? '' };
+  }
+
+  async publishBatch(
+    topicArn: string,
+    entries: readonly { readonly id: string; readonly message: TopicMessage }[],
+  ): Promise<{ sent: { id: string; messageId: string }[]; failed: BatchFailure[] }> {
+    const out = await this.#sns.send(
+      new PublishBatchCommand({
+        TopicArn: topicArn,
+        PublishBatchRequestEntries: entries.map((e) => ({
+          Id: e.id,
+          Message: e.message.body,
+          MessageAttributes: snsAttributes(e.message.attributes),
+        })),
+      }),
+    );
+    return {
+      sent: (out.Successful ?? []).map((s) => ({ id: s.Id ?? '', messageId: s.MessageId ?? '' })),
+      // SNS's own fault (throttled, internal) may pass on a retry; the sender's will not.
+      failed: (out.Failed ?? []).map((f) => ({
+        id: f.Id ?? '',
+        code: f.Code ?? 'Unknown',
+        message: f.Message ?? '',
+        kind: f.SenderFault === true ? ('fatal' as const) : ('transient' as const),
+      })),
+    };
+  }
+
+  async findTopic(name: string): Promise<string | undefined> {
+    let token: string | undefined;
+    do {
+      const page = await this.#sns.send(new ListTopicsCommand({ NextToken: token }));
+      const found = (page.Topics ?? []).find((t) => t.TopicArn !== undefined && topicNameOf(t.TopicArn) === name);
+      if (found?.TopicArn !== undefined) return found.TopicArn;
+      token = page.NextToken;
+    } while (token !== undefined);
+    return undefined;
   }
 
   async createTopic(name: string): Promise<{ topicArn: string; created: boolean }> {
@@ -102,12 +132,10 @@ export class SnsTopics implements TopicPort, TopicAdmin {
   }
 
   async #exists(name: string): Promise<boolean> {
-    let token: string | undefined;
-    do {
-      const page = await this.#sns.send(new ListTopicsCommand({ NextToken: token }));
-      if ((page.Topics ?? []).some((t) => t.TopicArn?.endsWith(`:${name}`))) return true;
-      token = page.NextToken;
-    } while (token !== undefined);
-    return false;
+    return (await this.findTopic(name)) !== undefined;
   }
+}
+
+function snsAttributes(attributes: MessageAttributes): Record<string, { DataType: string; StringValue: string | undefined }> {
+  return Object.fromEntries(Object.entries(attributes).map(([k, a]) => [k, { DataType: a.DataType, StringValue: a.StringValue }]));
 }

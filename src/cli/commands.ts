@@ -3,10 +3,10 @@ import { parseConfig, resolveAwsSettings, resolveMemcached, resolveQueueUrl, typ
 import { prioritySchema } from '../core/priority.js';
 import { ConfigError, SqsJobsError } from '../core/errors.js';
 import { createProducer } from '../producer/producer.js';
-import { createEvents, createQueues } from '../ops/wiring.js';
+import { createQueues } from '../ops/wiring.js';
 import { createWorker, type Worker } from '../worker/worker.js';
 import { loadJobs } from './load-jobs.js';
-import { renderEventChanges, renderQueueChanges } from './render.js';
+import { renderQueueChanges } from './render.js';
 
 export interface CliContext {
   readonly out: (line: string) => void;
@@ -90,40 +90,6 @@ export async function queuesCreate(flags: QueuesCreateFlags, { out, env }: CliCo
   } finally {
     sqs.destroy();
   }
-}
-
-export interface EventsCreateFlags extends AwsFlags {
-  readonly jobs?: string;
-  readonly maxReceiveCount?: string;
-  readonly visibilityTimeout?: string;
-  readonly json?: boolean;
-}
-
-/** `sqs-jobs events create`: topics, subscriber queues, policies and subscriptions for the jobs a module exports. */
-export async function eventsCreate(flags: EventsCreateFlags, { out, env }: CliContext): Promise<void> {
-  if (flags.jobs === undefined) throw new ConfigError('events create needs --jobs <module> (a module that exports jobs defined with `on`)');
-  const maxReceiveCount = integer(flags.maxReceiveCount, '--max-receive-count');
-  const visibilityTimeout = integer(flags.visibilityTimeout, '--visibility-timeout');
-  const registry = await loadJobs(flags.jobs);
-  const jobs = registry.names().map((name) => registry.get(name));
-  if (!jobs.some((j) => j.kind === 'sqs-jobs/job' && j.on !== undefined)) {
-    throw new ConfigError(`${flags.jobs} exports no job that runs on an event (defineJob({ on: event }))`);
-  }
-  const made = await createEvents(
-    jobs,
-    {
-      queue: { maxReceiveCount, visibilityTimeout },
-      ...(flags.endpoint === undefined ? {} : { endpoint: flags.endpoint }),
-      ...(flags.region === undefined ? {} : { region: flags.region }),
-    },
-    env,
-  );
-  if (flags.json) {
-    out(JSON.stringify(made));
-    return;
-  }
-  for (const s of made.subscribers) out(`${s.event} → ${s.job}: ${s.queueUrl}  (dlq ${s.dlqUrl.split('/').at(-1)})`);
-  out(renderEventChanges(made.changes));
 }
 
 export interface WorkerFlags extends AwsFlags {

@@ -7,6 +7,7 @@ import { dashboardCommand } from './dashboard-command.js';
 import type { Env } from '../config/env.js';
 import { type ErrorCode, SqsJobsError } from '../core/errors.js';
 import { enqueueCommand, UsageError, worker, type CliContext } from './commands.js';
+import { publishCommand } from './event-commands.js';
 import { addProvisionCommands } from './provision-program.js';
 import { jobCancelCommand, jobCommand, storeCreate } from './job-commands.js';
 import { dlqList, dlqPurge, dlqReplay, stats } from './ops-commands.js';
@@ -96,6 +97,20 @@ export function buildProgram(io: CliIo): Command {
     .option('--table <name>', 'job store table (default: SQS_JOBS_JOB_TABLE)')
     .option('--priority <tier>', "high, normal or low: send it to that tier's lane (from `queues create --tiers`)")
     .action((job: string, flags) => enqueueCommand(job, flags, ctx));
+
+  withAws(
+    program
+      .command('publish')
+      .description("check an event's payload by its schema and publish it to the event's SNS topic")
+      .argument('<event>', 'event name'),
+  )
+    .option('--jobs <module>', 'module or folder that exports the event, or a job that runs on it (required)')
+    .option('--payload <json>', 'the payload as JSON', '{}')
+    .option('--id <id>', 'event id (default: a new one): publishing it again runs each subscriber once')
+    .option('--tenant <tenant>', 'tenant')
+    .option('--attribute <name=value>', "a message attribute for subscriptions' filter policies, repeatable", collect)
+    .option('--account <id>', "the topics' account (default: the topic is looked up by name)")
+    .action((event: string, flags) => publishCommand(event, flags, ctx));
 
   withAws(program.command('stats').description("queue depths, and per-job rates and timings from the workers' CloudWatch metrics"))
     .option('--queue <url>', 'queue URL, repeatable (default: SQS_JOBS_QUEUE_URL)', collect)

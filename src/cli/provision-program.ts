@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { type CliContext, eventsCreate, queuesCreate } from './commands.js';
+import { type CliContext, queuesCreate } from './commands.js';
+import { eventsCreate } from './event-commands.js';
 import { withAws } from './flags.js';
 
 /** `sqs-jobs queues create` and `sqs-jobs events create`: what makes the queues, topics and subscriptions. */

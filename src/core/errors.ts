@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'ENQUEUE_FAILED',
   'ENQUEUE_BATCH_PARTIAL',
   'PUBLISH_FAILED',
+  'PUBLISH_BATCH_PARTIAL',
   'QUEUE_SETUP_FAILED',
   'JOB_NOT_FOUND',
   'JOB_ENDED',
@@ -78,11 +79,12 @@ export class ValidationError extends SqsJobsError {
 export class PayloadTooLargeError extends SqsJobsError {
   readonly size: number;
   readonly limit: number;
-  constructor(jobName: string, size: number, limit: number) {
+  /** `what`: the message's name in the error, e.g. `job "send-email"` or `event "order.placed" payloads[3]`. */
+  constructor(what: string, size: number, limit: number) {
     super(
       'PAYLOAD_TOO_LARGE',
-      `job "${jobName}": message body is ${size} bytes, over the limit of ${limit} bytes. ` +
-        'Jobs carry references, not payloads: store the data elsewhere (S3, a database) and send its key or URL.',
+      `${what}: message body is ${size} bytes, over the limit of ${limit} bytes. ` +
+        'Jobs and events carry references, not payloads: store the data elsewhere (S3, a database) and send its key or URL.',
     );
     this.size = size;
     this.limit = limit;
@@ -109,6 +111,34 @@ export class EnqueueBatchError extends SqsJobsError {
       .join('; ');
     const more = failed.length > 5 ? `; and ${failed.length - 5} more` : '';
     super('ENQUEUE_BATCH_PARTIAL', `${failed.length} of ${failed.length + sent.length} jobs were not enqueued: ${shown}${more}`, options);
+    this.failed = failed;
+    this.sent = sent;
+  }
+}
+
+/** What became of one event of publishMany that SNS did not take. */
+export interface UnpublishedEvent {
+  /** Position in the payloads given to publishMany. */
+  readonly index: number;
+  readonly eventId: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** publishMany published some events and not others; `failed` names exactly which, `sent` the rest. */
+export class PublishBatchError extends SqsJobsError {
+  readonly failed: readonly UnpublishedEvent[];
+  readonly sent: readonly { index: number; eventId: string; messageId: string }[];
+  constructor(event: string, failed: readonly UnpublishedEvent[], sent: PublishBatchError['sent']) {
+    const shown = failed
+      .slice(0, 5)
+      .map((f) => `#${f.index} (${f.eventId}): ${f.code} ${f.message}`)
+      .join('; ');
+    const more = failed.length > 5 ? `; and ${failed.length - 5} more` : '';
+    super(
+      'PUBLISH_BATCH_PARTIAL',
+      `${failed.length} of ${failed.length + sent.length} "${event}" events were not published: ${shown}${more} (publish them again with the same ids: each subscriber still runs once)`,
+    );
     this.failed = failed;
     this.sent = sent;
   }

@@ -1,4 +1,10 @@
-import type { MessageAttributes } from '../core/message.js';
+import type { BatchFailure, MessageAttributes } from '../core/message.js';
+
+/** A message as a topic takes it: the body and its message attributes. */
+export interface TopicMessage {
+  readonly body: string;
+  readonly attributes: MessageAttributes;
+}
 
 /**
  * The topics port: what sqs-jobs does with SNS. Publishing (the producer's `publish`) and, for
@@ -7,7 +13,17 @@ import type { MessageAttributes } from '../core/message.js';
  */
 export interface TopicPort {
   /** Publish one message to a topic; answers SNS's message id. */
-  publish(topicArn: string, message: { readonly body: string; readonly attributes: MessageAttributes }): Promise<{ messageId: string }>;
+  publish(topicArn: string, message: TopicMessage): Promise<{ messageId: string }>;
+  /**
+   * Publish up to 10 messages to a topic in one call (SNS PublishBatch): answers, by the ids
+   * given, those it took and those it refused (`transient` when SNS was at fault).
+   */
+  publishBatch(
+    topicArn: string,
+    entries: readonly { readonly id: string; readonly message: TopicMessage }[],
+  ): Promise<{ sent: { id: string; messageId: string }[]; failed: BatchFailure[] }>;
+  /** The ARN of the topic with this name in the port's account and region, if there is one (for a publisher that knows no account). */
+  findTopic?(name: string): Promise<string | undefined>;
 }
 
 /** One subscription of a topic, as SNS reports it. */

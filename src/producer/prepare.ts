@@ -53,7 +53,7 @@ export function prepareMessage(
   const body = encodeEnvelope(envelope);
   const attributes = envelopeAttributes(envelope);
   const size = messageSize(body, attributes);
-  if (size > p.maxMessageBytes) throw new PayloadTooLargeError(job.name, size, p.maxMessageBytes);
+  if (size > p.maxMessageBytes) throw new PayloadTooLargeError(`job "${job.name}"`, size, p.maxMessageBytes);
   const groupId = opts.groupId ?? opts.tenant ?? (p.fifo ? envelope.id : undefined);
   // The spillover key is the tenant; jobs without one are not metered.
   const spill = route && p.spillover !== undefined && opts.tenant !== undefined && !p.spillover.gate.admit(opts.tenant);

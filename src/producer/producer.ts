@@ -24,7 +24,7 @@ import { recordWaiting } from '../status/waiting.js';
 import type { CancelResult } from '../status/cancel.js';
 import { JobCanceller } from '../status/cancel-job.js';
 import type { AnyEvent, EventPayload } from '../core/event.js';
-import type { PublishOptions, PublishResult } from './publish.js';
+import type { PublishManyOptions, PublishOptions, PublishResult } from './publish.js';
 import { EventPublisher } from './publisher.js';
 import { QueueLimit } from './queue-limit.js';
 
@@ -215,6 +215,15 @@ export class Producer {
    */
   publish<E extends AnyEvent>(event: E, payload: EventPayload<E>, options: PublishOptions = {}): Promise<PublishResult> {
     return this.#events.publish(event, payload, options);
+  }
+
+  /** Publish many payloads of one event in PublishBatch calls (see EventPublisher.publishMany): all checked before any is sent. */
+  publishMany<E extends AnyEvent>(
+    event: E,
+    payloads: readonly EventPayload<E>[],
+    options: PublishManyOptions = {},
+  ): Promise<PublishResult[]> {
+    return this.#events.publishMany(event, payloads, options);
   }
 
   /** Release the SDK clients' sockets (only those this producer created), the job store's and memcached's. */

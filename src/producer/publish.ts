@@ -48,10 +48,10 @@ export interface PublishResult {
 export const eventsOptionSchema = z
   .object({
     /** The topics port (default: SNS through the AWS SDK). */
-    topics: implementing<TopicPort>('TopicPort', ['publish']).optional(),
+    topics: implementing<TopicPort>('TopicPort (publish, publishBatch)', ['publish', 'publishBatch']).optional(),
     /** SNS endpoint (default AWS_ENDPOINT_URL_SNS, else the SQS endpoint's). */
     endpoint: z.string().optional(),
-    /** The account of the topics (default: the producer's queue's). */
+    /** The account of the topics (default: the producer's queue's; with neither, each topic is looked up by name once). */
     account: z
       .string()
       .regex(/^\d{12}$/, 'must be a 12-digit AWS account id')
@@ -60,46 +60,60 @@ export const eventsOptionSchema = z
   .strict()
   .optional();
 
-/** One event as it will be published: checked, encoded, sized, with its topic. */
+export const publishManyOptionsSchema = publishOptionsSchema
+  .omit({ id: true })
+  .extend({
+    /** One event id per payload (default: new ones): publishing the list again runs each subscriber once per event. */
+    ids: z.array(jobIdSchema).optional(),
+  })
+  .strict();
+
+export type PublishManyOptions = z.input<typeof publishManyOptionsSchema>;
+
+/** One event as it will be published: checked, encoded, sized. */
 export interface PreparedEvent {
   readonly eventId: string;
-  readonly topicArn: string;
   readonly body: string;
   readonly attributes: MessageAttributes;
+  readonly size: number;
 }
 
-/** Where a producer's events go: the topic ARN of each event. */
-export interface Topics {
-  readonly region: string;
-  readonly account: string | undefined;
-  readonly maxMessageBytes: number;
-}
-
-export function topicArnOf(event: AnyEvent, t: Topics): string {
-  if (event.topicArn !== undefined) return event.topicArn;
-  if (t.account === undefined) {
-    throw new ValidationError('OPTIONS_INVALID', `cannot publish event "${event.name}"`, [
-      { field: 'options.events.account', rule: "must be set: the producer's queue URL names no account, and the event no topicArn" },
-    ]);
-  }
-  return `arn:aws:sns:${t.region}:${t.account}:${event.topic}`;
-}
-
-/** Check an event's payload by its schema and the options, and make the message: nothing is sent when any of it is wrong. */
-export function prepareEvent(event: AnyEvent, payload: unknown, options: PublishOptions, t: Topics): PreparedEvent {
-  const opts = parseWith(
-    publishOptionsSchema,
+/** The options of publish (or publishMany's shared ones), checked. */
+export function parsePublishOptions<S extends typeof publishOptionsSchema | typeof publishManyOptionsSchema>(
+  schema: S,
+  options: unknown,
+  event: AnyEvent,
+): z.output<S> {
+  return parseWith(
+    schema,
     options,
     'options',
     (issues) => new ValidationError('OPTIONS_INVALID', `invalid publish options for event "${event.name}"`, issues),
-  );
+  ) as z.output<S>;
+}
+
+/**
+ * Check one payload by the event's schema and make its message: nothing is sent when any of it is
+ * wrong. `field` names the payload in errors (`payload`, or `payloads[3]` for publishMany).
+ */
+export function prepareEvent(
+  event: AnyEvent,
+  payload: unknown,
+  opts: {
+    readonly id?: string | undefined;
+    readonly tenant?: string | undefined;
+    readonly attributes?: Record<string, string> | undefined;
+  },
+  maxMessageBytes: number,
+  field = 'payload',
+): PreparedEvent {
   const valid = parseWith(
     event.payload,
     payload,
-    'payload',
+    field,
     (issues) => new ValidationError('ARGS_INVALID', `invalid payload for event "${event.name}"`, issues),
   );
-  const forbidden = findForbiddenCharacter(valid, 'payload');
+  const forbidden = findForbiddenCharacter(valid, field);
   if (forbidden !== undefined) {
     throw new ValidationError('ARGS_INVALID', `invalid payload for event "${event.name}"`, [
       { field: forbidden.path, rule: `contains ${forbidden.codePoint}, a character SQS does not accept in messages` },
@@ -121,6 +135,7 @@ export function prepareEvent(event: AnyEvent, payload: unknown, options: Publish
   };
   for (const [k, v] of Object.entries(opts.attributes ?? {})) attributes[k] = { DataType: 'String', StringValue: v };
   const size = messageSize(body, attributes);
-  if (size > t.maxMessageBytes) throw new PayloadTooLargeError(`event ${event.name}`, size, t.maxMessageBytes);
-  return { eventId, topicArn: topicArnOf(event, t), body, attributes };
+  if (size > maxMessageBytes)
+    throw new PayloadTooLargeError(`event "${event.name}"${field === 'payload' ? '' : ` ${field}`}`, size, maxMessageBytes);
+  return { eventId, body, attributes, size };
 }

@@ -1,44 +1,169 @@
-import { SqsJobsError, toError } from '../core/errors.js';
+import { PublishBatchError, SqsJobsError, toError, ValidationError } from '../core/errors.js';
 import { type AnyEvent, type EventPayload, isEventDefinition } from '../core/event.js';
 import type { TopicPort } from '../ports/topics.js';
-import { type PublishOptions, type PublishResult, prepareEvent, SNS_MAX_MESSAGE_BYTES, type Topics } from './publish.js';
+import { sendWithRetries } from './batch-retry.js';
+import {
+  type PublishManyOptions,
+  type PublishOptions,
+  type PublishResult,
+  parsePublishOptions,
+  prepareEvent,
+  publishManyOptionsSchema,
+  publishOptionsSchema,
+  SNS_MAX_MESSAGE_BYTES,
+} from './publish.js';
+import { chunkMessages } from './send-many.js';
+
+/** Where events are published: the region and account their topics' ARNs are made from. */
+export interface TopicSettings {
+  readonly region: string;
+  /** undefined: each topic is looked up by name once (the port's findTopic). */
+  readonly account: string | undefined;
+}
+
+/** How many PublishBatch calls publishMany keeps in flight. */
+const BATCH_CONCURRENCY = 4;
 
 /**
- * A producer's events: checked and sized, then published to their topics through a port made on
- * first publish (a producer that never publishes never loads the SNS client).
+ * Events, checked and sized, then published to their topics through a port made on first publish
+ * (a producer that never publishes never loads the SNS client).
  */
 export class EventPublisher {
-  readonly #settings: Topics;
+  readonly #settings: TopicSettings;
+  readonly #maxMessageBytes: number;
   readonly #makePort: () => Promise<{ port: TopicPort; close: () => void }>;
   #port: Promise<{ port: TopicPort; close: () => void }> | undefined;
+  readonly #found = new Map<string, Promise<string>>();
 
-  constructor(
-    topics: { settings: Omit<Topics, 'maxMessageBytes'>; port: () => Promise<{ port: TopicPort; close: () => void }> },
-    maxMessageBytes: number,
-  ) {
-    this.#settings = { ...topics.settings, maxMessageBytes: Math.min(maxMessageBytes, SNS_MAX_MESSAGE_BYTES) };
+  constructor(topics: { settings: TopicSettings; port: () => Promise<{ port: TopicPort; close: () => void }> }, maxMessageBytes: number) {
+    this.#settings = topics.settings;
+    this.#maxMessageBytes = Math.min(maxMessageBytes, SNS_MAX_MESSAGE_BYTES);
     this.#makePort = topics.port;
   }
 
-  async publish<E extends AnyEvent>(event: E, payload: EventPayload<E>, options: PublishOptions): Promise<PublishResult> {
-    if (!isEventDefinition(event)) throw new SqsJobsError('OPTIONS_INVALID', 'publish() takes an event made by defineEvent()');
-    const prepared = prepareEvent(event, payload, options, this.#settings);
-    this.#port ??= this.#makePort();
-    const { port } = await this.#port;
+  async publish<E extends AnyEvent>(event: E, payload: EventPayload<E>, options: PublishOptions = {}): Promise<PublishResult> {
+    checkEvent(event);
+    const opts = parsePublishOptions(publishOptionsSchema, options, event);
+    const prepared = prepareEvent(event, payload, opts, this.#maxMessageBytes);
+    const { port, topicArn } = await this.#target(event);
     try {
-      const { messageId } = await port.publish(prepared.topicArn, prepared);
+      const { messageId } = await port.publish(topicArn, prepared);
       return { eventId: prepared.eventId, messageId };
     } catch (error) {
       const e = toError(error);
       throw new SqsJobsError(
         'PUBLISH_FAILED',
-        `could not publish event "${event.name}" (${prepared.eventId}) to ${prepared.topicArn}: ${e.name}: ${e.message}`,
+        `could not publish event "${event.name}" (${prepared.eventId}) to ${topicArn}: ${e.name}: ${e.message}`,
         { cause: error },
       );
     }
   }
 
+  /**
+   * Publish many payloads of one event with PublishBatch (10 per call and at most 256 KiB, SNS's
+   * limits); every payload is checked first, nothing is sent when one is wrong. Entries SNS refuses
+   * for its own reasons are sent again; what is still unpublished is one PublishBatchError that
+   * names exactly which (by index and event id).
+   */
+  async publishMany<E extends AnyEvent>(
+    event: E,
+    payloads: readonly EventPayload<E>[],
+    options: PublishManyOptions = {},
+  ): Promise<PublishResult[]> {
+    checkEvent(event);
+    const { ids, ...shared } = parsePublishOptions(publishManyOptionsSchema, options, event);
+    if (!Array.isArray(payloads))
+      throw new ValidationError('ARGS_INVALID', `publishMany("${event.name}")`, [{ field: 'payloads', rule: 'must be an array' }]);
+    if (ids !== undefined && ids.length !== payloads.length) {
+      throw new ValidationError('OPTIONS_INVALID', `invalid publishMany options for event "${event.name}"`, [
+        { field: 'options.ids', rule: `must have one id per payload (${payloads.length}), got ${ids.length}` },
+      ]);
+    }
+    const prepared = payloads.map((payload, i) =>
+      prepareEvent(event, payload, { ...shared, id: ids?.[i] }, this.#maxMessageBytes, `payloads[${i}]`),
+    );
+    if (prepared.length === 0) return [];
+    const { port, topicArn } = await this.#target(event);
+    const chunks = chunkMessages(prepared, SNS_MAX_MESSAGE_BYTES);
+    const results: (PublishResult | undefined)[] = new Array(prepared.length);
+    const failed: { index: number; eventId: string; code: string; message: string }[] = [];
+    let next = 0;
+    const sendChunks = async () => {
+      while (next < chunks.length) {
+        const outcome = await sendWithRetries(chunks[next++]!, (indexes) =>
+          port.publishBatch(
+            topicArn,
+            indexes.map((i) => ({ id: String(i), message: prepared[i]! })),
+          ),
+        );
+        for (const s of outcome.sent) results[s.index] = { eventId: prepared[s.index]!.eventId, messageId: s.messageId };
+        for (const f of outcome.failed) failed.push({ ...f, eventId: prepared[f.index]!.eventId });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, chunks.length) }, sendChunks));
+    if (failed.length > 0) {
+      const sent = results.flatMap((r, index) => (r === undefined ? [] : [{ index, ...r }]));
+      throw new PublishBatchError(
+        event.name,
+        failed.sort((a, b) => a.index - b.index),
+        sent,
+      );
+    }
+    return results as PublishResult[];
+  }
+
   close(): void {
     void this.#port?.then(({ close }) => close());
   }
+
+  /** The port, and the event's topic: its topicArn, else made from the account, else looked up by name (once). */
+  async #target(event: AnyEvent): Promise<{ port: TopicPort; topicArn: string }> {
+    this.#port ??= this.#makePort();
+    const { port } = await this.#port;
+    if (event.topicArn !== undefined) return { port, topicArn: event.topicArn };
+    const { region, account } = this.#settings;
+    if (account !== undefined) return { port, topicArn: `arn:${partitionOf(region)}:sns:${region}:${account}:${event.topic}` };
+    let found = this.#found.get(event.topic);
+    if (found === undefined) {
+      found = lookUp(port, event);
+      this.#found.set(event.topic, found);
+      found.catch(() => this.#found.delete(event.topic));
+    }
+    return { port, topicArn: await found };
+  }
+}
+
+async function lookUp(port: TopicPort, event: AnyEvent): Promise<string> {
+  if (port.findTopic === undefined) {
+    throw new ValidationError('OPTIONS_INVALID', `cannot publish event "${event.name}"`, [
+      { field: 'options.account', rule: 'must be set: the topics port cannot look topics up by name, and the event has no topicArn' },
+    ]);
+  }
+  let arn: string | undefined;
+  try {
+    arn = await port.findTopic(event.topic);
+  } catch (error) {
+    const e = toError(error);
+    throw new SqsJobsError('PUBLISH_FAILED', `could not look up the topic of event "${event.name}": ${e.name}: ${e.message}`, {
+      cause: error,
+    });
+  }
+  if (arn === undefined) {
+    throw new SqsJobsError(
+      'PUBLISH_FAILED',
+      `no SNS topic named "${event.topic}" for event "${event.name}": make it with \`sqs-jobs events create\` (or give the event a topicArn)`,
+    );
+  }
+  return arn;
+}
+
+function checkEvent(event: unknown): void {
+  if (!isEventDefinition(event)) throw new SqsJobsError('OPTIONS_INVALID', 'publish() takes an event made by defineEvent()');
+}
+
+/** The ARN partition of a region: aws, aws-cn or aws-us-gov. */
+function partitionOf(region: string): string {
+  if (region.startsWith('cn-')) return 'aws-cn';
+  if (region.startsWith('us-gov-')) return 'aws-us-gov';
+  return 'aws';
 }

@@ -1,12 +1,9 @@
 import type { StringAttribute } from '../core/envelope.js';
-import { toError, type FailedEntry } from '../core/errors.js';
+import type { FailedEntry } from '../core/errors.js';
 import type { OutgoingMessage } from '../core/message.js';
-import { sleep } from '../core/sleep.js';
 import { SQS_BATCH_LIMIT } from '../core/sqs-limits.js';
 import type { QueuePort } from '../ports/queue.js';
-
-/** SendMessageBatch for enqueueMany: one call per chunk, transient entry failures sent again. */
-const BATCH_SEND_ATTEMPTS = 3;
+import { sendWithRetries } from './batch-retry.js';
 
 /** How many batch calls enqueueMany keeps in flight. */
 const BATCH_CONCURRENCY = 4;
@@ -66,51 +63,21 @@ export async function sendAll(
 }
 
 /**
- * Send one chunk (at most 10 entries, one queue) in one batch call. Entries refused for a transient
- * reason are sent again (3 tries); answers what went and what did not, by index.
+ * Send one chunk (at most 10 entries, one queue) in one batch call, transient refusals sent again
+ * (see sendWithRetries); answers what went and what did not, by index.
  */
 export async function sendBatch(
   queue: QueuePort,
   entries: { index: number; message: PreparedMessage }[],
 ): Promise<{ sent: { index: number; messageId: string }[]; failed: FailedEntry[] }> {
-  const sent: { index: number; messageId: string }[] = [];
-  const failed: FailedEntry[] = [];
-  let pending = entries;
-  for (let attempt = 1; pending.length > 0; attempt++) {
-    const byId = new Map(pending.map((e) => [String(e.index), e]));
-    const retry: typeof pending = [];
-    try {
-      const out = await queue.sendBatch(
-        pending[0]!.message.queueUrl,
-        pending.map((e) => ({ id: String(e.index), message: outgoing(e.message) })),
-      );
-      for (const ok of out.sent) {
-        if (byId.delete(ok.id)) sent.push({ index: Number(ok.id), messageId: ok.messageId });
-      }
-      for (const bad of out.failed) {
-        const entry = byId.get(bad.id);
-        if (entry === undefined) continue;
-        byId.delete(bad.id);
-        if (bad.kind === 'transient' && attempt < BATCH_SEND_ATTEMPTS) retry.push(entry);
-        else failed.push({ index: entry.index, jobId: entry.message.jobId, code: bad.code, message: bad.message || 'rejected by SQS' });
-      }
-      // An entry the answer names neither way was not confirmed sent: report it, never assume it went.
-      for (const entry of byId.values())
-        failed.push({
-          index: entry.index,
-          jobId: entry.message.jobId,
-          code: 'NoAnswer',
-          message: 'the batch answer did not name this entry',
-        });
-    } catch (error) {
-      // The SDK already retried the call itself; what is left is a hard failure for every entry.
-      const e = toError(error);
-      for (const entry of pending) failed.push({ index: entry.index, jobId: entry.message.jobId, code: e.name, message: e.message });
-    }
-    if (retry.length > 0) await sleep(100 * 2 ** attempt);
-    pending = retry;
-  }
-  return { sent, failed };
+  const byIndex = new Map(entries.map((e) => [e.index, e.message]));
+  const { sent, failed } = await sendWithRetries([...byIndex.keys()], (indexes) =>
+    queue.sendBatch(
+      entries[0]!.message.queueUrl,
+      indexes.map((i) => ({ id: String(i), message: outgoing(byIndex.get(i)!) })),
+    ),
+  );
+  return { sent, failed: failed.map((f) => ({ ...f, jobId: byIndex.get(f.index)!.jobId })) };
 }
 
 /** A prepared job as the queue port sends it. */

@@ -6,7 +6,8 @@ import { ConfigError } from '../core/errors.js';
 import { queueAccountOf, resolveAwsSettings, resolveMemcached, type Env } from '../config/env.js';
 import { resolveSnsSettings } from '../config/sns-endpoint.js';
 import type { TopicPort } from '../ports/topics.js';
-import type { eventsOptionSchema, Topics } from './publish.js';
+import type { eventsOptionSchema } from './publish.js';
+import type { TopicSettings } from './publisher.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { QueueCounts } from '../ports/queue-admin.js';
 import { Admission, type admissionOptionsSchema } from './admission/admission.js';
@@ -83,16 +84,16 @@ export function producerTopics(
   o: z.output<typeof eventsOptionSchema>,
   fallbackEndpoint: string | undefined,
   region: string | undefined,
-  queueUrl: string,
+  queueUrl: string | undefined,
   env: Env,
-): { settings: Omit<Topics, 'maxMessageBytes'>; port: () => Promise<{ port: TopicPort; close: () => void }> } {
+): { settings: TopicSettings; port: () => Promise<{ port: TopicPort; close: () => void }> } {
   const sns = resolveSnsSettings(
     { endpoint: o?.endpoint, region },
     env,
     { endpoint: 'options.events.endpoint', region: 'options.region' },
     fallbackEndpoint,
   );
-  const settings = { region: sns.region, account: o?.account ?? queueAccountOf(queueUrl) };
+  const settings = { region: sns.region, account: o?.account ?? (queueUrl === undefined ? undefined : queueAccountOf(queueUrl)) };
   return {
     settings,
     port: async () => {

@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 
 /**
  * The `sqs-jobs` command as a user runs it (issue 9, items 5 and 8): per-command --help, --version,
@@ -104,6 +104,39 @@ describe('sqs-jobs commands keep working', () => {
     const none = await cli(['events', 'create', '--jobs', 'handlers'], env);
     expect(none.code).not.toBe(0);
     expect(none.stderr).toContain('exports no job that runs on an event');
+  });
+
+  it('publish checks the payload, finds the topic by name and reaches each subscriber its filter lets through', async () => {
+    const tag = randomUUID().slice(0, 8);
+    const env = { ...LOCAL_ENV, EVENT_TAG: tag };
+    const made = await cli(['events', 'create', '--jobs', 'test/fixtures/event-jobs.ts', '--json'], env);
+    expect(made.code, made.stderr).toBe(0);
+    const queues = Object.fromEntries(
+      (JSON.parse(made.stdout) as { subscribers: { job: string; queueUrl: string }[] }).subscribers.map((s) => [s.job, s.queueUrl]),
+    );
+    const event = `user.signed-up.${tag}`;
+    const bad = await cli(['publish', event, '--jobs', 'test/fixtures/event-jobs.ts', '--payload', '{"userId":7}'], env);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/payload\.userId/);
+    const unknown = await cli(['publish', 'no.such.event', '--jobs', 'test/fixtures/event-jobs.ts'], env);
+    expect(unknown.stderr).toContain(`its events: ${event}`);
+    const pro = ['--jobs', 'test/fixtures/event-jobs.ts', '--payload', '{"userId":"u1"}', '--id', `e-${tag}`, '--attribute', 'plan=pro'];
+    const sent = await cli(['publish', event, ...pro], env);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(JSON.parse(sent.stdout)).toMatchObject({ eventId: `e-${tag}` });
+    const free = await cli(
+      ['publish', event, '--jobs', 'test/fixtures/event-jobs.ts', '--payload', '{"userId":"u2"}', '--attribute', 'plan=free'],
+      env,
+    );
+    expect(free.code, free.stderr).toBe(0);
+    const welcome = queues[`welcome-${tag}`]!;
+    const crm = queues[`crm-sync.${tag}`]!;
+    const bodies = async (url: string) => (await drain(sqs, url)).map((m) => JSON.parse(m.Body ?? '{}') as { args: { userId: string } });
+    await eventually(async () => (await queueCounts(sqs, welcome)).visible === 2, 'both events on the welcome queue');
+    await eventually(async () => (await queueCounts(sqs, crm)).visible === 1, 'the pro event on the crm-sync queue');
+    expect((await bodies(welcome)).map((b) => b.args.userId).sort()).toEqual(['u1', 'u2']);
+    // crm-sync subscribes with { plan: ['pro'] }: only u1 reaches it.
+    expect((await bodies(crm)).map((b) => b.args.userId)).toEqual(['u1']);
   });
 
   it('enqueue sends a job that worker runs; SIGTERM stops the worker with exit 0', async () => {

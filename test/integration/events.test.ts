@@ -12,6 +12,7 @@ import { defineJob, type JobContext } from '../../src/core/job.js';
 import { listDeadLetters } from '../../src/ops/dlq-scan.js';
 import { provisionEvents } from '../../src/ops/events.js';
 import { provisionQueues } from '../../src/ops/queues.js';
+import { createPublisher } from '../../src/producer/create-publisher.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENDPOINT, LOCAL_ENV, eventually, queueCounts, sleep, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
@@ -68,6 +69,33 @@ describe('events (SNS → SQS)', () => {
     });
     expect(events.count('job:duplicate')).toBe(2); // the repeated publish, to both subscribers
     expect(events.count('job:dead-lettered')).toBe(0);
+  });
+
+  it('publishMany from a publisher without a queue: 25 events in batches, each subscriber runs each once, again with the same ids runs none', async () => {
+    const { tag, placed } = orderEvent();
+    const ran = { a: [] as string[], b: [] as string[] };
+    const a = defineJob({ name: `ledger-${tag}`, on: placed, handle: (p) => void ran.a.push(p.orderId) });
+    const b = defineJob({ name: `search-index-${tag}`, on: placed, handle: (p) => void ran.b.push(p.orderId) });
+    const made = await provisionEvents(admin, topics, [a, b], { visibilityTimeout: 10 });
+    const worker = start({ queues: made.subscribers.map((s) => s.queueUrl), jobs: [a, b] });
+    const events = recordEvents(worker);
+    await worker.start();
+    // No queue URL, no account: the topic is found by its name.
+    const publisher = createPublisher({}, LOCAL_ENV);
+    const ids = Array.from({ length: 25 }, (_, i) => `pm-${tag}-${i}`);
+    const payloads = ids.map((_, i) => ({ orderId: `o-${i}`, total: i }));
+    await expect(publisher.publishMany(placed, [...payloads, { orderId: 'x', total: -1 }])).rejects.toMatchObject({
+      code: 'ARGS_INVALID',
+      message: expect.stringContaining('payloads[25].total'),
+    });
+    const out = await publisher.publishMany(placed, payloads, { ids });
+    expect(out.map((r) => r.eventId)).toEqual(ids);
+    await eventually(() => ran.a.length === 25 && ran.b.length === 25, 'every event run by both subscribers');
+    await publisher.publishMany(placed, payloads, { ids }); // again: duplicates, run by no one
+    await eventually(() => events.count('job:duplicate') === 50, 'the repeats seen as duplicates');
+    publisher.close();
+    expect(new Set(ran.a).size).toBe(25);
+    expect([...ran.b].sort()).toEqual([...ran.a].sort());
   });
 
   it('a subscriber whose workers are stopped delays no one: the others drain, and it catches up when resumed, nothing lost', async () => {

@@ -8,6 +8,7 @@ describe('the public API', () => {
       [
         'ConfigError',
         'EnqueueBatchError',
+        'PublishBatchError',
         'JobRegistry',
         'JobCanceller',
         'JobStatusReader',
@@ -23,6 +24,7 @@ describe('the public API', () => {
         'Worker',
         'configureDefaultProducer',
         'createProducer',
+        'createPublisher',
         'createEvents',
         'createQueues',
         'createWorker',

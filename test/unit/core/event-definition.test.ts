@@ -4,7 +4,7 @@ import { decodeEnvelope, type EventRouting } from '../../../src/core/envelope.js
 import { defineEvent, subscriberQueueNameFor } from '../../../src/core/event.js';
 import { defineJob, JobRegistry } from '../../../src/core/job.js';
 import { filterPolicyOf, provisionEvents } from '../../../src/ops/events.js';
-import { prepareEvent } from '../../../src/producer/publish.js';
+import { parsePublishOptions, prepareEvent, publishOptionsSchema } from '../../../src/producer/publish.js';
 import { eventRoutingFor } from '../../../src/worker/run/event-routing.js';
 
 const placed = defineEvent({ name: 'order.placed', payload: z.object({ orderId: z.string() }) });
@@ -138,10 +138,8 @@ describe('subscriptions (provisionEvents)', () => {
 });
 
 describe('prepareEvent (publish, before anything is sent)', () => {
-  const topics = { region: 'eu-west-1', account: '123456789012', maxMessageBytes: 65_536 };
-  it('makes the event message, its attributes (for filter policies) and its topic ARN', () => {
-    const p = prepareEvent(placed, { orderId: 'o' }, { id: 'e-9', tenant: 'acme', attributes: { region: 'eu' } }, topics);
-    expect(p.topicArn).toBe('arn:aws:sns:eu-west-1:123456789012:order-placed');
+  it('makes the event message and its attributes (for filter policies)', () => {
+    const p = prepareEvent(placed, { orderId: 'o' }, { id: 'e-9', tenant: 'acme', attributes: { region: 'eu' } }, 65_536);
     expect(JSON.parse(p.body)).toMatchObject({ v: 1, id: 'e-9', event: 'order.placed', args: { orderId: 'o' }, tenant: 'acme' });
     expect(Object.fromEntries(Object.entries(p.attributes).map(([k, a]) => [k, a.StringValue]))).toEqual({
       'sqsjobs-event': 'order.placed',
@@ -149,12 +147,15 @@ describe('prepareEvent (publish, before anything is sent)', () => {
       'sqsjobs-tenant': 'acme',
       region: 'eu',
     });
+    expect(p.size).toBeGreaterThan(p.body.length);
   });
 
-  it('refuses what SQS could not carry: too many attributes, reserved names; and a topic it cannot name', () => {
+  it('refuses what SQS could not carry: too many attributes, reserved names, a payload over the limit', () => {
     const eight = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`a${i}`, 'x']));
-    expect(() => prepareEvent(placed, { orderId: 'o' }, { attributes: eight }, topics)).toThrow(/options\.attributes: at most 7/);
-    expect(() => prepareEvent(placed, { orderId: 'o' }, { attributes: { 'AWS.x': 'y' } }, topics)).toThrow(/reserved/);
-    expect(() => prepareEvent(placed, { orderId: 'o' }, {}, { ...topics, account: undefined })).toThrow(/options\.events\.account/);
+    expect(() => parsePublishOptions(publishOptionsSchema, { attributes: eight }, placed)).toThrow(/options\.attributes: at most 7/);
+    expect(() => parsePublishOptions(publishOptionsSchema, { attributes: { 'AWS.x': 'y' } }, placed)).toThrow(/reserved/);
+    expect(() => prepareEvent(placed, { orderId: 'x'.repeat(2_000) }, {}, 1_024, 'payloads[3]')).toThrow(
+      /event "order\.placed" payloads\[3\]: message body is 2\d{3} bytes/,
+    );
   });
 });

@@ -1,0 +1,84 @@
+import { ConfigError } from '../core/errors.js';
+import type { AnyEvent } from '../core/event.js';
+import { createEvents } from '../ops/wiring.js';
+import { createPublisher } from '../producer/create-publisher.js';
+import { type AwsFlags, type CliContext, integer } from './commands.js';
+import { loadEvents, loadJobs } from './load-jobs.js';
+import { renderEventChanges } from './render.js';
+
+export interface EventsCreateFlags extends AwsFlags {
+  readonly jobs?: string;
+  readonly maxReceiveCount?: string;
+  readonly visibilityTimeout?: string;
+  readonly json?: boolean;
+}
+
+/** `sqs-jobs events create`: topics, subscriber queues, policies and subscriptions for the jobs a module exports. */
+export async function eventsCreate(flags: EventsCreateFlags, { out, env }: CliContext): Promise<void> {
+  if (flags.jobs === undefined) throw new ConfigError('events create needs --jobs <module> (a module that exports jobs defined with `on`)');
+  const maxReceiveCount = integer(flags.maxReceiveCount, '--max-receive-count');
+  const visibilityTimeout = integer(flags.visibilityTimeout, '--visibility-timeout');
+  const registry = await loadJobs(flags.jobs);
+  const jobs = registry.names().map((name) => registry.get(name));
+  if (!jobs.some((j) => j.kind === 'sqs-jobs/job' && j.on !== undefined)) {
+    throw new ConfigError(`${flags.jobs} exports no job that runs on an event (defineJob({ on: event }))`);
+  }
+  const made = await createEvents(
+    jobs,
+    {
+      queue: { maxReceiveCount, visibilityTimeout },
+      ...(flags.endpoint === undefined ? {} : { endpoint: flags.endpoint }),
+      ...(flags.region === undefined ? {} : { region: flags.region }),
+    },
+    env,
+  );
+  if (flags.json) {
+    out(JSON.stringify(made));
+    return;
+  }
+  for (const s of made.subscribers) out(`${s.event} → ${s.job}: ${s.queueUrl}  (dlq ${s.dlqUrl.split('/').at(-1)})`);
+  out(renderEventChanges(made.changes));
+}
+
+export interface PublishFlags extends AwsFlags {
+  readonly jobs?: string;
+  readonly payload: string;
+  readonly id?: string;
+  readonly tenant?: string;
+  readonly attribute?: string[];
+  readonly account?: string;
+}
+
+/** `sqs-jobs publish <event>`: check the payload by the event's schema and publish it to the event's topic. */
+export async function publishCommand(name: string, flags: PublishFlags, { out, env }: CliContext): Promise<void> {
+  if (flags.jobs === undefined) throw new ConfigError('publish needs --jobs <module> (a module that exports the event, or a job on it)');
+  let payload: unknown;
+  try {
+    payload = JSON.parse(flags.payload);
+  } catch (error) {
+    throw new ConfigError(`--payload is not JSON: ${(error as Error).message}`);
+  }
+  const attributes: Record<string, string> = {};
+  for (const pair of flags.attribute ?? []) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new ConfigError(`--attribute ${JSON.stringify(pair)}: must be name=value`);
+    attributes[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  const events = await loadEvents(flags.jobs);
+  const event: AnyEvent | undefined = events.get(name);
+  if (event === undefined) {
+    const known = [...events.keys()].sort().join(', ') || 'none';
+    throw new ConfigError(`${flags.jobs} has no event "${name}" (its events: ${known})`);
+  }
+  const publisher = createPublisher({ endpoint: flags.endpoint, region: flags.region, account: flags.account }, env);
+  try {
+    const result = await publisher.publish(event, payload as never, {
+      id: flags.id,
+      tenant: flags.tenant,
+      ...(flags.attribute === undefined ? {} : { attributes }),
+    });
+    out(JSON.stringify(result));
+  } finally {
+    publisher.close();
+  }
+}

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { type Env, implementing, parseConfig } from '../config/env.js';
+import type { AnyEvent, EventPayload } from '../core/event.js';
+import type { TopicPort } from '../ports/topics.js';
+import type { PublishManyOptions, PublishOptions, PublishResult } from './publish.js';
+import { SNS_MAX_MESSAGE_BYTES } from './publish.js';
+import { EventPublisher } from './publisher.js';
+import { producerTopics } from './wiring.js';
+
+const publisherOptionsSchema = z
+  .object({
+    /** SNS endpoint (default AWS_ENDPOINT_URL_SNS, else an emulator's SQS endpoint on loopback, else AWS_ENDPOINT_URL). */
+    endpoint: z.string().optional(),
+    region: z.string().optional(),
+    /** The account of the topics; without it, each event's topic is looked up by name once (SNS ListTopics). */
+    account: z
+      .string()
+      .regex(/^\d{12}$/, 'must be a 12-digit AWS account id')
+      .optional(),
+    /** The topics port (default: SNS through the AWS SDK). */
+    topics: implementing<TopicPort>('TopicPort (publish, publishBatch)', ['publish', 'publishBatch']).optional(),
+    /** The largest message to publish, in bytes (default and most: SNS's 256 KiB). */
+    maxMessageBytes: z.number().int().min(1_024).max(SNS_MAX_MESSAGE_BYTES).optional(),
+  })
+  .strict();
+
+export type PublisherOptions = z.input<typeof publisherOptionsSchema>;
+
+/** What a service that only publishes events holds: publish, publishMany, close. */
+export interface Publisher {
+  publish<E extends AnyEvent>(event: E, payload: EventPayload<E>, options?: PublishOptions): Promise<PublishResult>;
+  publishMany<E extends AnyEvent>(event: E, payloads: readonly EventPayload<E>[], options?: PublishManyOptions): Promise<PublishResult[]>;
+  /** Release the SNS client's sockets (when this publisher made the client). */
+  close(): void;
+}
+
+/**
+ * A publisher for a service that publishes events and enqueues no job: it needs no queue URL
+ * (a producer publishes too: `producer.publish`). Nothing is loaded or connected until the first publish.
+ */
+export function createPublisher(options: PublisherOptions = {}, env: Env = process.env): Publisher {
+  const o = parseConfig(publisherOptionsSchema, options, 'options', 'invalid publisher options');
+  const topics = producerTopics({ topics: o.topics, endpoint: o.endpoint, account: o.account }, undefined, o.region, undefined, env);
+  const publisher = new EventPublisher(topics, o.maxMessageBytes ?? SNS_MAX_MESSAGE_BYTES);
+  return {
+    publish: (event, payload, opts) => publisher.publish(event, payload, opts),
+    publishMany: (event, payloads, opts) => publisher.publishMany(event, payloads, opts),
+    close: () => publisher.close(),
+  };
+}
