@@ -9,6 +9,8 @@ import { replayDeadLetters } from '../ops/replay.js';
 import { purgeDeadLetters } from '../ops/purge.js';
 import { type DeadLetterFilter, deadLetterFilterSchema, describeFilter, isFiltered } from '../ops/dlq-filter.js';
 import { collectStats } from '../ops/stats.js';
+import { subscriberQueueNameFor } from '../core/event.js';
+import { loadJobs } from './load-jobs.js';
 import { integer, sqsSettings, UsageError, type AwsFlags, type CliContext } from './commands.js';
 import { renderDeadLetters, renderStats } from './render.js';
 
@@ -20,11 +22,16 @@ export interface StatsFlags extends AwsFlags {
   readonly every?: string;
   readonly json?: boolean;
   readonly cloudwatchEndpoint?: string;
+  readonly jobs?: string;
 }
 
 export async function stats(flags: StatsFlags, { out, env, signal }: CliContext): Promise<void> {
+  // With --jobs, the subscriber queues of its jobs that run on events are shown; the queue is then optional.
+  const subscribers = flags.jobs === undefined ? [] : await subscribersOf(flags.jobs);
+  const queues = flags.queue ?? (subscribers.length > 0 && !hasQueueUrl(env) ? [] : [undefined]);
   const options = {
-    queueUrls: (flags.queue ?? [undefined]).map((q) => resolveQueueUrl(q, env, '--queue')),
+    subscribers,
+    queueUrls: queues.map((q) => resolveQueueUrl(q, env, '--queue')),
     namespace: resolveMetricsNamespace(flags.namespace, env, '--namespace'),
     windowMinutes: integer(flags.window, '--window', 1) ?? 15,
   };
@@ -54,6 +61,21 @@ export async function stats(flags: StatsFlags, { out, env, signal }: CliContext)
     cw.destroy();
   }
 }
+
+/** Each job a module exports that runs on an event, with its queue's name. */
+async function subscribersOf(module: string): Promise<{ event: string; job: string; queue: string }[]> {
+  const registry = await loadJobs(module);
+  const found = registry.names().flatMap((name) => {
+    const job = registry.get(name);
+    return job.kind === 'sqs-jobs/job' && job.on !== undefined
+      ? [{ event: job.on.event.name, job: job.name, queue: subscriberQueueNameFor(job.name) }]
+      : [];
+  });
+  if (found.length === 0) throw new ConfigError(`--jobs: ${module} exports no job that runs on an event (defineJob({ on: event }))`);
+  return found;
+}
+
+const hasQueueUrl = (env: Env) => env.SQS_JOBS_QUEUE_URL !== undefined && env.SQS_JOBS_QUEUE_URL !== '';
 
 export interface DlqFlags extends AwsFlags {
   readonly queue?: string;

@@ -114,6 +114,7 @@ export function buildProgram(io: CliIo): Command {
 
   withAws(program.command('stats').description("queue depths, and per-job rates and timings from the workers' CloudWatch metrics"))
     .option('--queue <url>', 'queue URL, repeatable (default: SQS_JOBS_QUEUE_URL)', collect)
+    .option('--jobs <module>', "also each event's subscriber queues: those of the jobs this module exports that run on events")
     .option('--window <minutes>', 'metrics window (default 15)')
     .option('--namespace <namespace>', 'metrics namespace (default: SQS_JOBS_METRICS_NAMESPACE or SqsJobs)')
     .option('--watch', 'redraw until Ctrl-C')

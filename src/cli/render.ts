@@ -20,6 +20,15 @@ const ms = (n: number | undefined) =>
 const age = (s: number | undefined) =>
   s === undefined ? '-' : s >= 3_600 ? `${(s / 3_600).toFixed(1)}h` : s >= 60 ? `${Math.round(s / 60)}m` : `${Math.round(s)}s`;
 
+/** One row per job that runs on an event: its queue's depth and its DLQ's, or that the queue is missing. */
+function eventRows(stats: Stats): string[][] {
+  return stats.events.map((e) => {
+    const q = stats.queues.find((x) => x.url === e.queueUrl);
+    if (q === undefined) return [e.event, e.job, e.queue, 'no such queue: run sqs-jobs events create', '', ''];
+    return [e.event, e.job, e.queue, String(q.visible), String(q.inFlight), q.dlq === undefined ? '-' : String(q.dlq.visible)];
+  });
+}
+
 /** The stats as tables; `namespace`, where the metrics were looked for, is named when none were found. */
 export function renderStats(stats: Stats, namespace?: string): string {
   const queueRows = stats.queues
@@ -59,6 +68,9 @@ export function renderStats(stats: Stats, namespace?: string): string {
       ? `no worker metrics in this window${namespace === undefined ? '' : ` in namespace ${namespace}: if the workers publish elsewhere (their SQS_JOBS_METRICS_NAMESPACE or metrics.namespace), pass it with --namespace`}`
       : table(['job', 'queue', 'runs/min', 'ok', 'failed', 'retried', 'dead', 'dupes', 'wait p50 / p99', 'process p50 / p99'], jobRows),
     ...(batchRows.length === 0 ? [] : ['', table(['batch job', 'queue', 'batches/min', 'size p50 / p99', 'held p50 / p99'], batchRows)]),
+    ...(stats.events.length === 0
+      ? []
+      : ['', table(['event', 'subscriber job', 'queue', 'visible', 'in flight', 'dead letters'], eventRows(stats))]),
     '',
     '"-": not published by this server (emulators have no AWS/SQS metrics or percentiles)',
   ].join('\n');

@@ -42,6 +42,16 @@ export interface Stats {
   readonly windowMinutes: number;
   readonly queues: readonly (QueueDepth & { readonly dlq: QueueDepth | undefined })[];
   readonly jobs: readonly JobStats[];
+  /** The jobs that run on events (`subscribers`), by event: each one's queue, when it exists (its depth is in `queues`). */
+  readonly events: readonly EventSubscriberStats[];
+}
+
+export interface EventSubscriberStats {
+  readonly event: string;
+  readonly job: string;
+  readonly queue: string;
+  /** undefined: no such queue (`sqs-jobs events create` makes it). */
+  readonly queueUrl: string | undefined;
 }
 
 /** What stats reads: queue depths and redrive policies from SQS, per-job figures from the metrics. */
@@ -55,6 +65,8 @@ export interface StatsOptions {
   readonly queueUrls: readonly string[];
   readonly namespace: string;
   readonly windowMinutes: number;
+  /** Jobs that run on events, each with its queue's name: their queues are looked up and shown too. */
+  readonly subscribers?: readonly { readonly event: string; readonly job: string; readonly queue: string }[];
 }
 
 /** Queue depths from SQS, per-job rates and timings from the workers' CloudWatch metrics. */
@@ -67,7 +79,12 @@ export async function collectStats(from: StatsSources, o: StatsOptions): Promise
   // A queue with a spillover queue (tenant fairness) is shown with it: its depth is the noisy
   // tenants' backlog, and its jobs' wait times (Queue = <name>-spill) are the noisy tenants'.
   // Likewise its tier lanes (priority tiers), each with its own depth and wait.
-  const urls = [...new Set((await Promise.all(o.queueUrls.map(async (url) => [url, ...(await companionsOf(from.admin, url))]))).flat())];
+  const account = o.queueUrls[0] === undefined ? undefined : queueAccountOf(o.queueUrls[0]);
+  const events = await Promise.all(
+    (o.subscribers ?? []).map(async (s) => ({ ...s, queueUrl: await from.admin.findQueue(s.queue, account) })),
+  );
+  const asked = [...o.queueUrls, ...events.flatMap((e) => (e.queueUrl === undefined ? [] : [e.queueUrl]))];
+  const urls = [...new Set((await Promise.all(asked.map(async (url) => [url, ...(await companionsOf(from.admin, url))]))).flat())];
   const dlqUrls = await Promise.all(urls.map(async (url) => (await from.queue.deadLetterTarget(url))?.deadLetterQueueUrl));
   const queues = await Promise.all(
     urls.map(async (url, i) => {
@@ -79,7 +96,7 @@ export async function collectStats(from: StatsSources, o: StatsOptions): Promise
     }),
   );
   const jobs = (await Promise.all(queues.map((q) => jobStats(from.metrics, o.namespace, q.name, start, end, o.windowMinutes)))).flat();
-  return { at: new Date(now).toISOString(), windowMinutes: o.windowMinutes, queues, jobs };
+  return { at: new Date(now).toISOString(), windowMinutes: o.windowMinutes, queues, jobs, events };
 }
 
 /** The queues beside `url` that serve its jobs, those that exist: the spillover queue `<name>-spill` and the tier lanes `<name>-high`, `<name>-low`. */

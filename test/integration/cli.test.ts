@@ -134,6 +134,11 @@ describe('sqs-jobs commands keep working', () => {
     const bodies = async (url: string) => (await drain(sqs, url)).map((m) => JSON.parse(m.Body ?? '{}') as { args: { userId: string } });
     await eventually(async () => (await queueCounts(sqs, welcome)).visible === 2, 'both events on the welcome queue');
     await eventually(async () => (await queueCounts(sqs, crm)).visible === 1, 'the pro event on the crm-sync queue');
+    // stats --jobs shows each event's subscribers and their depth (no queue URL needed).
+    const shown = await cli(['stats', '--jobs', 'test/fixtures/event-jobs.ts'], { ...env, SQS_JOBS_QUEUE_URL: '' });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`${event.replaceAll('.', '\\.')}\\s+welcome-${tag}\\s+welcome-${tag}\\s+2\\s+0\\s+0`));
+    expect(shown.stdout).toMatch(new RegExp(`crm-sync\\.${tag}\\s+crm-sync-${tag}\\s+1\\s+0\\s+0`));
     expect((await bodies(welcome)).map((b) => b.args.userId).sort()).toEqual(['u1', 'u2']);
     // crm-sync subscribes with { plan: ['pro'] }: only u1 reaches it.
     expect((await bodies(crm)).map((b) => b.args.userId)).toEqual(['u1']);
