@@ -78,6 +78,8 @@ export type FilterPolicy = Readonly<Record<string, readonly unknown[]>>;
 export interface Subscription {
   readonly event: AnyEvent;
   readonly filter: FilterPolicy | undefined;
+  /** The job's args made from the event's payload (defineJob's `from`); undefined: the payload is the args. */
+  readonly from: ((payload: unknown) => unknown) | undefined;
 }
 
 /** `on: event` or `on: [event, filterPolicy]`, as defineJob takes it. */
@@ -93,8 +95,8 @@ export const onEventSchema = z.union([
   ]),
 ]);
 
-export function subscriptionOf(on: OnEvent): Subscription {
-  return isEventDefinition(on) ? { event: on, filter: undefined } : { event: on[0], filter: on[1] };
+export function subscriptionOf(on: OnEvent, from?: (payload: unknown) => unknown): Subscription {
+  return isEventDefinition(on) ? { event: on, filter: undefined, from } : { event: on[0], filter: on[1], from };
 }
 
 /** The SNS notification a queue gets from a subscription without raw delivery (one someone else made). */

@@ -107,8 +107,13 @@ const definitionSchema = z
     priority: prioritySchema.optional(),
     track: z.boolean().optional(),
     on: onEventSchema.optional(),
+    from: functionSchema.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((spec, ctx) => {
+    if (spec.from !== undefined && spec.on === undefined)
+      ctx.addIssue({ code: 'custom', path: ['from'], message: 'maps an event payload to args: only with on' });
+  });
 
 export interface JobSpec<Args extends z.ZodType> {
   name: string;
@@ -122,20 +127,36 @@ export interface JobSpec<Args extends z.ZodType> {
   track?: boolean;
   /** Jobs that run on an event are defined with `on` and take the event's payload (EventJobSpec). */
   on?: never;
+  from?: never;
 }
 
+type OnSpec<E extends AnyEvent> = E | readonly [E, Readonly<Record<string, readonly unknown[]>>];
+
 /** A job that runs on an event: its args are the event's payload (the `args` schema may be given, e.g. a stricter one). */
-export type EventJobSpec<E extends AnyEvent> = Omit<JobSpec<E['payload']>, 'args' | 'on'> & {
-  on: E | readonly [E, Readonly<Record<string, readonly unknown[]>>];
+export type EventJobSpec<E extends AnyEvent> = Omit<JobSpec<E['payload']>, 'args' | 'on' | 'from'> & {
+  on: OnSpec<E>;
   args?: E['payload'];
 };
 
+/**
+ * A job that runs on an event with args of its own, made from each event's payload by `from`
+ * (the payload checked by the event's schema first, the result by `args`); enqueued directly, it
+ * takes its args as any job does.
+ */
+export type MappedEventJobSpec<E extends AnyEvent, Args extends z.ZodType> = Omit<JobSpec<Args>, 'on' | 'from'> & {
+  on: OnSpec<E>;
+  from: (payload: z.output<E['payload']>) => z.input<Args>;
+};
+
 /** Define a job: its name, the zod schema of its arguments, and its handler. */
+export function defineJob<E extends AnyEvent, Args extends z.ZodType>(spec: MappedEventJobSpec<E, Args>): JobDefinition<Args>;
 export function defineJob<E extends AnyEvent>(spec: EventJobSpec<E>): JobDefinition<E['payload']>;
 export function defineJob<Args extends z.ZodType>(spec: JobSpec<Args>): JobDefinition<Args>;
-export function defineJob(spec: JobSpec<z.ZodType> | EventJobSpec<AnyEvent>): AnyJob {
-  const on = spec.on === undefined ? undefined : onEventSchema.safeParse(spec.on).success ? subscriptionOf(spec.on) : undefined;
-  const withArgs = spec.args === undefined && on !== undefined ? { ...spec, args: on.event.payload } : spec;
+export function defineJob(spec: JobSpec<z.ZodType> | EventJobSpec<AnyEvent> | MappedEventJobSpec<AnyEvent, z.ZodType>): AnyJob {
+  const given = (spec as { from?: unknown }).from;
+  const from = typeof given === 'function' ? (given as (payload: unknown) => unknown) : undefined;
+  const on = spec.on === undefined ? undefined : onEventSchema.safeParse(spec.on).success ? subscriptionOf(spec.on, from) : undefined;
+  const withArgs = spec.args === undefined && on !== undefined && from === undefined ? { ...spec, args: on.event.payload } : spec;
   const parsed = parseWith(
     definitionSchema,
     withArgs,

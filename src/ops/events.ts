@@ -112,7 +112,7 @@ const MAX_SUBSCRIBER_QUEUE_NAME = 76;
  * named by `topic` or `topicArn`), the event's name (`sqsjobs-event`), so the queue gets only its
  * event. An event on a topic of its own needs no filter.
  */
-export function filterPolicyOf(on: Subscription): string | undefined {
+export function filterPolicyOf(on: Pick<Subscription, 'event' | 'filter'>): string | undefined {
   const e = on.event;
   const own = e.topicArn === undefined && e.topic === e.name.replaceAll('.', '-');
   const policy = { ...(own ? {} : { [ATTR_EVENT]: [e.name] }), ...on.filter };

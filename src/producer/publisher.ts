@@ -113,12 +113,22 @@ export class EventPublisher {
   }
 
   close(): void {
-    void this.#port?.then(({ close }) => close());
+    this.#port?.then(
+      ({ close }) => close(),
+      () => {}, // never made: nothing to close (its publish reported why)
+    );
   }
 
   /** The port, and the event's topic: its topicArn, else made from the account, else looked up by name (once). */
   async #target(event: AnyEvent): Promise<{ port: TopicPort; topicArn: string }> {
-    this.#port ??= this.#makePort();
+    if (this.#port === undefined) {
+      const made = this.#makePort();
+      this.#port = made;
+      // A port that could not be made is tried again by the next publish.
+      made.catch(() => {
+        if (this.#port === made) this.#port = undefined;
+      });
+    }
     const { port } = await this.#port;
     if (event.topicArn !== undefined) return { port, topicArn: event.topicArn };
     const { region, account } = this.#settings;

@@ -58,16 +58,33 @@ export function readMessage(jobs: JobRegistry, m: ReceivedMessage): Reading {
       info,
     };
   }
-  const parsed = job.args.safeParse(envelope.args);
+  // An event's payload made into the args of a job that maps it (`from`): checked by the event's schema first.
+  let input = envelope.args;
+  const from = envelope.event === undefined || job.kind !== 'sqs-jobs/job' ? undefined : job.on?.from;
+  if (from !== undefined && job.kind === 'sqs-jobs/job' && job.on !== undefined) {
+    const payload = job.on.event.payload.safeParse(envelope.args);
+    if (!payload.success) return { ok: false, envelope, reason: 'invalid-args', detail: issuesText(payload.error, 'payload'), info };
+    try {
+      input = from(payload.data);
+    } catch (error) {
+      const e = error instanceof Error ? error : new Error(String(error));
+      return { ok: false, envelope, reason: 'invalid-args', detail: `from: threw ${e.name}: ${e.message}`, info };
+    }
+  }
+  const parsed = job.args.safeParse(input);
   if (!parsed.success)
     return {
       ok: false,
       envelope,
       reason: 'invalid-args',
-      detail: fieldIssues(parsed.error, 'args')
-        .map((i) => `${i.field}: ${i.rule}`)
-        .join('; '),
+      detail: issuesText(parsed.error, 'args'),
       info,
     };
   return { ok: true, envelope, job, args: parsed.data, info };
+}
+
+function issuesText(error: Parameters<typeof fieldIssues>[0], root: string): string {
+  return fieldIssues(error, root)
+    .map((i) => `${i.field}: ${i.rule}`)
+    .join('; ');
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ATTR_PRIOR_RECEIVES } from '../../../../src/core/delivery.js';
 import { ATTR_JOB, ATTR_JOB_ID } from '../../../../src/core/envelope.js';
+import { defineEvent } from '../../../../src/core/event.js';
 import { defineJob, JobRegistry } from '../../../../src/core/job.js';
 import type { MessageAttributes, ReceivedMessage } from '../../../../src/core/message.js';
 import { readMessage } from '../../../../src/worker/run/read.js';
@@ -57,5 +58,58 @@ describe('readMessage: a message decoded and checked once', () => {
     );
     expect(read).toMatchObject({ ok: false, reason: 'invalid-json', info: { jobId: 'j9', jobName: 'resize' } });
     expect(readMessage(jobs, message('{"v":2}'))).toMatchObject({ ok: false, reason: 'unsupported-version', info: { jobId: 'm1' } });
+  });
+});
+
+describe('readMessage: a job that maps an event payload to its args (`from`)', () => {
+  const placed = defineEvent({ name: 'order.placed', payload: z.object({ orderId: z.string(), lines: z.array(z.string()) }) });
+  const count = defineJob({
+    name: 'count-lines',
+    on: placed,
+    args: z.object({ order: z.string(), n: z.number().int().positive() }),
+    from: (p) => {
+      if (p.orderId === 'boom') throw new Error('no mapping for boom');
+      return { order: p.orderId, n: p.lines.length };
+    },
+    handle: (args) => args.n, // typed: the mapped args
+  });
+  const registry = new JobRegistry([count]);
+  const event = (args: unknown) => message(JSON.stringify({ v: 1, id: 'e-1', event: 'order.placed', args }));
+
+  it('an event: the payload checked by its schema, mapped, the result checked by args', () => {
+    expect(readMessage(registry, event({ orderId: 'o-1', lines: ['a', 'b'] }))).toMatchObject({
+      ok: true,
+      args: { order: 'o-1', n: 2 },
+      info: { jobId: 'e-1.count-lines' },
+    });
+  });
+
+  it('a bad payload, a mapping that throws, or a mapped result args refuses: invalid-args, saying which', () => {
+    expect(readMessage(registry, event({ orderId: 7, lines: [] }))).toMatchObject({
+      ok: false,
+      reason: 'invalid-args',
+      detail: expect.stringContaining('payload.orderId'),
+    });
+    expect(readMessage(registry, event({ orderId: 'boom', lines: ['a'] }))).toMatchObject({
+      reason: 'invalid-args',
+      detail: 'from: threw Error: no mapping for boom',
+    });
+    expect(readMessage(registry, event({ orderId: 'o', lines: [] }))).toMatchObject({
+      reason: 'invalid-args',
+      detail: expect.stringContaining('args.n'),
+    });
+  });
+
+  it('enqueued directly, it takes its own args, not the payload', () => {
+    expect(readMessage(registry, message(envelope('count-lines', { order: 'o-2', n: 1 })))).toMatchObject({
+      ok: true,
+      args: { order: 'o-2', n: 1 },
+    });
+  });
+
+  it('from without on is refused, naming it', () => {
+    expect(() => defineJob({ name: 'x', args: z.object({}), from: () => ({}), handle: () => {} } as never)).toThrow(
+      /job\.from: maps an event payload/,
+    );
   });
 });
