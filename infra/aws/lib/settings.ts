@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { eventSettingSchema, eventSettingsIssues } from './event-settings.js';
 
 /**
  * Deployment settings: one source for the CDK stack and for `npm run infra:local`, so local and
@@ -41,6 +42,12 @@ export const settingsSchema = z
     tiers: z.union([z.literal(false), z.enum(['strict', 'weighted'])], { error: 'must be false, "strict" or "weighted"' }),
     /** Job status, progress and fan-out: a DynamoDB table (on-demand, TTL), its name given to the workers as SQS_JOBS_JOB_TABLE. */
     jobStore: z.union([z.literal(false), z.object({ pointInTimeRecovery: z.boolean().default(false) }).strict()]),
+    /**
+     * Jobs that run on events, as `sqs-jobs events create` sets them up: each event's SNS topic, each
+     * job's queue and DLQ (named after the job), the queue policy and the subscription (raw delivery,
+     * the job's filter policy). The workers serve these queues too, so the jobs module must export the jobs.
+     */
+    events: z.array(eventSettingSchema),
     /** Optional: an address the alarms email (an SNS topic is created for it). */
     alarmEmail: z.email().optional(),
   })
@@ -54,6 +61,8 @@ export const settingsSchema = z
         message: `shutdownTimeoutSeconds + waitTimeSeconds + 10 must be <= 120 (the Fargate stopTimeout limit); it is ${stopTimeoutSeconds(s)}`,
       });
     }
+    for (const issue of eventSettingsIssues(s.events, { served: servedQueueNames(s), deadLetterQueue: `${s.queueName}-dlq` }))
+      ctx.addIssue({ code: 'custom', ...issue });
   });
 
 export type DeploySettings = z.output<typeof settingsSchema>;
@@ -78,6 +87,7 @@ export const DEFAULT_SETTINGS: DeploySettings = {
   spillover: false,
   tiers: false,
   jobStore: false,
+  events: [],
 };
 
 /** Defaults with `overrides` on top (an object, or JSON text as `cdk -c sqsJobs='{...}'` passes it). */
@@ -103,6 +113,12 @@ export function visibilityTimeoutSeconds(s: Pick<DeploySettings, 'p99ProcessingS
  */
 export function stopTimeoutSeconds(s: Pick<DeploySettings, 'shutdownTimeoutSeconds' | 'waitTimeSeconds'>): number {
   return s.shutdownTimeoutSeconds + s.waitTimeSeconds + 10;
+}
+
+/** The stack's own queues the workers serve: the queue, its spillover queue, the tiers' lanes. */
+export function servedQueueNames(s: Pick<DeploySettings, 'queueName' | 'spillover' | 'tiers'>): string[] {
+  const q = s.queueName;
+  return [q, ...(s.spillover ? [`${q}-spill`] : []), ...(s.tiers === false ? [] : [`${q}-high`, `${q}-low`])];
 }
 
 export const DLQ_RETENTION_SECONDS = 14 * 24 * 3600;

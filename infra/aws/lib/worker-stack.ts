@@ -13,6 +13,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { SubscriberQueues } from './events.js';
 import { DLQ_RETENTION_SECONDS, queueSpec, stopTimeoutSeconds, type DeploySettings } from './settings.js';
 
 export interface SqsJobsWorkerStackProps extends StackProps {
@@ -55,6 +56,8 @@ export class SqsJobsWorkerStack extends Stack {
   /** With `tiers`: the high and low tiers' lanes (the queue is the normal tier's). */
   readonly lanes: { readonly high: sqs.Queue; readonly low: sqs.Queue } | undefined;
   readonly deadLetterQueue: sqs.Queue;
+  /** With `events`: the events' topics, and each subscriber job's queue, DLQ and alarm (as `sqs-jobs events create`). */
+  readonly events: SubscriberQueues;
   /** With `jobStore`: the job status table (partition key `pk`, TTL on `expiresAt`). */
   readonly jobTable: dynamodb.Table | undefined;
   readonly service: ecs.FargateService;
@@ -90,6 +93,10 @@ export class SqsJobsWorkerStack extends Stack {
       ...(this.spilloverQueue ? [this.spilloverQueue] : []),
       ...(this.lanes ? [this.lanes.high, this.lanes.low] : []),
     ];
+    // Subscriber jobs' queues, served by the same workers (the jobs module exports their jobs).
+    this.events = new SubscriberQueues(this, 'Events', { events: s.events, queue: spec });
+    const subscriberQueues = this.events.subscribers.map((sub) => sub.queue);
+    const served = [...consumed, ...subscriberQueues];
     this.jobTable = s.jobStore
       ? new dynamodb.Table(this, 'JobTable', {
           tableName: `${spec.name}-jobs`,
@@ -112,10 +119,14 @@ export class SqsJobsWorkerStack extends Stack {
       description: 'sqs-jobs worker: consume the job queue, dead-letter to its DLQ, publish job metrics',
     });
     taskRole.addToPolicy(
-      new iam.PolicyStatement({ sid: 'ConsumeJobQueue', actions: WORKER_QUEUE_ACTIONS, resources: consumed.map((q) => q.queueArn) }),
+      new iam.PolicyStatement({ sid: 'ConsumeJobQueue', actions: WORKER_QUEUE_ACTIONS, resources: served.map((q) => q.queueArn) }),
     );
     taskRole.addToPolicy(
-      new iam.PolicyStatement({ sid: 'DeadLetter', actions: WORKER_DLQ_ACTIONS, resources: [this.deadLetterQueue.queueArn] }),
+      new iam.PolicyStatement({
+        sid: 'DeadLetter',
+        actions: WORKER_DLQ_ACTIONS,
+        resources: [this.deadLetterQueue, ...this.events.subscribers.map((sub) => sub.deadLetterQueue)].map((q) => q.queueArn),
+      }),
     );
     if (this.jobTable) {
       taskRole.addToPolicy(
@@ -147,6 +158,7 @@ export class SqsJobsWorkerStack extends Stack {
       );
     }
 
+    const mainWeight = this.spilloverQueue ? '@4' : '';
     const taskDefinition = new ecs.FargateTaskDefinition(this, 'WorkerTask', { cpu: s.cpu, memoryLimitMiB: s.memoryMiB, taskRole });
     taskDefinition.addContainer('worker', {
       image: props.image ?? ecs.ContainerImage.fromAsset(REPO_ROOT),
@@ -162,8 +174,16 @@ export class SqsJobsWorkerStack extends Stack {
         String(s.waitTimeSeconds),
         '--shutdown-timeout-ms',
         String(s.shutdownTimeoutSeconds * 1000),
-        // With a spillover queue the worker polls both, free slots going 4 : 1 to the main queue.
-        ...(this.spilloverQueue ? ['--queue', `${this.queue.queueUrl}@4`, '--queue', `${this.spilloverQueue.queueUrl}@1`] : []),
+        // With a spillover queue the worker polls both, free slots going 4 : 1 to the main queue; a
+        // subscriber's queue weighs as the main queue.
+        ...(this.spilloverQueue || subscriberQueues.length > 0
+          ? [
+              '--queue',
+              `${this.queue.queueUrl}${mainWeight}`,
+              ...(this.spilloverQueue ? ['--queue', `${this.spilloverQueue.queueUrl}@1`] : []),
+              ...subscriberQueues.flatMap((q) => ['--queue', `${q.queueUrl}${mainWeight}`]),
+            ]
+          : []),
         // With tiers it also polls the queue's -high and -low lanes.
         ...(s.tiers ? ['--tiers', s.tiers] : []),
       ],
@@ -200,10 +220,10 @@ export class SqsJobsWorkerStack extends Stack {
     const depth = (q: sqs.Queue) => q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' });
     scaling.scaleOnMetric('QueueDepthScaling', {
       metric:
-        consumed.length > 1
+        served.length > 1
           ? new cloudwatch.MathExpression({
-              expression: consumed.map((_, i) => `q${i}`).join(' + '),
-              usingMetrics: Object.fromEntries(consumed.map((q, i) => [`q${i}`, depth(q)])),
+              expression: served.map((_, i) => `q${i}`).join(' + '),
+              usingMetrics: Object.fromEntries(served.map((q, i) => [`q${i}`, depth(q)])),
               period: Duration.minutes(1),
               label: 'waiting (every queue the workers poll)',
             })
@@ -251,7 +271,8 @@ export class SqsJobsWorkerStack extends Stack {
     if (s.alarmEmail !== undefined) {
       const topic = new sns.Topic(this, 'AlarmTopic');
       topic.addSubscription(new subscriptions.EmailSubscription(s.alarmEmail));
-      for (const alarm of [deadLetters, oldest]) alarm.addAlarmAction(new cwActions.SnsAction(topic));
+      const subscribers = this.events.subscribers.map((sub) => sub.deadLettersAlarm);
+      for (const alarm of [deadLetters, oldest, ...subscribers]) alarm.addAlarmAction(new cwActions.SnsAction(topic));
     }
   }
 

@@ -74,7 +74,7 @@ describe('SqsJobsWorkerStack', () => {
     expect(JSON.stringify(t.findResources('AWS::CloudWatch::Alarm'))).toContain('"Expression":"q0 + q1 + q2"');
     t.hasOutput('HighQueueUrl', {});
     t.hasOutput('LowQueueUrl', {});
-    expect(() => synth({ tiers: true })).toThrow(/tiers: must be false, "strict" or "weighted"/);
+    expect(() => synth({ tiers: true as never })).toThrow(/tiers: must be false, "strict" or "weighted"/);
   });
 
   it('with jobStore: an on-demand table with TTL, its name in the worker, item actions only for worker and producers', () => {
