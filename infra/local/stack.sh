@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The local AWS stack without Docker, on 127.0.0.1 only:
-#   localstack  LocalStack 4.14.0 (SQS + CloudWatch), port $SQS_JOBS_LOCALSTACK_PORT (4566): the default
-#   moto        moto server 5.2.3 (SQS + CloudWatch), port $SQS_JOBS_MOTO_PORT (4567): second opinion, fallback
+#   localstack  LocalStack 4.14.0 (SQS + CloudWatch + SNS), port $SQS_JOBS_LOCALSTACK_PORT (4566): the default
+#   moto        moto server 5.2.3 (SQS + CloudWatch + SNS), port $SQS_JOBS_MOTO_PORT (4567): second opinion, fallback
 #   memcached   the system binary, port $SQS_JOBS_MEMCACHED_PORT (11211)
 #
 #   stack.sh up     [TARGET...]  install what is missing, start what is not running, wait until it answers
@@ -262,8 +262,8 @@ status_of() {
   local who=""
   our_pid "$1" "$(pattern_of "$1")" >/dev/null && who=" (pid $(cat "$(pidfile "$1")"), started here)"
   case "$1" in
-    localstack) if localstack_answers; then say "localstack: up   $LOCALSTACK_URL (SQS + CloudWatch)$who"; else say "localstack: down ($LOCALSTACK_URL/_localstack/health does not answer)"; return 1; fi ;;
-    moto) if moto_answers; then say "moto:       up   $MOTO_URL (SQS + CloudWatch)$who"; else say "moto:       down ($MOTO_URL/moto-api/config does not answer)"; return 1; fi ;;
+    localstack) if localstack_answers; then say "localstack: up   $LOCALSTACK_URL (SQS + CloudWatch + SNS)$who"; else say "localstack: down ($LOCALSTACK_URL/_localstack/health does not answer)"; return 1; fi ;;
+    moto) if moto_answers; then say "moto:       up   $MOTO_URL (SQS + CloudWatch + SNS)$who"; else say "moto:       down ($MOTO_URL/moto-api/config does not answer)"; return 1; fi ;;
     memcached) if memcached_answers; then say "memcached:  up   $HOST:$MEMCACHED_PORT$who"; else say "memcached:  down ($HOST:$MEMCACHED_PORT)"; return 1; fi ;;
   esac
 }
