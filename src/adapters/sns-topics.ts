@@ -31,7 +31,13 @@ export class SnsTopics implements TopicPort, TopicAdmin {
 
   async publish(topicArn: string, message: TopicMessage): Promise<{ messageId: string }> {
     const out = await this.#sns.send(
-      new PublishCommand({ TopicArn: topicArn, Message: message.body, MessageAttributes: snsAttributes(message.attributes) }),
+      new PublishCommand({
+        TopicArn: topicArn,
+        Message: message.body,
+        MessageAttributes: snsAttributes(message.attributes),
+        MessageGroupId: message.groupId,
+        MessageDeduplicationId: message.deduplicationId,
+      }),
     );
     return { messageId: out.MessageId ?? '' };
   }
@@ -47,6 +53,8 @@ export class SnsTopics implements TopicPort, TopicAdmin {
           Id: e.id,
           Message: e.message.body,
           MessageAttributes: snsAttributes(e.message.attributes),
+          MessageGroupId: e.message.groupId,
+          MessageDeduplicationId: e.message.deduplicationId,
         })),
       }),
     );
@@ -75,7 +83,11 @@ export class SnsTopics implements TopicPort, TopicAdmin {
 
   async createTopic(name: string): Promise<{ topicArn: string; created: boolean }> {
     const existed = await this.#exists(name);
-    const out = await this.#sns.send(new CreateTopicCommand({ Name: name }));
+    const fifo = name.endsWith('.fifo');
+    // A FIFO topic deduplicates by the id each publish gives (the event id), never by content.
+    const out = await this.#sns.send(
+      new CreateTopicCommand({ Name: name, ...(fifo ? { Attributes: { FifoTopic: 'true', ContentBasedDeduplication: 'false' } } : {}) }),
+    );
     if (out.TopicArn === undefined) throw new Error(`SNS made the topic ${name} but gave no ARN`);
     return { topicArn: out.TopicArn, created: !existed };
   }

@@ -45,6 +45,7 @@ export interface PublishFlags extends AwsFlags {
   readonly payload: string;
   readonly id?: string;
   readonly tenant?: string;
+  readonly groupId?: string;
   readonly attribute?: string[];
   readonly account?: string;
 }
@@ -75,6 +76,7 @@ export async function publishCommand(name: string, flags: PublishFlags, { out, e
     const result = await publisher.publish(event, payload as never, {
       id: flags.id,
       tenant: flags.tenant,
+      groupId: flags.groupId,
       ...(flags.attribute === undefined ? {} : { attributes }),
     });
     out(JSON.stringify(result));

@@ -108,6 +108,7 @@ export function buildProgram(io: CliIo): Command {
     .option('--payload <json>', 'the payload as JSON', '{}')
     .option('--id <id>', 'event id (default: a new one): publishing it again runs each subscriber once')
     .option('--tenant <tenant>', 'tenant')
+    .option('--group-id <group>', "a FIFO event's message group (required for one): its events reach each subscriber in order")
     .option('--attribute <name=value>', "a message attribute for subscriptions' filter policies, repeatable", collect)
     .option('--account <id>', "the topics' account (default: the topic is looked up by name)")
     .action((event: string, flags) => publishCommand(event, flags, ctx));

@@ -32,6 +32,13 @@ export const jobIdSchema = z
   .max(128, 'must be at most 128 characters')
   .regex(JOB_ID_PATTERN, 'may contain only letters, digits, _ . : -');
 
+/** A MessageGroupId or MessageDeduplicationId (SQS's and SNS's rule). */
+export const sqsIdText = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\x21-\x7e]+$/, 'may contain only printable ASCII without spaces');
+
 export const tenantSchema = z
   .string()
   .min(1, 'must not be empty')

@@ -16,6 +16,12 @@ export interface EventDefinition<Payload extends z.ZodType = z.ZodType> {
   readonly topic: string;
   /** A full topic ARN, when the topic is not in the producer's account and region. */
   readonly topicArn: string | undefined;
+  /**
+   * A FIFO topic (its name ends in `.fifo`): events of one group (the publish's `groupId`) reach
+   * each subscriber in order, once (SNS drops a repeat of an event id within 5 minutes), on FIFO
+   * subscriber queues.
+   */
+  readonly fifo: boolean;
 }
 
 export type AnyEvent = EventDefinition<z.ZodType>;
@@ -27,29 +33,44 @@ export type EventPayload<E> = E extends { readonly kind: 'sqs-jobs/event'; reado
 
 /** Event names: like job names (`order.placed`, `user-signed-up`), at most 80 characters. */
 const EVENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$/;
-/** SNS topic names: 1-256 of letters, digits, _ and - (FIFO topics end in .fifo, not offered yet). */
-const TOPIC_NAME_PATTERN = /^[A-Za-z0-9_-]{1,256}$/;
+/** SNS topic names: 1-256 of letters, digits, _ and - (a FIFO topic's ends in .fifo, within the 256). */
+const TOPIC_NAME_PATTERN = /^(?=.{1,256}$)[A-Za-z0-9_-]+(\.fifo)?$/;
 
 const eventSpecSchema = z
   .object({
     name: z.string().regex(EVENT_NAME_PATTERN, 'must be 1-80 characters of letters, digits, _ . - and start with a letter or digit'),
     payload: zodSchema,
-    topic: z.string().regex(TOPIC_NAME_PATTERN, 'must be 1-256 characters of letters, digits, _ and - (an SNS topic name)').optional(),
+    topic: z
+      .string()
+      .regex(TOPIC_NAME_PATTERN, 'must be 1-256 characters of letters, digits, _ and - (an SNS topic name; .fifo at the end for FIFO)')
+      .optional(),
     topicArn: z
       .string()
       .regex(
-        /^arn:[a-z-]+:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/,
+        /^arn:[a-z-]+:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,251}(\.fifo)?$/,
         'must be an SNS topic ARN (arn:aws:sns:<region>:<account>:<topic>)',
       )
       .optional(),
+    fifo: z.boolean().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((spec, ctx) => {
+    const named = spec.topicArn ?? spec.topic;
+    if (named === undefined) return;
+    const path = [spec.topicArn === undefined ? 'topic' : 'topicArn'];
+    if (spec.fifo === true && !named.endsWith('.fifo'))
+      ctx.addIssue({ code: 'custom', path, message: 'must end in .fifo for a FIFO event (fifo: true)' });
+    if (spec.fifo !== true && named.endsWith('.fifo'))
+      ctx.addIssue({ code: 'custom', path: ['fifo'], message: 'must be true: the topic is a FIFO topic (.fifo)' });
+  });
 
 export interface EventSpec<Payload extends z.ZodType> {
   name: string;
   payload: Payload;
   topic?: string;
   topicArn?: string;
+  /** A FIFO topic: ordered per group, once per event id (default false). */
+  fifo?: boolean;
 }
 
 /** Define an event: its name and the zod schema of its payload. */
@@ -60,8 +81,14 @@ export function defineEvent<Payload extends z.ZodType>(spec: EventSpec<Payload>)
     'event',
     (issues) => new ValidationError('OPTIONS_INVALID', 'invalid event definition', issues),
   );
-  const topic = parsed.topicArn?.split(':').at(-1) ?? parsed.topic ?? parsed.name.replaceAll('.', '-');
-  return Object.freeze({ kind: 'sqs-jobs/event', name: parsed.name, payload: spec.payload, topic, topicArn: parsed.topicArn });
+  const fifo = parsed.fifo ?? false;
+  const topic = parsed.topicArn?.split(':').at(-1) ?? parsed.topic ?? defaultTopicOf(parsed.name, fifo);
+  return Object.freeze({ kind: 'sqs-jobs/event', name: parsed.name, payload: spec.payload, topic, topicArn: parsed.topicArn, fifo });
+}
+
+/** The topic an event gets when none is named: its name with `.` as `-` (and `.fifo` for a FIFO event). */
+export function defaultTopicOf(name: string, fifo: boolean): string {
+  return `${name.replaceAll('.', '-')}${fifo ? '.fifo' : ''}`;
 }
 
 export function isEventDefinition(value: unknown): value is AnyEvent {
@@ -119,9 +146,9 @@ export function topicNameOf(arn: string): string {
   return arn.slice(arn.lastIndexOf(':') + 1);
 }
 
-/** The queue a subscriber job runs from (`provisionEvents` makes it): its name, with `.` and `:` as `-`. */
-export function subscriberQueueNameFor(jobName: string): string {
-  return jobName.replace(/[.:]/g, '-');
+/** The queue a subscriber job runs from (`provisionEvents` makes it): its name, with `.` and `:` as `-` (and `.fifo` on a FIFO event's). */
+export function subscriberQueueNameFor(jobName: string, fifo = false): string {
+  return `${jobName.replace(/[.:]/g, '-')}${fifo ? '.fifo' : ''}`;
 }
 
 export const ATTR_EVENT = 'sqsjobs-event';

@@ -1,4 +1,4 @@
-import { type AnyEvent, ATTR_EVENT, type Subscription, subscriberQueueNameFor } from '../core/event.js';
+import { type AnyEvent, ATTR_EVENT, defaultTopicOf, type Subscription, subscriberQueueNameFor } from '../core/event.js';
 import { SqsJobsError, toError } from '../core/errors.js';
 import type { AnyDefinition, AnyJob } from '../core/job.js';
 import type { QueueAdmin } from '../ports/queue-admin.js';
@@ -43,7 +43,7 @@ export async function provisionEvents(
   // Each subscriber's queue is its own: two jobs whose names map to one queue name would share it.
   const byQueue = new Map<string, string>();
   for (const job of subscribers) {
-    const name = subscriberQueueNameFor(job.name);
+    const name = subscriberQueueNameFor(job.name, job.on.event.fifo);
     const other = byQueue.get(name);
     if (other !== undefined)
       throw new SqsJobsError(
@@ -70,7 +70,7 @@ export async function provisionEvents(
         if (made.created) changes.push({ topic: event.topic, change: 'created' });
       }
       topicArns.set(event, topicArn);
-      const name = subscriberQueueNameFor(job.name);
+      const name = subscriberQueueNameFor(job.name, event.fifo);
       const pair = await provisionQueues(admin, { ...queue, name });
       changes.push(...pair.changes);
       const policy = queuePolicy(pair.queueArn, topicArn);
@@ -114,7 +114,7 @@ const MAX_SUBSCRIBER_QUEUE_NAME = 76;
  */
 export function filterPolicyOf(on: Pick<Subscription, 'event' | 'filter'>): string | undefined {
   const e = on.event;
-  const own = e.topicArn === undefined && e.topic === e.name.replaceAll('.', '-');
+  const own = e.topicArn === undefined && e.topic === defaultTopicOf(e.name, e.fifo);
   const policy = { ...(own ? {} : { [ATTR_EVENT]: [e.name] }), ...on.filter };
   if (Object.keys(policy).length > 5)
     throw new SqsJobsError(

@@ -4,6 +4,9 @@ import type { BatchFailure, MessageAttributes } from '../core/message.js';
 export interface TopicMessage {
   readonly body: string;
   readonly attributes: MessageAttributes;
+  /** FIFO topics: the message group (ordered within it) and the deduplication id. */
+  readonly groupId?: string | undefined;
+  readonly deduplicationId?: string | undefined;
 }
 
 /**
@@ -42,7 +45,7 @@ export interface SubscriptionSettings {
 }
 
 export interface TopicAdmin {
-  /** Create the topic if it does not exist (idempotent); answers its ARN and whether it was made now. */
+  /** Create the topic if it does not exist (idempotent; a name ending in .fifo makes a FIFO topic); answers its ARN and whether it was made now. */
   createTopic(name: string): Promise<{ topicArn: string; created: boolean }>;
   subscriptions(topicArn: string): Promise<TopicSubscription[]>;
   subscribeQueue(topicArn: string, queueArn: string, settings: SubscriptionSettings): Promise<string>;

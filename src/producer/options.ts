@@ -1,7 +1,7 @@
 import type { QueuePort } from '../ports/queue.js';
 import { z } from 'zod';
 import { implementing, queueUrlSchema } from '../config/env.js';
-import { jobIdSchema, tenantSchema } from '../core/envelope.js';
+import { jobIdSchema, sqsIdText, tenantSchema } from '../core/envelope.js';
 import { prioritySchema } from '../core/priority.js';
 import { storeOptionSchema } from '../status/store.js';
 import { cancelOptionsSchema } from '../status/cancel-job.js';
@@ -15,12 +15,6 @@ import { parseWith } from '../core/validation.js';
 /** The producer's options and enqueue options: schemas, types and limits (validated before any call). */
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 65_536;
-
-const sqsIdText = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[\x21-\x7e]+$/, 'may contain only printable ASCII without spaces');
 
 export const enqueueOptionsSchema = z
   .object({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { implementing } from '../config/env.js';
-import { ENVELOPE_VERSION, findForbiddenCharacter, jobIdSchema, messageSize, newJobId, tenantSchema } from '../core/envelope.js';
+import { ENVELOPE_VERSION, findForbiddenCharacter, jobIdSchema, messageSize, newJobId, sqsIdText, tenantSchema } from '../core/envelope.js';
 import { PayloadTooLargeError, ValidationError } from '../core/errors.js';
 import { type AnyEvent, ATTR_EVENT, ATTR_TENANT } from '../core/event.js';
 import { ATTR_JOB_ID } from '../core/envelope.js';
@@ -19,6 +19,8 @@ export const publishOptionsSchema = z
     /** The event id (default: a new one): a publish with the same id runs each subscriber once. */
     id: jobIdSchema.optional(),
     tenant: tenantSchema.optional(),
+    /** A FIFO event's message group (required for one, refused for a standard event): events of a group reach each subscriber in order. */
+    groupId: sqsIdText.optional(),
     /** Message attributes (strings) that subscriptions' filter policies can match, e.g. `{ region: 'eu-west-1' }`. */
     attributes: z
       .record(z.string(), z.string().min(1, 'must not be empty').max(1_024, 'must be at most 1024 characters'))
@@ -65,8 +67,14 @@ export const publishManyOptionsSchema = publishOptionsSchema
   .extend({
     /** One event id per payload (default: new ones): publishing the list again runs each subscriber once per event. */
     ids: z.array(jobIdSchema).optional(),
+    /** A FIFO event's group per payload (instead of one `groupId` for all). */
+    groupIds: z.array(sqsIdText).optional(),
   })
-  .strict();
+  .strict()
+  .refine((o) => o.groupId === undefined || o.groupIds === undefined, {
+    path: ['groupIds'],
+    message: 'give groupId or groupIds, not both',
+  });
 
 export type PublishManyOptions = z.input<typeof publishManyOptionsSchema>;
 
@@ -76,6 +84,9 @@ export interface PreparedEvent {
   readonly body: string;
   readonly attributes: MessageAttributes;
   readonly size: number;
+  /** FIFO events: the group, and the event id as the deduplication id. */
+  readonly groupId: string | undefined;
+  readonly deduplicationId: string | undefined;
 }
 
 /** The options of publish (or publishMany's shared ones), checked. */
@@ -102,11 +113,19 @@ export function prepareEvent(
   opts: {
     readonly id?: string | undefined;
     readonly tenant?: string | undefined;
+    readonly groupId?: string | undefined;
     readonly attributes?: Record<string, string> | undefined;
   },
   maxMessageBytes: number,
   field = 'payload',
 ): PreparedEvent {
+  if (event.fifo !== (opts.groupId !== undefined)) {
+    throw new ValidationError('OPTIONS_INVALID', `invalid publish options for event "${event.name}"`, [
+      event.fifo
+        ? { field: 'options.groupId', rule: 'is required: the event is FIFO (its events are ordered within a group)' }
+        : { field: 'options.groupId', rule: 'is only for a FIFO event (defineEvent({ fifo: true }))' },
+    ]);
+  }
   const valid = parseWith(
     event.payload,
     payload,
@@ -137,5 +156,5 @@ export function prepareEvent(
   const size = messageSize(body, attributes);
   if (size > maxMessageBytes)
     throw new PayloadTooLargeError(`event "${event.name}"${field === 'payload' ? '' : ` ${field}`}`, size, maxMessageBytes);
-  return { eventId, body, attributes, size };
+  return { eventId, body, attributes, size, groupId: opts.groupId, deduplicationId: event.fifo ? eventId : undefined };
 }

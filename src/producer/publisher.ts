@@ -71,16 +71,27 @@ export class EventPublisher {
     options: PublishManyOptions = {},
   ): Promise<PublishResult[]> {
     checkEvent(event);
-    const { ids, ...shared } = parsePublishOptions(publishManyOptionsSchema, options, event);
+    const { ids, groupIds, ...shared } = parsePublishOptions(publishManyOptionsSchema, options, event);
     if (!Array.isArray(payloads))
       throw new ValidationError('ARGS_INVALID', `publishMany("${event.name}")`, [{ field: 'payloads', rule: 'must be an array' }]);
-    if (ids !== undefined && ids.length !== payloads.length) {
-      throw new ValidationError('OPTIONS_INVALID', `invalid publishMany options for event "${event.name}"`, [
-        { field: 'options.ids', rule: `must have one id per payload (${payloads.length}), got ${ids.length}` },
-      ]);
+    for (const [field, list] of [
+      ['ids', ids],
+      ['groupIds', groupIds],
+    ] as const) {
+      if (list !== undefined && list.length !== payloads.length) {
+        throw new ValidationError('OPTIONS_INVALID', `invalid publishMany options for event "${event.name}"`, [
+          { field: `options.${field}`, rule: `must have one per payload (${payloads.length}), got ${list.length}` },
+        ]);
+      }
     }
     const prepared = payloads.map((payload, i) =>
-      prepareEvent(event, payload, { ...shared, id: ids?.[i] }, this.#maxMessageBytes, `payloads[${i}]`),
+      prepareEvent(
+        event,
+        payload,
+        { ...shared, id: ids?.[i], groupId: groupIds?.[i] ?? shared.groupId },
+        this.#maxMessageBytes,
+        `payloads[${i}]`,
+      ),
     );
     if (prepared.length === 0) return [];
     const { port, topicArn } = await this.#target(event);

@@ -98,6 +98,43 @@ describe('events (SNS → SQS)', () => {
     expect([...ran.b].sort()).toEqual([...ran.a].sort());
   });
 
+  it('a FIFO event: each subscriber gets every group in publish order on its FIFO queue; a repeated id is dropped by SNS', async () => {
+    const tag = randomUUID().slice(0, 8);
+    const moved = defineEvent({ name: `stock.moved-${tag}`, fifo: true, payload: z.object({ sku: z.string(), seq: z.number().int() }) });
+    expect(moved.topic).toBe(`stock-moved-${tag}.fifo`);
+    const seen = { ledger: [] as string[], audit: [] as string[] };
+    const ledger = defineJob({ name: `ledger-${tag}`, on: moved, handle: (p) => void seen.ledger.push(`${p.sku}:${p.seq}`) });
+    const audit = defineJob({ name: `audit-${tag}`, on: moved, handle: (p) => void seen.audit.push(`${p.sku}:${p.seq}`) });
+    const made = await provisionEvents(admin, topics, [ledger, audit], { visibilityTimeout: 10 });
+    expect(made.subscribers.map((s) => s.queueUrl.split('/').at(-1))).toEqual([`ledger-${tag}.fifo`, `audit-${tag}.fifo`]);
+    expect((await provisionEvents(admin, topics, [ledger, audit], { visibilityTimeout: 10 })).changes).toEqual([]);
+    const publisher = createPublisher({}, LOCAL_ENV);
+    await expect(publisher.publish(moved, { sku: 'a', seq: 0 })).rejects.toThrow(/options\.groupId: is required/);
+    // Two groups (one per sku), published in order, half one at a time and half in a batch.
+    for (let seq = 0; seq < 5; seq++) {
+      await publisher.publish(moved, { sku: 'a', seq }, { id: `a-${seq}-${tag}`, groupId: 'a' });
+    }
+    await publisher.publishMany(
+      moved,
+      [0, 1, 2, 3, 4].map((seq) => ({ sku: 'b', seq })),
+      { ids: [0, 1, 2, 3, 4].map((seq) => `b-${seq}-${tag}`), groupId: 'b' },
+    );
+    await publisher.publish(moved, { sku: 'a', seq: 0 }, { id: `a-0-${tag}`, groupId: 'a' }); // a repeat
+    publisher.close();
+    const worker = start({ queues: made.subscribers.map((s) => s.queueUrl), jobs: [ledger, audit] });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => seen.ledger.length === 10 && seen.audit.length === 10, 'every event by both subscribers');
+    await sleep(1_500); // a repeat would have arrived by now
+    const group = (list: string[], sku: string) => list.filter((x) => x.startsWith(`${sku}:`));
+    for (const list of [seen.ledger, seen.audit]) {
+      expect(list).toHaveLength(10);
+      expect(group(list, 'a')).toEqual(['a:0', 'a:1', 'a:2', 'a:3', 'a:4']);
+      expect(group(list, 'b')).toEqual(['b:0', 'b:1', 'b:2', 'b:3', 'b:4']);
+    }
+    expect(events.count('job:duplicate')).toBe(0); // SNS dropped the repeat: it never reached a queue
+  });
+
   it('a subscriber whose workers are stopped delays no one: the others drain, and it catches up when resumed, nothing lost', async () => {
     const { tag, placed } = orderEvent();
     const done = { fast: new Set<string>(), slow: new Set<string>() };

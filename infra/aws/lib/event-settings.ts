@@ -22,6 +22,8 @@ export const eventSettingSchema = z
     topic: z.string().optional(),
     /** An existing topic (as defineEvent's `topicArn`): subscribed to, not created. */
     topicArn: z.string().optional(),
+    /** A FIFO event (as defineEvent's `fifo`): a FIFO topic (`.fifo`) and FIFO subscriber queues. */
+    fifo: z.boolean().optional(),
     /** The job's filter policy on the publish's message attributes (as `on: [event, filter]`). */
     filterPolicy: z.record(z.string().min(1), z.array(z.unknown()).min(1, 'must list at least one value')).optional(),
   })
@@ -37,6 +39,7 @@ export function subscriptionOf(e: EventSetting): Subscription {
     payload: z.unknown(),
     ...(e.topic === undefined ? {} : { topic: e.topic }),
     ...(e.topicArn === undefined ? {} : { topicArn: e.topicArn }),
+    ...(e.fifo === undefined ? {} : { fifo: e.fifo }),
   });
   return { event, filter: e.filterPolicy, from: undefined };
 }
@@ -60,6 +63,7 @@ export function eventSettingsOf(jobs: readonly unknown[]): EventSetting[] {
       event: j.on.event.name,
       job: j.name,
       ...(j.on.event.topicArn === undefined ? { topic: j.on.event.topic } : { topicArn: j.on.event.topicArn }),
+      ...(j.on.event.fifo ? { fifo: true } : {}),
       ...(j.on.filter === undefined ? {} : { filterPolicy: j.on.filter as Record<string, unknown[]> }),
     }));
 }
@@ -97,7 +101,12 @@ export function eventSettingsIssues(
       filterPolicyOf(sub);
     } catch (error) {
       if (error instanceof ValidationError) {
-        const fields: Record<string, string> = { 'event.name': 'event', 'event.topic': 'topic', 'event.topicArn': 'topicArn' };
+        const fields: Record<string, string> = {
+          'event.name': 'event',
+          'event.topic': 'topic',
+          'event.topicArn': 'topicArn',
+          'event.fifo': 'fifo',
+        };
         for (const issue of error.issues) issues.push({ path: at(fields[issue.field] ?? 'event'), message: issue.rule });
       } else issues.push({ path: at('filterPolicy'), message: error instanceof Error ? error.message : String(error) });
       return;
@@ -113,7 +122,7 @@ export function eventSettingsIssues(
     if (before !== undefined && before !== topic)
       issues.push({ path: at('topic'), message: `event "${e.event}" is on topic "${before}" in another entry: an event has one topic` });
     topicOfEvent.set(e.event, topic);
-    const queue = subscriberQueueNameFor(e.job);
+    const queue = subscriberQueueNameFor(e.job, sub.event.fifo);
     if (queue.length > MAX_SUBSCRIBER_QUEUE_NAME)
       issues.push({
         path: at('job'),

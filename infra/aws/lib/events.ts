@@ -42,10 +42,12 @@ export class SubscriberQueues extends Construct {
   constructor(scope: Construct, id: string, props: SubscriberQueuesProps) {
     super(scope, id);
     const topics = new Map<string, sns.ITopic>();
-    const topicFor = (key: string, existing: boolean) => {
+    const topicFor = (key: string, existing: boolean, fifo: boolean) => {
       let topic = topics.get(key);
       if (topic === undefined) {
-        topic = existing ? sns.Topic.fromTopicArn(this, `Topic ${key}`, key) : new sns.Topic(this, `Topic ${key}`, { topicName: key });
+        topic = existing
+          ? sns.Topic.fromTopicArn(this, `Topic ${key}`, key)
+          : new sns.Topic(this, `Topic ${key}`, { topicName: key, ...(fifo ? { fifo: true, contentBasedDeduplication: false } : {}) });
         if (!existing) new CfnOutput(topic, 'TopicArn', { value: topic.topicArn, description: `SNS topic ${key}` });
         topics.set(key, topic);
       }
@@ -54,18 +56,22 @@ export class SubscriberQueues extends Construct {
     const q = props.queue;
     this.subscribers = props.events.map((e) => {
       const on = subscriptionOf(e);
-      const topic = topicFor(topicKeyOf(on.event), on.event.topicArn !== undefined);
-      const name = subscriberQueueNameFor(e.job);
+      const fifo = on.event.fifo;
+      const topic = topicFor(topicKeyOf(on.event), on.event.topicArn !== undefined, fifo);
+      // A FIFO event's subscriber queue is FIFO (.fifo), and so is its DLQ.
+      const name = subscriberQueueNameFor(e.job, fifo);
       const jobScope = new Construct(this, e.job);
       const deadLetterQueue = new sqs.Queue(jobScope, 'DeadLetterQueue', {
         queueName: dlqNameFor(name),
         retentionPeriod: Duration.seconds(DLQ_RETENTION_SECONDS),
+        ...(fifo ? { fifo: true } : {}),
       });
       const queue = new sqs.Queue(jobScope, 'Queue', {
         queueName: name,
         visibilityTimeout: Duration.seconds(q.visibilityTimeout),
         retentionPeriod: Duration.seconds(q.messageRetentionSeconds),
         deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: q.maxReceiveCount },
+        ...(fifo ? { fifo: true } : {}),
       });
       // SqsSubscription adds the queue policy: sqs:SendMessage by sns.amazonaws.com, ArnEquals aws:SourceArn the topic.
       const policy = filterPolicyOf(on);

@@ -61,6 +61,24 @@ describe('SqsJobsWorkerStack events', () => {
     t.hasOutput('*', { Value: { Ref: Match.stringLikeRegexp('inventoryreserveQueue') } });
   });
 
+  it('a FIFO event: a FIFO topic and FIFO subscriber queues and DLQ, named as provisionEvents names them', () => {
+    const moved = defineEvent({ name: 'stock.moved', fifo: true, payload: z.object({}) });
+    const ledger = defineJob({ name: 'ledger.sync', on: moved, handle: () => {} });
+    const events = eventSettingsOf([ledger]);
+    expect(events).toEqual([{ event: 'stock.moved', job: 'ledger.sync', topic: 'stock-moved.fifo', fifo: true }]);
+    const t = synth({ events });
+    t.hasResourceProperties('AWS::SNS::Topic', { TopicName: 'stock-moved.fifo', FifoTopic: true });
+    const dlq = idOf(t, 'AWS::SQS::Queue', { QueueName: 'ledger-sync-dlq.fifo', FifoQueue: true });
+    t.hasResourceProperties('AWS::SQS::Queue', {
+      QueueName: subscriberQueueNameFor('ledger.sync', true),
+      FifoQueue: true,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] } },
+    });
+    expect(() => synth({ events: [{ event: 'stock.moved', job: 'ledger.sync', topic: 'stock-moved.fifo' }] })).toThrow(
+      /fifo: must be true/,
+    );
+  });
+
   it('lets SNS send to a subscriber queue only from its topic (aws:SourceArn), with the statement provisionEvents sets', () => {
     const t = synth({ events: EVENTS });
     const topic = idOf(t, 'AWS::SNS::Topic', { TopicName: 'order-placed' });

@@ -137,6 +137,26 @@ describe('subscriptions (provisionEvents)', () => {
   });
 });
 
+describe('FIFO events', () => {
+  const moved = defineEvent({ name: 'stock.moved', fifo: true, payload: z.object({ sku: z.string() }) });
+  it('a FIFO topic ends in .fifo, as its subscribers’ queues do; the two must agree', () => {
+    expect(moved).toMatchObject({ topic: 'stock-moved.fifo', fifo: true });
+    expect(subscriberQueueNameFor('ledger.sync', true)).toBe('ledger-sync.fifo');
+    expect(filterPolicyOf({ event: moved, filter: undefined })).toBeUndefined(); // its own topic
+    expect(() => defineEvent({ name: 'a', fifo: true, payload: z.object({}), topic: 'a' })).toThrow(/event\.topic: must end in \.fifo/);
+    expect(() => defineEvent({ name: 'a', payload: z.object({}), topic: 'a.fifo' })).toThrow(/event\.fifo: must be true/);
+  });
+
+  it('a FIFO publish needs its group, and uses the event id to deduplicate; a standard one takes no group', () => {
+    expect(prepareEvent(moved, { sku: 's' }, { id: 'e-1', groupId: 's' }, 65_536)).toMatchObject({
+      groupId: 's',
+      deduplicationId: 'e-1',
+    });
+    expect(() => prepareEvent(moved, { sku: 's' }, {}, 65_536)).toThrow(/options\.groupId: is required/);
+    expect(() => prepareEvent(placed, { orderId: 'o' }, { groupId: 'g' }, 65_536)).toThrow(/options\.groupId: is only for a FIFO event/);
+  });
+});
+
 describe('prepareEvent (publish, before anything is sent)', () => {
   it('makes the event message and its attributes (for filter policies)', () => {
     const p = prepareEvent(placed, { orderId: 'o' }, { id: 'e-9', tenant: 'acme', attributes: { region: 'eu' } }, 65_536);
