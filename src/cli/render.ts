@@ -108,7 +108,7 @@ export function renderDeadLetters(letters: readonly DeadLetter[]): string {
   return table(
     ['job', 'job id', 'tenant', 'attempt', 'reason', 'error'],
     letters.map((l) => [
-      l.jobName ?? '?',
+      l.jobName ?? (l.event === undefined ? '?' : `(event ${l.event})`),
       l.jobId ?? '?',
       l.tenant ?? '',
       l.receiveCount === undefined ? '?' : String(l.receiveCount),

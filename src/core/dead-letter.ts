@@ -1,6 +1,7 @@
 import type { DeadLetterReason } from './job-events.js';
 import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from './message.js';
 import { isFifoQueue } from './queue-url.js';
+import { ATTR_JOB, ATTR_JOB_ID } from './envelope.js';
 
 const SQS_MAX_ATTRIBUTES = 10;
 
@@ -39,9 +40,23 @@ function attributeText(text: string): string {
 /**
  * The message sent to the DLQ: the original body untouched, the original attributes (as many as
  * fit beside ours), and why it is there: reason code, error text, source queue, receive count, time.
+ * `event`: an event's subscriber run, named (job and job id) as the DLQ tools look jobs up, since
+ * the body names only the event.
  */
-export function deadLetterMessage(m: ReceivedMessage, reason: DeadLetterReason, detail: string, now: Date = new Date()): OutgoingMessage {
+export function deadLetterMessage(
+  m: ReceivedMessage,
+  reason: DeadLetterReason,
+  detail: string,
+  now: Date = new Date(),
+  event?: { readonly job: string; readonly jobId: string },
+): OutgoingMessage {
   const ours: Record<string, MessageAttribute> = {
+    ...(event === undefined
+      ? {}
+      : {
+          [ATTR_JOB]: { DataType: 'String', StringValue: event.job },
+          [ATTR_JOB_ID]: { DataType: 'String', StringValue: event.jobId },
+        }),
     [ATTR_DLQ_REASON]: { DataType: 'String', StringValue: reason },
     [ATTR_DLQ_ERROR]: { DataType: 'String', StringValue: attributeText(detail) },
     [ATTR_DLQ_SOURCE]: { DataType: 'String', StringValue: m.queueUrl },

@@ -9,6 +9,8 @@ export interface DeadLetter {
   readonly messageId: string;
   readonly jobName: string | undefined;
   readonly jobId: string | undefined;
+  /** The event it carries (an event message: the job is its subscriber, named when a worker dead-lettered it). */
+  readonly event: string | undefined;
   readonly tenant: string | undefined;
   /** The attempt it failed on (ours), else SQS's receive count from before it was moved. */
   readonly receiveCount: number | undefined;
@@ -29,7 +31,7 @@ function attr(m: ReceivedMessage, name: string): string | undefined {
 
 /** What a DLQ message says about itself: our attributes first, the envelope second. */
 export function describeDeadLetter(m: ReceivedMessage): DeadLetter {
-  let body: { id?: unknown; job?: unknown; tenant?: unknown } = {};
+  let body: { id?: unknown; job?: unknown; event?: unknown; tenant?: unknown } = {};
   try {
     const parsed: unknown = JSON.parse(m.body);
     if (typeof parsed === 'object' && parsed !== null) body = parsed as typeof body;
@@ -42,6 +44,7 @@ export function describeDeadLetter(m: ReceivedMessage): DeadLetter {
     messageId: m.messageId,
     jobName: attr(m, ATTR_JOB) ?? str(body.job),
     jobId: attr(m, ATTR_JOB_ID) ?? str(body.id),
+    event: str(body.event),
     tenant: str(body.tenant),
     receiveCount: count !== undefined ? Number(count) : undefined,
     reason: attr(m, ATTR_DLQ_REASON) ?? 'redrive',

@@ -7,10 +7,11 @@ import { SqsQueueAdmin } from '../../src/adapters/sqs-admin.js';
 import { SqsQueuePort } from '../../src/adapters/sqs-queue.js';
 import { createSnsClient, SnsTopics } from '../../src/adapters/sns-topics.js';
 import { defineEvent } from '../../src/core/event.js';
-import { ValidationError } from '../../src/core/errors.js';
+import { UnrecoverableError, ValidationError } from '../../src/core/errors.js';
 import { defineJob, type JobContext } from '../../src/core/job.js';
 import { listDeadLetters } from '../../src/ops/dlq-scan.js';
 import { provisionEvents } from '../../src/ops/events.js';
+import { replayDeadLetters } from '../../src/ops/replay.js';
 import { provisionQueues } from '../../src/ops/queues.js';
 import { createPublisher } from '../../src/producer/create-publisher.js';
 import { createProducer } from '../../src/producer/producer.js';
@@ -133,6 +134,38 @@ describe('events (SNS → SQS)', () => {
       expect(group(list, 'b')).toEqual(['b:0', 'b:1', 'b:2', 'b:3', 'b:4']);
     }
     expect(events.count('job:duplicate')).toBe(0); // SNS dropped the repeat: it never reached a queue
+  });
+
+  it('a subscriber run that fails for good is in its DLQ under the job’s name and id; `--job` finds it, a replay runs it once more', async () => {
+    const { tag, placed } = orderEvent();
+    let fail = true;
+    const ran: string[] = [];
+    const refund = defineJob({
+      name: `refund.check-${tag}`,
+      on: placed,
+      handle: (p, ctx) => {
+        ran.push(ctx.jobId);
+        if (fail) throw new UnrecoverableError(`order ${p.orderId} not found yet`);
+      },
+    });
+    const [sub] = (await provisionEvents(admin, topics, [refund], { visibilityTimeout: 10 })).subscribers;
+    const worker = start({ queues: [sub!.queueUrl], jobs: [refund] });
+    await worker.start();
+    const publisher = createPublisher({}, LOCAL_ENV);
+    await publisher.publish(placed, { orderId: 'o-9', total: 9 }, { id: `ev9-${tag}` });
+    publisher.close();
+    const jobId = `ev9-${tag}.${refund.name}`;
+    const port = new SqsQueuePort(sqs);
+    const found = await eventually(async () => {
+      const letters = await listDeadLetters(port, sub!.dlqUrl, 10, { job: refund.name });
+      return letters.length === 1 ? letters : undefined;
+    }, 'the failed run in the DLQ, found by its job');
+    expect(found[0]).toMatchObject({ jobName: refund.name, jobId, event: placed.name, reason: 'unrecoverable' });
+    fail = false;
+    const replayed = await replayDeadLetters(port, { dlqUrl: sub!.dlqUrl, sourceQueueUrl: undefined, filter: { job: refund.name } });
+    expect(replayed.moved).toBe(1);
+    await eventually(() => ran.length === 2, 'the replayed run');
+    expect(ran).toEqual([jobId, jobId]);
   });
 
   it('a subscriber whose workers are stopped delays no one: the others drain, and it catches up when resumed, nothing lost', async () => {

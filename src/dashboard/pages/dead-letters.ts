@@ -50,7 +50,7 @@ function row(d: DeadLetterMessage): Html {
   const l = d.letter;
   const attributes = Object.entries(d.attributes).sort(([a], [b]) => a.localeCompare(b));
   return html`<tr data-message="${l.messageId}">
-<td>${l.deadLetteredAt ?? l.sentAt}</td><td><code>${l.jobName ?? '?'}</code></td><td><code>${l.jobId ?? '—'}</code></td>
+<td>${l.deadLetteredAt ?? l.sentAt}</td><td><code>${l.jobName ?? (l.event === undefined ? '?' : `(event ${l.event})`)}</code></td><td><code>${l.jobId ?? '—'}</code></td>
 <td>${l.tenant ?? '—'}</td><td><span class="badge bad">${l.reason}</span></td><td class="n">${num(l.receiveCount)}</td>
 <td><details><summary>${(l.error ?? '(no error text)').slice(0, 160)}</summary>
 <h2>Body</h2><pre data-body>${pretty(d.body)}</pre>

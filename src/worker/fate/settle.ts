@@ -119,7 +119,9 @@ async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided
       // this message, the only other carrier, is about to be deleted too: the job would be lost.
       await unlock(false);
       try {
-        await ctx.sqs.send(dlq, deadLetterMessage(m, outcome.reason, outcome.detail));
+        const e = lease.reading?.envelope;
+        const event = e?.event === undefined ? undefined : { job: e.job, jobId: e.id };
+        await ctx.sqs.send(dlq, deadLetterMessage(m, outcome.reason, outcome.detail, new Date(), event));
       } catch (error) {
         // Not moved: hand it back to come again (re-sent if it has no receive left, so SQS's
         // redrive cannot take it without the reason).

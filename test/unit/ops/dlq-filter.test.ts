@@ -11,6 +11,7 @@ const letter = (over: Partial<DeadLetter> = {}): DeadLetter => ({
   messageId: 'm1',
   jobName: 'report',
   jobId: 'r-1',
+  event: undefined,
   tenant: 'acme',
   receiveCount: 3,
   reason: 'handler-failed',
