@@ -68,7 +68,7 @@ async function subscribersOf(module: string): Promise<{ event: string; job: stri
   const found = registry.names().flatMap((name) => {
     const job = registry.get(name);
     return job.kind === 'sqs-jobs/job' && job.on !== undefined
-      ? [{ event: job.on.event.name, job: job.name, queue: subscriberQueueNameFor(job.name) }]
+      ? [{ event: job.on.event.name, job: job.name, queue: subscriberQueueNameFor(job.name, job.on.event.fifo) }]
       : [];
   });
   if (found.length === 0) throw new ConfigError(`--jobs: ${module} exports no job that runs on an event (defineJob({ on: event }))`);

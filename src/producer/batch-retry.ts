@@ -20,13 +20,14 @@ export interface UnsentEntry {
 
 /**
  * Send entries (indexes into the caller's list) in one batch call, the entry ids being the indexes
- * as strings; entries refused for a transient reason are sent again, 3 tries in all with a
- * growing pause. An entry the answer names neither way was not confirmed sent: it is reported,
+ * as strings; entries refused for a transient reason are sent again, `attempts` tries in all (3)
+ * with a growing pause. An entry the answer names neither way was not confirmed sent: it is reported,
  * never assumed gone. A call that throws (the SDK has retried it already) fails every entry in it.
  */
 export async function sendWithRetries(
   indexes: readonly number[],
   call: (indexes: readonly number[]) => Promise<BatchAnswer>,
+  attempts = BATCH_SEND_ATTEMPTS,
 ): Promise<{ sent: { index: number; messageId: string }[]; failed: UnsentEntry[] }> {
   const sent: { index: number; messageId: string }[] = [];
   const failed: UnsentEntry[] = [];
@@ -43,7 +44,7 @@ export async function sendWithRetries(
       for (const bad of out.failed) {
         const index = Number(bad.id);
         if (!unanswered.delete(index)) continue;
-        if (bad.kind === 'transient' && attempt < BATCH_SEND_ATTEMPTS) retry.push(index);
+        if (bad.kind === 'transient' && attempt < attempts) retry.push(index);
         else failed.push({ index, code: bad.code, message: bad.message || 'refused' });
       }
       for (const index of unanswered) failed.push({ index, code: 'NoAnswer', message: 'the batch answer did not name this entry' });

@@ -40,7 +40,14 @@ export interface Publisher {
  */
 export function createPublisher(options: PublisherOptions = {}, env: Env = process.env): Publisher {
   const o = parseConfig(publisherOptionsSchema, options, 'options', 'invalid publisher options');
-  const topics = producerTopics({ topics: o.topics, endpoint: o.endpoint, account: o.account }, undefined, o.region, undefined, env);
+  const topics = producerTopics(
+    { topics: o.topics, endpoint: o.endpoint, account: o.account },
+    undefined,
+    o.region,
+    undefined,
+    env,
+    'options.account',
+  );
   const publisher = new EventPublisher(topics, o.maxMessageBytes ?? SNS_MAX_MESSAGE_BYTES);
   return {
     publish: (event, payload, opts) => publisher.publish(event, payload, opts),

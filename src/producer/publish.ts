@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { implementing } from '../config/env.js';
 import { ENVELOPE_VERSION, findForbiddenCharacter, jobIdSchema, messageSize, newJobId, sqsIdText, tenantSchema } from '../core/envelope.js';
@@ -156,5 +157,22 @@ export function prepareEvent(
   const size = messageSize(body, attributes);
   if (size > maxMessageBytes)
     throw new PayloadTooLargeError(`event "${event.name}"${field === 'payload' ? '' : ` ${field}`}`, size, maxMessageBytes);
-  return { eventId, body, attributes, size, groupId: opts.groupId, deduplicationId: event.fifo ? eventId : undefined };
+  return {
+    eventId,
+    body,
+    attributes,
+    size,
+    groupId: opts.groupId,
+    deduplicationId: event.fifo ? deduplicationIdOf(event.name, eventId) : undefined,
+  };
+}
+
+/**
+ * A FIFO publish's MessageDeduplicationId: `<event name>:<event id>`, so that two events sharing a
+ * FIFO topic (which deduplicates topic-wide) never drop each other's ids; its SHA-256 (base64url)
+ * when that passes SNS's 128 characters.
+ */
+export function deduplicationIdOf(eventName: string, eventId: string): string {
+  const id = `${eventName}:${eventId}`;
+  return id.length <= 128 ? id : createHash('sha256').update(id).digest('base64url');
 }

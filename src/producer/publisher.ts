@@ -19,7 +19,11 @@ export interface TopicSettings {
   readonly region: string;
   /** undefined: each topic is looked up by name once (the port's findTopic). */
   readonly account: string | undefined;
+  /** The option that sets the account, as errors name it (`options.account`, `options.events.account`). */
+  readonly accountOption: string;
 }
+
+const GROUP_STOPPED = 'not sent: an earlier event of its group was not published (sending it would break the order)';
 
 /** How many PublishBatch calls publishMany keeps in flight. */
 const BATCH_CONCURRENCY = 4;
@@ -63,7 +67,9 @@ export class EventPublisher {
    * Publish many payloads of one event with PublishBatch (10 per call and at most 256 KiB, SNS's
    * limits); every payload is checked first, nothing is sent when one is wrong. Entries SNS refuses
    * for its own reasons are sent again; what is still unpublished is one PublishBatchError that
-   * names exactly which (by index and event id).
+   * names exactly which (by index and event id). A FIFO event's batches go one at a time, in order,
+   * without retries, and a group stops at its first entry not published (SNS may still have taken
+   * later entries of that group in the same call: the error says which were).
    */
   async publishMany<E extends AnyEvent>(
     event: E,
@@ -74,6 +80,11 @@ export class EventPublisher {
     const { ids, groupIds, ...shared } = parsePublishOptions(publishManyOptionsSchema, options, event);
     if (!Array.isArray(payloads))
       throw new ValidationError('ARGS_INVALID', `publishMany("${event.name}")`, [{ field: 'payloads', rule: 'must be an array' }]);
+    if (!event.fifo && groupIds !== undefined) {
+      throw new ValidationError('OPTIONS_INVALID', `invalid publishMany options for event "${event.name}"`, [
+        { field: 'options.groupIds', rule: 'is only for a FIFO event (defineEvent({ fifo: true }))' },
+      ]);
+    }
     for (const [field, list] of [
       ['ids', ids],
       ['groupIds', groupIds],
@@ -98,20 +109,36 @@ export class EventPublisher {
     const chunks = chunkMessages(prepared, SNS_MAX_MESSAGE_BYTES);
     const results: (PublishResult | undefined)[] = new Array(prepared.length);
     const failed: { index: number; eventId: string; code: string; message: string }[] = [];
+    // FIFO: one call at a time and no retry (a retried entry would land after later ones), and a
+    // group with an entry not published sends none of its later ones.
+    const stopped = new Set<string>();
     let next = 0;
     const sendChunks = async () => {
       while (next < chunks.length) {
-        const outcome = await sendWithRetries(chunks[next++]!, (indexes) =>
-          port.publishBatch(
-            topicArn,
-            indexes.map((i) => ({ id: String(i), message: prepared[i]! })),
-          ),
+        let chunk = chunks[next++]!;
+        if (event.fifo) {
+          for (const i of chunk.filter((i) => stopped.has(prepared[i]!.groupId!)))
+            failed.push({ index: i, eventId: prepared[i]!.eventId, code: 'NotSent', message: GROUP_STOPPED });
+          chunk = chunk.filter((i) => !stopped.has(prepared[i]!.groupId!));
+          if (chunk.length === 0) continue;
+        }
+        const outcome = await sendWithRetries(
+          chunk,
+          (indexes) =>
+            port.publishBatch(
+              topicArn,
+              indexes.map((i) => ({ id: String(i), message: prepared[i]! })),
+            ),
+          event.fifo ? 1 : undefined,
         );
         for (const s of outcome.sent) results[s.index] = { eventId: prepared[s.index]!.eventId, messageId: s.messageId };
-        for (const f of outcome.failed) failed.push({ ...f, eventId: prepared[f.index]!.eventId });
+        for (const f of outcome.failed) {
+          failed.push({ ...f, eventId: prepared[f.index]!.eventId });
+          if (event.fifo) stopped.add(prepared[f.index]!.groupId!);
+        }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, chunks.length) }, sendChunks));
+    await Promise.all(Array.from({ length: event.fifo ? 1 : Math.min(BATCH_CONCURRENCY, chunks.length) }, sendChunks));
     if (failed.length > 0) {
       const sent = results.flatMap((r, index) => (r === undefined ? [] : [{ index, ...r }]));
       throw new PublishBatchError(
@@ -146,7 +173,7 @@ export class EventPublisher {
     if (account !== undefined) return { port, topicArn: `arn:${partitionOf(region)}:sns:${region}:${account}:${event.topic}` };
     let found = this.#found.get(event.topic);
     if (found === undefined) {
-      found = lookUp(port, event);
+      found = lookUp(port, event, this.#settings.accountOption);
       this.#found.set(event.topic, found);
       found.catch(() => this.#found.delete(event.topic));
     }
@@ -154,10 +181,10 @@ export class EventPublisher {
   }
 }
 
-async function lookUp(port: TopicPort, event: AnyEvent): Promise<string> {
+async function lookUp(port: TopicPort, event: AnyEvent, accountOption: string): Promise<string> {
   if (port.findTopic === undefined) {
     throw new ValidationError('OPTIONS_INVALID', `cannot publish event "${event.name}"`, [
-      { field: 'options.account', rule: 'must be set: the topics port cannot look topics up by name, and the event has no topicArn' },
+      { field: accountOption, rule: 'must be set: the topics port cannot look topics up by name, and the event has no topicArn' },
     ]);
   }
   let arn: string | undefined;

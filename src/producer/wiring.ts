@@ -86,6 +86,7 @@ export function producerTopics(
   region: string | undefined,
   queueUrl: string | undefined,
   env: Env,
+  accountOption = 'options.events.account',
 ): { settings: TopicSettings; port: () => Promise<{ port: TopicPort; close: () => void }> } {
   const sns = resolveSnsSettings(
     { endpoint: o?.endpoint, region },
@@ -93,7 +94,11 @@ export function producerTopics(
     { endpoint: 'options.events.endpoint', region: 'options.region' },
     fallbackEndpoint,
   );
-  const settings = { region: sns.region, account: o?.account ?? (queueUrl === undefined ? undefined : queueAccountOf(queueUrl)) };
+  const settings = {
+    region: sns.region,
+    account: o?.account ?? (queueUrl === undefined ? undefined : queueAccountOf(queueUrl)),
+    accountOption,
+  };
   return {
     settings,
     port: async () => {

@@ -96,11 +96,12 @@ describe('sqs-jobs commands keep working', () => {
     expect(first.stdout).toContain(`topic user-signed-up-${tag}: created`);
     expect(first.stdout).toContain(`user-signed-up-${tag} → welcome-${tag}: subscribed`);
     expect(first.stdout).toContain(`user-signed-up-${tag} → crm-sync-${tag}: subscribed`); // the queue name: . as -
+    expect(first.stdout).toContain(`stock-moved-${tag}.fifo → ledger-${tag}.fifo: subscribed`); // FIFO topic and queue
     const again = await cli(['events', 'create', '--jobs', 'test/fixtures/event-jobs.ts', '--json'], env);
     expect(again.code, again.stderr).toBe(0);
     const made = JSON.parse(again.stdout) as { subscribers: { job: string; queueUrl: string }[]; changes: unknown[] };
     expect(made.changes).toEqual([]);
-    expect(made.subscribers.map((s) => s.job).sort()).toEqual([`crm-sync.${tag}`, `welcome-${tag}`]);
+    expect(made.subscribers.map((s) => s.job).sort()).toEqual([`crm-sync.${tag}`, `ledger-${tag}`, `welcome-${tag}`]);
     const none = await cli(['events', 'create', '--jobs', 'handlers'], env);
     expect(none.code).not.toBe(0);
     expect(none.stderr).toContain('exports no job that runs on an event');
@@ -119,7 +120,7 @@ describe('sqs-jobs commands keep working', () => {
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/payload\.userId/);
     const unknown = await cli(['publish', 'no.such.event', '--jobs', 'test/fixtures/event-jobs.ts'], env);
-    expect(unknown.stderr).toContain(`its events: ${event}`);
+    expect(unknown.stderr).toContain(`its events: stock.moved.${tag}, ${event}`);
     const pro = ['--jobs', 'test/fixtures/event-jobs.ts', '--payload', '{"userId":"u1"}', '--id', `e-${tag}`, '--attribute', 'plan=pro'];
     const sent = await cli(['publish', event, ...pro], env);
     expect(sent.code, sent.stderr).toBe(0);
@@ -134,11 +135,17 @@ describe('sqs-jobs commands keep working', () => {
     const bodies = async (url: string) => (await drain(sqs, url)).map((m) => JSON.parse(m.Body ?? '{}') as { args: { userId: string } });
     await eventually(async () => (await queueCounts(sqs, welcome)).visible === 2, 'both events on the welcome queue');
     await eventually(async () => (await queueCounts(sqs, crm)).visible === 1, 'the pro event on the crm-sync queue');
+    const fifo = ['publish', `stock.moved.${tag}`, '--jobs', 'test/fixtures/event-jobs.ts', '--payload', '{"sku":"s-1"}'];
+    expect((await cli(fifo, env)).stderr).toContain('options.groupId: is required');
+    const ordered = await cli([...fifo, '--group-id', 's-1'], env);
+    expect(ordered.code, ordered.stderr).toBe(0);
+    await eventually(async () => (await queueCounts(sqs, queues[`ledger-${tag}`]!)).visible === 1, 'the FIFO event on the ledger queue');
     // stats --jobs shows each event's subscribers and their depth (no queue URL needed).
     const shown = await cli(['stats', '--jobs', 'test/fixtures/event-jobs.ts'], { ...env, SQS_JOBS_QUEUE_URL: '' });
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(new RegExp(`${event.replaceAll('.', '\\.')}\\s+welcome-${tag}\\s+welcome-${tag}\\s+2\\s+0\\s+0`));
     expect(shown.stdout).toMatch(new RegExp(`crm-sync\\.${tag}\\s+crm-sync-${tag}\\s+1\\s+0\\s+0`));
+    expect(shown.stdout).toMatch(new RegExp(`ledger-${tag}\\s+ledger-${tag}\\.fifo\\s+1\\s+0\\s+0`));
     expect((await bodies(welcome)).map((b) => b.args.userId).sort()).toEqual(['u1', 'u2']);
     // crm-sync subscribes with { plan: ['pro'] }: only u1 reaches it.
     expect((await bodies(crm)).map((b) => b.args.userId)).toEqual(['u1']);

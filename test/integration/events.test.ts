@@ -99,7 +99,7 @@ describe('events (SNS → SQS)', () => {
     expect([...ran.b].sort()).toEqual([...ran.a].sort());
   });
 
-  it('a FIFO event: each subscriber gets every group in publish order on its FIFO queue; a repeated id is dropped by SNS', async () => {
+  it('a FIFO event: each subscriber gets every group in publish order on its FIFO queue; a repeated id is dropped before any queue', async () => {
     const tag = randomUUID().slice(0, 8);
     const moved = defineEvent({ name: `stock.moved-${tag}`, fifo: true, payload: z.object({ sku: z.string(), seq: z.number().int() }) });
     expect(moved.topic).toBe(`stock-moved-${tag}.fifo`);
@@ -133,7 +133,7 @@ describe('events (SNS → SQS)', () => {
       expect(group(list, 'a')).toEqual(['a:0', 'a:1', 'a:2', 'a:3', 'a:4']);
       expect(group(list, 'b')).toEqual(['b:0', 'b:1', 'b:2', 'b:3', 'b:4']);
     }
-    expect(events.count('job:duplicate')).toBe(0); // SNS dropped the repeat: it never reached a queue
+    expect(events.count('job:duplicate')).toBe(0); // the repeat was dropped by deduplication (SNS's, or the FIFO queue's): it never ran
   });
 
   it('a subscriber run that fails for good is in its DLQ under the job’s name and id; `--job` finds it, a replay runs it once more', async () => {

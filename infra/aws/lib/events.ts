@@ -105,6 +105,8 @@ export class SubscriberQueues extends Construct {
                 actions: ['sns:Publish'],
                 resources: [...topics.values()].map((t) => t.topicArn),
               }),
+              // createPublisher() without an account finds each topic by name (ListTopics takes no resource).
+              new iam.PolicyStatement({ sid: 'FindTopics', actions: ['sns:ListTopics'], resources: ['*'] }),
             ],
           });
   }

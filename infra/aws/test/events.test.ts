@@ -222,7 +222,7 @@ describe('SqsJobsWorkerStack events', () => {
     expect(command.match(/@1/g)).toHaveLength(1);
   });
 
-  it('gives publishers sns:Publish on the topics only, and adds nothing without events', () => {
+  it('gives publishers sns:Publish on the topics only (and ListTopics, to find them by name), and adds nothing without events', () => {
     const t = synth({ events: EVENTS });
     const publisher = Object.values(
       t.findResources('AWS::IAM::ManagedPolicy', { Properties: { Description: Match.stringLikeRegexp('publisher') } }),
@@ -235,6 +235,7 @@ describe('SqsJobsWorkerStack events', () => {
         Action: 'sns:Publish',
         Resource: ['order-placed', 'users'].map((name) => ({ Ref: idOf(t, 'AWS::SNS::Topic', { TopicName: name }) })),
       },
+      { Sid: 'FindTopics', Effect: 'Allow', Action: 'sns:ListTopics', Resource: '*' },
     ]);
     const none = synth();
     none.resourceCountIs('AWS::SNS::Topic', 0);

@@ -150,8 +150,9 @@ describe('FIFO events', () => {
   it('a FIFO publish needs its group, and uses the event id to deduplicate; a standard one takes no group', () => {
     expect(prepareEvent(moved, { sku: 's' }, { id: 'e-1', groupId: 's' }, 65_536)).toMatchObject({
       groupId: 's',
-      deduplicationId: 'e-1',
+      deduplicationId: 'stock.moved:e-1', // the event's name too: events sharing a FIFO topic dedupe topic-wide
     });
+    expect(prepareEvent(moved, { sku: 's' }, { id: 'x'.repeat(128), groupId: 's' }, 65_536).deduplicationId).toMatch(/^[\w-]{43}$/);
     expect(() => prepareEvent(moved, { sku: 's' }, {}, 65_536)).toThrow(/options\.groupId: is required/);
     expect(() => prepareEvent(placed, { orderId: 'o' }, { groupId: 'g' }, 65_536)).toThrow(/options\.groupId: is only for a FIFO event/);
   });
