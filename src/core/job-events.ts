@@ -58,6 +58,11 @@ export interface WorkerEvents {
   'job:resent': [JobInfo & { reason: string; delaySeconds: number }];
   /** Its tenant was at its cap (tenantCaps): re-sent to run later; not counted as an attempt. */
   'job:deferred': [JobInfo & { reason: string; delaySeconds: number }];
+  /**
+   * Its tenant was at its cap (tenantCaps): kept here, held, to start when a permit frees (no
+   * receive spent, nothing re-sent). Emitted the first time it finds the cap full.
+   */
+  'job:waiting': [JobInfo & { reason: string }];
   /** A batch handler starts on `size` items of one key; `heldMs`: how long its oldest item was held. */
   'batch:start': [BatchInfo & { heldMs: number }];
   /** A batch handler ended; `failed`: its items that failed (every item when it threw or timed out). */

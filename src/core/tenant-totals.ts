@@ -5,7 +5,7 @@ export interface TenantTotals {
   /** Their waits (SentTimestamp to handler start), summed, and the longest, in ms. */
   readonly waitMsTotal: number;
   readonly waitMsMax: number;
-  /** Jobs re-sent to run later because the tenant was at its cap (tenantCaps). */
+  /** Jobs that found the tenant at its cap (tenantCaps): kept waiting in a worker (job:waiting) or re-sent (job:deferred). */
   readonly deferred: number;
   /** Handler failures (retried or not) and jobs sent to the DLQ. */
   readonly failed: number;

@@ -53,6 +53,10 @@ export class TenantTally {
       c.waitMsTotal += e.waitMs;
       if (e.waitMs > c.waitMsMax) c.waitMsMax = e.waitMs;
     });
+    // Over its cap: re-sent (deferred), or kept here to wait for a permit.
+    source.on('job:waiting', (e) => {
+      if (e.tenant !== undefined) this.#of(e).deferred++;
+    });
     source.on('job:deferred', (e) => {
       if (e.tenant !== undefined) this.#of(e).deferred++;
     });

@@ -161,7 +161,7 @@ export class Worker extends EventSource<WorkerEvents> {
 
   #run(lease: Lease, read: Reading): void {
     this.#activity.started(lease);
-    runJob(this.#ctx, lease, read)
+    runJob(this.#ctx, lease, read, () => this.#scheduler.waiting < this.config.prefetch)
       .catch((error: unknown) => {
         // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
         this.#error('run', error);

@@ -36,6 +36,7 @@ export function recordEvents(worker: Worker) {
     'job:handed-back',
     'job:resent',
     'job:deferred',
+    'job:waiting',
     'job:cancelled',
     'job:lock-unavailable',
     'heartbeat:lost',

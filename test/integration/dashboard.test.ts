@@ -177,7 +177,7 @@ describe('the dashboard', () => {
     expect(incidents).toEqual([]);
   });
 
-  it('shows each tenant as the workers saw it: the one at its cap, its deferrals, its spillover; the noisiest first; a filter and an order in the URL', async () => {
+  it('shows each tenant as the workers saw it: the one at its cap, its jobs over the cap, its spillover; the noisiest first; a filter and an order in the URL', async () => {
     const { queueUrl, spilloverQueueUrl } = await freshQueues(sqs, 'dash-ten', { spillover: true });
     const lockKeyPrefix = `dash-ten-${randomUUID().slice(0, 8)}:`;
     const hostile = '"><img/src=x/onerror=alert(1)>';
@@ -216,7 +216,7 @@ describe('the dashboard', () => {
     for (const tenant of ['quiet-1', 'quiet-2']) await producer.enqueue(render, {}, { tenant });
     await producer.enqueue(render, { fail: true }, { tenant: hostile });
     producer.close();
-    await eventually(() => events.count('job:deferred') > 0 && events.count('job:dead-lettered') === 1, 'a deferral and a dead letter');
+    await eventually(() => events.count('job:waiting') > 0 && events.count('job:dead-lettered') === 1, 'a job over its cap and a dead letter');
 
     const origin = await serveDashboard({ queues: [queueUrl], lockKeyPrefix, windowMinutes: 5 });
     const { page, incidents } = await watchedPage(browser, origin);
@@ -246,7 +246,7 @@ describe('the dashboard', () => {
     // The spillover queue's depth, from SQS.
     const spill = page.locator(`tr[data-spill="${queueName(queueUrl)}"]`);
     await expect(spill.textContent()).resolves.toContain(queueName(spilloverQueueUrl!));
-    // Ordered by deferrals, noisy first; a filter narrows; the URL reproduces both.
+    // Ordered by jobs over the cap, noisy first; a filter narrows; the URL reproduces both.
     await page.selectOption('select[name="sort"]', 'deferred');
     await page.click('form.filters button[type="submit"]');
     await page.waitForURL(/sort=deferred/);

@@ -108,7 +108,7 @@ describe('tenant fairness (spillover)', () => {
 });
 
 describe('tenant caps (fleet-wide)', () => {
-  it('never runs more of a tenant at once than its cap across two workers; the rest wait without losing an attempt', async () => {
+  it('never runs more of a tenant at once than its cap across two workers; the rest wait in the workers, nothing re-sent, no attempt lost', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'caps');
     const lockKeyPrefix = `caps-${Date.now()}:`;
     let running = 0;
@@ -155,8 +155,58 @@ describe('tenant caps (fleet-wide)', () => {
     await Promise.all([a.stop(), b.stop()]);
     expect(ran.sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i)); // each job ran once
     expect(most).toBeLessThanOrEqual(2);
-    expect(ea.count('job:deferred') + eb.count('job:deferred')).toBeGreaterThan(0); // the cap was reached and held
-    expect([...attempts]).toEqual([1]); // deferrals are not attempts
+    expect(ea.count('job:waiting') + eb.count('job:waiting')).toBeGreaterThan(0); // the cap was reached and held
+    // They waited in the workers (room for 10 each): none was re-sent, none spent a receive.
+    expect(ea.count('job:deferred') + eb.count('job:deferred')).toBe(0);
+    expect([...attempts]).toEqual([1]);
+    expect(await queueCounts(sqs, dlqUrl)).toEqual(empty);
+    producer.close();
+  });
+
+  it('with no room left to wait in the worker, a job over its cap is deferred (re-sent), still never past the cap', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'caps-full');
+    let running = 0;
+    let most = 0;
+    const ran: number[] = [];
+    const attempts = new Set<number>();
+    const job = defineJob({
+      name: 'render',
+      args: z.object({ n: z.number() }),
+      handle: async ({ n }, ctx) => {
+        ran.push(n);
+        attempts.add(ctx.attempt);
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, 200));
+        running--;
+      },
+    });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    const n = 8;
+    await producer.enqueueMany(
+      job,
+      Array.from({ length: n }, (_, i) => ({ n: i })),
+      { tenant: 'acme' },
+    );
+    // Room for one waiting message: the others over the cap go back to the queue for a second.
+    const worker = start({
+      queues: [queueUrl],
+      jobs: [job],
+      lockKeyPrefix: `caps-full-${Date.now()}:`,
+      concurrency: 4,
+      prefetch: 1,
+      tenantCaps: { acme: 1 },
+      capDelaySeconds: 1,
+    });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:succeeded') === n, 'every job to run', 90_000);
+    await eventually(async () => isEmpty(await queueCounts(sqs, queueUrl)), 'the queue to empty', 30_000);
+    await worker.stop();
+    expect(ran.sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i));
+    expect(most).toBe(1);
+    expect(events.count('job:waiting')).toBeGreaterThan(0);
+    expect(events.count('job:deferred')).toBeGreaterThan(0);
+    expect([...attempts]).toEqual([1]); // neither a wait nor a deferral is an attempt
     expect(await queueCounts(sqs, dlqUrl)).toEqual(empty);
     producer.close();
   });

@@ -27,7 +27,7 @@ const ORDER_LABELS: Readonly<Record<TenantOrder, string>> = {
   wait: 'longest wait',
   'mean-wait': 'mean wait',
   started: 'jobs started',
-  deferred: 'deferrals',
+  deferred: 'over its cap',
   running: 'running now',
   failed: 'failed and dead-lettered',
 };
@@ -59,7 +59,7 @@ function tenantRow(t: TenantSummary, view: TenantsView, ctx: PageContext): Html 
 <td class="n">${num(t.deferred)}</td><td class="n">${num(t.failed)}</td><td class="n">${num(t.deadLettered)}</td></tr>`;
 }
 
-/** Per tenant: jobs started, waits, caps, deferrals, spillover; the spillover queues' depth. */
+/** Per tenant: jobs started, waits, caps, jobs over the cap, spillover; the spillover queues' depth. */
 export function tenantsPage(v: TenantsPageInput, ctx: PageContext): Page {
   const f = v.filter;
   const needle = f.tenant.toLowerCase();
@@ -84,13 +84,13 @@ export function tenantsPage(v: TenantsPageInput, ctx: PageContext): Page {
   } else if (all.length === 0 && (o?.started ?? 0) === 0) {
     body = html`<p class="notice">No job with a tenant has run in the last ${v.windowMinutes} min (or the workers have no memcached: their <code>memcached</code> or <code>tenantMeter</code> option).</p>`;
   } else {
-    body = html`<p data-summary>${num(all.length)} tenant${all.length === 1 ? '' : 's'} seen, <strong data-capped="${capped}">${num(capped)} at ${capped === 1 ? 'its' : 'their'} cap now</strong>, ${num(deferred)} deferral${deferred === 1 ? '' : 's'}; ${num(v.view.workers)} worker${v.view.workers === 1 ? '' : 's'} reporting.</p>
+    body = html`<p data-summary>${num(all.length)} tenant${all.length === 1 ? '' : 's'} seen, <strong data-capped="${capped}">${num(capped)} at ${capped === 1 ? 'its' : 'their'} cap now</strong>, ${num(deferred)} job${deferred === 1 ? '' : 's'} over a cap (waited or deferred); ${num(v.view.workers)} worker${v.view.workers === 1 ? '' : 's'} reporting.</p>
 ${form}
 ${
   shown.length === 0
     ? html`<p class="notice">No tenant matches.</p>`
     : html`<table data-table="tenants"><thead><tr><th>tenant</th><th></th><th class="n">started</th><th>per minute</th><th class="n">wait mean</th><th class="n">wait max</th>
-<th class="n">running</th><th class="n">cap</th><th class="n">deferred</th><th class="n">failed</th><th class="n">dead-lettered</th></tr></thead>
+<th class="n">running</th><th class="n">cap</th><th class="n" title="jobs that found their tenant at its cap: waited in a worker, or re-sent">over cap</th><th class="n">failed</th><th class="n">dead-lettered</th></tr></thead>
 <tbody>${shown.map((t) => tenantRow(t, v.view!, ctx))}${
         o !== undefined && o.mostPerReport > 0 && needle === ''
           ? html`<tr data-tenant-others><td colspan="2"><span class="muted">other tenants (up to ${num(o.mostPerReport)} per worker report)</span></td>

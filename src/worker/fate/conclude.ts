@@ -6,8 +6,8 @@ import type { Lease } from '../hold/lease.js';
 import type { Scheduler } from '../intake/scheduler.js';
 import type { QueueState } from '../queue-state.js';
 import { describeLease } from '../run/read.js';
-import { blocksGroup, type Outcome, retriesInPlace } from './decide.js';
-import { handBackUnstarted, retryInPlace, settle } from './settle.js';
+import { blocksGroup, type Outcome, retriesInPlace, waitsHere } from './decide.js';
+import { handBackUnstarted, letWait, retryInPlace, settle } from './settle.js';
 
 /**
  * The way into settle for the rest of the worker: orders a message's end with its FIFO group (a
@@ -28,8 +28,16 @@ export class Fate {
     this.#wake = wake;
   }
 
-  /** A started message's outcome is known: settle it (or retry it here), and free or hand back its FIFO group. */
+  /**
+   * A started message's outcome is known: settle it (or retry it here, or let it wait here for its
+   * tenant's permit), and free or hand back its FIFO group; a permit it gives back wakes a message
+   * waiting for one.
+   */
   conclude(lease: Lease, info: JobInfo, outcome: Outcome): void {
+    if (waitsHere(outcome, { leaseLost: lease.lost, stopping: this.#ctx.stop.signal.aborted })) {
+      this.#activity.track(letWait(this.#ctx, lease, info, outcome).then(() => this.#waitForPermit(lease, outcome)));
+      return;
+    }
     const fifo = this.#ctx.queueOf(lease.message.queueUrl).fifo;
     const batchItem = lease.reading?.ok === true && lease.reading.job.kind === 'sqs-jobs/batch-job';
     if (retriesInPlace(outcome, { fifo, leaseLost: lease.lost, batchItem })) {
@@ -37,7 +45,12 @@ export class Fate {
       return;
     }
     const behind = this.#scheduler.finish(lease, blocksGroup(outcome));
-    this.#activity.track(settle(this.#ctx, lease, info, outcome));
+    const permit = lease.permit?.key;
+    this.#activity.track(
+      settle(this.#ctx, lease, info, outcome).then(() => {
+        if (permit !== undefined && this.#scheduler.permitFreed(permit)) this.#wake();
+      }),
+    );
     if (behind.length > 0) this.handBack(behind, 'an earlier message of its FIFO group comes back first');
   }
 
@@ -49,6 +62,20 @@ export class Fate {
   /** As handBack, for a caller that waits for it. */
   handBackNow(leases: readonly Lease[], reason: string): Promise<void> {
     return handBackUnstarted(this.#ctx, leases, reason, (lease) => describeLease(this.#ctx.config.jobs, lease));
+  }
+
+  /** Keep a message whose tenant is at its cap in the buffer: tried again when a permit frees here, or after `retryMs`. */
+  async #waitForPermit(lease: Lease, outcome: Extract<Outcome, { kind: 'wait' }>): Promise<void> {
+    const stop = this.#ctx.stop.signal;
+    if (stop.aborted || lease.lost) {
+      if (!lease.lost) await this.handBackNow([lease], 'worker is stopping');
+      else await this.#ctx.heartbeat.stopHolding(lease);
+      return;
+    }
+    this.#scheduler.wait(lease, outcome.tenant, Date.now() + outcome.retryMs);
+    this.#wake();
+    await sleep(outcome.retryMs, stop);
+    this.#wake();
   }
 
   /** Put a FIFO job back at the head of its group, to start after `delayMs`. */

@@ -29,6 +29,12 @@ export type Outcome =
   | { readonly kind: 'lost'; readonly reason: string; readonly abandoned: boolean }
   /** Not run now (tenant at its cap): re-sent after `delaySeconds`, this receive not counted as an attempt. */
   | { readonly kind: 'defer'; readonly reason: string; readonly delaySeconds: number }
+  /**
+   * Not run now (tenant at its cap), and kept here instead: held (the heartbeat keeps it), its lock
+   * let go, started when a permit of `tenant` frees here or, at the latest, tried again after
+   * `retryMs`. No receive is spent and nothing is re-sent.
+   */
+  | { readonly kind: 'wait'; readonly reason: string; readonly tenant: string; readonly retryMs: number }
   /** The job (or its fan-out) was cancelled: deleted, not run again, recorded as cancelled. */
   | { readonly kind: 'cancelled'; readonly reason: string; readonly abandoned: boolean };
 // `abandoned`: the signal fired and the handler had not settled within the grace period. Its lock
@@ -87,18 +93,27 @@ export interface PermitFacts {
   readonly tenant: string;
   readonly cap: number;
   readonly capDelaySeconds: number;
+  /** There is room for one more message waiting here for a permit (fewer than `prefetch` wait). */
+  readonly canWait: boolean;
+  /** How soon a waiting message asks again, for a permit freed on another worker. */
+  readonly waitRetryMs: number;
   /** The heartbeat lost the lease while the permit was asked for. */
   readonly leaseLost: boolean;
   readonly stopping: boolean;
 }
 
-/** After asking for a permit of the tenant's cap: 'run', or deferred when every permit is taken. */
+/**
+ * After asking for a permit of the tenant's cap: 'run'; or, every permit taken, wait here for one
+ * (no receive spent), or, when as many messages wait here as the prefetch allows, deferred.
+ */
 export function afterPermit(f: PermitFacts): Outcome | 'run' {
   if (f.leaseLost) return leaseLost('a permit of its tenant was being taken');
   if (f.stopping) return handBackNow('worker is stopping');
   // 'unavailable': memcached cannot be asked; the job runs without the cap rather than wait for it.
   if (f.permit !== 'full') return 'run';
-  return { kind: 'defer', reason: `tenant "${f.tenant}" has ${f.cap} job(s) running, its cap`, delaySeconds: f.capDelaySeconds };
+  const reason = `tenant "${f.tenant}" has ${f.cap} job(s) running, its cap`;
+  if (f.canWait) return { kind: 'wait', reason, tenant: f.tenant, retryMs: f.waitRetryMs };
+  return { kind: 'defer', reason, delaySeconds: f.capDelaySeconds };
 }
 
 export interface RunFacts {
@@ -196,6 +211,14 @@ export function onceLost(outcome: Outcome): Outcome {
     return outcome;
   const abandoned = 'abandoned' in outcome && outcome.abandoned;
   return { kind: 'lost', reason: 'the lease was lost while the outcome was being settled', abandoned };
+}
+
+/** A message whose tenant is at its cap waits here (see Outcome 'wait'), unless its lease was lost or the worker stops. */
+export function waitsHere(
+  outcome: Outcome,
+  f: { readonly leaseLost: boolean; readonly stopping: boolean },
+): outcome is Extract<Outcome, { kind: 'wait' }> {
+  return outcome.kind === 'wait' && !f.leaseLost && !f.stopping;
 }
 
 /** After which outcomes a FIFO message comes back to its queue, so its group's later messages must wait for it. */

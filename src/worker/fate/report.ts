@@ -77,6 +77,11 @@ export class Report {
     if (this.#ctx.log.isLevelEnabled('debug')) this.#log().debug({ reason, delaySeconds }, 'deferred: re-sent to run later');
   }
 
+  waiting(reason: string): void {
+    this.#ctx.emit('job:waiting', { ...this.#info, reason });
+    if (this.#ctx.log.isLevelEnabled('debug')) this.#log().debug({ reason }, 'waiting here for a permit of its tenant');
+  }
+
   visibilityUnchanged(): void {
     if (this.#ctx.log.isLevelEnabled('debug'))
       this.#log().debug('could not change visibility; the message returns when its current visibility timeout ends');

@@ -105,6 +105,11 @@ async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided
       await unlock();
       return;
     }
+    case 'wait': // not kept waiting after all (stopping, or lost): back to the queue now
+      await unlock();
+      report.handedBack(outcome.reason);
+      await giveBack({ seconds: 0, reason: outcome.reason, deadLettered: false });
+      return;
     case 'defer': {
       await unlock();
       if (await letGo(ctx, lease)) await defer(ctx, lease, report, outcome.delaySeconds, outcome.reason);
@@ -216,6 +221,23 @@ export async function retryInPlace(
   }
   await recordEnd(ctx, lease, info, { kind: 'retry', error: outcome.error, delayMs: outcome.delayMs });
   new Report(ctx, info).failed(outcome.error, outcome.processMs, outcome.delayMs, true);
+}
+
+/**
+ * A message whose tenant is at its cap waits here (decide's waitsHere): still held, its lock let go
+ * (a copy of the job elsewhere may run meanwhile; this one then ends as its duplicate), and no
+ * receive spent.
+ */
+export async function letWait(ctx: WorkerContext, lease: Lease, info: JobInfo, outcome: Extract<Outcome, { kind: 'wait' }>): Promise<void> {
+  const { lock } = lease.endClaims();
+  if (lease.pending !== undefined) await lease.pending;
+  try {
+    if (lock !== undefined) await ctx.lock.release(lock.jobId, lock.token);
+  } catch (error) {
+    ctx.onError('unlock', error); // a JobLock should not throw; the lock then ends with its TTL
+  }
+  if (!lease.waited) new Report(ctx, info).waiting(outcome.reason);
+  lease.waited = true;
 }
 
 /**

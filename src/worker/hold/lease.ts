@@ -61,8 +61,12 @@ export class Lease implements Abortable {
   // Written by the scheduler.
   /** FIFO: how many times the job was retried here, holding its group, without going back to SQS. */
   retries = 0;
-  /** FIFO: a job waiting to be retried here does not start before this time. */
+  /** A job waiting to be retried here (FIFO), or for a permit of its tenant, does not start before this time. */
   notBefore = 0;
+  /** The tenant whose permit it waits for (its cap was full), while it does. */
+  waitingFor: string | undefined = undefined;
+  /** It has waited here for a permit of its tenant at least once (events tell the first wait only). */
+  waited = false;
   #lock: HeldLock | undefined = undefined;
   #permit: HeldPermit | undefined = undefined;
   #lost = false;

@@ -38,6 +38,11 @@ export class Scheduler<Q extends ScheduledQueue> {
     return this.#slots.reduce((n, s) => n + s.buffer.length, 0);
   }
 
+  /** Messages waiting here for a permit of their tenant (see wait). */
+  get waiting(): number {
+    return this.#slots.reduce((n, s) => n + s.buffer.filter((l) => l.waitingFor !== undefined).length, 0);
+  }
+
   /** Messages of one queue waiting to start. */
   bufferedOf(queueUrl: string): number {
     return this.#slot(queueUrl).buffer.length;
@@ -68,6 +73,7 @@ export class Scheduler<Q extends ScheduledQueue> {
       }
       const group = this.#group(s, lease);
       if (group !== undefined) s.activeGroups.add(group);
+      lease.waitingFor = undefined;
       return { queue: s.queue, lease };
     }
   }
@@ -102,6 +108,26 @@ export class Scheduler<Q extends ScheduledQueue> {
     s.buffer.unshift(lease);
   }
 
+  /**
+   * A message whose tenant is at its cap waits here, first of its queue, until `notBefore` or
+   * until a permit of `tenant` frees here (permitFreed); it holds no handler slot meanwhile.
+   */
+  wait(lease: Lease, tenant: string, notBefore: number): void {
+    lease.waitingFor = tenant;
+    lease.notBefore = notBefore;
+    this.#slot(lease.message.queueUrl).buffer.unshift(lease);
+  }
+
+  /** A permit of `tenant` was given back here: the message that has waited for one longest may start now. */
+  permitFreed(tenant: string): boolean {
+    let first: Lease | undefined;
+    for (const s of this.#slots)
+      for (const l of s.buffer) if (l.waitingFor === tenant && (first === undefined || l.receivedAt < first.receivedAt)) first = l;
+    if (first === undefined) return false;
+    first.notBefore = 0;
+    return true;
+  }
+
   /** A message `next` gave that cannot start now after all (no free slot for its kind): first again, its FIFO group free. */
   putBack(lease: Lease): void {
     const s = this.#slot(lease.message.queueUrl);
@@ -124,7 +150,12 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   /** Index of the first message that may start, or -1. */
   #startable(s: Slot<Q>): number {
-    if (!s.queue.fifo) return s.buffer.length > 0 ? 0 : -1;
+    if (!s.queue.fifo) {
+      if (s.buffer.length === 0) return -1;
+      if (s.buffer[0]!.notBefore === 0) return 0;
+      const now = Date.now();
+      return s.buffer.findIndex((l) => l.notBefore <= now); // past those waiting for their tenant's permit
+    }
     const now = Date.now();
     const waiting = new Set<string>();
     for (let i = 0; i < s.buffer.length; i++) {

@@ -40,8 +40,20 @@ export async function claimFor(
   });
 }
 
-/** Take a permit of the job's tenant when it has a cap (fleet-wide, in memcached): 'run', or deferred at the cap. */
-export async function permitFor(ctx: WorkerContext, lease: Lease, read: GoodReading, token: string): Promise<Outcome | 'run'> {
+/** How soon a message waiting for its tenant's permit asks again (for one freed on another worker). */
+const CAP_WAIT_RETRY_MS = 500;
+
+/**
+ * Take a permit of the job's tenant when it has a cap (fleet-wide, in memcached): 'run'; at the cap,
+ * wait here while `canWait` says there is room, else deferred.
+ */
+export async function permitFor(
+  ctx: WorkerContext,
+  lease: Lease,
+  read: GoodReading,
+  token: string,
+  canWait: () => boolean,
+): Promise<Outcome | 'run'> {
   const { tenantCaps: caps, capDelaySeconds } = ctx.config;
   const tenant = read.envelope.tenant;
   // Own properties only: a tenant named "constructor" or "toString" has no cap unless given one.
@@ -51,7 +63,16 @@ export async function permitFor(ctx: WorkerContext, lease: Lease, read: GoodRead
   // 'unavailable' (memcached unreachable, or a Permits that threw): the job runs without the cap.
   const permit = await ctx.permits.take(tenant, cap, token, ctx.config.lockTtlSeconds);
   if (typeof permit === 'number') lease.hold({ permit: { key: tenant, index: permit, token } });
-  return afterPermit({ permit, tenant, cap, capDelaySeconds, leaseLost: lease.lost, stopping: ctx.stop.signal.aborted });
+  return afterPermit({
+    permit,
+    tenant,
+    cap,
+    capDelaySeconds,
+    canWait: permit === 'full' && canWait(),
+    waitRetryMs: CAP_WAIT_RETRY_MS,
+    leaseLost: lease.lost,
+    stopping: ctx.stop.signal.aborted,
+  });
 }
 
 /** A token naming this run in the lock and the permits. */

@@ -15,9 +15,15 @@ import type { GoodReading, Reading } from './reading.js';
 
 /**
  * One message from receive to outcome: claim its job id, run its handler under the lease's
- * signal, and decide (fate/decide.ts). `read` is the message as readOnce() read it. Never throws.
+ * signal, and decide (fate/decide.ts). `read` is the message as readOnce() read it; `canWait`,
+ * whether a job at its tenant's cap may wait here for a permit. Never throws.
  */
-export async function runJob(ctx: WorkerContext, lease: Lease, read: Reading): Promise<{ info: JobInfo; outcome: Outcome }> {
+export async function runJob(
+  ctx: WorkerContext,
+  lease: Lease,
+  read: Reading,
+  canWait: () => boolean = () => false,
+): Promise<{ info: JobInfo; outcome: Outcome }> {
   const m = lease.message;
   // A FIFO job retried here (lease.retries) was not received again: count those runs too.
   const info = lease.retries === 0 ? read.info : { ...read.info, attempt: read.info.attempt + lease.retries };
@@ -31,7 +37,7 @@ export async function runJob(ctx: WorkerContext, lease: Lease, read: Reading): P
   const token = newToken();
   const claimed = await claimFor(ctx, lease, read, token, true);
   if (claimed !== 'run') return { info, outcome: claimed };
-  const permitted = await permitFor(ctx, lease, read, token);
+  const permitted = await permitFor(ctx, lease, read, token, canWait);
   if (permitted !== 'run') return { info, outcome: permitted };
   // Returned, not awaited: this frame (and what it holds) is gone while the handler runs; only
   // the closure below waits, with what the decision needs.

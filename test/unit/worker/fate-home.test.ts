@@ -14,7 +14,7 @@ import { type Node, name, parse, tsFiles, walk } from '../../helpers/ast.js';
 const ROOT = join(import.meta.dirname, '../../..');
 const WORKER = join(ROOT, 'src/worker');
 
-const OUTCOME_KINDS = new Set(['succeeded', 'duplicate', 'retry', 'dead-letter', 'hand-back', 'lost', 'defer', 'cancelled']);
+const OUTCOME_KINDS = new Set(['succeeded', 'duplicate', 'retry', 'dead-letter', 'hand-back', 'lost', 'defer', 'wait', 'cancelled']);
 /** The queue port's calls that change or end a message. */
 const QUEUE_ACTS = new Set(['send', 'sendBatch', 'deleteBatch', 'changeVisibilityBatch']);
 /** The coalescers settle's deletes and hand-backs go through: `<x>.deletes.delete(…)`, `<x>.visibility.change(…)`. */

@@ -204,6 +204,8 @@ const permitFacts = (over: Partial<PermitFacts>): PermitFacts => ({
   tenant: 'acme',
   cap: 5,
   capDelaySeconds: 7,
+  canWait: false,
+  waitRetryMs: 500,
   leaseLost: false,
   stopping: false,
   ...over,
@@ -214,7 +216,12 @@ describe('afterPermit: the tenant cap, one row per rule', () => {
     ['a permit → run', {}, 'run'],
     ['memcached cannot be asked → run without the cap rather than stuck', { permit: 'unavailable' }, 'run'],
     [
-      'every permit taken → deferred (re-sent, the receive not counted)',
+      'every permit taken, room to wait here → waits, held (no receive spent, nothing re-sent)',
+      { permit: 'full', canWait: true },
+      { kind: 'wait', reason: 'tenant "acme" has 5 job(s) running, its cap', tenant: 'acme', retryMs: 500 },
+    ],
+    [
+      'every permit taken, as many waiting here as the prefetch allows → deferred (re-sent, the receive not counted)',
       { permit: 'full' },
       { kind: 'defer', reason: 'tenant "acme" has 5 job(s) running, its cap', delaySeconds: 7 },
     ],

@@ -89,4 +89,29 @@ describe('Scheduler', () => {
     expect(s.finish(first.lease, true)).toEqual([]);
     expect(ids(s.drain())).toEqual([]);
   });
+
+  it('a message waiting for its tenant’s permit holds its place but lets the others start; a freed permit wakes the longest waiting', () => {
+    const s = new Scheduler([queue('std')]);
+    const later = (id: string, receivedAt: number) => {
+      const l = lease('std', id);
+      return new Lease(l.message, receivedAt, 30, 15_000);
+    };
+    const [a1, b1, a2] = [later('a1', 1), later('b1', 2), later('a2', 3)];
+    s.add('std', [a1, b1]);
+    s.wait(s.next()!.lease, 'acme', Date.now() + 60_000); // a1: acme is at its cap
+    expect(s.next()?.lease).toBe(b1); // b1 starts past the waiting a1
+    s.add('std', [a2]);
+    expect(s.next()?.lease).toBe(a2);
+    s.wait(a2, 'acme', Date.now() + 60_000);
+    expect([s.waiting, s.size]).toEqual([2, 2]);
+    expect(s.next()).toBeUndefined(); // both wait: nothing can start
+    expect(s.permitFreed('other')).toBe(false);
+    expect(s.permitFreed('acme')).toBe(true);
+    const woken = s.next()!.lease;
+    expect([woken, woken.waitingFor]).toEqual([a1, undefined]); // the one that waited longest
+    expect([s.waiting, s.size]).toEqual([1, 1]);
+    expect(s.next()).toBeUndefined();
+    a2.notBefore = Date.now() - 1; // its time to ask again has come
+    expect(s.next()?.lease).toBe(a2);
+  });
 });
