@@ -216,7 +216,10 @@ describe('the dashboard', () => {
     for (const tenant of ['quiet-1', 'quiet-2']) await producer.enqueue(render, {}, { tenant });
     await producer.enqueue(render, { fail: true }, { tenant: hostile });
     producer.close();
-    await eventually(() => events.count('job:waiting') > 0 && events.count('job:dead-lettered') === 1, 'a job over its cap and a dead letter');
+    await eventually(
+      () => events.count('job:waiting') > 0 && events.count('job:dead-lettered') === 1,
+      'a job over its cap and a dead letter',
+    );
 
     const origin = await serveDashboard({ queues: [queueUrl], lockKeyPrefix, windowMinutes: 5 });
     const { page, incidents } = await watchedPage(browser, origin);
