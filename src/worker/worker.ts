@@ -60,7 +60,9 @@ export class Worker extends EventSource<WorkerEvents> {
       { concurrency: c.concurrency, prefetch: c.prefetch, pick: c.pick },
       {
         running: () => this.#activity.running.size,
-        buffered: (q) => (q === undefined ? this.#scheduler.size : this.#scheduler.bufferedOf(q.url)),
+        // Messages waiting for their tenant's permit are not counted: they have their own room
+        // (concurrency + prefetch), so they never keep other tenants' work from being received.
+        buffered: (q) => (q === undefined ? this.#scheduler.size - this.#scheduler.waiting : this.#scheduler.bufferedOf(q.url, false)),
       },
     );
     this.#fate = new Fate(ctx, this.#scheduler, this.#activity, () => this.#dispatch());
@@ -161,7 +163,7 @@ export class Worker extends EventSource<WorkerEvents> {
 
   #run(lease: Lease, read: Reading): void {
     this.#activity.started(lease);
-    runJob(this.#ctx, lease, read, () => this.#scheduler.waiting < this.config.prefetch)
+    runJob(this.#ctx, lease, read, () => this.#scheduler.waiting < this.config.concurrency + this.config.prefetch)
       .catch((error: unknown) => {
         // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
         this.#error('run', error);

@@ -187,12 +187,12 @@ describe('tenant caps (fleet-wide)', () => {
       Array.from({ length: n }, (_, i) => ({ n: i })),
       { tenant: 'acme' },
     );
-    // Room for one waiting message: the others over the cap go back to the queue for a second.
+    // Room for concurrency + prefetch = 3 waiting messages: the others over the cap go back to the queue for a second.
     const worker = start({
       queues: [queueUrl],
       jobs: [job],
       lockKeyPrefix: `caps-full-${Date.now()}:`,
-      concurrency: 4,
+      concurrency: 2,
       prefetch: 1,
       tenantCaps: { acme: 1 },
       capDelaySeconds: 1,

@@ -18,8 +18,10 @@ export class Fate {
   readonly #ctx: WorkerContext;
   readonly #scheduler: Scheduler<QueueState>;
   readonly #activity: Activity;
-  /** Start what can start now: called when a FIFO job retried here is due. */
+  /** Start what can start now: called when a FIFO job retried here is due, or a permit may be free. */
   readonly #wake: () => void;
+  /** Per tenant with messages waiting here for a permit: the timer that lets one ask again. */
+  readonly #polls = new Map<string, NodeJS.Timeout>();
 
   constructor(ctx: WorkerContext, scheduler: Scheduler<QueueState>, activity: Activity, wake: () => void) {
     this.#ctx = ctx;
@@ -45,10 +47,9 @@ export class Fate {
       return;
     }
     const behind = this.#scheduler.finish(lease, blocksGroup(outcome));
-    const permit = lease.permit?.key;
     this.#activity.track(
-      settle(this.#ctx, lease, info, outcome).then(() => {
-        if (permit !== undefined && this.#scheduler.permitFreed(permit)) this.#wake();
+      settle(this.#ctx, lease, info, outcome, (tenant) => {
+        if (this.#scheduler.permitFreed(tenant)) this.#wake();
       }),
     );
     if (behind.length > 0) this.handBack(behind, 'an earlier message of its FIFO group comes back first');
@@ -64,18 +65,29 @@ export class Fate {
     return handBackUnstarted(this.#ctx, leases, reason, (lease) => describeLease(this.#ctx.config.jobs, lease));
   }
 
-  /** Keep a message whose tenant is at its cap in the buffer: tried again when a permit frees here, or after `retryMs`. */
+  /**
+   * Keep a message whose tenant is at its cap in the buffer, until a permit of the tenant frees here
+   * (the longest waiting starts) or, for one freed on another worker, the tenant's next poll: one
+   * message per tenant asks again every `retryMs`, however many wait.
+   */
   async #waitForPermit(lease: Lease, outcome: Extract<Outcome, { kind: 'wait' }>): Promise<void> {
-    const stop = this.#ctx.stop.signal;
-    if (stop.aborted || lease.lost) {
+    if (this.#ctx.stop.signal.aborted || lease.lost) {
       if (!lease.lost) await this.handBackNow([lease], 'worker is stopping');
       else await this.#ctx.heartbeat.stopHolding(lease);
       return;
     }
-    this.#scheduler.wait(lease, outcome.tenant, Date.now() + outcome.retryMs);
-    this.#wake();
-    await sleep(outcome.retryMs, stop);
-    this.#wake();
+    this.#scheduler.wait(lease, outcome.tenant, Number.POSITIVE_INFINITY);
+    if (this.#polls.has(outcome.tenant)) return;
+    const poll = setInterval(() => {
+      if (this.#ctx.stop.signal.aborted || !this.#scheduler.permitFreed(outcome.tenant)) {
+        clearInterval(poll);
+        this.#polls.delete(outcome.tenant);
+        return;
+      }
+      this.#wake();
+    }, outcome.retryMs);
+    poll.unref();
+    this.#polls.set(outcome.tenant, poll);
   }
 
   /** Put a FIFO job back at the head of its group, to start after `delayMs`. */

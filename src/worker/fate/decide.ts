@@ -93,7 +93,7 @@ export interface PermitFacts {
   readonly tenant: string;
   readonly cap: number;
   readonly capDelaySeconds: number;
-  /** There is room for one more message waiting here for a permit (fewer than `prefetch` wait). */
+  /** There is room for one more message waiting here for a permit (fewer than `concurrency + prefetch` wait). */
   readonly canWait: boolean;
   /** How soon a waiting message asks again, for a permit freed on another worker. */
   readonly waitRetryMs: number;
@@ -104,7 +104,7 @@ export interface PermitFacts {
 
 /**
  * After asking for a permit of the tenant's cap: 'run'; or, every permit taken, wait here for one
- * (no receive spent), or, when as many messages wait here as the prefetch allows, deferred.
+ * (no receive spent), or, when as many messages wait here as there is room for, deferred.
  */
 export function afterPermit(f: PermitFacts): Outcome | 'run' {
   if (f.leaseLost) return leaseLost('a permit of its tenant was being taken');

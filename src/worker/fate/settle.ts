@@ -25,16 +25,29 @@ import { atReceiveLimit, resentMessage } from './resend.js';
  */
 
 /** End a message as `outcome` says. Never leaves it tracked by the heartbeat. */
-export async function settle(ctx: WorkerContext, lease: Lease, info: JobInfo, outcome: Outcome): Promise<void> {
+export async function settle(
+  ctx: WorkerContext,
+  lease: Lease,
+  info: JobInfo,
+  outcome: Outcome,
+  permitFreed: (tenant: string) => void = () => {},
+): Promise<void> {
   try {
-    await carryOut(ctx, lease, info, outcome);
+    await carryOut(ctx, lease, info, outcome, permitFreed);
   } finally {
     // carryOut lets go of the message before it acts; this is for one that threw before it could.
     await ctx.heartbeat.stopHolding(lease);
   }
 }
 
-async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided: Outcome): Promise<void> {
+/** `permitFreed`: told as soon as the tenant's permit is given back, before the message's own calls, so a job waiting for it starts at once. */
+async function carryOut(
+  ctx: WorkerContext,
+  lease: Lease,
+  info: JobInfo,
+  decided: Outcome,
+  permitFreed: (tenant: string) => void,
+): Promise<void> {
   const { lock, permit } = lease.endClaims();
   if (lease.pending !== undefined) await lease.pending;
   // The heartbeat may have found the lease lost meanwhile: then act only where it is safe.
@@ -49,6 +62,7 @@ async function carryOut(ctx: WorkerContext, lease: Lease, info: JobInfo, decided
   if (permit !== undefined && !abandoned) {
     // Permits should not throw; one that does must not keep the message from ending (the permit then lapses at its TTL).
     await ctx.permits?.release(permit.key, permit.index, permit.token).catch((error: unknown) => ctx.onError('permit release', error));
+    permitFreed(permit.key);
   }
   /** Hand back, unless the lease was lost while the message was held (then it is someone else's). */
   const giveBack = async (f: Fallback) => {

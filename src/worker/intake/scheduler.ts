@@ -43,9 +43,10 @@ export class Scheduler<Q extends ScheduledQueue> {
     return this.#slots.reduce((n, s) => n + s.buffer.filter((l) => l.waitingFor !== undefined).length, 0);
   }
 
-  /** Messages of one queue waiting to start. */
-  bufferedOf(queueUrl: string): number {
-    return this.#slot(queueUrl).buffer.length;
+  /** Messages of one queue waiting to start (`withWaiting` false: not those waiting for their tenant's permit). */
+  bufferedOf(queueUrl: string, withWaiting = true): number {
+    const buffer = this.#slot(queueUrl).buffer;
+    return withWaiting ? buffer.length : buffer.filter((l) => l.waitingFor === undefined).length;
   }
 
   add(queueUrl: string, leases: readonly Lease[]): void {

@@ -221,7 +221,7 @@ describe('afterPermit: the tenant cap, one row per rule', () => {
       { kind: 'wait', reason: 'tenant "acme" has 5 job(s) running, its cap', tenant: 'acme', retryMs: 500 },
     ],
     [
-      'every permit taken, as many waiting here as the prefetch allows → deferred (re-sent, the receive not counted)',
+      'every permit taken, no room left to wait here → deferred (re-sent, the receive not counted)',
       { permit: 'full' },
       { kind: 'defer', reason: 'tenant "acme" has 5 job(s) running, its cap', delaySeconds: 7 },
     ],
