@@ -36,6 +36,7 @@ export class Fate {
    * waiting for one.
    */
   conclude(lease: Lease, info: JobInfo, outcome: Outcome): void {
+    // Caps apply on standard queues only (run/claim.ts): a waiting message holds no FIFO group.
     if (waitsHere(outcome, { leaseLost: lease.lost, stopping: this.#ctx.stop.signal.aborted })) {
       this.#activity.track(letWait(this.#ctx, lease, info, outcome).then(() => this.#waitForPermit(lease, outcome)));
       return;
@@ -53,6 +54,12 @@ export class Fate {
       }),
     );
     if (behind.length > 0) this.handBack(behind, 'an earlier message of its FIFO group comes back first');
+  }
+
+  /** Stop the permit polls (shutdown; safe to call twice). */
+  close(): void {
+    for (const poll of this.#polls.values()) clearInterval(poll);
+    this.#polls.clear();
   }
 
   /** Hand unstarted messages back to their queues at once (see handBackUnstarted). */

@@ -243,15 +243,16 @@ export async function retryInPlace(
  * receive spent.
  */
 export async function letWait(ctx: WorkerContext, lease: Lease, info: JobInfo, outcome: Extract<Outcome, { kind: 'wait' }>): Promise<void> {
-  const { lock } = lease.endClaims();
+  const { lock, permit } = lease.endClaims();
   if (lease.pending !== undefined) await lease.pending;
   try {
     if (lock !== undefined) await ctx.lock.release(lock.jobId, lock.token);
+    // None is held when it waits (every permit was taken); one would be given back.
+    if (permit !== undefined) await ctx.permits?.release(permit.key, permit.index, permit.token);
   } catch (error) {
-    ctx.onError('unlock', error); // a JobLock should not throw; the lock then ends with its TTL
+    ctx.onError('unlock', error); // the ports should not throw; the claims then end with their TTL
   }
-  if (!lease.waited) new Report(ctx, info).waiting(outcome.reason);
-  lease.waited = true;
+  if (!lease.waited) new Report(ctx, info).waiting(outcome.reason); // the scheduler marks it waited
 }
 
 /**

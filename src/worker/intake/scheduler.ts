@@ -40,7 +40,7 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   /** Messages waiting here for a permit of their tenant (see wait). */
   get waiting(): number {
-    return this.#slots.reduce((n, s) => n + s.buffer.filter((l) => l.waitingFor !== undefined).length, 0);
+    return this.#slots.reduce((n, s) => n + s.buffer.filter((l) => l.waitingFor !== undefined && !l.lost).length, 0);
   }
 
   /** Messages of one queue waiting to start (`withWaiting` false: not those waiting for their tenant's permit). */
@@ -115,15 +115,20 @@ export class Scheduler<Q extends ScheduledQueue> {
    */
   wait(lease: Lease, tenant: string, notBefore: number): void {
     lease.waitingFor = tenant;
+    lease.waited = true;
     lease.notBefore = notBefore;
     this.#slot(lease.message.queueUrl).buffer.unshift(lease);
   }
 
-  /** A permit of `tenant` was given back here: the message that has waited for one longest may start now. */
+  /**
+   * A permit of `tenant` was given back here: the message that has waited for one longest (of those
+   * not woken already and not lost) may start now. False when none waits.
+   */
   permitFreed(tenant: string): boolean {
     let first: Lease | undefined;
     for (const s of this.#slots)
-      for (const l of s.buffer) if (l.waitingFor === tenant && (first === undefined || l.receivedAt < first.receivedAt)) first = l;
+      for (const l of s.buffer)
+        if (l.waitingFor === tenant && l.notBefore !== 0 && !l.lost && (first === undefined || l.receivedAt < first.receivedAt)) first = l;
     if (first === undefined) return false;
     first.notBefore = 0;
     return true;

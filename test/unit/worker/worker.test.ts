@@ -10,6 +10,7 @@ import type { Permits } from '../../../src/ports/permits.js';
 import type { QueuePort } from '../../../src/ports/queue.js';
 import { createWorker } from '../../../src/worker/worker.js';
 import { MemoryLock } from '../../../src/testing/memory-lock.js';
+import { MemoryPermits } from '../../../src/testing/memory-permits.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
 import { eventually } from '../../helpers/stack.js';
 
@@ -285,5 +286,68 @@ describe('two kinds of job on one queue', () => {
     await eventually(() => pings === 3, 'the ordinary jobs to run');
     release();
     await worker.stop();
+  });
+});
+
+describe('a job over its tenant cap waits in the worker', () => {
+  it('runs one at a time under cap 1, the others waiting here (told once each, nothing re-sent); a stop hands the waiting ones back, unrun, their permits free', async () => {
+    const memory = new MemoryQueue();
+    const dlq = memory.create('jobs-dlq');
+    const url = memory.create('jobs', { deadLetterQueueUrl: dlq, maxReceiveCount: 3 });
+    const permits = new MemoryPermits();
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const started: number[] = [];
+    const job = defineJob({
+      name: 'render',
+      args: z.object({ n: z.number() }),
+      handle: async ({ n }) => {
+        started.push(n);
+        await gate;
+      },
+    });
+    const send = (n: number) =>
+      memory.send(url, {
+        body: encodeEnvelope({ v: 1, id: newJobId(), job: 'render', args: { n }, enqueuedAt: new Date().toISOString(), tenant: 'acme' }),
+        attributes: {},
+      });
+    await Promise.all([send(1), send(2), send(3)]);
+    const worker = createWorker(
+      {
+        queues: [url],
+        jobs: [job],
+        queue: memory,
+        lock: new MemoryLock(),
+        permits,
+        tenantCaps: { acme: 1 },
+        waitTimeSeconds: 0,
+        deleteFlushMs: 0,
+        handleSignals: false,
+        shutdownTimeoutMs: 5_000,
+        logger: pino({ level: 'silent' }),
+        metrics: { sink: 'off' },
+      },
+      {},
+    );
+    const fates: string[] = [];
+    worker.on('job:waiting', (e) => void fates.push(`waiting ${e.jobId}`));
+    worker.on('job:deferred', (e) => void fates.push(`deferred ${e.jobId}`));
+    await worker.start();
+    await eventually(() => started.length === 1 && fates.length === 2, 'one running, two waiting');
+    await new Promise((r) => setTimeout(r, 1_200)); // two of the tenant's polls: still one running, nobody told twice
+    expect(started).toHaveLength(1);
+    expect(fates.filter((f) => f.startsWith('waiting'))).toHaveLength(2);
+    expect(new Set(fates).size).toBe(2);
+    expect(worker.inFlight).toMatchObject({ running: 1, buffered: 2 });
+    expect(await memory.counts(url)).toMatchObject({ visible: 0, inFlight: 3 }); // held: nothing re-sent, nothing visible
+    const stopped = worker.stop();
+    open();
+    await stopped;
+    expect(started).toHaveLength(1); // the waiting two never started
+    const back = await memory.receive(url, 10, 0, 30);
+    expect(back).toHaveLength(2); // handed back, visible at once
+    expect(await permits.take('acme', 1, 'after', 60)).toBe(0); // the running one's permit was given back
   });
 });
