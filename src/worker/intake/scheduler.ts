@@ -27,6 +27,8 @@ export class Scheduler<Q extends ScheduledQueue> {
   /** FIFO messages whose earlier group message was lost while buffered: to be handed back behind it. */
   #orphans: Lease[] = [];
   readonly #picker: LanePicker<Q>;
+  /** Buffered messages with `waitingFor` set (lost ones included). */
+  #waitingFor = 0;
 
   constructor(queues: readonly Q[], pick?: TierPick) {
     this.#picker = new LanePicker(pick);
@@ -40,13 +42,19 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   /** Messages waiting here for a permit of their tenant (see wait). */
   get waiting(): number {
-    return this.#slots.reduce((n, s) => n + s.buffer.filter((l) => l.waitingFor !== undefined && !l.lost).length, 0);
+    if (this.#waitingFor === 0) return 0; // the common case, asked on every grant: no scan
+    let n = 0;
+    for (const s of this.#slots) for (const l of s.buffer) if (l.waitingFor !== undefined && !l.lost) n++;
+    return n;
   }
 
   /** Messages of one queue waiting to start (`withWaiting` false: not those waiting for their tenant's permit). */
   bufferedOf(queueUrl: string, withWaiting = true): number {
     const buffer = this.#slot(queueUrl).buffer;
-    return withWaiting ? buffer.length : buffer.filter((l) => l.waitingFor === undefined).length;
+    if (withWaiting || this.#waitingFor === 0) return buffer.length;
+    let n = 0;
+    for (const l of buffer) if (l.waitingFor === undefined) n++;
+    return n;
   }
 
   add(queueUrl: string, leases: readonly Lease[]): void {
@@ -61,6 +69,10 @@ export class Scheduler<Q extends ScheduledQueue> {
       if (slot === undefined) return undefined;
       const s = this.#slot(slot.url);
       const lease = s.buffer.splice(this.#startable(s), 1)[0]!;
+      if (lease.waitingFor !== undefined) {
+        this.#waitingFor--;
+        lease.waitingFor = undefined;
+      }
       if (lease.lost) {
         // Its visibility ran out while it waited: it is back in the queue. On FIFO its group's
         // later messages must go back too, or they would run ahead of it.
@@ -74,7 +86,6 @@ export class Scheduler<Q extends ScheduledQueue> {
       }
       const group = this.#group(s, lease);
       if (group !== undefined) s.activeGroups.add(group);
-      lease.waitingFor = undefined;
       return { queue: s.queue, lease };
     }
   }
@@ -114,6 +125,7 @@ export class Scheduler<Q extends ScheduledQueue> {
    * until a permit of `tenant` frees here (permitFreed); it holds no handler slot meanwhile.
    */
   wait(lease: Lease, tenant: string, notBefore: number): void {
+    if (lease.waitingFor === undefined) this.#waitingFor++;
     lease.waitingFor = tenant;
     lease.waited = true;
     lease.notBefore = notBefore;
@@ -151,6 +163,7 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   /** Take every buffered message out (shutdown). */
   drain(): Lease[] {
+    this.#waitingFor = 0;
     return this.#slots.flatMap((s) => s.buffer.splice(0));
   }
 
@@ -160,7 +173,8 @@ export class Scheduler<Q extends ScheduledQueue> {
       if (s.buffer.length === 0) return -1;
       if (s.buffer[0]!.notBefore === 0) return 0;
       const now = Date.now();
-      return s.buffer.findIndex((l) => l.notBefore <= now); // past those waiting for their tenant's permit
+      // Past those waiting for their tenant's permit; a lost one is taken out (next() drops it).
+      return s.buffer.findIndex((l) => l.notBefore <= now || l.lost);
     }
     const now = Date.now();
     const waiting = new Set<string>();
