@@ -167,13 +167,14 @@ export class Worker extends EventSource<WorkerEvents> {
 
   #run(lease: Lease, read: Reading): void {
     // A job that waited for its tenant's permit until its hold ran out (SQS's 12-hour limit) goes back unstarted.
-    if (lease.waited && lease.signal.aborted) {
+    const waited = this.#scheduler.hasWaited(lease);
+    if (waited && lease.signal.aborted) {
       this.#fate.handBack([lease], 'held too long waiting for a permit of its tenant');
       return;
     }
     this.#activity.started(lease);
     // A job that has waited keeps its place; a new one waits while there is room (concurrency + prefetch).
-    runJob(this.#ctx, lease, read, () => lease.waited || this.#scheduler.waiting < this.config.concurrency + this.config.prefetch)
+    runJob(this.#ctx, lease, read, () => waited || this.#scheduler.waiting < this.config.concurrency + this.config.prefetch)
       .catch((error: unknown) => {
         // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
         this.#error('run', error);

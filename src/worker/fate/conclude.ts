@@ -38,7 +38,8 @@ export class Fate {
   conclude(lease: Lease, info: JobInfo, outcome: Outcome): void {
     // Caps apply on standard queues only (run/claim.ts): a waiting message holds no FIFO group.
     if (waitsHere(outcome, { leaseLost: lease.lost, stopping: this.#ctx.stop.signal.aborted })) {
-      this.#activity.track(letWait(this.#ctx, lease, info, outcome).then(() => this.#waitForPermit(lease, outcome)));
+      const first = !this.#scheduler.hasWaited(lease);
+      this.#activity.track(letWait(this.#ctx, lease, info, outcome, first).then(() => this.#waitForPermit(lease, outcome)));
       return;
     }
     const fifo = this.#ctx.queueOf(lease.message.queueUrl).fifo;

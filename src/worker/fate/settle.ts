@@ -242,7 +242,13 @@ export async function retryInPlace(
  * (a copy of the job elsewhere may run meanwhile; this one then ends as its duplicate), and no
  * receive spent.
  */
-export async function letWait(ctx: WorkerContext, lease: Lease, info: JobInfo, outcome: Extract<Outcome, { kind: 'wait' }>): Promise<void> {
+export async function letWait(
+  ctx: WorkerContext,
+  lease: Lease,
+  info: JobInfo,
+  outcome: Extract<Outcome, { kind: 'wait' }>,
+  firstWait: boolean,
+): Promise<void> {
   const { lock, permit } = lease.endClaims();
   if (lease.pending !== undefined) await lease.pending;
   try {
@@ -252,7 +258,7 @@ export async function letWait(ctx: WorkerContext, lease: Lease, info: JobInfo, o
   } catch (error) {
     ctx.onError('unlock', error); // the ports should not throw; the claims then end with their TTL
   }
-  if (!lease.waited) new Report(ctx, info).waiting(outcome.reason); // the scheduler marks it waited
+  if (firstWait) new Report(ctx, info).waiting(outcome.reason);
 }
 
 /**

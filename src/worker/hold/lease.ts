@@ -63,10 +63,6 @@ export class Lease implements Abortable {
   retries = 0;
   /** A job waiting to be retried here (FIFO), or for a permit of its tenant, does not start before this time. */
   notBefore = 0;
-  /** The tenant whose permit it waits for (its cap was full), while it does. */
-  waitingFor: string | undefined = undefined;
-  /** It has waited here for a permit of its tenant at least once (events tell the first wait only). */
-  waited = false;
   #lock: HeldLock | undefined = undefined;
   #permit: HeldPermit | undefined = undefined;
   #lost = false;

@@ -27,8 +27,13 @@ export class Scheduler<Q extends ScheduledQueue> {
   /** FIFO messages whose earlier group message was lost while buffered: to be handed back behind it. */
   #orphans: Lease[] = [];
   readonly #picker: LanePicker<Q>;
-  /** Buffered messages with `waitingFor` set (lost ones included). */
-  #waitingFor = 0;
+  /**
+   * Buffered messages waiting for a permit, and whose: kept here, not on the lease (a lease is held
+   * per in-flight message, and most never wait).
+   */
+  readonly #waitingFor = new Map<Lease, string>();
+  /** Messages that have waited for a permit at least once. */
+  readonly #waited = new WeakSet<Lease>();
 
   constructor(queues: readonly Q[], pick?: TierPick) {
     this.#picker = new LanePicker(pick);
@@ -42,18 +47,23 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   /** Messages waiting here for a permit of their tenant (see wait). */
   get waiting(): number {
-    if (this.#waitingFor === 0) return 0; // the common case, asked on every grant: no scan
+    if (this.#waitingFor.size === 0) return 0; // the common case, asked on every grant
     let n = 0;
-    for (const s of this.#slots) for (const l of s.buffer) if (l.waitingFor !== undefined && !l.lost) n++;
+    for (const l of this.#waitingFor.keys()) if (!l.lost) n++;
     return n;
+  }
+
+  /** Whether `lease` has waited here for a permit of its tenant (it keeps its place; events tell its first wait only). */
+  hasWaited(lease: Lease): boolean {
+    return this.#waited.has(lease);
   }
 
   /** Messages of one queue waiting to start (`withWaiting` false: not those waiting for their tenant's permit). */
   bufferedOf(queueUrl: string, withWaiting = true): number {
     const buffer = this.#slot(queueUrl).buffer;
-    if (withWaiting || this.#waitingFor === 0) return buffer.length;
+    if (withWaiting || this.#waitingFor.size === 0) return buffer.length;
     let n = 0;
-    for (const l of buffer) if (l.waitingFor === undefined) n++;
+    for (const l of buffer) if (!this.#waitingFor.has(l)) n++;
     return n;
   }
 
@@ -69,10 +79,7 @@ export class Scheduler<Q extends ScheduledQueue> {
       if (slot === undefined) return undefined;
       const s = this.#slot(slot.url);
       const lease = s.buffer.splice(this.#startable(s), 1)[0]!;
-      if (lease.waitingFor !== undefined) {
-        this.#waitingFor--;
-        lease.waitingFor = undefined;
-      }
+      this.#waitingFor.delete(lease);
       if (lease.lost) {
         // Its visibility ran out while it waited: it is back in the queue. On FIFO its group's
         // later messages must go back too, or they would run ahead of it.
@@ -125,9 +132,8 @@ export class Scheduler<Q extends ScheduledQueue> {
    * until a permit of `tenant` frees here (permitFreed); it holds no handler slot meanwhile.
    */
   wait(lease: Lease, tenant: string, notBefore: number): void {
-    if (lease.waitingFor === undefined) this.#waitingFor++;
-    lease.waitingFor = tenant;
-    lease.waited = true;
+    this.#waitingFor.set(lease, tenant);
+    this.#waited.add(lease);
     lease.notBefore = notBefore;
     this.#slot(lease.message.queueUrl).buffer.unshift(lease);
   }
@@ -138,9 +144,8 @@ export class Scheduler<Q extends ScheduledQueue> {
    */
   permitFreed(tenant: string): boolean {
     let first: Lease | undefined;
-    for (const s of this.#slots)
-      for (const l of s.buffer)
-        if (l.waitingFor === tenant && l.notBefore !== 0 && !l.lost && (first === undefined || l.receivedAt < first.receivedAt)) first = l;
+    for (const [l, whose] of this.#waitingFor)
+      if (whose === tenant && l.notBefore !== 0 && !l.lost && (first === undefined || l.receivedAt < first.receivedAt)) first = l;
     if (first === undefined) return false;
     first.notBefore = 0;
     return true;
@@ -163,7 +168,7 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   /** Take every buffered message out (shutdown). */
   drain(): Lease[] {
-    this.#waitingFor = 0;
+    this.#waitingFor.clear();
     return this.#slots.flatMap((s) => s.buffer.splice(0));
   }
 

@@ -25,8 +25,6 @@ const OWNERS: Record<string, readonly string[]> = {
   progress: ['run/', 'batch/'],
   retries: ['intake/'],
   notBefore: ['intake/'],
-  waitingFor: ['intake/'],
-  waited: ['intake/'],
 };
 
 /** Is `n` an expression naming a lease: `lease`, or `<anything>.lease`? */
