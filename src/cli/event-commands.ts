@@ -1,5 +1,5 @@
 import { ConfigError } from '../core/errors.js';
-import type { AnyEvent } from '../core/event.js';
+import { type AnyEvent, subscriberQueueNameFor } from '../core/event.js';
 import { createEvents } from '../ops/wiring.js';
 import { createPublisher } from '../producer/create-publisher.js';
 import { type AwsFlags, type CliContext, integer } from './commands.js';
@@ -83,4 +83,17 @@ export async function publishCommand(name: string, flags: PublishFlags, { out, e
   } finally {
     publisher.close();
   }
+}
+
+/** Each job a module exports that runs on an event, with its queue's name. */
+export async function subscribersOf(module: string): Promise<{ event: string; job: string; queue: string }[]> {
+  const registry = await loadJobs(module);
+  const found = registry.names().flatMap((name) => {
+    const job = registry.get(name);
+    return job.kind === 'sqs-jobs/job' && job.on !== undefined
+      ? [{ event: job.on.event.name, job: job.name, queue: subscriberQueueNameFor(job.name, job.on.event.fifo) }]
+      : [];
+  });
+  if (found.length === 0) throw new ConfigError(`--jobs: ${module} exports no job that runs on an event (defineJob({ on: event }))`);
+  return found;
 }

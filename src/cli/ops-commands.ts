@@ -9,8 +9,7 @@ import { replayDeadLetters } from '../ops/replay.js';
 import { purgeDeadLetters } from '../ops/purge.js';
 import { type DeadLetterFilter, deadLetterFilterSchema, describeFilter, isFiltered } from '../ops/dlq-filter.js';
 import { collectStats } from '../ops/stats.js';
-import { subscriberQueueNameFor } from '../core/event.js';
-import { loadJobs } from './load-jobs.js';
+import { subscribersOf } from './event-commands.js';
 import { integer, sqsSettings, UsageError, type AwsFlags, type CliContext } from './commands.js';
 import { renderDeadLetters, renderStats } from './render.js';
 
@@ -60,19 +59,6 @@ export async function stats(flags: StatsFlags, { out, env, signal }: CliContext)
     sqs.destroy();
     cw.destroy();
   }
-}
-
-/** Each job a module exports that runs on an event, with its queue's name. */
-async function subscribersOf(module: string): Promise<{ event: string; job: string; queue: string }[]> {
-  const registry = await loadJobs(module);
-  const found = registry.names().flatMap((name) => {
-    const job = registry.get(name);
-    return job.kind === 'sqs-jobs/job' && job.on !== undefined
-      ? [{ event: job.on.event.name, job: job.name, queue: subscriberQueueNameFor(job.name, job.on.event.fifo) }]
-      : [];
-  });
-  if (found.length === 0) throw new ConfigError(`--jobs: ${module} exports no job that runs on an event (defineJob({ on: event }))`);
-  return found;
 }
 
 const hasQueueUrl = (env: Env) => env.SQS_JOBS_QUEUE_URL !== undefined && env.SQS_JOBS_QUEUE_URL !== '';

@@ -1,4 +1,4 @@
-import { findForbiddenCharacter } from '../core/envelope.js';
+import { findForbiddenCharacter } from '../core/sqs-text.js';
 import { ValidationError } from '../core/errors.js';
 import { type AnyDefinition, validateArgs } from '../core/job.js';
 

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { type Envelope, encodeEnvelope, envelopeAttributes, messageSize, newJobId } from '../core/envelope.js';
+import { type Envelope, encodeEnvelope, envelopeAttributes, newJobId } from '../core/envelope.js';
+import { messageSize } from '../core/sqs-text.js';
 import { PayloadTooLargeError } from '../core/errors.js';
 import type { AnyDefinition } from '../core/job.js';
 import { admissionKey } from './admission/admission.js';

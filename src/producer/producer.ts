@@ -2,7 +2,7 @@ import { isFifoQueue, parseConfig, resolveQueueUrl, type Env } from '../config/e
 import { ConfigError, EnqueueBatchError, SqsJobsError, ValidationError, toError } from '../core/errors.js';
 import { SpilloverGate } from './spillover.js';
 import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
-import { outgoing, sendAll, type PreparedMessage } from './send-many.js';
+import { outgoing, sendAll } from './send-many.js';
 import { hasMemcached, producerAdmission, producerQueue, producerTopics } from './wiring.js';
 import type { Admission, AdmissionState } from './admission/admission.js';
 import { type Preparing, prepareMessage } from './prepare.js';
@@ -126,7 +126,7 @@ export class Producer {
     const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
     const message = prepareMessage(this.#p, definition, args, opts, 'args');
     await this.#queueLimit.check();
-    this.#admit([message]);
+    this.#admission?.admitAll([message]);
     try {
       const { messageId } = await this.#queue.send(message.queueUrl, outgoing(message));
       this.#admission?.sent(message.queueUrl, 1);
@@ -177,7 +177,7 @@ export class Producer {
     );
     if (messages.length === 0) return [];
     await this.#queueLimit.check();
-    this.#admit(messages);
+    this.#admission?.admitAll(messages);
 
     // Batches per destination queue (main, spillover), each split by 10 entries and by bytes.
     const maxBytes = Math.min(SQS_DEFAULT_MESSAGE_BYTES, this.maxMessageBytes * SQS_BATCH_LIMIT);
@@ -233,17 +233,6 @@ export class Producer {
     this.#closeAdmission();
     this.#closeQueue();
     if (this.#ownsStore) this.#store?.close();
-  }
-
-  /**
-   * Admission (the `admission` option): every message, all or none, per destination queue; throws
-   * QueueFullError before anything is sent. An enqueueMany is one request (its first message's key).
-   */
-  #admit(messages: readonly PreparedMessage[]): void {
-    if (this.#admission === undefined) return;
-    const byQueue = new Map<string, PreparedMessage[]>();
-    for (const m of messages) byQueue.set(m.queueUrl, [...(byQueue.get(m.queueUrl) ?? []), m]);
-    for (const [queueUrl, list] of byQueue) this.#admission.admit(queueUrl, list[0]!.admissionKey!, list.length);
   }
 }
 

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { implementing } from '../config/env.js';
-import { ENVELOPE_VERSION, findForbiddenCharacter, jobIdSchema, messageSize, newJobId, sqsIdText, tenantSchema } from '../core/envelope.js';
+import { ENVELOPE_VERSION, jobIdSchema, newJobId, sqsIdText, tenantSchema } from '../core/envelope.js';
+import { findForbiddenCharacter, messageSize } from '../core/sqs-text.js';
 import { PayloadTooLargeError, ValidationError } from '../core/errors.js';
 import { type AnyEvent, ATTR_EVENT, ATTR_TENANT } from '../core/event.js';
 import { ATTR_JOB_ID } from '../core/envelope.js';

@@ -68,6 +68,20 @@ export class Admission {
     q.gate.admit(key, count, q.estimate.view(now), now);
   }
 
+  /**
+   * Admit every message, all or none, per destination queue (the `admission` option): throws
+   * QueueFullError before anything is sent. Several messages are one request (the first one's key).
+   */
+  admitAll(messages: readonly { readonly queueUrl: string; readonly admissionKey: string | undefined }[]): void {
+    const byQueue = new Map<string, { key: string; count: number }>();
+    for (const m of messages) {
+      const q = byQueue.get(m.queueUrl);
+      if (q === undefined) byQueue.set(m.queueUrl, { key: m.admissionKey!, count: 1 });
+      else q.count++;
+    }
+    for (const [queueUrl, { key, count }] of byQueue) this.admit(queueUrl, key, count);
+  }
+
   /** What admission sees for `queueUrl` now; undefined before its first enqueue there or its first sample. */
   state(queueUrl: string): AdmissionState | undefined {
     const q = this.#queues.get(queueUrl);

@@ -6,8 +6,10 @@ import type { Lease } from '../hold/lease.js';
 import type { Scheduler } from '../intake/scheduler.js';
 import type { QueueState } from '../queue-state.js';
 import { describeLease } from '../run/read.js';
-import { blocksGroup, type Outcome, retriesInPlace, waitsHere } from './decide.js';
-import { handBackUnstarted, letWait, retryInPlace, settle } from './settle.js';
+import type { Outcome } from './decide.js';
+import { blocksGroup, retriesInPlace, waitsHere } from './outcome-rules.js';
+import { letWait, retryInPlace } from './keep.js';
+import { handBackUnstarted, settle } from './settle.js';
 
 /**
  * The way into settle for the rest of the worker: orders a message's end with its FIFO group (a

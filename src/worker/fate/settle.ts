@@ -5,7 +5,8 @@ import { groupByQueue, inBatches } from '../../core/sqs-batch.js';
 import type { WorkerContext } from '../context.js';
 import type { Lease } from '../hold/lease.js';
 import { visibilitySeconds } from './backoff.js';
-import { type Fallback, handBackNow, ifFails, onceLost, type Outcome } from './decide.js';
+import { handBackNow, onceLost, type Outcome } from './decide.js';
+import { type Fallback, ifFails } from './fallback.js';
 import { recordEnd } from './record-end.js';
 import { Report } from './report.js';
 import { atReceiveLimit, resentMessage } from './resend.js';
@@ -214,51 +215,6 @@ async function defer(ctx: WorkerContext, lease: Lease, report: Report, seconds: 
 async function makeVisible(ctx: WorkerContext, lease: Lease, report: Report, seconds: number): Promise<void> {
   // Coalesced with other hand-backs into ChangeMessageVisibilityBatch calls; a failure is logged by the coalescer.
   if (!(await ctx.visibility.change(lease.message, seconds))) report.visibilityUnchanged();
-}
-
-/**
- * FIFO: a failed job to be retried here, holding its group, rather than handed back (see
- * decide's retriesInPlace). The message stays held; its lock is released for the next run.
- */
-export async function retryInPlace(
-  ctx: WorkerContext,
-  lease: Lease,
-  info: JobInfo,
-  outcome: Extract<Outcome, { kind: 'retry' }>,
-): Promise<void> {
-  const { lock } = lease.endClaims();
-  if (lease.pending !== undefined) await lease.pending;
-  try {
-    if (lock !== undefined) await ctx.lock.release(lock.jobId, lock.token);
-  } catch (error) {
-    ctx.onError('unlock', error); // a JobLock should not throw; the lock then ends with its TTL
-  }
-  await recordEnd(ctx, lease, info, { kind: 'retry', error: outcome.error, delayMs: outcome.delayMs });
-  new Report(ctx, info).failed(outcome.error, outcome.processMs, outcome.delayMs, true);
-}
-
-/**
- * A message whose tenant is at its cap waits here (decide's waitsHere): still held, its lock let go
- * (a copy of the job elsewhere may run meanwhile; this one then ends as its duplicate), and no
- * receive spent.
- */
-export async function letWait(
-  ctx: WorkerContext,
-  lease: Lease,
-  info: JobInfo,
-  outcome: Extract<Outcome, { kind: 'wait' }>,
-  firstWait: boolean,
-): Promise<void> {
-  const { lock, permit } = lease.endClaims();
-  if (lease.pending !== undefined) await lease.pending;
-  try {
-    if (lock !== undefined) await ctx.lock.release(lock.jobId, lock.token);
-    // None is held when it waits (every permit was taken); one would be given back.
-    if (permit !== undefined) await ctx.permits?.release(permit.key, permit.index, permit.token);
-  } catch (error) {
-    ctx.onError('unlock', error); // the ports should not throw; the claims then end with their TTL
-  }
-  if (firstWait) new Report(ctx, info).waiting(outcome.reason);
 }
 
 /**

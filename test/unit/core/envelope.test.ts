@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeEnvelope, encodeEnvelope, envelopeAttributes, messageSize } from '../../../src/core/envelope.js';
+import { decodeEnvelope, encodeEnvelope, envelopeAttributes } from '../../../src/core/envelope.js';
+import { messageSize } from '../../../src/core/sqs-text.js';
 
 const fallback = { messageId: 'msg-1', sentAt: new Date('2026-01-02T03:04:05.000Z') };
 

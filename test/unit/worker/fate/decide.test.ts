@@ -5,22 +5,20 @@ import {
   afterClaim,
   afterPermit,
   afterRun,
-  blocksGroup,
-  COUNT_RETRY_SECONDS,
   DEAD_LETTERED_COPY,
   handBackNow,
-  ifFails,
   internalError,
   itemExecution,
   leaseLost,
   onceLost,
   poisoned,
-  retriesInPlace,
   type ClaimFacts,
   type Outcome,
   type PermitFacts,
   type RunFacts,
 } from '../../../../src/worker/fate/decide.js';
+import { COUNT_RETRY_SECONDS, ifFails } from '../../../../src/worker/fate/fallback.js';
+import { blocksGroup, retriesInPlace } from '../../../../src/worker/fate/outcome-rules.js';
 import type { AbortCode } from '../../../../src/worker/hold/lease.js';
 import type { Execution } from '../../../../src/worker/run/execute.js';
 

@@ -1,0 +1,57 @@
+import type { JobInfo } from '../../core/job-events.js';
+import type { WorkerContext } from '../context.js';
+import type { Lease } from '../hold/lease.js';
+import type { Outcome } from './decide.js';
+import { recordEnd } from './record-end.js';
+import { Report } from './report.js';
+
+/*
+ * Messages kept here rather than settled: a FIFO job retried in place, and a job waiting for a
+ * permit of its tenant. Neither is deleted, handed back or re-sent (that is settle.ts's); their
+ * claims are let go and what happened is reported.
+ */
+
+/**
+ * FIFO: a failed job to be retried here, holding its group, rather than handed back (see
+ * decide's retriesInPlace). The message stays held; its lock is released for the next run.
+ */
+export async function retryInPlace(
+  ctx: WorkerContext,
+  lease: Lease,
+  info: JobInfo,
+  outcome: Extract<Outcome, { kind: 'retry' }>,
+): Promise<void> {
+  const { lock } = lease.endClaims();
+  if (lease.pending !== undefined) await lease.pending;
+  try {
+    if (lock !== undefined) await ctx.lock.release(lock.jobId, lock.token);
+  } catch (error) {
+    ctx.onError('unlock', error); // a JobLock should not throw; the lock then ends with its TTL
+  }
+  await recordEnd(ctx, lease, info, { kind: 'retry', error: outcome.error, delayMs: outcome.delayMs });
+  new Report(ctx, info).failed(outcome.error, outcome.processMs, outcome.delayMs, true);
+}
+
+/**
+ * A message whose tenant is at its cap waits here (decide's waitsHere): still held, its lock let go
+ * (a copy of the job elsewhere may run meanwhile; this one then ends as its duplicate), and no
+ * receive spent.
+ */
+export async function letWait(
+  ctx: WorkerContext,
+  lease: Lease,
+  info: JobInfo,
+  outcome: Extract<Outcome, { kind: 'wait' }>,
+  firstWait: boolean,
+): Promise<void> {
+  const { lock, permit } = lease.endClaims();
+  if (lease.pending !== undefined) await lease.pending;
+  try {
+    if (lock !== undefined) await ctx.lock.release(lock.jobId, lock.token);
+    // None is held when it waits (every permit was taken); one would be given back.
+    if (permit !== undefined) await ctx.permits?.release(permit.key, permit.index, permit.token);
+  } catch (error) {
+    ctx.onError('unlock', error); // the ports should not throw; the claims then end with their TTL
+  }
+  if (firstWait) new Report(ctx, info).waiting(outcome.reason);
+}
