@@ -25,6 +25,15 @@ export interface AwsFlags {
   readonly region?: string | undefined;
 }
 
+/** A flag that holds JSON, parsed, or a ConfigError naming the flag. */
+export function jsonFlag(value: string, flag: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch (error) {
+    throw new ConfigError(`${flag} is not JSON: ${(error as Error).message}`);
+  }
+}
+
 /** A whole-number flag, or a ConfigError naming the flag, the rule and the value. */
 export function integer(value: string | undefined, flag: string, min = Number.NEGATIVE_INFINITY): number | undefined {
   if (value === undefined) return undefined;
@@ -173,12 +182,7 @@ export interface EnqueueFlags extends AwsFlags {
 
 export async function enqueueCommand(name: string, flags: EnqueueFlags, { out, env }: CliContext): Promise<void> {
   if (flags.jobs === undefined) throw new ConfigError('enqueue needs --jobs <module that exports the job>');
-  let args: unknown;
-  try {
-    args = JSON.parse(flags.args);
-  } catch (error) {
-    throw new ConfigError(`--args is not JSON: ${(error as Error).message}`);
-  }
+  const args = jsonFlag(flags.args, '--args');
   const delaySeconds = integer(flags.delay, '--delay');
   const priority =
     flags.priority === undefined ? {} : { priority: parseConfig(prioritySchema, flags.priority, '--priority', 'invalid enqueue flags') };

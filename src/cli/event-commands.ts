@@ -2,7 +2,7 @@ import { ConfigError } from '../core/errors.js';
 import { type AnyEvent, subscriberQueueNameFor } from '../core/event.js';
 import { createEvents } from '../ops/wiring.js';
 import { createPublisher } from '../producer/create-publisher.js';
-import { type AwsFlags, type CliContext, integer } from './commands.js';
+import { type AwsFlags, type CliContext, integer, jsonFlag } from './commands.js';
 import { loadEvents, loadJobs } from './load-jobs.js';
 import { renderEventChanges } from './render.js';
 
@@ -53,12 +53,7 @@ export interface PublishFlags extends AwsFlags {
 /** `sqs-jobs publish <event>`: check the payload by the event's schema and publish it to the event's topic. */
 export async function publishCommand(name: string, flags: PublishFlags, { out, env }: CliContext): Promise<void> {
   if (flags.jobs === undefined) throw new ConfigError('publish needs --jobs <module> (a module that exports the event, or a job on it)');
-  let payload: unknown;
-  try {
-    payload = JSON.parse(flags.payload);
-  } catch (error) {
-    throw new ConfigError(`--payload is not JSON: ${(error as Error).message}`);
-  }
+  const payload = jsonFlag(flags.payload, '--payload');
   const attributes: Record<string, string> = {};
   for (const pair of flags.attribute ?? []) {
     const at = pair.indexOf('=');

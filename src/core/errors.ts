@@ -91,6 +91,15 @@ export class PayloadTooLargeError extends SqsJobsError {
   }
 }
 
+/** The first five entries a batch call did not take, `#index (id): code message`, and how many more. */
+function listFailures(failed: readonly { index: number; id: string; code: string; message: string }[]): string {
+  const shown = failed
+    .slice(0, 5)
+    .map((f) => `#${f.index} (${f.id}): ${f.code} ${f.message}`)
+    .join('; ');
+  return failed.length > 5 ? `${shown}; and ${failed.length - 5} more` : shown;
+}
+
 /** What became of one entry of enqueueMany that SQS did not accept. */
 export interface FailedEntry {
   /** Position in the argsList given to enqueueMany. */
@@ -105,12 +114,8 @@ export class EnqueueBatchError extends SqsJobsError {
   readonly failed: readonly FailedEntry[];
   readonly sent: readonly { index: number; jobId: string; messageId: string }[];
   constructor(failed: readonly FailedEntry[], sent: EnqueueBatchError['sent'], options?: { cause?: unknown }) {
-    const shown = failed
-      .slice(0, 5)
-      .map((f) => `#${f.index} (${f.jobId}): ${f.code} ${f.message}`)
-      .join('; ');
-    const more = failed.length > 5 ? `; and ${failed.length - 5} more` : '';
-    super('ENQUEUE_BATCH_PARTIAL', `${failed.length} of ${failed.length + sent.length} jobs were not enqueued: ${shown}${more}`, options);
+    const shown = listFailures(failed.map((f) => ({ ...f, id: f.jobId })));
+    super('ENQUEUE_BATCH_PARTIAL', `${failed.length} of ${failed.length + sent.length} jobs were not enqueued: ${shown}`, options);
     this.failed = failed;
     this.sent = sent;
   }
@@ -130,14 +135,10 @@ export class PublishBatchError extends SqsJobsError {
   readonly failed: readonly UnpublishedEvent[];
   readonly sent: readonly { index: number; eventId: string; messageId: string }[];
   constructor(event: string, failed: readonly UnpublishedEvent[], sent: PublishBatchError['sent']) {
-    const shown = failed
-      .slice(0, 5)
-      .map((f) => `#${f.index} (${f.eventId}): ${f.code} ${f.message}`)
-      .join('; ');
-    const more = failed.length > 5 ? `; and ${failed.length - 5} more` : '';
+    const shown = listFailures(failed.map((f) => ({ ...f, id: f.eventId })));
     super(
       'PUBLISH_BATCH_PARTIAL',
-      `${failed.length} of ${failed.length + sent.length} "${event}" events were not published: ${shown}${more} (publish them again with the same ids: each subscriber still runs once)`,
+      `${failed.length} of ${failed.length + sent.length} "${event}" events were not published: ${shown} (publish them again with the same ids: each subscriber still runs once)`,
     );
     this.failed = failed;
     this.sent = sent;

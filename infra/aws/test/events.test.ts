@@ -1,6 +1,4 @@
-import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
-import * as ecs from 'aws-cdk-lib/aws-ecs';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineEvent, subscriberQueueNameFor } from '../../../src/core/event.js';
@@ -8,16 +6,7 @@ import { defineJob } from '../../../src/core/job.js';
 import { filterPolicyOf, queuePolicy } from '../../../src/ops/events.js';
 import { type EventSetting, eventSettingsOf } from '../lib/event-settings.js';
 import { type DeploySettings, resolveSettings, visibilityTimeoutSeconds } from '../lib/settings.js';
-import { SqsJobsWorkerStack } from '../lib/worker-stack.js';
-
-function synth(overrides: Partial<DeploySettings> = {}): Template {
-  const app = new App();
-  const stack = new SqsJobsWorkerStack(app, 'Test', {
-    settings: resolveSettings(overrides),
-    image: ecs.ContainerImage.fromRegistry('example.invalid/sqs-jobs-worker:test'),
-  });
-  return Template.fromStack(stack);
-}
+import { synth, taskRoleStatements } from './synth.js';
 
 // Two subscribers of one event (one with a filter), and one event on a topic it shares.
 const EVENTS: EventSetting[] = [
@@ -31,14 +20,6 @@ function idOf(t: Template, type: string, props: object): string {
   const found = Object.keys(t.findResources(type, { Properties: props }));
   expect(found).toHaveLength(1);
   return found[0]!;
-}
-
-type Statement = { Action: string | string[]; Resource: unknown; Sid?: string };
-function taskRoleStatements(t: Template): Statement[] {
-  const role = idOf(t, 'AWS::IAM::Role', { Description: Match.stringLikeRegexp('sqs-jobs worker') });
-  return Object.values(t.findResources('AWS::IAM::Policy'))
-    .filter((p) => JSON.stringify(p.Properties.Roles).includes(role))
-    .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
 }
 
 describe('SqsJobsWorkerStack events', () => {

@@ -1,35 +1,8 @@
-import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
-import * as ecs from 'aws-cdk-lib/aws-ecs';
+import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SETTINGS, resolveSettings, stopTimeoutSeconds, visibilityTimeoutSeconds, type DeploySettings } from '../lib/settings.js';
-import { SqsJobsWorkerStack, WORKER_DLQ_ACTIONS, WORKER_QUEUE_ACTIONS } from '../lib/worker-stack.js';
-
-/** Synthesise offline: no credentials, no network, an image from a registry so nothing is staged. */
-function synth(overrides: Partial<DeploySettings> = {}): Template {
-  const app = new App();
-  const stack = new SqsJobsWorkerStack(app, 'Test', {
-    settings: resolveSettings(overrides),
-    image: ecs.ContainerImage.fromRegistry('example.invalid/sqs-jobs-worker:test'),
-  });
-  return Template.fromStack(stack);
-}
-
-type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown; Sid?: string };
-
-function taskRoleStatements(t: Template): Statement[] {
-  const roles = t.findResources('AWS::IAM::Role', {
-    Properties: {
-      AssumeRolePolicyDocument: { Statement: [{ Principal: { Service: 'ecs-tasks.amazonaws.com' } }] },
-      Description: Match.stringLikeRegexp('sqs-jobs worker'),
-    },
-  });
-  const roleId = Object.keys(roles)[0]!;
-  const policies = t.findResources('AWS::IAM::Policy');
-  return Object.values(policies)
-    .filter((p) => JSON.stringify(p.Properties.Roles).includes(roleId))
-    .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
-}
+import { DEFAULT_SETTINGS, resolveSettings, stopTimeoutSeconds, visibilityTimeoutSeconds } from '../lib/settings.js';
+import { WORKER_DLQ_ACTIONS, WORKER_QUEUE_ACTIONS } from '../lib/worker-stack.js';
+import { synth, taskRoleStatements } from './synth.js';
 
 describe('SqsJobsWorkerStack', () => {
   it('wires the job queue to its DLQ with the redrive policy, and sets visibility to 2 × p99', () => {
