@@ -107,33 +107,36 @@ describe('tenant fairness (spillover)', () => {
   });
 });
 
+/** A job of `ms` that records what ran, its attempts and the most that ran at once; `n` of acme's enqueued. */
+async function cappedRun(queueUrl: string, n: number, ms: number) {
+  const seen = { running: 0, most: 0, ran: [] as number[], attempts: new Set<number>() };
+  const job = defineJob({
+    name: 'render',
+    args: z.object({ n: z.number() }),
+    handle: async ({ n }, ctx) => {
+      seen.ran.push(n);
+      seen.attempts.add(ctx.attempt);
+      seen.most = Math.max(seen.most, ++seen.running);
+      await new Promise((r) => setTimeout(r, ms));
+      seen.running--;
+    },
+  });
+  const producer = createProducer({ queueUrl }, LOCAL_ENV);
+  await producer.enqueueMany(
+    job,
+    Array.from({ length: n }, (_, i) => ({ n: i })),
+    { tenant: 'acme' },
+  );
+  producer.close();
+  return { job, seen };
+}
+
 describe('tenant caps (fleet-wide)', () => {
   it('never runs more of a tenant at once than its cap across two workers; the rest wait in the workers, nothing re-sent, no attempt lost', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'caps');
     const lockKeyPrefix = `caps-${Date.now()}:`;
-    let running = 0;
-    let most = 0;
-    const attempts = new Set<number>();
-    const ran: number[] = [];
-    const job = defineJob({
-      name: 'render',
-      args: z.object({ n: z.number() }),
-      handle: async ({ n }, ctx) => {
-        ran.push(n);
-        attempts.add(ctx.attempt);
-        running++;
-        most = Math.max(most, running);
-        await new Promise((r) => setTimeout(r, 300));
-        running--;
-      },
-    });
-    const producer = createProducer({ queueUrl }, LOCAL_ENV);
     const n = 12;
-    await producer.enqueueMany(
-      job,
-      Array.from({ length: n }, (_, i) => ({ n: i })),
-      { tenant: 'acme' },
-    );
+    const { job, seen } = await cappedRun(queueUrl, n, 300);
     const options = {
       queues: [queueUrl],
       jobs: [job],
@@ -153,40 +156,19 @@ describe('tenant caps (fleet-wide)', () => {
     // empty with the workers still running, then check that each job ran exactly once.
     await eventually(async () => isEmpty(await queueCounts(sqs, queueUrl)), 'the queue to empty', 30_000);
     await Promise.all([a.stop(), b.stop()]);
-    expect(ran.sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i)); // each job ran once
-    expect(most).toBeLessThanOrEqual(2);
+    expect(seen.ran.sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i)); // each job ran once
+    expect(seen.most).toBeLessThanOrEqual(2);
     expect(ea.count('job:waiting') + eb.count('job:waiting')).toBeGreaterThan(0); // the cap was reached and held
     // They waited in the workers (room for 10 each): none was re-sent, none spent a receive.
     expect(ea.count('job:deferred') + eb.count('job:deferred')).toBe(0);
-    expect([...attempts]).toEqual([1]);
+    expect([...seen.attempts]).toEqual([1]);
     expect(await queueCounts(sqs, dlqUrl)).toEqual(empty);
-    producer.close();
   });
 
   it('with no room left to wait in the worker, a job over its cap is deferred (re-sent), still never past the cap', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'caps-full');
-    let running = 0;
-    let most = 0;
-    const ran: number[] = [];
-    const attempts = new Set<number>();
-    const job = defineJob({
-      name: 'render',
-      args: z.object({ n: z.number() }),
-      handle: async ({ n }, ctx) => {
-        ran.push(n);
-        attempts.add(ctx.attempt);
-        most = Math.max(most, ++running);
-        await new Promise((r) => setTimeout(r, 200));
-        running--;
-      },
-    });
-    const producer = createProducer({ queueUrl }, LOCAL_ENV);
     const n = 8;
-    await producer.enqueueMany(
-      job,
-      Array.from({ length: n }, (_, i) => ({ n: i })),
-      { tenant: 'acme' },
-    );
+    const { job, seen } = await cappedRun(queueUrl, n, 200);
     // Room for concurrency + prefetch = 3 waiting messages: the others over the cap go back to the queue for a second.
     const worker = start({
       queues: [queueUrl],
@@ -202,13 +184,12 @@ describe('tenant caps (fleet-wide)', () => {
     await eventually(() => events.count('job:succeeded') === n, 'every job to run', 90_000);
     await eventually(async () => isEmpty(await queueCounts(sqs, queueUrl)), 'the queue to empty', 30_000);
     await worker.stop();
-    expect(ran.sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i));
-    expect(most).toBe(1);
+    expect(seen.ran.sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i));
+    expect(seen.most).toBe(1);
     expect(events.count('job:waiting')).toBeGreaterThan(0);
     expect(events.count('job:deferred')).toBeGreaterThan(0);
-    expect([...attempts]).toEqual([1]); // neither a wait nor a deferral is an attempt
+    expect([...seen.attempts]).toEqual([1]); // neither a wait nor a deferral is an attempt
     expect(await queueCounts(sqs, dlqUrl)).toEqual(empty);
-    producer.close();
   });
 
   it('with memcached down, capped jobs still run (no cap rather than stuck)', async () => {

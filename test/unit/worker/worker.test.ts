@@ -14,6 +14,15 @@ import { MemoryPermits } from '../../../src/testing/memory-permits.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
 import { eventually } from '../../helpers/stack.js';
 
+/** A worker for a unit test: polls without waiting, deletes at once, logs and publishes nothing. */
+const QUIET = {
+  waitTimeSeconds: 0,
+  deleteFlushMs: 0,
+  handleSignals: false,
+  logger: pino({ level: 'silent' }),
+  metrics: { sink: 'off' },
+} as const;
+
 // The worker over an injected queue port: no server, no SDK. What SQS itself does is tested
 // against the real servers (test/integration, test/contracts); this proves the port is the seam.
 describe('a worker handed its own queue port', () => {
@@ -43,11 +52,7 @@ describe('a worker handed its own queue port', () => {
         queues: [url],
         jobs: [job],
         queue: memory,
-        waitTimeSeconds: 0,
-        deleteFlushMs: 0,
-        handleSignals: false,
-        logger: pino({ level: 'silent' }),
-        metrics: { sink: 'off' },
+        ...QUIET,
       },
       {},
     );
@@ -117,11 +122,7 @@ describe('a batch whose item loses its lease while it waits', () => {
         // must not lose other leases than the one refused.
         visibilityTimeoutSeconds: 4,
         heartbeatIntervalMs: 1_000,
-        waitTimeSeconds: 0,
-        deleteFlushMs: 0,
-        handleSignals: false,
-        logger: pino({ level: 'silent' }),
-        metrics: { sink: 'off' },
+        ...QUIET,
       },
       {},
     );
@@ -228,11 +229,7 @@ describe('an exclusive batch whose handler is abandoned', () => {
         lock: new MemoryLock(),
         permits,
         abortGraceMs: 50,
-        waitTimeSeconds: 0,
-        deleteFlushMs: 0,
-        handleSignals: false,
-        logger: pino({ level: 'silent' }),
-        metrics: { sink: 'off' },
+        ...QUIET,
       },
       {},
     );
@@ -322,12 +319,8 @@ describe('a job over its tenant cap waits in the worker', () => {
         lock: new MemoryLock(),
         permits,
         tenantCaps: { acme: 1 },
-        waitTimeSeconds: 0,
-        deleteFlushMs: 0,
-        handleSignals: false,
+        ...QUIET,
         shutdownTimeoutMs: 5_000,
-        logger: pino({ level: 'silent' }),
-        metrics: { sink: 'off' },
       },
       {},
     );
