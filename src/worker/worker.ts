@@ -167,14 +167,12 @@ export class Worker extends EventSource<WorkerEvents> {
 
   #run(lease: Lease, read: Reading): void {
     // A job that waited for its tenant's permit until its hold ran out (SQS's 12-hour limit) goes back unstarted.
-    const waited = this.#scheduler.hasWaited(lease);
-    if (waited && lease.signal.aborted) {
+    if (this.#scheduler.hasWaited(lease) && lease.signal.aborted) {
       this.#fate.handBack([lease], 'held too long waiting for a permit of its tenant');
       return;
     }
     this.#activity.started(lease);
-    // A job that has waited keeps its place; a new one waits while there is room (concurrency + prefetch).
-    runJob(this.#ctx, lease, read, () => waited || this.#scheduler.waiting < this.config.concurrency + this.config.prefetch)
+    runJob(this.#ctx, lease, read, this.#canWait)
       .catch((error: unknown) => {
         // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
         this.#error('run', error);
@@ -188,6 +186,10 @@ export class Worker extends EventSource<WorkerEvents> {
         this.#dispatch();
       });
   }
+
+  /** A job at its tenant's cap may wait here: one that has waited keeps its place; a new one while there is room (concurrency + prefetch). */
+  readonly #canWait = (lease: Lease): boolean =>
+    this.#scheduler.hasWaited(lease) || this.#scheduler.waiting < this.config.concurrency + this.config.prefetch;
 
   #error(where: string, error: unknown): void {
     const e = toError(error);

@@ -51,13 +51,14 @@ export class Fate {
       return;
     }
     const behind = this.#scheduler.finish(lease, blocksGroup(outcome));
-    this.#activity.track(
-      settle(this.#ctx, lease, info, outcome, (tenant) => {
-        if (this.#scheduler.permitFreed(tenant)) this.#wake();
-      }),
-    );
+    this.#activity.track(settle(this.#ctx, lease, info, outcome, this.#permitFreed));
     if (behind.length > 0) this.handBack(behind, 'an earlier message of its FIFO group comes back first');
   }
+
+  /** A permit of `tenant` was given back (settle tells it before its own calls): the longest waiting job may start. */
+  readonly #permitFreed = (tenant: string): void => {
+    if (this.#scheduler.permitFreed(tenant)) this.#wake();
+  };
 
   /** Stop the permit polls (shutdown; safe to call twice). */
   close(): void {

@@ -52,7 +52,7 @@ export async function permitFor(
   lease: Lease,
   read: GoodReading,
   token: string,
-  canWait: () => boolean,
+  canWait: (lease: Lease) => boolean,
 ): Promise<Outcome | 'run'> {
   const { tenantCaps: caps, capDelaySeconds } = ctx.config;
   const tenant = read.envelope.tenant;
@@ -68,7 +68,7 @@ export async function permitFor(
     tenant,
     cap,
     capDelaySeconds,
-    canWait: permit === 'full' && canWait(),
+    canWait: permit === 'full' && canWait(lease),
     waitRetryMs: CAP_WAIT_RETRY_MS,
     leaseLost: lease.lost,
     stopping: ctx.stop.signal.aborted,

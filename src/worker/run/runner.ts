@@ -22,7 +22,7 @@ export async function runJob(
   ctx: WorkerContext,
   lease: Lease,
   read: Reading,
-  canWait: () => boolean = () => false,
+  canWait: (lease: Lease) => boolean = () => false,
 ): Promise<{ info: JobInfo; outcome: Outcome }> {
   const m = lease.message;
   // A FIFO job retried here (lease.retries) was not received again: count those runs too.
