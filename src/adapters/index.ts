@@ -25,6 +25,7 @@ export type {
 } from '../core/message.js';
 export type { JobLock, ClaimResult, ExtendResult, ClaimingMessage } from '../ports/lock.js';
 export type { Permits } from '../ports/permits.js';
+export type { RateLimits, RateLimit, RateSlot } from '../ports/rate-limits.js';
 export type { DrainMeter } from '../ports/drain-meter.js';
 export type { TenantMeter, TenantReport, TenantFigures, TenantTotals } from '../ports/tenant-meter.js';
 export type { JobStore } from '../ports/job-store.js';

@@ -2,6 +2,8 @@ import memjs from 'memjs';
 import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
 import { isMemcachedAnswer, memcachedPermits } from './memcached-permits.js';
+import { memcachedRateLimits } from './memcached-rate-limits.js';
+import type { RateLimits } from '../ports/rate-limits.js';
 import { memcachedDrainMeter } from './memcached-drain-meter.js';
 import type { DrainMeter } from '../ports/drain-meter.js';
 import type { TenantMeter } from '../ports/tenant-meter.js';
@@ -211,6 +213,12 @@ export class MemcachedLock implements JobLock {
   readonly permits: Permits = memcachedPermits(
     { call: (op) => this.#call(op), ok: (r) => this.#ok(r), failed: (r, e) => this.#failed(r, e) },
     (key, index) => `${this.#prefix}slot/${key}/${index}`,
+  );
+
+  /** Fleet-wide starts per second per job (a job's rateLimit), on the same memcached: see RateLimits. */
+  readonly rates: RateLimits = memcachedRateLimits(
+    { call: (op) => this.#call(op), ok: (r) => this.#ok(r), failed: (r, e) => this.#failed(r, e) },
+    (name) => this.#prefix + name,
   );
 
   /** How many messages the workers have deleted per queue, on the same memcached (admission reads it): see DrainMeter. */

@@ -35,6 +35,9 @@ export type DeadLetterReason =
  */
 export type DuplicateState = 'completed' | 'dead-lettered' | 'running';
 
+/** What kept a job from starting when it was received: its tenant's cap (tenantCaps), or its own rate limit (rateLimit). */
+export type Limit = 'tenant-cap' | 'rate-limit';
+
 /** The worker's events. Listeners that throw are logged and never break the worker. */
 export interface WorkerEvents {
   'job:start': [JobInfo & { waitMs: number }];
@@ -56,13 +59,14 @@ export interface WorkerEvents {
    * back, so SQS's redrive does not dead-letter a job that did not run.
    */
   'job:resent': [JobInfo & { reason: string; delaySeconds: number }];
-  /** Its tenant was at its cap (tenantCaps): re-sent to run later; not counted as an attempt. */
-  'job:deferred': [JobInfo & { reason: string; delaySeconds: number }];
+  /** Its tenant was at its cap (tenantCaps) or the job at its rate limit (`limit` says which): re-sent to run later; not counted as an attempt. */
+  'job:deferred': [JobInfo & { reason: string; delaySeconds: number; limit: Limit }];
   /**
-   * Its tenant was at its cap (tenantCaps): kept here, held, to start when a permit frees (no
-   * receive spent, nothing re-sent). Emitted the first time it finds the cap full.
+   * Its tenant was at its cap (tenantCaps) or the job at its rate limit (`limit` says which): kept
+   * here, held, to start when a permit frees or its turn comes (no receive spent, nothing re-sent).
+   * Emitted the first time it waits.
    */
-  'job:waiting': [JobInfo & { reason: string }];
+  'job:waiting': [JobInfo & { reason: string; limit: Limit }];
   /** A batch handler starts on `size` items of one key; `heldMs`: how long its oldest item was held. */
   'batch:start': [BatchInfo & { heldMs: number }];
   /** A batch handler ended; `failed`: its items that failed (every item when it threw or timed out). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type Priority, prioritySchema } from './priority.js';
+import { type RateLimit, type RateLimitSpec, rateLimitOf, rateLimitSchema } from './rate-limit.js';
 import type { Logger } from 'pino';
 import { SqsJobsError, UnknownJobError, ValidationError } from './errors.js';
 import { parseWith } from './validation.js';
@@ -87,6 +88,8 @@ export interface JobDefinition<Args extends z.ZodType = z.ZodType> {
   readonly track: boolean;
   /** The event it runs on (`on`), with its subscription's filter policy; undefined for a job that is only enqueued. */
   readonly on: Subscription | undefined;
+  /** How often it may start across every worker (through memcached); undefined: as often as there are free slots. */
+  readonly rateLimit: RateLimit | undefined;
 }
 
 export type AnyJob = JobDefinition<z.ZodType>;
@@ -108,6 +111,7 @@ const definitionSchema = z
     track: z.boolean().optional(),
     on: onEventSchema.optional(),
     from: functionSchema.optional(),
+    rateLimit: rateLimitSchema.optional(),
   })
   .strict()
   .superRefine((spec, ctx) => {
@@ -125,6 +129,12 @@ export interface JobSpec<Args extends z.ZodType> {
   priority?: Priority;
   /** Record every run's status in the job store (default false: only jobs enqueued with `track: true`). */
   track?: boolean;
+  /**
+   * At most `perSecond` starts per second across every worker (memcached); `burst` may start
+   * together after a quiet spell (default 1); `perTenant`: each tenant has the rate to itself.
+   * A job over it waits in the worker for its turn (nothing re-sent, no receive spent).
+   */
+  rateLimit?: RateLimitSpec;
   /** Jobs that run on an event are defined with `on` and take the event's payload (EventJobSpec). */
   on?: never;
   from?: never;
@@ -173,6 +183,7 @@ export function defineJob(spec: JobSpec<z.ZodType> | EventJobSpec<AnyEvent> | Ma
     track: parsed.track ?? false,
     priority: parsed.priority ?? 'normal',
     on,
+    rateLimit: parsed.rateLimit === undefined ? undefined : rateLimitOf(parsed.rateLimit),
   });
 }
 

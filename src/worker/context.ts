@@ -3,6 +3,7 @@ import type { WorkerEvents } from '../core/job-events.js';
 import type { MetricsRecorder } from '../metrics/recorder.js';
 import type { JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
+import type { RateLimits } from '../ports/rate-limits.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { FanOutDeps } from '../fan-out/fan-out.js';
 import type { StatusTracker } from '../status/tracker.js';
@@ -34,6 +35,8 @@ export interface WorkerContext {
   readonly lock: JobLock;
   /** Fleet-wide permits (tenant caps, exclusive batch keys): the option, else memcached's. */
   readonly permits: Permits | undefined;
+  /** Fleet-wide starts per second (jobs' rateLimit): the option, else memcached's. */
+  readonly rates: RateLimits | undefined;
   readonly heartbeat: Heartbeat;
   /** Deletes, coalesced into DeleteMessageBatch calls. */
   readonly deletes: DeleteCoalescer;

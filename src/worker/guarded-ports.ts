@@ -1,7 +1,8 @@
 import type { JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
+import type { RateLimits } from '../ports/rate-limits.js';
 
-// The lock and the permits as the worker uses them. Their contracts say claim() and take() answer
+// The lock, the permits and the rate limits as the worker uses them. Their contracts say claim(), take() and reserve() answer
 // 'unavailable' rather than throw; a port that throws anyway is read the same way here, once, so
 // no caller needs its own guard. An error is "unknown", never "taken" or "full".
 
@@ -33,4 +34,8 @@ export function guardedPermits(permits: Permits): Permits {
     extend: (...a) => permits.extend(...a),
     release: (...a) => permits.release(...a),
   };
+}
+
+export function guardedRateLimits(rates: RateLimits): RateLimits {
+  return { reserve: unavailableOnThrow((...a: Parameters<RateLimits['reserve']>) => rates.reserve(...a)) };
 }

@@ -4,6 +4,7 @@ import { tenantSchema } from '../core/envelope.js';
 import { endpointSchema, implementing, metricsNamespaceSchema, queueUrlSchema, lockKeyPrefixSchema } from '../config/env.js';
 import type { JobLock } from '../ports/lock.js';
 import type { Permits } from '../ports/permits.js';
+import type { RateLimits } from '../ports/rate-limits.js';
 import type { DrainMeter } from '../ports/drain-meter.js';
 import type { TenantMeter } from '../ports/tenant-meter.js';
 import type { QueuePort } from '../ports/queue.js';
@@ -111,6 +112,8 @@ export const workerOptionsSchema = z
     tenantMeter: z.union([z.literal(false), implementing<TenantMeter>('TenantMeter', ['report', 'read'])]).optional(),
     /** The permits port behind tenant caps and exclusive batch keys. Default: memcached's, when `memcached` is set. */
     permits: implementing<Permits>('Permits (take, extend, release)', ['take', 'extend', 'release']).optional(),
+    /** The rate limits port behind jobs' `rateLimit`. Default: memcached's, when `memcached` is set. */
+    rateLimits: implementing<RateLimits>('RateLimits (reserve)', ['reserve']).optional(),
     /** Renamed in 0.2: `tenantCaps` and `capDelaySeconds`. */
     fairness: z.undefined({ error: 'was renamed: use tenantCaps ({ tenant: cap }) and capDelaySeconds' }).optional(),
     /** Job status (tracked jobs, progress, fan-out): `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE, else none. */

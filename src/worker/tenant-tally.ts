@@ -53,12 +53,12 @@ export class TenantTally {
       c.waitMsTotal += e.waitMs;
       if (e.waitMs > c.waitMsMax) c.waitMsMax = e.waitMs;
     });
-    // Over its cap: re-sent (deferred), or kept here to wait for a permit.
+    // Over its cap: re-sent (deferred), or kept here to wait for a permit. (A job at its own rate limit is not its tenant's doing.)
     source.on('job:waiting', (e) => {
-      if (e.tenant !== undefined) this.#of(e).deferred++;
+      if (e.tenant !== undefined && e.limit === 'tenant-cap') this.#of(e).deferred++;
     });
     source.on('job:deferred', (e) => {
-      if (e.tenant !== undefined) this.#of(e).deferred++;
+      if (e.tenant !== undefined && e.limit === 'tenant-cap') this.#of(e).deferred++;
     });
     source.on('job:failed', (e) => {
       if (e.tenant !== undefined) this.#of(e).failed++;

@@ -24,7 +24,7 @@ import type { OnError, WorkerContext } from './context.js';
 import { hostname } from 'node:os';
 import { createProducer, type Producer } from '../producer/producer.js';
 import { resolveJobStore } from '../status/wiring.js';
-import { guardedLock, guardedPermits } from './guarded-ports.js';
+import { guardedLock, guardedPermits, guardedRateLimits } from './guarded-ports.js';
 import { StatusTracker } from '../status/tracker.js';
 
 /** Build a worker's context: its ports from the options (or the SDKs), and the services on them. */
@@ -74,6 +74,8 @@ export function buildContext(
   const chosenPermits = c.permits ?? (chosenLock instanceof MemcachedLock ? chosenLock.permits : undefined);
   const lock = guardedLock(chosenLock);
   const permits = chosenPermits === undefined ? undefined : guardedPermits(chosenPermits);
+  const chosenRates = c.rateLimits ?? (chosenLock instanceof MemcachedLock ? chosenLock.rates : undefined);
+  const rates = chosenRates === undefined ? undefined : guardedRateLimits(chosenRates);
   const exclusive = c.jobs.names().filter((name) => {
     const job = c.jobs.get(name);
     return job.kind === 'sqs-jobs/batch-job' && job.exclusive;
@@ -83,6 +85,13 @@ export function buildContext(
       { jobs: exclusive },
       'exclusive batch jobs need permits (memcached, or the permits option): without them two flushes of one key may run at once',
     );
+  }
+  const limited = c.jobs.names().filter((name) => {
+    const job = c.jobs.get(name);
+    return job.kind === 'sqs-jobs/job' && job.rateLimit !== undefined;
+  });
+  if (limited.length > 0 && rates === undefined) {
+    log.warn({ jobs: limited }, 'rate limits need memcached (or the rateLimits option): without it these jobs start as fast as slots free');
   }
   if (Object.keys(c.tenantCaps).length > 0 && permits === undefined) {
     log.warn({ tenantCaps: c.tenantCaps }, 'tenantCaps need permits (memcached, or the permits option): without them no cap is enforced');
@@ -142,6 +151,7 @@ export function buildContext(
     sqs,
     lock,
     permits,
+    rates,
     heartbeat,
     deletes,
     visibility,

@@ -60,9 +60,14 @@ export class Worker extends EventSource<WorkerEvents> {
       { concurrency: c.concurrency, prefetch: c.prefetch, pick: c.pick },
       {
         running: () => this.#activity.running.size,
-        // Messages waiting for their tenant's permit are not counted: they have their own room
-        // (concurrency + prefetch), so they never keep other tenants' work from being received.
-        buffered: (q) => (q === undefined ? this.#scheduler.size - this.#scheduler.waiting : this.#scheduler.bufferedOf(q.url, false)),
+        // Messages waiting for a permit or a rate slot have a room of their own, twice concurrency +
+        // prefetch: the first half is not counted, so a few waiting never keep other work from being
+        // received; past it each counts, so a worker fills with waiting messages no faster than they
+        // leave, rather than receive messages only to re-send them.
+        buffered: (q) =>
+          q === undefined
+            ? this.#scheduler.size - this.#scheduler.waiting + Math.max(0, this.#fate.waiting - this.#freeRoom)
+            : this.#scheduler.bufferedOf(q.url, false),
       },
     );
     this.#fate = new Fate(ctx, this.#scheduler, this.#activity, () => this.#dispatch());
@@ -187,9 +192,13 @@ export class Worker extends EventSource<WorkerEvents> {
       });
   }
 
-  /** A job at its tenant's cap may wait here: one that has waited keeps its place; a new one while there is room (concurrency + prefetch). */
-  readonly #canWait = (lease: Lease): boolean =>
-    this.#scheduler.hasWaited(lease) || this.#scheduler.waiting < this.config.concurrency + this.config.prefetch;
+  /** Messages that may wait here without being counted against receiving more: concurrency + prefetch. The room is twice that. */
+  get #freeRoom(): number {
+    return this.config.concurrency + this.config.prefetch;
+  }
+
+  /** A job at its tenant's cap or its rate limit may wait here: one that has waited keeps its place; a new one while there is room. */
+  readonly #canWait = (lease: Lease): boolean => this.#scheduler.hasWaited(lease) || this.#fate.waiting < 2 * this.#freeRoom;
 
   #error(where: string, error: unknown): void {
     const e = toError(error);

@@ -1,38 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineJob } from '../../src/core/job.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sleep, sqsClient } from '../helpers/stack.js';
 import { testWorker } from '../helpers/worker.js';
+import { spawnWorker } from '../helpers/worker-process.js';
 
 const sqs = sqsClient();
 afterAll(() => sqs.destroy());
 
 const slow = defineJob({ name: 'slow', args: z.object({ ms: z.number() }), handle: () => {} });
-
-/**
- * The worker runs as `node --import tsx`, not through the tsx command: that one relays a signal to
- * its child and, when the child has not acknowledged it within 30 ms (a loaded machine), sends it
- * again and then SIGKILLs it, so the process exits 130 instead of stopping as the worker would.
- */
-function spawnWorker(queueUrl: string, env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/worker-process.ts'], {
-    env: { ...process.env, ...LOCAL_ENV, QUEUE_URL: queueUrl, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines: { event: string; jobId?: string; signalListeners?: number }[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    try {
-      lines.push(JSON.parse(line));
-    } catch {
-      // not ours
-    }
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, lines, exited, count: (event: string) => lines.filter((l) => l.event === event).length };
-}
 
 function kill(child: ChildProcess, signal: NodeJS.Signals) {
   child.kill(signal);

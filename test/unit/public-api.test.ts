@@ -64,6 +64,7 @@ describe('the public API', () => {
       'MemoryLock',
       'MemoryPermits',
       'MemoryQueue',
+      'MemoryRateLimits',
       'MemoryTenantMeter',
       'runBatchHandler',
       'runHandler',

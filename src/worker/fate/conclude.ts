@@ -6,7 +6,7 @@ import type { Lease } from '../hold/lease.js';
 import type { Scheduler } from '../intake/scheduler.js';
 import type { QueueState } from '../queue-state.js';
 import { describeLease } from '../run/read.js';
-import type { Outcome } from './decide.js';
+import type { Outcome, WaitUntil } from './decide.js';
 import { blocksGroup, retriesInPlace, waitsHere } from './outcome-rules.js';
 import { letWait, retryInPlace } from './keep.js';
 import { handBackUnstarted, settle } from './settle.js';
@@ -24,6 +24,8 @@ export class Fate {
   readonly #wake: () => void;
   /** Per tenant with messages waiting here for a permit: the timer that lets one ask again. */
   readonly #polls = new Map<string, NodeJS.Timeout>();
+  /** Messages on their way to wait here (their claims being let go): not in the buffer yet, no longer running. */
+  #goingToWait = 0;
 
   constructor(ctx: WorkerContext, scheduler: Scheduler<QueueState>, activity: Activity, wake: () => void) {
     this.#ctx = ctx;
@@ -34,14 +36,19 @@ export class Fate {
 
   /**
    * A started message's outcome is known: settle it (or retry it here, or let it wait here for its
-   * tenant's permit), and free or hand back its FIFO group; a permit it gives back wakes a message
-   * waiting for one.
+   * tenant's permit or its rate slot), and free or hand back its FIFO group; a permit it gives back
+   * wakes a message waiting for one.
    */
   conclude(lease: Lease, info: JobInfo, outcome: Outcome): void {
-    // Caps apply on standard queues only (run/claim.ts): a waiting message holds no FIFO group.
     if (waitsHere(outcome, { leaseLost: lease.lost, stopping: this.#ctx.stop.signal.aborted })) {
       const first = !this.#scheduler.hasWaited(lease);
-      this.#activity.track(letWait(this.#ctx, lease, info, outcome, first).then(() => this.#waitForPermit(lease, outcome)));
+      this.#goingToWait++;
+      this.#activity.track(
+        letWait(this.#ctx, lease, info, outcome, first).then(() => {
+          this.#goingToWait--;
+          return this.#wait(lease, outcome.until);
+        }),
+      );
       return;
     }
     const fifo = this.#ctx.queueOf(lease.message.queueUrl).fifo;
@@ -53,6 +60,11 @@ export class Fate {
     const behind = this.#scheduler.finish(lease, blocksGroup(outcome));
     this.#activity.track(settle(this.#ctx, lease, info, outcome, this.#permitFreed));
     if (behind.length > 0) this.handBack(behind, 'an earlier message of its FIFO group comes back first');
+  }
+
+  /** Messages waiting here for a permit or a rate slot, and those on their way to. */
+  get waiting(): number {
+    return this.#scheduler.waiting + this.#goingToWait;
   }
 
   /** A permit of `tenant` was given back (settle tells it before its own calls): the longest waiting job may start. */
@@ -77,28 +89,35 @@ export class Fate {
   }
 
   /**
-   * Keep a message whose tenant is at its cap in the buffer, until a permit of the tenant frees here
-   * (the longest waiting starts) or, for one freed on another worker, the tenant's next poll: one
-   * message per tenant asks again every `retryMs`, however many wait.
+   * Keep a waiting message in the buffer. For a permit of its tenant: until one frees here (the
+   * longest waiting starts) or, for one freed on another worker, the tenant's next poll: one
+   * message per tenant asks again every `retryMs`, however many wait. For its rate slot: until the
+   * slot's time.
    */
-  async #waitForPermit(lease: Lease, outcome: Extract<Outcome, { kind: 'wait' }>): Promise<void> {
+  async #wait(lease: Lease, until: WaitUntil): Promise<void> {
     if (this.#ctx.stop.signal.aborted || lease.lost) {
       if (!lease.lost) await this.handBackNow([lease], 'worker is stopping');
       else await this.#ctx.heartbeat.stopHolding(lease);
       return;
     }
-    this.#scheduler.wait(lease, outcome.tenant, Number.POSITIVE_INFINITY);
-    if (this.#polls.has(outcome.tenant)) return;
+    if ('at' in until) {
+      this.#scheduler.wait(lease, undefined, until.at);
+      setTimeout(this.#wake, Math.max(0, until.at - Date.now())).unref();
+      return;
+    }
+    const tenant = until.permitOf;
+    this.#scheduler.wait(lease, tenant, Number.POSITIVE_INFINITY);
+    if (this.#polls.has(tenant)) return;
     const poll = setInterval(() => {
-      if (this.#ctx.stop.signal.aborted || !this.#scheduler.permitFreed(outcome.tenant)) {
+      if (this.#ctx.stop.signal.aborted || !this.#scheduler.permitFreed(tenant)) {
         clearInterval(poll);
-        this.#polls.delete(outcome.tenant);
+        this.#polls.delete(tenant);
         return;
       }
       this.#wake();
-    }, outcome.retryMs);
+    }, until.retryMs);
     poll.unref();
-    this.#polls.set(outcome.tenant, poll);
+    this.#polls.set(tenant, poll);
   }
 
   /** Put a FIFO job back at the head of its group, to start after `delayMs`. */

@@ -1,8 +1,9 @@
 import { RetryLaterError, UnrecoverableError } from '../../core/errors.js';
 import type { BackoffPolicy } from '../../core/definition-rules.js';
 import type { PoisonReason } from '../../core/envelope.js';
-import type { DeadLetterReason, DuplicateState } from '../../core/job-events.js';
+import type { DeadLetterReason, DuplicateState, Limit } from '../../core/job-events.js';
 import type { ClaimResult } from '../../ports/lock.js';
+import type { RateSlot } from '../../core/rate-limit.js';
 import { retryDelayMs } from './backoff.js';
 import type { Execution } from '../run/execute.js';
 
@@ -27,16 +28,19 @@ export type Outcome =
   /** Handed back without (finishing) running: visible again after `delaySeconds`, re-sent when it has no receive left. */
   | { readonly kind: 'hand-back'; readonly reason: string; readonly delaySeconds: number; readonly abandoned: boolean }
   | { readonly kind: 'lost'; readonly reason: string; readonly abandoned: boolean }
-  /** Not run now (tenant at its cap): re-sent after `delaySeconds`, this receive not counted as an attempt. */
-  | { readonly kind: 'defer'; readonly reason: string; readonly delaySeconds: number }
+  /** Not run now (its tenant at its cap, or the job at its rate limit): re-sent after `delaySeconds`, this receive not counted as an attempt. */
+  | { readonly kind: 'defer'; readonly reason: string; readonly delaySeconds: number; readonly limit: Limit }
   /**
-   * Not run now (tenant at its cap), and kept here instead: held (the heartbeat keeps it), its lock
-   * let go, started when a permit of `tenant` frees here or, at the latest, tried again after
-   * `retryMs`. No receive is spent and nothing is re-sent.
+   * Not run now (its tenant at its cap, or the job at its rate limit), and kept here instead: held
+   * (the heartbeat keeps it), its claims let go, tried again when `until` says. No receive is spent
+   * and nothing is re-sent.
    */
-  | { readonly kind: 'wait'; readonly reason: string; readonly tenant: string; readonly retryMs: number }
+  | { readonly kind: 'wait'; readonly reason: string; readonly limit: Limit; readonly until: WaitUntil }
   /** The job (or its fan-out) was cancelled: deleted, not run again, recorded as cancelled. */
   | { readonly kind: 'cancelled'; readonly reason: string; readonly abandoned: boolean };
+/** When a waiting message is tried again: a permit of `permitOf` freed here (or every `retryMs`, for one freed elsewhere), or at `at` (its rate slot). */
+export type WaitUntil = { readonly permitOf: string; readonly retryMs: number } | { readonly at: number };
+
 // `abandoned`: the signal fired and the handler had not settled within the grace period. Its lock
 // is then kept until its TTL runs out instead of released, so another worker does not start the
 // job beside it at once.
@@ -112,8 +116,36 @@ export function afterPermit(f: PermitFacts): Outcome | 'run' {
   // 'unavailable': memcached cannot be asked; the job runs without the cap rather than wait for it.
   if (f.permit !== 'full') return 'run';
   const reason = `tenant "${f.tenant}" has ${f.cap} job(s) running, its cap`;
-  if (f.canWait) return { kind: 'wait', reason, tenant: f.tenant, retryMs: f.waitRetryMs };
-  return { kind: 'defer', reason, delaySeconds: f.capDelaySeconds };
+  if (f.canWait) return { kind: 'wait', reason, limit: 'tenant-cap', until: { permitOf: f.tenant, retryMs: f.waitRetryMs } };
+  return { kind: 'defer', reason, delaySeconds: f.capDelaySeconds, limit: 'tenant-cap' };
+}
+
+export interface RateFacts {
+  /** When the job may start: its slot (`reserved`), or when to ask again; 'unavailable' when memcached cannot be asked. */
+  readonly slot: RateSlot | 'unavailable';
+  readonly now: number;
+  /** What is limited, for the reason: `job "x"`, or `job "x" for tenant "t"`. */
+  readonly what: string;
+  readonly perSecond: number;
+  /** There is room for one more message waiting here (or it waits anyway: a FIFO message holds its group). */
+  readonly canWait: boolean;
+  readonly leaseLost: boolean;
+  readonly stopping: boolean;
+}
+
+/**
+ * After asking for a start under the job's rate limit: 'run' when its slot is now; else wait here
+ * for it (no receive spent), or, when as many messages wait here as there is room for, deferred
+ * until about then.
+ */
+export function afterRateSlot(f: RateFacts): Outcome | 'run' {
+  if (f.leaseLost) return leaseLost('its rate limit was being asked');
+  if (f.stopping) return handBackNow('worker is stopping');
+  // 'unavailable': memcached cannot be asked; the job runs without the limit rather than wait for it.
+  if (f.slot === 'unavailable' || (f.slot.reserved && f.slot.at <= f.now)) return 'run';
+  const reason = `${f.what} is at its rate limit (${f.perSecond}/s)`;
+  if (f.canWait) return { kind: 'wait', reason, limit: 'rate-limit', until: { at: f.slot.at } };
+  return { kind: 'defer', reason, delaySeconds: Math.max(1, Math.ceil((f.slot.at - f.now) / 1000)), limit: 'rate-limit' };
 }
 
 export interface RunFacts {

@@ -7,7 +7,7 @@ import { Report } from './report.js';
 
 /*
  * Messages kept here rather than settled: a FIFO job retried in place, and a job waiting for a
- * permit of its tenant. Neither is deleted, handed back or re-sent (that is settle.ts's); their
+ * permit of its tenant or for its rate slot. Neither is deleted, handed back or re-sent (that is settle.ts's); their
  * claims are let go and what happened is reported.
  */
 
@@ -33,9 +33,9 @@ export async function retryInPlace(
 }
 
 /**
- * A message whose tenant is at its cap waits here (decide's waitsHere): still held, its lock let go
- * (a copy of the job elsewhere may run meanwhile; this one then ends as its duplicate), and no
- * receive spent.
+ * A message whose tenant is at its cap, or whose job is at its rate limit, waits here (decide's
+ * waitsHere): still held, its lock and permit let go (a copy of the job elsewhere may run
+ * meanwhile; this one then ends as its duplicate), and no receive spent.
  */
 export async function letWait(
   ctx: WorkerContext,
@@ -48,10 +48,10 @@ export async function letWait(
   if (lease.pending !== undefined) await lease.pending;
   try {
     if (lock !== undefined) await ctx.lock.release(lock.jobId, lock.token);
-    // None is held when it waits (every permit was taken); one would be given back.
+    // Held when it waits for its rate slot after taking its tenant's permit: given back meanwhile.
     if (permit !== undefined) await ctx.permits?.release(permit.key, permit.index, permit.token);
   } catch (error) {
     ctx.onError('unlock', error); // the ports should not throw; the claims then end with their TTL
   }
-  if (firstWait) new Report(ctx, info).waiting(outcome.reason);
+  if (firstWait) new Report(ctx, info).waiting(outcome.reason, outcome.limit);
 }

@@ -1,4 +1,4 @@
-import type { DeadLetterReason, DuplicateState, JobInfo } from '../../core/job-events.js';
+import type { DeadLetterReason, DuplicateState, JobInfo, Limit } from '../../core/job-events.js';
 import type { WorkerContext } from '../context.js';
 import { jobLogger } from '../run/job-logger.js';
 
@@ -72,14 +72,14 @@ export class Report {
     );
   }
 
-  deferred(reason: string, delaySeconds: number): void {
-    this.#ctx.emit('job:deferred', { ...this.#info, reason, delaySeconds });
+  deferred(reason: string, delaySeconds: number, limit: Limit): void {
+    this.#ctx.emit('job:deferred', { ...this.#info, reason, delaySeconds, limit });
     if (this.#ctx.log.isLevelEnabled('debug')) this.#log().debug({ reason, delaySeconds }, 'deferred: re-sent to run later');
   }
 
-  waiting(reason: string): void {
-    this.#ctx.emit('job:waiting', { ...this.#info, reason });
-    if (this.#ctx.log.isLevelEnabled('debug')) this.#log().debug({ reason }, 'waiting here for a permit of its tenant');
+  waiting(reason: string, limit: Limit): void {
+    this.#ctx.emit('job:waiting', { ...this.#info, reason, limit });
+    if (this.#ctx.log.isLevelEnabled('debug')) this.#log().debug({ reason, limit }, 'waiting here for its turn');
   }
 
   visibilityUnchanged(): void {

@@ -127,7 +127,7 @@ async function carryOut(
       return;
     case 'defer': {
       await unlock();
-      if (await letGo(ctx, lease)) await defer(ctx, lease, report, outcome.delaySeconds, outcome.reason);
+      if (await letGo(ctx, lease)) await defer(ctx, lease, report, outcome);
       return;
     }
     case 'dead-letter': {
@@ -197,8 +197,9 @@ async function handBack(ctx: WorkerContext, lease: Lease, report: Report, second
   await makeVisible(ctx, lease, report, seconds);
 }
 
-/** Re-send a message that did not run (its tenant at its cap), not counting this receive as an attempt. */
-async function defer(ctx: WorkerContext, lease: Lease, report: Report, seconds: number, reason: string): Promise<void> {
+/** Re-send a message that did not run (its tenant at its cap, the job at its rate limit), not counting this receive as an attempt. */
+async function defer(ctx: WorkerContext, lease: Lease, report: Report, outcome: Extract<Outcome, { kind: 'defer' }>): Promise<void> {
+  const { delaySeconds: seconds, reason } = outcome;
   const m = lease.message;
   const copy = resentMessage(m, seconds, false);
   try {
@@ -208,7 +209,7 @@ async function defer(ctx: WorkerContext, lease: Lease, report: Report, seconds: 
     await handBack(ctx, lease, report, seconds, reason);
     return;
   }
-  report.deferred(reason, copy.delaySeconds ?? 0);
+  report.deferred(reason, copy.delaySeconds ?? 0, outcome.limit);
   await ctx.deletes.delete(m, false); // its copy is queued: not drained
 }
 

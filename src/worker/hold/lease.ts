@@ -58,10 +58,12 @@ export class Lease implements Abortable {
   tracking: Tracking | undefined = undefined;
   /** The current run's progress reporter, while a tracked job runs. */
   progress: ProgressReporter | undefined = undefined;
+  /** The start its job reserved under its rate limit (ms since the epoch), while it waits for it. */
+  rateSlotAt: number | undefined = undefined;
   // Written by the scheduler.
   /** FIFO: how many times the job was retried here, holding its group, without going back to SQS. */
   retries = 0;
-  /** A job waiting to be retried here (FIFO), or for a permit of its tenant, does not start before this time. */
+  /** A job waiting to be retried here (FIFO), for a permit of its tenant or for its rate slot, does not start before this time. */
   notBefore = 0;
   #lock: HeldLock | undefined = undefined;
   #permit: HeldPermit | undefined = undefined;

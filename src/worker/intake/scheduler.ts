@@ -28,10 +28,10 @@ export class Scheduler<Q extends ScheduledQueue> {
   #orphans: Lease[] = [];
   readonly #picker: LanePicker<Q>;
   /**
-   * Buffered messages waiting for a permit, and whose: kept here, not on the lease (a lease is held
-   * per in-flight message, and most never wait).
+   * Buffered messages waiting for a permit, and whose (undefined: for a rate slot): kept here, not
+   * on the lease (a lease is held per in-flight message, and most never wait).
    */
-  readonly #waitingFor = new Map<Lease, string>();
+  readonly #waitingFor = new Map<Lease, string | undefined>();
   /** Messages that have waited for a permit at least once. */
   readonly #waited = new WeakSet<Lease>();
 
@@ -45,7 +45,7 @@ export class Scheduler<Q extends ScheduledQueue> {
     return this.#slots.reduce((n, s) => n + s.buffer.length, 0);
   }
 
-  /** Messages waiting here for a permit of their tenant (see wait). */
+  /** Messages waiting here for a permit of their tenant or their rate slot (see wait). */
   get waiting(): number {
     if (this.#waitingFor.size === 0) return 0; // the common case, asked on every grant
     let n = 0;
@@ -128,14 +128,18 @@ export class Scheduler<Q extends ScheduledQueue> {
   }
 
   /**
-   * A message whose tenant is at its cap waits here, first of its queue, until `notBefore` or
-   * until a permit of `tenant` frees here (permitFreed); it holds no handler slot meanwhile.
+   * A message whose tenant is at its cap (`tenant`), or whose job is at its rate limit, waits here,
+   * first of its queue, until `notBefore` or until a permit of `tenant` frees here (permitFreed);
+   * it holds no handler slot meanwhile. On FIFO its group waits with it.
    */
-  wait(lease: Lease, tenant: string, notBefore: number): void {
+  wait(lease: Lease, tenant: string | undefined, notBefore: number): void {
+    const s = this.#slot(lease.message.queueUrl);
+    const group = this.#group(s, lease);
+    if (group !== undefined) s.activeGroups.delete(group);
     this.#waitingFor.set(lease, tenant);
     this.#waited.add(lease);
     lease.notBefore = notBefore;
-    this.#slot(lease.message.queueUrl).buffer.unshift(lease);
+    s.buffer.unshift(lease);
   }
 
   /**

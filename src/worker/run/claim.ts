@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { isFifoQueue } from '../../core/queue-url.js';
 import type { WorkerContext } from '../context.js';
-import { afterClaim, afterPermit, DEAD_LETTERED_COPY, type Outcome } from '../fate/decide.js';
+import { afterClaim, afterPermit, afterRateSlot, DEAD_LETTERED_COPY, type Outcome } from '../fate/decide.js';
+import { slotKept } from '../../core/rate-limit.js';
 import { isDeadLetteredCopy, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import type { GoodReading } from './reading.js';
@@ -73,6 +74,41 @@ export async function permitFor(
     leaseLost: lease.lost,
     stopping: ctx.stop.signal.aborted,
   });
+}
+
+/**
+ * Take the job's next start under its rate limit (fleet-wide, in memcached), when it has one:
+ * 'run' when that start is now (or a start it waited for has come); else wait here for it while
+ * `canWait` says there is room (a FIFO message always waits: its group waits with it), else
+ * deferred until about then.
+ */
+export async function rateSlotFor(
+  ctx: WorkerContext,
+  lease: Lease,
+  read: GoodReading,
+  canWait: (lease: Lease) => boolean,
+): Promise<Outcome | 'run'> {
+  const job = read.job;
+  const limit = job.kind === 'sqs-jobs/job' ? job.rateLimit : undefined;
+  if (limit === undefined || ctx.rates === undefined) return 'run';
+  const waited = lease.rateSlotAt;
+  lease.rateSlotAt = undefined;
+  const tenant = limit.perTenant ? read.envelope.tenant : undefined;
+  const key = tenant === undefined ? job.name : `${job.name}/${tenant}`;
+  // The slot it waited for, unless it is too late for it now (a timer may also fire a little early: it waits on).
+  const slot =
+    waited !== undefined && slotKept(waited, Date.now()) ? { at: waited, reserved: true } : await ctx.rates.reserve(key, limit, Date.now());
+  const outcome = afterRateSlot({
+    slot,
+    now: Date.now(),
+    what: tenant === undefined ? `job "${job.name}"` : `job "${job.name}" for tenant "${tenant}"`,
+    perSecond: limit.perSecond,
+    canWait: isFifoQueue(lease.message.queueUrl) || canWait(lease),
+    leaseLost: lease.lost,
+    stopping: ctx.stop.signal.aborted,
+  });
+  if (outcome !== 'run' && outcome.kind === 'wait' && slot !== 'unavailable' && slot.reserved) lease.rateSlotAt = slot.at;
+  return outcome;
 }
 
 /** A token naming this run in the lock and the permits. */

@@ -8,7 +8,7 @@ import type { WorkerContext } from '../context.js';
 import { afterRun, type Outcome, poisoned } from '../fate/decide.js';
 import { firstSentAt, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
-import { claimFor, newToken, permitFor } from './claim.js';
+import { claimFor, newToken, permitFor, rateSlotFor } from './claim.js';
 import { execute } from './execute.js';
 import { jobLogger } from './job-logger.js';
 import type { GoodReading, Reading } from './reading.js';
@@ -16,7 +16,7 @@ import type { GoodReading, Reading } from './reading.js';
 /**
  * One message from receive to outcome: claim its job id, run its handler under the lease's
  * signal, and decide (fate/decide.ts). `read` is the message as readOnce() read it; `canWait`,
- * whether a job at its tenant's cap may wait here for a permit. Never throws.
+ * whether a job at its tenant's cap or its rate limit may wait here. Never throws.
  */
 export async function runJob(
   ctx: WorkerContext,
@@ -39,6 +39,8 @@ export async function runJob(
   if (claimed !== 'run') return { info, outcome: claimed };
   const permitted = await permitFor(ctx, lease, read, token, canWait);
   if (permitted !== 'run') return { info, outcome: permitted };
+  const rated = await rateSlotFor(ctx, lease, read, canWait);
+  if (rated !== 'run') return { info, outcome: rated };
   // Returned, not awaited: this frame (and what it holds) is gone while the handler runs; only
   // the closure below waits, with what the decision needs.
   return start(ctx, lease, { ...read, job: read.job }, info);

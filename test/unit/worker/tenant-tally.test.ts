@@ -36,7 +36,7 @@ describe('TenantTally: what a worker sees of each tenant, reported per queue eve
     emit('job:start', { ...info('acme'), waitMs: 900 });
     emit('job:start', { ...info('globex'), waitMs: 50 });
     emit('job:start', { ...info('acme', SPILL), waitMs: 4_000 });
-    emit('job:deferred', { ...info('acme'), reason: 'cap', delaySeconds: 5 });
+    emit('job:deferred', { ...info('acme'), reason: 'cap', delaySeconds: 5, limit: 'tenant-cap' });
     emit('job:failed', { ...info('globex'), error: new Error('x'), processMs: 3, retryDelayMs: 1_000 });
     emit('job:dead-lettered', { ...info('globex'), reason: 'unrecoverable', detail: 'x' });
     emit('job:start', { ...info(undefined), waitMs: 99_000 }); // no tenant: not counted
@@ -88,7 +88,7 @@ describe('TenantTally: what a worker sees of each tenant, reported per queue eve
   it(`names at most ${TENANTS_PER_REPORT} tenants, those at their cap and those that waited longest first; sums the rest`, async () => {
     const { meter, emit, tally } = setUp({ capped: 1 });
     for (let i = 0; i < 50; i++) emit('job:start', { ...info(`t${i}`), waitMs: i * 10 });
-    emit('job:deferred', { ...info('capped'), reason: 'cap', delaySeconds: 5 });
+    emit('job:deferred', { ...info('capped'), reason: 'cap', delaySeconds: 5, limit: 'tenant-cap' });
     await tally.close();
     const [r] = (await meter.read(Q, 0))!;
     expect(r!.tenants).toHaveLength(TENANTS_PER_REPORT);

@@ -12,6 +12,7 @@ import { createWorker } from '../../../src/worker/worker.js';
 import { MemoryLock } from '../../../src/testing/memory-lock.js';
 import { MemoryPermits } from '../../../src/testing/memory-permits.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
+import { MemoryRateLimits } from '../../../src/testing/memory-rate-limits.js';
 import { eventually } from '../../helpers/stack.js';
 
 /** A worker for a unit test: polls without waiting, deletes at once, logs and publishes nothing. */
@@ -342,5 +343,60 @@ describe('a job over its tenant cap waits in the worker', () => {
     const back = await memory.receive(url, 10, 0, 30);
     expect(back).toHaveLength(2); // handed back, visible at once
     expect(await permits.take('acme', 1, 'after', 60)).toBe(0); // the running one's permit was given back
+  });
+});
+
+describe('a job with a rate limit (in memory)', () => {
+  /** Two workers sharing one queue, lock and rate limits; the starts of each tenant's jobs. */
+  async function run(rateLimit: { perSecond: number; perTenant?: boolean }, tenants: readonly string[], perTenant: number) {
+    const memory = new MemoryQueue();
+    const dlq = memory.create('jobs-dlq');
+    const url = memory.create('jobs', { deadLetterQueueUrl: dlq, maxReceiveCount: 3 });
+    const starts: { tenant: string; at: number }[] = [];
+    const job = defineJob({
+      name: 'call-api',
+      args: z.object({ n: z.number() }),
+      rateLimit,
+      handle: (_a, ctx) => void starts.push({ tenant: ctx.tenant ?? '', at: Date.now() }),
+    });
+    for (const tenant of tenants)
+      for (let n = 0; n < perTenant; n++)
+        await memory.send(url, {
+          body: encodeEnvelope({ v: 1, id: newJobId(), job: 'call-api', args: { n }, enqueuedAt: new Date().toISOString(), tenant }),
+          attributes: {},
+        });
+    const lock = new MemoryLock();
+    const rateLimits = new MemoryRateLimits();
+    const workers = [0, 1].map(() =>
+      createWorker({ queues: [url], jobs: [job], queue: memory, lock, rateLimits, concurrency: 3, prefetch: 2, ...QUIET }, {}),
+    );
+    const deferred: string[] = [];
+    for (const w of workers) w.on('job:deferred', (e) => void deferred.push(e.jobId));
+    const startedAt = Date.now();
+    await Promise.all(workers.map((w) => w.start()));
+    await eventually(() => starts.length === tenants.length * perTenant, 'every job to start', 20_000);
+    await Promise.all(workers.map((w) => w.stop()));
+    return { starts, startedAt, deferred, dlq: await memory.counts(dlq) };
+  }
+
+  // A start is never before its slot, and slots are 1/perSecond apart, the first at most one slot
+  // before the first ask (a quiet spell's slots are skipped): so n starts end no sooner than
+  // (n - 2) slots after the workers start, however late a loaded machine starts them.
+  it('shares one rate between workers: 15 starts at 10/s end no sooner than 1.3 s in, none re-sent', async () => {
+    const { starts, startedAt, deferred, dlq } = await run({ perSecond: 10 }, ['acme'], 15);
+    expect(Math.max(...starts.map((s) => s.at)) - startedAt).toBeGreaterThanOrEqual(1_300);
+    expect(deferred).toEqual([]);
+    expect(dlq).toMatchObject({ visible: 0 });
+  });
+
+  it('with perTenant, gives each tenant the rate to itself', async () => {
+    const { starts, startedAt } = await run({ perSecond: 5, perTenant: true }, ['acme', 'globex'], 4);
+    for (const tenant of ['acme', 'globex']) {
+      const times = starts.filter((s) => s.tenant === tenant).map((s) => s.at);
+      expect(Math.max(...times) - startedAt).toBeGreaterThanOrEqual(400); // 4 starts 200 ms apart
+    }
+    // Neither waited behind the other's rate: globex's jobs (queued after acme's) began before acme's ended.
+    const times = (tenant: string) => starts.filter((s) => s.tenant === tenant).map((s) => s.at);
+    expect(Math.min(...times('globex'))).toBeLessThan(Math.max(...times('acme')));
   });
 });

@@ -4,6 +4,7 @@ import type { ClaimResult } from '../../../../src/ports/lock.js';
 import {
   afterClaim,
   afterPermit,
+  afterRateSlot,
   afterRun,
   DEAD_LETTERED_COPY,
   handBackNow,
@@ -15,6 +16,7 @@ import {
   type ClaimFacts,
   type Outcome,
   type PermitFacts,
+  type RateFacts,
   type RunFacts,
 } from '../../../../src/worker/fate/decide.js';
 import { COUNT_RETRY_SECONDS, ifFails } from '../../../../src/worker/fate/fallback.js';
@@ -216,12 +218,17 @@ describe('afterPermit: the tenant cap, one row per rule', () => {
     [
       'every permit taken, room to wait here → waits, held (no receive spent, nothing re-sent)',
       { permit: 'full', canWait: true },
-      { kind: 'wait', reason: 'tenant "acme" has 5 job(s) running, its cap', tenant: 'acme', retryMs: 500 },
+      {
+        kind: 'wait',
+        reason: 'tenant "acme" has 5 job(s) running, its cap',
+        limit: 'tenant-cap',
+        until: { permitOf: 'acme', retryMs: 500 },
+      },
     ],
     [
       'every permit taken, no room left to wait here → deferred (re-sent, the receive not counted)',
       { permit: 'full' },
-      { kind: 'defer', reason: 'tenant "acme" has 5 job(s) running, its cap', delaySeconds: 7 },
+      { kind: 'defer', reason: 'tenant "acme" has 5 job(s) running, its cap', delaySeconds: 7, limit: 'tenant-cap' },
     ],
     [
       'lease lost meanwhile → lost, whatever the permit',
@@ -236,6 +243,54 @@ describe('afterPermit: the tenant cap, one row per rule', () => {
   ];
   it.each(rows)('%s', (_name, facts, expected) => {
     expect(afterPermit(permitFacts(facts))).toEqual(expected);
+  });
+});
+
+const rateFacts = (over: Partial<RateFacts>): RateFacts => ({
+  slot: { at: 1_000, reserved: true },
+  now: 1_000,
+  what: 'job "sync"',
+  perSecond: 50,
+  canWait: false,
+  leaseLost: false,
+  stopping: false,
+  ...over,
+});
+
+describe('afterRateSlot: the job rate limit, one row per rule', () => {
+  const reason = 'job "sync" is at its rate limit (50/s)';
+  const rows: [string, Partial<RateFacts>, Outcome | 'run'][] = [
+    ['its slot is now → run', {}, 'run'],
+    ['its slot is past (taken late, within the allowance) → run', { now: 1_050 }, 'run'],
+    ['memcached cannot be asked → run without the limit rather than stuck', { slot: 'unavailable' }, 'run'],
+    [
+      'its slot is ahead, room to wait here → waits for it, held (no receive spent, nothing re-sent)',
+      { slot: { at: 1_400, reserved: true }, canWait: true },
+      { kind: 'wait', reason, limit: 'rate-limit', until: { at: 1_400 } },
+    ],
+    [
+      'no slot free as far as it looked → waits, to ask again then',
+      { slot: { at: 9_000, reserved: false }, now: 9_000, canWait: true },
+      { kind: 'wait', reason, limit: 'rate-limit', until: { at: 9_000 } },
+    ],
+    [
+      'its slot is ahead, no room left to wait here → deferred until about then (at least 1 s)',
+      { slot: { at: 3_500, reserved: true } },
+      { kind: 'defer', reason, delaySeconds: 3, limit: 'rate-limit' },
+    ],
+    [
+      'lease lost meanwhile → lost',
+      { leaseLost: true },
+      { kind: 'lost', reason: 'the lease was lost while its rate limit was being asked', abandoned: false },
+    ],
+    [
+      'the worker began stopping → handed back at once',
+      { stopping: true },
+      { kind: 'hand-back', reason: 'worker is stopping', delaySeconds: 0, abandoned: false },
+    ],
+  ];
+  it.each(rows)('%s', (_name, facts, expected) => {
+    expect(afterRateSlot(rateFacts(facts))).toEqual(expected);
   });
 });
 
@@ -271,7 +326,7 @@ describe('onceLost: the lease was lost after the outcome was decided', () => {
     ['a cancelled job is still deleted', { kind: 'cancelled', reason: 'cancelled before it ran', abandoned: false }, 'cancelled'],
     ['a retry is left to the new holder', { kind: 'retry', error, delayMs: 1_000, processMs: 2, abandoned: false }, 'lost'],
     ['a hand-back is left to the new holder', handBackNow('worker is stopping'), 'lost'],
-    ['a deferral is left to the new holder', { kind: 'defer', reason: 'cap', delaySeconds: 5 }, 'lost'],
+    ['a deferral is left to the new holder', { kind: 'defer', reason: 'cap', delaySeconds: 5, limit: 'tenant-cap' }, 'lost'],
     ['a dead-letter is left to the new holder', poisoned('invalid-args', 'args.x: required'), 'lost'],
   ];
   it.each(rows)('%s', (_name, outcome, kind) => {
@@ -295,7 +350,7 @@ describe('FIFO groups', () => {
         { kind: 'succeeded', waitMs: 1, processMs: 1 } as Outcome,
         DEAD_LETTERED_COPY,
         poisoned('invalid-json', 'x'),
-        { kind: 'defer', reason: 'cap', delaySeconds: 5 } as Outcome,
+        { kind: 'defer', reason: 'cap', delaySeconds: 5, limit: 'tenant-cap' } as Outcome,
         { kind: 'cancelled', reason: 'x', abandoned: false } as Outcome,
       ].map(blocksGroup),
     ).toEqual([false, false, false, false, false]);

@@ -128,7 +128,7 @@ describe('settle: each outcome, carried out', () => {
   it('defer: re-sent to run later, this receive not counted as an attempt', async () => {
     const h = await harness();
     const { lease, info } = await h.take();
-    await h.settle(lease, info, { kind: 'defer', reason: 'cap', delaySeconds: 7 });
+    await h.settle(lease, info, { kind: 'defer', reason: 'cap', delaySeconds: 7, limit: 'tenant-cap' });
     const left = h.memory.peek(h.url);
     expect(left).toHaveLength(1);
     expect(left[0]!.messageId).not.toBe(info.messageId);

@@ -80,7 +80,7 @@ describe('runJob', () => {
     await w.permits.take('acme', 1, 'someone-else', 60);
     await w.send('step', { n: 1 }, { tenant: 'acme' });
     const { outcome } = await run();
-    expect(outcome).toEqual({ kind: 'defer', reason: 'tenant "acme" has 1 job(s) running, its cap', delaySeconds: 7 });
+    expect(outcome).toEqual({ kind: 'defer', reason: 'tenant "acme" has 1 job(s) running, its cap', delaySeconds: 7, limit: 'tenant-cap' });
     expect(seen).toEqual([]);
   });
 
