@@ -4,7 +4,7 @@
  * completion-rate ratios, most jobs running at once per owner (across both processes).
  */
 import type { Effect } from './effects.js';
-import { burstKeys, ownerOf, type Scenario } from './scenarios.js';
+import { burstKeys, ownerOf, RATE_WINDOW_MS, type Scenario } from './scenarios.js';
 
 export interface OwnerFigures {
   readonly jobs: number;
@@ -32,6 +32,8 @@ export interface RunFigures {
   readonly rateRatio: number | undefined;
   /** First burst owner's completions over the second's while both have work (weights scenario). */
   readonly shareRatio: number | undefined;
+  /** Starts per second in each whole RATE_WINDOW_MS from the first start (rate scenario): the slowest and fastest window. */
+  readonly rateWindows: { readonly windows: number; readonly slowest: number; readonly fastest: number } | undefined;
 }
 
 export function percentile(sorted: readonly number[], p: number): number {
@@ -128,11 +130,26 @@ export function analyse(s: Scenario, effects: readonly Effect[], t0: number, win
           },
     jain,
     rateRatio: burstOwners.length >= 2 && Math.max(...rates) > 0 ? Math.min(...rates) / Math.max(...rates) : undefined,
+    rateWindows: s.ratePerSecond === undefined ? undefined : startRates(effects),
     shareRatio:
       burstOwners.length === 2
         ? completionsIn(burstOwners[0]!, t0, allBusyUntil) / Math.max(1, completionsIn(burstOwners[1]!, t0, allBusyUntil))
         : undefined,
   };
+}
+
+/** Starts per second in each whole window between the first start and the last. */
+function startRates(effects: readonly Effect[]): RunFigures['rateWindows'] {
+  const starts = effects.map((e) => e.start).sort((a, b) => a - b);
+  if (starts.length === 0) return undefined;
+  const first = starts[0]!;
+  const rates: number[] = [];
+  for (let from = first; from + RATE_WINDOW_MS <= starts.at(-1)!; from += RATE_WINDOW_MS) {
+    const n = starts.filter((t) => t >= from && t < from + RATE_WINDOW_MS).length;
+    rates.push(n / (RATE_WINDOW_MS / 1000));
+  }
+  if (rates.length === 0) return undefined;
+  return { windows: rates.length, slowest: Math.min(...rates), fastest: Math.max(...rates) };
 }
 
 /** Points for the chart: per key, the longest wait among its jobs started in each second of the run. */

@@ -60,6 +60,8 @@ export interface FairnessSetup {
   /** Options for createProducer beyond queueUrl, client and jobs (e.g. a spillover queue); none when omitted. */
   producer?(urls: Readonly<Record<string, string>>): Record<string, unknown>;
   readonly sorter?: SorterSettings;
+  /** The job's rate limit (defineJob's rateLimit), when the scenario has one and the mode applies it. */
+  readonly rateLimit?: { readonly perSecond: number };
 }
 
 /** FAIRNESS_SHARDS shard queues; FAIRNESS_SHARD_SEED picks another tenant-to-shard mapping. */
@@ -95,6 +97,7 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
           ...(scenario.caps ? { tenantCaps: scenario.caps, capDelaySeconds: 1 } : {}),
         }),
         enqueue: () => ({}),
+        ...(scenario.ratePerSecond === undefined ? {} : { rateLimit: { perSecond: scenario.ratePerSecond } }),
         producer: (u) => ({
           spillover: {
             queueUrl: u.spill!,

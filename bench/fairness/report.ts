@@ -15,6 +15,8 @@ interface Row {
 }
 
 const quietP99 = (r: RunResult) => r.figures?.quiet?.p99;
+/** The workers' send calls: here a worker sends nothing but re-sends (a deferral), so 0 means nothing was re-sent. */
+const resends = (byAction: Readonly<Record<string, number>>) => (byAction.SendMessage ?? 0) + (byAction.SendMessageBatch ?? 0);
 const quietBound = (v: number, c: { baselineP99: number | undefined }) =>
   v <= 2_000 && (c.baselineP99 === undefined || v <= 3 * c.baselineP99);
 
@@ -83,6 +85,31 @@ const ROWS: Row[] = [
     unit: 'n',
     met: (v) => v <= 5,
   },
+  {
+    scenario: 'rate',
+    figure: 'starts/s, slowest 10 s window',
+    goal: '50 +/- 5%',
+    value: (r) => r.figures?.rateWindows?.slowest,
+    unit: 'x',
+    met: (v) => v >= 47.5 && v <= 52.5,
+  },
+  {
+    scenario: 'rate',
+    figure: 'starts/s, fastest 10 s window',
+    goal: '50 +/- 5%',
+    value: (r) => r.figures?.rateWindows?.fastest,
+    unit: 'x',
+    met: (v) => v >= 47.5 && v <= 52.5,
+  },
+  {
+    scenario: 'rate',
+    figure: 'worker send calls (re-sends)',
+    goal: '0',
+    value: (r) => (r.calls === undefined ? undefined : resends(r.calls.workerByAction)),
+    unit: 'n',
+    met: (v) => v === 0,
+  },
+  { scenario: 'rate', figure: 'worker SQS calls / job', goal: 'report', value: (r) => r.calls?.worker, unit: 'calls' },
   { scenario: 'sybil', figure: 'quiet wait p99', goal: 'report', value: quietP99, unit: 's' },
   { scenario: 'sybil', figure: 'quiet tenants with p99 > 2 s', goal: 'report', value: (r) => r.figures?.quiet?.tenantsOver2s, unit: 'n' },
 ];

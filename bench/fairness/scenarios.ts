@@ -23,7 +23,12 @@ export interface Scenario {
   readonly weights?: Readonly<Record<string, number>>;
   /** Most jobs of a key running at once across the whole fleet. */
   readonly caps?: Readonly<Record<string, number>>;
+  /** The job's rate limit (fairness on), fleet-wide starts per second. */
+  readonly ratePerSecond?: number;
 }
+
+/** How long the observed rate is measured over, one window after another (issue 21: within 5% over every 10 s). */
+export const RATE_WINDOW_MS = 10_000;
 
 export const QUIET_TRICKLE = { tenants: 10, everyMs: 500 } as const;
 
@@ -86,6 +91,14 @@ export function scenarios(scale: number): Scenario[] {
       ],
       trickle: undefined,
       caps: { A: 5 },
+    },
+    {
+      id: 'rate',
+      title: '7. rate limit 50/s on the job, across both processes',
+      // At least two whole 10-s windows of backlog at 50/s, whatever the scale.
+      bursts: [{ tenant: 'R', count: Math.max(1_100, Math.round(3_000 * scale)) }],
+      trickle: undefined,
+      ratePerSecond: 50,
     },
     {
       id: 'sybil',

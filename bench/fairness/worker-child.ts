@@ -34,9 +34,11 @@ const scenario = scenarios(spec.scale).find((s) => s.id === spec.scenarioId)!;
 const effects = new EffectsWriter(spec.effectsPath);
 const counts: Record<string, number> = {};
 
+const setup = fairnessOptions(spec.mode, scenario);
 const job = defineJob({
   name: JOB_NAME,
   args: jobArgs,
+  ...(setup.rateLimit === undefined ? {} : { rateLimit: setup.rateLimit }),
   handle: async (_args, ctx) => {
     const start = Date.now();
     await sleep(HANDLER_MS);
@@ -54,7 +56,6 @@ const job = defineJob({
   },
 });
 
-const setup = fairnessOptions(spec.mode, scenario);
 let worker: Worker;
 try {
   worker = createWorker(

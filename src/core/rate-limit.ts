@@ -83,9 +83,9 @@ export async function reserveSlot(
       if (behind > 0) n = await incr(k, behind, g);
       if (n <= g.perWindow) return { at: Math.max(now, dueAt(g, k, n)), reserved: true };
     }
-    // Window k is full: those counted past its end take the next windows in turn; so does this one
-    // (further each time it finds one full: a slot skipped ahead is not lost, those asking when its window comes take it).
-    k += Math.max(looked + 1, 1 + Math.floor((n - g.perWindow - 1) / g.perWindow));
+    // Window k is full: those counted past its end take the next windows in turn, perWindow to each;
+    // so does this one. (Every window it jumps over gets perWindow askers this way: no gap is left.)
+    k += 1 + Math.floor((n - g.perWindow - 1) / g.perWindow);
   }
   return { at: Math.max(now, k * g.windowMs), reserved: false };
 }

@@ -61,13 +61,12 @@ export class Worker extends EventSource<WorkerEvents> {
       {
         running: () => this.#activity.running.size,
         // Messages waiting for a permit or a rate slot have a room of their own, twice concurrency +
-        // prefetch: the first half is not counted, so a few waiting never keep other work from being
-        // received; past it each counts, so a worker fills with waiting messages no faster than they
-        // leave, rather than receive messages only to re-send them.
-        buffered: (q) =>
-          q === undefined
-            ? this.#scheduler.size - this.#scheduler.waiting + Math.max(0, this.#fate.waiting - this.#freeRoom)
-            : this.#scheduler.bufferedOf(q.url, false),
+        // prefetch. The first half is not counted at all, so a few waiting never keep other work
+        // from being received. Past it they count against the intake of the queues they came from
+        // only: those are received from no faster than they leave (rather than messages received
+        // only to be re-sent), while the worker's other queues go on.
+        buffered: (q) => (q === undefined ? this.#scheduler.size - this.#scheduler.waiting : this.#scheduler.bufferedOf(q.url, false)),
+        waiting: (q) => (this.#fate.waiting(q.url) === 0 ? 0 : this.#waitingCounted()),
       },
     );
     this.#fate = new Fate(ctx, this.#scheduler, this.#activity, () => this.#dispatch());
@@ -197,8 +196,20 @@ export class Worker extends EventSource<WorkerEvents> {
     return this.config.concurrency + this.config.prefetch;
   }
 
+  /**
+   * Waiting messages counted against receiving: those past the free room, rounded up to a whole
+   * receive (10, or the room when smaller), so that as they leave one by one the worker receives in
+   * full batches rather than one message per call.
+   */
+  #waitingCounted(): number {
+    const past = this.#fate.waiting() - this.#freeRoom;
+    if (past <= 0) return 0;
+    const batch = Math.min(10, this.#freeRoom);
+    return Math.ceil(past / batch) * batch;
+  }
+
   /** A job at its tenant's cap or its rate limit may wait here: one that has waited keeps its place; a new one while there is room. */
-  readonly #canWait = (lease: Lease): boolean => this.#scheduler.hasWaited(lease) || this.#fate.waiting < 2 * this.#freeRoom;
+  readonly #canWait = (lease: Lease): boolean => this.#scheduler.hasWaited(lease) || this.#fate.waiting() < 2 * this.#freeRoom;
 
   #error(where: string, error: unknown): void {
     const e = toError(error);

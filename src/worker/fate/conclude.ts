@@ -24,8 +24,8 @@ export class Fate {
   readonly #wake: () => void;
   /** Per tenant with messages waiting here for a permit: the timer that lets one ask again. */
   readonly #polls = new Map<string, NodeJS.Timeout>();
-  /** Messages on their way to wait here (their claims being let go): not in the buffer yet, no longer running. */
-  #goingToWait = 0;
+  /** Per queue, messages on their way to wait here (their claims being let go): not in the buffer yet, no longer running. */
+  readonly #goingToWait = new Map<string, number>();
 
   constructor(ctx: WorkerContext, scheduler: Scheduler<QueueState>, activity: Activity, wake: () => void) {
     this.#ctx = ctx;
@@ -42,10 +42,11 @@ export class Fate {
   conclude(lease: Lease, info: JobInfo, outcome: Outcome): void {
     if (waitsHere(outcome, { leaseLost: lease.lost, stopping: this.#ctx.stop.signal.aborted })) {
       const first = !this.#scheduler.hasWaited(lease);
-      this.#goingToWait++;
+      const url = lease.message.queueUrl;
+      this.#goingToWait.set(url, (this.#goingToWait.get(url) ?? 0) + 1);
       this.#activity.track(
         letWait(this.#ctx, lease, info, outcome, first).then(() => {
-          this.#goingToWait--;
+          this.#goingToWait.set(url, this.#goingToWait.get(url)! - 1);
           return this.#wait(lease, outcome.until);
         }),
       );
@@ -62,9 +63,12 @@ export class Fate {
     if (behind.length > 0) this.handBack(behind, 'an earlier message of its FIFO group comes back first');
   }
 
-  /** Messages waiting here for a permit or a rate slot, and those on their way to. */
-  get waiting(): number {
-    return this.#scheduler.waiting + this.#goingToWait;
+  /** Messages waiting here for a permit or a rate slot, and those on their way to: of one queue, or of all. */
+  waiting(queueUrl?: string): number {
+    if (queueUrl !== undefined) return this.#scheduler.waitingOf(queueUrl) + (this.#goingToWait.get(queueUrl) ?? 0);
+    let going = 0;
+    for (const n of this.#goingToWait.values()) going += n;
+    return this.#scheduler.waiting + going;
   }
 
   /** A permit of `tenant` was given back (settle tells it before its own calls): the longest waiting job may start. */

@@ -11,6 +11,8 @@ export interface Holding<Q> {
   running(): number;
   /** Buffered messages: of `lane`, or of every lane. */
   buffered(lane?: Q): number;
+  /** Messages of `lane` held waiting (for a permit, a rate slot) that count against receiving more from it. */
+  waiting?(lane: Q): number;
 }
 
 export interface CapacityLimits {
@@ -112,13 +114,22 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   }
 
   /**
-   * What `lane` may still ask for: its buffer quota less what it buffers and has asked for, plus
-   * the handler slots idle now. Other lanes' open polls are not counted against those: a poll that
+   * What `lane` may still ask for: what is free less its waiting messages that count (Holding's
+   * `waiting`); and with tiers, its buffer quota less what it buffers and has asked for, plus the
+   * handler slots idle now. Other lanes' open polls are not counted against the quota: a poll that
    * waits for work that trickles in would otherwise keep idle slots from a lane with work waiting
    * (the total stays within concurrency + prefetch either way).
    */
   #room(lane: Q | undefined): number {
-    if (lane === undefined || this.#limits.pick === undefined) return Number.POSITIVE_INFINITY;
+    if (lane === undefined) return Number.POSITIVE_INFINITY;
+    // A lane whose waiting messages pile up receives only as they leave; the other lanes go on.
+    const waiting = this.#holding.waiting?.(lane) ?? 0;
+    const room = waiting === 0 ? Number.POSITIVE_INFINITY : this.#free() - waiting;
+    return Math.min(room, this.#quotaRoom(lane));
+  }
+
+  #quotaRoom(lane: Q): number {
+    if (this.#limits.pick === undefined) return Number.POSITIVE_INFINITY;
     const quota = bufferQuota(this.#limits.pick, lane, this.#busy, this.#limits.prefetch);
     if (quota === Number.POSITIVE_INFINITY) return quota;
     const idle = Math.max(0, this.#limits.concurrency - this.#holding.running() - this.#holding.buffered());

@@ -53,6 +53,14 @@ export class Scheduler<Q extends ScheduledQueue> {
     return n;
   }
 
+  /** Messages of one queue waiting here (see wait). */
+  waitingOf(queueUrl: string): number {
+    if (this.#waitingFor.size === 0) return 0;
+    let n = 0;
+    for (const l of this.#waitingFor.keys()) if (!l.lost && l.message.queueUrl === queueUrl) n++;
+    return n;
+  }
+
   /** Whether `lease` has waited here for a permit of its tenant (it keeps its place; events tell its first wait only). */
   hasWaited(lease: Lease): boolean {
     return this.#waited.has(lease);

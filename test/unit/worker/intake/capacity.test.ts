@@ -42,6 +42,31 @@ describe('ReceiveCapacity', () => {
     expect(order).toEqual(['B1', 'A1']);
   });
 
+  it("counts a queue's waiting messages against that queue only: it receives as they leave, the others go on", async () => {
+    const limited = { name: 'limited', weight: 1, rank: 1 };
+    const other = { name: 'other', weight: 1, rank: 1 };
+    let waiting = 8; // of the limited queue, past their room
+    const c = new ReceiveCapacity<typeof limited>(
+      { concurrency: 10, prefetch: 0 },
+      { running: () => 0, buffered: () => 0, waiting: (lane) => (lane === limited ? waiting : 0) },
+    );
+    expect(await c.reserve(limited)).toBe(2); // 10 free, 8 of them taken by its waiting messages
+    expect(await c.reserve(other)).toBe(8); // the rest, to the other queue
+    c.returnSlots(2, limited);
+    c.returnSlots(8, other);
+    waiting = 10;
+    let got: number | undefined;
+    void c.reserve(limited).then((n) => (got = n));
+    await Promise.resolve();
+    expect(got).toBeUndefined(); // none until some leave
+    expect(await c.reserve(other)).toBe(10);
+    c.returnSlots(10, other);
+    waiting = 0;
+    c.grant();
+    await Promise.resolve();
+    expect(got).toBe(10);
+  });
+
   it('wakes waiters with 0 when closed, and answers 0 after', async () => {
     const c = new ReceiveCapacity({ concurrency: 0, prefetch: 0 }, { running: () => 0, buffered: () => 0 });
     const waiting = c.reserve();
