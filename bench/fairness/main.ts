@@ -4,7 +4,7 @@
  * goals beside the figures, writes bench/fairness/results/latest.json and the wait chart.
  *   FAIRNESS_SCALE      quick (0.1, a smoke run) | full (default) | a number in (0, 1]
  *   FAIRNESS_MODES      comma-separated, default off,on (see modes.ts for the others)
- *   FAIRNESS_SCENARIOS  comma-separated ids, default all (baseline is added when noisy or two-noisy run)
+ *   FAIRNESS_SCENARIOS  comma-separated ids, default all (baseline is added when noisy, noisy-3p or two-noisy run)
  *   FAIRNESS_ROUNDS     how many times each scenario alternates through the modes (default 1; the table shows medians)
  *   FAIRNESS_CHART      where the chart goes, without extension (default docs/fairness-wait)
  */
@@ -30,7 +30,7 @@ const wanted = new Set(
       .join(',')
   ).split(','),
 );
-if (wanted.has('noisy') || wanted.has('two-noisy')) wanted.add('baseline');
+if (wanted.has('noisy') || wanted.has('noisy-3p') || wanted.has('two-noisy')) wanted.add('baseline');
 const rounds = Math.max(1, Number(process.env.FAIRNESS_ROUNDS ?? 1));
 const emq = process.env.SQS_JOBS_ELASTICMQ_URL ?? 'http://127.0.0.1:9324';
 const memcached = process.env.SQS_JOBS_MEMCACHED ?? '127.0.0.1:11211';

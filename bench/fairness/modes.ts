@@ -3,7 +3,9 @@
  * queues to create, where producers send each tenant's jobs, and what the worker is given.
  *
  *   off         today: one queue, tenant as MessageGroupId (ElasticMQ ignores it)
- *   on          sqs-jobs' fairness: createProducer({ fairness }) spills a tenant's excess to <name>-spill
+ *   on          sqs-jobs' fairness: createProducer({ spillover }) spills a tenant's excess (its group's:
+ *               a sybil's S-01 … S-20 are one) to <name>-spill, over allowances shared by every
+ *               producer on the workers' memcached
  *   hash        producer-side: N shard queues, a tenant's jobs go to shard hash(tenant) % N
  *   shuffle     producer-side: each tenant has 2 of N shards, sends to the shorter (cached depth)
  *   per-tenant  one queue per tenant (the isolation reference; needs every tenant known up front)
@@ -103,6 +105,8 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
             queueUrl: u.spill!,
             ratePerSecond: 20,
             burst: 20,
+            // One customer's many names (the sybil's S-01 … S-20) are metered as one.
+            tenantGroup: (tenant: string) => tenant.replace(/-\d+$/, ''),
             ...(scenario.weights ? { weights: scenario.weights } : {}),
           },
         }),

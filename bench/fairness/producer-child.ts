@@ -1,8 +1,9 @@
 /**
- * The producers of one run, in their own process so a burst does not delay the quiet tenants'
- * timers in the parent. First the bursts, all of them, before any worker runs (so a quiet job
- * really is buried behind them; interleaved across keys, chunks of 10, four at a time); then, from
- * the t0 the parent gives, each quiet tenant sends one job every `everyMs` until 'stop'.
+ * The producers of one run, in their own process (or `of` processes, sharing the bursts) so a
+ * burst does not delay the quiet tenants' timers in the parent. First the bursts, all of them,
+ * before any worker runs (so a quiet job really is buried behind them; interleaved across keys,
+ * chunks of 10, four at a time); then, from the t0 the parent gives, each quiet tenant sends one
+ * job every `everyMs` until 'stop' (from the first process).
  * Everything goes through the public producer API with `tenant`.
  * IPC: {type:'filled', at} (or {type:'error', message}) → parent {type:'trickle', t0} → ... → parent 'stop' → {type:'sent', counts, failed}.
  */
@@ -22,6 +23,11 @@ export interface ProducerSpec {
   readonly endpoint: string;
   readonly urls: Record<string, string>;
   readonly runId: string;
+  /** The workers' memcached: spillover allowances are shared there by every producer process. */
+  readonly memcached: string;
+  /** This process is producer `index` of `of`: it sends every `of`-th chunk of the bursts (and, the first, the trickle). */
+  readonly index: number;
+  readonly of: number;
 }
 
 /** Keys interleave by this many jobs: one SendMessageBatch each. */
@@ -39,7 +45,9 @@ const producers = new Map<string, Producer>();
 const producerFor = (queueUrl: string) => {
   let p = producers.get(queueUrl);
   if (p === undefined) {
-    p = createProducer({ ...setup.producer?.(spec.urls), queueUrl, queue: new SqsQueuePort(sqs), jobs: [job] });
+    const spillover =
+      setup.producer === undefined ? {} : { ...setup.producer(spec.urls), memcached: spec.memcached, lockKeyPrefix: `fair-${spec.runId}:` };
+    p = createProducer({ ...spillover, queueUrl, queue: new SqsQueuePort(sqs), jobs: [job] });
     producers.set(queueUrl, p);
   }
   return p;
@@ -82,11 +90,12 @@ async function bursts(): Promise<void> {
       chunks.push({ key: q.key, n });
     }
   }
+  const mine = chunks.filter((_, i) => i % spec.of === spec.index);
   let next = 0;
   await Promise.all(
     Array.from({ length: SENDERS }, async () => {
-      while (next < chunks.length) {
-        const c = chunks[next++]!;
+      while (next < mine.length) {
+        const c = mine[next++]!;
         await sendJobs(c.key, c.n);
       }
     }),
@@ -119,7 +128,7 @@ const stopped = next('stop');
 await bursts();
 send({ type: 'filled', at: Date.now() });
 const t0 = (await trickleStart).t0!;
-const quiet = quietTenants(scenario);
+const quiet = spec.index === 0 ? quietTenants(scenario) : [];
 const trickles = quiet.map((t, i) => trickle(t, (i * scenario.trickle!.everyMs) / quiet.length, scenario.trickle!.everyMs, t0));
 await stopped;
 stopping = true;

@@ -25,6 +25,22 @@ const ROWS: Row[] = [
   { scenario: 'noisy', figure: 'quiet wait p99', goal: '<= 2 s and <= 3x no-burst p99', value: quietP99, unit: 's', met: quietBound },
   { scenario: 'noisy', figure: 'quiet wait p50', goal: '', value: (r) => r.figures?.quiet?.p50, unit: 's' },
   {
+    scenario: 'noisy-3p',
+    figure: 'quiet wait p99',
+    goal: '<= 2 s and <= 3x no-burst p99',
+    value: quietP99,
+    unit: 's',
+    met: quietBound,
+  },
+  {
+    scenario: 'noisy-3p',
+    figure: 'quiet tenants with p99 > 2 s',
+    goal: '0',
+    value: (r) => r.figures?.quiet?.tenantsOver2s,
+    unit: 'n',
+    met: (v) => v === 0,
+  },
+  {
     scenario: 'noisy',
     figure: 'quiet tenants with p99 > 2 s',
     goal: '0',

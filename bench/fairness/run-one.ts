@@ -104,21 +104,30 @@ export async function runOne(ctx: RunContext, scenario: Scenario, mode: Mode): P
     };
     if (setup.sorter?.startsWith === 'producers') await startSorter();
     for (const p of Object.values(ctx.proxies)) p.resetCounts();
-    const producer = child('./producer-child.ts', {
-      mode,
-      scenarioId: scenario.id,
-      scale: ctx.scale,
-      endpoint: ctx.proxies.producer.url,
-      urls: urlsVia(ctx.proxies.producer),
-      runId,
-    });
-    started.push(producer);
-    const sentMessage = producer.next('sent');
+    const of = scenario.producers ?? 1;
+    const producers = Array.from({ length: of }, (_, index) =>
+      child('./producer-child.ts', {
+        mode,
+        scenarioId: scenario.id,
+        scale: ctx.scale,
+        endpoint: ctx.proxies.producer.url,
+        urls: urlsVia(ctx.proxies.producer),
+        runId,
+        memcached: ctx.memcached,
+        index,
+        of,
+      }),
+    );
+    started.push(...producers);
+    const sentMessages = producers.map((p) => p.next('sent'));
     const fillStart = Date.now();
-    const filled = await producer.next('filled|error');
-    if (filled.type !== 'filled')
-      return { scenario: scenario.id, mode, status: 'unavailable', note: String(filled.message ?? 'the producer exited') };
-    const fillMs = Number(filled.at) - fillStart;
+    let fillMs = 0;
+    for (const producer of producers) {
+      const filled = await producer.next('filled|error');
+      if (filled.type !== 'filled')
+        return { scenario: scenario.id, mode, status: 'unavailable', note: String(filled.message ?? 'the producer exited') };
+      fillMs = Math.max(fillMs, Number(filled.at) - fillStart);
+    }
 
     // Only now the workers: every burst is in the queues (or, with a sorter, on its way) before the first job runs.
     if (setup.sorter?.startsWith === 'workers') await startSorter();
@@ -147,7 +156,7 @@ export async function runOne(ctx: RunContext, scenario: Scenario, mode: Mode): P
     }
     ctx.proxies.worker.resetCounts();
     const t0 = Date.now();
-    producer.proc.send({ type: 'trickle', t0 });
+    for (const producer of producers) producer.proc.send({ type: 'trickle', t0 });
     const burstTotal = scenario.bursts.reduce((n, b) => n + b.count, 0);
     const deadline = t0 + 60_000 + burstTotal * 10 + (scenario.trickleOnlyMs ?? 0);
     const done = () => counts.reduce((n, c) => n + Object.values(c ?? {}).reduce((a, b) => a + b, 0), 0);
@@ -157,9 +166,10 @@ export async function runOne(ctx: RunContext, scenario: Scenario, mode: Mode): P
     const trickleOver = () =>
       scenario.trickleOnlyMs !== undefined ? Date.now() - t0 >= scenario.trickleOnlyMs : burstDone() >= burstTotal;
     while (!trickleOver() && Date.now() < deadline) await sleep(100);
-    producer.proc.send({ type: 'stop' });
-    const sent = await sentMessage;
-    const sentTotal = Object.values((sent.counts ?? {}) as Record<string, number>).reduce((a, b) => a + b, 0);
+    for (const producer of producers) producer.proc.send({ type: 'stop' });
+    let sentTotal = 0;
+    for (const sent of await Promise.all(sentMessages))
+      sentTotal += Object.values((sent.counts ?? {}) as Record<string, number>).reduce((a, b) => a + b, 0);
     while (done() < sentTotal && Date.now() < deadline) await sleep(100);
     if (done() < sentTotal) status = 'incomplete';
     await sleep(300); // let the last deletes flush

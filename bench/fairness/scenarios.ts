@@ -25,6 +25,8 @@ export interface Scenario {
   readonly caps?: Readonly<Record<string, number>>;
   /** The job's rate limit (fairness on), fleet-wide starts per second. */
   readonly ratePerSecond?: number;
+  /** Producer processes sending the bursts between them (default 1; the first also sends the trickle). */
+  readonly producers?: number;
 }
 
 /** How long the observed rate is measured over, one window after another (issue 21: within 5% over every 10 s). */
@@ -55,6 +57,13 @@ export function scenarios(scale: number): Scenario[] {
       title: '1. noisy burst: A 20,000 at once + quiet trickle',
       bursts: [{ tenant: 'A', count: n(20_000) }],
       trickle: QUIET_TRICKLE,
+    },
+    {
+      id: 'noisy-3p',
+      title: '1b. noisy burst sent by 3 producer processes + quiet trickle',
+      bursts: [{ tenant: 'A', count: n(20_000) }],
+      trickle: QUIET_TRICKLE,
+      producers: 3,
     },
     { id: 'uncontended', title: '2. uncontended: only A, 20,000', bursts: [{ tenant: 'A', count: n(20_000) }], trickle: undefined },
     {

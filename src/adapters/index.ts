@@ -26,6 +26,7 @@ export type {
 export type { JobLock, ClaimResult, ExtendResult, ClaimingMessage } from '../ports/lock.js';
 export type { Permits } from '../ports/permits.js';
 export type { RateLimits, RateLimit, RateSlot } from '../ports/rate-limits.js';
+export type { Allowances, Allowance } from '../ports/allowances.js';
 export type { DrainMeter } from '../ports/drain-meter.js';
 export type { TenantMeter, TenantReport, TenantFigures, TenantTotals } from '../ports/tenant-meter.js';
 export type { JobStore } from '../ports/job-store.js';

@@ -3,6 +3,8 @@ import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../por
 import type { Permits } from '../ports/permits.js';
 import { isMemcachedAnswer, memcachedPermits } from './memcached-permits.js';
 import { memcachedRateLimits } from './memcached-rate-limits.js';
+import { memcachedAllowances } from './memcached-allowances.js';
+import type { Allowances } from '../ports/allowances.js';
 import type { RateLimits } from '../ports/rate-limits.js';
 import { memcachedDrainMeter } from './memcached-drain-meter.js';
 import type { DrainMeter } from '../ports/drain-meter.js';
@@ -217,6 +219,12 @@ export class MemcachedLock implements JobLock {
 
   /** Fleet-wide starts per second per job (a job's rateLimit), on the same memcached: see RateLimits. */
   readonly rates: RateLimits = memcachedRateLimits(
+    { call: (op) => this.#call(op), ok: (r) => this.#ok(r), failed: (r, e) => this.#failed(r, e) },
+    (name) => this.#prefix + name,
+  );
+
+  /** Spillover allowances shared by every producer, on the same memcached: see Allowances. */
+  readonly allowances: Allowances = memcachedAllowances(
     { call: (op) => this.#call(op), ok: (r) => this.#ok(r), failed: (r, e) => this.#failed(r, e) },
     (name) => this.#prefix + name,
   );

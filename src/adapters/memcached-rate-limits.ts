@@ -6,22 +6,27 @@ import type { MemcachedCalls } from './memcached-permits.js';
 /** memcached refuses keys longer than this. */
 const MAX_KEY = 250;
 
+/** memcached reads an expiry past 30 days as a point in time. */
+const MAX_RELATIVE_EXPIRY_S = 30 * 24 * 3600 - 1;
+
 /**
- * Rate limits on a MemcachedLock's memcached: window k of key `key` is the counter
- * `rate/<key>/<k>` under the lock's prefix, taken with `incr` (created by its first `incr`, kept
- * a minute past its window's end). A key too long for memcached is hashed.
+ * Rate limits on a MemcachedLock's memcached: window k of key `key` under a rate is the counter
+ * `rate/<key>/<perSecond>/<burst>/<k>` under the lock's prefix (workers on another rate, during a
+ * deploy, keep to their own grid), taken with `incr` and created by the first at its initial
+ * value, kept a minute past its window. A key too long for memcached is hashed.
  */
 export function memcachedRateLimits(m: MemcachedCalls, prefixed: (name: string) => string): RateLimits {
-  const counter = (key: string, window: number) => {
-    const name = prefixed(`rate/${key}/${window}`);
-    return name.length <= MAX_KEY ? name : prefixed(`rate/#${createHash('sha256').update(key).digest('base64url')}/${window}`);
+  const counter = (key: string, grid: string, window: number) => {
+    const name = prefixed(`rate/${key}/${grid}/${window}`);
+    return name.length <= MAX_KEY ? name : prefixed(`rate/#${createHash('sha256').update(`${key}/${grid}`).digest('base64url')}/${window}`);
   };
   return {
     reserve: async (key, limit, now) => {
+      const grid = `${limit.perSecond}/${limit.burst}`;
       try {
-        const slot = await reserveSlot(limit, now, async (window, by, grid) => {
-          const expires = Math.ceil(((window + 1) * grid.windowMs - now) / 1000) + 60;
-          const { value } = await m.call((c) => c.increment(counter(key, window), by, { initial: by, expires }));
+        const slot = await reserveSlot(limit, now, async (window, initial, g) => {
+          const expires = Math.min(MAX_RELATIVE_EXPIRY_S, Math.max(1, Math.ceil(((window + 1) * g.windowMs - now) / 1000)) + 60);
+          const { value } = await m.call((c) => c.increment(counter(key, grid, window), 1, { initial, expires }));
           if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new Error(`memcached incr answered ${String(value)}`);
           return value;
         });

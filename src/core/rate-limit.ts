@@ -6,11 +6,14 @@ import { z } from 'zod';
  * every worker through one counter per window of the grid (memcached `incr`): each start takes the
  * next free slot, now or ahead, and waits for it in the worker that received it.
  *
- *   window k holds `perWindow` slots; slot n (1-based) is due at k·windowMs + (n-1)·slotMs
- *   a start takes slot n = incr(window k); past perWindow, it goes on to a later window
- *   slots left unused in a quiet spell are skipped beyond `burst`, so quiet does not add up to a rush
+ *   a window holds `perWindow` slots: max(burst, perSecond/10), so about a tenth of a second
+ *   slot n (1-based) of window k is due at k·windowMs + (n-1)·slotMs
+ *   a start looks from the slot `burst - 1` slots back: in its window, the counter is created
+ *   (incr with an initial value) at that slot, so the slots of a quiet spell are skipped at once,
+ *   by whoever asks first, with no read-modify-write; past perWindow it goes on to a later window
  *
- * So in any T seconds at most perSecond·(T + LATE_MS/1000) + burst jobs start, fleet-wide.
+ * So in any T seconds at most perSecond·(T + LATE_MS/1000) + perWindow + burst jobs start,
+ * fleet-wide, and a steady backlog starts at perSecond.
  */
 export interface RateLimit {
   /** Starts per second across every worker; fractional for slower ones (0.5: one every 2 s). */
@@ -38,6 +41,9 @@ export function rateLimitOf(spec: z.output<typeof rateLimitSchema>): RateLimit {
 /** How late after its slot a job that waited for it may still start on it (timers and a busy worker are not exact). */
 export const LATE_MS = 100;
 
+/** A job does not wait longer than this for its slot (SQS holds a message 12 hours at most); it is deferred instead. */
+export const MAX_RATE_WAIT_MS = 3_600_000;
+
 /** The grid of a rate: slots `slotMs` apart, counted `perWindow` to a window of `windowMs`. */
 export interface RateGrid {
   readonly slotMs: number;
@@ -45,9 +51,9 @@ export interface RateGrid {
   readonly windowMs: number;
 }
 
-export function gridOf(perSecond: number): RateGrid {
-  const perWindow = Math.max(1, Math.ceil(perSecond));
-  const slotMs = 1000 / perSecond;
+export function gridOf(limit: Pick<RateLimit, 'perSecond' | 'burst'>): RateGrid {
+  const perWindow = Math.max(1, limit.burst, Math.ceil(limit.perSecond / 10));
+  const slotMs = 1000 / limit.perSecond;
   return { slotMs, perWindow, windowMs: perWindow * slotMs };
 }
 
@@ -61,30 +67,29 @@ export interface RateSlot {
 }
 
 /** Windows one reservation looks at before it settles for asking again later. */
-const MAX_WINDOWS = 8;
+const MAX_WINDOWS = 16;
 
 /**
- * Take the next free slot of a rate, counting with `incr(window, by)` (adds `by` to window
- * `window`'s counter, created at 0, and answers the new count). Both the memcached and the in-memory
- * rate limits use it, so they take slots alike.
+ * Take the next free slot of a rate, counting with `incr(window, initial)`: adds 1 to window
+ * `window`'s counter, or creates it at `initial` (which is then the count), and answers the new
+ * count. Both the memcached and the in-memory rate limits use it, so they take slots alike.
  */
 export async function reserveSlot(
   limit: RateLimit,
   now: number,
-  incr: (window: number, by: number, grid: RateGrid) => Promise<number>,
+  incr: (window: number, initial: number, grid: RateGrid) => Promise<number>,
 ): Promise<RateSlot> {
-  const g = gridOf(limit.perSecond);
-  let k = Math.floor(now / g.windowMs);
+  const g = gridOf(limit);
+  // The earliest slot it may take: `burst - 1` slots back, so a burst can start together.
+  const from = now - (limit.burst - 1) * g.slotMs;
+  let k = Math.floor(from / g.windowMs);
+  // In that window, slots before `from` are past: a counter made now starts after them.
+  const skip = Math.min(g.perWindow, Math.max(0, Math.ceil((from - k * g.windowMs) / g.slotMs)));
   for (let looked = 0; looked < MAX_WINDOWS; looked++) {
-    let n = await incr(k, 1, g);
-    if (n <= g.perWindow) {
-      // Slots of a quiet spell, past the burst allowance: skipped (a concurrent skip may skip a few more).
-      const behind = Math.floor((now - dueAt(g, k, n)) / g.slotMs) - (limit.burst - 1);
-      if (behind > 0) n = await incr(k, behind, g);
-      if (n <= g.perWindow) return { at: Math.max(now, dueAt(g, k, n)), reserved: true };
-    }
-    // Window k is full: those counted past its end take the next windows in turn, perWindow to each;
-    // so does this one. (Every window it jumps over gets perWindow askers this way: no gap is left.)
+    const n = await incr(k, looked === 0 ? skip + 1 : 1, g);
+    if (n <= g.perWindow) return { at: Math.max(now, dueAt(g, k, n)), reserved: true };
+    // Window k is full: those counted past its end take the next windows in turn, perWindow to
+    // each; so does this one. (Every window it jumps over gets perWindow askers this way.)
     k += 1 + Math.floor((n - g.perWindow - 1) / g.perWindow);
   }
   return { at: Math.max(now, k * g.windowMs), reserved: false };

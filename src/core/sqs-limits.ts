@@ -14,3 +14,6 @@ export const SQS_MAX_VISIBILITY_SECONDS = 43_200;
 
 /** The same 12 hours, in milliseconds (handler timeouts, backoff caps, how long a message is held). */
 export const SQS_MAX_HOLD_MS = SQS_MAX_VISIBILITY_SECONDS * 1000;
+
+/** A message's delay (DelaySeconds) is at most 15 minutes. */
+export const SQS_MAX_DELAY_SECONDS = 900;

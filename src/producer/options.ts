@@ -1,4 +1,5 @@
 import type { QueuePort } from '../ports/queue.js';
+import type { Allowances } from '../ports/allowances.js';
 import { z } from 'zod';
 import { implementing, queueUrlSchema } from '../config/env.js';
 import { jobIdSchema, sqsIdText, tenantSchema } from '../core/envelope.js';
@@ -94,6 +95,14 @@ export const producerOptionsSchema = z
         ratePerSecond: z.number().positive('must be > 0').max(100_000).default(10),
         burst: z.number().int('must be a whole number').min(1, 'must be >= 1').max(1_000_000).default(20),
         weights: z.record(tenantSchema, z.number().positive('must be > 0').max(1_000)).default({}),
+        /** Meter a tenant's jobs under another key, `(tenant) => group`: one customer's many tenant names share one allowance. */
+        tenantGroup: z.custom<(tenant: string) => string>((v) => typeof v === 'function', 'must be a function').optional(),
+        /**
+         * Where the allowance is kept: shared by every producer on the workers' memcached (the
+         * `memcached` option or SQS_JOBS_MEMCACHED, default when set), an Allowances port, or false
+         * for this process's own buckets.
+         */
+        allowances: z.union([z.literal(false), implementing<Allowances>('Allowances (take)', ['take'])]).optional(),
       })
       .strict()
       .optional(),

@@ -8,7 +8,6 @@ import { laneUrlFor } from '../core/priority.js';
 import { checkedArgs } from './args.js';
 import { checkOptionsFit, type enqueueOptionsSchema } from './options.js';
 import type { PreparedMessage } from './send-many.js';
-import type { SpilloverGate } from './spillover.js';
 
 /** What enqueue's options are once parsed. */
 export type EnqueueSettings = z.output<typeof enqueueOptionsSchema>;
@@ -21,24 +20,16 @@ export interface Preparing {
   readonly hasStore: boolean;
   /** Jobs go to their tier's lane (the `tiers` option). */
   readonly tiers: boolean;
-  readonly spillover: { readonly gate: SpilloverGate; readonly queueUrl: string } | undefined;
   /** Admission is on: each message carries its admission key. */
   readonly keyed: boolean;
 }
 
 /**
  * The message to send for a job: options checked against the producer, args by the job's schema,
- * the envelope encoded and its size checked; routed to the spillover queue when the job's tenant is
- * past its allowance (`route` false: a check only, no spillover token is taken), else to its tier's lane.
+ * the envelope encoded and its size checked; addressed to its tier's lane (spillover, which may
+ * send it elsewhere, is the producer's to decide when it sends).
  */
-export function prepareMessage(
-  p: Preparing,
-  job: AnyDefinition,
-  args: unknown,
-  opts: EnqueueSettings,
-  argsField: string,
-  route = true,
-): PreparedMessage {
+export function prepareMessage(p: Preparing, job: AnyDefinition, args: unknown, opts: EnqueueSettings, argsField: string): PreparedMessage {
   checkOptionsFit(job.name, opts, p);
   const validArgs = checkedArgs(job, args, argsField);
   const envelope: Envelope = {
@@ -56,10 +47,8 @@ export function prepareMessage(
   const size = messageSize(body, attributes);
   if (size > p.maxMessageBytes) throw new PayloadTooLargeError(`job "${job.name}"`, size, p.maxMessageBytes);
   const groupId = opts.groupId ?? opts.tenant ?? (p.fifo ? envelope.id : undefined);
-  // The spillover key is the tenant; jobs without one are not metered.
-  const spill = route && p.spillover !== undefined && opts.tenant !== undefined && !p.spillover.gate.admit(opts.tenant);
   return {
-    queueUrl: spill ? p.spillover!.queueUrl : p.tiers ? laneUrlFor(p.queueUrl, opts.priority ?? job.priority) : p.queueUrl,
+    queueUrl: p.tiers ? laneUrlFor(p.queueUrl, opts.priority ?? job.priority) : p.queueUrl,
     jobId: envelope.id,
     body,
     attributes,

@@ -1,9 +1,9 @@
 import { isFifoQueue, parseConfig, resolveQueueUrl, type Env } from '../config/env.js';
 import { ConfigError, EnqueueBatchError, SqsJobsError, ValidationError, toError } from '../core/errors.js';
-import { SpilloverGate } from './spillover.js';
+import { Spillover } from './spillover.js';
 import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
-import { outgoing, sendAll } from './send-many.js';
-import { hasMemcached, producerAdmission, producerQueue, producerTopics } from './wiring.js';
+import { outgoing, type PreparedMessage, sendAll } from './send-many.js';
+import { hasMemcached, producerAdmission, producerAllowances, producerMemcached, producerQueue, producerTopics } from './wiring.js';
 import type { Admission, AdmissionState } from './admission/admission.js';
 import { type Preparing, prepareMessage } from './prepare.js';
 import type { QueuePort } from '../ports/queue.js';
@@ -40,6 +40,9 @@ export class Producer {
   readonly #p: Preparing;
   readonly #admission: Admission | undefined;
   readonly #closeAdmission: () => void = () => {};
+  /** The workers' memcached, connected on first use (admission, shared spillover allowances). */
+  readonly #memcached: ReturnType<typeof producerMemcached>;
+  readonly #spillover: Spillover | undefined;
   /** Where tracked jobs are recorded as waiting; undefined when no store is configured. */
   readonly #store: StatusStore | undefined;
   readonly #ownsStore: boolean;
@@ -80,9 +83,14 @@ export class Producer {
       this.close();
       throw error;
     }
+    this.#memcached = producerMemcached(o, env);
     let admission: ReturnType<typeof producerAdmission> | undefined;
     try {
-      admission = o.admission === undefined ? undefined : producerAdmission(o.admission, o, counts, env);
+      admission = o.admission === undefined ? undefined : producerAdmission(o.admission, this.#memcached, counts, env);
+      this.#spillover =
+        o.spillover === undefined
+          ? undefined
+          : new Spillover(o.spillover, producerAllowances(o.spillover.allowances, o.lock, this.#memcached));
     } catch (error) {
       this.close();
       throw error;
@@ -95,7 +103,6 @@ export class Producer {
       fifo,
       hasStore: this.#store !== undefined,
       tiers: o.tiers,
-      spillover: o.spillover === undefined ? undefined : { gate: new SpilloverGate(o.spillover), queueUrl: o.spillover.queueUrl },
       keyed: this.#admission !== undefined,
     };
   }
@@ -124,7 +131,8 @@ export class Producer {
   async enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const definition = resolveJob(this.#jobs, job);
     const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
-    const message = prepareMessage(this.#p, definition, args, opts, 'args');
+    const [message] = await this.#route([prepareMessage(this.#p, definition, args, opts, 'args')], opts.tenant);
+    if (message === undefined) throw new Error('unreachable: one message routed is one message');
     await this.#queueLimit.check();
     this.#admission?.admitAll([message]);
     try {
@@ -149,7 +157,7 @@ export class Producer {
   check<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): void {
     const definition = resolveJob(this.#jobs, job);
     const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
-    prepareMessage(this.#p, definition, args, opts, 'args', false);
+    prepareMessage(this.#p, definition, args, opts, 'args');
   }
 
   /**
@@ -172,10 +180,11 @@ export class Producer {
         { field: 'options.jobIds', rule: `must have one id per entry (${argsList.length}), got ${jobIds.length}` },
       ]);
     }
-    const messages = argsList.map((args, index) =>
+    const prepared = argsList.map((args, index) =>
       prepareMessage(this.#p, definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`),
     );
-    if (messages.length === 0) return [];
+    if (prepared.length === 0) return [];
+    const messages = await this.#route(prepared, opts.tenant);
     await this.#queueLimit.check();
     this.#admission?.admitAll(messages);
 
@@ -199,6 +208,17 @@ export class Producer {
       );
     }
     return results as EnqueueResult[];
+  }
+
+  /**
+   * Spillover: of a tenant's messages (all of one send), those within its allowance keep their
+   * queue, the rest go to the spillover queue. Jobs without a tenant are not metered.
+   */
+  async #route(messages: PreparedMessage[], tenant: string | undefined): Promise<PreparedMessage[]> {
+    const spillover = this.#spillover;
+    if (spillover === undefined || tenant === undefined) return messages;
+    const within = await spillover.admit(tenant, messages.length);
+    return within >= messages.length ? messages : messages.map((m, i) => (i < within ? m : { ...m, queueUrl: spillover.queueUrl }));
   }
 
   /** Cancel a tracked job (see CancelResult): recorded in this producer's job store, marked in the workers' memcached. */
@@ -231,6 +251,7 @@ export class Producer {
     this.#events?.close();
     this.#canceller?.close();
     this.#closeAdmission();
+    this.#memcached?.close();
     this.#closeQueue();
     if (this.#ownsStore) this.#store?.close();
   }

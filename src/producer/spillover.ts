@@ -1,12 +1,19 @@
+import { tenantSchema } from '../core/envelope.js';
+import { ValidationError } from '../core/errors.js';
+import type { Allowances } from '../ports/allowances.js';
+
 /**
- * Spillover, at enqueue time: a token bucket per tenant decides which queue a job goes to. Within its allowance a key's jobs go to the main queue; what it sends beyond it goes to the
- * spillover queue, which workers poll at a lower weight. A burst of thousands of jobs from one key
- * therefore lands (past its allowance) in spillover, and a quiet key's job on the main queue is
- * not buried behind it. With no contention nothing is lost: workers take whatever queue has work,
- * so a key alone gets the whole fleet either way.
+ * Spillover, at enqueue time: an allowance per key (the tenant, or its `tenantGroup`) decides
+ * which queue a job goes to. Within it a key's jobs go to the main queue; what it sends beyond it
+ * goes to the spillover queue, which workers poll at a lower weight. A burst of thousands of jobs
+ * from one key therefore lands (past its allowance) in spillover, and a quiet key's job on the main
+ * queue is not buried behind it. With no contention nothing is lost: workers take whatever queue
+ * has work, so a key alone gets the whole fleet either way.
  *
- * The buckets live in this process: N producers give a key up to N times the allowance. Weights
- * scale a key's allowance (weight 3: three times the rate and the burst).
+ * With memcached (or an `allowances` port) the allowance is shared by every producer
+ * (core/allowance.ts); without it, or while memcached cannot be asked, each process keeps its own
+ * token buckets (N producers then give a key up to N times the allowance). Weights scale a key's
+ * allowance (weight 3: three times the rate and the burst).
  */
 export interface SpilloverSettings {
   /** The spillover queue (`<name>-spill`, from `sqs-jobs queues create --spillover`). */
@@ -15,7 +22,60 @@ export interface SpilloverSettings {
   readonly ratePerSecond: number;
   /** How many jobs per key (times its weight) may go to the main queue at once. */
   readonly burst: number;
+  /** By key: the tenant, or with `tenantGroup` the group's name. */
   readonly weights: Readonly<Record<string, number>>;
+  /** The key a tenant's jobs are metered under (default: the tenant): one customer's many tenant names share one allowance. */
+  readonly tenantGroup?: ((tenant: string) => string) | undefined;
+}
+
+/** How long a producer meters on its own after the shared allowances could not be asked. */
+const SHARED_RETRY_MS = 10_000;
+
+/** Where each job of a tenant goes: the main queue while its key has allowance, else the spillover queue. */
+export class Spillover {
+  readonly queueUrl: string;
+  readonly #s: SpilloverSettings;
+  readonly #local: SpilloverGate;
+  readonly #shared: Allowances | undefined;
+  /** After the shared store failed to answer, this process meters on its own until then. */
+  #sharedAgainAt = 0;
+
+  constructor(settings: SpilloverSettings, shared: Allowances | undefined) {
+    this.queueUrl = settings.queueUrl;
+    this.#s = settings;
+    this.#local = new SpilloverGate(settings);
+    this.#shared = shared;
+  }
+
+  /** The key `tenant`'s jobs are metered under. */
+  keyOf(tenant: string): string {
+    const group = this.#s.tenantGroup;
+    if (group === undefined) return tenant;
+    const key = group(tenant);
+    // A group's name is a tenant name as far as keys go.
+    const checked = tenantSchema.safeParse(key);
+    if (!checked.success) {
+      throw new ValidationError('OPTIONS_INVALID', `spillover.tenantGroup("${tenant}") returned ${JSON.stringify(key)}`, [
+        { field: 'options.spillover.tenantGroup', rule: `must return a tenant name: ${checked.error.issues[0]?.message ?? 'a string'}` },
+      ]);
+    }
+    return checked.data;
+  }
+
+  /** How many of `count` jobs of `tenant` go to the main queue now (the first ones); the rest spill. */
+  async admit(tenant: string, count: number, now: number = Date.now()): Promise<number> {
+    const key = this.keyOf(tenant);
+    if (this.#shared !== undefined && now >= this.#sharedAgainAt) {
+      const weight = this.#local.weightOf(key);
+      const got = await this.#shared
+        .take(key, count, { perSecond: this.#s.ratePerSecond * weight, burst: this.#s.burst * weight }, now)
+        .catch(() => 'unavailable' as const);
+      if (got !== 'unavailable') return got;
+      // Not asked again for a while: a memcached that does not answer would add its timeout to every send.
+      this.#sharedAgainAt = now + SHARED_RETRY_MS;
+    }
+    return this.#local.take(key, count, now);
+  }
 }
 
 interface Bucket {
@@ -26,6 +86,7 @@ interface Bucket {
 /** Keys idle long enough to be full again are forgotten beyond this many, so memory stays bounded. */
 const MAX_KEYS = 10_000;
 
+/** The token buckets of one process: a key's allowance when it is not shared (see Spillover). */
 export class SpilloverGate {
   readonly #s: SpilloverSettings;
   readonly #buckets = new Map<string, Bucket>();
@@ -34,9 +95,16 @@ export class SpilloverGate {
     this.#s = settings;
   }
 
+  /** Take up to `count` tokens of `key`: how many jobs may go to the main queue (the rest spill). */
+  take(key: string, count: number, now: number = Date.now()): number {
+    let n = 0;
+    while (n < count && this.admit(key, now)) n++;
+    return n;
+  }
+
   /** Take one job's token for `key`: true when it may go to the main queue, false when it spills. */
   admit(key: string, now: number = Date.now()): boolean {
-    const weight = this.#weight(key);
+    const weight = this.weightOf(key);
     const capacity = this.#s.burst * weight;
     let b = this.#buckets.get(key);
     if (b === undefined) {
@@ -53,13 +121,13 @@ export class SpilloverGate {
   }
 
   /** Own properties only: a tenant named "constructor" gets weight 1 unless given one. */
-  #weight(key: string): number {
+  weightOf(key: string): number {
     return Object.hasOwn(this.#s.weights, key) ? (this.#s.weights[key] ?? 1) : 1;
   }
 
   #forgetFull(now: number): void {
     for (const [key, b] of this.#buckets) {
-      const weight = this.#weight(key);
+      const weight = this.weightOf(key);
       if (b.tokens + ((now - b.at) / 1000) * this.#s.ratePerSecond * weight >= this.#s.burst * weight) this.#buckets.delete(key);
     }
     // Still full of busy keys: drop the oldest rather than grow without bound, a tenth at a time,

@@ -9,6 +9,8 @@ import type { TopicPort } from '../ports/topics.js';
 import type { eventsOptionSchema } from './publish.js';
 import type { TopicSettings } from './publisher.js';
 import type { QueuePort } from '../ports/queue.js';
+import type { Allowances } from '../ports/allowances.js';
+import type { JobLock } from '../ports/lock.js';
 import type { QueueCounts } from '../ports/queue-admin.js';
 import { Admission, type admissionOptionsSchema } from './admission/admission.js';
 import type { z } from 'zod';
@@ -32,12 +34,47 @@ export function producerQueue(
 }
 
 /**
- * The producer's admission: on the drain meter given, else on the workers' memcached (the
- * `memcached` option or SQS_JOBS_MEMCACHED, under their lockKeyPrefix), and on the queue's counts.
+ * The workers' memcached as the producer uses it (admission's drain counts, shared spillover
+ * allowances): the `memcached` option or SQS_JOBS_MEMCACHED, under their lockKeyPrefix; connected
+ * on first use, once. `get` answers undefined when none is named.
+ */
+export function producerMemcached(
+  o: { readonly memcached?: string | undefined; readonly lockKeyPrefix: string },
+  env: Env,
+): { get: () => MemcachedLock | undefined; close: () => void } {
+  let lock: MemcachedLock | undefined;
+  return {
+    get: () => {
+      if (lock !== undefined) return lock;
+      const servers = resolveMemcached(o.memcached, env, 'options.memcached');
+      if (servers !== undefined) lock = new MemcachedLock({ servers, keyPrefix: o.lockKeyPrefix });
+      return lock;
+    },
+    close: () => lock?.close(),
+  };
+}
+
+/**
+ * Where the spillover allowance is kept: the port given, else the workers' memcached (the `lock`
+ * option when it is a MemcachedLock, else `memcached`), else (or `false`) this process.
+ */
+export function producerAllowances(
+  given: Allowances | false | undefined,
+  lock: JobLock | undefined,
+  memcached: { get: () => MemcachedLock | undefined },
+): Allowances | undefined {
+  if (given === false) return undefined;
+  if (given !== undefined) return given;
+  return lock instanceof MemcachedLock ? lock.allowances : memcached.get()?.allowances;
+}
+
+/**
+ * The producer's admission: on the drain meter given, else on the workers' memcached, and on the
+ * queue's counts.
  */
 export function producerAdmission(
   settings: z.output<typeof admissionOptionsSchema>,
-  o: { readonly memcached?: string | undefined; readonly lockKeyPrefix: string },
+  memcached: { get: () => MemcachedLock | undefined },
   counts: ((queueUrl: string) => Promise<QueueCounts>) | undefined,
   env: Env,
 ): { admission: Admission; close: () => void } {
@@ -47,27 +84,14 @@ export function producerAdmission(
       'invalid producer options: options.admission.counts: needed with a queue port of your own (how many messages wait)',
     );
   }
-  let lock: MemcachedLock | undefined;
-  let drains = settings.drains;
-  if (drains === undefined) {
-    const servers = resolveMemcached(o.memcached, env, 'options.memcached');
-    if (servers === undefined) {
-      throw new ConfigError(
-        "invalid producer options: options.admission: needs the workers' drain counts: set memcached (or SQS_JOBS_MEMCACHED) to the workers' memcached",
-      );
-    }
-    lock = new MemcachedLock({ servers, keyPrefix: o.lockKeyPrefix });
-    drains = lock.drains;
+  const meter = settings.drains ?? memcached.get()?.drains;
+  if (meter === undefined) {
+    throw new ConfigError(
+      "invalid producer options: options.admission: needs the workers' drain counts: set memcached (or SQS_JOBS_MEMCACHED) to the workers' memcached",
+    );
   }
-  const meter = drains;
   const admission = new Admission(settings, { counts: queueCounts, drained: (url) => meter.read(url) });
-  return {
-    admission,
-    close: () => {
-      admission.close();
-      lock?.close();
-    },
-  };
+  return { admission, close: () => admission.close() };
 }
 
 /** Whether a memcached is named (a malformed one is cancel()'s error to report, not the constructor's). */

@@ -7,6 +7,7 @@ export { MemoryQueue } from './memory-queue.js';
 export { MemoryLock } from './memory-lock.js';
 export { MemoryPermits } from './memory-permits.js';
 export { MemoryRateLimits } from './memory-rate-limits.js';
+export { MemoryAllowances } from './memory-allowances.js';
 export { MemoryJobStore } from './memory-job-store.js';
 export { MemoryDrainMeter } from './memory-drain-meter.js';
 export { MemoryTenantMeter } from './memory-tenant-meter.js';

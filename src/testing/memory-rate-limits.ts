@@ -15,12 +15,12 @@ export class MemoryRateLimits implements RateLimits {
   async reserve(key: string, limit: RateLimit, now: number): Promise<RateSlot | 'unavailable'> {
     if (this.down) return 'unavailable';
     this.#forgetEnded(now);
-    return reserveSlot(limit, now, async (window, by, grid) => {
-      const name = `${key}/${window}`;
-      const c = this.#counts.get(name) ?? { count: 0, until: (window + 1) * grid.windowMs + 60_000 };
-      c.count += by;
-      this.#counts.set(name, c);
-      return c.count;
+    return reserveSlot(limit, now, async (window, initial, grid) => {
+      const name = `${key}/${limit.perSecond}/${limit.burst}/${window}`;
+      const c = this.#counts.get(name);
+      if (c !== undefined) return ++c.count;
+      this.#counts.set(name, { count: initial, until: (window + 1) * grid.windowMs + 60_000 });
+      return initial;
     });
   }
 

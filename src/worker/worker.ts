@@ -66,7 +66,7 @@ export class Worker extends EventSource<WorkerEvents> {
         // only: those are received from no faster than they leave (rather than messages received
         // only to be re-sent), while the worker's other queues go on.
         buffered: (q) => (q === undefined ? this.#scheduler.size - this.#scheduler.waiting : this.#scheduler.bufferedOf(q.url, false)),
-        waiting: (q) => (this.#fate.waiting(q.url) === 0 ? 0 : this.#waitingCounted()),
+        waiting: (q) => Math.min(this.#fate.waiting(q.url), this.#waitingCounted()),
       },
     );
     this.#fate = new Fate(ctx, this.#scheduler, this.#activity, () => this.#dispatch());
@@ -170,9 +170,9 @@ export class Worker extends EventSource<WorkerEvents> {
   }
 
   #run(lease: Lease, read: Reading): void {
-    // A job that waited for its tenant's permit until its hold ran out (SQS's 12-hour limit) goes back unstarted.
+    // A job that waited (for its tenant's permit, its rate slot) until its hold ran out (SQS's 12-hour limit) goes back unstarted.
     if (this.#scheduler.hasWaited(lease) && lease.signal.aborted) {
-      this.#fate.handBack([lease], 'held too long waiting for a permit of its tenant');
+      this.#activity.track(this.#fate.handBackWaiting(lease, 'held too long waiting for its turn'));
       return;
     }
     this.#activity.started(lease);

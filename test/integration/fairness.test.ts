@@ -131,6 +131,39 @@ async function cappedRun(queueUrl: string, n: number, ms: number) {
   return { job, seen };
 }
 
+describe('spillover allowances shared by every producer (memcached)', () => {
+  it("two producers give a tenant one allowance, and a tenantGroup one allowance for all of a customer's names", async () => {
+    const { queueUrl, spilloverQueueUrl } = await freshQueues(sqs, 'fair-shared', { spillover: true });
+    const job = defineJob({ name: 'upload', args: z.object({ n: z.number() }), handle: () => {} });
+    const lockKeyPrefix = `shared-${Date.now()}:`;
+    // One job per second after a burst of 5: the whole test sends within one window of 5 s or two.
+    const spillover = { queueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 5, tenantGroup: (t: string) => t.split(':')[0]! };
+    const producers = [0, 1].map(() => createProducer({ queueUrl, lockKeyPrefix, spillover }, LOCAL_ENV));
+    const args = Array.from({ length: 10 }, (_, n) => ({ n }));
+    await Promise.all(producers.map((p, i) => p.enqueueMany(job, args, { tenant: `acme:project-${i}` })));
+    for (const p of producers) p.close();
+    const main = (await queueCounts(sqs, queueUrl)).visible;
+    // Within one window: 5 of the 20 reach the main queue; across a window's end, at most 5 more.
+    expect(main).toBeGreaterThanOrEqual(5);
+    expect(main).toBeLessThanOrEqual(10);
+    expect((await queueCounts(sqs, spilloverQueueUrl!)).visible).toBe(20 - main);
+  });
+
+  it('with memcached unreachable, each producer meters on its own and nothing fails', async () => {
+    const memcached = await PrivateMemcached.start();
+    await memcached.stop();
+    const { queueUrl, spilloverQueueUrl } = await freshQueues(sqs, 'fair-shared-down', { spillover: true });
+    const job = defineJob({ name: 'upload', args: z.object({ n: z.number() }), handle: () => {} });
+    const spillover = { queueUrl: spilloverQueueUrl!, ratePerSecond: 0.001, burst: 5 };
+    const producers = [0, 1].map(() => createProducer({ queueUrl, memcached: memcached.servers, spillover }, LOCAL_ENV));
+    const args = Array.from({ length: 10 }, (_, n) => ({ n }));
+    await Promise.all(producers.map((p) => p.enqueueMany(job, args, { tenant: 'acme' })));
+    for (const p of producers) p.close();
+    expect((await queueCounts(sqs, queueUrl)).visible).toBe(10); // each producer's own burst of 5
+    expect((await queueCounts(sqs, spilloverQueueUrl!)).visible).toBe(10);
+  });
+});
+
 describe('tenant caps (fleet-wide)', () => {
   it('never runs more of a tenant at once than its cap across two workers; the rest wait in the workers, nothing re-sent, no attempt lost', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'caps');

@@ -59,6 +59,7 @@ describe('the public API', () => {
 
   it("'sqs-jobs/testing' exports the in-memory fakes and the handler runners", async () => {
     expect(Object.keys(await import('../../src/testing/index.js')).sort()).toEqual([
+      'MemoryAllowances',
       'MemoryDrainMeter',
       'MemoryJobStore',
       'MemoryLock',

@@ -44,11 +44,20 @@ export class Fate {
       const first = !this.#scheduler.hasWaited(lease);
       const url = lease.message.queueUrl;
       this.#goingToWait.set(url, (this.#goingToWait.get(url) ?? 0) + 1);
+      const arrived = () => this.#goingToWait.set(url, this.#goingToWait.get(url)! - 1);
       this.#activity.track(
-        letWait(this.#ctx, lease, info, outcome, first).then(() => {
-          this.#goingToWait.set(url, this.#goingToWait.get(url)! - 1);
-          return this.#wait(lease, outcome.until);
-        }),
+        letWait(this.#ctx, lease, info, outcome, first).then(
+          (freed) => {
+            arrived();
+            if (freed !== undefined) this.#permitFreed(freed);
+            return this.#wait(lease, outcome.until);
+          },
+          (error: unknown) => {
+            arrived();
+            this.#ctx.onError('wait', error);
+            return this.handBackWaiting(lease, 'internal error while it was to wait');
+          },
+        ),
       );
       return;
     }
@@ -100,13 +109,12 @@ export class Fate {
    */
   async #wait(lease: Lease, until: WaitUntil): Promise<void> {
     if (this.#ctx.stop.signal.aborted || lease.lost) {
-      if (!lease.lost) await this.handBackNow([lease], 'worker is stopping');
-      else await this.#ctx.heartbeat.stopHolding(lease);
+      await this.handBackWaiting(lease, 'worker is stopping');
       return;
     }
     if ('at' in until) {
       this.#scheduler.wait(lease, undefined, until.at);
-      setTimeout(this.#wake, Math.max(0, until.at - Date.now())).unref();
+      this.#wakeAt(until.at);
       return;
     }
     const tenant = until.permitOf;
@@ -122,6 +130,29 @@ export class Fate {
     }, until.retryMs);
     poll.unref();
     this.#polls.set(tenant, poll);
+  }
+
+  /**
+   * A message that was to wait here and will not (stopping, lost, an error): handed back (a lost one
+   * is only let go), and on FIFO its group's buffered messages go back behind it.
+   */
+  async handBackWaiting(lease: Lease, reason: string): Promise<void> {
+    const behind = this.#scheduler.finish(lease, true);
+    const why = 'an earlier message of its FIFO group comes back first';
+    if (lease.lost) {
+      await this.#ctx.heartbeat.stopHolding(lease);
+      if (behind.length > 0) await this.handBackNow(behind, why);
+      return;
+    }
+    await this.handBackNow([lease], reason);
+    if (behind.length > 0) await this.handBackNow(behind, why);
+  }
+
+  /** Start what can start at `at` (a timer may fire a little early: it is set again for the rest). */
+  #wakeAt(at: number): void {
+    const left = at - Date.now();
+    if (left <= 0) this.#wake();
+    else setTimeout(() => this.#wakeAt(at), left).unref();
   }
 
   /** Put a FIFO job back at the head of its group, to start after `delayMs`. */

@@ -3,7 +3,8 @@ import type { BackoffPolicy } from '../../core/definition-rules.js';
 import type { PoisonReason } from '../../core/envelope.js';
 import type { DeadLetterReason, DuplicateState, Limit } from '../../core/job-events.js';
 import type { ClaimResult } from '../../ports/lock.js';
-import type { RateSlot } from '../../core/rate-limit.js';
+import { MAX_RATE_WAIT_MS, type RateSlot } from '../../core/rate-limit.js';
+import { SQS_MAX_DELAY_SECONDS } from '../../core/sqs-limits.js';
 import { retryDelayMs } from './backoff.js';
 import type { Execution } from '../run/execute.js';
 
@@ -135,8 +136,8 @@ export interface RateFacts {
 
 /**
  * After asking for a start under the job's rate limit: 'run' when its slot is now; else wait here
- * for it (no receive spent), or, when as many messages wait here as there is room for, deferred
- * until about then.
+ * for it (no receive spent), or, when as many messages wait here as there is room for or its slot
+ * is more than MAX_RATE_WAIT_MS ahead, deferred until about then (at most 15 minutes).
  */
 export function afterRateSlot(f: RateFacts): Outcome | 'run' {
   if (f.leaseLost) return leaseLost('its rate limit was being asked');
@@ -144,8 +145,10 @@ export function afterRateSlot(f: RateFacts): Outcome | 'run' {
   // 'unavailable': memcached cannot be asked; the job runs without the limit rather than wait for it.
   if (f.slot === 'unavailable' || (f.slot.reserved && f.slot.at <= f.now)) return 'run';
   const reason = `${f.what} is at its rate limit (${f.perSecond}/s)`;
-  if (f.canWait) return { kind: 'wait', reason, limit: 'rate-limit', until: { at: f.slot.at } };
-  return { kind: 'defer', reason, delaySeconds: Math.max(1, Math.ceil((f.slot.at - f.now) / 1000)), limit: 'rate-limit' };
+  // Waits are bounded well within SQS's 12-hour hold; a turn further off is not waited for.
+  if (f.canWait && f.slot.at - f.now <= MAX_RATE_WAIT_MS) return { kind: 'wait', reason, limit: 'rate-limit', until: { at: f.slot.at } };
+  const delaySeconds = Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.ceil((f.slot.at - f.now) / 1000)));
+  return { kind: 'defer', reason, delaySeconds, limit: 'rate-limit' };
 }
 
 export interface RunFacts {

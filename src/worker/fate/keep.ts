@@ -35,7 +35,8 @@ export async function retryInPlace(
 /**
  * A message whose tenant is at its cap, or whose job is at its rate limit, waits here (decide's
  * waitsHere): still held, its lock and permit let go (a copy of the job elsewhere may run
- * meanwhile; this one then ends as its duplicate), and no receive spent.
+ * meanwhile; this one then ends as its duplicate), and no receive spent. Answers the tenant whose
+ * permit it gave back, if it held one (a job waiting here for one may start).
  */
 export async function letWait(
   ctx: WorkerContext,
@@ -43,7 +44,7 @@ export async function letWait(
   info: JobInfo,
   outcome: Extract<Outcome, { kind: 'wait' }>,
   firstWait: boolean,
-): Promise<void> {
+): Promise<string | undefined> {
   const { lock, permit } = lease.endClaims();
   if (lease.pending !== undefined) await lease.pending;
   try {
@@ -54,4 +55,5 @@ export async function letWait(
     ctx.onError('unlock', error); // the ports should not throw; the claims then end with their TTL
   }
   if (firstWait) new Report(ctx, info).waiting(outcome.reason, outcome.limit);
+  return permit?.key;
 }

@@ -2,7 +2,7 @@ import type { Outcome } from './decide.js';
 
 /* Questions asked of an Outcome decided already (which way it goes on): none builds one. */
 
-/** A message whose tenant is at its cap waits here (see Outcome 'wait'), unless its lease was lost or the worker stops. */
+/** A message over its tenant's cap or its job's rate waits here (see Outcome 'wait'), unless its lease was lost or the worker stops. */
 export function waitsHere(
   outcome: Outcome,
   f: { readonly leaseLost: boolean; readonly stopping: boolean },
@@ -10,9 +10,12 @@ export function waitsHere(
   return outcome.kind === 'wait' && !f.leaseLost && !f.stopping;
 }
 
-/** After which outcomes a FIFO message comes back to its queue, so its group's later messages must wait for it. */
+/**
+ * After which outcomes a FIFO message comes back to its queue, so its group's later messages must
+ * wait for it (a 'wait' settled rather than kept, the worker stopping or its lease lost, is handed back).
+ */
 export function blocksGroup(outcome: Outcome): boolean {
-  return outcome.kind === 'retry' || outcome.kind === 'hand-back' || outcome.kind === 'lost';
+  return outcome.kind === 'retry' || outcome.kind === 'hand-back' || outcome.kind === 'lost' || outcome.kind === 'wait';
 }
 
 /**

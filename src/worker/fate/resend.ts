@@ -10,8 +10,7 @@ import {
 } from '../../core/delivery.js';
 import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from '../../core/message.js';
 import { isFifoQueue } from '../../core/queue-url.js';
-
-const SQS_MAX_DELAY_SECONDS = 900;
+import { SQS_MAX_DELAY_SECONDS } from '../../core/sqs-limits.js';
 
 /** True when handing `m` back by visibility would let SQS's redrive move it to the DLQ on its next receive. */
 export function atReceiveLimit(m: ReceivedMessage, maxReceiveCount: number | undefined): boolean {

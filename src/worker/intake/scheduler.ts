@@ -32,7 +32,7 @@ export class Scheduler<Q extends ScheduledQueue> {
    * on the lease (a lease is held per in-flight message, and most never wait).
    */
   readonly #waitingFor = new Map<Lease, string | undefined>();
-  /** Messages that have waited for a permit at least once. */
+  /** Messages that have waited here (for a permit or a rate slot) at least once. */
   readonly #waited = new WeakSet<Lease>();
 
   constructor(queues: readonly Q[], pick?: TierPick) {
@@ -61,12 +61,12 @@ export class Scheduler<Q extends ScheduledQueue> {
     return n;
   }
 
-  /** Whether `lease` has waited here for a permit of its tenant (it keeps its place; events tell its first wait only). */
+  /** Whether `lease` has waited here, for a permit or a rate slot (it keeps its place; events tell its first wait only). */
   hasWaited(lease: Lease): boolean {
     return this.#waited.has(lease);
   }
 
-  /** Messages of one queue waiting to start (`withWaiting` false: not those waiting for their tenant's permit). */
+  /** Messages of one queue waiting to start (`withWaiting` false: not those waiting for a permit or a rate slot). */
   bufferedOf(queueUrl: string, withWaiting = true): number {
     const buffer = this.#slot(queueUrl).buffer;
     if (withWaiting || this.#waitingFor.size === 0) return buffer.length;
@@ -190,7 +190,7 @@ export class Scheduler<Q extends ScheduledQueue> {
       if (s.buffer.length === 0) return -1;
       if (s.buffer[0]!.notBefore === 0) return 0;
       const now = Date.now();
-      // Past those waiting for their tenant's permit; a lost one is taken out (next() drops it).
+      // Past those waiting for a permit or a rate slot; a lost one is taken out (next() drops it).
       return s.buffer.findIndex((l) => l.notBefore <= now || l.lost);
     }
     const now = Date.now();

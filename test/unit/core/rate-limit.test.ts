@@ -3,33 +3,36 @@ import { gridOf, type RateLimit, rateLimitOf, reserveSlot } from '../../../src/c
 import { defineJob } from '../../../src/core/job.js';
 import { z } from 'zod';
 
-/** A window counter as memcached's incr keeps it (created at 0), for one key. */
+/** Window counters as memcached's incr keeps them: created at `initial`, else one more. */
 function counters() {
   const counts = new Map<number, number>();
-  return async (window: number, by: number) => {
-    const n = (counts.get(window) ?? 0) + by;
+  return async (window: number, initial: number) => {
+    await Promise.resolve(); // answered later, as a server would: asks made together interleave
+    const n = counts.has(window) ? counts.get(window)! + 1 : initial;
     counts.set(window, n);
     return n;
   };
 }
 
 const limit = (perSecond: number, burst = 1): RateLimit => rateLimitOf({ perSecond, burst });
-/** A window's start for 50/s: windows are 1 s. */
+/** A window's start for every rate used here. */
 const T0 = 1_700_000_000_000;
 
-async function reserveMany(l: RateLimit, times: readonly number[]) {
+/** Ask at each of `times` in turn (or, `together`, all at once); one not reserved asks again when told, as the worker does. */
+async function reserveMany(l: RateLimit, times: readonly number[], together = false) {
   const incr = counters();
-  const out: number[] = [];
-  for (const now of times) {
+  const one = async (now: number) => {
     let slot = await reserveSlot(l, now, incr);
-    // Every window it looked at was full: it waits until then and asks again, as the worker does.
     while (!slot.reserved) slot = await reserveSlot(l, slot.at, incr);
-    out.push(slot.at);
-  }
+    return slot.at;
+  };
+  if (together) return Promise.all(times.map(one));
+  const out: number[] = [];
+  for (const now of times) out.push(await one(now));
   return out;
 }
 
-/** Most starts in any `spanMs` (starts at the slot times). */
+/** Most of `starts` in any `spanMs`. */
 function mostIn(starts: readonly number[], spanMs: number): number {
   const s = [...starts].sort((a, b) => a - b);
   let most = 0;
@@ -41,31 +44,40 @@ function mostIn(starts: readonly number[], spanMs: number): number {
 }
 
 describe('the rate grid: where starts go', () => {
-  it('gives many asking at once consecutive slots 1/perSecond apart, across window ends', async () => {
+  it('gives many asking one after another consecutive slots 1/perSecond apart, across window ends', async () => {
     const at = await reserveMany(limit(50), Array(120).fill(T0));
     expect(at).toEqual(Array.from({ length: 120 }, (_, i) => T0 + i * 20));
   });
 
+  it('gives many asking at once the same: a receive of 10 does not push its own jobs seconds ahead', async () => {
+    const now = T0 + 500; // a quiet spell: half the second unused
+    const at = (await reserveMany(limit(50), Array(10).fill(now), true)).sort((a, b) => a - b);
+    expect(at).toEqual(Array.from({ length: 10 }, (_, i) => now + i * 20));
+  });
+
   it('keeps fractional rates on their grid (0.5/s: one start every 2 s)', async () => {
-    expect(gridOf(0.5)).toEqual({ slotMs: 2_000, perWindow: 1, windowMs: 2_000 });
+    expect(gridOf(limit(0.5))).toEqual({ slotMs: 2_000, perWindow: 1, windowMs: 2_000 });
     const at = await reserveMany(limit(0.5), Array(4).fill(T0));
     expect(at).toEqual([T0, T0 + 2_000, T0 + 4_000, T0 + 6_000]);
-    expect(gridOf(2.5)).toEqual({ slotMs: 400, perWindow: 3, windowMs: 1_200 });
+    expect(gridOf(limit(50))).toEqual({ slotMs: 20, perWindow: 5, windowMs: 100 }); // windows of about 0.1 s
   });
 
-  it('after a quiet spell, starts now and then one per slot: the unused slots do not add up to a rush (burst 1)', async () => {
-    const now = T0 + 500; // halfway through the window: 25 slots went unused
-    const at = await reserveMany(limit(50), Array(4).fill(now));
-    expect(at).toEqual([now, now + 20, now + 40, now + 60]);
+  it('after a quiet spell, starts at the next slot and then one per slot (burst 1), also at slow rates', async () => {
+    // Never on a slot already past: one started on it a moment ago, for all this worker knows.
+    const now = T0 + 510; // mid-slot
+    expect(await reserveMany(limit(50), Array(4).fill(now))).toEqual([T0 + 520, T0 + 540, T0 + 560, T0 + 580]);
+    const slow = T0 + 900;
+    expect(await reserveMany(limit(1), Array(3).fill(slow))).toEqual([T0 + 1_000, T0 + 2_000, T0 + 3_000]);
   });
 
-  it('with burst 5, lets 5 start together after a quiet spell, then one per slot', async () => {
+  it('with burst 5, lets 5 start together after a quiet spell, then one per slot, at any rate', async () => {
     const now = T0 + 500;
-    const at = await reserveMany(limit(50, 5), Array(7).fill(now));
-    expect(at).toEqual([now, now, now, now, now, now + 20, now + 40]);
+    expect(await reserveMany(limit(50, 5), Array(7).fill(now), true)).toEqual([now, now, now, now, now, now + 20, now + 40]);
+    const slow = T0 + 5_000; // on a slot: the 5 slots back to T0 + 1 s are free
+    expect(await reserveMany(limit(1, 5), Array(6).fill(slow), true)).toEqual([slow, slow, slow, slow, slow, T0 + 6_000]);
   });
 
-  it('never starts more than perSecond × T + burst in any T, however the asks arrive', async () => {
+  it('never starts more than perSecond × T + perWindow + burst in any T, however the asks arrive', async () => {
     let seed = 7;
     const random = () => {
       seed = (seed * 48271) % 2147483647;
@@ -76,22 +88,38 @@ describe('the rate grid: where starts go', () => {
       [50, 10],
       [7, 3],
       [0.8, 1],
+      [1_000, 1],
     ] as const) {
-      // Bursts of asks at random moments over ~20 s, some quiet, some far over the rate.
-      const times: number[] = [];
+      // Groups of asks made together at random moments over ~20 s, some quiet, some far over the rate.
+      const groups: number[][] = [];
       let t = T0 + 137;
-      while (times.length < 600) {
+      for (let asks = 0; asks < 600; ) {
         t += random() < 0.2 ? random() * 3_000 : random() * 10;
         const n = 1 + Math.floor(random() * 8);
-        for (let i = 0; i < n; i++) times.push(Math.round(t));
+        groups.push(Array(n).fill(Math.round(t)));
+        asks += n;
       }
-      const at = await reserveMany(limit(perSecond, burst), times);
-      for (const [i, start] of at.entries()) expect(start).toBeGreaterThanOrEqual(times[i]!); // never before it asked
-      for (const spanS of [1, 10]) expect(mostIn(at, spanS * 1000)).toBeLessThanOrEqual(Math.ceil(perSecond * spanS) + burst);
+      const l = limit(perSecond, burst);
+      const incr = counters();
+      const at: number[] = [];
+      for (const group of groups) {
+        const got = await Promise.all(
+          group.map(async (now) => {
+            let slot = await reserveSlot(l, now, incr);
+            while (!slot.reserved) slot = await reserveSlot(l, slot.at, incr);
+            expect(slot.at).toBeGreaterThanOrEqual(now); // never before it asked
+            return slot.at;
+          }),
+        );
+        at.push(...got);
+      }
+      expect(new Set(at.map(String)).size).toBeGreaterThan(0);
+      const { perWindow } = gridOf(l);
+      for (const spanS of [1, 10]) expect(mostIn(at, spanS * 1000)).toBeLessThanOrEqual(Math.ceil(perSecond * spanS) + perWindow + burst);
     }
   });
 
-  it('says when to ask again, having looked 8 windows ahead and found them all full', async () => {
+  it('says when to ask again, having looked 16 windows ahead and found them all full', async () => {
     const full = async () => 1_000; // every window counted far past its slots
     const slot = await reserveSlot(limit(50), T0, full);
     expect(slot.reserved).toBe(false);

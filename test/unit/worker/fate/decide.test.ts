@@ -274,6 +274,11 @@ describe('afterRateSlot: the job rate limit, one row per rule', () => {
       { kind: 'wait', reason, limit: 'rate-limit', until: { at: 9_000 } },
     ],
     [
+      'its slot is more than an hour ahead → deferred (a wait must end well within the 12-hour hold of SQS), at most 15 minutes',
+      { slot: { at: 1_000 + 3_600_001, reserved: true }, canWait: true },
+      { kind: 'defer', reason, delaySeconds: 900, limit: 'rate-limit' },
+    ],
+    [
       'its slot is ahead, no room left to wait here → deferred until about then (at least 1 s)',
       { slot: { at: 3_500, reserved: true } },
       { kind: 'defer', reason, delaySeconds: 3, limit: 'rate-limit' },
@@ -344,7 +349,9 @@ describe('FIFO groups', () => {
   const error = new Error('boom');
   const retry: Outcome = { kind: 'retry', error, delayMs: 1_000, processMs: 2, abandoned: false };
   it('a message that comes back blocks its group; one that ends frees it', () => {
-    expect([retry, handBackNow('x'), leaseLost('x')].map(blocksGroup)).toEqual([true, true, true]);
+    const wait: Outcome = { kind: 'wait', reason: 'rate', limit: 'rate-limit', until: { at: 5 } };
+    // A wait settled (not kept: stopping, or its lease lost) is handed back: its group waits for it.
+    expect([retry, handBackNow('x'), leaseLost('x'), wait].map(blocksGroup)).toEqual([true, true, true, true]);
     expect(
       [
         { kind: 'succeeded', waitMs: 1, processMs: 1 } as Outcome,

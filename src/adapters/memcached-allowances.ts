@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+import { allowanceWindow, withinAllowance } from '../core/allowance.js';
+import type { Allowances } from '../ports/allowances.js';
+import type { MemcachedCalls } from './memcached-permits.js';
+
+/** memcached refuses keys longer than this. */
+const MAX_KEY = 250;
+
+/**
+ * Spillover allowances on a MemcachedLock's memcached: window w of key `key` is the counter
+ * `allowance/<key>/<w>` under the lock's prefix, `incr`ed by each send's count (created by the
+ * first, kept a minute past its window). A key too long for memcached is hashed.
+ */
+export function memcachedAllowances(m: MemcachedCalls, prefixed: (name: string) => string): Allowances {
+  const counter = (key: string, window: number) => {
+    const name = prefixed(`allowance/${key}/${window}`);
+    return name.length <= MAX_KEY ? name : prefixed(`allowance/#${createHash('sha256').update(key).digest('base64url')}/${window}`);
+  };
+  return {
+    take: async (key, count, allowance, now) => {
+      if (!Number.isSafeInteger(count) || count < 1) return 0;
+      const window = allowanceWindow(allowance, now);
+      const expires = Math.ceil(((window.index + 1) * window.ms - now) / 1000) + 60;
+      try {
+        const { value } = await m.call((c) => c.increment(counter(key, window.index), count, { initial: count, expires }));
+        if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new Error(`memcached incr answered ${String(value)}`);
+        return m.ok(withinAllowance(allowance, count, value));
+      } catch (error) {
+        return m.failed('unavailable' as const, error);
+      }
+    },
+  };
+}
