@@ -63,7 +63,7 @@ async function sendJobs(key: string, n: number): Promise<void> {
   try {
     const url = await router.queueFor(key, n);
     const args = Array.from({ length: n }, (_, i) => ({ seq: first + i }));
-    const jobIds = args.map((a) => `${spec.runId}-${key}-${a.seq}`);
+    const jobIds = args.map((a) => `${spec.runId}-${spec.index}-${key}-${a.seq}`);
     if (n === 1) await producerFor(url).enqueue(job, args[0]!, { tenant: key, jobId: jobIds[0]!, ...setup.enqueue(key) });
     else await producerFor(url).enqueueMany(job, args, { tenant: key, jobIds, ...setup.enqueue(key) });
     counts[key] = (counts[key] ?? 0) + n;

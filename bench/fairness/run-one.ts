@@ -121,9 +121,11 @@ export async function runOne(ctx: RunContext, scenario: Scenario, mode: Mode): P
     started.push(...producers);
     const sentMessages = producers.map((p) => p.next('sent'));
     const fillStart = Date.now();
+    // Every producer's answer is waited for from now: a message that comes before its waiter is dropped.
+    const fills = producers.map((p) => p.next('filled|error'));
     let fillMs = 0;
-    for (const producer of producers) {
-      const filled = await producer.next('filled|error');
+    for (const fill of fills) {
+      const filled = await fill;
       if (filled.type !== 'filled')
         return { scenario: scenario.id, mode, status: 'unavailable', note: String(filled.message ?? 'the producer exited') };
       fillMs = Math.max(fillMs, Number(filled.at) - fillStart);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { type RateLimit, type RateLimitSpec, rateLimitOf, rateLimitSchema } from './rate-limit.js';
 import { type Priority, prioritySchema } from './priority.js';
 import { ValidationError } from './errors.js';
 import {
@@ -63,6 +64,8 @@ export interface BatchJobDefinition<Args extends z.ZodType = z.ZodType> {
   readonly maxWaitMs: number;
   /** One flush of a key at a time across the fleet (a memcached key per job and key). */
   readonly exclusive: boolean;
+  /** How often its handler may be called across every worker (one slot per call, through memcached); undefined: no limit. */
+  readonly rateLimit: RateLimit | undefined;
   readonly handle: (items: BatchItem<z.output<Args>>[], ctx: BatchContext) => Promise<BatchAnswer> | BatchAnswer;
   readonly timeoutMs: number | undefined;
   readonly backoff: BackoffPolicy;
@@ -84,6 +87,12 @@ export interface BatchJobSpec<Args extends z.ZodType> {
   maxWaitMs: number;
   /** Never flush one key in two places at once (needs memcached; default false). */
   exclusive?: boolean;
+  /**
+   * At most `perSecond` handler calls per second across every worker (memcached): one slot per
+   * call, whatever its size (an API taking many items per request). `perTenant` does not apply: a
+   * batch mixes tenants.
+   */
+  rateLimit?: Omit<RateLimitSpec, 'perTenant'>;
   handle: (items: BatchItem<z.output<Args>>[], ctx: BatchContext) => Promise<BatchAnswer> | BatchAnswer;
   /** Abort the handler's signal after this long; every item of the batch then counts a failed attempt. */
   timeoutMs?: number;
@@ -104,6 +113,9 @@ const batchSpecSchema = z
     maxSize: z.number().int().min(1).max(MAX_BATCH_SIZE, `must be at most ${MAX_BATCH_SIZE}`),
     maxWaitMs: z.number().int().min(0).max(900_000, 'must be at most 15 minutes'),
     exclusive: z.boolean().optional(),
+    rateLimit: rateLimitSchema
+      .refine((r) => r.perTenant !== true, { message: 'a batch mixes tenants: its rate is per handler call', path: ['perTenant'] })
+      .optional(),
     handle: functionSchema,
     timeoutMs: timeoutMsSchema.optional(),
     backoff: backoffSchema,
@@ -130,6 +142,7 @@ export function defineBatchJob<Args extends z.ZodType>(spec: BatchJobSpec<Args>)
     maxSize: parsed.maxSize,
     maxWaitMs: parsed.maxWaitMs,
     exclusive: parsed.exclusive ?? false,
+    rateLimit: parsed.rateLimit === undefined ? undefined : rateLimitOf(parsed.rateLimit),
     handle: spec.handle,
     timeoutMs: parsed.timeoutMs,
     backoff: Object.freeze({ ...DEFAULT_BACKOFF, ...parsed.backoff }),

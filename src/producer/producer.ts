@@ -86,7 +86,7 @@ export class Producer {
     this.#memcached = producerMemcached(o, env);
     let admission: ReturnType<typeof producerAdmission> | undefined;
     try {
-      admission = o.admission === undefined ? undefined : producerAdmission(o.admission, this.#memcached, counts, env);
+      admission = o.admission === undefined ? undefined : producerAdmission(o.admission, this.#memcached, counts);
       this.#spillover =
         o.spillover === undefined
           ? undefined

@@ -76,7 +76,6 @@ export function producerAdmission(
   settings: z.output<typeof admissionOptionsSchema>,
   memcached: { get: () => MemcachedLock | undefined },
   counts: ((queueUrl: string) => Promise<QueueCounts>) | undefined,
-  env: Env,
 ): { admission: Admission; close: () => void } {
   const queueCounts = settings.counts ?? counts;
   if (queueCounts === undefined) {

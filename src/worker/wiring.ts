@@ -86,10 +86,7 @@ export function buildContext(
       'exclusive batch jobs need permits (memcached, or the permits option): without them two flushes of one key may run at once',
     );
   }
-  const limited = c.jobs.names().filter((name) => {
-    const job = c.jobs.get(name);
-    return job.kind === 'sqs-jobs/job' && job.rateLimit !== undefined;
-  });
+  const limited = c.jobs.names().filter((name) => c.jobs.get(name).rateLimit !== undefined);
   if (limited.length > 0 && rates === undefined) {
     log.warn({ jobs: limited }, 'rate limits need memcached (or the rateLimits option): without it these jobs start as fast as slots free');
   }

@@ -5,7 +5,8 @@ import { SqsJobsError, toError } from '../../core/errors.js';
 import type { JobInfo } from '../../core/job-events.js';
 import type { WorkerContext } from '../context.js';
 import type { Batch, Held } from './batches.js';
-import { afterRun, cancelledWhile, itemExecution, leaseLost, type Outcome } from '../fate/decide.js';
+import { afterRun, cancelledWhile, handBackNow, itemExecution, leaseLost, type Outcome } from '../fate/decide.js';
+import { sleep } from '../../core/sleep.js';
 import { execute } from '../run/execute.js';
 import { abortedWith, type Abortable, type AbortCode, type Lease } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
@@ -58,7 +59,7 @@ export function exclusiveKey(job: AnyBatchJob, key: string): string {
  * handler reported failed retries (or is dead-lettered) alone; when the handler throws or times
  * out, every item failed; at the shutdown deadline every item is handed back. Never throws.
  */
-export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[] | 'busy'> {
+export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[] | 'busy' | { readonly retryAt: number }> {
   const { job, key } = run.batch;
   const permits = ctx.permits;
   const ttl = ctx.config.lockTtlSeconds;
@@ -77,6 +78,11 @@ export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<ItemO
   }
   let abandoned = false;
   try {
+    const turn = await rateTurn(ctx, run);
+    if (turn !== 'now') return turn;
+    // Stopped while it waited for its turn: handed back, never started.
+    if (run.signal.aborted)
+      return run.batch.items.map((item) => ({ item, info: item.read.info, outcome: handBackNow('worker is stopping') }));
     const outcomes = await flush(ctx, run);
     abandoned = outcomes.some((o) => 'abandoned' in o.outcome && o.outcome.abandoned);
     return outcomes;
@@ -87,6 +93,26 @@ export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<ItemO
       if (!abandoned) await permits!.release(permitKey!, 0, run.token).catch(() => {});
     }
   }
+}
+
+/** The longest a flush waits for its rate slot, holding its handler slot; a turn further off is asked for again then. */
+const MAX_FLUSH_WAIT_MS = 30_000;
+
+/**
+ * A batch job with a rateLimit takes one slot per handler call and waits here for it, its items
+ * held and its handler slot taken (the wait ends early when the run is stopped): 'now' to call the
+ * handler; `{ retryAt }` when its turn is further off than MAX_FLUSH_WAIT_MS (the batch goes back
+ * to fill, and asks again then; that slot is lost). memcached unreachable: no limit.
+ */
+async function rateTurn(ctx: WorkerContext, run: BatchRun): Promise<'now' | { readonly retryAt: number }> {
+  const limit = run.batch.job.rateLimit;
+  if (limit === undefined || ctx.rates === undefined) return 'now';
+  const slot = await ctx.rates.reserve(run.batch.job.name, limit, Date.now());
+  if (slot === 'unavailable') return 'now';
+  const wait = slot.at - Date.now();
+  if (!slot.reserved || wait > MAX_FLUSH_WAIT_MS) return { retryAt: slot.reserved ? slot.at - MAX_FLUSH_WAIT_MS : slot.at };
+  if (wait > 0) await sleep(wait, run.signal);
+  return 'now';
 }
 
 async function flush(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[]> {

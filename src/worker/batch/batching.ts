@@ -138,12 +138,13 @@ export class Batching {
     runBatch(this.#ctx, run)
       .then(
         (result) => {
-          if (result !== 'busy') {
+          if (Array.isArray(result)) {
             for (const r of result) this.#fate.conclude(r.item.lease, r.info, r.outcome);
           } else if (this.#ctx.stop.signal.aborted) {
             for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, handBackNow('worker is stopping'));
           } else {
-            this.#buffer.putBack(batch, Date.now() + BUSY_RETRY_MS);
+            // Its key flushed elsewhere now ('busy'), or its rate's turn far off: back to fill until then.
+            this.#buffer.putBack(batch, result === 'busy' ? Date.now() + BUSY_RETRY_MS : result.retryAt);
           }
         },
         (error: unknown) => {

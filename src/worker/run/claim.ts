@@ -89,7 +89,7 @@ export async function rateSlotFor(
   canWait: (lease: Lease) => boolean,
 ): Promise<Outcome | 'run'> {
   const job = read.job;
-  const limit = job.kind === 'sqs-jobs/job' ? job.rateLimit : undefined;
+  const limit = job.rateLimit;
   if (limit === undefined || ctx.rates === undefined) return 'run';
   const waited = lease.rateSlotAt;
   lease.rateSlotAt = undefined;

@@ -400,3 +400,51 @@ describe('a job with a rate limit (in memory)', () => {
     expect(Math.min(...times('globex'))).toBeLessThan(Math.max(...times('acme')));
   });
 });
+
+describe('a batch job with a rate limit (in memory)', () => {
+  it('takes one slot per handler call, shared by two workers: 5 calls at 5/s end no sooner than 0.6 s in, every item once', async () => {
+    const memory = new MemoryQueue();
+    const dlq = memory.create('calls-dlq');
+    const url = memory.create('calls', { deadLetterQueueUrl: dlq, maxReceiveCount: 3 });
+    const calls: { at: number; items: number[] }[] = [];
+    const job = defineBatchJob({
+      name: 'push-many',
+      args: z.object({ n: z.number() }),
+      maxSize: 2,
+      maxWaitMs: 0,
+      rateLimit: { perSecond: 5 },
+      handle: (items) => void calls.push({ at: Date.now(), items: items.map((i) => i.args.n) }),
+    });
+    for (let n = 0; n < 10; n++)
+      await memory.send(url, {
+        body: encodeEnvelope({ v: 1, id: newJobId(), job: 'push-many', args: { n }, enqueuedAt: new Date().toISOString() }),
+        attributes: {},
+      });
+    const lock = new MemoryLock();
+    const rateLimits = new MemoryRateLimits();
+    const workers = [0, 1].map(() =>
+      createWorker({ queues: [url], jobs: [job], queue: memory, lock, rateLimits, concurrency: 2, ...QUIET }, {}),
+    );
+    const startedAt = Date.now();
+    await Promise.all(workers.map((w) => w.start()));
+    await eventually(() => calls.flatMap((c) => c.items).length === 10, 'every item handled', 20_000);
+    await Promise.all(workers.map((w) => w.stop()));
+    expect(calls.flatMap((c) => c.items).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    // n calls on a grid 200 ms apart end no sooner than (n - 2) slots after the workers start.
+    expect(Math.max(...calls.map((c) => c.at)) - startedAt).toBeGreaterThanOrEqual((calls.length - 2) * 200);
+    expect(calls.length).toBeGreaterThanOrEqual(5); // at most 2 items a call
+  });
+
+  it('refuses perTenant on a batch job, naming the field', () => {
+    expect(() =>
+      defineBatchJob({
+        name: 'b',
+        args: z.object({}),
+        maxSize: 5,
+        maxWaitMs: 0,
+        rateLimit: { perSecond: 1, perTenant: true } as never,
+        handle: () => undefined,
+      }),
+    ).toThrow(/rateLimit\.perTenant/);
+  });
+});
