@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { allowanceWindow, withinAllowance } from '../core/allowance.js';
 import type { Allowances } from '../ports/allowances.js';
-import type { MemcachedCalls } from './memcached-permits.js';
+import { type MemcachedCalls, MAX_RELATIVE_EXPIRY_S } from './memcached-permits.js';
 
 /** memcached refuses keys longer than this. */
 const MAX_KEY = 250;
@@ -20,7 +20,7 @@ export function memcachedAllowances(m: MemcachedCalls, prefixed: (name: string) 
     take: async (key, count, allowance, now) => {
       if (!Number.isSafeInteger(count) || count < 1) return 0;
       const window = allowanceWindow(allowance, now);
-      const expires = Math.ceil(((window.index + 1) * window.ms - now) / 1000) + 60;
+      const expires = Math.min(MAX_RELATIVE_EXPIRY_S, Math.max(1, Math.ceil(((window.index + 1) * window.ms - now) / 1000)) + 60);
       try {
         const { value } = await m.call((c) => c.increment(counter(key, window.index), count, { initial: count, expires }));
         if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new Error(`memcached incr answered ${String(value)}`);

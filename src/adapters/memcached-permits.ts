@@ -10,6 +10,9 @@ export interface MemcachedCalls {
   failed<T>(result: T, error: unknown): T;
 }
 
+/** memcached reads an expiry past 30 days as a point in time: relative expiries are kept under it. */
+export const MAX_RELATIVE_EXPIRY_S = 30 * 24 * 3600 - 1;
+
 /**
  * Whether `error` is memcached's answer to a request (memjs: "MemJS <OP>: <status>", e.g. an
  * append that would pass the item size limit): the connection works, memcached is up.

@@ -1,13 +1,10 @@
 import { createHash } from 'node:crypto';
 import { reserveSlot } from '../core/rate-limit.js';
 import type { RateLimits } from '../ports/rate-limits.js';
-import type { MemcachedCalls } from './memcached-permits.js';
+import { type MemcachedCalls, MAX_RELATIVE_EXPIRY_S } from './memcached-permits.js';
 
 /** memcached refuses keys longer than this. */
 const MAX_KEY = 250;
-
-/** memcached reads an expiry past 30 days as a point in time. */
-const MAX_RELATIVE_EXPIRY_S = 30 * 24 * 3600 - 1;
 
 /**
  * Rate limits on a MemcachedLock's memcached: window k of key `key` under a rate is the counter

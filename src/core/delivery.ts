@@ -24,6 +24,13 @@ export const ATTR_ORIGIN = 'sqsjobs-origin-message-id';
  */
 export const ATTR_DEAD_LETTERED = 'sqsjobs-dead-lettered';
 
+/**
+ * On a copy re-sent to wait for its rate limit's turn (its slot too far off to wait for held): the
+ * slot it reserved (ms since the epoch), so it starts on that slot when it comes back rather than
+ * taking a new one further off.
+ */
+export const ATTR_RATE_SLOT = 'sqsjobs-rate-slot';
+
 function numberAttribute(m: ReceivedMessage, name: string): number | undefined {
   const text = m.attributes[name]?.StringValue;
   const value = text === undefined ? Number.NaN : Number(text);
@@ -49,4 +56,9 @@ export function originOf(m: ReceivedMessage): string {
 /** A copy re-sent only to be counted: its job is in the DLQ already (see ATTR_DEAD_LETTERED). */
 export function isDeadLetteredCopy(m: ReceivedMessage): boolean {
   return m.attributes[ATTR_DEAD_LETTERED]?.StringValue === 'true';
+}
+
+/** The rate slot a re-sent copy carries (see ATTR_RATE_SLOT), if any. */
+export function carriedRateSlot(m: ReceivedMessage): number | undefined {
+  return numberAttribute(m, ATTR_RATE_SLOT);
 }

@@ -41,8 +41,8 @@ export function rateLimitOf(spec: z.output<typeof rateLimitSchema>): RateLimit {
 /** How late after its slot a job that waited for it may still start on it (timers and a busy worker are not exact). */
 export const LATE_MS = 100;
 
-/** A job does not wait longer than this for its slot (SQS holds a message 12 hours at most); it is deferred instead. */
-export const MAX_RATE_WAIT_MS = 3_600_000;
+/** A job waits for its slot only while that ends this long before SQS's 12-hour hold of its message does. */
+export const HOLD_MARGIN_MS = 10 * 60_000;
 
 /** The grid of a rate: slots `slotMs` apart, counted `perWindow` to a window of `windowMs`. */
 export interface RateGrid {

@@ -68,7 +68,7 @@ export class Spillover {
     if (this.#shared !== undefined && now >= this.#sharedAgainAt) {
       const weight = this.#local.weightOf(key);
       const got = await this.#shared
-        .take(key, count, { perSecond: this.#s.ratePerSecond * weight, burst: this.#s.burst * weight }, now)
+        .take(key, count, { perSecond: this.#s.ratePerSecond * weight, burst: Math.max(1, Math.floor(this.#s.burst * weight)) }, now)
         .catch(() => 'unavailable' as const);
       if (got !== 'unavailable') return got;
       // Not asked again for a while: a memcached that does not answer would add its timeout to every send.

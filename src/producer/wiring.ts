@@ -35,8 +35,9 @@ export function producerQueue(
 
 /**
  * The workers' memcached as the producer uses it (admission's drain counts, shared spillover
- * allowances): the `memcached` option or SQS_JOBS_MEMCACHED, under their lockKeyPrefix; connected
- * on first use, once. `get` answers undefined when none is named.
+ * allowances): the `memcached` option or SQS_JOBS_MEMCACHED, under their lockKeyPrefix. The client
+ * is made when first asked for (at construction, when admission or spillover needs it; a malformed
+ * address then throws there), once. `get` answers undefined when none is named.
  */
 export function producerMemcached(
   o: { readonly memcached?: string | undefined; readonly lockKeyPrefix: string },

@@ -7,6 +7,7 @@ import type { WorkerContext } from '../context.js';
 import type { Batch, Held } from './batches.js';
 import { afterRun, cancelledWhile, handBackNow, itemExecution, leaseLost, type Outcome } from '../fate/decide.js';
 import { sleep } from '../../core/sleep.js';
+import { slotKept } from '../../core/rate-limit.js';
 import { execute } from '../run/execute.js';
 import { abortedWith, type Abortable, type AbortCode, type Lease } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
@@ -59,7 +60,7 @@ export function exclusiveKey(job: AnyBatchJob, key: string): string {
  * handler reported failed retries (or is dead-lettered) alone; when the handler throws or times
  * out, every item failed; at the shutdown deadline every item is handed back. Never throws.
  */
-export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[] | 'busy' | { readonly retryAt: number }> {
+export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[] | 'busy' | Later> {
   const { job, key } = run.batch;
   const permits = ctx.permits;
   const ttl = ctx.config.lockTtlSeconds;
@@ -101,18 +102,31 @@ const MAX_FLUSH_WAIT_MS = 30_000;
 /**
  * A batch job with a rateLimit takes one slot per handler call and waits here for it, its items
  * held and its handler slot taken (the wait ends early when the run is stopped): 'now' to call the
- * handler; `{ retryAt }` when its turn is further off than MAX_FLUSH_WAIT_MS (the batch goes back
- * to fill, and asks again then; that slot is lost). memcached unreachable: no limit.
+ * handler; Later when its turn is further off than MAX_FLUSH_WAIT_MS (the batch goes back to fill
+ * with its slot, and is flushed on it). memcached unreachable: no limit.
  */
-async function rateTurn(ctx: WorkerContext, run: BatchRun): Promise<'now' | { readonly retryAt: number }> {
+async function rateTurn(ctx: WorkerContext, run: BatchRun): Promise<'now' | Later> {
   const limit = run.batch.job.rateLimit;
   if (limit === undefined || ctx.rates === undefined) return 'now';
-  const slot = await ctx.rates.reserve(run.batch.job.name, limit, Date.now());
+  // The slot it reserved when last tried, unless too late for it now.
+  const kept = run.batch.rateSlotAt;
+  const slot =
+    kept !== undefined && slotKept(kept, Date.now())
+      ? { at: kept, reserved: true }
+      : await ctx.rates.reserve(run.batch.job.name, limit, Date.now());
   if (slot === 'unavailable') return 'now';
   const wait = slot.at - Date.now();
-  if (!slot.reserved || wait > MAX_FLUSH_WAIT_MS) return { retryAt: slot.reserved ? slot.at - MAX_FLUSH_WAIT_MS : slot.at };
+  if (!slot.reserved) return { retryAt: slot.at };
+  // Too far off to wait for holding a handler slot: back to fill, keeping the slot, until shortly before it.
+  if (wait > MAX_FLUSH_WAIT_MS) return { retryAt: slot.at - MAX_FLUSH_WAIT_MS, rateSlotAt: slot.at };
   if (wait > 0) await sleep(wait, run.signal);
   return 'now';
+}
+
+/** A batch to be tried again from `retryAt`, with the rate slot it reserved, if any. */
+export interface Later {
+  readonly retryAt: number;
+  readonly rateSlotAt?: number;
 }
 
 async function flush(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[]> {

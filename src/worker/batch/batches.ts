@@ -12,11 +12,15 @@ export interface Batch<T extends Held> {
   readonly job: AnyBatchJob;
   readonly key: string;
   readonly items: T[];
+  /** The rate slot reserved for its handler call when it was last tried (a rate-limited job whose turn was far off). */
+  readonly rateSlotAt?: number;
 }
 
-interface Open<T extends Held> extends Batch<T> {
-  /** Not flushed before this time: its key was being flushed elsewhere when last tried. */
+interface Open<T extends Held> extends Omit<Batch<T>, 'rateSlotAt'> {
+  /** Not flushed before this time: its key was being flushed elsewhere, or its rate's turn far off, when last tried. */
   notBefore: number;
+  /** Kept for the next slice flushed (see Batch). */
+  rateSlotAt: number | undefined;
 }
 
 /**
@@ -45,7 +49,7 @@ export class BatchBuffer<T extends Held> {
     const id = `${job.name}\u0000${key}`;
     let open = this.#open.get(id);
     if (open === undefined) {
-      open = { job, key, items: [], notBefore: 0 };
+      open = { job, key, items: [], notBefore: 0, rateSlotAt: undefined };
       this.#open.set(id, open);
     }
     open.items.push(item);
@@ -106,17 +110,19 @@ export class BatchBuffer<T extends Held> {
   }
 
   /**
-   * A batch that could not be flushed now (its key is being flushed elsewhere) goes back ahead of
+   * A batch that could not be flushed now (its key is being flushed elsewhere, or its rate's turn is
+   * far off: `rateSlotAt`, the slot it keeps for its next call) goes back ahead of
    * what arrived since, to be tried again from `retryAt`.
    */
-  putBack(batch: Batch<T>, retryAt: number): void {
+  putBack(batch: Batch<T>, retryAt: number, rateSlotAt?: number): void {
     const id = `${batch.job.name}\u0000${batch.key}`;
     const open = this.#open.get(id);
     if (open === undefined) {
-      this.#open.set(id, { job: batch.job, key: batch.key, items: [...batch.items], notBefore: retryAt });
+      this.#open.set(id, { job: batch.job, key: batch.key, items: [...batch.items], notBefore: retryAt, rateSlotAt });
     } else {
       open.items.unshift(...batch.items);
       open.notBefore = retryAt;
+      open.rateSlotAt = rateSlotAt;
     }
     this.#held += batch.items.length;
   }
@@ -149,6 +155,8 @@ export class BatchBuffer<T extends Held> {
     const items = open.items.splice(0, open.job.maxSize);
     if (open.items.length === 0) this.#open.delete(id);
     this.#held -= items.length;
-    return { job: open.job, key: open.key, items };
+    const rateSlotAt = open.rateSlotAt;
+    open.rateSlotAt = undefined; // one handler call's slot: the first slice's
+    return rateSlotAt === undefined ? { job: open.job, key: open.key, items } : { job: open.job, key: open.key, items, rateSlotAt };
   }
 }

@@ -144,7 +144,8 @@ export class Batching {
             for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, handBackNow('worker is stopping'));
           } else {
             // Its key flushed elsewhere now ('busy'), or its rate's turn far off: back to fill until then.
-            this.#buffer.putBack(batch, result === 'busy' ? Date.now() + BUSY_RETRY_MS : result.retryAt);
+            if (result === 'busy') this.#buffer.putBack(batch, Date.now() + BUSY_RETRY_MS);
+            else this.#buffer.putBack(batch, result.retryAt, result.rateSlotAt);
           }
         },
         (error: unknown) => {

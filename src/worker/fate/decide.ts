@@ -3,7 +3,7 @@ import type { BackoffPolicy } from '../../core/definition-rules.js';
 import type { PoisonReason } from '../../core/envelope.js';
 import type { DeadLetterReason, DuplicateState, Limit } from '../../core/job-events.js';
 import type { ClaimResult } from '../../ports/lock.js';
-import { MAX_RATE_WAIT_MS, type RateSlot } from '../../core/rate-limit.js';
+import type { RateSlot } from '../../core/rate-limit.js';
 import { SQS_MAX_DELAY_SECONDS } from '../../core/sqs-limits.js';
 import { retryDelayMs } from './backoff.js';
 import type { Execution } from '../run/execute.js';
@@ -29,8 +29,11 @@ export type Outcome =
   /** Handed back without (finishing) running: visible again after `delaySeconds`, re-sent when it has no receive left. */
   | { readonly kind: 'hand-back'; readonly reason: string; readonly delaySeconds: number; readonly abandoned: boolean }
   | { readonly kind: 'lost'; readonly reason: string; readonly abandoned: boolean }
-  /** Not run now (its tenant at its cap, or the job at its rate limit): re-sent after `delaySeconds`, this receive not counted as an attempt. */
-  | { readonly kind: 'defer'; readonly reason: string; readonly delaySeconds: number; readonly limit: Limit }
+  /**
+   * Not run now (its tenant at its cap, or the job at its rate limit): re-sent after `delaySeconds`,
+   * this receive not counted as an attempt; `rateSlotAt`, the slot it reserved, goes with the copy.
+   */
+  | { readonly kind: 'defer'; readonly reason: string; readonly delaySeconds: number; readonly limit: Limit; readonly rateSlotAt?: number }
   /**
    * Not run now (its tenant at its cap, or the job at its rate limit), and kept here instead: held
    * (the heartbeat keeps it), its claims let go, tried again when `until` says. No receive is spent
@@ -130,6 +133,10 @@ export interface RateFacts {
   readonly perSecond: number;
   /** There is room for one more message waiting here (or it waits anyway: a FIFO message holds its group). */
   readonly canWait: boolean;
+  /** How long it may still wait held: until HOLD_MARGIN_MS before SQS's 12-hour hold of it ends. */
+  readonly waitLimitMs: number;
+  /** A FIFO message is never re-sent (the copy would join the back of its group). */
+  readonly fifo: boolean;
   readonly leaseLost: boolean;
   readonly stopping: boolean;
 }
@@ -137,7 +144,7 @@ export interface RateFacts {
 /**
  * After asking for a start under the job's rate limit: 'run' when its slot is now; else wait here
  * for it (no receive spent), or, when as many messages wait here as there is room for or its slot
- * is more than MAX_RATE_WAIT_MS ahead, deferred until about then (at most 15 minutes).
+ * is past what its hold allows, deferred until about then (at most 15 minutes), keeping its slot.
  */
 export function afterRateSlot(f: RateFacts): Outcome | 'run' {
   if (f.leaseLost) return leaseLost('its rate limit was being asked');
@@ -145,10 +152,13 @@ export function afterRateSlot(f: RateFacts): Outcome | 'run' {
   // 'unavailable': memcached cannot be asked; the job runs without the limit rather than wait for it.
   if (f.slot === 'unavailable' || (f.slot.reserved && f.slot.at <= f.now)) return 'run';
   const reason = `${f.what} is at its rate limit (${f.perSecond}/s)`;
-  // Waits are bounded well within SQS's 12-hour hold; a turn further off is not waited for.
-  if (f.canWait && f.slot.at - f.now <= MAX_RATE_WAIT_MS) return { kind: 'wait', reason, limit: 'rate-limit', until: { at: f.slot.at } };
+  const withinHold = f.slot.at - f.now <= f.waitLimitMs;
+  if ((f.canWait || f.fifo) && withinHold) return { kind: 'wait', reason, limit: 'rate-limit', until: { at: f.slot.at } };
   const delaySeconds = Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.ceil((f.slot.at - f.now) / 1000)));
-  return { kind: 'defer', reason, delaySeconds, limit: 'rate-limit' };
+  // FIFO: its group waits for it; past the hold, it goes back by visibility (a receive spent, the order kept).
+  if (f.fifo) return { kind: 'hand-back', reason: `${reason}: its turn is past the 12-hour hold`, delaySeconds, abandoned: false };
+  // Re-sent to come back about then, carrying its reserved slot (a slot it does not keep would push its turn further off).
+  return { kind: 'defer', reason, delaySeconds, limit: 'rate-limit', ...(f.slot.reserved ? { rateSlotAt: f.slot.at } : {}) };
 }
 
 export interface RunFacts {

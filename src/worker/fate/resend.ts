@@ -3,6 +3,7 @@ import {
   ATTR_DEAD_LETTERED,
   ATTR_FIRST_SENT_AT,
   ATTR_ORIGIN,
+  ATTR_RATE_SLOT,
   ATTR_PRIOR_RECEIVES,
   attemptOf,
   firstSentAt,
@@ -22,14 +23,25 @@ export function atReceiveLimit(m: ReceivedMessage, maxReceiveCount: number | und
  * visible after `delaySeconds` (at most SQS's 900; FIFO queues have no per-message delay, and the
  * copy joins the back of its group with a new deduplication id).
  */
-export function resentMessage(m: ReceivedMessage, delaySeconds: number, countThisReceive = true, deadLettered = false): OutgoingMessage {
-  // A deferral (its tenant at its cap) did not run the job: this receive is not an attempt.
-  const prior = attemptOf(m) - (countThisReceive ? 0 : 1);
+export function resentMessage(
+  m: ReceivedMessage,
+  delaySeconds: number,
+  o: {
+    /** False for a deferral (its tenant at its cap, its rate's turn ahead): the job did not run, this receive is not an attempt. */
+    readonly countThisReceive?: boolean;
+    /** A copy only to be counted in its fan-out (see ATTR_DEAD_LETTERED). */
+    readonly deadLettered?: boolean;
+    /** The rate slot it reserved, for it to start on when it comes back (see ATTR_RATE_SLOT). */
+    readonly rateSlotAt?: number | undefined;
+  } = {},
+): OutgoingMessage {
+  const prior = attemptOf(m) - (o.countThisReceive === false ? 1 : 0);
   const ours: Record<string, MessageAttribute> = {
     [ATTR_PRIOR_RECEIVES]: { DataType: 'Number', StringValue: String(prior) },
     [ATTR_FIRST_SENT_AT]: { DataType: 'Number', StringValue: String(firstSentAt(m).getTime()) },
     [ATTR_ORIGIN]: { DataType: 'String', StringValue: originOf(m) },
-    ...(deadLettered ? { [ATTR_DEAD_LETTERED]: { DataType: 'String', StringValue: 'true' } } : {}),
+    ...(o.deadLettered ? { [ATTR_DEAD_LETTERED]: { DataType: 'String', StringValue: 'true' } } : {}),
+    ...(o.rateSlotAt === undefined ? {} : { [ATTR_RATE_SLOT]: { DataType: 'Number', StringValue: String(Math.round(o.rateSlotAt)) } }),
   };
   const fifo = isFifoQueue(m.queueUrl);
   return {

@@ -182,7 +182,7 @@ async function letGo(ctx: WorkerContext, lease: Lease): Promise<boolean> {
 async function handBack(ctx: WorkerContext, lease: Lease, report: Report, seconds: number, reason: string, deadLettered = false) {
   const m = lease.message;
   if (atReceiveLimit(m, ctx.queueOf(m.queueUrl).maxReceiveCount)) {
-    const copy = resentMessage(m, seconds, true, deadLettered);
+    const copy = resentMessage(m, seconds, { deadLettered });
     try {
       await ctx.sqs.send(m.queueUrl, copy);
     } catch (error) {
@@ -201,7 +201,7 @@ async function handBack(ctx: WorkerContext, lease: Lease, report: Report, second
 async function defer(ctx: WorkerContext, lease: Lease, report: Report, outcome: Extract<Outcome, { kind: 'defer' }>): Promise<void> {
   const { delaySeconds: seconds, reason } = outcome;
   const m = lease.message;
-  const copy = resentMessage(m, seconds, false);
+  const copy = resentMessage(m, seconds, { countThisReceive: false, rateSlotAt: outcome.rateSlotAt });
   try {
     await ctx.sqs.send(m.queueUrl, copy);
   } catch (error) {

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { isFifoQueue } from '../../core/queue-url.js';
 import type { WorkerContext } from '../context.js';
 import { afterClaim, afterPermit, afterRateSlot, DEAD_LETTERED_COPY, type Outcome } from '../fate/decide.js';
-import { slotKept } from '../../core/rate-limit.js';
-import { isDeadLetteredCopy, originOf } from '../../core/delivery.js';
+import { HOLD_MARGIN_MS, slotKept } from '../../core/rate-limit.js';
+import { SQS_MAX_HOLD_MS } from '../../core/sqs-limits.js';
+import { carriedRateSlot, isDeadLetteredCopy, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import type { GoodReading } from './reading.js';
 
@@ -91,19 +92,23 @@ export async function rateSlotFor(
   const job = read.job;
   const limit = job.rateLimit;
   if (limit === undefined || ctx.rates === undefined) return 'run';
-  const waited = lease.rateSlotAt;
+  // The slot it waited for here, or reserved before it was re-sent to wait (ATTR_RATE_SLOT).
+  const waited = lease.rateSlotAt ?? carriedRateSlot(lease.message);
   lease.rateSlotAt = undefined;
   const tenant = limit.perTenant ? read.envelope.tenant : undefined;
   const key = tenant === undefined ? job.name : `${job.name}/${tenant}`;
-  // The slot it waited for, unless it is too late for it now (a timer may also fire a little early: it waits on).
+  // That slot, unless it is too late for it now (a timer may also fire a little early: it waits on).
   const slot =
     waited !== undefined && slotKept(waited, Date.now()) ? { at: waited, reserved: true } : await ctx.rates.reserve(key, limit, Date.now());
+  const now = Date.now();
   const outcome = afterRateSlot({
     slot,
-    now: Date.now(),
+    now,
     what: tenant === undefined ? `job "${job.name}"` : `job "${job.name}" for tenant "${tenant}"`,
     perSecond: limit.perSecond,
-    canWait: isFifoQueue(lease.message.queueUrl) || canWait(lease),
+    canWait: canWait(lease),
+    waitLimitMs: lease.receivedAt + SQS_MAX_HOLD_MS - HOLD_MARGIN_MS - now,
+    fifo: isFifoQueue(lease.message.queueUrl),
     leaseLost: lease.lost,
     stopping: ctx.stop.signal.aborted,
   });

@@ -89,6 +89,23 @@ describe('BatchBuffer: one rule per row', () => {
     expect(b.takeDue(100, never).map((d) => d.items.map((i) => i.n))).toEqual([[1, 2]]);
   });
 
+  it("putBack with a rate slot: the next slice flushed keeps it (one handler call's), the slices after take none", () => {
+    const b = new BatchBuffer<Item>();
+    const j = job({ maxSize: 2, maxWaitMs: 60_000 });
+    b.add(j, 'k', at(0, 1));
+    b.add(j, 'k', at(0, 2));
+    const [batch] = b.takeDue(0, never);
+    expect(batch!.rateSlotAt).toBeUndefined();
+    b.add(j, 'k', at(5, 3));
+    b.add(j, 'k', at(5, 4));
+    b.putBack(batch!, 100, 130);
+    const due = b.takeDue(100, never);
+    expect(due.map((d) => [d.items.map((i) => i.n), d.rateSlotAt])).toEqual([
+      [[1, 2], 130],
+      [[3, 4], undefined],
+    ]);
+  });
+
   it('remove: takes out the items picked (lost leases), wherever they are', () => {
     const b = new BatchBuffer<Item>();
     const j = job({ maxSize: 10, maxWaitMs: 60_000 });

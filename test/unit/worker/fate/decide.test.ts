@@ -252,6 +252,8 @@ const rateFacts = (over: Partial<RateFacts>): RateFacts => ({
   what: 'job "sync"',
   perSecond: 50,
   canWait: false,
+  waitLimitMs: 11 * 3_600_000,
+  fifo: false,
   leaseLost: false,
   stopping: false,
   ...over,
@@ -274,14 +276,24 @@ describe('afterRateSlot: the job rate limit, one row per rule', () => {
       { kind: 'wait', reason, limit: 'rate-limit', until: { at: 9_000 } },
     ],
     [
-      'its slot is more than an hour ahead → deferred (a wait must end well within the 12-hour hold of SQS), at most 15 minutes',
-      { slot: { at: 1_000 + 3_600_001, reserved: true }, canWait: true },
-      { kind: 'defer', reason, delaySeconds: 900, limit: 'rate-limit' },
+      'its slot is past what its hold allows → deferred (at most 15 minutes), carrying its slot',
+      { slot: { at: 1_000 + 3_600_001, reserved: true }, canWait: true, waitLimitMs: 3_600_000 },
+      { kind: 'defer', reason, delaySeconds: 900, limit: 'rate-limit', rateSlotAt: 3_601_001 },
     ],
     [
-      'its slot is ahead, no room left to wait here → deferred until about then (at least 1 s)',
+      'its slot is ahead, no room left to wait here → deferred until about then (at least 1 s), carrying its slot',
       { slot: { at: 3_500, reserved: true } },
-      { kind: 'defer', reason, delaySeconds: 3, limit: 'rate-limit' },
+      { kind: 'defer', reason, delaySeconds: 3, limit: 'rate-limit', rateSlotAt: 3_500 },
+    ],
+    [
+      'FIFO, no room: waits anyway (a re-sent copy would join the back of its group)',
+      { slot: { at: 1_400, reserved: true }, fifo: true },
+      { kind: 'wait', reason, limit: 'rate-limit', until: { at: 1_400 } },
+    ],
+    [
+      'FIFO, its slot past what its hold allows → handed back by visibility (a receive spent, the order kept)',
+      { slot: { at: 5_000, reserved: true }, fifo: true, canWait: true, waitLimitMs: 1_000 },
+      { kind: 'hand-back', reason: `${reason}: its turn is past the 12-hour hold`, delaySeconds: 4, abandoned: false },
     ],
     [
       'lease lost meanwhile → lost',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { carriedRateSlot } from '../../../../src/core/delivery.js';
 import {
   ATTR_FIRST_SENT_AT,
   ATTR_ORIGIN,
@@ -52,8 +53,14 @@ describe('re-sending a message with no receive left', () => {
     expect(twice.attributes[ATTR_ORIGIN]?.StringValue).toBe('m-1');
   });
 
+  it("carries a deferred job's rate slot, read back when it returns; a copy re-sent otherwise carries none", () => {
+    const deferred = resentMessage(base, 900, { countThisReceive: false, rateSlotAt: 1_700_000_123_456.4 });
+    expect(carriedRateSlot({ ...base, attributes: deferred.attributes })).toBe(1_700_000_123_456);
+    expect(carriedRateSlot({ ...base, attributes: resentMessage(base, 5).attributes })).toBeUndefined();
+  });
+
   it('does not count the receive of a job that did not run (a deferral: its tenant at its cap)', () => {
-    const deferred = resentMessage(base, 5, false);
+    const deferred = resentMessage(base, 5, { countThisReceive: false });
     expect(deferred.attributes[ATTR_PRIOR_RECEIVES]?.StringValue).toBe('2');
     expect(attemptOf({ ...base, receiveCount: 1, attributes: deferred.attributes })).toBe(3); // its next run is attempt 3, as it would have been
   });
@@ -83,7 +90,7 @@ describe('re-sending a message with no receive left', () => {
   });
 
   it('marks a copy of a message already in the DLQ (to be counted, never run), and keeps the mark over re-sends', () => {
-    const copy: ReceivedMessage = { ...base, messageId: 'm-2', attributes: resentMessage(base, 5, true, true).attributes };
+    const copy: ReceivedMessage = { ...base, messageId: 'm-2', attributes: resentMessage(base, 5, { deadLettered: true }).attributes };
     expect(isDeadLetteredCopy(copy)).toBe(true);
     expect(isDeadLetteredCopy({ ...copy, attributes: resentMessage(copy, 5).attributes })).toBe(true);
     expect(isDeadLetteredCopy(base)).toBe(false);
