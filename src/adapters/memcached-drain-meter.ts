@@ -1,6 +1,6 @@
 import { queueAccountOf, queueNameOf } from '../core/queue-url.js';
 import type { DrainMeter } from '../ports/drain-meter.js';
-import type { MemcachedCalls } from './memcached-permits.js';
+import type { MemcachedCalls } from './memcached-connection.js';
 
 /**
  * The drain meter on a MemcachedLock's memcached: one counter per queue, `drained/<account>/<name>`

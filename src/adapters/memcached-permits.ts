@@ -1,25 +1,5 @@
-import type memjs from 'memjs';
+import type { MemcachedCalls } from './memcached-connection.js';
 import type { Permits } from '../ports/permits.js';
-
-/** How a MemcachedLock makes its calls: within its deadline, and reporting memcached's availability. */
-export interface MemcachedCalls {
-  call<T>(op: (client: memjs.Client) => Promise<T>): Promise<T>;
-  /** A call answered: memcached is up. */
-  ok<T>(result: T): T;
-  /** A call failed: answer `result` (memcached is down, or this was a late failure of a replaced client). */
-  failed<T>(result: T, error: unknown): T;
-}
-
-/** memcached reads an expiry past 30 days as a point in time: relative expiries are kept under it. */
-export const MAX_RELATIVE_EXPIRY_S = 30 * 24 * 3600 - 1;
-
-/**
- * Whether `error` is memcached's answer to a request (memjs: "MemJS <OP>: <status>", e.g. an
- * append that would pass the item size limit): the connection works, memcached is up.
- */
-export function isMemcachedAnswer(error: unknown): boolean {
-  return error instanceof Error && /^MemJS [A-Z]+: /.test(error.message);
-}
 
 /**
  * Fleet-wide permits on a MemcachedLock's memcached (tenant caps, exclusive batch keys): permit i

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { reserveSlot } from '../core/rate-limit.js';
 import type { RateLimits } from '../ports/rate-limits.js';
-import { type MemcachedCalls, MAX_RELATIVE_EXPIRY_S } from './memcached-permits.js';
+import { type MemcachedCalls, MAX_RELATIVE_EXPIRY_S } from './memcached-connection.js';
 
 /** memcached refuses keys longer than this. */
 const MAX_KEY = 250;

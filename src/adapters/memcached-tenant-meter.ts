@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { queueAccountOf, queueNameOf } from '../core/queue-url.js';
 import { TENANT_REPORTS_KEPT_MINUTES, type TenantMeter, type TenantReport } from '../ports/tenant-meter.js';
-import { isMemcachedAnswer, type MemcachedCalls } from './memcached-permits.js';
+import { isMemcachedAnswer, type MemcachedCalls } from './memcached-connection.js';
 
 /** One key per queue and 15 seconds (a worker reports every 15 s: about one report each per key). */
 const SLOT_MS = 15_000;

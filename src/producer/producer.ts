@@ -1,9 +1,9 @@
 import { isFifoQueue, parseConfig, resolveQueueUrl, type Env } from '../config/env.js';
 import { ConfigError, EnqueueBatchError, SqsJobsError, ValidationError, toError } from '../core/errors.js';
-import { Spillover } from './spillover.js';
+import { routeSpillover, type Spillover } from './spillover.js';
 import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
-import { outgoing, type PreparedMessage, sendAll } from './send-many.js';
-import { hasMemcached, producerAdmission, producerAllowances, producerMemcached, producerQueue, producerTopics } from './wiring.js';
+import { outgoing, sendAll } from './send-many.js';
+import { hasMemcached, producerAdmission, producerMemcached, producerSpillover, producerQueue, producerTopics } from './wiring.js';
 import type { Admission, AdmissionState } from './admission/admission.js';
 import { type Preparing, prepareMessage } from './prepare.js';
 import type { QueuePort } from '../ports/queue.js';
@@ -63,11 +63,6 @@ export class Producer {
     if (o.lock !== undefined && o.memcached !== undefined)
       throw new ConfigError('invalid producer options: options.lock: give either lock or memcached, not both');
     const fifo = isFifoQueue(this.queueUrl);
-    if (o.spillover !== undefined && (fifo || isFifoQueue(o.spillover.queueUrl))) {
-      throw new ConfigError(
-        "invalid producer options: options.spillover: needs standard queues (a spillover queue would break a FIFO group's order)",
-      );
-    }
     this.#store = resolveJobStore(o.store, env);
     this.#ownsStore = this.#store !== o.store;
     this.#cancelOptions = { memcached: o.memcached, lock: o.lock, lockKeyPrefix: o.lockKeyPrefix };
@@ -87,10 +82,7 @@ export class Producer {
     let admission: ReturnType<typeof producerAdmission> | undefined;
     try {
       admission = o.admission === undefined ? undefined : producerAdmission(o.admission, this.#memcached, counts);
-      this.#spillover =
-        o.spillover === undefined
-          ? undefined
-          : new Spillover(o.spillover, producerAllowances(o.spillover.allowances, o.lock, this.#memcached));
+      this.#spillover = producerSpillover(o, fifo, this.#memcached);
     } catch (error) {
       this.close();
       throw error;
@@ -131,7 +123,7 @@ export class Producer {
   async enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const definition = resolveJob(this.#jobs, job);
     const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
-    const [message] = await this.#route([prepareMessage(this.#p, definition, args, opts, 'args')], opts.tenant);
+    const [message] = await routeSpillover(this.#spillover, [prepareMessage(this.#p, definition, args, opts, 'args')], opts.tenant);
     if (message === undefined) throw new Error('unreachable: one message routed is one message');
     await this.#queueLimit.check();
     this.#admission?.admitAll([message]);
@@ -185,7 +177,7 @@ export class Producer {
       prepareMessage(this.#p, definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`),
     );
     if (prepared.length === 0) return [];
-    const messages = await this.#route(prepared, opts.tenant);
+    const messages = await routeSpillover(this.#spillover, prepared, opts.tenant);
     await this.#queueLimit.check();
     this.#admission?.admitAll(messages);
 
@@ -209,17 +201,6 @@ export class Producer {
       );
     }
     return results as EnqueueResult[];
-  }
-
-  /**
-   * Spillover: of a tenant's messages (all of one send), those within its allowance keep their
-   * queue, the rest go to the spillover queue. Jobs without a tenant are not metered.
-   */
-  async #route(messages: PreparedMessage[], tenant: string | undefined): Promise<PreparedMessage[]> {
-    const spillover = this.#spillover;
-    if (spillover === undefined || tenant === undefined) return messages;
-    const within = await spillover.admit(tenant, messages.length);
-    return within >= messages.length ? messages : messages.map((m, i) => (i < within ? m : { ...m, queueUrl: spillover.queueUrl }));
   }
 
   /** Cancel a tracked job (see CancelResult): recorded in this producer's job store, marked in the workers' memcached. */

@@ -1,6 +1,7 @@
 import { tenantSchema } from '../core/envelope.js';
 import { ValidationError } from '../core/errors.js';
 import type { Allowances } from '../ports/allowances.js';
+import type { PreparedMessage } from './send-many.js';
 
 /**
  * Spillover, at enqueue time: an allowance per key (the tenant, or its `tenantGroup`) decides
@@ -85,6 +86,20 @@ interface Bucket {
 
 /** Keys idle long enough to be full again are forgotten beyond this many, so memory stays bounded. */
 const MAX_KEYS = 10_000;
+
+/**
+ * Of a tenant's messages (all of one send), those within its allowance keep their queue, the rest
+ * go to the spillover queue. Without spillover, or jobs without a tenant: unchanged, not metered.
+ */
+export async function routeSpillover(
+  spillover: Spillover | undefined,
+  messages: PreparedMessage[],
+  tenant: string | undefined,
+): Promise<PreparedMessage[]> {
+  if (spillover === undefined || tenant === undefined) return messages;
+  const within = await spillover.admit(tenant, messages.length);
+  return within >= messages.length ? messages : messages.map((m, i) => (i < within ? m : { ...m, queueUrl: spillover.queueUrl }));
+}
 
 /** The token buckets of one process: a key's allowance when it is not shared (see Spillover). */
 export class SpilloverGate {

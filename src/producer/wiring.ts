@@ -11,6 +11,8 @@ import type { TopicSettings } from './publisher.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { Allowances } from '../ports/allowances.js';
 import type { JobLock } from '../ports/lock.js';
+import { isFifoQueue } from '../core/queue-url.js';
+import { Spillover, type SpilloverSettings } from './spillover.js';
 import type { QueueCounts } from '../ports/queue-admin.js';
 import { Admission, type admissionOptionsSchema } from './admission/admission.js';
 import type { z } from 'zod';
@@ -55,11 +57,26 @@ export function producerMemcached(
   };
 }
 
+/** The producer's spillover (standard queues only), its allowance kept where producerAllowances says. */
+export function producerSpillover(
+  o: { readonly spillover?: SpilloverSettings & { readonly allowances?: Allowances | false }; readonly lock?: JobLock },
+  fifo: boolean,
+  memcached: { get: () => MemcachedLock | undefined },
+): Spillover | undefined {
+  if (o.spillover === undefined) return undefined;
+  if (fifo || isFifoQueue(o.spillover.queueUrl)) {
+    throw new ConfigError(
+      "invalid producer options: options.spillover: needs standard queues (a spillover queue would break a FIFO group's order)",
+    );
+  }
+  return new Spillover(o.spillover, producerAllowances(o.spillover.allowances, o.lock, memcached));
+}
+
 /**
  * Where the spillover allowance is kept: the port given, else the workers' memcached (the `lock`
  * option when it is a MemcachedLock, else `memcached`), else (or `false`) this process.
  */
-export function producerAllowances(
+function producerAllowances(
   given: Allowances | false | undefined,
   lock: JobLock | undefined,
   memcached: { get: () => MemcachedLock | undefined },

@@ -7,6 +7,7 @@ import { PrivateMemcached } from '../helpers/memcached.js';
 import { LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 import { spawnWorker, type WorkerLine } from '../helpers/worker-process.js';
+import { mostIn } from '../helpers/starts.js';
 
 const sqs = sqsClient();
 afterAll(() => sqs.destroy());
@@ -23,17 +24,6 @@ async function enqueue(queueUrl: string, n: number) {
     Array.from({ length: n }, (_, i) => ({ n: i })),
   );
   producer.close();
-}
-
-/** Most of `starts` (ms) in any `spanMs`. */
-function mostIn(starts: readonly number[], spanMs: number): number {
-  const s = [...starts].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < s.length; i++) {
-    while (s[i]! - s[j]! >= spanMs) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
 }
 
 const startsOf = (...workers: { lines: WorkerLine[] }[]) => workers.flatMap((w) => w.lines.filter((l) => l.event === 'start'));

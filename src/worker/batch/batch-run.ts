@@ -5,10 +5,10 @@ import { SqsJobsError, toError } from '../../core/errors.js';
 import type { JobInfo } from '../../core/job-events.js';
 import type { WorkerContext } from '../context.js';
 import type { Batch, Held } from './batches.js';
-import { afterRun, cancelledWhile, handBackNow, itemExecution, leaseLost, type Outcome } from '../fate/decide.js';
+import { afterRun, cancelledWhile, handBackNow, leaseLost, type Outcome } from '../fate/decide.js';
 import { sleep } from '../../core/sleep.js';
 import { slotKept } from '../../core/rate-limit.js';
-import { execute } from '../run/execute.js';
+import { type Execution, execute } from '../run/execute.js';
 import { abortedWith, type Abortable, type AbortCode, type Lease } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
 import type { GoodReading } from '../run/reading.js';
@@ -187,6 +187,16 @@ async function flush(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[]> 
   });
   ctx.emit('batch:end', { ...info, failed, processMs: execution.processMs });
   return results;
+}
+
+/**
+ * How one item of a batch ran: as the batch did, except that an item the handler reported failed
+ * (`failure`) failed on its own while its neighbours succeeded.
+ */
+export function itemExecution(batch: Execution, failure: Error | undefined): Execution {
+  if (batch.kind !== 'returned') return batch;
+  if (failure !== undefined) return { kind: 'threw', error: failure, processMs: batch.processMs };
+  return { kind: 'returned', value: undefined, processMs: batch.processMs }; // the batch's answer is not the item's result
 }
 
 function toBatchItem(item: HeldItem): BatchItem<unknown> {

@@ -207,16 +207,6 @@ export function afterRun(f: RunFacts): Outcome {
   return { kind: 'retry', error, delayMs: retryDelayMs(f.backoff, f.attempt, f.random), processMs, abandoned };
 }
 
-/**
- * How one item of a batch ran: as the batch did, except that an item the handler reported failed
- * (`failure`) failed on its own while its neighbours succeeded.
- */
-export function itemExecution(batch: Execution, failure: Error | undefined): Execution {
-  if (batch.kind !== 'returned') return batch;
-  if (failure !== undefined) return { kind: 'threw', error: failure, processMs: batch.processMs };
-  return { kind: 'returned', value: undefined, processMs: batch.processMs }; // the batch's answer is not the item's result
-}
-
 /** The message is not a job this worker can run (not an envelope, an unknown job, invalid args): to the DLQ with the reason. */
 export function poisoned(reason: PoisonReason, detail: string): Outcome {
   return { kind: 'dead-letter', reason, detail };

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { gridOf, type RateLimit, rateLimitOf, reserveSlot } from '../../../src/core/rate-limit.js';
 import { defineJob } from '../../../src/core/job.js';
 import { z } from 'zod';
+import { mostIn } from '../../helpers/starts.js';
 
 /** Window counters as memcached's incr keeps them: created at `initial`, else one more. */
 function counters() {
@@ -30,17 +31,6 @@ async function reserveMany(l: RateLimit, times: readonly number[], together = fa
   const out: number[] = [];
   for (const now of times) out.push(await one(now));
   return out;
-}
-
-/** Most of `starts` in any `spanMs`. */
-function mostIn(starts: readonly number[], spanMs: number): number {
-  const s = [...starts].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < s.length; i++) {
-    while (s[i]! - s[j]! >= spanMs) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
 }
 
 describe('the rate grid: where starts go', () => {

@@ -24,6 +24,13 @@ const QUIET = {
   metrics: { sink: 'off' },
 } as const;
 
+/** Send a job's message to an in-memory queue, as a producer would (`extra`: the envelope's other fields). */
+const sendJob = (memory: MemoryQueue, url: string, job: string, args: Record<string, unknown>, extra: { tenant?: string } = {}) =>
+  memory.send(url, {
+    body: encodeEnvelope({ v: 1, id: newJobId(), job, args, enqueuedAt: new Date().toISOString(), ...extra }),
+    attributes: {},
+  });
+
 // The worker over an injected queue port: no server, no SDK. What SQS itself does is tested
 // against the real servers (test/integration, test/contracts); this proves the port is the seam.
 describe('a worker handed its own queue port', () => {
@@ -158,10 +165,7 @@ describe('batch jobs at the budget', () => {
       close() {},
     };
     for (let n = 0; n < 6; n++) {
-      await memory.send(url, {
-        body: encodeEnvelope({ v: 1, id: newJobId(), job: 'b', args: { n }, enqueuedAt: new Date().toISOString() }),
-        attributes: {},
-      });
+      await sendJob(memory, url, 'b', { n });
     }
     const worker = createWorker(
       {
@@ -359,12 +363,7 @@ describe('a job with a rate limit (in memory)', () => {
       rateLimit,
       handle: (_a, ctx) => void starts.push({ tenant: ctx.tenant ?? '', at: Date.now() }),
     });
-    for (const tenant of tenants)
-      for (let n = 0; n < perTenant; n++)
-        await memory.send(url, {
-          body: encodeEnvelope({ v: 1, id: newJobId(), job: 'call-api', args: { n }, enqueuedAt: new Date().toISOString(), tenant }),
-          attributes: {},
-        });
+    for (const tenant of tenants) for (let n = 0; n < perTenant; n++) await sendJob(memory, url, 'call-api', { n }, { tenant });
     const lock = new MemoryLock();
     const rateLimits = new MemoryRateLimits();
     const workers = [0, 1].map(() =>
@@ -415,11 +414,7 @@ describe('a batch job with a rate limit (in memory)', () => {
       rateLimit: { perSecond: 5 },
       handle: (items) => void calls.push({ at: Date.now(), items: items.map((i) => i.args.n) }),
     });
-    for (let n = 0; n < 10; n++)
-      await memory.send(url, {
-        body: encodeEnvelope({ v: 1, id: newJobId(), job: 'push-many', args: { n }, enqueuedAt: new Date().toISOString() }),
-        attributes: {},
-      });
+    for (let n = 0; n < 10; n++) await sendJob(memory, url, 'push-many', { n });
     const lock = new MemoryLock();
     const rateLimits = new MemoryRateLimits();
     const workers = [0, 1].map(() =>

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineBatchJob } from '../../../../src/core/batch-job.js';
-import { exclusiveKey, type HeldItem, reportedFailures } from '../../../../src/worker/batch/batch-run.js';
+import { exclusiveKey, type HeldItem, itemExecution, reportedFailures } from '../../../../src/worker/batch/batch-run.js';
 
 const log = pino({ level: 'silent' });
 const items = ['a', 'b', 'c'].map((id) => ({ read: { envelope: { id } } }) as unknown as HeldItem);
@@ -42,5 +42,20 @@ describe('exclusiveKey', () => {
     expect(exclusiveKey(job, 'user-7')).toBe('batch/sync/user-7');
     expect(exclusiveKey(job, 'two words')).toMatch(/^batch\/sync\/[0-9a-f]{32}$/);
     expect(exclusiveKey(job, 'x'.repeat(300))).toMatch(/^batch\/sync\/[0-9a-f]{32}$/);
+  });
+});
+
+describe('itemExecution: one item of a batch', () => {
+  const returned = { kind: 'returned', value: undefined, processMs: 5 } as const;
+  it('runs as the batch ran when the handler did not report it failed', () => {
+    expect(itemExecution({ ...returned, value: { failed: [] } }, undefined)).toEqual(returned);
+  });
+  it('fails on its own when reported, with its error and the batch time', () => {
+    const error = new Error('declined');
+    expect(itemExecution(returned, error)).toEqual({ kind: 'threw', error, processMs: 5 });
+  });
+  it('shares the batch fate when the handler threw or its signal fired', () => {
+    const threw = { kind: 'threw', error: new Error('db down'), processMs: 9 } as const;
+    expect(itemExecution(threw, new Error('ignored'))).toBe(threw);
   });
 });

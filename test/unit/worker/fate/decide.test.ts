@@ -9,7 +9,6 @@ import {
   DEAD_LETTERED_COPY,
   handBackNow,
   internalError,
-  itemExecution,
   leaseLost,
   onceLost,
   poisoned,
@@ -398,20 +397,5 @@ describe('ifFails: when an act of settle fails', () => {
       reason: 'its fan-out count failed',
       deadLettered: true,
     });
-  });
-});
-
-describe('itemExecution: one item of a batch', () => {
-  const returned = { kind: 'returned', value: undefined, processMs: 5 } as const;
-  it('runs as the batch ran when the handler did not report it failed', () => {
-    expect(itemExecution({ ...returned, value: { failed: [] } }, undefined)).toEqual(returned);
-  });
-  it('fails on its own when reported, with its error and the batch time', () => {
-    const error = new Error('declined');
-    expect(itemExecution(returned, error)).toEqual({ kind: 'threw', error, processMs: 5 });
-  });
-  it('shares the batch fate when the handler threw or its signal fired', () => {
-    const threw = { kind: 'threw', error: new Error('db down'), processMs: 9 } as const;
-    expect(itemExecution(threw, new Error('ignored'))).toBe(threw);
   });
 });

@@ -1,0 +1,130 @@
+import memjs from 'memjs';
+
+/** How the memcached adapters make their calls: within its deadline, and reporting memcached's availability. */
+export interface MemcachedCalls {
+  call<T>(op: (client: memjs.Client) => Promise<T>): Promise<T>;
+  /** A call answered: memcached is up. */
+  ok<T>(result: T): T;
+  /** A call failed: answer `result` (memcached is down, or this was a late failure of a replaced client). */
+  failed<T>(result: T, error: unknown): T;
+}
+
+/** memcached reads an expiry past 30 days as a point in time: relative expiries are kept under it. */
+export const MAX_RELATIVE_EXPIRY_S = 30 * 24 * 3600 - 1;
+
+/**
+ * Whether `error` is memcached's answer to a request (memjs: "MemJS <OP>: <status>", e.g. an
+ * append that would pass the item size limit): the connection works, memcached is up.
+ */
+export function isMemcachedAnswer(error: unknown): boolean {
+  return error instanceof Error && /^MemJS [A-Z]+: /.test(error.message);
+}
+
+/** A call that failed on a client already replaced after an earlier failure. */
+class StaleClientError extends Error {
+  constructor(cause: unknown) {
+    super('memcached call failed on a replaced client', { cause });
+  }
+}
+
+export interface MemcachedConnectionOptions {
+  /** host:port[,host:port] */
+  readonly servers: string;
+  /** Per-request timeout. */
+  readonly timeoutMs?: number;
+  /** Called on the first error of an outage (up: false) and the first success after it (up: true). */
+  readonly onAvailability?: (up: boolean, error?: Error) => void;
+}
+
+/**
+ * One memjs client with retries off (a retried `add` can lie, see ports/lock.ts), every call
+ * answered within a deadline, and memcached's availability told once per change. The lock and
+ * every fleet-wide counter on the same memcached (permits, rate limits, allowances, meters) make
+ * their calls through one of these.
+ */
+export class MemcachedConnection implements MemcachedCalls {
+  #client: memjs.Client;
+  readonly #createClient: () => memjs.Client;
+  readonly #deadlineMs: number;
+  readonly #onAvailability: MemcachedConnectionOptions['onAvailability'];
+  #up = true;
+  #closed = false;
+
+  constructor(options: MemcachedConnectionOptions) {
+    const timeout = (options.timeoutMs ?? 500) / 1000;
+    this.#createClient = () =>
+      memjs.Client.create(options.servers, {
+        retries: 0,
+        failover: false,
+        timeout,
+        conntimeout: timeout * 2,
+        keepAlive: true,
+        logger: { log: () => {} },
+      });
+    this.#client = this.#createClient();
+    // memjs's own timer, plus room for a connect and a loaded host: a call still unanswered by then never will be.
+    this.#deadlineMs = (options.timeoutMs ?? 500) * 4;
+    this.#onAvailability = options.onAvailability;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * One memcached call, answered within the deadline whatever memjs does. After a timeout memjs
+   * can stay broken: a late reply on the socket it gave up on lands in the read buffer the next
+   * socket shares, so every later reply is misread (each call then times out, for good), and that
+   * old socket's close can cancel the new one's timer (a call then never settles). So a call that
+   * fails or misses the deadline throws, and the client is replaced by a fresh one.
+   */
+  async call<T>(op: (client: memjs.Client) => Promise<T>): Promise<T> {
+    // After close(), memjs would open a new socket that nothing closes.
+    if (this.#closed) throw new Error('the memcached connection is closed');
+    const client = this.#client;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`memcached did not answer within ${this.#deadlineMs} ms`)), this.#deadlineMs);
+      timer.unref();
+    });
+    try {
+      return await Promise.race([op(client), deadline]);
+    } catch (error) {
+      if (this.#client !== client) throw new StaleClientError(error);
+      // memcached answered (an error status): the connection is fine, keep it.
+      if (isMemcachedAnswer(error)) throw error;
+      if (!this.#closed) {
+        this.#client = this.#createClient();
+        // Closed once the calls still in flight on it have had their own deadline: closing it now
+        // would leave them unanswered (memjs drops a call whose socket it closes itself).
+        setTimeout(() => client.close(), this.#deadlineMs).unref();
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#client.close();
+  }
+
+  ok<T>(result: T): T {
+    if (!this.#up) {
+      this.#up = true;
+      this.#onAvailability?.(true);
+    }
+    return result;
+  }
+
+  failed<T>(result: T, error: unknown): T {
+    // A late failure of a client already replaced says nothing about memcached now.
+    if (error instanceof StaleClientError) return result;
+    if (this.#up) {
+      this.#up = false;
+      this.#onAvailability?.(false, error instanceof Error ? error : new Error(String(error)));
+    }
+    return result;
+  }
+}
