@@ -1,5 +1,8 @@
 import { bufferQuota, type Lane, LanePicker, type TierPick } from './lanes.js';
 
+/** A receive out this long is waiting on an empty queue: SQS answers at once when it has messages. */
+export const LONG_POLL_MS = 1_000;
+
 interface Waiter<Q> {
   readonly lane: Q | undefined;
   readonly max: number;
@@ -40,6 +43,8 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   readonly #reservedBy = new Map<Q | undefined, number>();
   /** Lanes whose poller last asked for more than one message (its last poll found some). */
   readonly #busy = new Set<Q>();
+  /** When each lane's current receive was granted: one still out after LONG_POLL_MS is waiting on an empty queue. */
+  readonly #grantedAt = new Map<Q | undefined, number>();
   #waiters: Waiter<Q>[] = [];
   #closed = false;
 
@@ -80,11 +85,18 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     while (this.#waiters.length > 0) {
       const free = Math.min(10, this.#free());
       if (free <= 0) return;
-      const index = this.#next();
-      if (index === -1) return;
-      const waiter = this.#waiters.splice(index, 1)[0]!;
+      const lanes = [...new Set(this.#waiters.map((w) => w.lane))].filter((l) => this.#room(l) > 0);
+      if (lanes.length === 0) return;
+      // Whose turn it is (counted only once served: a turn that waits for a full receive keeps its place).
+      const lane = lanes.length === 1 || lanes.includes(undefined) ? lanes[0] : this.#picker.peek(lanes as Q[]);
+      const index = this.#waiters.findIndex((w) => w.lane === lane);
+      const waiter = this.#waiters[index]!;
       const count = Math.min(free, waiter.max, this.#room(waiter.lane));
+      if (count < this.#fullReceive(waiter) && !this.#starving()) return;
+      if (lane !== undefined && !lanes.includes(undefined)) this.#picker.commit(lanes as Q[], lane);
+      this.#waiters.splice(index, 1);
       this.#take(waiter.lane, count);
+      this.#grantedAt.set(waiter.lane, Date.now());
       waiter.resolve(count);
     }
   }
@@ -100,12 +112,41 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     this.#reservedBy.set(lane, (this.#reservedBy.get(lane) ?? 0) + count);
   }
 
-  /** The waiter to serve: the first of the lane the picker chooses among those waiting with room; -1 if none has room. */
-  #next(): number {
-    const lanes = [...new Set(this.#waiters.map((w) => w.lane))].filter((l) => this.#room(l) > 0);
-    if (lanes.length === 0) return -1;
-    const lane = lanes.length === 1 || lanes.includes(undefined) ? lanes[0] : this.#picker.choose(lanes as Q[]);
-    return this.#waiters.findIndex((w) => w.lane === lane);
+  /**
+   * How many messages make `waiter`'s receive worth its call while every handler has a message to
+   * go on with: what it asks for (10, or fewer after a poll that found few), its lane's buffer quota
+   * when smaller, and at most half of `concurrency + prefetch` (so a small room still receives ahead
+   * of need). Waiting for them, a busy worker receives ten at a time as slots free rather than one
+   * or two per call; a handler slot about to go idle is served at once (#starving).
+   */
+  #fullReceive(waiter: Waiter<Q>): number {
+    const { concurrency, prefetch, pick } = this.#limits;
+    const quota =
+      waiter.lane === undefined || pick === undefined
+        ? Number.POSITIVE_INFINITY
+        : bufferQuota(pick, waiter.lane, this.#busyNow(), prefetch);
+    return Math.min(waiter.max, quota, Math.ceil((concurrency + prefetch) / 2));
+  }
+
+  /**
+   * The lanes with work now: their last poll found some, and they hold messages or their receive is
+   * not yet LONG_POLL_MS old. A receive out longer waits on a queue that has run dry (SQS answers at
+   * once when it has messages), and its lane no longer keeps the others to their quota.
+   */
+  #busyNow(): ReadonlySet<Q> {
+    if (this.#busy.size <= 1) return this.#busy;
+    const now = Date.now();
+    const busy = new Set<Q>();
+    for (const lane of this.#busy) {
+      const out = (this.#reservedBy.get(lane) ?? 0) > 0 && now - (this.#grantedAt.get(lane) ?? now) >= LONG_POLL_MS;
+      if (!out || this.#holding.buffered(lane) > 0) busy.add(lane);
+    }
+    return busy;
+  }
+
+  /** A handler slot is free with no buffered or promised message to take it. */
+  #starving(): boolean {
+    return this.#limits.concurrency - this.#holding.running() - this.#holding.buffered() - this.#reserved > 0;
   }
 
   #free(): number {
@@ -130,7 +171,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
 
   #quotaRoom(lane: Q): number {
     if (this.#limits.pick === undefined) return Number.POSITIVE_INFINITY;
-    const quota = bufferQuota(this.#limits.pick, lane, this.#busy, this.#limits.prefetch);
+    const quota = bufferQuota(this.#limits.pick, lane, this.#busyNow(), this.#limits.prefetch);
     if (quota === Number.POSITIVE_INFINITY) return quota;
     const idle = Math.max(0, this.#limits.concurrency - this.#holding.running() - this.#holding.buffered());
     return quota - this.#holding.buffered(lane) - (this.#reservedBy.get(lane) ?? 0) + idle;

@@ -30,10 +30,17 @@ export class LanePicker<Q extends Lane> {
     this.#pick = pick;
   }
 
+  /** Choose the lane whose turn it is among `candidates`, and count the turn. */
   choose(candidates: readonly Q[]): Q | undefined {
-    if (candidates.length === 0) return undefined;
-    if (candidates.length === 1) return this.#taken(candidates, candidates[0]!);
-    if (this.#pick.mode === 'weighted') return this.#taken(candidates, this.#byWeight(candidates));
+    const chosen = this.peek(candidates);
+    if (chosen !== undefined) this.commit(candidates, chosen);
+    return chosen;
+  }
+
+  /** The lane whose turn it is among `candidates`, the turn not counted (see commit). */
+  peek(candidates: readonly Q[]): Q | undefined {
+    if (candidates.length <= 1) return candidates[0];
+    if (this.#pick.mode === 'weighted') return this.#byWeight(candidates);
     const top = Math.min(...candidates.map((c) => c.rank));
     const limit = Math.max(0, Math.ceil(1 / this.#pick.minShare) - 1);
     let starved: Q | undefined;
@@ -41,27 +48,41 @@ export class LanePicker<Q extends Lane> {
       if (c.rank === top || (this.#passed.get(c) ?? 0) < limit) continue;
       if (starved === undefined || (this.#passed.get(c) ?? 0) > (this.#passed.get(starved) ?? 0)) starved = c;
     }
-    const chosen = starved ?? this.#byWeight(candidates.filter((c) => c.rank === top));
-    return this.#taken(candidates, chosen);
+    return starved ?? this.#byWeight(candidates.filter((c) => c.rank === top));
   }
 
-  #byWeight(candidates: readonly Q[]): Q {
-    let total = 0;
-    let best = candidates[0]!;
-    for (const c of candidates) {
-      total += c.weight;
-      this.#credit.set(c, (this.#credit.get(c) ?? 0) + c.weight);
-      if (this.#credit.get(c)! > this.#credit.get(best)!) best = c;
-    }
-    this.#credit.set(best, this.#credit.get(best)! - total);
-    return best;
-  }
-
-  #taken(candidates: readonly Q[], chosen: Q): Q {
+  /** Count the turn `chosen` (a peek's answer among the same `candidates`) takes. */
+  commit(candidates: readonly Q[], chosen: Q): void {
     if (this.#pick.mode === 'strict') {
       for (const c of candidates) this.#passed.set(c, c === chosen ? 0 : (this.#passed.get(c) ?? 0) + 1);
     }
-    return chosen;
+    if (candidates.length <= 1) return;
+    let among = candidates;
+    if (this.#pick.mode === 'strict') {
+      const top = Math.min(...candidates.map((c) => c.rank));
+      if (chosen.rank !== top) return; // a lower lane's turn at its minimum share: no credit moves
+      among = candidates.filter((c) => c.rank === top);
+    }
+    let total = 0;
+    for (const c of among) {
+      total += c.weight;
+      this.#credit.set(c, (this.#credit.get(c) ?? 0) + c.weight);
+    }
+    this.#credit.set(chosen, this.#credit.get(chosen)! - total);
+  }
+
+  /** Smooth weighted round-robin: the candidate whose credit plus weight is the most (ties: the first). */
+  #byWeight(candidates: readonly Q[]): Q {
+    let best = candidates[0]!;
+    let bestCredit = Number.NEGATIVE_INFINITY;
+    for (const c of candidates) {
+      const credit = (this.#credit.get(c) ?? 0) + c.weight;
+      if (credit > bestCredit) {
+        best = c;
+        bestCredit = credit;
+      }
+    }
+    return best;
   }
 }
 

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { ReceiveCapacity } from '../../../../src/worker/intake/capacity.js';
+import { describe, expect, it, vi } from 'vitest';
+import { LONG_POLL_MS, ReceiveCapacity } from '../../../../src/worker/intake/capacity.js';
 
 describe('ReceiveCapacity', () => {
   it('reserves at most 10 and never more than is free', async () => {
@@ -109,26 +109,97 @@ describe('ReceiveCapacity with lanes', () => {
       [high, 0],
       [low, 0],
     ]);
+    // concurrency + prefetch = 14: a receive waits for 7 free slots while every handler is busy.
     const c = new ReceiveCapacity<L>(
       { concurrency: 4, prefetch: 10, pick: { mode: 'strict', minShare: 0.05 } },
       { running: () => 4, buffered: (l) => (l === undefined ? buffered.get(high)! + buffered.get(low)! : buffered.get(l)!) },
     );
     // Every handler slot is taken; both lanes have work.
     expect(await c.reserve(high)).toBe(10);
-    buffered.set(high, 9);
-    c.returnSlots(10, high); // 9 came
+    buffered.set(high, 3);
+    c.returnSlots(10, high); // 3 came
     expect(await c.reserve(low)).toBe(1); // low's share of the buffer: 5% of 10, at least 1
     buffered.set(low, 1);
     c.returnSlots(1, low);
-    buffered.set(high, 8); // a high one started: one slot is free
+    buffered.set(high, 2); // a high one started: 7 slots are free
     let lowGot: number | undefined;
     void c.reserve(low).then((n) => (lowGot = n));
     await Promise.resolve();
     expect(lowGot).toBeUndefined(); // low waits: it holds its share
-    expect(await c.reserve(high)).toBe(1); // high takes the free slot, though low asked first
+    expect(await c.reserve(high)).toBe(7); // high takes the free slots, though low asked first
     c.close();
     await Promise.resolve();
     expect(lowGot).toBe(0);
+  });
+
+  it('with every handler busy and messages ready, a poller waits for a full receive rather than take one or two', async () => {
+    let running = 10;
+    let buffered = 20;
+    // concurrency + prefetch = 30: a full receive is 10.
+    const c = new ReceiveCapacity({ concurrency: 10, prefetch: 20 }, { running: () => running, buffered: () => buffered });
+    let got: number | undefined;
+    void c.reserve().then((n) => (got = n));
+    for (const ready of [19, 15, 11]) {
+      buffered = ready;
+      c.grant();
+      await Promise.resolve();
+      expect(got).toBeUndefined();
+    }
+    buffered = 10;
+    c.grant();
+    await Promise.resolve();
+    expect(got).toBe(10);
+    // A handler slot about to go idle (nothing buffered or asked for to take it): whatever is free is received at once.
+    got = undefined;
+    buffered = 19;
+    c.returnSlots(10);
+    void c.reserve().then((n) => (got = n));
+    await Promise.resolve();
+    expect(got).toBeUndefined();
+    running = 9;
+    buffered = 0;
+    c.grant();
+    await Promise.resolve();
+    expect(got).toBe(10);
+  });
+
+  it('a small room receives at half of it: prefetch still runs ahead of the handlers', async () => {
+    let buffered = 2;
+    const c = new ReceiveCapacity({ concurrency: 1, prefetch: 2 }, { running: () => 1, buffered: () => buffered });
+    let got: number | undefined;
+    void c.reserve().then((n) => (got = n));
+    await Promise.resolve();
+    expect(got).toBeUndefined(); // 0 free
+    buffered = 1;
+    c.grant();
+    await Promise.resolve();
+    expect(got).toBeUndefined(); // 1 free: the handler has one to go on with
+    buffered = 0;
+    c.grant();
+    await Promise.resolve();
+    expect(got).toBe(2); // half the room, before the handler runs dry
+  });
+
+  it('a lane whose receive has been out LONG_POLL_MS (an empty queue) no longer keeps the others to their quota', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const main: L = { name: 'main', weight: 4, rank: 0 };
+      const spill: L = { name: 'spill', weight: 1, rank: 0 };
+      const c = new ReceiveCapacity<L>(
+        { concurrency: 10, prefetch: 20, pick: { mode: 'weighted' } },
+        { running: () => 10, buffered: () => 0 },
+      );
+      // main's last poll found some; its next one is out on a queue that ran dry.
+      expect(await c.reserve(main)).toBe(10);
+      // spill shares the buffer with main: its weight's share, 4 of 20.
+      expect(await c.reserve(spill)).toBe(4);
+      c.returnSlots(4, spill); // nothing came
+      vi.setSystemTime(Date.now() + LONG_POLL_MS);
+      expect(await c.reserve(spill)).toBe(10);
+      c.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a lane alone, or lanes without tiers, may fill the whole buffer', async () => {
