@@ -26,6 +26,25 @@ export function chunk<T>(items: readonly T[], size = SQS_BATCH_LIMIT): T[][] {
   return out;
 }
 
+/** `items` in runs of at most 10 whose sizes add up to at most `maxBytes` (an item larger than that runs alone). */
+export function chunkBySize<T>(items: readonly T[], size: (item: T) => number, maxBytes: number): T[][] {
+  const out: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const n = size(item);
+    if (current.length === SQS_BATCH_LIMIT || (current.length > 0 && bytes + n > maxBytes)) {
+      out.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += n;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
 export interface ItemFailure<T> {
   readonly item: T;
   readonly failure: BatchFailure;
@@ -39,9 +58,10 @@ export interface ItemFailure<T> {
 export async function inBatches<T>(
   items: readonly T[],
   call: (batch: readonly T[]) => Promise<readonly BatchFailure[]>,
+  chunker: (items: readonly T[]) => T[][] = chunk,
 ): Promise<ItemFailure<T>[]> {
   const answers = await Promise.all(
-    chunk(items).map(async (batch): Promise<ItemFailure<T>[]> => {
+    chunker(items).map(async (batch): Promise<ItemFailure<T>[]> => {
       try {
         const failures = await call(batch);
         return failures.flatMap((failure) => {

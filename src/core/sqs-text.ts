@@ -1,5 +1,5 @@
 /* What SQS accepts in a message's text, and how it counts a message's size: one place for the producer's checks. */
-import type { StringAttribute } from './envelope.js';
+import type { MessageAttributes } from './message.js';
 
 /** SQS accepts only #x9 #xA #xD, #x20-#xD7FF, #xE000-#xFFFD and #x10000-#x10FFFF in bodies and attributes. */
 const SQS_FORBIDDEN = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
@@ -30,10 +30,11 @@ export function findForbiddenCharacter(value: unknown, path = 'args'): { path: s
 }
 
 /** Bytes SQS counts against its size limit: the body plus every attribute's name, type and value. */
-export function messageSize(body: string, attributes: Record<string, StringAttribute>): number {
+export function messageSize(body: string, attributes: MessageAttributes): number {
   let size = Buffer.byteLength(body, 'utf8');
   for (const [name, attr] of Object.entries(attributes)) {
-    size += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(attr.DataType, 'utf8') + Buffer.byteLength(attr.StringValue, 'utf8');
+    size += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(attr.DataType, 'utf8');
+    size += attr.StringValue === undefined ? (attr.BinaryValue?.byteLength ?? 0) : Buffer.byteLength(attr.StringValue, 'utf8');
   }
   return size;
 }

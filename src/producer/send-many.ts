@@ -1,7 +1,7 @@
 import type { StringAttribute } from '../core/envelope.js';
 import type { FailedEntry } from '../core/errors.js';
 import type { OutgoingMessage } from '../core/message.js';
-import { SQS_BATCH_LIMIT } from '../core/sqs-limits.js';
+import { chunkBySize } from '../core/sqs-batch.js';
 import type { QueuePort } from '../ports/queue.js';
 import { sendWithRetries } from './batch-retry.js';
 
@@ -87,18 +87,9 @@ export function outgoing(m: PreparedMessage): OutgoingMessage {
 
 /** Group message indexes into batches of at most 10 entries and `maxBytes` in total. */
 export function chunkMessages(messages: readonly { size: number }[], maxBytes: number): number[][] {
-  const chunks: number[][] = [];
-  let current: number[] = [];
-  let bytes = 0;
-  messages.forEach((m, index) => {
-    if (current.length === SQS_BATCH_LIMIT || (current.length > 0 && bytes + m.size > maxBytes)) {
-      chunks.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(index);
-    bytes += m.size;
-  });
-  if (current.length > 0) chunks.push(current);
-  return chunks;
+  return chunkBySize(
+    messages.map((m, index) => ({ index, size: m.size })),
+    (m) => m.size,
+    maxBytes,
+  ).map((c) => c.map((m) => m.index));
 }

@@ -7,7 +7,7 @@ import type { RateLimits } from '../ports/rate-limits.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { FanOutDeps } from '../fan-out/fan-out.js';
 import type { StatusTracker } from '../status/tracker.js';
-import type { DeleteCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
+import type { DeleteCoalescer, ResendCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
 import type { Heartbeat } from './hold/heartbeat.js';
 import type { DrainTally } from './drain-tally.js';
 import type { TenantTally } from './tenant-tally.js';
@@ -42,6 +42,8 @@ export interface WorkerContext {
   readonly deletes: DeleteCoalescer;
   /** Hand-backs by visibility, coalesced into ChangeMessageVisibilityBatch calls. */
   readonly visibility: VisibilityCoalescer;
+  /** Deferred jobs' copies, coalesced into SendMessageBatch calls. */
+  readonly resends: ResendCoalescer;
   /** The deletes counted for the drain meter (admission's drain rate), when there is one. */
   readonly drains: DrainTally | undefined;
   /** What this worker sees of each tenant, reported to the tenant meter (the dashboard's tenants page), when there is one. */

@@ -26,6 +26,7 @@ export function logStarted(log: Logger, c: WorkerConfig, queues: readonly { read
 /** Shutdown's closing steps, in order, once every message is settled. */
 export function closingSteps(ctx: WorkerContext): (readonly [string, () => unknown])[] {
   return [
+    ['flush re-sends', () => ctx.resends.flush()],
     ['flush deletes', () => ctx.deletes.flush()],
     ['flush hand-backs', () => ctx.visibility.flush()],
     ['flush job status', () => ctx.status?.tracker.flush()],

@@ -9,7 +9,7 @@ import { MetricsRecorder } from '../metrics/recorder.js';
 import { resolveMetricsSink } from '../metrics/wiring.js';
 import { NoLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
-import { DeleteCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
+import { DeleteCoalescer, ResendCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
 import { DrainTally } from './drain-tally.js';
 import { TenantTally } from './tenant-tally.js';
 
@@ -132,6 +132,12 @@ export function buildContext(
         'could not change visibility; the message returns when its current visibility timeout ends',
       ),
   });
+  const resends = new ResendCoalescer({
+    sqs,
+    flushMs: c.deleteFlushMs,
+    onFailure: (m, reason) =>
+      log.warn({ messageId: m.messageId, queueUrl: m.queueUrl, reason }, 'could not re-send a deferred job; it is handed back'),
+  });
   const status = buildStatus(c, env, log, sqs, onError);
   const close = () => {
     closeClients();
@@ -152,6 +158,7 @@ export function buildContext(
     heartbeat,
     deletes,
     visibility,
+    resends,
     drains,
     tenants,
     metrics: metricsRecorder(c, log, env),

@@ -5,6 +5,7 @@ import type { WorkerEvents } from '../core/job-events.js';
 import { createLogger } from '../config/log.js';
 import { Activity } from './activity.js';
 import { Batching } from './batch/batching.js';
+import { CapTurns } from './cap-turns.js';
 import type { WorkerContext } from './context.js';
 import { Fate } from './fate/conclude.js';
 import { internalError } from './fate/decide.js';
@@ -18,6 +19,7 @@ import type { WorkerOptions } from './options.js';
 import { type QueueState, queueState, resolveDeadLetterQueue } from './queue-state.js';
 import { describeLease, readOnce } from './run/read.js';
 import type { Reading } from './run/reading.js';
+import type { WaitRoom } from './run/claim.js';
 import { runJob } from './run/runner.js';
 import { handleSignals, shutdown } from './shutdown.js';
 import { buildContext } from './wiring.js';
@@ -38,6 +40,7 @@ export class Worker extends EventSource<WorkerEvents> {
   readonly #fate: Fate;
   readonly #batching: Batching;
   readonly #hasBatchJobs: boolean;
+  readonly #room: WaitRoom;
   #pollers: Promise<void>[] = [];
   #started: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
@@ -72,6 +75,13 @@ export class Worker extends EventSource<WorkerEvents> {
     this.#fate = new Fate(ctx, this.#scheduler, this.#activity, () => this.#dispatch());
     this.#batching = new Batching(ctx, this.#activity, this.#fate, () => this.#dispatch());
     this.#hasBatchJobs = c.jobs.names().some((name) => c.jobs.get(name).kind === 'sqs-jobs/batch-job');
+    this.#room = {
+      admits: (lease) => this.#scheduler.hasWaited(lease) || this.#fate.waiting() < 2 * this.#freeRoom,
+      hasWaited: (lease) => this.#scheduler.hasWaited(lease),
+      waitingFor: (tenant) => this.#scheduler.waitingFor(tenant),
+      perTenant: this.#freeRoom,
+      turns: new CapTurns(),
+    };
   }
 
   /** What the worker holds: handlers running, received-but-unstarted messages, and batch jobs' messages (filling or being flushed). */
@@ -176,7 +186,7 @@ export class Worker extends EventSource<WorkerEvents> {
       return;
     }
     this.#activity.started(lease);
-    runJob(this.#ctx, lease, read, this.#canWait)
+    runJob(this.#ctx, lease, read, this.#room)
       .catch((error: unknown) => {
         // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
         this.#error('run', error);
@@ -208,8 +218,10 @@ export class Worker extends EventSource<WorkerEvents> {
     return Math.ceil(past / batch) * batch;
   }
 
-  /** A job at its tenant's cap or its rate limit may wait here: one that has waited keeps its place; a new one while there is room. */
-  readonly #canWait = (lease: Lease): boolean => this.#scheduler.hasWaited(lease) || this.#fate.waiting() < 2 * this.#freeRoom;
+  /**
+   * Where a job at its tenant's cap or its rate limit may wait: one that has waited keeps its place;
+   * a new one while fewer than twice the free room wait; of one tenant, at most the free room.
+   */
 
   #error(where: string, error: unknown): void {
     const e = toError(error);

@@ -19,6 +19,8 @@ export class FakeQueuePort implements QueuePort {
   /** Per receipt handle: the failure to answer with, or 'throw' for a failed call. */
   visibilityAnswer: (entry: BatchEntry) => EntryAnswer | 'throw' | undefined = () => undefined;
   deleteAnswer: (entry: BatchEntry, call: number) => EntryAnswer | 'throw' | undefined = () => undefined;
+  readonly sendBatchCalls: { queueUrl: string; entries: { id: string; message: OutgoingMessage }[] }[] = [];
+  sendAnswer: (message: OutgoingMessage) => EntryAnswer | 'throw' | undefined = () => undefined;
 
   async receive(): Promise<ReceivedMessage[]> {
     return [];
@@ -39,8 +41,21 @@ export class FakeQueuePort implements QueuePort {
     return { messageId: 'm-sent' };
   }
 
-  async sendBatch(): Promise<{ sent: { id: string; messageId: string }[]; failed: BatchFailure[] }> {
-    return { sent: [], failed: [] };
+  async sendBatch(
+    queueUrl: string,
+    entries: readonly { readonly id: string; readonly message: OutgoingMessage }[],
+  ): Promise<{ sent: { id: string; messageId: string }[]; failed: BatchFailure[] }> {
+    this.sendBatchCalls.push({ queueUrl, entries: entries.map((e) => ({ id: e.id, message: e.message })) });
+    const failed: BatchFailure[] = [];
+    for (const e of entries) {
+      const a = this.sendAnswer(e.message);
+      if (a === 'throw') throw new Error('connection reset');
+      if (a !== undefined) failed.push({ id: e.id, code: a.code, message: a.message, kind: classifyFailure(a.code, a.senderFault) });
+    }
+    return {
+      sent: entries.filter((e) => !failed.some((f) => f.id === e.id)).map((e) => ({ id: e.id, messageId: `sent-${e.id}` })),
+      failed,
+    };
   }
 
   async maximumMessageBytes(): Promise<number> {

@@ -1,15 +1,17 @@
 import type { QueuePort } from '../../ports/queue.js';
-import type { BatchEntry, BatchFailure, ReceivedMessage } from '../../core/message.js';
-import { inBatches } from '../../core/sqs-batch.js';
-import { SQS_BATCH_LIMIT as BATCH } from '../../core/sqs-limits.js';
+import type { BatchEntry, BatchFailure, OutgoingMessage, ReceivedMessage } from '../../core/message.js';
+import { chunkBySize, inBatches } from '../../core/sqs-batch.js';
+import { SQS_BATCH_LIMIT as BATCH, SQS_DEFAULT_MESSAGE_BYTES } from '../../core/sqs-limits.js';
+import { messageSize } from '../../core/sqs-text.js';
 import { sleep } from '../../core/sleep.js';
 
 const ATTEMPTS = 3;
 
-interface Pending {
+interface Pending<T> {
+  /** The received message the entry is for (deleted, made visible, or re-sent). */
   readonly message: ReceivedMessage;
-  /** Visibility changes only: the new timeout in seconds. */
-  readonly seconds: number;
+  /** What the call needs beyond it: a visibility timeout, a copy to send. */
+  readonly data: T;
   /** Counted in onConfirmed (a delete that ends the job, not one that follows a re-send of it). */
   readonly counted: boolean;
   readonly resolve: (done: boolean) => void;
@@ -30,9 +32,9 @@ export interface CoalescerOptions {
  * queue, or `flushMs` after the first one. A failed entry is retried when the failure is transient
  * and reported when it is not; every entry's promise resolves, to true once SQS confirmed it.
  */
-abstract class Coalescer {
+abstract class Coalescer<T> {
   readonly #o: CoalescerOptions;
-  readonly #pending = new Map<string, Pending[]>();
+  readonly #pending = new Map<string, Pending<T>[]>();
   readonly #inFlight = new Set<Promise<void>>();
   #timer: NodeJS.Timeout | undefined;
 
@@ -40,16 +42,22 @@ abstract class Coalescer {
     this.#o = options;
   }
 
+  /** One batch call for `entries` (at most 10, ids their index as a string): the entries that failed. */
   protected abstract call(
     sqs: QueuePort,
     queueUrl: string,
-    entries: readonly (BatchEntry & { visibilityTimeout: number })[],
+    entries: readonly (BatchEntry & { readonly data: T })[],
   ): Promise<BatchFailure[]>;
 
-  protected submit(message: ReceivedMessage, seconds: number, counted: boolean): Promise<boolean> {
+  /** The bytes an entry adds to its batch's payload (SQS limits a batch's total); 0 when not counted. */
+  protected bytes(_data: T): number {
+    return 0;
+  }
+
+  protected submit(message: ReceivedMessage, data: T, counted: boolean): Promise<boolean> {
     return new Promise((resolve) => {
       const list = this.#pending.get(message.queueUrl) ?? [];
-      list.push({ message, seconds, counted, resolve });
+      list.push({ message, data, counted, resolve });
       this.#pending.set(message.queueUrl, list);
       if (list.length >= BATCH) this.#send(message.queueUrl);
       else this.#timer ??= setTimeout(() => this.#sendAll(), this.#o.flushMs);
@@ -81,18 +89,21 @@ abstract class Coalescer {
     }
   }
 
-  async #sendBatch(queueUrl: string, batch: Pending[]): Promise<void> {
+  async #sendBatch(queueUrl: string, batch: Pending<T>[]): Promise<void> {
     let pending = batch;
     for (let attempt = 1; pending.length > 0; attempt++) {
-      const failed = await inBatches(pending, (entries) =>
-        this.call(
-          this.#o.sqs,
-          queueUrl,
-          entries.map((p, i) => ({ id: String(i), receiptHandle: p.message.receiptHandle, visibilityTimeout: p.seconds })),
-        ),
+      const failed = await inBatches(
+        pending,
+        (entries) =>
+          this.call(
+            this.#o.sqs,
+            queueUrl,
+            entries.map((p, i) => ({ id: String(i), receiptHandle: p.message.receiptHandle, data: p.data })),
+          ),
+        (items) => chunkBySize(items, (p) => this.bytes(p.data), SQS_DEFAULT_MESSAGE_BYTES),
       );
       const failures = new Map(failed.map((f) => [f.item, f.failure]));
-      const retry: Pending[] = [];
+      const retry: Pending<T>[] = [];
       const confirmed = pending.filter((p) => p.counted && !failures.has(p)).length;
       if (confirmed > 0) this.#o.onConfirmed?.(queueUrl, confirmed);
       for (const p of pending) {
@@ -106,17 +117,17 @@ abstract class Coalescer {
     }
   }
 
-  #fail(p: Pending, reason: string): void {
+  #fail(p: Pending<T>, reason: string): void {
     this.#o.onFailure(p.message, reason);
     p.resolve(false);
   }
 }
 
 /** Deletes in DeleteMessageBatch calls (see Coalescer). */
-export class DeleteCoalescer extends Coalescer {
+export class DeleteCoalescer extends Coalescer<undefined> {
   /** `ends`: the job ends with this delete (false after a re-send: its copy is still queued). */
   delete(message: ReceivedMessage, ends = true): Promise<boolean> {
-    return this.submit(message, 0, ends);
+    return this.submit(message, undefined, ends);
   }
 
   protected call(sqs: QueuePort, queueUrl: string, entries: readonly BatchEntry[]): Promise<BatchFailure[]> {
@@ -131,16 +142,42 @@ export class DeleteCoalescer extends Coalescer {
  * Hand-backs (visible again after a delay) in ChangeMessageVisibilityBatch calls: a batch job's
  * failed items, or a burst of failing jobs, cost one call per ten instead of one each.
  */
-export class VisibilityCoalescer extends Coalescer {
+export class VisibilityCoalescer extends Coalescer<number> {
   change(message: ReceivedMessage, seconds: number): Promise<boolean> {
     return this.submit(message, seconds, false);
   }
 
-  protected call(
+  protected call(sqs: QueuePort, queueUrl: string, entries: readonly (BatchEntry & { readonly data: number })[]): Promise<BatchFailure[]> {
+    return sqs.changeVisibilityBatch(
+      queueUrl,
+      entries.map(({ id, receiptHandle, data }) => ({ id, receiptHandle, visibilityTimeout: data })),
+    );
+  }
+}
+
+/**
+ * Copies of received messages sent to their own queue (a job deferred at its tenant's cap or its
+ * rate limit) in SendMessageBatch calls, ten to a call and within SQS's batch payload: a burst of
+ * deferrals costs one call per ten instead of one each. True once SQS took the copy.
+ */
+export class ResendCoalescer extends Coalescer<OutgoingMessage> {
+  resend(message: ReceivedMessage, copy: OutgoingMessage): Promise<boolean> {
+    return this.submit(message, copy, false);
+  }
+
+  protected override bytes(copy: OutgoingMessage): number {
+    return messageSize(copy.body, copy.attributes ?? {});
+  }
+
+  protected async call(
     sqs: QueuePort,
     queueUrl: string,
-    entries: readonly (BatchEntry & { visibilityTimeout: number })[],
+    entries: readonly (BatchEntry & { readonly data: OutgoingMessage })[],
   ): Promise<BatchFailure[]> {
-    return sqs.changeVisibilityBatch(queueUrl, entries);
+    const { failed } = await sqs.sendBatch(
+      queueUrl,
+      entries.map(({ id, data }) => ({ id, message: data })),
+    );
+    return failed;
   }
 }

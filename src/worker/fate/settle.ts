@@ -202,10 +202,8 @@ async function defer(ctx: WorkerContext, lease: Lease, report: Report, outcome: 
   const { delaySeconds: seconds, reason } = outcome;
   const m = lease.message;
   const copy = resentMessage(m, seconds, { countThisReceive: false, rateSlotAt: outcome.rateSlotAt });
-  try {
-    await ctx.sqs.send(m.queueUrl, copy);
-  } catch (error) {
-    ctx.onError('defer', error);
+  // Coalesced with other deferrals into SendMessageBatch calls; one SQS would not take is handed back.
+  if (!(await ctx.resends.resend(m, copy))) {
     await handBack(ctx, lease, report, seconds, reason);
     return;
   }

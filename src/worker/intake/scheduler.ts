@@ -61,6 +61,14 @@ export class Scheduler<Q extends ScheduledQueue> {
     return n;
   }
 
+  /** Messages waiting here for a permit of `tenant`. */
+  waitingFor(tenant: string): number {
+    if (this.#waitingFor.size === 0) return 0;
+    let n = 0;
+    for (const [l, whose] of this.#waitingFor) if (whose === tenant && !l.lost) n++;
+    return n;
+  }
+
   /** Whether `lease` has waited here, for a permit or a rate slot (it keeps its place; events tell its first wait only). */
   hasWaited(lease: Lease): boolean {
     return this.#waited.has(lease);

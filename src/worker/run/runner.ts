@@ -8,21 +8,21 @@ import type { WorkerContext } from '../context.js';
 import { afterRun, type Outcome, poisoned } from '../fate/decide.js';
 import { firstSentAt, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
-import { claimFor, newToken, permitFor, rateSlotFor } from './claim.js';
+import { claimFor, newToken, noWaitRoom, permitFor, rateSlotFor, type WaitRoom } from './claim.js';
 import { execute } from './execute.js';
 import { jobLogger } from './job-logger.js';
 import type { GoodReading, Reading } from './reading.js';
 
 /**
  * One message from receive to outcome: claim its job id, run its handler under the lease's
- * signal, and decide (fate/decide.ts). `read` is the message as readOnce() read it; `canWait`,
- * whether a job at its tenant's cap or its rate limit may wait here. Never throws.
+ * signal, and decide (fate/decide.ts). `read` is the message as readOnce() read it; `room`,
+ * where a job at its tenant's cap or its rate limit may wait. Never throws.
  */
 export async function runJob(
   ctx: WorkerContext,
   lease: Lease,
   read: Reading,
-  canWait: (lease: Lease) => boolean = () => false,
+  room: WaitRoom = noWaitRoom(),
 ): Promise<{ info: JobInfo; outcome: Outcome }> {
   const m = lease.message;
   // A FIFO job retried here (lease.retries) was not received again: count those runs too.
@@ -37,9 +37,9 @@ export async function runJob(
   const token = newToken();
   const claimed = await claimFor(ctx, lease, read, token, true);
   if (claimed !== 'run') return { info, outcome: claimed };
-  const permitted = await permitFor(ctx, lease, read, token, canWait);
+  const permitted = await permitFor(ctx, lease, read, token, room);
   if (permitted !== 'run') return { info, outcome: permitted };
-  const rated = await rateSlotFor(ctx, lease, read, canWait);
+  const rated = await rateSlotFor(ctx, lease, read, room);
   if (rated !== 'run') return { info, outcome: rated };
   // Returned, not awaited: this frame (and what it holds) is gone while the handler runs; only
   // the closure below waits, with what the decision needs.

@@ -17,10 +17,11 @@ const WORKER = join(ROOT, 'src/worker');
 const OUTCOME_KINDS = new Set(['succeeded', 'duplicate', 'retry', 'dead-letter', 'hand-back', 'lost', 'defer', 'wait', 'cancelled']);
 /** The queue port's calls that change or end a message. */
 const QUEUE_ACTS = new Set(['send', 'sendBatch', 'deleteBatch', 'changeVisibilityBatch']);
-/** The coalescers settle's deletes and hand-backs go through: `<x>.deletes.delete(…)`, `<x>.visibility.change(…)`. */
+/** The coalescers settle's deletes, hand-backs and deferrals go through: `<x>.deletes.delete(…)`, `<x>.visibility.change(…)`, `<x>.resends.resend(…)`. */
 const BATCHED_ACTS = new Map([
   ['deletes', 'delete'],
   ['visibility', 'change'],
+  ['resends', 'resend'],
 ]);
 
 const DECIDE = 'fate/decide.ts';
@@ -28,7 +29,7 @@ const SETTLE = 'fate/settle.ts';
 /** Who else may make which queue call, and why. */
 const ALSO_ALLOWED: Record<string, readonly string[]> = {
   'hold/heartbeat.ts': ['changeVisibilityBatch'], // extends held messages: it ends none
-  'fate/coalescers.ts': ['deleteBatch', 'changeVisibilityBatch'], // carries settle's deletes and hand-backs in batches
+  'fate/coalescers.ts': ['deleteBatch', 'changeVisibilityBatch', 'sendBatch'], // carries settle's deletes, hand-backs and deferrals in batches
 };
 
 interface Finding {

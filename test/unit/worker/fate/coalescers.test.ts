@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DeleteCoalescer, VisibilityCoalescer } from '../../../../src/worker/fate/coalescers.js';
+import { DeleteCoalescer, ResendCoalescer, VisibilityCoalescer } from '../../../../src/worker/fate/coalescers.js';
 import { FakeQueuePort, message } from '../../../helpers/fake-queue-port.js';
 
 beforeEach(() => {
@@ -71,5 +71,47 @@ describe('VisibilityCoalescer', () => {
     expect(sqs.visibilityCalls.flatMap((c) => c.entries.map((e) => e.visibilityTimeout))).toEqual(
       Array.from({ length: 12 }, (_, i) => i + 1),
     );
+  });
+});
+
+describe('ResendCoalescer', () => {
+  const copy = (body: string) => ({ body, attributes: { 'sqsjobs-origin': { DataType: 'String', StringValue: 'o' } }, delaySeconds: 3 });
+
+  it('sends deferred copies in SendMessageBatch calls of ten, to the queue each came from', async () => {
+    const sqs = new FakeQueuePort();
+    const resends = new ResendCoalescer({ sqs, flushMs: 50, onFailure: () => {} });
+    const done = Array.from({ length: 12 }, (_, i) => resends.resend(message(i), copy(`b${i}`)));
+    await vi.advanceTimersByTimeAsync(50);
+    expect(sqs.sendBatchCalls.map((c) => c.entries.length)).toEqual([10, 2]);
+    expect(sqs.sendBatchCalls[1]!.entries.map((e) => e.message.body)).toEqual(['b10', 'b11']);
+    expect(sqs.sendBatchCalls[0]!.entries[0]!.message.delaySeconds).toBe(3);
+    expect(await Promise.all(done)).toEqual(Array(12).fill(true));
+  });
+
+  it('keeps a batch within SQS payload limit: large copies go in calls of their own', async () => {
+    const sqs = new FakeQueuePort();
+    const resends = new ResendCoalescer({ sqs, flushMs: 10, onFailure: () => {} });
+    const big = 'x'.repeat(100_000);
+    void Promise.all([0, 1, 2, 3].map((i) => resends.resend(message(i), copy(big))));
+    await resends.flush();
+    // 262,144 bytes a batch: two copies of 100 KB fit, a third does not.
+    expect(sqs.sendBatchCalls.map((c) => c.entries.length)).toEqual([2, 2]);
+  });
+
+  it('retries a transient refusal and answers false for a copy SQS will not take', async () => {
+    const sqs = new FakeQueuePort();
+    let calls = 0;
+    sqs.sendAnswer = (m) => {
+      if (m.body === 'bad') return { code: 'InvalidMessageContents', message: 'no', senderFault: true };
+      if (m.body === 'flaky' && calls++ === 0) return { code: 'InternalError', message: 'again', senderFault: false };
+      return undefined;
+    };
+    const failures: string[] = [];
+    const resends = new ResendCoalescer({ sqs, flushMs: 10, onFailure: (m, reason) => failures.push(`${m.messageId} ${reason}`) });
+    const results = [resends.resend(message(1), copy('flaky')), resends.resend(message(2), copy('bad'))];
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await Promise.all(results)).toEqual([true, false]);
+    expect(failures).toEqual(['m2 InvalidMessageContents no']);
+    expect(sqs.sendBatchCalls.map((c) => c.entries.map((e) => e.message.body))).toEqual([['flaky', 'bad'], ['flaky']]);
   });
 });

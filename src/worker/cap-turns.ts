@@ -1,0 +1,57 @@
+import { SQS_MAX_DELAY_SECONDS } from '../core/sqs-limits.js';
+
+/** Starts of a capped tenant remembered here, to tell how fast its jobs start. */
+const STARTS_KEPT = 16;
+/**
+ * When a capped tenant's next turns come in this worker. A job over its tenant's cap that finds as
+ * many of its tenant's jobs waiting here as may (the worker's room) is re-sent once, delayed to
+ * about its turn, rather than held (where it would brake other tenants' intake) or re-sent again
+ * every few seconds. How soon: from how fast the tenant's jobs have started here (its last
+ * STARTS_KEPT starts), the jobs of it waiting here ahead, and the turns this worker has already
+ * given away to the jobs it re-sent. Pure bookkeeping: the caller says what time it is.
+ *
+ * Bounded: only tenants with a cap (a fixed list in the worker's options) are counted.
+ */
+export class CapTurns {
+  readonly #starts = new Map<string, number[]>();
+  /** Per tenant, the first turn not yet given to a re-sent job. */
+  readonly #nextTurn = new Map<string, number>();
+
+  /** A job of `tenant` took one of its permits here at `now`. */
+  started(tenant: string, now: number): void {
+    let starts = this.#starts.get(tenant);
+    if (starts === undefined) {
+      starts = [];
+      this.#starts.set(tenant, starts);
+    }
+    starts.push(now);
+    if (starts.length > STARTS_KEPT) starts.shift();
+  }
+
+  /**
+   * Starts per millisecond of `tenant`'s jobs here lately, or undefined while unknown (fewer than
+   * two starts). A tenant that has not started for a while counts that while too.
+   */
+  rate(tenant: string, now: number): number | undefined {
+    const starts = this.#starts.get(tenant);
+    if (starts === undefined || starts.length < 2) return undefined;
+    const first = starts[0]!;
+    const last = starts[starts.length - 1]!;
+    const between = (starts.length - 1) / Math.max(1, last - first);
+    const untilNow = starts.length / Math.max(1, now - first);
+    return Math.min(between, untilNow);
+  }
+
+  /**
+   * The delay, in whole seconds (1 to SQS's 900), for a job of `tenant` re-sent now with `waiting`
+   * of its jobs waiting here: to about its turn, after those and after the turns already given to
+   * jobs re-sent before it; the turn is then given to it. While the rate is unknown: `fallback`.
+   */
+  deferral(tenant: string, waiting: number, fallback: number, now: number): number {
+    const rate = this.rate(tenant, now);
+    if (rate === undefined) return fallback;
+    const turn = Math.max(now + waiting / rate, this.#nextTurn.get(tenant) ?? 0);
+    this.#nextTurn.set(tenant, turn + 1 / rate);
+    return Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.round((turn - now) / 1000)));
+  }
+}
