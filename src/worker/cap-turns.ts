@@ -1,7 +1,9 @@
 import { SQS_MAX_DELAY_SECONDS } from '../core/sqs-limits.js';
 
-/** Starts of a capped tenant remembered here, to tell how fast its jobs start. */
+/** Starts of a capped tenant remembered here, to tell how fast its jobs start… */
 const STARTS_KEPT = 16;
+/** …of the last minute: older ones say nothing of how fast it starts now. */
+const STARTS_WINDOW_MS = 60_000;
 /**
  * When a capped tenant's next turns come in this worker. A job over its tenant's cap that finds as
  * many of its tenant's jobs waiting here as may (the worker's room) is re-sent once, delayed to
@@ -14,8 +16,8 @@ const STARTS_KEPT = 16;
  */
 export class CapTurns {
   readonly #starts = new Map<string, number[]>();
-  /** Per tenant, the first turn not yet given to a re-sent job. */
-  readonly #nextTurn = new Map<string, number>();
+  /** Per tenant, the turns given to jobs re-sent from here that have not come yet, in order. */
+  readonly #given = new Map<string, number[]>();
 
   /** A job of `tenant` took one of its permits here at `now`. */
   started(tenant: string, now: number): void {
@@ -25,7 +27,7 @@ export class CapTurns {
       this.#starts.set(tenant, starts);
     }
     starts.push(now);
-    if (starts.length > STARTS_KEPT) starts.shift();
+    while (starts.length > STARTS_KEPT || now - starts[0]! > STARTS_WINDOW_MS) starts.shift();
   }
 
   /**
@@ -33,7 +35,8 @@ export class CapTurns {
    * two starts). A tenant that has not started for a while counts that while too.
    */
   rate(tenant: string, now: number): number | undefined {
-    const starts = this.#starts.get(tenant);
+    const all = this.#starts.get(tenant);
+    const starts = all?.filter((at) => now - at <= STARTS_WINDOW_MS);
     if (starts === undefined || starts.length < 2) return undefined;
     const first = starts[0]!;
     const last = starts[starts.length - 1]!;
@@ -50,8 +53,15 @@ export class CapTurns {
   deferral(tenant: string, waiting: number, fallback: number, now: number): number {
     const rate = this.rate(tenant, now);
     if (rate === undefined) return fallback;
-    const turn = Math.max(now + waiting / rate, this.#nextTurn.get(tenant) ?? 0);
-    this.#nextTurn.set(tenant, turn + 1 / rate);
-    return Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.round((turn - now) / 1000)));
+    const given = this.#given.get(tenant) ?? [];
+    while (given.length > 0 && given[0]! <= now) given.shift();
+    // After those waiting here and those re-sent before it, at the rate the tenant starts now.
+    const turn = now + (waiting + given.length) / rate;
+    const latest = now + SQS_MAX_DELAY_SECONDS * 1000;
+    // A turn past SQS's longest delay is not given away: the copy comes back sooner and asks again.
+    if (turn <= latest) given.push(turn);
+    if (given.length > 0) this.#given.set(tenant, given);
+    else this.#given.delete(tenant);
+    return Math.max(1, Math.round((Math.min(turn, latest) - now) / 1000));
   }
 }

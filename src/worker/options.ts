@@ -91,8 +91,9 @@ export const workerOptionsSchema = z
      * Tenant caps: at most `tenantCaps[tenant]` jobs of a tenant run at once across every worker
      * sharing the permits (memcached's, or the `permits` option; standard queues). A job over its
      * tenant's cap waits in the worker (held, no slot, no receive spent) until a permit frees; with
-     * `concurrency + prefetch` jobs waiting already, it is deferred instead: re-sent with a delay
-     * of `capDelaySeconds`. Neither counts as an attempt.
+     * `concurrency + prefetch` of its tenant's jobs waiting already, it is deferred instead:
+     * re-sent once, delayed to about its turn (from how fast the tenant's jobs start in that
+     * worker; `capDelaySeconds` until that is known). Neither counts as an attempt.
      */
     tenantCaps: z
       .record(tenantSchema, z.number().int('must be a whole number').min(1, 'must be >= 1').max(1_000, 'must be <= 1000'))

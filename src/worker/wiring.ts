@@ -136,7 +136,7 @@ export function buildContext(
     sqs,
     flushMs: c.deleteFlushMs,
     onFailure: (m, reason) =>
-      log.warn({ messageId: m.messageId, queueUrl: m.queueUrl, reason }, 'could not re-send a deferred job; it is handed back'),
+      onError('defer', new Error(`could not re-send message ${m.messageId} to ${m.queueUrl}: ${reason}; it is handed back`)),
   });
   const status = buildStatus(c, env, log, sqs, onError);
   const close = () => {

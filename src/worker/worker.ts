@@ -40,6 +40,10 @@ export class Worker extends EventSource<WorkerEvents> {
   readonly #fate: Fate;
   readonly #batching: Batching;
   readonly #hasBatchJobs: boolean;
+  /**
+   * Where a job at its tenant's cap or its rate limit may wait: one that has waited keeps its place;
+   * a new one while fewer than twice the free room wait; of one tenant, at most the free room.
+   */
   readonly #room: WaitRoom;
   #pollers: Promise<void>[] = [];
   #started: Promise<void> | undefined;
@@ -69,6 +73,7 @@ export class Worker extends EventSource<WorkerEvents> {
         // only: those are received from no faster than they leave (rather than messages received
         // only to be re-sent), while the worker's other queues go on.
         buffered: (q) => (q === undefined ? this.#scheduler.size - this.#scheduler.waiting : this.#scheduler.bufferedOf(q.url, false)),
+        startable: () => this.#scheduler.startable(),
         waiting: (q) => Math.min(this.#fate.waiting(q.url), this.#waitingCounted()),
       },
     );
@@ -78,7 +83,7 @@ export class Worker extends EventSource<WorkerEvents> {
     this.#room = {
       admits: (lease) => this.#scheduler.hasWaited(lease) || this.#fate.waiting() < 2 * this.#freeRoom,
       hasWaited: (lease) => this.#scheduler.hasWaited(lease),
-      waitingFor: (tenant) => this.#scheduler.waitingFor(tenant),
+      waitingFor: (tenant) => this.#fate.waitingFor(tenant),
       perTenant: this.#freeRoom,
       turns: new CapTurns(),
     };
@@ -217,11 +222,6 @@ export class Worker extends EventSource<WorkerEvents> {
     const batch = Math.min(10, this.#freeRoom);
     return Math.ceil(past / batch) * batch;
   }
-
-  /**
-   * Where a job at its tenant's cap or its rate limit may wait: one that has waited keeps its place;
-   * a new one while fewer than twice the free room wait; of one tenant, at most the free room.
-   */
 
   #error(where: string, error: unknown): void {
     const e = toError(error);

@@ -158,7 +158,8 @@ export class VisibilityCoalescer extends Coalescer<number> {
 /**
  * Copies of received messages sent to their own queue (a job deferred at its tenant's cap or its
  * rate limit) in SendMessageBatch calls, ten to a call and within SQS's batch payload: a burst of
- * deferrals costs one call per ten instead of one each. True once SQS took the copy.
+ * deferrals costs one call per ten instead of one each. True once SQS took the copy. A copy SQS
+ * refused for a passing reason is sent again; a call that threw is not (it may have been taken).
  */
 export class ResendCoalescer extends Coalescer<OutgoingMessage> {
   resend(message: ReceivedMessage, copy: OutgoingMessage): Promise<boolean> {
@@ -174,10 +175,17 @@ export class ResendCoalescer extends Coalescer<OutgoingMessage> {
     queueUrl: string,
     entries: readonly (BatchEntry & { readonly data: OutgoingMessage })[],
   ): Promise<BatchFailure[]> {
-    const { failed } = await sqs.sendBatch(
-      queueUrl,
-      entries.map(({ id, data }) => ({ id, message: data })),
-    );
-    return failed;
+    try {
+      const { failed } = await sqs.sendBatch(
+        queueUrl,
+        entries.map(({ id, data }) => ({ id, message: data })),
+      );
+      return failed;
+    } catch (error) {
+      // A call that threw may have been taken (a timeout after SQS sent the copies): sending again
+      // could make two copies. Not retried; the caller hands the originals back instead.
+      const e = error instanceof Error ? error : new Error(String(error));
+      return entries.map(({ id }) => ({ id, code: e.name, message: e.message, kind: 'fatal' as const }));
+    }
   }
 }

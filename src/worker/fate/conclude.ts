@@ -26,6 +26,8 @@ export class Fate {
   readonly #polls = new Map<string, NodeJS.Timeout>();
   /** Per queue, messages on their way to wait here (their claims being let go): not in the buffer yet, no longer running. */
   readonly #goingToWait = new Map<string, number>();
+  /** The same, per tenant whose permit they are to wait for. */
+  readonly #goingToWaitFor = new Map<string, number>();
 
   constructor(ctx: WorkerContext, scheduler: Scheduler<QueueState>, activity: Activity, wake: () => void) {
     this.#ctx = ctx;
@@ -43,8 +45,16 @@ export class Fate {
     if (waitsHere(outcome, { leaseLost: lease.lost, stopping: this.#ctx.stop.signal.aborted })) {
       const first = !this.#scheduler.hasWaited(lease);
       const url = lease.message.queueUrl;
+      const tenant = 'permitOf' in outcome.until ? outcome.until.permitOf : undefined;
       this.#goingToWait.set(url, (this.#goingToWait.get(url) ?? 0) + 1);
-      const arrived = () => this.#goingToWait.set(url, this.#goingToWait.get(url)! - 1);
+      if (tenant !== undefined) this.#goingToWaitFor.set(tenant, (this.#goingToWaitFor.get(tenant) ?? 0) + 1);
+      const arrived = () => {
+        this.#goingToWait.set(url, this.#goingToWait.get(url)! - 1);
+        if (tenant === undefined) return;
+        const left = this.#goingToWaitFor.get(tenant)! - 1;
+        if (left === 0) this.#goingToWaitFor.delete(tenant);
+        else this.#goingToWaitFor.set(tenant, left);
+      };
       this.#activity.track(
         letWait(this.#ctx, lease, info, outcome, first).then(
           (freed) => {
@@ -78,6 +88,11 @@ export class Fate {
     let going = 0;
     for (const n of this.#goingToWait.values()) going += n;
     return this.#scheduler.waiting + going;
+  }
+
+  /** Messages waiting here for a permit of `tenant`, and those on their way to. */
+  waitingFor(tenant: string): number {
+    return this.#scheduler.waitingFor(tenant) + (this.#goingToWaitFor.get(tenant) ?? 0);
   }
 
   /** A permit of `tenant` was given back (settle tells it before its own calls): the longest waiting job may start. */

@@ -14,6 +14,8 @@ export interface Holding<Q> {
   running(): number;
   /** Buffered messages: of `lane`, or of every lane. */
   buffered(lane?: Q): number;
+  /** Buffered messages that could start now (not FIFO messages behind their group, not those due later); default: buffered(). */
+  startable?(): number;
   /** Messages of `lane` held waiting (for a permit, a rate slot) that count against receiving more from it. */
   waiting?(lane: Q): number;
 }
@@ -34,6 +36,8 @@ export interface CapacityLimits {
  * twice. Pollers waiting for room are served by their lanes (see LanePicker: a higher tier first
  * under strict, else by weight), in arrival order within a lane; a poller that just freed a slot
  * cannot take it again ahead of one already waiting (with one slot and two queues, both get polled).
+ * While every handler has a message to go on with, the poller whose turn it is waits until a full
+ * receive is free (see #fullReceive), keeping its turn: one call per ten messages, not per one or two.
  */
 export class ReceiveCapacity<Q extends Lane = Lane> {
   readonly #limits: CapacityLimits;
@@ -45,6 +49,8 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   readonly #busy = new Set<Q>();
   /** When each lane's current receive was granted: one still out after LONG_POLL_MS is waiting on an empty queue. */
   readonly #grantedAt = new Map<Q | undefined, number>();
+  /** Set while a waiter is held back by a lane whose receive may go stale: grant() runs again then. */
+  #staleCheck: NodeJS.Timeout | undefined;
   #waiters: Waiter<Q>[] = [];
   #closed = false;
 
@@ -59,8 +65,9 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   }
 
   /**
-   * Up to `max` (at most 10) slots for a receive from `lane`, as soon as any are free, the lane has
-   * room and it is its turn; 0 once closed. `max` 1 says the lane's last poll found nothing.
+   * Up to `max` (at most 10) slots for a receive from `lane`, once it is its turn, the lane has room
+   * and the receive would be full or a handler would otherwise go idle; 0 once closed. `max` 1 says
+   * the lane's last poll found nothing.
    */
   reserve(lane?: Q, max = 10): Promise<number> {
     if (this.#closed) return Promise.resolve(0);
@@ -91,8 +98,13 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
       const lane = lanes.length === 1 || lanes.includes(undefined) ? lanes[0] : this.#picker.peek(lanes as Q[]);
       const index = this.#waiters.findIndex((w) => w.lane === lane);
       const waiter = this.#waiters[index]!;
+      // Not full yet: more free slots would make it fuller. (A lane held below that by its own room,
+      // its waiting messages or its quota, gets what it can: waiting would not give it more.)
+      if (free < this.#fullReceive(waiter) && !this.#starving()) {
+        this.#armStaleCheck();
+        return;
+      }
       const count = Math.min(free, waiter.max, this.#room(waiter.lane));
-      if (count < this.#fullReceive(waiter) && !this.#starving()) return;
       if (lane !== undefined && !lanes.includes(undefined)) this.#picker.commit(lanes as Q[], lane);
       this.#waiters.splice(index, 1);
       this.#take(waiter.lane, count);
@@ -104,6 +116,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   /** Wake every waiter with 0; later calls to reserve() resolve 0 at once. */
   close(): void {
     this.#closed = true;
+    if (this.#staleCheck !== undefined) clearTimeout(this.#staleCheck);
     for (const w of this.#waiters.splice(0)) w.resolve(0);
   }
 
@@ -113,7 +126,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   }
 
   /**
-   * How many messages make `waiter`'s receive worth its call while every handler has a message to
+   * How many free slots make `waiter`'s receive worth its call while every handler has a message to
    * go on with: what it asks for (10, or fewer after a poll that found few), its lane's buffer quota
    * when smaller, and at most half of `concurrency + prefetch` (so a small room still receives ahead
    * of need). Waiting for them, a busy worker receives ten at a time as slots free rather than one
@@ -144,9 +157,45 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     return busy;
   }
 
-  /** A handler slot is free with no buffered or promised message to take it. */
+  /**
+   * A handler slot is free with nothing to take it: no buffered message that can start, and no
+   * receive out that may still bring one (a probe of an empty queue, or a receive out LONG_POLL_MS,
+   * is waiting on a queue that has run dry).
+   */
   #starving(): boolean {
-    return this.#limits.concurrency - this.#holding.running() - this.#holding.buffered() - this.#reserved > 0;
+    const ready = this.#holding.startable?.() ?? this.#holding.buffered();
+    return this.#limits.concurrency - this.#holding.running() - ready - this.#reservedLive() > 0;
+  }
+
+  /** Slots promised to receives that may still bring messages (see #starving). */
+  #reservedLive(): number {
+    if (this.#reserved === 0) return 0;
+    const now = Date.now();
+    let n = 0;
+    for (const [lane, count] of this.#reservedBy) {
+      if (count <= 0) continue;
+      const probe = lane !== undefined && !this.#busy.has(lane);
+      if (!probe && now - (this.#grantedAt.get(lane) ?? now) < LONG_POLL_MS) n += count;
+    }
+    return n;
+  }
+
+  /** A receive out now turns stale LONG_POLL_MS after it was granted: look again then (quotas and #starving change with it). */
+  #armStaleCheck(): void {
+    if (this.#staleCheck !== undefined || this.#reserved === 0) return;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [lane, count] of this.#reservedBy) {
+      const staleAt = (this.#grantedAt.get(lane) ?? now) + LONG_POLL_MS;
+      // Only receives not stale yet: one already stale changes nothing more.
+      if (count > 0 && staleAt > now) next = Math.min(next, staleAt);
+    }
+    if (next === Number.POSITIVE_INFINITY) return;
+    this.#staleCheck = setTimeout(() => {
+      this.#staleCheck = undefined;
+      this.grant();
+    }, next - now);
+    this.#staleCheck.unref();
   }
 
   #free(): number {

@@ -69,6 +69,29 @@ export class Scheduler<Q extends ScheduledQueue> {
     return n;
   }
 
+  /**
+   * Buffered messages that could start now: not waiting (for a permit, a rate slot, a FIFO retry's
+   * delay) and, on FIFO, the first of each group with nothing running.
+   */
+  startable(now = Date.now()): number {
+    let n = 0;
+    for (const s of this.#slots) {
+      if (s.buffer.length === 0) continue;
+      if (!s.queue.fifo) {
+        for (const l of s.buffer) if (l.notBefore <= now && !l.lost) n++;
+        continue;
+      }
+      const seen = new Set<string>();
+      for (const l of s.buffer) {
+        const group = this.#group(s, l) ?? '';
+        if (s.activeGroups.has(group) || seen.has(group)) continue;
+        seen.add(group);
+        if (l.notBefore <= now) n++;
+      }
+    }
+    return n;
+  }
+
   /** Whether `lease` has waited here, for a permit or a rate slot (it keeps its place; events tell its first wait only). */
   hasWaited(lease: Lease): boolean {
     return this.#waited.has(lease);

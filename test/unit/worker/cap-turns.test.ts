@@ -52,6 +52,24 @@ describe('CapTurns', () => {
     expect(turns.deferral('a', 0, 7, 30_000)).toBe(1);
   });
 
+  it('forgets starts older than a minute: after an idle hour the rate is how fast it starts now', () => {
+    const turns = new CapTurns();
+    startedEvery(turns, 'a', 1_000, 14, 0);
+    for (let i = 0; i < 5; i++) turns.deferral('a', 0, 7, 13_000);
+    const back = 3_600_000;
+    startedEvery(turns, 'a', 100, 16, back);
+    expect(turns.rate('a', back)).toBeCloseTo(15 / 1_500);
+    // 20 waiting at 10 starts per second: two seconds off.
+    expect(turns.deferral('a', 20, 7, back)).toBe(2);
+  });
+
+  it('gives away no turn past 900 s: the copy comes back then and asks again', () => {
+    const turns = new CapTurns();
+    startedEvery(turns, 'a', 10_000, 3, 50_000); // one start per 10 s
+    expect(turns.deferral('a', 100, 7, 50_000)).toBe(900);
+    expect(turns.deferral('a', 1, 7, 50_000)).toBe(10); // the turn above was not given away
+  });
+
   it('uses the fallback while the rate is unknown, and never delays past 900 s', () => {
     const turns = new CapTurns();
     expect(turns.deferral('a', 5, 7, 0)).toBe(7);

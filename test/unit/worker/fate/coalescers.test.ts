@@ -114,4 +114,16 @@ describe('ResendCoalescer', () => {
     expect(failures).toEqual(['m2 InvalidMessageContents no']);
     expect(sqs.sendBatchCalls.map((c) => c.entries.map((e) => e.message.body))).toEqual([['flaky', 'bad'], ['flaky']]);
   });
+
+  it('does not send again after a call that threw (SQS may have taken it): answers false for each copy', async () => {
+    const sqs = new FakeQueuePort();
+    sqs.sendAnswer = () => 'throw';
+    const failures: string[] = [];
+    const resends = new ResendCoalescer({ sqs, flushMs: 10, onFailure: (m) => failures.push(m.messageId) });
+    const results = [resends.resend(message(1), copy('a')), resends.resend(message(2), copy('b'))];
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await Promise.all(results)).toEqual([false, false]);
+    expect(sqs.sendBatchCalls).toHaveLength(1);
+    expect(failures).toEqual(['m1', 'm2']);
+  });
 });

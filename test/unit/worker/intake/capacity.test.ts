@@ -163,6 +163,33 @@ describe('ReceiveCapacity with lanes', () => {
     expect(got).toBe(10);
   });
 
+  it('buffered messages that cannot start (a FIFO group behind its running message) do not keep a slot from being filled', async () => {
+    // FIFO: 1 running, 9 buffered of the same group, none can start.
+    const c = new ReceiveCapacity({ concurrency: 10, prefetch: 4 }, { running: () => 1, buffered: () => 9, startable: () => 0 });
+    expect(await c.reserve()).toBe(4);
+  });
+
+  it("a probe of an empty queue, or a receive out LONG_POLL_MS, is not counted on to fill a handler's slot", async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout'] });
+    try {
+      const a: L = { name: 'a', weight: 1, rank: 0 };
+      const b: L = { name: 'b', weight: 1, rank: 0 };
+      let running = 10;
+      const c = new ReceiveCapacity<L>({ concurrency: 10, prefetch: 10 }, { running: () => running, buffered: () => 0 });
+      expect(await c.reserve(a)).toBe(10); // out on a queue that has run dry
+      running = 9;
+      let got: number | undefined;
+      void c.reserve(b).then((n) => (got = n));
+      await Promise.resolve();
+      expect(got).toBeUndefined(); // 10 − 9 − 10 < 0: a's receive may still bring one
+      await vi.advanceTimersByTimeAsync(LONG_POLL_MS);
+      expect(got).toBe(1); // it has not: the idle slot is filled
+      c.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('a small room receives at half of it: prefetch still runs ahead of the handlers', async () => {
     let buffered = 2;
     const c = new ReceiveCapacity({ concurrency: 1, prefetch: 2 }, { running: () => 1, buffered: () => buffered });
