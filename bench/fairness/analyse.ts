@@ -34,6 +34,14 @@ export interface RunFigures {
   readonly shareRatio: number | undefined;
   /** Starts per second in each whole RATE_WINDOW_MS from the first start (rate scenario): the slowest and fastest window. */
   readonly rateWindows: { readonly windows: number; readonly slowest: number; readonly fastest: number } | undefined;
+  /**
+   * With weights, over each whole window while every burst owner has work: how far an owner's share
+   * of the completions strays from its weight's share (|share / weight share − 1|), the worst
+   * owner of the worst window; and the weighted Jain index of the worst window.
+   */
+  readonly weightWindows:
+    | { readonly windowMs: number; readonly windows: number; readonly worstError: number; readonly worstJain: number }
+    | undefined;
 }
 
 export function percentile(sorted: readonly number[], p: number): number {
@@ -78,7 +86,7 @@ function groupBy<T>(xs: readonly T[], key: (x: T) => string): Map<string, T[]> {
   return m;
 }
 
-export function analyse(s: Scenario, effects: readonly Effect[], t0: number, windowMs: number): RunFigures {
+export function analyse(s: Scenario, effects: readonly Effect[], t0: number, windowMs: number, weightWindowMs = windowMs): RunFigures {
   const byOwner = groupBy(effects, (e) => ownerOf(s, e.key));
   const owners = Object.fromEntries([...byOwner].map(([o, es]) => [o, ownerFigures(es, t0)]));
   const burstOwners = s.bursts.map((b) => b.tenant).filter((o) => byOwner.has(o));
@@ -104,6 +112,26 @@ export function analyse(s: Scenario, effects: readonly Effect[], t0: number, win
     }
     if (indexes.length > 0)
       jain = { windowMs, windows: indexes.length, min: Math.min(...indexes), mean: indexes.reduce((a, b) => a + b, 0) / indexes.length };
+  }
+  let weightWindows: RunFigures['weightWindows'];
+  if (s.weights !== undefined && burstOwners.length >= 2) {
+    const totalWeight = burstOwners.reduce((sum, o) => sum + weight(o), 0);
+    let worstError = 0;
+    let worstJain = 1;
+    let windows = 0;
+    for (let from = t0; from + weightWindowMs <= allBusyUntil; from += weightWindowMs) {
+      const done = burstOwners.map((o) => completionsIn(o, from, from + weightWindowMs));
+      const all = done.reduce((a, b) => a + b, 0);
+      if (all === 0) continue;
+      windows++;
+      burstOwners.forEach((o, i) => {
+        worstError = Math.max(worstError, Math.abs(done[i]! / all / (weight(o) / totalWeight) - 1));
+      });
+      const x = burstOwners.map((o, i) => done[i]! / weight(o));
+      const sum = x.reduce((a, b) => a + b, 0);
+      worstJain = Math.min(worstJain, (sum * sum) / (x.length * x.reduce((a, b) => a + b * b, 0)));
+    }
+    if (windows > 0) weightWindows = { windowMs: weightWindowMs, windows, worstError, worstJain };
   }
   const rates = burstOwners.map((o) => completionsIn(o, t0, allBusyUntil) / weight(o));
   const ids = new Set<string>();
@@ -131,6 +159,7 @@ export function analyse(s: Scenario, effects: readonly Effect[], t0: number, win
     jain,
     rateRatio: burstOwners.length >= 2 && Math.max(...rates) > 0 ? Math.min(...rates) / Math.max(...rates) : undefined,
     rateWindows: s.ratePerSecond === undefined ? undefined : startRates(effects),
+    weightWindows,
     shareRatio:
       burstOwners.length === 2
         ? completionsIn(burstOwners[0]!, t0, allBusyUntil) / Math.max(1, completionsIn(burstOwners[1]!, t0, allBusyUntil))

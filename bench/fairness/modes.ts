@@ -83,19 +83,22 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
   switch (mode) {
     case 'off':
       return { queues: ['main'], route: one('main'), worker: (u) => ({ queues: [u.main!] }), enqueue: () => ({}) };
-    case 'on':
-      // sqs-jobs' own fairness: the producer's per-tenant token bucket (weights scale it) sends a
-      // tenant's excess to the spillover queue; the worker polls both, preferring main; caps are
-      // the worker's fleet-wide per-tenant limit (memcached slots).
+    case 'on': {
+      // sqs-jobs' own fairness: the producer's per-tenant token bucket sends a tenant's excess to
+      // the spillover queue; the worker polls both, preferring main; caps are the worker's
+      // fleet-wide per-tenant limit (memcached slots). A tenant with a weight has a queue of its own
+      // (tenantQueues), which the worker polls with that weight.
+      const weighted = Object.entries(scenario.weights ?? {});
       return {
-        queues: ['main', 'spill'],
+        queues: ['main', 'spill', ...weighted.map(([t]) => `w-${t}`)],
         route: one('main'),
         worker: (u) => ({
           queues: [
             { url: u.main!, weight: 4 },
             { url: u.spill!, weight: 1 },
+            ...weighted.map(([t, weight]) => ({ url: u[`w-${t}`]!, weight })),
           ],
-          prefetch: prefetchFor(2),
+          prefetch: prefetchFor(2 + weighted.length),
           ...(scenario.caps ? { tenantCaps: scenario.caps, capDelaySeconds: 1 } : {}),
         }),
         enqueue: () => ({}),
@@ -107,10 +110,11 @@ export function fairnessOptions(mode: Mode, scenario: Scenario): FairnessSetup {
             burst: 20,
             // One customer's many names (the sybil's S-01 … S-20) are metered as one.
             tenantGroup: (tenant: string) => tenant.replace(/-\d+$/, ''),
-            ...(scenario.weights ? { weights: scenario.weights } : {}),
           },
+          tenantQueues: Object.fromEntries(weighted.map(([t]) => [t, u[`w-${t}`]!])),
         }),
       };
+    }
     case 'hash':
       return {
         queues: shardNames,

@@ -9,7 +9,7 @@ interface Row {
   readonly figure: string;
   readonly goal: string;
   readonly value: (r: RunResult) => number | undefined;
-  readonly unit: 's' | 'x' | '/s' | 'n' | 'calls';
+  readonly unit: 's' | 'x' | '/s' | 'n' | 'calls' | '%';
   /** Whether the goal is met, given the figure, the same mode's no-burst baseline and fairness off. */
   readonly met?: (v: number, ctx: { baselineP99: number | undefined; off: number | undefined }) => boolean;
 }
@@ -93,6 +93,24 @@ const ROWS: Row[] = [
     unit: 'x',
     met: (v) => v >= 2.7 && v <= 3.3,
   },
+  ...(['weights', 'weights-3'] as const).flatMap((scenario): Row[] => [
+    {
+      scenario,
+      figure: 'completions vs weights, worst owner of the worst window',
+      goal: '<= 10%',
+      value: (r: RunResult) => (r.figures?.weightWindows === undefined ? undefined : 100 * r.figures.weightWindows.worstError),
+      unit: '%',
+      met: (v: number) => v <= 10,
+    },
+    {
+      scenario,
+      figure: 'weighted Jain index, worst window',
+      goal: '>= 0.95',
+      value: (r: RunResult) => r.figures?.weightWindows?.worstJain,
+      unit: 'x',
+      met: (v: number) => v >= 0.95,
+    },
+  ]),
   {
     scenario: 'cap',
     figure: 'A running at once, most',
@@ -143,6 +161,8 @@ function fmt(v: number | undefined, unit: Row['unit']): string {
       return String(v);
     case 'x':
       return v.toFixed(3);
+    case '%':
+      return `${v.toFixed(1)}%`;
   }
 }
 
@@ -168,7 +188,7 @@ export function table(results: readonly RunResult[], modes: readonly string[]): 
       if (v === undefined) return '-';
       const baselineP99 = median(runs('baseline', m).flatMap((r) => quietP99(r) ?? []));
       const mark = row.met ? (row.met(v, { baselineP99, off: offValue }) ? ' ✓' : ' ✗') : '';
-      const ratio = m !== 'off' && offValue && row.unit !== 'n' ? ` (${(v / offValue).toFixed(2)}x)` : '';
+      const ratio = m !== 'off' && offValue && row.unit !== 'n' && row.unit !== '%' ? ` (${(v / offValue).toFixed(2)}x)` : '';
       return `${fmt(v, row.unit)}${ratio}${mark}${rs.some((r) => r.status === 'incomplete') ? ' (incomplete)' : ''}`;
     });
     lines.push(`| ${row.scenario} | ${row.figure} | ${row.goal} | ${cells.join(' | ')} |`);

@@ -12,7 +12,7 @@ import type { SqsProxy } from '../lib/sqs-proxy.js';
 import { analyse, waitSeries, type RunFigures } from './analyse.js';
 import { readEffects } from './effects.js';
 import { fairnessOptions, type Mode } from './modes.js';
-import type { Scenario } from './scenarios.js';
+import { RATE_WINDOW_MS, type Scenario } from './scenarios.js';
 
 export interface RunContext {
   readonly emq: string;
@@ -187,7 +187,7 @@ export async function runOne(ctx: RunContext, scenario: Scenario, mode: Mode): P
       ...(status === 'incomplete' ? { note: `${done()} of ${sentTotal} jobs ran before the deadline` } : {}),
       sent: sentTotal,
       fillMs,
-      figures: analyse(scenario, effects, t0, ctx.scale >= 0.5 ? 5_000 : 1_000),
+      figures: analyse(scenario, effects, t0, ctx.scale >= 0.5 ? 5_000 : 1_000, ctx.scale >= 0.5 ? RATE_WINDOW_MS : 2_000),
       calls: {
         worker: perJob(ctx.proxies.worker),
         producer: perJob(ctx.proxies.producer),

@@ -92,6 +92,17 @@ export function scenarios(scale: number): Scenario[] {
       weights: { A: 3, B: 1 },
     },
     {
+      id: 'weights-3',
+      title: '5c. weights A:5 B:3 C:1, all backlogged',
+      bursts: [
+        { tenant: 'A', count: n(10_000) },
+        { tenant: 'B', count: n(6_000) },
+        { tenant: 'C', count: n(2_000) },
+      ],
+      trickle: undefined,
+      weights: { A: 5, B: 3, C: 1 },
+    },
+    {
       id: 'cap',
       title: '5b. cap 5 for A across both processes, B backlogged too',
       bursts: [

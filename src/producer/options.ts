@@ -109,6 +109,13 @@ export const producerOptionsSchema = z
     /** For cancel(): the workers' memcached (default SQS_JOBS_MEMCACHED), or a JobLock, and their lockKeyPrefix. */
     ...cancelOptionsSchema.omit({ store: true }).shape,
     /**
+     * Tenants with a queue of their own: their jobs go there (not through spillover, whatever their
+     * priority), and workers poll it with a weight (`queues: [{ url, weight }]`), which is how a
+     * tenant's weight holds when every tenant is backlogged. Each must be a queue of the same kind
+     * (standard or FIFO) as `queueUrl`, with its DLQ (`sqs-jobs queues create`).
+     */
+    tenantQueues: z.record(tenantSchema, queueUrlSchema).default({}),
+    /**
      * Priority tiers: send each job to its tier's lane, `<queue>-high` or `<queue>-low` beside the
      * queue (normal), made by `sqs-jobs queues create --tiers`. Without it every job goes to the queue.
      */

@@ -20,14 +20,16 @@ export interface Preparing {
   readonly hasStore: boolean;
   /** Jobs go to their tier's lane (the `tiers` option). */
   readonly tiers: boolean;
+  /** Tenants with a queue of their own (the `tenantQueues` option). */
+  readonly tenantQueues: Readonly<Record<string, string>>;
   /** Admission is on: each message carries its admission key. */
   readonly keyed: boolean;
 }
 
 /**
  * The message to send for a job: options checked against the producer, args by the job's schema,
- * the envelope encoded and its size checked; addressed to its tier's lane (spillover, which may
- * send it elsewhere, is the producer's to decide when it sends).
+ * the envelope encoded and its size checked; addressed to its tenant's own queue or else its
+ * tier's lane (spillover, which may send it elsewhere, is the producer's to decide when it sends).
  */
 export function prepareMessage(p: Preparing, job: AnyDefinition, args: unknown, opts: EnqueueSettings, argsField: string): PreparedMessage {
   checkOptionsFit(job.name, opts, p);
@@ -48,7 +50,7 @@ export function prepareMessage(p: Preparing, job: AnyDefinition, args: unknown, 
   if (size > p.maxMessageBytes) throw new PayloadTooLargeError(`job "${job.name}"`, size, p.maxMessageBytes);
   const groupId = opts.groupId ?? opts.tenant ?? (p.fifo ? envelope.id : undefined);
   return {
-    queueUrl: p.tiers ? laneUrlFor(p.queueUrl, opts.priority ?? job.priority) : p.queueUrl,
+    queueUrl: ownQueueOf(p, opts.tenant) ?? (p.tiers ? laneUrlFor(p.queueUrl, opts.priority ?? job.priority) : p.queueUrl),
     jobId: envelope.id,
     body,
     attributes,
@@ -59,4 +61,9 @@ export function prepareMessage(p: Preparing, job: AnyDefinition, args: unknown, 
     track: opts.track ? { enqueuedAt: envelope.enqueuedAt, parentId: opts.parent } : undefined,
     admissionKey: p.keyed ? admissionKey(job.name, validArgs, opts.tenant, opts.jobId) : undefined,
   };
+}
+
+/** The queue of `tenant`'s own (tenantQueues), if it has one. Own properties only: a tenant named "constructor" has none unless given. */
+export function ownQueueOf(p: Pick<Preparing, 'tenantQueues'>, tenant: string | undefined): string | undefined {
+  return tenant !== undefined && Object.hasOwn(p.tenantQueues, tenant) ? p.tenantQueues[tenant] : undefined;
 }

@@ -5,7 +5,7 @@ import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
 import { outgoing, sendAll } from './send-many.js';
 import { hasMemcached, producerAdmission, producerMemcached, producerSpillover, producerQueue, producerTopics } from './wiring.js';
 import type { Admission, AdmissionState } from './admission/admission.js';
-import { type Preparing, prepareMessage } from './prepare.js';
+import { ownQueueOf, type Preparing, prepareMessage } from './prepare.js';
 import type { QueuePort } from '../ports/queue.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -63,6 +63,12 @@ export class Producer {
     if (o.lock !== undefined && o.memcached !== undefined)
       throw new ConfigError('invalid producer options: options.lock: give either lock or memcached, not both');
     const fifo = isFifoQueue(this.queueUrl);
+    for (const [tenant, url] of Object.entries(o.tenantQueues)) {
+      if (isFifoQueue(url) !== fifo)
+        throw new ConfigError(
+          `invalid producer options: options.tenantQueues.${tenant}: must be a ${fifo ? 'FIFO (.fifo)' : 'standard'} queue, as options.queueUrl is`,
+        );
+    }
     this.#store = resolveJobStore(o.store, env);
     this.#ownsStore = this.#store !== o.store;
     this.#cancelOptions = { memcached: o.memcached, lock: o.lock, lockKeyPrefix: o.lockKeyPrefix };
@@ -95,6 +101,7 @@ export class Producer {
       fifo,
       hasStore: this.#store !== undefined,
       tiers: o.tiers,
+      tenantQueues: o.tenantQueues,
       keyed: this.#admission !== undefined,
     };
   }
@@ -102,6 +109,11 @@ export class Producer {
   /** The jobs this producer can send. */
   get jobs(): JobRegistry {
     return this.#jobs;
+  }
+
+  /** Spillover for `tenant`'s jobs: none for a tenant with a queue of its own (a burst there buries only itself). */
+  #spilloverFor(tenant: string | undefined): Spillover | undefined {
+    return ownQueueOf(this.#p, tenant) === undefined ? this.#spillover : undefined;
   }
 
   /** Whether admission is on (the `admission` option): enqueue may throw QueueFullError. */
@@ -123,7 +135,11 @@ export class Producer {
   async enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const definition = resolveJob(this.#jobs, job);
     const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
-    const [message] = await routeSpillover(this.#spillover, [prepareMessage(this.#p, definition, args, opts, 'args')], opts.tenant);
+    const [message] = await routeSpillover(
+      this.#spilloverFor(opts.tenant),
+      [prepareMessage(this.#p, definition, args, opts, 'args')],
+      opts.tenant,
+    );
     if (message === undefined) throw new Error('unreachable: one message routed is one message');
     await this.#queueLimit.check();
     this.#admission?.admitAll([message]);
@@ -177,7 +193,7 @@ export class Producer {
       prepareMessage(this.#p, definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`),
     );
     if (prepared.length === 0) return [];
-    const messages = await routeSpillover(this.#spillover, prepared, opts.tenant);
+    const messages = await routeSpillover(this.#spilloverFor(opts.tenant), prepared, opts.tenant);
     await this.#queueLimit.check();
     this.#admission?.admitAll(messages);
 

@@ -66,6 +66,59 @@ describe('tenant fairness (spillover)', () => {
     producer.close();
   });
 
+  it("tenants with queues of their own: their jobs go there, past spillover, and a worker shares its slots by the queues' weights while both are backlogged", async () => {
+    const { queueUrl, spilloverQueueUrl } = await freshQueues(sqs, 'fairlanes', { spillover: true });
+    const heavy = await freshQueues(sqs, 'fairlanes-heavy');
+    const light = await freshQueues(sqs, 'fairlanes-light');
+    const started: string[] = [];
+    const job = defineJob({
+      name: 'report',
+      args: z.object({ n: z.number() }),
+      handle: async (_a, ctx) => {
+        started.push(ctx.tenant ?? '?');
+        await new Promise((r) => setTimeout(r, 20));
+      },
+    });
+    const producer = createProducer(
+      {
+        queueUrl,
+        spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 5 },
+        tenantQueues: { heavy: heavy.queueUrl, light: light.queueUrl },
+      },
+      LOCAL_ENV,
+    );
+    const n = 60;
+    for (const tenant of ['heavy', 'light'])
+      await producer.enqueueMany(
+        job,
+        Array.from({ length: n }, (_, i) => ({ n: i })),
+        { tenant },
+      );
+    await producer.enqueue(job, { n: 0 }, { tenant: 'other' });
+    // Each tenant's whole burst is in its own queue: no allowance, no spillover.
+    expect((await queueCounts(sqs, heavy.queueUrl)).visible).toBe(n);
+    expect((await queueCounts(sqs, light.queueUrl)).visible).toBe(n);
+    expect((await queueCounts(sqs, queueUrl)).visible).toBe(1);
+    expect((await queueCounts(sqs, spilloverQueueUrl!)).visible).toBe(0);
+    producer.close();
+
+    const worker = start({
+      queues: [queueUrl, spilloverQueueUrl!, { url: heavy.queueUrl, weight: 3 }, { url: light.queueUrl, weight: 1 }],
+      jobs: [job],
+      concurrency: 2,
+      prefetch: 4,
+    });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:succeeded') === 2 * n + 1, 'every job to run', 90_000);
+    await worker.stop();
+    // While both are backlogged (the first 40 starts), about 3 heavy to 1 light: neither first-come nor starved.
+    const first = started.filter((t) => t !== 'other').slice(0, 40);
+    const heavyShare = first.filter((t) => t === 'heavy').length;
+    expect(heavyShare).toBeGreaterThanOrEqual(25);
+    expect(heavyShare).toBeLessThanOrEqual(35);
+  });
+
   it('stats shows the spillover queue beside its queue, and the jobs that ran from it apart', async () => {
     const { queueUrl, spilloverQueueUrl } = await freshQueues(sqs, 'fairstats', { spillover: true });
     const namespace = `FairStats${Date.now()}`;

@@ -76,6 +76,44 @@ describe('Producer over a queue port', () => {
     expect(memory.peek(spill)).toHaveLength(7);
   });
 
+  it('sends a tenant with a queue of its own there, past spillover and tiers; other tenants as before', async () => {
+    const memory = new MemoryQueue();
+    const url = memory.create('jobs');
+    const spill = memory.create('jobs-spill');
+    const acme = memory.create('jobs-acme');
+    memory.create('jobs-high');
+    const producer = createProducer(
+      {
+        queueUrl: url,
+        jobs: [resize],
+        queue: memory,
+        tiers: true,
+        tenantQueues: { acme },
+        spillover: { queueUrl: spill, ratePerSecond: 1, burst: 3 },
+      },
+      {},
+    );
+    const args = Array.from({ length: 10 }, (_, i) => ({ key: `${i}.png`, width: i }));
+    await producer.enqueueMany(resize, args, { tenant: 'acme', priority: 'high' });
+    await producer.enqueue(resize, { key: 'one.png', width: 1 }, { tenant: 'acme' });
+    await producer.enqueueMany(resize, args, { tenant: 'globex' });
+    expect(memory.peek(acme)).toHaveLength(11); // all of acme's: no allowance, no tier lane
+    expect(memory.peek(url)).toHaveLength(3); // globex's burst of 3…
+    expect(memory.peek(spill)).toHaveLength(7); // …and the rest of it
+    // A tenant named like an Object method has no queue of its own unless given one.
+    await producer.enqueue(resize, { key: 'c.png', width: 1 }, { tenant: 'constructor' });
+    expect(memory.peek(url)).toHaveLength(4);
+  });
+
+  it('refuses a tenant queue of the other kind (standard beside FIFO), naming the tenant', () => {
+    const memory = new MemoryQueue();
+    const url = memory.create('jobs');
+    const fifo = memory.create('jobs-acme.fifo');
+    expect(() => createProducer({ queueUrl: url, jobs: [resize], queue: memory, tenantQueues: { acme: fifo } }, {})).toThrow(
+      'options.tenantQueues.acme: must be a standard queue, as options.queueUrl is',
+    );
+  });
+
   it("with tiers, sends each job to its tier's lane: the definition's tier, or the one given per enqueue", async () => {
     const memory = new MemoryQueue();
     const url = memory.create('jobs');
