@@ -5,19 +5,52 @@ const STARTS_KEPT = 16;
 /** …of the last minute: older ones say nothing of how fast it starts now. */
 const STARTS_WINDOW_MS = 60_000;
 /**
- * When a capped tenant's next turns come in this worker. A job over its tenant's cap that finds as
- * many of its tenant's jobs waiting here as may (the worker's room) is re-sent once, delayed to
- * about its turn, rather than held (where it would brake other tenants' intake) or re-sent again
+ * When a capped tenant's next turns come in this worker, and whether it shares its queue with
+ * others now. A job over its tenant's cap that finds as many of its tenant's jobs waiting here as
+ * may (the worker's room) while other tenants' jobs come from the same queue is re-sent once,
+ * delayed to about its turn, rather than held (where it would brake their intake) or re-sent again
  * every few seconds. How soon: from how fast the tenant's jobs have started here (its last
  * STARTS_KEPT starts), the jobs of it waiting here ahead, and the turns this worker has already
  * given away to the jobs it re-sent. Pure bookkeeping: the caller says what time it is.
  *
  * Bounded: only tenants with a cap (a fixed list in the worker's options) are counted.
  */
+/** Another tenant's job seen on a queue this recently: holding a capped tenant's jobs there would slow it. */
+const CONTENDED_MS = 2_000;
+
+interface Seen {
+  readonly tenant: string | undefined;
+  at: number;
+}
+
 export class CapTurns {
+  /** Per queue, the two most recent distinct tenants whose jobs came from it (undefined: jobs without one). */
+  readonly #seen = new Map<string, { last: Seen; before: Seen | undefined }>();
   readonly #starts = new Map<string, number[]>();
   /** Per tenant, the turns given to jobs re-sent from here that have not come yet, in order. */
   readonly #given = new Map<string, number[]>();
+
+  /** A job of `tenant` (or without one) came from `queueUrl` to start. */
+  seen(queueUrl: string, tenant: string | undefined, now: number): void {
+    const q = this.#seen.get(queueUrl);
+    if (q === undefined) this.#seen.set(queueUrl, { last: { tenant, at: now }, before: undefined });
+    else if (q.last.tenant === tenant) q.last.at = now;
+    else {
+      q.before = q.last;
+      q.last = { tenant, at: now };
+    }
+  }
+
+  /**
+   * Whether jobs of other tenants than `tenant` (or without one) came from `queueUrl` lately. If not,
+   * the capped tenant has the queue to itself: its jobs may as well wait here, slowing the queue's
+   * intake to their pace, rather than be re-sent (nobody is behind them).
+   */
+  contended(queueUrl: string, tenant: string, now: number): boolean {
+    const q = this.#seen.get(queueUrl);
+    if (q === undefined) return false;
+    return [q.last, q.before].some((x) => x !== undefined && x.tenant !== tenant && now - x.at <= CONTENDED_MS);
+  }
 
   /** A job of `tenant` took one of its permits here at `now`. */
   started(tenant: string, now: number): void {

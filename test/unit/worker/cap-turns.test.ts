@@ -83,4 +83,19 @@ describe('CapTurns', () => {
     expect(turns.rate('b', 10_000)).toBeUndefined();
     expect(turns.deferral('b', 0, 7, 10_000)).toBe(7);
   });
+
+  it('knows whether other tenants share the queue now: a tenant alone on it for two seconds has it to itself', () => {
+    const turns = new CapTurns();
+    expect(turns.contended('q', 'a', 0)).toBe(false);
+    turns.seen('q', 'a', 0);
+    turns.seen('q', 'b', 100);
+    turns.seen('q', 'a', 200);
+    expect(turns.contended('q', 'a', 300)).toBe(true);
+    expect(turns.contended('q', 'b', 300)).toBe(true);
+    expect(turns.contended('other-queue', 'a', 300)).toBe(false);
+    for (let t = 300; t <= 2_200; t += 100) turns.seen('q', 'a', t);
+    expect(turns.contended('q', 'a', 2_200)).toBe(false); // b last came at 100
+    turns.seen('q', undefined, 2_300); // a job without a tenant is someone else too
+    expect(turns.contended('q', 'a', 2_300)).toBe(true);
+  });
 });

@@ -210,17 +210,17 @@ describe('ReceiveCapacity with lanes', () => {
   it('a lane whose receive has been out LONG_POLL_MS (an empty queue) no longer keeps the others to their quota', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
-      const main: L = { name: 'main', weight: 4, rank: 0 };
-      const spill: L = { name: 'spill', weight: 1, rank: 0 };
+      const main: L = { name: 'main', weight: 1, rank: 0 };
+      const spill: L = { name: 'spill', weight: 1, rank: 1 };
       const c = new ReceiveCapacity<L>(
-        { concurrency: 10, prefetch: 20, pick: { mode: 'weighted' } },
+        { concurrency: 10, prefetch: 20, pick: { mode: 'strict', minShare: 0.05 } },
         { running: () => 10, buffered: () => 0 },
       );
       // main's last poll found some; its next one is out on a queue that ran dry.
       expect(await c.reserve(main)).toBe(10);
-      // spill shares the buffer with main: its weight's share, 4 of 20.
-      expect(await c.reserve(spill)).toBe(4);
-      c.returnSlots(4, spill); // nothing came
+      // spill, the lower tier, holds its minimum share of the buffer while main has work: 1 of 20.
+      expect(await c.reserve(spill)).toBe(1);
+      c.returnSlots(1, spill); // nothing came
       vi.setSystemTime(Date.now() + LONG_POLL_MS);
       expect(await c.reserve(spill)).toBe(10);
       c.close();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LanePicker } from '../../../../src/worker/intake/lanes.js';
+import { bufferQuota, LanePicker } from '../../../../src/worker/intake/lanes.js';
 
 const lane = (name: string, rank: number, weight = 1) => ({ name, rank, weight });
 
@@ -49,5 +49,21 @@ describe('LanePicker', () => {
     const p = new LanePicker<typeof a>({ mode: 'strict', minShare: 0.05 });
     expect(p.choose([a])).toBe(a);
     expect(p.choose([])).toBeUndefined();
+  });
+});
+
+describe('bufferQuota', () => {
+  const heavy = { name: 'heavy', weight: 5, rank: 0 };
+  const light = { name: 'light', weight: 1, rank: 0 };
+  const low = { name: 'low', weight: 1, rank: 2 };
+  it.each([
+    // rule, pick, lane, busy lanes, prefetch, quota
+    ['alone with work: the whole buffer', { mode: 'weighted' } as const, light, [light], 50, Number.POSITIVE_INFINITY],
+    ['weighted: its weight share', { mode: 'weighted' } as const, heavy, [heavy, light], 60, 50],
+    ['weighted: never less than a full receive', { mode: 'weighted' } as const, light, [heavy, light], 60, 10],
+    ['weighted, small prefetch: the prefetch', { mode: 'weighted' } as const, light, [heavy, light], 4, 4],
+    ['strict: a lower lane its minimum share', { mode: 'strict', minShare: 0.05 } as const, low, [heavy, low], 60, 3],
+  ])('%s', (_rule, pick, lane, busy, prefetch, quota) => {
+    expect(bufferQuota(pick, lane, new Set(busy), prefetch)).toBe(quota);
   });
 });
