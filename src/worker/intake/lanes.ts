@@ -91,8 +91,7 @@ export class LanePicker<Q extends Lane> {
  * lanes whose last poll found some), out of the worker's `prefetch`. Whichever lane has a message
  * buffered when a slot frees is the one that can start, so a lower lane holding the whole buffer
  * would take every other slot from a higher one. Strict: the top busy tier shares the buffer by
- * weight, a lower lane holds its minimum share; weighted: every lane its weight's share, and at
- * least a full receive (10, or prefetch when smaller). At least 1.
+ * weight, a lower lane holds its minimum share; weighted: every lane its weight's share. At least 1.
  */
 export function bufferQuota<Q extends Lane>(pick: TierPick, lane: Q, busy: ReadonlySet<Q>, prefetch: number): number {
   // Alone with work (the common case: one queue), a lane may fill it; no allocation on that path.
@@ -104,9 +103,5 @@ export function bufferQuota<Q extends Lane>(pick: TierPick, lane: Q, busy: Reado
     sharing = sharing.filter((l) => l.rank === top);
   }
   const total = sharing.reduce((sum, l) => sum + l.weight, 0);
-  // Weighted: at least a full receive, or a light lane would receive fewer messages per turn than
-  // the others and get less than its weight (receives are shared by turns). The total stays within
-  // concurrency + prefetch either way.
-  const least = pick.mode === 'weighted' ? Math.min(10, prefetch) : 1;
-  return Math.max(least, Math.ceil((prefetch * lane.weight) / total));
+  return Math.max(1, Math.ceil((prefetch * lane.weight) / total));
 }

@@ -60,8 +60,8 @@ describe('bufferQuota', () => {
     // rule, pick, lane, busy lanes, prefetch, quota
     ['alone with work: the whole buffer', { mode: 'weighted' } as const, light, [light], 50, Number.POSITIVE_INFINITY],
     ['weighted: its weight share', { mode: 'weighted' } as const, heavy, [heavy, light], 60, 50],
-    ['weighted: never less than a full receive', { mode: 'weighted' } as const, light, [heavy, light], 60, 10],
-    ['weighted, small prefetch: the prefetch', { mode: 'weighted' } as const, light, [heavy, light], 4, 4],
+    ['weighted: a light lane its share, at least 1', { mode: 'weighted' } as const, light, [heavy, light], 60, 10],
+    ['weighted, small prefetch: at least 1', { mode: 'weighted' } as const, light, [heavy, light], 4, 1],
     ['strict: a lower lane its minimum share', { mode: 'strict', minShare: 0.05 } as const, low, [heavy, low], 60, 3],
   ])('%s', (_rule, pick, lane, busy, prefetch, quota) => {
     expect(bufferQuota(pick, lane, new Set(busy), prefetch)).toBe(quota);
