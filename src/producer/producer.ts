@@ -166,7 +166,7 @@ export class Producer {
     const definition = resolveJob(this.#jobs, job);
     const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
     prepareMessage(this.#p, definition, args, opts, 'args');
-    if (opts.tenant !== undefined) this.#spillover?.keyOf(opts.tenant); // a tenantGroup that refuses the tenant throws as enqueue would
+    if (opts.tenant !== undefined) this.#spilloverFor(opts.tenant)?.keyOf(opts.tenant); // a tenantGroup that refuses the tenant throws as enqueue would
   }
 
   /**

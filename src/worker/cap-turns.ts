@@ -15,41 +15,47 @@ const STARTS_WINDOW_MS = 60_000;
  *
  * Bounded: only tenants with a cap (a fixed list in the worker's options) are counted.
  */
-/** Another tenant's job seen on a queue this recently: holding a capped tenant's jobs there would slow it. */
-const CONTENDED_MS = 2_000;
+/** Another tenant's job among a queue's last this many received: holding a capped tenant's jobs there would slow it. */
+const CONTENDED_MESSAGES = 100;
 
 interface Seen {
   readonly tenant: string | undefined;
+  /** The queue's count of received messages when this tenant's last one came. */
   at: number;
 }
 
 export class CapTurns {
-  /** Per queue, the two most recent distinct tenants whose jobs came from it (undefined: jobs without one). */
-  readonly #seen = new Map<string, { last: Seen; before: Seen | undefined }>();
+  /** Per queue, messages received, and the two most recent distinct tenants whose jobs came from it (undefined: jobs without one). */
+  readonly #seen = new Map<string, { received: number; last: Seen; before: Seen | undefined }>();
   readonly #starts = new Map<string, number[]>();
   /** Per tenant, the turns given to jobs re-sent from here that have not come yet, in order. */
   readonly #given = new Map<string, number[]>();
 
-  /** A job of `tenant` (or without one) came from `queueUrl` to start. */
-  seen(queueUrl: string, tenant: string | undefined, now: number): void {
+  /** A message of `tenant` (or without one) was received from `queueUrl`. */
+  seen(queueUrl: string, tenant: string | undefined): void {
     const q = this.#seen.get(queueUrl);
-    if (q === undefined) this.#seen.set(queueUrl, { last: { tenant, at: now }, before: undefined });
-    else if (q.last.tenant === tenant) q.last.at = now;
+    if (q === undefined) {
+      this.#seen.set(queueUrl, { received: 1, last: { tenant, at: 1 }, before: undefined });
+      return;
+    }
+    q.received++;
+    if (q.last.tenant === tenant) q.last.at = q.received;
     else {
       q.before = q.last;
-      q.last = { tenant, at: now };
+      q.last = { tenant, at: q.received };
     }
   }
 
   /**
-   * Whether jobs of other tenants than `tenant` (or without one) came from `queueUrl` lately. If not,
-   * the capped tenant has the queue to itself: its jobs may as well wait here, slowing the queue's
-   * intake to their pace, rather than be re-sent (nobody is behind them).
+   * Whether jobs of other tenants than `tenant` (or without one) are among the last
+   * CONTENDED_MESSAGES received from `queueUrl`. If not, the capped tenant has the queue to itself:
+   * its jobs may as well wait here, slowing the queue's intake to their pace, rather than be re-sent
+   * (nobody is behind them). Counted in messages, not time: a slowed intake still sees the others.
    */
-  contended(queueUrl: string, tenant: string, now: number): boolean {
+  contended(queueUrl: string, tenant: string): boolean {
     const q = this.#seen.get(queueUrl);
     if (q === undefined) return false;
-    return [q.last, q.before].some((x) => x !== undefined && x.tenant !== tenant && now - x.at <= CONTENDED_MS);
+    return [q.last, q.before].some((x) => x !== undefined && x.tenant !== tenant && q.received - x.at < CONTENDED_MESSAGES);
   }
 
   /** A job of `tenant` took one of its permits here at `now`. */
@@ -86,8 +92,7 @@ export class CapTurns {
   deferral(tenant: string, waiting: number, fallback: number, now: number): number {
     const rate = this.rate(tenant, now);
     if (rate === undefined) return fallback;
-    const given = this.#given.get(tenant) ?? [];
-    while (given.length > 0 && given[0]! <= now) given.shift();
+    const given = (this.#given.get(tenant) ?? []).filter((at) => at > now);
     // After those waiting here and those re-sent before it, at the rate the tenant starts now.
     const turn = now + (waiting + given.length) / rate;
     const latest = now + SQS_MAX_DELAY_SECONDS * 1000;

@@ -40,6 +40,8 @@ export class Worker extends EventSource<WorkerEvents> {
   readonly #fate: Fate;
   readonly #batching: Batching;
   readonly #hasBatchJobs: boolean;
+  /** Tenant caps are set (with the permits to count them): who shares a queue is tracked. */
+  readonly #hasCaps: boolean;
   /**
    * Where a job at its tenant's cap or its rate limit may wait: one that has waited keeps its place;
    * a new one while fewer than twice the free room wait; of one tenant, at most the free room.
@@ -80,6 +82,7 @@ export class Worker extends EventSource<WorkerEvents> {
     this.#fate = new Fate(ctx, this.#scheduler, this.#activity, () => this.#dispatch());
     this.#batching = new Batching(ctx, this.#activity, this.#fate, () => this.#dispatch());
     this.#hasBatchJobs = c.jobs.names().some((name) => c.jobs.get(name).kind === 'sqs-jobs/batch-job');
+    this.#hasCaps = ctx.permits !== undefined && Object.keys(c.tenantCaps).length > 0;
     this.#room = {
       admits: (lease) => this.#scheduler.hasWaited(lease) || this.#fate.waiting() < 2 * this.#freeRoom,
       hasWaited: (lease) => this.#scheduler.hasWaited(lease),
@@ -144,6 +147,8 @@ export class Worker extends EventSource<WorkerEvents> {
     const intake: Intake = {
       capacity: this.#capacity,
       received: (url, leases, asked) => {
+        // Who shares each queue, for tenant caps (CapTurns.contended): read now, as every message is once.
+        if (this.#hasCaps) for (const lease of leases) this.#room.turns.seen(url, readOnce(this.config.jobs, lease).info.tenant);
         this.#scheduler.add(url, leases);
         if (this.#hasBatchJobs) this.#batching.received(url, asked, leases.length);
         this.#dispatch();

@@ -86,7 +86,7 @@ export class Scheduler<Q extends ScheduledQueue> {
         const group = this.#group(s, l) ?? '';
         if (s.activeGroups.has(group) || seen.has(group)) continue;
         seen.add(group);
-        if (l.notBefore <= now) n++;
+        if (l.notBefore <= now && !l.lost) n++;
       }
     }
     return n;

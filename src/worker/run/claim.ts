@@ -68,7 +68,7 @@ const CAP_WAIT_RETRY_MS = 100;
 /**
  * Take a permit of the job's tenant when it has a cap (fleet-wide, in memcached): 'run'; at the cap,
  * wait here while fewer than `room.perTenant` of its tenant's jobs wait, or while no other tenant's
- * jobs come from its queue (then it may fill the room, slowing the queue's intake to its pace), and
+ * jobs are among its queue's last received (then it may fill the room, slowing the queue's intake to its pace), and
  * the room has space; else deferred: re-sent once, to come back at about its turn (CapTurns).
  */
 export async function permitFor(
@@ -80,11 +80,9 @@ export async function permitFor(
 ): Promise<Outcome | 'run'> {
   const { tenantCaps: caps, capDelaySeconds } = ctx.config;
   const tenant = read.envelope.tenant;
-  if (ctx.permits === undefined) return 'run';
   const queueUrl = lease.message.queueUrl;
-  room.turns.seen(queueUrl, tenant, Date.now());
   // Own properties only: a tenant named "constructor" or "toString" has no cap unless given one.
-  if (tenant === undefined || isFifoQueue(queueUrl) || !Object.hasOwn(caps, tenant)) return 'run';
+  if (tenant === undefined || ctx.permits === undefined || isFifoQueue(queueUrl) || !Object.hasOwn(caps, tenant)) return 'run';
   const cap = caps[tenant]!;
   // 'unavailable' (memcached unreachable, or a Permits that threw): the job runs without the cap.
   const permit = await ctx.permits.take(tenant, cap, token, ctx.config.lockTtlSeconds);
@@ -101,7 +99,7 @@ export async function permitFor(
     capDelaySeconds,
     canWait:
       permit === 'full' &&
-      (room.hasWaited(lease) || (room.admits(lease) && (waiting < room.perTenant || !room.turns.contended(queueUrl, tenant, now)))),
+      (room.hasWaited(lease) || (room.admits(lease) && (waiting < room.perTenant || !room.turns.contended(queueUrl, tenant)))),
     waitRetryMs: CAP_WAIT_RETRY_MS,
     leaseLost: lease.lost,
     stopping: ctx.stop.signal.aborted,
