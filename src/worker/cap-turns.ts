@@ -4,17 +4,6 @@ import { SQS_MAX_DELAY_SECONDS } from '../core/sqs-limits.js';
 const STARTS_KEPT = 16;
 /** …of the last minute: older ones say nothing of how fast it starts now. */
 const STARTS_WINDOW_MS = 60_000;
-/**
- * When a capped tenant's next turns come in this worker, and whether it shares its queue with
- * others now. A job over its tenant's cap that finds as many of its tenant's jobs waiting here as
- * may (the worker's room) while other tenants' jobs come from the same queue is re-sent once,
- * delayed to about its turn, rather than held (where it would brake their intake) or re-sent again
- * every few seconds. How soon: from how fast the tenant's jobs have started here (its last
- * STARTS_KEPT starts), the jobs of it waiting here ahead, and the turns this worker has already
- * given away to the jobs it re-sent. Pure bookkeeping: the caller says what time it is.
- *
- * Bounded: only tenants with a cap (a fixed list in the worker's options) are counted.
- */
 /** Another tenant's job among a queue's last this many received: holding a capped tenant's jobs there would slow it. */
 const CONTENDED_MESSAGES = 100;
 
@@ -24,11 +13,23 @@ interface Seen {
   at: number;
 }
 
+/**
+ * When a capped tenant's next turns come in this worker, and whether it shares its queue with
+ * others now. A job over its tenant's cap that finds as many of its tenant's jobs waiting here as
+ * may (the worker's room) while other tenants' jobs come from the same queue is re-sent once,
+ * delayed to about its turn, rather than held (where it would brake their intake) or re-sent again
+ * every few seconds. How soon: from how fast the tenant's jobs have started here (its last
+ * STARTS_KEPT starts), the jobs of it waiting here ahead, and the turns this worker has already
+ * given away to the jobs it re-sent. Pure bookkeeping: the caller says what time it is.
+ *
+ * Bounded: only tenants with a cap (a fixed list in the worker's options) are counted, and two
+ * tenants per queue.
+ */
 export class CapTurns {
   /** Per queue, messages received, and the two most recent distinct tenants whose jobs came from it (undefined: jobs without one). */
   readonly #seen = new Map<string, { received: number; last: Seen; before: Seen | undefined }>();
   readonly #starts = new Map<string, number[]>();
-  /** Per tenant, the turns given to jobs re-sent from here that have not come yet, in order. */
+  /** Per tenant, the turns given to jobs re-sent from here that have not come yet. */
   readonly #given = new Map<string, number[]>();
 
   /** A message of `tenant` (or without one) was received from `queueUrl`. */

@@ -68,8 +68,9 @@ const CAP_WAIT_RETRY_MS = 100;
 /**
  * Take a permit of the job's tenant when it has a cap (fleet-wide, in memcached): 'run'; at the cap,
  * wait here while fewer than `room.perTenant` of its tenant's jobs wait, or while no other tenant's
- * jobs are among its queue's last received (then it may fill the room, slowing the queue's intake to its pace), and
- * the room has space; else deferred: re-sent once, to come back at about its turn (CapTurns).
+ * jobs are among its queue's last received (then it may fill the room, slowing the queue's intake
+ * to its pace), and the room has space; else deferred: re-sent once, to come back at about its
+ * turn (CapTurns).
  */
 export async function permitFor(
   ctx: WorkerContext,
