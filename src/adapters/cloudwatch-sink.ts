@@ -1,3 +1,4 @@
+import { chunkBySize } from '../core/sqs-batch.js';
 import { type CloudWatchClient, type MetricDatum, PutMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import type { MetricPoint, MetricsSink } from '../ports/metrics-sink.js';
 
@@ -18,21 +19,7 @@ export function toDatum(p: MetricPoint): MetricDatum {
 
 /** Split datums into PutMetricData calls that respect the count and size limits. */
 export function chunkDatums(data: readonly MetricDatum[]): MetricDatum[][] {
-  const chunks: MetricDatum[][] = [];
-  let current: MetricDatum[] = [];
-  let bytes = 0;
-  for (const datum of data) {
-    const size = JSON.stringify(datum).length + 1;
-    if (current.length > 0 && (current.length === MAX_DATUMS_PER_CALL || bytes + size > MAX_BYTES_PER_CALL)) {
-      chunks.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(datum);
-    bytes += size;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
+  return chunkBySize(data, (datum) => JSON.stringify(datum).length + 1, MAX_BYTES_PER_CALL, MAX_DATUMS_PER_CALL);
 }
 
 /** PutMetricData, in as few calls as the limits allow. */

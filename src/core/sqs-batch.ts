@@ -26,14 +26,14 @@ export function chunk<T>(items: readonly T[], size = SQS_BATCH_LIMIT): T[][] {
   return out;
 }
 
-/** `items` in runs of at most 10 whose sizes add up to at most `maxBytes` (an item larger than that runs alone). */
-export function chunkBySize<T>(items: readonly T[], size: (item: T) => number, maxBytes: number): T[][] {
+/** `items` in runs of at most `maxItems` (SQS: 10) whose sizes add up to at most `maxBytes` (an item larger than that runs alone). */
+export function chunkBySize<T>(items: readonly T[], size: (item: T) => number, maxBytes: number, maxItems = SQS_BATCH_LIMIT): T[][] {
   const out: T[][] = [];
   let current: T[] = [];
   let bytes = 0;
   for (const item of items) {
     const n = size(item);
-    if (current.length === SQS_BATCH_LIMIT || (current.length > 0 && bytes + n > maxBytes)) {
+    if (current.length === maxItems || (current.length > 0 && bytes + n > maxBytes)) {
       out.push(current);
       current = [];
       bytes = 0;

@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import { type Envelope, encodeEnvelope, envelopeAttributes, newJobId } from '../core/envelope.js';
 import { messageSize } from '../core/sqs-text.js';
-import { PayloadTooLargeError } from '../core/errors.js';
+import { ConfigError, PayloadTooLargeError } from '../core/errors.js';
+import { isFifoQueue } from '../core/queue-url.js';
 import type { AnyDefinition } from '../core/job.js';
 import { admissionKey } from './admission/admission.js';
 import { laneUrlFor } from '../core/priority.js';
@@ -66,4 +67,13 @@ export function prepareMessage(p: Preparing, job: AnyDefinition, args: unknown, 
 /** The queue of `tenant`'s own (tenantQueues), if it has one. Own properties only: a tenant named "constructor" has none unless given. */
 export function ownQueueOf(p: Pick<Preparing, 'tenantQueues'>, tenant: string | undefined): string | undefined {
   return tenant !== undefined && Object.hasOwn(p.tenantQueues, tenant) ? p.tenantQueues[tenant] : undefined;
+}
+
+/** Each tenant queue must be of the producer's queue's kind, standard or FIFO. */
+export function checkTenantQueues(tenantQueues: Readonly<Record<string, string>>, fifo: boolean): void {
+  for (const [tenant, url] of Object.entries(tenantQueues)) {
+    if (isFifoQueue(url) === fifo) continue;
+    const kind = fifo ? 'FIFO (.fifo)' : 'standard';
+    throw new ConfigError(`invalid producer options: options.tenantQueues.${tenant}: must be a ${kind} queue, as options.queueUrl is`);
+  }
 }

@@ -5,7 +5,7 @@ import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
 import { outgoing, sendAll } from './send-many.js';
 import { hasMemcached, producerAdmission, producerMemcached, producerSpillover, producerQueue, producerTopics } from './wiring.js';
 import type { Admission, AdmissionState } from './admission/admission.js';
-import { ownQueueOf, type Preparing, prepareMessage } from './prepare.js';
+import { checkTenantQueues, type Preparing, prepareMessage } from './prepare.js';
 import type { QueuePort } from '../ports/queue.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -63,12 +63,7 @@ export class Producer {
     if (o.lock !== undefined && o.memcached !== undefined)
       throw new ConfigError('invalid producer options: options.lock: give either lock or memcached, not both');
     const fifo = isFifoQueue(this.queueUrl);
-    for (const [tenant, url] of Object.entries(o.tenantQueues)) {
-      if (isFifoQueue(url) !== fifo)
-        throw new ConfigError(
-          `invalid producer options: options.tenantQueues.${tenant}: must be a ${fifo ? 'FIFO (.fifo)' : 'standard'} queue, as options.queueUrl is`,
-        );
-    }
+    checkTenantQueues(o.tenantQueues, fifo);
     this.#store = resolveJobStore(o.store, env);
     this.#ownsStore = this.#store !== o.store;
     this.#cancelOptions = { memcached: o.memcached, lock: o.lock, lockKeyPrefix: o.lockKeyPrefix };
@@ -111,11 +106,6 @@ export class Producer {
     return this.#jobs;
   }
 
-  /** Spillover for `tenant`'s jobs: none for a tenant with a queue of its own (a burst there buries only itself). */
-  #spilloverFor(tenant: string | undefined): Spillover | undefined {
-    return ownQueueOf(this.#p, tenant) === undefined ? this.#spillover : undefined;
-  }
-
   /** Whether admission is on (the `admission` option): enqueue may throw QueueFullError. */
   get admits(): boolean {
     return this.#admission !== undefined;
@@ -135,11 +125,7 @@ export class Producer {
   async enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const definition = resolveJob(this.#jobs, job);
     const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
-    const [message] = await routeSpillover(
-      this.#spilloverFor(opts.tenant),
-      [prepareMessage(this.#p, definition, args, opts, 'args')],
-      opts.tenant,
-    );
+    const [message] = await routeSpillover(this.#spillover, [prepareMessage(this.#p, definition, args, opts, 'args')], opts.tenant);
     if (message === undefined) throw new Error('unreachable: one message routed is one message');
     await this.#queueLimit.check();
     this.#admission?.admitAll([message]);
@@ -166,7 +152,7 @@ export class Producer {
     const definition = resolveJob(this.#jobs, job);
     const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
     prepareMessage(this.#p, definition, args, opts, 'args');
-    if (opts.tenant !== undefined) this.#spilloverFor(opts.tenant)?.keyOf(opts.tenant); // a tenantGroup that refuses the tenant throws as enqueue would
+    if (opts.tenant !== undefined) this.#spillover?.keyOf(opts.tenant); // a tenantGroup that refuses the tenant throws as enqueue would
   }
 
   /**
@@ -193,7 +179,7 @@ export class Producer {
       prepareMessage(this.#p, definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`),
     );
     if (prepared.length === 0) return [];
-    const messages = await routeSpillover(this.#spilloverFor(opts.tenant), prepared, opts.tenant);
+    const messages = await routeSpillover(this.#spillover, prepared, opts.tenant);
     await this.#queueLimit.check();
     this.#admission?.admitAll(messages);
 

@@ -41,17 +41,21 @@ export class Spillover {
   /** After the shared store failed to answer, this process meters on its own until then. */
   #sharedAgainAt = 0;
 
-  constructor(settings: SpilloverSettings, shared: Allowances | undefined) {
+  /** Tenants with a queue of their own (the producer's tenantQueues): never metered, never spilled. */
+  readonly #exempt: ReadonlySet<string>;
+
+  constructor(settings: SpilloverSettings, shared: Allowances | undefined, exempt: Iterable<string> = []) {
     this.queueUrl = settings.queueUrl;
     this.#s = settings;
     this.#local = new SpilloverGate(settings);
     this.#shared = shared;
+    this.#exempt = new Set(exempt);
   }
 
   /** The key `tenant`'s jobs are metered under. */
   keyOf(tenant: string): string {
     const group = this.#s.tenantGroup;
-    if (group === undefined) return tenant;
+    if (group === undefined || this.#exempt.has(tenant)) return tenant;
     const key = group(tenant);
     // A group's name is a tenant name as far as keys go.
     const checked = tenantSchema.safeParse(key);
@@ -65,6 +69,8 @@ export class Spillover {
 
   /** How many of `count` jobs of `tenant` go to the main queue now (the first ones); the rest spill. */
   async admit(tenant: string, count: number, now: number = Date.now()): Promise<number> {
+    // A burst to a tenant's own queue buries only itself.
+    if (this.#exempt.has(tenant)) return count;
     const key = this.keyOf(tenant);
     if (this.#shared !== undefined && now >= this.#sharedAgainAt) {
       const weight = this.#local.weightOf(key);

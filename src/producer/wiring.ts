@@ -59,7 +59,11 @@ export function producerMemcached(
 
 /** The producer's spillover (standard queues only), its allowance kept where producerAllowances says. */
 export function producerSpillover(
-  o: { readonly spillover?: SpilloverSettings & { readonly allowances?: Allowances | false }; readonly lock?: JobLock },
+  o: {
+    readonly spillover?: SpilloverSettings & { readonly allowances?: Allowances | false };
+    readonly lock?: JobLock;
+    readonly tenantQueues?: Readonly<Record<string, string>>;
+  },
   fifo: boolean,
   memcached: { get: () => MemcachedLock | undefined },
 ): Spillover | undefined {
@@ -69,7 +73,7 @@ export function producerSpillover(
       "invalid producer options: options.spillover: needs standard queues (a spillover queue would break a FIFO group's order)",
     );
   }
-  return new Spillover(o.spillover, producerAllowances(o.spillover.allowances, o.lock, memcached));
+  return new Spillover(o.spillover, producerAllowances(o.spillover.allowances, o.lock, memcached), Object.keys(o.tenantQueues ?? {}));
 }
 
 /**

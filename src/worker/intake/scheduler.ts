@@ -1,5 +1,6 @@
 import type { Lease } from '../hold/lease.js';
 import { type Lane, LanePicker, type TierPick } from './lanes.js';
+import { Waiters } from './waiters.js';
 
 /** A queue as the scheduler sees it. */
 export interface ScheduledQueue extends Lane {
@@ -27,13 +28,8 @@ export class Scheduler<Q extends ScheduledQueue> {
   /** FIFO messages whose earlier group message was lost while buffered: to be handed back behind it. */
   #orphans: Lease[] = [];
   readonly #picker: LanePicker<Q>;
-  /**
-   * Buffered messages waiting for a permit, and whose (undefined: for a rate slot): kept here, not
-   * on the lease (a lease is held per in-flight message, and most never wait).
-   */
-  readonly #waitingFor = new Map<Lease, string | undefined>();
-  /** Messages that have waited here (for a permit or a rate slot) at least once. */
-  readonly #waited = new WeakSet<Lease>();
+  /** Buffered messages waiting for a permit or a rate slot. */
+  readonly #waiters = new Waiters();
 
   constructor(queues: readonly Q[], pick?: TierPick) {
     this.#picker = new LanePicker(pick);
@@ -47,26 +43,17 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   /** Messages waiting here for a permit of their tenant or their rate slot (see wait). */
   get waiting(): number {
-    if (this.#waitingFor.size === 0) return 0; // the common case, asked on every grant
-    let n = 0;
-    for (const l of this.#waitingFor.keys()) if (!l.lost) n++;
-    return n;
+    return this.#waiters.count();
   }
 
   /** Messages of one queue waiting here (see wait). */
   waitingOf(queueUrl: string): number {
-    if (this.#waitingFor.size === 0) return 0;
-    let n = 0;
-    for (const l of this.#waitingFor.keys()) if (!l.lost && l.message.queueUrl === queueUrl) n++;
-    return n;
+    return this.#waiters.count((l) => l.message.queueUrl === queueUrl);
   }
 
   /** Messages waiting here for a permit of `tenant`. */
   waitingFor(tenant: string): number {
-    if (this.#waitingFor.size === 0) return 0;
-    let n = 0;
-    for (const [l, whose] of this.#waitingFor) if (whose === tenant && !l.lost) n++;
-    return n;
+    return this.#waiters.count((_l, whose) => whose === tenant);
   }
 
   /**
@@ -94,15 +81,15 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   /** Whether `lease` has waited here, for a permit or a rate slot (it keeps its place; events tell its first wait only). */
   hasWaited(lease: Lease): boolean {
-    return this.#waited.has(lease);
+    return this.#waiters.hasWaited(lease);
   }
 
   /** Messages of one queue waiting to start (`withWaiting` false: not those waiting for a permit or a rate slot). */
   bufferedOf(queueUrl: string, withWaiting = true): number {
     const buffer = this.#slot(queueUrl).buffer;
-    if (withWaiting || this.#waitingFor.size === 0) return buffer.length;
+    if (withWaiting || !this.#waiters.any) return buffer.length;
     let n = 0;
-    for (const l of buffer) if (!this.#waitingFor.has(l)) n++;
+    for (const l of buffer) if (!this.#waiters.has(l)) n++;
     return n;
   }
 
@@ -118,7 +105,7 @@ export class Scheduler<Q extends ScheduledQueue> {
       if (slot === undefined) return undefined;
       const s = this.#slot(slot.url);
       const lease = s.buffer.splice(this.#startable(s), 1)[0]!;
-      this.#waitingFor.delete(lease);
+      this.#waiters.delete(lease);
       if (lease.lost) {
         // Its visibility ran out while it waited: it is back in the queue. On FIFO its group's
         // later messages must go back too, or they would run ahead of it.
@@ -175,8 +162,7 @@ export class Scheduler<Q extends ScheduledQueue> {
     const s = this.#slot(lease.message.queueUrl);
     const group = this.#group(s, lease);
     if (group !== undefined) s.activeGroups.delete(group);
-    this.#waitingFor.set(lease, tenant);
-    this.#waited.add(lease);
+    this.#waiters.add(lease, tenant);
     lease.notBefore = notBefore;
     s.buffer.unshift(lease);
   }
@@ -186,12 +172,7 @@ export class Scheduler<Q extends ScheduledQueue> {
    * not woken already and not lost) may start now. False when none waits.
    */
   permitFreed(tenant: string): boolean {
-    let first: Lease | undefined;
-    for (const [l, whose] of this.#waitingFor)
-      if (whose === tenant && l.notBefore !== 0 && !l.lost && (first === undefined || l.receivedAt < first.receivedAt)) first = l;
-    if (first === undefined) return false;
-    first.notBefore = 0;
-    return true;
+    return this.#waiters.permitFreed(tenant);
   }
 
   /** A message `next` gave that cannot start now after all (no free slot for its kind): first again, its FIFO group free. */
@@ -211,7 +192,7 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   /** Take every buffered message out (shutdown). */
   drain(): Lease[] {
-    this.#waitingFor.clear();
+    this.#waiters.clear();
     return this.#slots.flatMap((s) => s.buffer.splice(0));
   }
 

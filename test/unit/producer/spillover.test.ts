@@ -56,6 +56,17 @@ describe('Spillover: shared allowances and tenant groups', () => {
     expect(await new Spillover(settings(), undefined).admit('acme', 4, T0)).toBe(4);
   });
 
+  it('never meters a tenant with a queue of its own: all its jobs stay, no allowance is taken, its group is not asked', async () => {
+    const store = new MemoryAllowances();
+    const s = new Spillover(settings({ tenantGroup: () => 'has space' }), store, ['big']);
+    expect(await s.admit('big', 50, T0)).toBe(50);
+    expect(s.keyOf('big')).toBe('big');
+    // The store was not touched: a producer without tenantQueues still has big's whole burst.
+    const fresh = await new Spillover(settings(), new MemoryAllowances()).admit('big', 50, T0);
+    expect(await new Spillover(settings(), store).admit('big', 50, T0)).toBe(fresh);
+    expect(fresh).toBeLessThan(50);
+  });
+
   it('meters every tenant of a group under one key (a customer spread over many names)', async () => {
     const store = new MemoryAllowances();
     const s = new Spillover(settings({ tenantGroup: (t) => t.split(':')[0]! }), store);
