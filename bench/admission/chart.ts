@@ -1,6 +1,7 @@
 /**
- * bench:admission's picture: backlog and wait over the run, with and without admission, the
- * high-water mark and the SLA drawn in; Vega-Lite rendered headless to SVG, then PNG with resvg.
+ * bench:admission's picture: jobs waiting to start (SQS's backlog and the worker's held) and their
+ * wait over the run, with and without admission, the high-water mark and the SLA drawn in;
+ * Vega-Lite rendered headless to SVG, then PNG with resvg.
  */
 import type { TopLevelSpec } from 'vega-lite';
 import { renderChart } from '../lib/render.js';
@@ -10,7 +11,7 @@ import type { LayerSpec } from 'vega-lite/types_unstable/spec/layer.d.ts';
 export interface ChartRow {
   readonly phase: string;
   readonly t: number;
-  readonly measure: 'backlog (jobs)' | 'longest wait (s)';
+  readonly measure: 'waiting to start (jobs)' | 'longest wait (s)';
   readonly value: number;
 }
 
@@ -40,7 +41,7 @@ export async function renderAdmissionChart(rows: readonly ChartRow[], lines: { m
     title: { text: 'Offered 3x what the workers drain: with and without admission', anchor: 'start' },
     data: { values: rows as ChartRow[] },
     vconcat: [
-      panel('backlog (jobs)', lines.mark, `high-water mark ${Math.round(lines.mark)}`),
+      panel('waiting to start (jobs)', lines.mark, `high-water mark ${Math.round(lines.mark)}`),
       panel('longest wait (s)', lines.sla, `SLA ${lines.sla} s`),
     ],
     config: { font: 'DejaVu Sans', background: 'white' },

@@ -1,7 +1,9 @@
 /**
  * The drain-rate candidates of bench:admission, side by side on one run: two workers drain a queue
  * that always has work (a feeder keeps it so), then one stops, halving the drain at `stepAt`.
- * Each second every candidate gives its estimate; the truth is the completions the workers report.
+ * Handlers take 0.5-1.5x `handlerMs` (uniform), so completions come unevenly, as in the load phases.
+ * Each second every candidate gives its estimate; the truth is the workers' completion rate over
+ * the steady part of each half (from 10 s into it to its end), a constant per half.
  *   drain count (window W): the workers' delete count in memcached, its rise over W seconds, as
  *     admission reads it (QueueEstimate);
  *   depth difference (5 s): what was sent (a producer-side count, which several producers would
@@ -44,7 +46,7 @@ export async function compareEstimators(o: {
   const { queueUrl } = await createQueues(o.direct, { name: `adm-est-${runId}`, visibilityTimeout: 30, maxReceiveCount: 5 });
   const env = { AWS_ENDPOINT_URL: o.emq, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x' };
   const lockKeyPrefix = `adm-est-${runId}:`;
-  const job = defineJob({ name: 'work', args: z.object({ n: z.number() }), handle: () => sleep(o.handlerMs) });
+  const job = defineJob({ name: 'work', args: z.object({ n: z.number() }), handle: () => sleep(o.handlerMs * (0.5 + Math.random())) });
   const completions: number[] = [];
   const workers = [0, 1].map(() =>
     createWorker(
@@ -66,9 +68,14 @@ export async function compareEstimators(o: {
   const producer = createProducer({ queueUrl, jobs: [job] }, env);
   const admin = new SqsQueueAdmin(o.direct);
   const lock = new MemcachedLock({ servers: o.memcached, keyPrefix: lockKeyPrefix });
-  const ports = { counts: (u: string) => admin.counts(u), drained: (u: string) => lock.drains.read(u) };
+  const ports = {
+    counts: (u: string) => admin.counts(u),
+    drained: (u: string) => lock.drains.read(u),
+    held: (u: string, period: number) => lock.drains.readHeld(u, period),
+  };
   const drain2 = new QueueEstimate(ports, queueUrl, 2_000);
   const drain5 = new QueueEstimate(ports, queueUrl, 5_000);
+  const drain10 = new QueueEstimate(ports, queueUrl, 10_000);
   let sent = 0;
   const depthSamples: { at: number; sent: number; depth: number }[] = [];
 
@@ -103,15 +110,15 @@ export async function compareEstimators(o: {
     await sleep(started + t * 1000 - Date.now());
     if (t === o.stepAt) stopped = workers[1]!.stop();
     const now = Date.now();
-    await Promise.all([drain2.sample(), drain5.sample()]);
+    await Promise.all([drain2.sample(), drain5.sample(), drain10.sample()]);
     const c = await admin.counts(queueUrl);
     depthSamples.push({ at: now, sent, depth: c.visible + c.inFlight + c.delayed });
-    const truth = completions.filter((x) => x > now - 5_000 && x <= now).length / 5;
-    series.push({ t, name: 'truth (completions, 5 s)', rate: truth });
     const d2 = drain2.view(now)?.capacity;
     const d5 = drain5.view(now)?.capacity;
+    const d10 = drain10.view(now)?.capacity;
     if (d2 !== undefined) series.push({ t, name: 'drain count, 2 s', rate: d2 });
     if (d5 !== undefined) series.push({ t, name: 'drain count, 5 s', rate: d5 });
+    if (d10 !== undefined) series.push({ t, name: 'drain count, 10 s', rate: d10 });
     const old = depthSamples.find((s) => s.at >= now - 5_100);
     const last = depthSamples.at(-1)!;
     if (old !== undefined && last.at - old.at >= 4_000) {
@@ -125,8 +132,14 @@ export async function compareEstimators(o: {
   producer.close();
   lock.close();
 
-  const truthAt = new Map(series.filter((p) => p.name.startsWith('truth')).map((p) => [p.t, p.rate]));
-  const names = ['drain count, 2 s', 'drain count, 5 s', 'depth difference, 5 s'];
+  // The truth: each half's steady completion rate.
+  const rateBetween = (from: number, to: number) =>
+    completions.filter((x) => x >= started + from * 1000 && x < started + to * 1000).length / (to - from);
+  const truthBefore = rateBetween(10, o.stepAt);
+  const truthAfter = rateBetween(o.stepAt + 10, o.seconds);
+  const truthAt = new Map(Array.from({ length: o.seconds }, (_, i) => [i + 1, i + 1 < o.stepAt ? truthBefore : truthAfter]));
+  for (const [t, rate] of truthAt) series.push({ t, name: 'truth (completions, each half)', rate });
+  const names = ['drain count, 2 s', 'drain count, 5 s', 'drain count, 10 s', 'depth difference, 5 s'];
   const figures = names.map((name): CandidateFigures => {
     const points = series.filter((p) => p.name === name);
     const err = (from: number, to: number) => {

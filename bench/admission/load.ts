@@ -73,6 +73,10 @@ export interface PhaseResult {
   readonly loopDelay: { readonly p99: number; readonly max: number };
 }
 
+/** ADMISSION_WINDOW_SECONDS: admission's windowSeconds for this run (default: the option's default). */
+const windowSeconds =
+  process.env.ADMISSION_WINDOW_SECONDS === undefined ? {} : { windowSeconds: Number(process.env.ADMISSION_WINDOW_SECONDS) };
+
 export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
   const runId = randomUUID().slice(0, 6);
   const tiers = s.tiers !== undefined;
@@ -128,7 +132,7 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
       jobs: [...jobs.values()],
       memcached: s.memcached,
       lockKeyPrefix,
-      ...(s.slaSeconds === undefined ? {} : { admission: { slaSeconds: s.slaSeconds } }),
+      ...(s.slaSeconds === undefined ? {} : { admission: { slaSeconds: s.slaSeconds, ...windowSeconds } }),
     },
     env,
   );

@@ -2,32 +2,42 @@ import { queueAccountOf, queueNameOf } from '../core/queue-url.js';
 import type { DrainMeter } from '../ports/drain-meter.js';
 import type { MemcachedCalls } from './memcached-connection.js';
 
+/** A held period's sum outlives its reading (the period after it) by far; then memcached drops it. */
+const HELD_EXPIRES_SECONDS = 60;
+
 /**
- * The drain meter on a MemcachedLock's memcached: one counter per queue, `drained/<account>/<name>`
- * under the lock's key prefix (so workers and producers that agree on the prefix and the queue
- * agree on the key, whatever endpoint form their queue URLs take). `incr` with an initial value
- * creates it; it never expires, and an eviction restarts it (readers take that as a restart).
+ * The drain meter on a MemcachedLock's memcached, under the lock's key prefix (so workers and
+ * producers that agree on the prefix and the queue agree on the keys, whatever endpoint form their
+ * queue URLs take). `incr` with an initial value creates a counter:
+ *   - `drained/<account>/<name>` never expires; an eviction restarts it (readers take that as a restart);
+ *   - `held/<account>/<name>/<period>` expires a minute after it is made.
  */
 export function memcachedDrainMeter(m: MemcachedCalls, prefixed: (name: string) => string): DrainMeter {
-  const key = (queueUrl: string) => prefixed(`drained/${queueAccountOf(queueUrl) ?? '-'}/${queueNameOf(queueUrl)}`);
+  const queueKey = (queueUrl: string) => `${queueAccountOf(queueUrl) ?? '-'}/${queueNameOf(queueUrl)}`;
+  const add = async (key: string, count: number, expires: number) => {
+    if (!Number.isSafeInteger(count) || count <= 0) return;
+    try {
+      await m.call((c) => c.increment(key, count, { initial: count, expires }));
+      m.ok(undefined);
+    } catch (error) {
+      m.failed(undefined, error);
+    }
+  };
+  const read = async (key: string) => {
+    try {
+      const { value } = await m.call((c) => c.get(key));
+      const count = value === null ? undefined : Number(value.toString());
+      return m.ok(count !== undefined && Number.isSafeInteger(count) ? count : undefined);
+    } catch (error) {
+      return m.failed(undefined, error);
+    }
+  };
+  const drainedKey = (queueUrl: string) => prefixed(`drained/${queueKey(queueUrl)}`);
+  const heldKey = (queueUrl: string, period: number) => prefixed(`held/${queueKey(queueUrl)}/${period}`);
   return {
-    add: async (queueUrl, count) => {
-      if (!Number.isSafeInteger(count) || count <= 0) return;
-      try {
-        await m.call((c) => c.increment(key(queueUrl), count, { initial: count, expires: 0 }));
-        m.ok(undefined);
-      } catch (error) {
-        m.failed(undefined, error);
-      }
-    },
-    read: async (queueUrl) => {
-      try {
-        const { value } = await m.call((c) => c.get(key(queueUrl)));
-        const count = value === null ? undefined : Number(value.toString());
-        return m.ok(count !== undefined && Number.isSafeInteger(count) ? count : undefined);
-      } catch (error) {
-        return m.failed(undefined, error);
-      }
-    },
+    add: (queueUrl, count) => add(drainedKey(queueUrl), count, 0),
+    read: (queueUrl) => read(drainedKey(queueUrl)),
+    addHeld: (queueUrl, period, count) => add(heldKey(queueUrl, period), count, HELD_EXPIRES_SECONDS),
+    readHeld: (queueUrl, period) => read(heldKey(queueUrl, period)),
   };
 }

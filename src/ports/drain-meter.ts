@@ -1,12 +1,30 @@
 /**
- * The drain meter: how many messages the workers have taken off each queue (deleted once done),
- * counted where every producer can read it. A producer's admission derives the queue's drain rate
- * from two reads some seconds apart, so the count itself may start anywhere and may reset (an
- * evicted counter restarts): a reader takes a count lower than the last as a restart.
+ * The drain meter: what producers' admission reads about each queue from the workers, where every
+ * producer can read it.
+ *   - **Drained**: how many messages the workers have taken off the queue (deleted once done). A
+ *     producer derives the drain rate from two reads some seconds apart, so the count may start
+ *     anywhere and may reset (an evicted counter restarts): a reader takes a count lower than the
+ *     last as a restart.
+ *   - **Held**: how many messages the workers have received and not started yet (their prefetch).
+ *     SQS counts them in flight, with the running ones, but a job sent now waits for them too. Each
+ *     worker adds what it holds once per period (see heldPeriodOf), so a period's sum, read once
+ *     the period is over, is the fleet's; a worker that died adds nothing to the next period.
  */
 export interface DrainMeter {
   /** Add `count` messages deleted from `queueUrl`. Never rejects: a lost add makes the rate read low for a moment. */
   add(queueUrl: string, count: number): Promise<void>;
   /** The count so far; undefined when there is none yet (no worker has added to it) or it cannot be read. */
   read(queueUrl: string): Promise<number | undefined>;
+  /** Add `count` messages of `queueUrl` one worker holds unstarted to `period`'s sum. Never rejects. */
+  addHeld(queueUrl: string, period: number, count: number): Promise<void>;
+  /** `period`'s sum; undefined when no worker added to it (none held any), it expired, or it cannot be read. */
+  readHeld(queueUrl: string, period: number): Promise<number | undefined>;
+}
+
+/** How long a held period lasts: longer than the workers' flush (1 s), so each worker adds to every period. */
+export const HELD_PERIOD_MS = 3_000;
+
+/** The held period `at` (ms since the epoch) falls in: whole periods since the epoch, so every process agrees. */
+export function heldPeriodOf(at: number): number {
+  return Math.floor(at / HELD_PERIOD_MS);
 }

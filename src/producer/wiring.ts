@@ -111,7 +111,11 @@ export function producerAdmission(
       "invalid producer options: options.admission: needs the workers' drain counts: set memcached (or SQS_JOBS_MEMCACHED) to the workers' memcached",
     );
   }
-  const admission = new Admission(settings, { counts: queueCounts, drained: (url) => meter.read(url) });
+  const admission = new Admission(settings, {
+    counts: queueCounts,
+    drained: (url) => meter.read(url),
+    held: (url, period) => meter.readHeld(url, period),
+  });
   return { admission, close: () => admission.close() };
 }
 

@@ -105,7 +105,7 @@ export const workerOptionsSchema = z
       .max(900, 'must be <= 900 (SQS delay limit)')
       .default(5),
     /** Where the worker counts its deletes (admission's drain rate). Default: memcached's, when `memcached` is set. */
-    drains: implementing<DrainMeter>('DrainMeter', ['add', 'read']).optional(),
+    drains: implementing<DrainMeter>('DrainMeter', ['add', 'read', 'addHeld', 'readHeld']).optional(),
     /**
      * Where the worker reports what it sees of each tenant (the dashboard's tenants page), or false
      * for nowhere. Default: memcached's, when `memcached` is set.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemcachedLock } from '../../src/adapters/memcached-lock.js';
-import type { DrainMeter } from '../../src/ports/drain-meter.js';
+import { type DrainMeter, heldPeriodOf } from '../../src/ports/drain-meter.js';
 import { MemoryDrainMeter } from '../../src/testing/memory-drain-meter.js';
 import { freePort } from '../helpers/memcached.js';
 import { LOCAL_MEMCACHED } from '../helpers/stack.js';
@@ -66,9 +66,22 @@ describe.each(subjects)('drain meter port contract: %s', (_name, s) => {
     expect(await s.meter.read(q)).toBe(2);
   });
 
+  it('held: each period its own sum of every add, from another client too; nothing added reads undefined', async () => {
+    const q = url();
+    const period = heldPeriodOf(Date.now());
+    expect(await s.peer.readHeld(q, period)).toBeUndefined();
+    await Promise.all([s.meter.addHeld(q, period, 10), s.peer.addHeld(q, period, 4), s.meter.addHeld(q, period + 1, 2)]);
+    for (const bad of [0, -1, 2.5]) await s.meter.addHeld(q, period, bad);
+    expect(await s.peer.readHeld(q, period)).toBe(14);
+    expect(await s.peer.readHeld(q, period + 1)).toBe(2);
+    expect(await s.peer.read(q)).toBeUndefined(); // held is not drained
+  });
+
   it('never rejects when memcached cannot be reached: adds are lost, reads answer undefined', async () => {
     const down = await s.unreachable();
     await expect(down.add(url(), 3)).resolves.toBeUndefined();
     expect(await down.read(url())).toBeUndefined();
+    await expect(down.addHeld(url(), 1, 3)).resolves.toBeUndefined();
+    expect(await down.readHeld(url(), 1)).toBeUndefined();
   });
 });

@@ -148,4 +148,38 @@ describe('admission', () => {
       producer.close();
     }
   });
+
+  it('counts the messages workers received and hold unstarted as backlog: SQS counts them in flight, but a job sent now waits for them', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'admheld');
+    const lockKeyPrefix = `admh-${randomUUID().slice(0, 8)}:`;
+    // One at a time, 3 s each, 9 more received ahead: the worker holds 9 unstarted for a while.
+    const job = defineJob({ name: 'slow', args: z.object({ n: z.number() }), handle: () => sleepFor(3_000) });
+    const worker = start({ queues: [queueUrl], jobs: [job], concurrency: 1, prefetch: 9, lockKeyPrefix });
+    const producer = createProducer(
+      { queueUrl, jobs: [job], memcached: LOCAL_MEMCACHED, lockKeyPrefix, admission: { slaSeconds: 60, sampleMs: 500 } },
+      LOCAL_ENV,
+    );
+    try {
+      await producer.enqueueMany(
+        job,
+        Array.from({ length: 30 }, (_, n) => ({ n })),
+      );
+      await worker.start();
+      const seen = await eventually(
+        async () => {
+          const state = producer.admissionState(queueUrl);
+          const { visible, delayed } = await queueCounts(sqs, queueUrl);
+          const held = worker.inFlight.buffered;
+          // Reported for a whole period (3 s), then read: a few seconds behind, as the 3-s jobs are.
+          return state !== undefined && held >= 5 && state.backlog >= visible + delayed + 5 ? { state, visible, held } : undefined;
+        },
+        "admission's backlog with the held messages",
+        20_000,
+      );
+      console.log(`held: SQS visible ${seen.visible}, worker holds ${seen.held}, admission's backlog ${seen.state.backlog}`);
+      expect(seen.state.backlog).toBeLessThanOrEqual(30);
+    } finally {
+      producer.close();
+    }
+  });
 });

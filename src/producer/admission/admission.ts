@@ -18,7 +18,7 @@ export const admissionOptionsSchema = z
     /** How long after its time a refused request's turn is kept for it. */
     graceMs: z.number().int('must be a whole number').min(0).max(60_000).default(2_000),
     /** Where the workers count what they drain; default: the producer's memcached (its `memcached` option or SQS_JOBS_MEMCACHED). */
-    drains: implementing<DrainMeter>('DrainMeter', ['add', 'read']).optional(),
+    drains: implementing<DrainMeter>('DrainMeter', ['add', 'read', 'addHeld', 'readHeld']).optional(),
     /** The queue's counts; default: SQS's GetQueueAttributes on the producer's client. */
     counts: z.custom<(queueUrl: string) => Promise<QueueCounts>>((v) => typeof v === 'function', 'must be a function').optional(),
   })
@@ -29,7 +29,7 @@ type Settings = z.output<typeof admissionOptionsSchema>;
 
 /** Admission's view of one queue (`producer.admissionState(queueUrl)`). */
 export interface AdmissionState {
-  /** Messages not yet started (visible and delayed), projected from the last sample to now. */
+  /** Messages not yet started (visible, delayed, and held unstarted by the workers), projected from the last sample to now. */
   readonly backlog: number;
   /** The workers' measured drain capacity (jobs/s); undefined until measured (everything is admitted). */
   readonly drainPerSecond: number | undefined;

@@ -1,10 +1,13 @@
+import { heldPeriodOf } from '../../ports/drain-meter.js';
 import type { QueueCounts } from '../../ports/queue-admin.js';
 
-/** What an estimate reads, on a timer: the queue's counts (SQS) and the workers' drain count (memcached). */
+/** What an estimate reads, on a timer: the queue's counts (SQS) and what the workers report (memcached). */
 export interface EstimatePorts {
   counts(queueUrl: string): Promise<QueueCounts>;
   /** The drain meter's count for the queue; undefined when there is none (no worker counts there). */
   drained(queueUrl: string): Promise<number | undefined>;
+  /** The messages of the queue the workers held unstarted in a held period (DrainMeter.readHeld). */
+  held(queueUrl: string, period: number): Promise<number | undefined>;
 }
 
 /** How much busy time the first capacity is measured over (the workers add their counts once a second). */
@@ -16,7 +19,7 @@ const LONGEST_WINDOW_MS = 60_000;
 
 interface Sample {
   readonly at: number;
-  /** Messages not yet started: visible and delayed. */
+  /** Messages not yet started: visible, delayed, and held by the workers. */
   readonly backlog: number;
   /** Visible: work the workers could take now (delayed messages are not, yet). */
   readonly visible: number;
@@ -25,7 +28,7 @@ interface Sample {
 
 /** A queue as admission sees it now. */
 export interface QueueView {
-  /** Messages not yet started (visible and delayed), projected from the last sample to now. */
+  /** Messages not yet started (visible, delayed, and held unstarted by the workers), projected from the last sample to now. */
   readonly backlog: number;
   /** Messages per second the workers take off the queue when they have work: undefined until measured. */
   readonly capacity: number | undefined;
@@ -33,7 +36,10 @@ export interface QueueView {
 
 /**
  * One queue's backlog and drain capacity, from samples taken every `sampleMs` (one SQS call and
- * one memcached read each, however many jobs are enqueued). The drain rate is the drain count's
+ * two memcached reads each, however many jobs are enqueued). The backlog is every message not yet
+ * started: SQS's visible and delayed ones, and those the workers received and hold unstarted
+ * (SQS counts them in flight, but a job sent now waits for them too), as the workers reported them
+ * for the last whole held period. The drain rate is the drain count's
  * rise over the last `windowMs`; it measures the workers' capacity only while they had work all
  * window long (a backlog at every sample), since an idle fleet drains only what arrives. So the
  * capacity is the rate of the last such window, or a higher rate seen since (more workers), and
@@ -71,13 +77,19 @@ export class QueueEstimate {
     const sentBefore = this.#sentSince;
     let counts: QueueCounts;
     let drained: number | undefined;
+    let held: number | undefined;
     try {
-      [counts, drained] = await Promise.all([this.#ports.counts(this.#queueUrl), this.#ports.drained(this.#queueUrl)]);
+      [counts, drained, held] = await Promise.all([
+        this.#ports.counts(this.#queueUrl),
+        this.#ports.drained(this.#queueUrl),
+        this.#ports.held(this.#queueUrl, heldPeriodOf(now()) - 1),
+      ]);
     } catch {
       return;
     }
     this.#sentSince -= sentBefore; // the sample counts what was sent before it was asked for
-    const sample: Sample = { at: now(), backlog: counts.visible + counts.delayed, visible: counts.visible, drained };
+    const backlog = counts.visible + counts.delayed + (held ?? 0);
+    const sample: Sample = { at: now(), backlog, visible: counts.visible, drained };
     const last = this.#samples.at(-1);
     // A counter that went down restarted (evicted): the window starts again.
     if (last?.drained !== undefined && (drained === undefined || drained < last.drained)) this.#samples.length = 0;

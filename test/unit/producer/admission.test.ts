@@ -6,6 +6,7 @@ import { admissionKey } from '../../../src/producer/admission/admission.js';
 import { QueueEstimate } from '../../../src/producer/admission/estimate.js';
 import { AdmissionGate } from '../../../src/producer/admission/gate.js';
 import { createProducer } from '../../../src/producer/producer.js';
+import { HELD_PERIOD_MS } from '../../../src/ports/drain-meter.js';
 import type { QueueCounts } from '../../../src/ports/queue-admin.js';
 import { MemoryDrainMeter } from '../../../src/testing/memory-drain-meter.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
@@ -18,11 +19,21 @@ const URL = 'http://127.0.0.1:4566/000000000000/jobs';
 
 /** A queue whose counts and drain count the test sets, sampled on a clock the test moves. */
 function queue() {
-  const state = { backlog: 0, drained: undefined as number | undefined, t: 0 };
+  const state = {
+    backlog: 0,
+    drained: undefined as number | undefined,
+    t: 0,
+    held: new Map<number, number>(),
+    periodsRead: [] as number[],
+  };
   const estimate = new QueueEstimate(
     {
       counts: async (): Promise<QueueCounts> => ({ visible: state.backlog, inFlight: 3, delayed: 0 }),
       drained: async () => state.drained,
+      held: async (_url, period) => {
+        state.periodsRead.push(period);
+        return state.held.get(period);
+      },
     },
     URL,
     5_000,
@@ -100,6 +111,22 @@ describe('QueueEstimate', () => {
     none.state.backlog = 100;
     for (let s = 0; s <= 6; s++) await none.at(s * 1_000);
     expect(none.estimate.view(6_000)).toEqual({ backlog: 100, capacity: undefined });
+  });
+
+  it('counts what the workers hold unstarted as backlog: their sum for the last whole held period (a job sent now waits for them too)', async () => {
+    const q = queue();
+    q.state.backlog = 50;
+    q.state.drained = 0;
+    const t = 10 * HELD_PERIOD_MS + 500; // half a second into period 10
+    q.state.held.set(9, 12); // two workers' reports for period 9, summed
+    q.state.held.set(10, 3); // period 10 still being reported: not read
+    await q.at(t);
+    expect(q.state.periodsRead).toEqual([9]);
+    expect(q.estimate.view(t)?.backlog).toBe(62);
+    // No report for the period (no worker held any, or the sum expired): nothing held.
+    await q.at(t + 2 * HELD_PERIOD_MS);
+    expect(q.state.periodsRead.at(-1)).toBe(11);
+    expect(q.estimate.view(t + 2 * HELD_PERIOD_MS)?.backlog).toBe(50);
   });
 });
 

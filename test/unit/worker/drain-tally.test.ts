@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { HELD_PERIOD_MS } from '../../../src/ports/drain-meter.js';
 import { MemoryDrainMeter } from '../../../src/testing/memory-drain-meter.js';
 import { DeleteCoalescer } from '../../../src/worker/fate/coalescers.js';
 import { DrainTally } from '../../../src/worker/drain-tally.js';
@@ -35,6 +36,29 @@ describe('DrainTally: the deletes SQS confirmed, added to the drain meter once a
     expect(await meter.read(url)).toBe(30);
     await vi.advanceTimersByTimeAsync(5_000);
     expect(add).toHaveBeenCalledTimes(3); // closed: no timer left
+  });
+
+  it('adds what the worker holds unstarted once per held period, at its first flush: each period sums each worker once', async () => {
+    vi.setSystemTime(5 * HELD_PERIOD_MS + 100);
+    const meter = new MemoryDrainMeter();
+    const addHeld = vi.spyOn(meter, 'addHeld');
+    const tally = new DrainTally(meter, 1_000);
+    let held = 4;
+    tally.watch(() => [
+      ['a', held],
+      ['b', 0],
+    ]);
+    await vi.advanceTimersByTimeAsync(1_000); // first flush, in period 5
+    held = 9;
+    await vi.advanceTimersByTimeAsync(1_000); // still period 5: not added again
+    expect(await meter.readHeld('a', 5)).toBe(4);
+    expect(await meter.readHeld('b', 5)).toBeUndefined(); // none held: no call adds 0
+    await vi.advanceTimersByTimeAsync(1_000); // period 6 begins at 6 × 3000: its first flush
+    expect(await meter.readHeld('a', 6)).toBe(9);
+    expect(addHeld.mock.calls.filter(([url]) => url === 'a')).toHaveLength(2);
+    await tally.close();
+    await vi.advanceTimersByTimeAsync(10 * HELD_PERIOD_MS);
+    expect(addHeld.mock.calls.filter(([url]) => url === 'a')).toHaveLength(2); // stopped: it holds nothing to report
   });
 
   it('a meter that rejects loses those counts, and nothing else: no unhandled rejection, later counts go on', async () => {
