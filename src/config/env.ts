@@ -119,11 +119,11 @@ function fieldName(root: string, path: readonly PropertyKey[]): string {
  * (CONFIG_INVALID) that names every field and its rule, with the value it got: never a zod or
  * URL TypeError.
  */
-/** A zod check that an option is an object with these methods (a port, a logger, a sink): `must implement <name>`. */
+/** A zod check that an option is an object with these methods (a port, a logger, a sink): `must implement <name> (<methods>)`. */
 export function implementing<T>(name: string, methods: readonly string[]) {
   return z.custom<T>(
     (v) => typeof v === 'object' && v !== null && methods.every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
-    `must implement ${name}`,
+    `must implement ${name} (${methods.join(', ')})`,
   );
 }
 

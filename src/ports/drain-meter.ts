@@ -5,10 +5,13 @@
  *     producer derives the drain rate from two reads some seconds apart, so the count may start
  *     anywhere and may reset (an evicted counter restarts): a reader takes a count lower than the
  *     last as a restart.
- *   - **Held**: how many messages the workers have received and not started yet (their prefetch).
- *     SQS counts them in flight, with the running ones, but a job sent now waits for them too. Each
- *     worker adds what it holds once per period (see heldPeriodOf), so a period's sum, read once
- *     the period is over, is the fleet's; a worker that died adds nothing to the next period.
+ *   - **Held**: how many messages the workers have received and will start before a job sent now
+ *     (their prefetch: not those parked for a tenant cap or a rate limit, not a batch job's items,
+ *     which fill batches of their own). SQS counts them in flight, with the running ones, but a job
+ *     sent now waits for them too. Each worker adds what it holds once per period (see
+ *     heldPeriodOf), so a period's sum, read once the period is over, is the fleet's; a worker that
+ *     died adds nothing to the next period. A period's sum may be dropped a minute after it began.
+ *     Periods are reckoned from each process's clock: readers allow for a few seconds of skew.
  */
 export interface DrainMeter {
   /** Add `count` messages deleted from `queueUrl`. Never rejects: a lost add makes the rate read low for a moment. */
@@ -21,7 +24,7 @@ export interface DrainMeter {
   readHeld(queueUrl: string, period: number): Promise<number | undefined>;
 }
 
-/** How long a held period lasts: longer than the workers' flush (1 s), so each worker adds to every period. */
+/** How long a held period lasts: at least twice the workers' flush (1 s), so each worker adds to every period. */
 export const HELD_PERIOD_MS = 3_000;
 
 /** The held period `at` (ms since the epoch) falls in: whole periods since the epoch, so every process agrees. */

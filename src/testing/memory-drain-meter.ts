@@ -1,5 +1,8 @@
 import type { DrainMeter } from '../ports/drain-meter.js';
 
+/** Held periods kept per queue, as memcached keeps them a minute (20 periods of 3 s). */
+const HELD_PERIODS_KEPT = 20;
+
 /**
  * The drain meter in memory, for tests that run workers and producers in one process without
  * memcached. It passes the same contract as MemcachedLock's on a real memcached
@@ -7,31 +10,30 @@ import type { DrainMeter } from '../ports/drain-meter.js';
  * memcached does.
  */
 export class MemoryDrainMeter implements DrainMeter {
-  readonly #counts = new Map<string, number>();
+  readonly #drained = new Map<string, number>();
+  readonly #held = new Map<string, Map<number, number>>();
   down = false;
 
-  add(queueUrl: string, count: number): Promise<void> {
-    return this.#add(`drained\u0000${queueUrl}`, count);
+  async add(queueUrl: string, count: number): Promise<void> {
+    if (this.down || !valid(count)) return;
+    this.#drained.set(queueUrl, (this.#drained.get(queueUrl) ?? 0) + count);
   }
 
-  read(queueUrl: string): Promise<number | undefined> {
-    return this.#read(`drained\u0000${queueUrl}`);
+  async read(queueUrl: string): Promise<number | undefined> {
+    return this.down ? undefined : this.#drained.get(queueUrl);
   }
 
-  addHeld(queueUrl: string, period: number, count: number): Promise<void> {
-    return this.#add(`held\u0000${queueUrl}\u0000${period}`, count);
+  async addHeld(queueUrl: string, period: number, count: number): Promise<void> {
+    if (this.down || !valid(count)) return;
+    const periods = this.#held.get(queueUrl) ?? new Map<number, number>();
+    this.#held.set(queueUrl, periods);
+    periods.set(period, (periods.get(period) ?? 0) + count);
+    for (const p of periods.keys()) if (p <= period - HELD_PERIODS_KEPT) periods.delete(p);
   }
 
-  readHeld(queueUrl: string, period: number): Promise<number | undefined> {
-    return this.#read(`held\u0000${queueUrl}\u0000${period}`);
-  }
-
-  async #add(key: string, count: number): Promise<void> {
-    if (this.down || !Number.isSafeInteger(count) || count <= 0) return;
-    this.#counts.set(key, (this.#counts.get(key) ?? 0) + count);
-  }
-
-  async #read(key: string): Promise<number | undefined> {
-    return this.down ? undefined : this.#counts.get(key);
+  async readHeld(queueUrl: string, period: number): Promise<number | undefined> {
+    return this.down ? undefined : this.#held.get(queueUrl)?.get(period);
   }
 }
+
+const valid = (count: number) => Number.isSafeInteger(count) && count > 0;

@@ -1,4 +1,4 @@
-import { type DrainMeter, heldPeriodOf } from '../ports/drain-meter.js';
+import { type DrainMeter, HELD_PERIOD_MS, heldPeriodOf } from '../ports/drain-meter.js';
 
 /** Per queue URL, the messages this worker holds received and not started. */
 export type HeldNow = () => Iterable<readonly [queueUrl: string, held: number]>;
@@ -21,6 +21,8 @@ export class DrainTally {
   #flushing: Promise<void> = Promise.resolve();
 
   constructor(meter: DrainMeter, flushMs: number, now: () => number = Date.now) {
+    // Each held period must see a flush, even one a little late.
+    if (flushMs > HELD_PERIOD_MS / 2) throw new RangeError(`DrainTally: flushMs must be <= ${HELD_PERIOD_MS / 2}`);
     this.#meter = meter;
     this.#flushMs = flushMs;
     this.#now = now;
@@ -43,8 +45,10 @@ export class DrainTally {
     const counts = [...this.#counts];
     this.#counts.clear();
     const period = heldPeriodOf(this.#now());
-    const held = this.#held === undefined || period === this.#heldPeriod ? [] : [...this.#held()];
-    if (this.#held !== undefined) this.#heldPeriod = period;
+    // Once per period, and never again for one already added to (a clock stepped back).
+    const due = this.#held !== undefined && (this.#heldPeriod === undefined || period > this.#heldPeriod);
+    const held = due ? [...this.#held!()] : [];
+    if (due) this.#heldPeriod = period;
     // A meter should not reject; one that does loses those counts (the rate reads low for a moment), nothing more.
     const adds = () =>
       Promise.all([

@@ -104,7 +104,7 @@ export const workerOptionsSchema = z
       .min(1, 'must be >= 1')
       .max(900, 'must be <= 900 (SQS delay limit)')
       .default(5),
-    /** Where the worker counts its deletes (admission's drain rate). Default: memcached's, when `memcached` is set. */
+    /** Where the worker counts its deletes and the messages it holds unstarted (admission's drain rate and backlog). Default: memcached's, when `memcached` is set. */
     drains: implementing<DrainMeter>('DrainMeter', ['add', 'read', 'addHeld', 'readHeld']).optional(),
     /**
      * Where the worker reports what it sees of each tenant (the dashboard's tenants page), or false

@@ -145,7 +145,7 @@ export class Worker extends EventSource<WorkerEvents> {
     this.#ctx.heartbeat.start();
     this.#ctx.metrics?.start();
     // What it holds unstarted per queue: producers' admission counts it as waiting, with the backlog.
-    this.#ctx.drains?.watch(() => this.#queues.map((q) => [q.url, this.#scheduler.bufferedOf(q.url)] as const));
+    this.#ctx.drains?.watch(() => this.#queues.map((q) => [q.url, this.#scheduler.aheadOf(q.url)] as const));
     const intake: Intake = {
       capacity: this.#capacity,
       received: (url, leases, asked) => {

@@ -17,7 +17,7 @@ export const admissionOptionsSchema = z
     windowSeconds: z.number().min(1, 'must be 1-300').max(300, 'must be 1-300').default(5),
     /** How long after its time a refused request's turn is kept for it. */
     graceMs: z.number().int('must be a whole number').min(0).max(60_000).default(2_000),
-    /** Where the workers count what they drain; default: the producer's memcached (its `memcached` option or SQS_JOBS_MEMCACHED). */
+    /** Where the workers count what they drain and hold unstarted; default: the producer's memcached (its `memcached` option or SQS_JOBS_MEMCACHED). */
     drains: implementing<DrainMeter>('DrainMeter', ['add', 'read', 'addHeld', 'readHeld']).optional(),
     /** The queue's counts; default: SQS's GetQueueAttributes on the producer's client. */
     counts: z.custom<(queueUrl: string) => Promise<QueueCounts>>((v) => typeof v === 'function', 'must be a function').optional(),

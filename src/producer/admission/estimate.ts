@@ -36,10 +36,10 @@ export interface QueueView {
 
 /**
  * One queue's backlog and drain capacity, from samples taken every `sampleMs` (one SQS call and
- * two memcached reads each, however many jobs are enqueued). The backlog is every message not yet
+ * three memcached reads each, however many jobs are enqueued). The backlog is every message not yet
  * started: SQS's visible and delayed ones, and those the workers received and hold unstarted
  * (SQS counts them in flight, but a job sent now waits for them too), as the workers reported them
- * for the last whole held period. The drain rate is the drain count's
+ * for the last two whole held periods (the larger: a few seconds of clock skew lose nothing). The drain rate is the drain count's
  * rise over the last `windowMs`; it measures the workers' capacity only while they had work all
  * window long (a backlog at every sample), since an idle fleet drains only what arrives. So the
  * capacity is the rate of the last such window, or a higher rate seen since (more workers), and
@@ -82,13 +82,13 @@ export class QueueEstimate {
       [counts, drained, held] = await Promise.all([
         this.#ports.counts(this.#queueUrl),
         this.#ports.drained(this.#queueUrl),
-        this.#ports.held(this.#queueUrl, heldPeriodOf(now()) - 1),
+        this.#held(heldPeriodOf(now())),
       ]);
     } catch {
       return;
     }
     this.#sentSince -= sentBefore; // the sample counts what was sent before it was asked for
-    const backlog = counts.visible + counts.delayed + (held ?? 0);
+    const backlog = counts.visible + counts.delayed + held;
     const sample: Sample = { at: now(), backlog, visible: counts.visible, drained };
     const last = this.#samples.at(-1);
     // A counter that went down restarted (evicted): the window starts again.
@@ -98,6 +98,22 @@ export class QueueEstimate {
     while (this.#samples.length > 1 && this.#samples[0]!.drained === undefined) this.#samples.shift();
     while (this.#samples.length > 2 && this.#enough(this.#samples[1]!, sample)) this.#samples.shift();
     this.#measure();
+  }
+
+  /**
+   * What the workers held in the last whole period before `period`, or the one before it, whichever
+   * is more: a producer whose clock runs a few seconds ahead of the workers' reads a period they are
+   * still adding to (or have not begun). 0 when neither can be read: a lost read only makes the
+   * backlog read low for a moment, as before held was counted.
+   */
+  async #held(period: number): Promise<number> {
+    const read = (p: number) =>
+      this.#ports.held(this.#queueUrl, p).then(
+        (n) => (n !== undefined && Number.isSafeInteger(n) && n > 0 ? n : 0),
+        () => 0,
+      );
+    const [last, before] = await Promise.all([read(period - 1), read(period - 2)]);
+    return Math.max(last, before);
   }
 
   /** This producer sent `n` messages to the queue (counted in the backlog until the next sample sees them). */

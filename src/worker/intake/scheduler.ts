@@ -93,6 +93,13 @@ export class Scheduler<Q extends ScheduledQueue> {
     return n;
   }
 
+  /** Messages of one queue that start before one received now: buffered, not waiting (for a permit, a rate slot), not lost. */
+  aheadOf(queueUrl: string): number {
+    let n = 0;
+    for (const l of this.#slot(queueUrl).buffer) if (!l.lost && !this.#waiters.has(l)) n++;
+    return n;
+  }
+
   add(queueUrl: string, leases: readonly Lease[]): void {
     this.#slot(queueUrl).buffer.push(...leases);
   }

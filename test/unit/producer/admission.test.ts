@@ -113,20 +113,37 @@ describe('QueueEstimate', () => {
     expect(none.estimate.view(6_000)).toEqual({ backlog: 100, capacity: undefined });
   });
 
-  it('counts what the workers hold unstarted as backlog: their sum for the last whole held period (a job sent now waits for them too)', async () => {
+  it('counts what the workers hold unstarted as backlog: the larger of the last two whole held periods (clocks a few seconds apart)', async () => {
     const q = queue();
     q.state.backlog = 50;
     q.state.drained = 0;
     const t = 10 * HELD_PERIOD_MS + 500; // half a second into period 10
     q.state.held.set(9, 12); // two workers' reports for period 9, summed
+    q.state.held.set(8, 11);
     q.state.held.set(10, 3); // period 10 still being reported: not read
     await q.at(t);
-    expect(q.state.periodsRead).toEqual([9]);
+    expect(q.state.periodsRead.sort()).toEqual([8, 9]);
     expect(q.estimate.view(t)?.backlog).toBe(62);
-    // No report for the period (no worker held any, or the sum expired): nothing held.
-    await q.at(t + 2 * HELD_PERIOD_MS);
-    expect(q.state.periodsRead.at(-1)).toBe(11);
-    expect(q.estimate.view(t + 2 * HELD_PERIOD_MS)?.backlog).toBe(50);
+    // A producer whose clock runs ahead reads a period the workers have not added to yet (11): the one before (10) counts.
+    await q.at(12 * HELD_PERIOD_MS + 100);
+    expect(q.estimate.view(12 * HELD_PERIOD_MS + 100)?.backlog).toBe(53);
+    // No report (no worker held any, or the sums expired): nothing held.
+    await q.at(20 * HELD_PERIOD_MS);
+    expect(q.estimate.view(20 * HELD_PERIOD_MS)?.backlog).toBe(50);
+  });
+
+  it('a held count that cannot be read, or is not a count, is taken as none: the sample stands', async () => {
+    const bad = [Promise.reject(new Error('ECONNRESET')), Promise.resolve(Number.NaN), Promise.resolve(-4), Promise.resolve(2.5)];
+    for (const answer of bad) {
+      answer.catch(() => {});
+      const estimate = new QueueEstimate(
+        { counts: async () => ({ visible: 40, inFlight: 0, delayed: 2 }), drained: async () => 7, held: () => answer },
+        URL,
+        5_000,
+      );
+      await estimate.sample(() => 0);
+      expect(estimate.view(0)).toEqual({ backlog: 42, capacity: undefined });
+    }
   });
 });
 

@@ -61,6 +61,21 @@ describe('DrainTally: the deletes SQS confirmed, added to the drain meter once a
     expect(addHeld.mock.calls.filter(([url]) => url === 'a')).toHaveLength(2); // stopped: it holds nothing to report
   });
 
+  it('adds to each held period once, even when the clock steps back into one it added to; a flush slower than half a period is refused', async () => {
+    let now = 7 * HELD_PERIOD_MS;
+    const meter = new MemoryDrainMeter();
+    const tally = new DrainTally(meter, 1_000, () => now);
+    tally.watch(() => [['a', 3]]);
+    await tally.flush();
+    now = 8 * HELD_PERIOD_MS;
+    await tally.flush();
+    now = 7 * HELD_PERIOD_MS + 10; // NTP stepped the clock back
+    await tally.flush();
+    expect([await meter.readHeld('a', 7), await meter.readHeld('a', 8)]).toEqual([3, 3]);
+    await tally.close();
+    expect(() => new DrainTally(meter, HELD_PERIOD_MS)).toThrow(RangeError);
+  });
+
   it('a meter that rejects loses those counts, and nothing else: no unhandled rejection, later counts go on', async () => {
     const meter = new MemoryDrainMeter();
     let fail = true;

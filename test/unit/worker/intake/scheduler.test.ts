@@ -39,6 +39,17 @@ describe('Scheduler', () => {
     expect(s.next()).toBeUndefined();
   });
 
+  it('counts, per queue, the messages that start before one received now: not those lost or waiting for a permit', () => {
+    const s = new Scheduler([queue('a'), queue('b')]);
+    const gone = lease('a', 'gone');
+    gone.abort('LEASE_LOST', 'its visibility ran out');
+    s.add('a', [lease('a', 'parked')]);
+    s.wait(s.next()!.lease, 'acme', Date.now() + 60_000); // its tenant is at its cap
+    s.add('a', [gone, lease('a', 'a1'), lease('a', 'a2')]);
+    s.add('b', [lease('b', 'b1')]);
+    expect([s.aheadOf('a'), s.aheadOf('b'), s.bufferedOf('a')]).toEqual([2, 1, 4]);
+  });
+
   it('on a FIFO queue starts one message per group, in order, and groups side by side', () => {
     const s = new Scheduler([queue('q.fifo')]);
     s.add('q.fifo', [lease('q.fifo', 'x1', 'x'), lease('q.fifo', 'x2', 'x'), lease('q.fifo', 'y1', 'y'), lease('q.fifo', 'x3', 'x')]);
