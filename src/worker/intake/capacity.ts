@@ -57,7 +57,8 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   constructor(limits: CapacityLimits, holding: Holding<Q>) {
     this.#limits = limits;
     this.#holding = holding;
-    this.#picker = new LanePicker(limits.pick);
+    // Receive turns are charged per message: receives differ in size (a lane's quota, what came).
+    this.#picker = new LanePicker(limits.pick, 'message');
   }
 
   get reserved(): number {
@@ -72,16 +73,19 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   reserve(lane?: Q, max = 10): Promise<number> {
     if (this.#closed) return Promise.resolve(0);
     if (lane !== undefined) {
-      if (max > 1) this.#busy.add(lane);
-      else this.#busy.delete(lane);
+      if (max > 1 && !this.#busy.has(lane)) {
+        this.#picker.join(lane, this.#busy); // work again: level with the lanes that had it meanwhile
+        this.#busy.add(lane);
+      } else if (max <= 1) this.#busy.delete(lane);
     }
     const promise = new Promise<number>((resolve) => this.#waiters.push({ lane, max, resolve }));
     this.grant();
     return promise;
   }
 
-  /** A receive promised `count` slots has ended; what it brought is already counted as held. */
-  returnSlots(count: number, lane?: Q): void {
+  /** A receive promised `count` slots has ended, having brought `received` (already counted as held). */
+  returnSlots(count: number, lane?: Q, received = count): void {
+    if (lane !== undefined) this.#picker.refund(lane, count - received);
     this.#reserved -= count;
     this.#reservedBy.set(lane, (this.#reservedBy.get(lane) ?? 0) - count);
     this.grant();
@@ -105,7 +109,12 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
         return;
       }
       const count = Math.min(free, waiter.max, this.#room(waiter.lane));
-      if (lane !== undefined && !lanes.includes(undefined)) this.#picker.commit(lanes as Q[], lane);
+      if (lane !== undefined)
+        this.#picker.commit(
+          lanes.filter((l) => l !== undefined),
+          lane,
+          count,
+        );
       this.#waiters.splice(index, 1);
       this.#take(waiter.lane, count);
       this.#grantedAt.set(waiter.lane, Date.now());

@@ -12,22 +12,33 @@ export interface Lane {
  */
 export type TierPick = { readonly mode: 'strict'; readonly minShare: number } | { readonly mode: 'weighted' };
 
+/** What a lane's turn costs: one per turn (starts), or the messages it brought (receives, whose sizes differ). */
+export type TurnCost = 'turn' | 'message';
+
 /**
  * Chooses which lane takes the next turn among those with work (a message to start, or a poller
- * waiting for room to receive). Within a tier, lanes are taken by weight, smooth weighted
- * round-robin: each candidate's credit grows by its weight, the one with the most is taken and
- * charged the total, so over any window lanes are taken in proportion to their weights,
- * interleaved rather than in runs. Each picker keeps its own credits: the receive side and the
- * start side are counted apart.
+ * waiting for room to receive). Within a tier, lanes are taken by weight:
+ *   - per turn (starts): smooth weighted round-robin: each candidate's credit grows by its weight,
+ *     the one with the most is taken and charged the total, so over any window lanes are taken in
+ *     proportion to their weights, interleaved rather than in runs;
+ *   - per message (receives): each lane's pass grows by what its turns brought ÷ its weight, and
+ *     the lane with the least pass goes next. A receive is charged what it was granted and refunded
+ *     what did not come, so a lane held to small receives (its buffer quota) takes more turns, and a
+ *     lane whose receive is out when others take theirs is owed them when it is back. A lane that
+ *     starts having work again (see `join`) starts level with its peers: idle time earns nothing.
+ * Each picker keeps its own account: the receive side and the start side are counted apart.
  */
 export class LanePicker<Q extends Lane> {
   readonly #pick: TierPick;
+  readonly #cost: TurnCost;
   readonly #credit = new Map<Q, number>();
+  readonly #pass = new Map<Q, number>();
   /** Strict: turns a lane with work has been passed over since its last one. */
   readonly #passed = new Map<Q, number>();
 
-  constructor(pick: TierPick = { mode: 'weighted' }) {
+  constructor(pick: TierPick = { mode: 'weighted' }, cost: TurnCost = 'turn') {
     this.#pick = pick;
+    this.#cost = cost;
   }
 
   /** Choose the lane whose turn it is among `candidates`, and count the turn. */
@@ -51,10 +62,14 @@ export class LanePicker<Q extends Lane> {
     return starved ?? this.#byWeight(candidates.filter((c) => c.rank === top));
   }
 
-  /** Count the turn `chosen` (a peek's answer among the same `candidates`) takes. */
-  commit(candidates: readonly Q[], chosen: Q): void {
+  /** Count the turn `chosen` (a peek's answer among the same `candidates`) takes; per message, `messages` is what it was granted. */
+  commit(candidates: readonly Q[], chosen: Q, messages = 1): void {
     if (this.#pick.mode === 'strict') {
       for (const c of candidates) this.#passed.set(c, c === chosen ? 0 : (this.#passed.get(c) ?? 0) + 1);
+    }
+    if (this.#cost === 'message') {
+      this.#pass.set(chosen, (this.#pass.get(chosen) ?? 0) + messages / chosen.weight);
+      return;
     }
     if (candidates.length <= 1) return;
     let among = candidates;
@@ -71,15 +86,29 @@ export class LanePicker<Q extends Lane> {
     this.#credit.set(chosen, this.#credit.get(chosen)! - total);
   }
 
-  /** Smooth weighted round-robin: the candidate whose credit plus weight is the most (ties: the first). */
+  /** Per message: `messages` of a turn `lane` was charged for did not come (a receive brought fewer). */
+  refund(lane: Q, messages: number): void {
+    if (this.#cost === 'message' && messages > 0) this.#pass.set(lane, (this.#pass.get(lane) ?? 0) - messages / lane.weight);
+  }
+
+  /** Per message: `lane` has work again after none; it starts level with the least pass of `peers` of its tier that have work. */
+  join(lane: Q, peers: Iterable<Q>): void {
+    if (this.#cost !== 'message') return;
+    let least = Number.POSITIVE_INFINITY;
+    for (const p of peers) if (p !== lane && p.rank === lane.rank) least = Math.min(least, this.#pass.get(p) ?? 0);
+    if (least !== Number.POSITIVE_INFINITY) this.#pass.set(lane, Math.max(this.#pass.get(lane) ?? 0, least));
+  }
+
+  /** The candidate whose turn it is by weight (ties: the first). */
   #byWeight(candidates: readonly Q[]): Q {
     let best = candidates[0]!;
-    let bestCredit = Number.NEGATIVE_INFINITY;
+    let bestScore = Number.NEGATIVE_INFINITY;
     for (const c of candidates) {
-      const credit = (this.#credit.get(c) ?? 0) + c.weight;
-      if (credit > bestCredit) {
+      // Per turn: the most credit after this round's growth. Per message: the least pass after one more message.
+      const score = this.#cost === 'message' ? -((this.#pass.get(c) ?? 0) + 1 / c.weight) : (this.#credit.get(c) ?? 0) + c.weight;
+      if (score > bestScore) {
         best = c;
-        bestCredit = credit;
+        bestScore = score;
       }
     }
     return best;

@@ -40,7 +40,7 @@ export async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQ
       failures = 0;
       ask = Math.min(10, Math.max(1, 2 * messages.length));
     } catch (error) {
-      capacity.returnSlots(count, queue);
+      capacity.returnSlots(count, queue, 0);
       if (force.aborted) break; // the poll was aborted: the worker is stopping
       failures++;
       ctx.onError('receive', error);
@@ -53,13 +53,13 @@ export async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQ
     const leases = messages.map((m) => ctx.heartbeat.hold(m, now));
     if (stopping.aborted) {
       // The poll returned while running handlers drained (or before its abort took effect): hand these back at once.
-      capacity.returnSlots(count, queue);
+      capacity.returnSlots(count, queue, leases.length);
       await intake.receivedWhileStopping(leases);
       break;
     }
     // Held first, then the reservation returned: capacity never counts these messages twice or not at all.
     intake.received(queueUrl, leases, count);
-    capacity.returnSlots(count, queue);
+    capacity.returnSlots(count, queue, leases.length);
   }
 }
 

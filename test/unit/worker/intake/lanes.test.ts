@@ -12,6 +12,66 @@ describe('LanePicker', () => {
     expect(picks).toEqual(['main', 'main', 'low', 'main', 'main', 'main', 'low', 'main']);
   });
 
+  it('per message: a lane held to smaller receives takes more turns, so the messages follow the weights', () => {
+    const a = lane('a', 1, 5);
+    const b = lane('b', 1, 3);
+    const c = lane('c', 1, 1);
+    const size = new Map([
+      [a, 10],
+      [b, 10],
+      [c, 6],
+    ]); // c's buffer quota keeps its receives to 6
+    const p = new LanePicker<typeof a>({ mode: 'weighted' }, 'message');
+    const got = new Map([
+      [a, 0],
+      [b, 0],
+      [c, 0],
+    ]);
+    for (let i = 0; i < 300; i++) {
+      const chosen = p.peek([a, b, c])!;
+      p.commit([a, b, c], chosen, size.get(chosen)!);
+      got.set(chosen, got.get(chosen)! + size.get(chosen)!);
+    }
+    const total = got.get(a)! + got.get(b)! + got.get(c)!;
+    for (const [l, w] of [
+      [a, 5],
+      [b, 3],
+      [c, 1],
+    ] as const)
+      expect(got.get(l)! / total).toBeCloseTo(w / 9, 1);
+    // Per turn, c would get a ninth of the turns and 6 of every 86 messages: 0.63 of its share.
+  });
+
+  it('per message: a receive is charged what came (refund), and a lane whose receive was out is owed the turns taken meanwhile', () => {
+    const a = lane('a', 1);
+    const b = lane('b', 1);
+    const p = new LanePicker<typeof a>({ mode: 'weighted' }, 'message');
+    p.commit([a, b], a, 10);
+    p.refund(a, 9); // asked 10, 1 came: a has had 1
+    p.commit([a, b], b, 10); // b's receive is out...
+    for (let i = 0; i < 3; i++) p.commit([a], p.peek([a])!, 1); // ...while a takes three turns of 1
+    // b has had 10, a 4: a goes on until level, b is not ahead for having been away.
+    expect(p.peek([a, b])).toBe(a);
+    for (let i = 0; i < 6; i++) p.commit([a, b], a, 1);
+    expect(p.peek([a, b])).toBe(a); // 10 and 10: ties go to the first
+    p.commit([a, b], a, 1);
+    expect(p.peek([a, b])).toBe(b);
+  });
+
+  it('per message: a lane that has work again starts level with its peers: idle time earns nothing', () => {
+    const a = lane('a', 1);
+    const b = lane('b', 1);
+    const p = new LanePicker<typeof a>({ mode: 'weighted' }, 'message');
+    for (let i = 0; i < 20; i++) p.commit([a], a, 10); // a alone, 200 messages
+    p.join(b, [a]);
+    const picks = Array.from({ length: 6 }, () => {
+      const chosen = p.peek([a, b])!;
+      p.commit([a, b], chosen, 10);
+      return chosen.name;
+    });
+    expect(picks.filter((n) => n === 'b')).toHaveLength(3);
+  });
+
   it('weighted: tiers count only through the weights', () => {
     const high = lane('high', 0, 6);
     const low = lane('low', 2, 1);
