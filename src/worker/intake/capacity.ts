@@ -47,6 +47,8 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   readonly #reservedBy = new Map<Q | undefined, number>();
   /** Lanes whose poller last asked for more than one message (its last poll found some). */
   readonly #busy = new Set<Q>();
+  /** What each lane's poller last asked for: fewer than 10 when its last poll found fewer than it asked. */
+  readonly #asks = new Map<Q, number>();
   /** When each lane's current receive was granted: one still out after LONG_POLL_MS is waiting on an empty queue. */
   readonly #grantedAt = new Map<Q | undefined, number>();
   /** Set while a waiter is held back by a lane whose receive may go stale: grant() runs again then. */
@@ -73,6 +75,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   reserve(lane?: Q, max = 10): Promise<number> {
     if (this.#closed) return Promise.resolve(0);
     if (lane !== undefined) {
+      this.#asks.set(lane, max);
       if (max > 1 && !this.#busy.has(lane)) {
         this.#picker.join(lane, this.#busy); // work again: level with the lanes that had it meanwhile
         this.#busy.add(lane);
@@ -146,7 +149,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     const quota =
       waiter.lane === undefined || pick === undefined
         ? Number.POSITIVE_INFINITY
-        : bufferQuota(pick, waiter.lane, this.#busyNow(), prefetch);
+        : bufferQuota(pick, waiter.lane, this.#busyNow(), prefetch, (l) => this.#need(l));
     return Math.min(waiter.max, quota, Math.ceil((concurrency + prefetch) / 2));
   }
 
@@ -207,6 +210,12 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     this.#staleCheck.unref();
   }
 
+  /** What a lane needs of the buffer (bufferQuota's water-filling): all it can get once a poll came back full, else its ask beside what it buffers. */
+  #need(lane: Q): number {
+    const ask = this.#asks.get(lane) ?? 10;
+    return ask >= 10 ? Number.POSITIVE_INFINITY : ask + this.#holding.buffered(lane);
+  }
+
   #free(): number {
     const { concurrency, prefetch } = this.#limits;
     return concurrency + prefetch - this.#holding.running() - this.#holding.buffered() - this.#reserved;
@@ -229,7 +238,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
 
   #quotaRoom(lane: Q): number {
     if (this.#limits.pick === undefined) return Number.POSITIVE_INFINITY;
-    const quota = bufferQuota(this.#limits.pick, lane, this.#busyNow(), this.#limits.prefetch);
+    const quota = bufferQuota(this.#limits.pick, lane, this.#busyNow(), this.#limits.prefetch, (l) => this.#need(l));
     if (quota === Number.POSITIVE_INFINITY) return quota;
     const idle = Math.max(0, this.#limits.concurrency - this.#holding.running() - this.#holding.buffered());
     return quota - this.#holding.buffered(lane) - (this.#reservedBy.get(lane) ?? 0) + idle;

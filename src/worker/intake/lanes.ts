@@ -120,9 +120,18 @@ export class LanePicker<Q extends Lane> {
  * lanes whose last poll found some), out of the worker's `prefetch`. Whichever lane has a message
  * buffered when a slot frees is the one that can start, so a lower lane holding the whole buffer
  * would take every other slot from a higher one. Strict: the top busy tier shares the buffer by
- * weight, a lower lane holds its minimum share; weighted: every lane its weight's share. At least 1.
+ * weight, a lower lane holds its minimum share; weighted: every lane its weight's share. A lane
+ * that needs less than its share (`need`: a poll that found few asks for few) holds only that,
+ * and the rest is shared by the others by weight (water-filling), so a queue whose work trickles
+ * in does not keep a backlogged one to small receives. At least 1.
  */
-export function bufferQuota<Q extends Lane>(pick: TierPick, lane: Q, busy: ReadonlySet<Q>, prefetch: number): number {
+export function bufferQuota<Q extends Lane>(
+  pick: TierPick,
+  lane: Q,
+  busy: ReadonlySet<Q>,
+  prefetch: number,
+  need: (lane: Q) => number = () => Number.POSITIVE_INFINITY,
+): number {
   // Alone with work (the common case: one queue), a lane may fill it; no allocation on that path.
   if (busy.size === 0 || (busy.size === 1 && busy.has(lane))) return Number.POSITIVE_INFINITY;
   let sharing = [...new Set(busy).add(lane)];
@@ -131,6 +140,15 @@ export function bufferQuota<Q extends Lane>(pick: TierPick, lane: Q, busy: Reado
     if (lane.rank > top) return Math.max(1, Math.ceil(prefetch * pick.minShare));
     sharing = sharing.filter((l) => l.rank === top);
   }
-  const total = sharing.reduce((sum, l) => sum + l.weight, 0);
-  return Math.max(1, Math.ceil((prefetch * lane.weight) / total));
+  // Water-filling: lanes that need less than their weight's share of what is left take what they
+  // need; the rest is shared again among the others, until every lane left needs its share.
+  let room = prefetch;
+  for (;;) {
+    const total = sharing.reduce((sum, l) => sum + l.weight, 0);
+    const satisfied = sharing.filter((l) => need(l) < (room * l.weight) / total);
+    if (satisfied.includes(lane)) return Math.max(1, need(lane));
+    if (satisfied.length === 0) return Math.max(1, Math.ceil((room * lane.weight) / total));
+    for (const l of satisfied) room -= need(l);
+    sharing = sharing.filter((l) => !satisfied.includes(l));
+  }
 }

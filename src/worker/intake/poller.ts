@@ -38,7 +38,8 @@ export async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQ
     try {
       messages = await ctx.sqs.receive(queueUrl, count, waitTimeSeconds, visibilityTimeoutSeconds, ending.signal);
       failures = 0;
-      ask = Math.min(10, Math.max(1, 2 * messages.length));
+      // All it asked for came: the queue may well have more (a receive held small by the lane's quota must not stay small).
+      ask = messages.length === count ? 10 : Math.min(10, Math.max(1, 2 * messages.length));
     } catch (error) {
       capacity.returnSlots(count, queue, 0);
       if (force.aborted) break; // the poll was aborted: the worker is stopping

@@ -126,4 +126,19 @@ describe('bufferQuota', () => {
   ])('%s', (_rule, pick, lane, busy, prefetch, quota) => {
     expect(bufferQuota(pick, lane, new Set(busy), prefetch)).toBe(quota);
   });
+
+  it('a lane that needs less than its share holds what it needs, and the others share the rest by weight (water-filling)', () => {
+    const main = { name: 'main', weight: 4, rank: 1 };
+    const spill = { name: 'spill', weight: 1, rank: 1 };
+    const third = { name: 'third', weight: 1, rank: 1 };
+    const weighted = { mode: 'weighted' } as const;
+    // main's work trickles in (its poll asked for 2): spill, backlogged, gets the other 18 of 20, not 4.
+    const trickle = (l: { name: string }) => (l.name === 'main' ? 2 : Number.POSITIVE_INFINITY);
+    expect(bufferQuota(weighted, spill, new Set([main, spill]), 20, trickle)).toBe(18);
+    expect(bufferQuota(weighted, main, new Set([main, spill]), 20, trickle)).toBe(2);
+    // Two backlogged lanes share what the trickle leaves by their weights.
+    expect(bufferQuota(weighted, spill, new Set([main, spill, third]), 20, trickle)).toBe(9);
+    // Every lane needing its share or more: weights alone, as without needs.
+    expect(bufferQuota(weighted, spill, new Set([main, spill]), 20, () => 100)).toBe(4);
+  });
 });
