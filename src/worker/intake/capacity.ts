@@ -210,10 +210,15 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     this.#staleCheck.unref();
   }
 
-  /** What a lane needs of the buffer (bufferQuota's water-filling): all it can get once a poll came back full, else its ask beside what it buffers. */
+  /**
+   * What a lane needs of the buffer (bufferQuota's water-filling): all it can get while its poller
+   * asks for 10 (its last poll found 5 or more, or came back as full as it was let), else its ask
+   * beside what it buffers and its other receives out.
+   */
   #need(lane: Q): number {
     const ask = this.#asks.get(lane) ?? 10;
-    return ask >= 10 ? Number.POSITIVE_INFINITY : ask + this.#holding.buffered(lane);
+    if (ask >= 10) return Number.POSITIVE_INFINITY;
+    return ask + this.#holding.buffered(lane) + Math.max(0, this.#reservedBy.get(lane) ?? 0);
   }
 
   #free(): number {

@@ -15,6 +15,9 @@ export type TierPick = { readonly mode: 'strict'; readonly minShare: number } | 
 /** What a lane's turn costs: one per turn (starts), or the messages it brought (receives, whose sizes differ). */
 export type TurnCost = 'turn' | 'message';
 
+/** Per message: the most messages a lane may be owed (its pass behind its tier's floor, × its weight). */
+const MOST_OWED = 40;
+
 /**
  * Chooses which lane takes the next turn among those with work (a message to start, or a poller
  * waiting for room to receive). Within a tier, lanes are taken by weight:
@@ -24,8 +27,11 @@ export type TurnCost = 'turn' | 'message';
  *   - per message (receives): each lane's pass grows by what its turns brought ÷ its weight, and
  *     the lane with the least pass goes next. A receive is charged what it was granted and refunded
  *     what did not come, so a lane held to small receives (its buffer quota) takes more turns, and a
- *     lane whose receive is out when others take theirs is owed them when it is back. A lane that
- *     starts having work again (see `join`) starts level with its peers: idle time earns nothing.
+ *     lane whose receive is out when others take theirs is owed them when it is back, up to
+ *     MOST_OWED messages (a lane that trickled for an hour is not owed the hour when it bursts).
+ *     The floor of a tier is the pass of the last lane taken there (never going down); a lane that
+ *     has work again (see `join`) is lifted to its busy peers' least pass, or to the floor when none
+ *     is busy: idle time earns nothing.
  * Each picker keeps its own account: the receive side and the start side are counted apart.
  */
 export class LanePicker<Q extends Lane> {
@@ -33,6 +39,8 @@ export class LanePicker<Q extends Lane> {
   readonly #cost: TurnCost;
   readonly #credit = new Map<Q, number>();
   readonly #pass = new Map<Q, number>();
+  /** Per message, per tier rank: the pass of the last lane taken, never going down. */
+  readonly #floor = new Map<number, number>();
   /** Strict: turns a lane with work has been passed over since its last one. */
   readonly #passed = new Map<Q, number>();
 
@@ -68,7 +76,9 @@ export class LanePicker<Q extends Lane> {
       for (const c of candidates) this.#passed.set(c, c === chosen ? 0 : (this.#passed.get(c) ?? 0) + 1);
     }
     if (this.#cost === 'message') {
-      this.#pass.set(chosen, (this.#pass.get(chosen) ?? 0) + messages / chosen.weight);
+      const pass = this.#passOf(chosen);
+      this.#floor.set(chosen.rank, Math.max(this.#floor.get(chosen.rank) ?? 0, pass));
+      this.#pass.set(chosen, pass + messages / chosen.weight);
       return;
     }
     if (candidates.length <= 1) return;
@@ -88,15 +98,24 @@ export class LanePicker<Q extends Lane> {
 
   /** Per message: `messages` of a turn `lane` was charged for did not come (a receive brought fewer). */
   refund(lane: Q, messages: number): void {
-    if (this.#cost === 'message' && messages > 0) this.#pass.set(lane, (this.#pass.get(lane) ?? 0) - messages / lane.weight);
+    if (this.#cost === 'message' && messages > 0) this.#pass.set(lane, this.#passOf(lane) - messages / lane.weight);
   }
 
-  /** Per message: `lane` has work again after none; it starts level with the least pass of `peers` of its tier that have work. */
+  /**
+   * Per message: `lane` has work again after none; it is lifted to the least pass of `peers` of its
+   * tier that have work, or to its tier's floor when none has (never lowered).
+   */
   join(lane: Q, peers: Iterable<Q>): void {
     if (this.#cost !== 'message') return;
     let least = Number.POSITIVE_INFINITY;
-    for (const p of peers) if (p !== lane && p.rank === lane.rank) least = Math.min(least, this.#pass.get(p) ?? 0);
-    if (least !== Number.POSITIVE_INFINITY) this.#pass.set(lane, Math.max(this.#pass.get(lane) ?? 0, least));
+    for (const p of peers) if (p !== lane && p.rank === lane.rank) least = Math.min(least, this.#passOf(p));
+    if (least === Number.POSITIVE_INFINITY) least = this.#floor.get(lane.rank) ?? 0;
+    this.#pass.set(lane, Math.max(this.#passOf(lane), least));
+  }
+
+  /** A lane's pass, no further behind its tier's floor than MOST_OWED messages. */
+  #passOf(lane: Q): number {
+    return Math.max(this.#pass.get(lane) ?? 0, (this.#floor.get(lane.rank) ?? 0) - MOST_OWED / lane.weight);
   }
 
   /** The candidate whose turn it is by weight (ties: the first). */
@@ -105,7 +124,7 @@ export class LanePicker<Q extends Lane> {
     let bestScore = Number.NEGATIVE_INFINITY;
     for (const c of candidates) {
       // Per turn: the most credit after this round's growth. Per message: the least pass after one more message.
-      const score = this.#cost === 'message' ? -((this.#pass.get(c) ?? 0) + 1 / c.weight) : (this.#credit.get(c) ?? 0) + c.weight;
+      const score = this.#cost === 'message' ? -(this.#passOf(c) + 1 / c.weight) : (this.#credit.get(c) ?? 0) + c.weight;
       if (score > bestScore) {
         best = c;
         bestScore = score;
@@ -123,7 +142,8 @@ export class LanePicker<Q extends Lane> {
  * weight, a lower lane holds its minimum share; weighted: every lane its weight's share. A lane
  * that needs less than its share (`need`: a poll that found few asks for few) holds only that,
  * and the rest is shared by the others by weight (water-filling), so a queue whose work trickles
- * in does not keep a backlogged one to small receives. At least 1.
+ * in does not keep a backlogged one of its tier to small receives (under strict, a lower tier
+ * keeps its minimum share whatever the top tier needs). At least 1.
  */
 export function bufferQuota<Q extends Lane>(
   pick: TierPick,
@@ -145,10 +165,10 @@ export function bufferQuota<Q extends Lane>(
   let room = prefetch;
   for (;;) {
     const total = sharing.reduce((sum, l) => sum + l.weight, 0);
-    const satisfied = sharing.filter((l) => need(l) < (room * l.weight) / total);
-    if (satisfied.includes(lane)) return Math.max(1, need(lane));
+    const satisfied = sharing.filter((l) => Math.max(0, need(l)) < (room * l.weight) / total);
+    if (satisfied.includes(lane)) return Math.max(1, Math.ceil(need(lane)));
     if (satisfied.length === 0) return Math.max(1, Math.ceil((room * lane.weight) / total));
-    for (const l of satisfied) room -= need(l);
+    for (const l of satisfied) room -= Math.max(0, need(l));
     sharing = sharing.filter((l) => !satisfied.includes(l));
   }
 }

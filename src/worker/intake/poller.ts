@@ -28,7 +28,8 @@ export async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQ
   let failures = 0;
   // A long poll holds the slots it asked for until it returns, so a queue asks for about what it
   // found last time (twice that, 1 to 10): an idle lane, or one whose work trickles in, must not
-  // keep slots from the lanes with work waiting. A full poll doubles the next ask.
+  // keep slots from the lanes with work waiting. A poll that found as many as it asked for asks
+  // for twice that; one held below its ask (by its lane's quota) that came back full, for 10.
   let ask = 10;
   while (!stopping.aborted) {
     const count = await capacity.reserve(queue, ask);
@@ -38,8 +39,10 @@ export async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQ
     try {
       messages = await ctx.sqs.receive(queueUrl, count, waitTimeSeconds, visibilityTimeoutSeconds, ending.signal);
       failures = 0;
-      // All it asked for came: the queue may well have more (a receive held small by the lane's quota must not stay small).
-      ask = messages.length === count ? 10 : Math.min(10, Math.max(1, 2 * messages.length));
+      // Held below its ask (its lane's quota, free room) and still full: the queue has more, and
+      // the receive must not stay small. Else about twice what it found (a probe that found one
+      // asks for 2, not 10: an idle queue's long poll holds what it asked for).
+      ask = messages.length === count && count < ask ? 10 : Math.min(10, Math.max(1, 2 * messages.length));
     } catch (error) {
       capacity.returnSlots(count, queue, 0);
       if (force.aborted) break; // the poll was aborted: the worker is stopping
