@@ -1,3 +1,4 @@
+import { LaneAsks } from './lane-asks.js';
 import { bufferQuota, type Lane, LanePicker, type TierPick } from './lanes.js';
 
 /** A receive out this long is waiting on an empty queue: SQS answers at once when it has messages. */
@@ -45,10 +46,9 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   readonly #picker: LanePicker<Q>;
   #reserved = 0;
   readonly #reservedBy = new Map<Q | undefined, number>();
-  /** Lanes whose poller last asked for more than one message (its last poll found some). */
-  readonly #busy = new Set<Q>();
-  /** What each lane's poller last asked for: fewer than 10 when its last poll found fewer than it asked. */
-  readonly #asks = new Map<Q, number>();
+  /** What each lane's poller last asked for; `busy`: the lanes whose last poll found some. */
+  readonly #asks = new LaneAsks<Q>();
+  readonly #busy = this.#asks.busy;
   /** When each lane's current receive was granted: one still out after LONG_POLL_MS is waiting on an empty queue. */
   readonly #grantedAt = new Map<Q | undefined, number>();
   /** Set while a waiter is held back by a lane whose receive may go stale: grant() runs again then. */
@@ -75,11 +75,8 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   reserve(lane?: Q, max = 10): Promise<number> {
     if (this.#closed) return Promise.resolve(0);
     if (lane !== undefined) {
-      this.#asks.set(lane, max);
-      if (max > 1 && !this.#busy.has(lane)) {
-        this.#picker.join(lane, this.#busy); // work again: level with the lanes that had it meanwhile
-        this.#busy.add(lane);
-      } else if (max <= 1) this.#busy.delete(lane);
+      // Work again: level with the lanes that had it meanwhile (join skips the lane itself).
+      if (this.#asks.asked(lane, max)) this.#picker.join(lane, this.#busy);
     }
     const promise = new Promise<number>((resolve) => this.#waiters.push({ lane, max, resolve }));
     this.grant();
@@ -210,15 +207,9 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     this.#staleCheck.unref();
   }
 
-  /**
-   * What a lane needs of the buffer (bufferQuota's water-filling): all it can get while its poller
-   * asks for 10 (its last poll found 5 or more, or came back as full as it was let), else its ask
-   * beside what it buffers and its other receives out.
-   */
+  /** What a lane needs of the buffer (LaneAsks.need), beside what it buffers and its other receives out. */
   #need(lane: Q): number {
-    const ask = this.#asks.get(lane) ?? 10;
-    if (ask >= 10) return Number.POSITIVE_INFINITY;
-    return ask + this.#holding.buffered(lane) + Math.max(0, this.#reservedBy.get(lane) ?? 0);
+    return this.#asks.need(lane, this.#holding.buffered(lane) + Math.max(0, this.#reservedBy.get(lane) ?? 0));
   }
 
   #free(): number {
