@@ -149,11 +149,20 @@ export async function runFanOutChaos(o: ChaosOptions): Promise<ChaosResult> {
     await until(async () => (await status())?.fanOut !== undefined, 'the parent to open its fan-out', 60_000);
     workers.push(spawnWorker(env));
     await workers[1]!.ready;
-    killer = killLoop(workers, env, o.killEveryMs);
-
     const childIds = Array.from({ length: o.children }, (_, i) => `${parentId}.c${i}`);
     const doneId = `${parentId}.done`;
     const completed = () => runTimes(ws.effects).has(doneId);
+    const childSet = new Set(childIds);
+    const childrenRun = () => [...runTimes(ws.effects).keys()].filter((id) => childSet.has(id)).length;
+    // A kill every `killEveryMs`, and one each time a further quarter of the children have run, so a
+    // fast machine still sees kills at a quarter, a half and three quarters of the fan-out.
+    let runAtKill = 0;
+    killer = killLoop(workers, env, o.killEveryMs, () => {
+      const run = childrenRun();
+      if (run - runAtKill < o.children / 4) return false;
+      runAtKill = run;
+      return true;
+    });
 
     // The status reads, `readEveryMs` apart, until the completion has run, at most `maxReads - 1`;
     // the last one is taken once the queue is empty (the completion's message settled, so its end
@@ -199,12 +208,7 @@ export async function runFanOutChaos(o: ChaosOptions): Promise<ChaosResult> {
     })();
 
     // Kill until 90% of the children have run (or the completion has), then let the rest finish.
-    const childSet = new Set(childIds);
-    await until(
-      () => completed() || [...runTimes(ws.effects).keys()].filter((id) => childSet.has(id)).length >= o.children * 0.9,
-      '90% of the children to run',
-      o.deadlineMs,
-    );
+    await until(() => completed() || childrenRun() >= o.children * 0.9, '90% of the children to run', o.deadlineMs);
     const kills = await killer.stop();
     killer = undefined;
     await duplicating;
