@@ -93,7 +93,9 @@ export const workerOptionsSchema = z
      * tenant's cap waits in the worker (held, no slot, no receive spent) until a permit frees; with
      * `concurrency + prefetch` of its tenant's jobs waiting already, it is deferred instead:
      * re-sent once, delayed to about its turn (from how fast the tenant's jobs start in that
-     * worker; `capDelaySeconds` until that is known). Neither counts as an attempt.
+     * worker; `capDelaySeconds` until that is known). Neither counts as an attempt. A batch job's
+     * handler call takes one permit of each capped tenant it holds items of; items of a tenant at
+     * its cap wait in their batch.
      */
     tenantCaps: z
       .record(tenantSchema, z.number().int('must be a whole number').min(1, 'must be >= 1').max(1_000, 'must be <= 1000'))

@@ -310,6 +310,51 @@ describe('batch jobs: across workers and at shutdown', () => {
     expect([...seen.runs.values()].every((r) => r === 1)).toBe(true);
   });
 
+  it('tenant caps: a capped tenant’s items are in at most its cap of calls at once across two workers; other tenants’ items run beside them', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'batch-capped');
+    const seen = calls();
+    const running = new Map<string, number>();
+    const most = new Map<string, number>();
+    const job = defineBatchJob({
+      name: 'sync',
+      args: item,
+      key: (a) => a.user,
+      maxSize: 4,
+      maxWaitMs: 200,
+      handle: async (items, ctx) => {
+        seen.record(ctx.key, items);
+        const tenants = new Set(items.map((i) => i.tenant ?? '-'));
+        for (const t of tenants) {
+          running.set(t, (running.get(t) ?? 0) + 1);
+          most.set(t, Math.max(most.get(t) ?? 0, running.get(t)!));
+        }
+        await sleepFor(300);
+        for (const t of tenants) running.set(t, running.get(t)! - 1);
+      },
+    });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    // acme's items over 4 keys (so 4 batches could run at once), beta's over 4 more.
+    for (const tenant of ['acme', 'beta']) {
+      const args = Array.from({ length: 32 }, (_, n) => ({ n: tenant === 'acme' ? n : 100 + n, user: `${tenant}-${n % 4}` }));
+      await producer.enqueueMany(job, args, { tenant });
+    }
+    producer.close();
+    const lockKeyPrefix = `batch-cap-${Date.now()}:`;
+    const options = { queues: [queueUrl], jobs: [job], lockKeyPrefix, concurrency: 4, tenantCaps: { acme: 1 } };
+    const a = start(options);
+    const b = start(options);
+    const ea = recordEvents(a);
+    const eb = recordEvents(b);
+    await Promise.all([a.start(), b.start()]);
+    await eventually(() => seen.total() === 64, 'every item handled', 60_000);
+    expect(most.get('acme')).toBe(1);
+    expect(most.get('beta')).toBeGreaterThan(1);
+    expect([...seen.runs.values()].every((r) => r === 1)).toBe(true);
+    // Waiting for acme's permit re-sends nothing: every item was received once.
+    expect(ea.count('job:deferred') + eb.count('job:deferred')).toBe(0);
+    await eventually(async () => isEmpty(await queueCounts(sqs, queueUrl)), 'the queue empty', 30_000);
+  });
+
   it('stop() flushes half-filled batches within the deadline; nothing is lost or run twice', async () => {
     const { queueUrl } = await freshQueues(sqs, 'batch-stop');
     const seen = calls();

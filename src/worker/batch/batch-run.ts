@@ -1,6 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AnyBatchJob, BatchItem } from '../../core/batch-job.js';
+import type { BatchItem } from '../../core/batch-job.js';
 import { SqsJobsError, toError } from '../../core/errors.js';
 import type { JobInfo } from '../../core/job-events.js';
 import type { WorkerContext } from '../context.js';
@@ -12,6 +12,7 @@ import { type Execution, execute } from '../run/execute.js';
 import { abortedWith, type Abortable, type AbortCode, type Lease } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
 import type { GoodReading } from '../run/reading.js';
+import { takeFlushPermits } from './flush-permits.js';
 
 /** Why an item ended as lost without running. */
 export const WAITED_IN_BATCH = 'it waited in its batch';
@@ -44,55 +45,44 @@ export class BatchRun implements Abortable {
   }
 }
 
-/**
- * The memcached key part that names a batch key: the key itself when it is short printable ASCII,
- * else its hash (a key function may return anything; memcached keys may not hold spaces or be long).
- */
-export function exclusiveKey(job: AnyBatchJob, key: string): string {
-  const safe = /^[\x21-\x7e]{1,100}$/.test(key) ? key : createHash('sha256').update(key).digest('hex').slice(0, 32);
-  return `batch/${job.name}/${safe}`;
+/** How soon a batch held back (its key flushed elsewhere, a tenant of it at its cap) is tried again. */
+export const RETRY_MS = 100;
+
+/** What became of a batch: items that ended (ran, or ended without running), and items that go back to fill, tried again from `retryAt`. */
+export interface FlushResult {
+  readonly ended: ItemOutcome[];
+  readonly back?: { readonly items: HeldItem[]; readonly retryAt: number; readonly rateSlotAt?: number };
 }
 
 /**
- * Flush one batch: take its key's fleet-wide slot when the job is exclusive ('busy' when another
- * worker flushes that key now), drop items whose lease was lost while they waited, call the
- * handler once under the run's signal, and decide each item's outcome on its own: an item the
- * handler reported failed retries (or is dead-lettered) alone; when the handler throws or times
- * out, every item failed; at the shutdown deadline every item is handed back. Never throws.
+ * Flush one batch: take its permits (the key's when the job is exclusive, one per capped tenant:
+ * flush-permits.ts), drop items whose lease was lost while they waited, call the handler once
+ * under the run's signal, and decide each item's outcome on its own: an item the handler reported
+ * failed retries (or is dead-lettered) alone; when the handler throws or times out, every item
+ * failed; at the shutdown deadline every item is handed back. Back to fill: the whole batch when
+ * its key is flushed elsewhere now or its rate's turn is far off; a capped tenant's items while
+ * the others run. Never throws.
  */
-export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[] | 'busy' | Later> {
-  const { job, key } = run.batch;
-  const permits = ctx.permits;
-  const ttl = ctx.config.lockTtlSeconds;
-  const permitKey = job.exclusive && permits !== undefined ? exclusiveKey(job, key) : undefined;
-  let renew: NodeJS.Timeout | undefined;
-  if (permitKey !== undefined && permits !== undefined) {
-    const permit = await permits.take(permitKey, 1, run.token, ttl);
-    if (permit === 'full') return 'busy';
-    // 'unavailable' (memcached down): flushed without the key lock rather than held until it is back.
-    if (permit === 'unavailable') ctx.log.warn({ job: job.name, key }, 'flushing without the key lock: memcached unavailable');
-    else {
-      const extend = () => permits.extend(permitKey, 0, run.token, ttl).catch(() => {}); // a lapse only shortens the lock
-      renew = setInterval(extend, (ttl * 1000) / 3);
-      renew.unref();
-    }
-  }
+export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<FlushResult> {
+  const all = run.batch.items;
+  const permits = await takeFlushPermits(ctx, run.batch, run.token);
+  if (permits === 'busy') return { ended: [], back: { items: all, retryAt: Date.now() + RETRY_MS } };
+  const capped = new Set(permits.capped);
+  const items = capped.size === 0 ? all : all.filter((i) => !capped.has(i));
+  const waiting = capped.size === 0 ? undefined : { items: [...capped], retryAt: Date.now() + RETRY_MS };
+  if (items.length === 0) return { ended: [], back: waiting! };
   let abandoned = false;
   try {
     const turn = await rateTurn(ctx, run);
-    if (turn !== 'now') return turn;
+    if (turn !== 'now') return { ended: [], back: { items: all, ...turn } };
     // Stopped while it waited for its turn: handed back, never started.
     if (run.signal.aborted)
-      return run.batch.items.map((item) => ({ item, info: item.read.info, outcome: handBackNow('worker is stopping') }));
-    const outcomes = await flush(ctx, run);
-    abandoned = outcomes.some((o) => 'abandoned' in o.outcome && o.outcome.abandoned);
-    return outcomes;
+      return { ended: all.map((item) => ({ item, info: item.read.info, outcome: handBackNow('worker is stopping') })) };
+    const ended = await flush(ctx, run, items);
+    abandoned = ended.some((o) => 'abandoned' in o.outcome && o.outcome.abandoned);
+    return waiting === undefined ? { ended } : { ended, back: waiting };
   } finally {
-    if (renew !== undefined) {
-      clearInterval(renew);
-      // An abandoned handler may still be running: its key stays taken until the lock's TTL ends.
-      if (!abandoned) await permits!.release(permitKey!, 0, run.token).catch(() => {});
-    }
+    await permits.release(abandoned);
   }
 }
 
@@ -129,11 +119,11 @@ export interface Later {
   readonly rateSlotAt?: number;
 }
 
-async function flush(ctx: WorkerContext, run: BatchRun): Promise<ItemOutcome[]> {
+async function flush(ctx: WorkerContext, run: BatchRun, held: readonly HeldItem[]): Promise<ItemOutcome[]> {
   const { job, key } = run.batch;
   const results: ItemOutcome[] = [];
   const items: HeldItem[] = [];
-  for (const item of run.batch.items) {
+  for (const item of held) {
     if (item.lease.lost) results.push({ item, info: item.read.info, outcome: leaseLost(WAITED_IN_BATCH) });
     // Cancelled while it waited in the batch (its lock read the mark at a heartbeat): not run.
     else if (abortedWith(item.lease.signal, 'CANCELLED'))

@@ -12,9 +12,6 @@ import type { GoodReading } from '../run/reading.js';
 import { BatchRun, type HeldItem, runBatch, WAITED_IN_BATCH } from './batch-run.js';
 import { type Batch, BatchBuffer } from './batches.js';
 
-/** How long a batch whose key is being flushed elsewhere waits before it asks again. */
-const BUSY_RETRY_MS = 100;
-
 /**
  * Batch jobs in the worker: admits their messages (claims each job id, so a completed item that
  * comes back is dropped before batching), holds them in batches by job and key (BatchBuffer), and
@@ -137,15 +134,14 @@ export class Batching {
     this.#activity.started(run);
     runBatch(this.#ctx, run)
       .then(
-        (result) => {
-          if (Array.isArray(result)) {
-            for (const r of result) this.#fate.conclude(r.item.lease, r.info, r.outcome);
-          } else if (this.#ctx.stop.signal.aborted) {
-            for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, handBackNow('worker is stopping'));
+        ({ ended, back }) => {
+          for (const r of ended) this.#fate.conclude(r.item.lease, r.info, r.outcome);
+          if (back === undefined) return;
+          if (this.#ctx.stop.signal.aborted) {
+            for (const item of back.items) this.#fate.conclude(item.lease, item.read.info, handBackNow('worker is stopping'));
           } else {
-            // Its key flushed elsewhere now ('busy'), or its rate's turn far off: back to fill until then.
-            if (result === 'busy') this.#buffer.putBack(batch, Date.now() + BUSY_RETRY_MS);
-            else this.#buffer.putBack(batch, result.retryAt, result.rateSlotAt);
+            // Its key flushed elsewhere now, its rate's turn far off, or its tenant at its cap: back to fill until then.
+            this.#buffer.putBack({ ...batch, items: back.items }, back.retryAt, back.rateSlotAt);
           }
         },
         (error: unknown) => {

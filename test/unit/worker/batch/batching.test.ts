@@ -34,8 +34,8 @@ afterEach(async () => {
   await w.close();
 });
 
-async function batching(concurrency = 2) {
-  w = await inMemoryWorker([index], { options: { concurrency } });
+async function batching(concurrency = 2, tenantCaps: Record<string, number> = {}) {
+  w = await inMemoryWorker([index], { options: { concurrency, tenantCaps } });
   const activity = new Activity(concurrency, w.ctx.onError);
   const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
   let b: Batching;
@@ -108,5 +108,69 @@ describe('Batching', () => {
     activity.ended(busy);
     b.pump();
     await eventually(() => flushed.length === 1, 'the batch to flush once the slot frees');
+  });
+
+  it('a tenant at its cap keeps its items out of the call; they run once a permit frees', async () => {
+    const { admitAll, b } = await batching(2, { acme: 1 });
+    // acme's one permit is held elsewhere (another worker's job).
+    expect(await w.permits.take('acme', 1, 'elsewhere', 60)).toBe(0);
+    await w.send('index', { doc: 'a1', shard: 's1' }, { tenant: 'acme' });
+    await w.send('index', { doc: 'b1', shard: 's1' }, { tenant: 'beta' });
+    await w.send('index', { doc: 'a2', shard: 's1' }, { tenant: 'acme' });
+    await admitAll();
+    await eventually(() => flushed.length === 1, 'the batch to flush without acme');
+    expect(flushed[0]).toEqual(['b1']);
+    // acme's items wait in the buffer, held invisible, not re-sent.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(flushed).toHaveLength(1);
+    expect(b.held).toBe(2);
+    expect(w.memory.peek(w.url).filter((m) => m.visibleInMs === 0)).toEqual([]);
+    // Back in their batch, which flushes by the usual rules (here: full again) once a permit frees.
+    await w.permits.release('acme', 0, 'elsewhere');
+    await w.send('index', { doc: 'a3', shard: 's1' }, { tenant: 'acme' });
+    await admitAll();
+    await eventually(() => flushed.length === 2, 'acme’s items to flush once its permit frees');
+    expect(flushed[1]!.sort()).toEqual(['a1', 'a2', 'a3']);
+    expect(w.events.filter((e) => e === 'job:deferred')).toEqual([]);
+  });
+
+  it('a call counts as one of each tenant’s running jobs: two batches of a tenant capped at 1 never run at once', async () => {
+    let running = 0;
+    let most = 0;
+    const slow = defineBatchJob({
+      name: 'slow',
+      args: z.object({ doc: z.string(), shard: z.string() }),
+      key: (a) => a.shard,
+      maxSize: 2,
+      maxWaitMs: 60_000,
+      handle: async (items) => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((r) => setTimeout(r, 100));
+        running--;
+        flushed.push(items.map((i) => i.args.doc));
+      },
+    });
+    w = await inMemoryWorker([slow], { options: { concurrency: 2, tenantCaps: { acme: 1 } } });
+    const activity = new Activity(2, w.ctx.onError);
+    const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
+    let b: Batching;
+    const wake = () => b.pump();
+    b = new Batching(w.ctx, activity, new Fate(w.ctx, scheduler, activity, wake), wake);
+    for (const [doc, shard] of [
+      ['a', 's1'],
+      ['b', 's1'],
+      ['c', 's2'],
+      ['d', 's2'],
+    ] as const) {
+      await w.send('slow', { doc, shard }, { tenant: 'acme' });
+      const lease = await w.receive();
+      const read = readOnce(w.ctx.config.jobs, lease);
+      if (!read.ok) throw new Error(read.detail);
+      b.admit(lease, read, read.job as AnyBatchJob);
+    }
+    await eventually(() => flushed.length === 2, 'both batches to flush');
+    expect(most).toBe(1);
+    expect(flushed.flat().sort()).toEqual(['a', 'b', 'c', 'd']);
   });
 });
