@@ -102,8 +102,9 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
       const lane = lanes.length === 1 || lanes.includes(undefined) ? lanes[0] : this.#picker.peek(lanes as Q[]);
       const index = this.#waiters.findIndex((w) => w.lane === lane);
       const waiter = this.#waiters[index]!;
-      // Not full yet: more free slots would make it fuller. (A lane held below that by its own room,
-      // its waiting messages or its quota, gets what it can: waiting would not give it more.)
+      // Not full yet: more free slots would make it fuller. (A lane held below that by its quota
+      // gets what it can: waiting would not give it more. One braked by its waiting messages has
+      // no room until a full receive fits: #room.)
       if (free < this.#fullReceive(waiter) && !this.#starving()) {
         this.#armStaleCheck();
         return;
@@ -228,7 +229,13 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     if (lane === undefined) return Number.POSITIVE_INFINITY;
     // A lane whose waiting messages pile up receives only as they leave; the other lanes go on.
     const waiting = this.#holding.waiting?.(lane) ?? 0;
-    const room = waiting === 0 ? Number.POSITIVE_INFINITY : this.#free() - waiting;
+    let room = Number.POSITIVE_INFINITY;
+    if (waiting > 0) {
+      // Ten at a time (or half the room, when smaller): a receive per message that leaves would cost a call each.
+      const { concurrency, prefetch } = this.#limits;
+      room = this.#free() - waiting;
+      if (room < Math.min(10, Math.ceil((concurrency + prefetch) / 2))) room = 0;
+    }
     return Math.min(room, this.#quotaRoom(lane));
   }
 

@@ -45,15 +45,15 @@ describe('ReceiveCapacity', () => {
   it("counts a queue's waiting messages against that queue only: it receives as they leave, the others go on", async () => {
     const limited = { name: 'limited', weight: 1, rank: 1 };
     const other = { name: 'other', weight: 1, rank: 1 };
-    let waiting = 8; // of the limited queue, past their room
+    let waiting = 4; // of the limited queue, past their room
     const c = new ReceiveCapacity<typeof limited>(
       { concurrency: 10, prefetch: 0 },
       { running: () => 0, buffered: () => 0, waiting: (lane) => (lane === limited ? waiting : 0) },
     );
-    expect(await c.reserve(limited)).toBe(2); // 10 free, 8 of them taken by its waiting messages
-    expect(await c.reserve(other)).toBe(8); // the rest, to the other queue
-    c.returnSlots(2, limited);
-    c.returnSlots(8, other);
+    expect(await c.reserve(limited)).toBe(6); // 10 free, 4 of them taken by its waiting messages
+    expect(await c.reserve(other)).toBe(4); // the rest, to the other queue
+    c.returnSlots(6, limited);
+    c.returnSlots(4, other);
     waiting = 10;
     let got: number | undefined;
     void c.reserve(limited).then((n) => (got = n));
@@ -62,6 +62,27 @@ describe('ReceiveCapacity', () => {
     expect(await c.reserve(other)).toBe(10);
     c.returnSlots(10, other);
     waiting = 0;
+    c.grant();
+    await Promise.resolve();
+    expect(got).toBe(10);
+  });
+
+  it('a queue braked by its waiting messages receives a full receive at a time, not one per message that leaves', async () => {
+    const limited = { name: 'limited', weight: 1, rank: 1 };
+    let waiting = 29;
+    const c = new ReceiveCapacity<typeof limited>(
+      { concurrency: 10, prefetch: 20 },
+      { running: () => 0, buffered: () => 0, waiting: (lane) => (lane === limited ? waiting : 0) },
+    );
+    let got: number | undefined;
+    void c.reserve(limited).then((n) => (got = n));
+    // Room for 10, then 9 more leave one by one: none of those asks for 1 to 9.
+    for (waiting = 29; waiting > 21; waiting--) {
+      c.grant();
+      await Promise.resolve();
+      expect(got).toBeUndefined();
+    }
+    waiting = 20; // room for 10
     c.grant();
     await Promise.resolve();
     expect(got).toBe(10);
