@@ -4,13 +4,18 @@
  * Messages carry {"args":{"ms":N}}: each handler waits N ms (0 = no-op).
  * IPC to the parent: {type:'ready'}, {type:'progress', processed, held}, {type:'done', ...figures}.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { pino } from 'pino';
 import { Consumer } from 'sqs-consumer';
 import { z } from 'zod';
-import { createWorker, defineJob } from '../src/index.js';
-import { EmfSink } from '../src/metrics/emf-sink.js';
+
+// The built package (dist/, what users run; scripts/bench.sh builds it first): src/ through tsx
+// would wrap every closure (keepNames) and cost CPU and heap per message that users never pay.
+const { createWorker, defineJob } = (await import('../dist/src/index.js' as string)) as typeof import('../src/index.js');
+const { EmfSink } = (await import('../dist/src/metrics/emf-sink.js' as string)) as typeof import('../src/metrics/emf-sink.js');
 
 export type ContenderName = 'sqs-jobs' | 'sqs-consumer' | 'sqs-consumer-batch10' | 'raw-sdk';
 
@@ -26,6 +31,10 @@ interface Spec {
   /** Handlers wait until the parent says 'release' (heap and shutdown runs). */
   hold: boolean;
   prefetch: number | undefined;
+  /** sqs-jobs: metrics aggregated (false: off). Default true. */
+  metrics?: boolean;
+  /** Profile the CPU from 'ready' to 'done' and write it to `${profile}-<time>.cpuprofile`. */
+  profile?: string;
 }
 
 const spec = JSON.parse(process.argv[2]!) as Spec;
@@ -56,7 +65,9 @@ async function handle(ms: number, signal?: AbortSignal): Promise<void> {
   if (processed >= spec.expect && !finished) {
     finished = true;
     const cpu = process.cpuUsage(startCpu);
-    send({ type: 'done', processed, elapsedMs: performance.now() - startedAt, cpuMicros: cpu.user + cpu.system });
+    const elapsedMs = performance.now() - startedAt;
+    if (profiler !== undefined) await profiler.save();
+    send({ type: 'done', processed, elapsedMs, cpuMicros: cpu.user + cpu.system });
   }
 }
 
@@ -77,7 +88,8 @@ if (spec.contender === 'sqs-jobs') {
       endpoint: spec.endpoint,
       region: 'us-east-1',
       ...(spec.memcached === undefined ? {} : { memcached: spec.memcached }),
-      metrics: { sink: new EmfSink(() => {}) }, // metrics aggregated and serialised; the lines go nowhere
+      // Metrics aggregated and serialised, the lines going nowhere; or off.
+      metrics: spec.metrics === false ? { sink: 'off' } : { sink: new EmfSink(() => {}) },
       logger: pino({ level: 'silent' }),
       handleSignals: true,
     },
@@ -140,6 +152,27 @@ process.on('message', (m: { type?: string }) => {
   }
   if (m.type === 'stop') void stop().then(() => send({ type: 'stopped' }));
 });
+const profiler = spec.profile === undefined ? undefined : await startProfiler(spec.profile);
 startCpu = process.cpuUsage();
 startedAt = performance.now();
 send({ type: 'ready' });
+
+/** The V8 profiler through the inspector, started now; save() stops it and writes the profile. */
+async function startProfiler(path: string): Promise<{ save: () => Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 100 });
+  await post('Profiler.start');
+  return {
+    save: async () => {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      writeFileSync(`${path}-${Date.now()}.cpuprofile`, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}

@@ -5,16 +5,20 @@
  * BENCH_QUICK=1 runs smaller counts (for a smoke run).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createQueues } from '../src/ops/wiring.js';
 import type { ContenderName } from './contender.js';
+import { cpuBuckets } from './lib/cpu-profile.js';
 import { SqsProxy } from './lib/sqs-proxy.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 /** BENCH_ONLY=noop,heavy,heap,heartbeat,shutdown runs a subset. */
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'noop,heavy,heap,heartbeat,shutdown').split(','));
+/** BENCH_PROFILE=1: the no-op runs of sqs-jobs profiled from 'ready' to 'done', and where their CPU went per message. */
+const PROFILE = process.env.BENCH_PROFILE === '1';
+const PROFILES = 'bench/results/profiles';
 const EMQ = process.env.SQS_JOBS_ELASTICMQ_URL ?? 'http://127.0.0.1:9324';
 const MEMCACHED = process.env.SQS_JOBS_MEMCACHED ?? '127.0.0.1:11211';
 const direct = new SQSClient({ endpoint: EMQ, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
@@ -173,6 +177,30 @@ async function alternate(
   return new Map([...runs].map(([label, fs]) => [label, average(fs)]));
 }
 
+/** Where the profiled no-op runs' CPU went, µs per message (each profile covers its runs' `messages`). */
+function profileTable(messages: number): string[] {
+  const names = ['sqs-jobs-on', 'sqs-jobs-off'];
+  const sums = names.map((name) => {
+    const files = readdirSync(PROFILES).filter((f) => f.startsWith(name));
+    const total = new Map<string, number>();
+    for (const f of files) for (const [bucket, us] of cpuBuckets(`${PROFILES}/${f}`)) total.set(bucket, (total.get(bucket) ?? 0) + us);
+    return total;
+  });
+  const buckets = [...new Set(sums.flatMap((m) => [...m.keys()]))].sort((a, b) => (sums[0]!.get(b) ?? 0) - (sums[0]!.get(a) ?? 0));
+  const cell = (m: Map<string, number>, b: string) => fmt((m.get(b) ?? 0) / messages, 1);
+  const all = (m: Map<string, number>) => fmt([...m.values()].reduce((a, b) => a + b, 0) / messages, 1);
+  return [
+    '| CPU µs / message by where it went (V8 profiler self time, ready to done) | dedupe+metrics on | off |',
+    '|---|---|---|',
+    ...buckets.map((b) => `| ${b} | ${cell(sums[0]!, b)} | ${cell(sums[1]!, b)} |`),
+    `| all | ${all(sums[0]!)} | ${all(sums[1]!)} |`,
+  ];
+}
+
+if (PROFILE) {
+  rmSync(PROFILES, { recursive: true, force: true });
+  mkdirSync(PROFILES, { recursive: true });
+}
 const results: Record<string, unknown> = {};
 const lines: string[] = [];
 const fmt = (n: number, d = 2) => n.toFixed(d);
@@ -181,9 +209,11 @@ const fmt = (n: number, d = 2) => n.toFixed(d);
 if (ONLY.has('noop')) {
   const N = QUICK ? 500 : 3_000;
   console.error(`no-op handler, ${N} messages, 2 rounds`);
+  const profiled = (name: string) => (PROFILE ? { profile: `${PROFILES}/${name}` } : {});
   const noop = await alternate(
     [
-      ['sqs-jobs (dedupe+metrics on)', 'sqs-jobs', { memcached: MEMCACHED }],
+      ['sqs-jobs (dedupe+metrics on)', 'sqs-jobs', { memcached: MEMCACHED, ...profiled('sqs-jobs-on') }],
+      ['sqs-jobs (dedupe+metrics off)', 'sqs-jobs', { metrics: false, ...profiled('sqs-jobs-off') }],
       ['sqs-consumer (defaults)', 'sqs-consumer', {}],
       ['sqs-consumer batchSize 10', 'sqs-consumer-batch10', {}],
       ['raw SDK loop (receive 10, delete batch)', 'raw-sdk', {}],
@@ -193,14 +223,16 @@ if (ONLY.has('noop')) {
   );
   results.noop = Object.fromEntries(noop);
   const ours = noop.get('sqs-jobs (dedupe+metrics on)')!;
-  lines.push(`| no-op handler, ${N} messages | SQS calls / message | messages / s | CPU µs / message |`);
-  lines.push('|---|---|---|---|');
+  const raw = noop.get('raw SDK loop (receive 10, delete batch)')!;
+  lines.push(`| no-op handler, ${N} messages | SQS calls / message | messages / s | CPU µs / message | CPU vs the raw SDK loop |`);
+  lines.push('|---|---|---|---|---|');
   for (const [label, f] of noop) {
     const ratio = label.startsWith('sqs-jobs') ? '' : ` (sqs-jobs ${fmt(f.callsPerMessage / ours.callsPerMessage, 1)}× fewer)`;
     lines.push(
-      `| ${label} | ${fmt(f.callsPerMessage, 3)}${ratio} | ${fmt(f.perSecond, 0)} | ${fmt(f.cpuMicrosPerMessage, 0)} (${fmt(f.cpuMicrosPerMessage / ours.cpuMicrosPerMessage, 2)}× sqs-jobs) |`,
+      `| ${label} | ${fmt(f.callsPerMessage, 3)}${ratio} | ${fmt(f.perSecond, 0)} | ${fmt(f.cpuMicrosPerMessage, 0)} | ${fmt(f.cpuMicrosPerMessage / raw.cpuMicrosPerMessage, 2)}× |`,
     );
   }
+  if (PROFILE) lines.push('', ...profileTable(N * 2));
 }
 
 // 2. Heavy-tailed handler: 90% 10 ms, 10% 1 s, concurrency 10.

@@ -4,6 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 bash scripts/ensure-deps.sh
+# The contenders run the built package, as users do.
+npm run --silent build
 stop=()
 if ! bash infra/local/elasticmq.sh status >/dev/null 2>&1; then bash infra/local/elasticmq.sh up; stop+=("bash infra/local/elasticmq.sh down"); fi
 if ! bash infra/local/stack.sh status >/dev/null 2>&1; then bash infra/local/stack.sh up; stop+=("bash infra/local/stack.sh down"); fi
