@@ -213,7 +213,7 @@ if (ONLY.has('noop')) {
   const noop = await alternate(
     [
       ['sqs-jobs (dedupe+metrics on)', 'sqs-jobs', { memcached: MEMCACHED, ...profiled('sqs-jobs-on') }],
-      ['sqs-jobs (dedupe+metrics off)', 'sqs-jobs', { metrics: false, ...profiled('sqs-jobs-off') }],
+      ['sqs-jobs (dedupe+metrics off)', 'sqs-jobs', { memcached: undefined, metrics: false, ...profiled('sqs-jobs-off') }],
       ['sqs-consumer (defaults)', 'sqs-consumer', {}],
       ['sqs-consumer batchSize 10', 'sqs-consumer-batch10', {}],
       ['raw SDK loop (receive 10, delete batch)', 'raw-sdk', {}],
