@@ -78,9 +78,17 @@ export const queueUrlSchema = z
     if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.rule });
   });
 
+/** Parsed queue URLs: a worker or producer sees a handful, and asks per message (metrics, events). */
+const PARTS = new Map<string, QueueUrlParts | undefined>();
+const PARTS_KEPT = 1_000;
+
 function partsOf(queueUrl: string): QueueUrlParts | undefined {
+  if (PARTS.has(queueUrl)) return PARTS.get(queueUrl);
   const parsed = parseQueueUrl(queueUrl);
-  return parsed.ok ? parsed.parts : undefined;
+  const parts = parsed.ok ? parsed.parts : undefined;
+  if (PARTS.size >= PARTS_KEPT) PARTS.clear(); // bounded: a process that sees ever new URLs parses again
+  PARTS.set(queueUrl, parts);
+  return parts;
 }
 
 /** A FIFO queue's name ends in .fifo, and the name is the URL's last segment (any form above). Cheap: called per message. */
