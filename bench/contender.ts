@@ -76,7 +76,12 @@ const client = () =>
 let stop: () => Promise<void>;
 
 if (spec.contender === 'sqs-jobs') {
-  const job = defineJob({ name: 'bench', args: z.object({ ms: z.number() }), handle: (a, ctx) => handle(a.ms, ctx.signal) });
+  // A handler that waits honours its signal; a no-op one never reads it (so none is made for it).
+  const job = defineJob({
+    name: 'bench',
+    args: z.object({ ms: z.number() }),
+    handle: (a, ctx) => handle(a.ms, a.ms > 0 ? ctx.signal : undefined),
+  });
   const worker = createWorker(
     {
       queues: [spec.queueUrl],

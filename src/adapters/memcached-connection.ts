@@ -21,6 +21,12 @@ export function isMemcachedAnswer(error: unknown): boolean {
   return error instanceof Error && /^MemJS [A-Z]+: /.test(error.message);
 }
 
+/** A call not answered yet: its deadline, and how it fails. */
+interface Pending {
+  readonly by: number;
+  readonly fail: (error: unknown) => void;
+}
+
 /** A call that failed on a client already replaced after an earlier failure. */
 class StaleClientError extends Error {
   constructor(cause: unknown) {
@@ -50,6 +56,9 @@ export class MemcachedConnection implements MemcachedCalls {
   readonly #onAvailability: MemcachedConnectionOptions['onAvailability'];
   #up = true;
   #closed = false;
+  /** Calls not answered yet, each with its deadline (performance.now(): a clock stepped back does not stretch it). */
+  readonly #pending = new Set<Pending>();
+  #sweep: NodeJS.Timeout | undefined;
 
   constructor(options: MemcachedConnectionOptions) {
     const timeout = (options.timeoutMs ?? 500) / 1000;
@@ -81,31 +90,64 @@ export class MemcachedConnection implements MemcachedCalls {
    * old socket's close can cancel the new one's timer (a call then never settles). So a call that
    * fails or misses the deadline throws, and the client is replaced by a fresh one.
    */
-  async call<T>(op: (client: memjs.Client) => Promise<T>): Promise<T> {
+  call<T>(op: (client: memjs.Client) => Promise<T>): Promise<T> {
     // After close(), memjs would open a new socket that nothing closes.
-    if (this.#closed) throw new Error('the memcached connection is closed');
+    if (this.#closed) return Promise.reject(new Error('the memcached connection is closed'));
     const client = this.#client;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`memcached did not answer within ${this.#deadlineMs} ms`)), this.#deadlineMs);
-      timer.unref();
-    });
-    try {
-      return await Promise.race([op(client), deadline]);
-    } catch (error) {
-      if (this.#client !== client) throw new StaleClientError(error);
-      // memcached answered (an error status): the connection is fine, keep it.
-      if (isMemcachedAnswer(error)) throw error;
-      if (!this.#closed) {
-        this.#client = this.#createClient();
-        // Closed once the calls still in flight on it have had their own deadline: closing it now
-        // would leave them unanswered (memjs drops a call whose socket it closes itself).
-        setTimeout(() => client.close(), this.#deadlineMs).unref();
+    return new Promise<T>((resolve, reject) => {
+      const call: Pending = {
+        by: performance.now() + this.#deadlineMs,
+        fail: (error) => {
+          if (!this.#pending.delete(call)) return;
+          reject(this.#failedOn(client, error));
+        },
+      };
+      this.#pending.add(call);
+      this.#watch();
+      let answer: Promise<T>;
+      try {
+        answer = op(client);
+      } catch (error) {
+        call.fail(error);
+        return;
       }
-      throw error;
-    } finally {
-      clearTimeout(timer);
+      answer.then((value) => {
+        if (this.#pending.delete(call)) resolve(value);
+      }, call.fail);
+    });
+  }
+
+  /**
+   * What a failed call throws. A call that fails or misses the deadline replaces the client (see
+   * call), unless memcached answered it with an error status (the connection is fine), or the
+   * client was replaced already (StaleClientError).
+   */
+  #failedOn(client: memjs.Client, error: unknown): unknown {
+    if (this.#client !== client) return new StaleClientError(error);
+    if (isMemcachedAnswer(error)) return error;
+    if (!this.#closed) {
+      this.#client = this.#createClient();
+      // Closed once the calls still in flight on it have had their own deadline: closing it now
+      // would leave them unanswered (memjs drops a call whose socket it closes itself).
+      setTimeout(() => client.close(), this.#deadlineMs).unref();
     }
+    return error;
+  }
+
+  /** One timer for every call's deadline (a timer per call cost more than the call's own work): looks a few times per deadline while calls are out. */
+  #watch(): void {
+    if (this.#sweep !== undefined) return;
+    this.#sweep = setInterval(() => {
+      const now = performance.now();
+      for (const call of this.#pending) {
+        if (call.by <= now) call.fail(new Error(`memcached did not answer within ${this.#deadlineMs} ms`));
+      }
+      if (this.#pending.size === 0) {
+        clearInterval(this.#sweep);
+        this.#sweep = undefined;
+      }
+    }, this.#deadlineMs / 4);
+    this.#sweep.unref();
   }
 
   close(): void {

@@ -26,7 +26,10 @@ export interface ProgressFn {
   data(value: unknown): void;
 }
 
-/** What a handler gets besides its arguments. */
+/**
+ * What a handler gets besides its arguments. Read what you need from it (destructuring works); a
+ * spread copy (`{ ...ctx }`) leaves out `signal`, `log` and `enqueuedAt`, which are made on first read.
+ */
 export interface JobContext {
   /** The job id: the dedupe key, the same across producer retries and SQS redeliveries. */
   readonly jobId: string;

@@ -193,7 +193,7 @@ export class Worker extends EventSource<WorkerEvents> {
 
   #run(lease: Lease, read: Reading): void {
     // A job that waited (for its tenant's permit, its rate slot) until its hold ran out (SQS's 12-hour limit) goes back unstarted.
-    if (this.#scheduler.hasWaited(lease) && lease.signal.aborted) {
+    if (this.#scheduler.hasWaited(lease) && lease.abortReason !== undefined) {
       this.#activity.track(this.#fate.handBackWaiting(lease, 'held too long waiting for its turn'));
       return;
     }

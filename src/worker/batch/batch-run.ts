@@ -9,7 +9,7 @@ import { afterRun, cancelledWhile, handBackNow, leaseLost, type Outcome } from '
 import { sleep } from '../../core/sleep.js';
 import { slotKept } from '../../core/rate-limit.js';
 import { type Execution, execute } from '../run/execute.js';
-import { abortedWith, type Abortable, type AbortCode, type Lease } from '../hold/lease.js';
+import { abortedWith, type AbortCode, type Interruptible, type Lease } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
 import type { GoodReading } from '../run/reading.js';
 import { takeFlushPermits } from './flush-permits.js';
@@ -30,7 +30,7 @@ export interface ItemOutcome {
 }
 
 /** One call of a batch handler: what it runs under. Shutdown and the timeout abort it; an item's lost lease does not. */
-export class BatchRun implements Abortable {
+export class BatchRun implements Interruptible {
   readonly token = randomUUID();
   readonly #controller = new AbortController();
 
@@ -40,8 +40,22 @@ export class BatchRun implements Abortable {
     return this.#controller.signal;
   }
 
+  get abortReason(): SqsJobsError | undefined {
+    return this.signal.aborted ? (this.signal.reason as SqsJobsError) : undefined;
+  }
+
+  whenAborted(fn: (() => void) | undefined): void {
+    this.#whenAborted = fn;
+  }
+
+  #whenAborted: (() => void) | undefined;
+
   abort(code: AbortCode, message: string): void {
-    if (!this.signal.aborted) this.#controller.abort(new SqsJobsError(code, message));
+    if (this.signal.aborted) return;
+    this.#controller.abort(new SqsJobsError(code, message));
+    const watcher = this.#whenAborted;
+    this.#whenAborted = undefined;
+    watcher?.();
   }
 }
 
@@ -51,7 +65,7 @@ export const RETRY_MS = 100;
 /** What became of a batch: items that ended (ran, or ended without running), and items that go back to fill, tried again from `retryAt`. */
 export interface FlushResult {
   readonly ended: ItemOutcome[];
-  readonly back?: { readonly items: HeldItem[]; readonly retryAt: number; readonly rateSlotAt?: number };
+  readonly back?: { readonly items: HeldItem[]; readonly retryAt: number; readonly rateSlotAt?: number; readonly behind?: boolean };
 }
 
 /**
@@ -69,7 +83,7 @@ export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<Flush
   if (permits === 'busy') return { ended: [], back: { items: all, retryAt: Date.now() + RETRY_MS } };
   const capped = new Set(permits.capped);
   const items = capped.size === 0 ? all : all.filter((i) => !capped.has(i));
-  const waiting = capped.size === 0 ? undefined : { items: [...capped], retryAt: Date.now() + RETRY_MS };
+  const waiting = capped.size === 0 ? undefined : { items: [...capped], retryAt: Date.now() + RETRY_MS, behind: true };
   if (items.length === 0) return { ended: [], back: waiting! };
   let abandoned = false;
   try {
@@ -126,8 +140,7 @@ async function flush(ctx: WorkerContext, run: BatchRun, held: readonly HeldItem[
   for (const item of held) {
     if (item.lease.lost) results.push({ item, info: item.read.info, outcome: leaseLost(WAITED_IN_BATCH) });
     // Cancelled while it waited in the batch (its lock read the mark at a heartbeat): not run.
-    else if (abortedWith(item.lease.signal, 'CANCELLED'))
-      results.push({ item, info: item.read.info, outcome: cancelledWhile(WAITED_IN_BATCH) });
+    else if (abortedWith(item.lease, 'CANCELLED')) results.push({ item, info: item.read.info, outcome: cancelledWhile(WAITED_IN_BATCH) });
     else items.push(item);
   }
   if (items.length === 0) return results;
@@ -150,7 +163,8 @@ async function flush(ctx: WorkerContext, run: BatchRun, held: readonly HeldItem[
     run,
     {
       timeoutMs: job.timeoutMs,
-      timeoutMessage: `batch job "${job.name}" timed out after ${job.timeoutMs} ms`,
+      jobName: job.name,
+      batch: true,
       graceMs: ctx.config.abortGraceMs,
     },
   );

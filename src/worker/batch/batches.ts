@@ -112,13 +112,17 @@ export class BatchBuffer<T extends Held> {
   /**
    * A batch that could not be flushed now (its key is being flushed elsewhere, or its rate's turn is
    * far off: `rateSlotAt`, the slot it keeps for its next call) goes back ahead of
-   * what arrived since, to be tried again from `retryAt`.
+   * what arrived since, to be tried again from `retryAt`. `behind`: items held back from a call
+   * that ran without them (their tenant at its cap) go behind what arrived since instead, leaving
+   * the batch's own time alone, so they never keep the others from the next call.
    */
-  putBack(batch: Batch<T>, retryAt: number, rateSlotAt?: number): void {
+  putBack(batch: Batch<T>, retryAt: number, rateSlotAt?: number, behind = false): void {
     const id = `${batch.job.name}\u0000${batch.key}`;
     const open = this.#open.get(id);
     if (open === undefined) {
       this.#open.set(id, { job: batch.job, key: batch.key, items: [...batch.items], notBefore: retryAt, rateSlotAt });
+    } else if (behind) {
+      open.items.push(...batch.items);
     } else {
       open.items.unshift(...batch.items);
       open.notBefore = retryAt;

@@ -141,7 +141,7 @@ export class Batching {
             for (const item of back.items) this.#fate.conclude(item.lease, item.read.info, handBackNow('worker is stopping'));
           } else {
             // Its key flushed elsewhere now, its rate's turn far off, or its tenant at its cap: back to fill until then.
-            this.#buffer.putBack({ ...batch, items: back.items }, back.retryAt, back.rateSlotAt);
+            this.#buffer.putBack({ ...batch, items: back.items }, back.retryAt, back.rateSlotAt, back.behind);
           }
         },
         (error: unknown) => {

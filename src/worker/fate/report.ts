@@ -1,4 +1,5 @@
 import type { DeadLetterReason, DuplicateState, JobInfo, Limit } from '../../core/job-events.js';
+import type { Logger } from 'pino';
 import type { WorkerContext } from '../context.js';
 import { jobLogger } from '../run/job-logger.js';
 
@@ -9,12 +10,17 @@ import { jobLogger } from '../run/job-logger.js';
 export class Report {
   readonly #ctx: WorkerContext;
   readonly #info: JobInfo;
-  readonly #log: ReturnType<typeof jobLogger>;
+  #child: Logger | undefined;
 
   constructor(ctx: WorkerContext, info: JobInfo) {
     this.#ctx = ctx;
     this.#info = info;
-    this.#log = jobLogger(ctx.log, info);
+  }
+
+  /** The job's logger, made on first use. */
+  #log(): Logger {
+    this.#child ??= jobLogger(this.#ctx.log, this.#info);
+    return this.#child;
   }
 
   succeeded(waitMs: number, processMs: number): void {

@@ -8,15 +8,24 @@ import type { Reading } from '../run/reading.js';
 /** Why a lease's signal fired: the code of the SqsJobsError it carries. */
 export type AbortCode = 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN' | 'CANCELLED';
 
-/** Whether `signal` fired with the AbortCode `code`. */
-export function abortedWith(signal: AbortSignal, code: AbortCode): boolean {
-  return signal.aborted && (signal.reason as { code?: unknown } | undefined)?.code === code;
+/** Whether `signal` fired (or the run was aborted) with the AbortCode `code`. */
+export function abortedWith(signal: AbortSignal | Interruptible, code: AbortCode): boolean {
+  const reason = signal instanceof AbortSignal ? (signal.aborted ? signal.reason : undefined) : signal.abortReason;
+  return (reason as { code?: unknown } | undefined)?.code === code;
 }
 
 /** What a handler runs under: a signal, fired once by `abort` with the first reason given. */
 export interface Abortable {
   readonly signal: AbortSignal;
   abort(code: AbortCode, message: string): void;
+}
+
+/** An Abortable that can be watched without making its signal (execute's view of a run). */
+export interface Interruptible extends Abortable {
+  /** The reason it was aborted with, once it was. */
+  readonly abortReason: SqsJobsError | undefined;
+  /** Call `fn` once when it is aborted (one watcher; undefined removes it). */
+  whenAborted(fn: (() => void) | undefined): void;
 }
 
 /** The dedupe lock on a message's job id, held while its job runs. */
@@ -41,7 +50,7 @@ export interface HeldPermit {
  * `pending`; reading and running the job (run/, batch/) write what was read and claimed; the
  * scheduler (intake/) writes the FIFO retry fields; settle (fate/) only ends the claims.
  */
-export class Lease implements Abortable {
+export class Lease implements Interruptible {
   // Written by the heartbeat.
   visibleAt: number;
   nextExtendAt: number;
@@ -68,8 +77,10 @@ export class Lease implements Abortable {
   #lock: HeldLock | undefined = undefined;
   #permit: HeldPermit | undefined = undefined;
   #lost = false;
-  /** Made on first use: most messages are settled without anyone asking for a signal. */
+  /** Made on first use (a handler that reads ctx.signal): most messages are settled without anyone asking for one. */
   #controller: AbortController | undefined;
+  #reason: SqsJobsError | undefined;
+  #whenAborted: (() => void) | undefined;
 
   constructor(
     readonly message: ReceivedMessage,
@@ -110,8 +121,19 @@ export class Lease implements Abortable {
   }
 
   get signal(): AbortSignal {
-    this.#controller ??= new AbortController();
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#reason !== undefined) this.#controller.abort(this.#reason);
+    }
     return this.#controller.signal;
+  }
+
+  get abortReason(): SqsJobsError | undefined {
+    return this.#reason;
+  }
+
+  whenAborted(fn: (() => void) | undefined): void {
+    this.#whenAborted = fn;
   }
 
   /** The lease ended elsewhere (SQS refused it, its visibility ran out, its lock was taken): this worker must not delete the message. */
@@ -124,7 +146,10 @@ export class Lease implements Abortable {
    * with its args read afresh (the last run's handler may have changed the object it was given).
    */
   newRun(): void {
-    if (!this.#lost) this.#controller = undefined;
+    if (!this.#lost) {
+      this.#controller = undefined;
+      this.#reason = undefined;
+    }
     this.reading = undefined;
   }
 
@@ -132,7 +157,11 @@ export class Lease implements Abortable {
   abort(code: AbortCode, message: string): void {
     // A lost lease is lost even when its signal already fired for another reason.
     if (code === 'LEASE_LOST') this.#lost = true;
-    if (this.signal.aborted) return;
-    this.#controller!.abort(new SqsJobsError(code, message));
+    if (this.#reason !== undefined) return;
+    this.#reason = new SqsJobsError(code, message);
+    this.#controller?.abort(this.#reason);
+    const watcher = this.#whenAborted;
+    this.#whenAborted = undefined;
+    watcher?.();
   }
 }

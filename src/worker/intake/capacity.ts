@@ -231,10 +231,11 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     const waiting = this.#holding.waiting?.(lane) ?? 0;
     let room = Number.POSITIVE_INFINITY;
     if (waiting > 0) {
-      // Ten at a time (or half the room, when smaller): a receive per message that leaves would cost a call each.
-      const { concurrency, prefetch } = this.#limits;
+      // Ten at a time (or half the room, or all it can ever have, when smaller): a receive per
+      // message that leaves would cost a call each.
+      const all = this.#limits.concurrency + this.#limits.prefetch;
       room = this.#free() - waiting;
-      if (room < Math.min(10, Math.ceil((concurrency + prefetch) / 2))) room = 0;
+      if (room < Math.min(10, Math.ceil(all / 2), all - waiting)) room = 0;
     }
     return Math.min(room, this.#quotaRoom(lane));
   }

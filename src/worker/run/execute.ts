@@ -1,5 +1,5 @@
 import { toError } from '../../core/errors.js';
-import type { Abortable, AbortCode } from '../hold/lease.js';
+import type { AbortCode, Interruptible } from '../hold/lease.js';
 
 /** How a handler's run ended. */
 export type Execution =
@@ -21,7 +21,9 @@ export type Execution =
 export interface ExecuteOptions {
   /** Abort the lease with JOB_TIMEOUT after this long. */
   readonly timeoutMs: number | undefined;
-  readonly timeoutMessage: string;
+  /** What timed out, for the message (made only then): `job "x"` or `batch job "x"`. */
+  readonly jobName: string;
+  readonly batch?: boolean;
   /** After the signal fires, how long the handler may take to settle before it is abandoned. */
   readonly graceMs: number;
 }
@@ -30,23 +32,22 @@ export interface ExecuteOptions {
  * Run `handler` under the signal of `lease` (a message's lease, or a batch's run): resolve as soon
  * as it settles, or as soon as the signal fires (then after at most `graceMs` more). Never rejects.
  */
-export function execute(handler: () => unknown, lease: Abortable, o: ExecuteOptions): Promise<Execution> {
+export function execute(handler: () => unknown, lease: Interruptible, o: ExecuteOptions): Promise<Execution> {
   const startedAt = Date.now();
-  const signal = lease.signal;
   return new Promise<Execution>((resolve) => {
     let done = false;
     let graceTimer: NodeJS.Timeout | undefined;
-    const timeout = o.timeoutMs === undefined ? undefined : setTimeout(() => lease.abort('JOB_TIMEOUT', o.timeoutMessage), o.timeoutMs);
+    const timeout = o.timeoutMs === undefined ? undefined : setTimeout(() => lease.abort('JOB_TIMEOUT', timeoutMessage(o)), o.timeoutMs);
     const finish = (execution: Execution) => {
       if (done) return; // an abandoned handler settling late: its result has nowhere to go
       done = true;
       if (timeout !== undefined) clearTimeout(timeout);
       if (graceTimer !== undefined) clearTimeout(graceTimer);
-      signal.removeEventListener('abort', onAbort);
+      lease.whenAborted(undefined);
       resolve(execution);
     };
     const aborted = (abandoned: boolean): Execution => {
-      const reason = toError(signal.reason);
+      const reason = toError(lease.abortReason);
       const code = (reason as { code?: AbortCode }).code;
       return { kind: 'aborted', code, reason, abandoned, processMs: Date.now() - startedAt };
     };
@@ -54,13 +55,13 @@ export function execute(handler: () => unknown, lease: Abortable, o: ExecuteOpti
       // The outcome now follows the signal; wait a little for a handler that honours it.
       graceTimer = setTimeout(() => finish(aborted(true)), o.graceMs);
     }
-    const settled = (execution: () => Execution) => finish(signal.aborted ? aborted(false) : execution());
-    if (signal.aborted) {
+    const settled = (execution: () => Execution) => finish(lease.abortReason !== undefined ? aborted(false) : execution());
+    if (lease.abortReason !== undefined) {
       // Never start a handler whose signal already fired (shutdown or a lost lease meanwhile).
       finish(aborted(false));
       return;
     }
-    signal.addEventListener('abort', onAbort, { once: true });
+    lease.whenAborted(onAbort);
     Promise.resolve()
       .then(handler)
       .then(
@@ -68,4 +69,8 @@ export function execute(handler: () => unknown, lease: Abortable, o: ExecuteOpti
         (error: unknown) => settled(() => ({ kind: 'threw', error: toError(error), processMs: Date.now() - startedAt })),
       );
   });
+}
+
+function timeoutMessage(o: ExecuteOptions): string {
+  return `${o.batch === true ? 'batch job' : 'job'} "${o.jobName}" timed out after ${o.timeoutMs} ms`;
 }

@@ -1,7 +1,5 @@
-import type { AnyJob, JobContext } from '../../core/job.js';
+import type { AnyJob } from '../../core/job.js';
 import type { JobInfo } from '../../core/job-events.js';
-import { SqsJobsError } from '../../core/errors.js';
-import { fanOut } from '../../fan-out/fan-out.js';
 import { NO_PROGRESS } from '../../status/progress.js';
 import { trackingOf } from '../../status/tracker.js';
 import type { WorkerContext } from '../context.js';
@@ -10,7 +8,7 @@ import { firstSentAt, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken, noWaitRoom, permitFor, rateSlotFor, type WaitRoom } from './claim.js';
 import { execute } from './execute.js';
-import { jobLogger } from './job-logger.js';
+import { RunContext } from './job-context.js';
 import type { GoodReading, Reading } from './reading.js';
 
 /**
@@ -56,53 +54,24 @@ function start(
   const m = lease.message;
   const job = read.job;
   const c = ctx.config;
-  const log = jobLogger(ctx.log, info);
   const status = ctx.status;
   const tracking = lease.tracking;
   if (status !== undefined && tracking !== undefined) status.tracker.running(info, tracking);
   if (status !== undefined && tracking?.tracked) lease.progress = status.tracker.progress(info, tracking);
-  const jobCtx: JobContext = {
-    jobId: read.envelope.id,
-    jobName: job.name,
-    messageId: m.messageId,
-    attempt: info.attempt,
-    signal: lease.signal,
-    get log() {
-      return log();
-    },
-    tenant: read.envelope.tenant,
-    enqueuedAt: new Date(read.envelope.enqueuedAt),
-    queueUrl: m.queueUrl,
-    event: read.envelope.event,
-    progress: lease.progress?.fn ?? NO_PROGRESS,
-    fanOut: (child, argsList, options) => {
-      if (status === undefined) {
-        return Promise.reject(
-          new SqsJobsError('CONFIG_INVALID', 'ctx.fanOut needs a job store: set the worker option store ({ table }) or SQS_JOBS_JOB_TABLE'),
-        );
-      }
-      return fanOut(
-        status.fanOut,
-        { jobId: read.envelope.id, jobName: job.name, queueUrl: m.queueUrl, originId: originOf(m), signal: lease.signal },
-        child,
-        argsList,
-        options,
-      );
-    },
-  };
+  const jobCtx = new RunContext(ctx, lease, info, read.envelope, lease.progress?.fn ?? NO_PROGRESS);
   const waitMs = Math.max(0, Date.now() - firstSentAt(m).getTime());
   lease.handlerStarted = true;
   ctx.emit('job:start', { ...info, waitMs });
-  if (ctx.log.isLevelEnabled('debug')) log().debug(c.logArgs ? { args: read.args, waitMs } : { waitMs }, 'job started');
+  if (ctx.log.isLevelEnabled('debug')) jobCtx.log.debug(c.logArgs ? { args: read.args, waitMs } : { waitMs }, 'job started');
   const receiveCount = m.receiveCount + lease.retries;
   const args = read.args;
   return execute(() => job.handle(args, jobCtx), lease, {
     timeoutMs: job.timeoutMs,
-    timeoutMessage: `job "${job.name}" timed out after ${job.timeoutMs} ms`,
+    jobName: job.name,
     graceMs: c.abortGraceMs,
   }).then((execution) => {
     if (execution.kind === 'aborted' && execution.abandoned) {
-      log().warn(
+      jobCtx.log.warn(
         { graceMs: c.abortGraceMs },
         'the handler did not settle after its signal fired: it is abandoned, its lock kept until the TTL ends',
       );

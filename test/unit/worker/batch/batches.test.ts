@@ -89,6 +89,23 @@ describe('BatchBuffer: one rule per row', () => {
     expect(b.takeDue(100, never).map((d) => d.items.map((i) => i.n))).toEqual([[1, 2]]);
   });
 
+  it('putBack behind: items held back from a call (their tenant at its cap) go behind newer items and delay nothing', () => {
+    const b = new BatchBuffer<Item>();
+    const j = job({ maxSize: 2, maxWaitMs: 60_000 });
+    b.add(j, 'k', at(0, 1));
+    b.add(j, 'k', at(0, 2));
+    const [capped] = b.takeDue(0, never);
+    b.add(j, 'k', at(5, 3));
+    b.putBack(capped!, 100, undefined, true);
+    expect(b.held).toBe(3);
+    expect(b.takeDue(0, never).map((d) => d.items.map((i) => i.n))).toEqual([[3, 1]]);
+    // With no batch of their key open, they wait for their retry time.
+    const alone = new BatchBuffer<Item>();
+    alone.putBack(capped!, 200, undefined, true);
+    expect(alone.takeDue(199, never)).toEqual([]);
+    expect(alone.takeDue(200, never).map((d) => d.items.map((i) => i.n))).toEqual([[1, 2]]);
+  });
+
   it("putBack with a rate slot: the next slice flushed keeps it (one handler call's), the slices after take none", () => {
     const b = new BatchBuffer<Item>();
     const j = job({ maxSize: 2, maxWaitMs: 60_000 });

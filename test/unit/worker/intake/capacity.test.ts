@@ -69,23 +69,32 @@ describe('ReceiveCapacity', () => {
 
   it('a queue braked by its waiting messages receives a full receive at a time, not one per message that leaves', async () => {
     const limited = { name: 'limited', weight: 1, rank: 1 };
-    let waiting = 29;
+    // The worker counts waiting messages past their room in steps of 10.
+    let running = 9;
     const c = new ReceiveCapacity<typeof limited>(
-      { concurrency: 10, prefetch: 20 },
-      { running: () => 0, buffered: () => 0, waiting: (lane) => (lane === limited ? waiting : 0) },
+      { concurrency: 10, prefetch: 10 },
+      { running: () => running, buffered: () => 0, waiting: (lane) => (lane === limited ? 10 : 0) },
     );
     let got: number | undefined;
     void c.reserve(limited).then((n) => (got = n));
-    // Room for 10, then 9 more leave one by one: none of those asks for 1 to 9.
-    for (waiting = 29; waiting > 21; waiting--) {
+    // Room for 1, then 2, … 9 as jobs end: none of those asks for so few.
+    for (; running > 0; running--) {
       c.grant();
       await Promise.resolve();
       expect(got).toBeUndefined();
     }
-    waiting = 20; // room for 10
-    c.grant();
+    c.grant(); // room for 10
     await Promise.resolve();
     expect(got).toBe(10);
+  });
+
+  it('a braked queue whose room can never hold ten receives what it can hold', async () => {
+    const limited = { name: 'limited', weight: 1, rank: 1 };
+    const c = new ReceiveCapacity<typeof limited>(
+      { concurrency: 10, prefetch: 5 },
+      { running: () => 0, buffered: () => 0, waiting: (lane) => (lane === limited ? 10 : 0) },
+    );
+    expect(await c.reserve(limited)).toBe(5);
   });
 
   it('wakes waiters with 0 when closed, and answers 0 after', async () => {

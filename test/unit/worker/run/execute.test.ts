@@ -19,7 +19,7 @@ const lease = () =>
     30,
     15_000,
   );
-const options = { timeoutMs: undefined, timeoutMessage: 'timed out', graceMs: 200 };
+const options = { timeoutMs: undefined, jobName: 't', graceMs: 200 };
 
 describe('execute', () => {
   it('answers how the handler ended', async () => {
@@ -58,6 +58,14 @@ describe('execute', () => {
     const run = execute(() => sleepFor(5_000, undefined, { signal: l.signal }).catch(() => 'swallowed'), l, options);
     l.abort('SHUTDOWN', 'stopping');
     expect(await run).toMatchObject({ kind: 'aborted', code: 'SHUTDOWN', abandoned: false });
+  });
+
+  it('makes no signal for a handler that never asks for one; one asked for after the abort has fired already, with its reason', async () => {
+    const l = lease();
+    const out = await execute(() => sleepFor(1_000), l, { ...options, timeoutMs: 20, graceMs: 10 });
+    expect(out).toMatchObject({ kind: 'aborted', code: 'JOB_TIMEOUT', reason: { message: 'job "t" timed out after 20 ms' } });
+    expect(l.signal.aborted).toBe(true);
+    expect(l.signal.reason).toMatchObject({ code: 'JOB_TIMEOUT' });
   });
 
   it('the first abort reason wins', async () => {

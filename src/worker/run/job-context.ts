@@ -1,0 +1,87 @@
+import type { Logger } from 'pino';
+import type { AnyDefinition, FanOutOptions, JobArgs, JobContext, ProgressFn } from '../../core/job.js';
+import type { JobInfo } from '../../core/job-events.js';
+import { SqsJobsError } from '../../core/errors.js';
+import { originOf } from '../../core/delivery.js';
+import { fanOut } from '../../fan-out/fan-out.js';
+import type { WorkerContext } from '../context.js';
+import type { Lease } from '../hold/lease.js';
+import { jobLogger } from './job-logger.js';
+
+/**
+ * The `ctx` a handler is given. A class, so every job's ctx has one shape, and what most handlers
+ * never ask for is made only when asked: the signal (an AbortController), the logger (a pino
+ * child), the enqueue time as a Date. Those three are getters: destructuring reads them, a spread
+ * (`{ ...ctx }`) does not copy them.
+ */
+export class RunContext implements JobContext {
+  readonly jobId: string;
+  readonly jobName: string;
+  readonly messageId: string;
+  readonly attempt: number;
+  readonly tenant: string | undefined;
+  readonly queueUrl: string;
+  readonly event: { readonly name: string; readonly id: string } | undefined;
+  readonly progress: ProgressFn;
+  readonly #ctx: WorkerContext;
+  readonly #lease: Lease;
+  readonly #info: JobInfo;
+  readonly #enqueuedAt: string;
+  #log: Logger | undefined;
+  #enqueuedDate: Date | undefined;
+  #signal: AbortSignal | undefined;
+
+  constructor(
+    ctx: WorkerContext,
+    lease: Lease,
+    info: JobInfo,
+    envelope: { readonly id: string; readonly enqueuedAt: string; readonly tenant?: string; readonly event?: JobContext['event'] },
+    progress: ProgressFn,
+  ) {
+    this.#ctx = ctx;
+    this.#lease = lease;
+    this.#info = info;
+    this.#enqueuedAt = envelope.enqueuedAt;
+    this.jobId = envelope.id;
+    this.jobName = info.jobName;
+    this.messageId = lease.message.messageId;
+    this.attempt = info.attempt;
+    this.tenant = envelope.tenant;
+    this.queueUrl = lease.message.queueUrl;
+    this.event = envelope.event;
+    this.progress = progress;
+  }
+
+  /** This run's signal (a FIFO job retried here runs again under a new one: work this run left behind keeps this one). */
+  get signal(): AbortSignal {
+    this.#signal ??= this.#lease.signal;
+    return this.#signal;
+  }
+
+  get log(): Logger {
+    this.#log ??= jobLogger(this.#ctx.log, this.#info);
+    return this.#log;
+  }
+
+  get enqueuedAt(): Date {
+    this.#enqueuedDate ??= new Date(this.#enqueuedAt);
+    return this.#enqueuedDate;
+  }
+
+  /** An own property, so `const { fanOut } = ctx` works too. */
+  readonly fanOut = <C extends AnyDefinition>(
+    child: C,
+    argsList: readonly JobArgs<C>[],
+    options?: FanOutOptions,
+  ): Promise<{ parentId: string; total: number }> => {
+    const status = this.#ctx.status;
+    if (status === undefined) {
+      return Promise.reject(
+        new SqsJobsError('CONFIG_INVALID', 'ctx.fanOut needs a job store: set the worker option store ({ table }) or SQS_JOBS_JOB_TABLE'),
+      );
+    }
+    const m = this.#lease.message;
+    const parent = { jobId: this.jobId, jobName: this.jobName, queueUrl: m.queueUrl, originId: originOf(m), signal: this.signal };
+    return fanOut(status.fanOut, parent, child, argsList, options);
+  };
+}
