@@ -185,7 +185,10 @@ interface MemjsServer {
  * together) leave in one write, at the end of the tick. Order and replies are unchanged.
  */
 function corked(client: memjs.Client): memjs.Client {
-  for (const server of (client as unknown as { servers: MemjsServer[] }).servers) {
+  // memjs's internals, not its API: a release that changes them gets uncorked writes, not a failure.
+  const servers = (client as unknown as { servers?: Partial<MemjsServer>[] }).servers;
+  if (!Array.isArray(servers) || !servers.every((s): s is MemjsServer => typeof s.sock === 'function')) return client;
+  for (const server of servers) {
     const sock = server.sock.bind(server);
     server.sock = (sasl, go) =>
       sock(sasl, (socket) => {

@@ -60,7 +60,7 @@ export class BatchRun implements Interruptible {
 }
 
 /** How soon a batch held back (its key flushed elsewhere, a tenant of it at its cap) is tried again. */
-export const RETRY_MS = 100;
+const RETRY_MS = 100;
 
 /** What became of a batch: items that ended (ran, or ended without running), and items that go back to fill, tried again from `retryAt`. */
 export interface FlushResult {
