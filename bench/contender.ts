@@ -12,10 +12,9 @@ import { pino } from 'pino';
 import { Consumer } from 'sqs-consumer';
 import { z } from 'zod';
 
-// The built package (dist/, what users run; scripts/bench.sh builds it first): src/ through tsx
-// would wrap every closure (keepNames) and cost CPU and heap per message that users never pay.
-const { createWorker, defineJob } = (await import('../dist/src/index.js' as string)) as typeof import('../src/index.js');
-const { EmfSink } = (await import('../dist/src/metrics/emf-sink.js' as string)) as typeof import('../src/metrics/emf-sink.js');
+import { built, EmfSink } from './lib/built.js';
+
+const { createWorker, defineJob } = built;
 
 export type ContenderName = 'sqs-jobs' | 'sqs-consumer' | 'sqs-consumer-batch10' | 'raw-sdk';
 

@@ -3,7 +3,8 @@
  * a plain job that takes one item. The producer and the workers share these definitions.
  */
 import { z } from 'zod';
-import { defineBatchJob, defineJob, type JobContext } from '../../src/index.js';
+import type { JobContext } from '../../src/index.js';
+import { built } from '../lib/built.js';
 import type { BatchJobSpec } from '../../src/core/batch-job.js';
 import { seededRandom } from '../lib/sqs-proxy.js';
 
@@ -23,7 +24,7 @@ export interface BatchSettings {
 }
 
 export function batchJob(s: BatchSettings) {
-  return defineBatchJob({
+  return built.defineBatchJob({
     name: BATCH_JOB,
     args: itemArgs,
     key: (a) => a.key,
@@ -34,7 +35,7 @@ export function batchJob(s: BatchSettings) {
 }
 
 export function singleJob(handle: (args: ItemArgs, ctx: JobContext) => Promise<void>) {
-  return defineJob({ name: SINGLE_JOB, args: itemArgs, handle });
+  return built.defineJob({ name: SINGLE_JOB, args: itemArgs, handle });
 }
 
 /** `n` items spread over `keys` keys uniformly at random (seeded: every contender gets the same list). */

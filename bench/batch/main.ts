@@ -5,6 +5,7 @@
  *   3.   a trickle: the age of the oldest item at flush against maxWaitMs + one poll wait;
  *   4.   5% of items failing once: no succeeded item runs twice, every item succeeds.
  * --quick: 4,000 items, a 15 s trickle, 1,000 items failing once. Writes bench/batch/results/latest.json.
+ * BATCH_CONTENDERS=batch,consumer-per-key: only those contenders of 1-2, and no 3-4 (e.g. to profile one).
  * Exits 1 when an assertion fails.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { failuresLines, runFailures } from './failures.js';
 import { SQS_TARGET, throughputLines } from './report.js';
 import { Stack } from './stack.js';
 import { runStaleness, stalenessLines } from './staleness.js';
-import { type ContenderId, type ContenderResult, LABELS, runContender } from './throughput.js';
+import { type ContenderResult, LABELS, runContender } from './throughput.js';
 import { fmt } from './stats.js';
 
 const quick = process.argv.includes('--quick');
@@ -24,7 +25,12 @@ const startedAt = performance.now();
 const stack = await Stack.open();
 
 console.error(`1-2. ${scale.items} items over 50 keys, each contender in turn`);
-const contenders: ContenderId[] = ['batch', 'batch-4r', 'per-item', 'consumer-per-key', 'consumer-whole-batch'];
+const only = process.env.BATCH_CONTENDERS?.split(',');
+const contenders = (['batch', 'batch-1r', 'per-item', 'consumer-per-key', 'consumer-whole-batch'] as const).filter(
+  (id) => only === undefined || only.includes(id),
+);
+// Warm-up, not counted: the first contender would otherwise pay for compiling the SDK's and the proxy's code.
+for (const id of ['batch', 'consumer-per-key'] as const) await runContender(stack, id, 1_000);
 const throughput: ContenderResult[] = [];
 for (const id of contenders) {
   const r = await runContender(stack, id, scale.items);
@@ -32,6 +38,11 @@ for (const id of contenders) {
   console.error(
     `  ${LABELS[id]}: ${fmt(r.wallMs / 1000, 1)} s, ${fmt(r.downstreamCallsPerItem, 4)} downstream calls/item, ${fmt(r.sqsCallsPerItem, 3)} SQS calls/item`,
   );
+}
+if (only !== undefined) {
+  await stack.close();
+  console.log(throughputLines(throughput).join('\n'));
+  process.exit(0);
 }
 console.error(`3. trickle for ${scale.trickleSeconds} s`);
 const staleness = await runStaleness(stack, scale.trickleSeconds);

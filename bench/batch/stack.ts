@@ -4,7 +4,8 @@
  * producer's calls are not counted: only what consuming costs is).
  */
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { type AnyDefinition, createProducer, createQueues, type Producer } from '../../src/index.js';
+import type { AnyDefinition, Producer } from '../../src/index.js';
+import { built } from '../lib/built.js';
 import { SqsProxy } from '../lib/sqs-proxy.js';
 
 export const EMQ = process.env.SQS_JOBS_ELASTICMQ_URL ?? 'http://127.0.0.1:9424';
@@ -37,7 +38,7 @@ export class Stack {
 
   async freshQueue(label: string, visibilityTimeout = 30): Promise<Queue> {
     const name = `bb-${label}-${Date.now().toString(36)}-${this.#seq++}`;
-    const pair = await createQueues(this.direct, { name, visibilityTimeout, maxReceiveCount: 5 });
+    const pair = await built.createQueues(this.direct, { name, visibilityTimeout, maxReceiveCount: 5 });
     return { url: pair.queueUrl.replace(EMQ, this.proxy.url), directUrl: pair.queueUrl, dlqDirectUrl: pair.dlqUrl };
   }
 
@@ -53,7 +54,7 @@ export class Stack {
 
   /** A producer for one queue, straight to ElasticMQ; the caller closes it. */
   producerFor(queue: Queue): Producer {
-    return createProducer({ queueUrl: queue.directUrl, endpoint: EMQ, region: 'us-east-1' }, FAKE_CREDENTIALS);
+    return built.createProducer({ queueUrl: queue.directUrl, endpoint: EMQ, region: 'us-east-1' }, FAKE_CREDENTIALS);
   }
 
   async depth(directUrl: string): Promise<Depth> {

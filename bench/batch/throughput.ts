@@ -22,11 +22,11 @@ export const THROUGHPUT = {
   consumers: 10,
 } as const;
 
-export type ContenderId = 'batch' | 'batch-4r' | 'per-item' | 'consumer-per-key' | 'consumer-whole-batch';
+export type ContenderId = 'batch' | 'batch-1r' | 'per-item' | 'consumer-per-key' | 'consumer-whole-batch';
 
 export const LABELS: Record<ContenderId, string> = {
   batch: `(a) sqs-jobs defineBatchJob (key, maxSize ${THROUGHPUT.maxSize}, maxWaitMs ${THROUGHPUT.maxWaitMs})`,
-  'batch-4r': "(a') the same with receiveConcurrency 4 (four long polls open per queue)",
+  'batch-1r': "(a') the same with receiveConcurrency 1 (one long poll per queue: the old default)",
   'per-item': '(b) sqs-jobs defineJob, one call per item',
   'consumer-per-key': '(c) sqs-consumer batchSize 10, one call per key in the batch',
   'consumer-whole-batch': "(c') sqs-consumer batchSize 10, one call per batch (mixed keys)",
@@ -43,6 +43,8 @@ export interface ContenderResult {
   readonly itemsPerSecond: number;
   /** This process's CPU (the contender, and the counting proxy every contender shares) per item. */
   readonly cpuMicrosPerItem: number;
+  /** The share of the run this process's event loop was busy (1: it, not SQS, was the limit). */
+  readonly eventLoopBusy: number;
   readonly repeated: number;
   readonly sqsCalls: number;
   readonly sqsCallsPerItem: number;
@@ -54,8 +56,8 @@ type Stop = () => Promise<void>;
 /** Start one contender on a filled queue; it reports each finished item to the tally. */
 async function start(id: ContenderId, stack: Stack, queue: Queue, downstream: Downstream, tally: Tally): Promise<Stop> {
   const settings = { concurrency: THROUGHPUT.concurrency, waitTimeSeconds: THROUGHPUT.waitTimeSeconds };
-  if (id === 'batch' || id === 'batch-4r') {
-    const receiveConcurrency = id === 'batch-4r' ? 4 : 1;
+  if (id === 'batch' || id === 'batch-1r') {
+    const receiveConcurrency = id === 'batch-1r' ? 1 : undefined; // undefined: the default (up to 4, opened as receives come back full)
     const worker = await startWorker(stack, queue, contenderJob('batch', downstream, tally), { ...settings, receiveConcurrency });
     return () => worker.stop();
   }
@@ -96,11 +98,13 @@ export async function runContender(stack: Stack, id: ContenderId, n: number): Pr
   const tally = new Tally(n);
   stack.proxy.resetCounts();
   const cpu0 = process.cpuUsage();
+  const elu0 = performance.eventLoopUtilization();
   const t0 = performance.now();
   const stop = await start(id, stack, queue, downstream, tally);
   await waitFor(() => tally.complete, `${id}: every item handled`, 600_000);
   const wallMs = tally.lastAt - t0;
   const cpu = process.cpuUsage(cpu0);
+  const elu = performance.eventLoopUtilization(elu0);
   await stack.drained(queue.directUrl);
   await stop();
   const sqsCalls = stack.proxy.total();
@@ -114,6 +118,7 @@ export async function runContender(stack: Stack, id: ContenderId, n: number): Pr
     wallMs,
     itemsPerSecond: n / (wallMs / 1000),
     cpuMicrosPerItem: (cpu.user + cpu.system) / n,
+    eventLoopBusy: elu.utilization,
     repeated: tally.repeated,
     sqsCalls,
     sqsCallsPerItem: sqsCalls / n,

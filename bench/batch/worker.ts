@@ -3,8 +3,8 @@
  * memcached dedupe lock on, metrics aggregated and serialised (EMF lines that go nowhere), logs off.
  */
 import { pino } from 'pino';
-import { type AnyDefinition, createWorker, type Worker } from '../../src/index.js';
-import { EmfSink } from '../../src/metrics/emf-sink.js';
+import type { AnyDefinition, Worker } from '../../src/index.js';
+import { built, EmfSink } from '../lib/built.js';
 import { FAKE_CREDENTIALS, MEMCACHED, type Queue, type Stack } from './stack.js';
 
 export interface WorkerSettings {
@@ -15,13 +15,13 @@ export interface WorkerSettings {
 }
 
 export async function startWorker(stack: Stack, queue: Queue, job: AnyDefinition, s: WorkerSettings): Promise<Worker> {
-  const worker = createWorker(
+  const worker = built.createWorker(
     {
       queues: [queue.url],
       jobs: [job],
       concurrency: s.concurrency,
       waitTimeSeconds: s.waitTimeSeconds,
-      receiveConcurrency: s.receiveConcurrency ?? 1,
+      ...(s.receiveConcurrency === undefined ? {} : { receiveConcurrency: s.receiveConcurrency }),
       visibilityTimeoutSeconds: s.visibilityTimeoutSeconds ?? 30,
       endpoint: stack.proxy.url,
       region: 'us-east-1',

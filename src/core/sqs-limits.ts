@@ -3,6 +3,9 @@
 /** Entries in one batch call (SendMessageBatch, DeleteMessageBatch, ChangeMessageVisibilityBatch). */
 export const SQS_BATCH_LIMIT = 10;
 
+/** The most messages one ReceiveMessage returns. */
+export const SQS_RECEIVE_LIMIT = 10;
+
 /** SQS's hard ceiling for one message (and for one batch), in bytes. */
 export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 

@@ -11,7 +11,7 @@ import { Fate } from './fate/conclude.js';
 import { internalError } from './fate/decide.js';
 import type { Lease } from './hold/lease.js';
 import { ReceiveCapacity } from './intake/capacity.js';
-import { type Intake, poll } from './intake/poller.js';
+import { type Intake, pollQueue } from './intake/poller.js';
 import { Scheduler } from './intake/scheduler.js';
 import { closingSteps, logStarted } from './lifecycle.js';
 import { resolveWorkerConfig, type WorkerConfig } from './config.js';
@@ -157,7 +157,7 @@ export class Worker extends EventSource<WorkerEvents> {
       },
       receivedWhileStopping: (leases) => this.#fate.handBackNow(leases, 'worker is stopping'),
     };
-    this.#pollers = this.#queues.flatMap((q) => Array.from({ length: this.config.receiveConcurrency }, () => poll(this.#ctx, intake, q)));
+    this.#pollers = this.#queues.map((q) => pollQueue(this.#ctx, intake, q, this.config.receiveConcurrency));
     logStarted(this.#ctx.log, this.config, this.#queues);
   }
 

@@ -35,6 +35,13 @@ interface Open<T extends Held> extends Omit<Batch<T>, 'rateSlotAt'> {
 export class BatchBuffer<T extends Held> {
   readonly #open = new Map<string, Open<T>>();
   #held = 0;
+  /**
+   * No batch can be due before this time (takeDue looks only from then), and none full or stale
+   * before #dueAt (nextDueAt). Lowered as items come in, made exact by each look: a pump with
+   * nothing due costs no walk over the batches.
+   */
+  #lookAt = Number.POSITIVE_INFINITY;
+  #dueAt = Number.POSITIVE_INFINITY;
 
   /** Items held in batches that are filling (not those being flushed). */
   get held(): number {
@@ -54,6 +61,7 @@ export class BatchBuffer<T extends Held> {
     }
     open.items.push(item);
     this.#held++;
+    this.#note(open);
   }
 
   /**
@@ -61,6 +69,7 @@ export class BatchBuffer<T extends Held> {
    * queue had nothing more at once) at least minSize. A batch over maxSize gives one slice per maxSize items.
    */
   takeDue(now: number, drained: (queueUrl: string) => boolean): Batch<T>[] {
+    if (now < this.#lookAt) return [];
     const due: Batch<T>[] = [];
     const isDue = (open: Open<T>) => {
       const { maxSize, maxWaitMs, minSize } = open.job;
@@ -69,9 +78,10 @@ export class BatchBuffer<T extends Held> {
       if (now - open.items[0]!.heldAt >= maxWaitMs) return true; // stale
       return size >= minSize && drained(open.items[size - 1]!.queueUrl); // early
     };
+    this.#lookAt = this.#dueAt = Number.POSITIVE_INFINITY;
     for (const [id, open] of this.#open) {
-      if (open.notBefore > now) continue;
-      while (this.#open.has(id) && isDue(open)) due.push(this.#slice(id, open));
+      if (open.notBefore <= now) while (this.#open.has(id) && isDue(open)) due.push(this.#slice(id, open));
+      if (this.#open.has(id)) this.#note(open);
     }
     return due;
   }
@@ -91,13 +101,17 @@ export class BatchBuffer<T extends Held> {
 
   /** When the next batch turns due by time (stale, or a full one tried again), or undefined when nothing is held. */
   nextDueAt(): number | undefined {
-    let next: number | undefined;
-    for (const open of this.#open.values()) {
-      const full = open.items.length >= open.job.maxSize;
-      const at = Math.max(open.notBefore, full ? 0 : open.items[0]!.heldAt + open.job.maxWaitMs);
-      if (next === undefined || at < next) next = at;
-    }
-    return next;
+    return this.#dueAt === Number.POSITIVE_INFINITY ? undefined : this.#dueAt;
+  }
+
+  /** Lower #lookAt and #dueAt to what `open` needs: when it turns full or stale, and when it may be flushed early. */
+  #note(open: Open<T>): void {
+    const size = open.items.length;
+    const staleAt = open.items[0]!.heldAt + open.job.maxWaitMs;
+    const dueAt = Math.max(open.notBefore, size >= open.job.maxSize ? 0 : staleAt);
+    const lookAt = Math.max(open.notBefore, size >= open.job.minSize ? 0 : staleAt);
+    if (dueAt < this.#dueAt) this.#dueAt = dueAt;
+    if (lookAt < this.#lookAt) this.#lookAt = lookAt;
   }
 
   /** When the first batch waiting for its key may be tried again (at the budget, any batch is due then), or undefined. */
@@ -129,6 +143,7 @@ export class BatchBuffer<T extends Held> {
       open.rateSlotAt = rateSlotAt;
     }
     this.#held += batch.items.length;
+    this.#note(this.#open.get(id)!);
   }
 
   /** Take out the items `drop` picks (e.g. leases lost while they waited), wherever they are. */

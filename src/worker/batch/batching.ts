@@ -30,6 +30,10 @@ export class Batching {
   readonly #drained = new Set<string>();
   #claiming = 0;
   readonly #claims = new Set<Promise<void>>();
+  /** A held item's lease was aborted (its signal fired, e.g. lost): the next pump looks for lost ones. */
+  #aborted = false;
+  /** A wake is due on the next turn of the event loop: claims that land together wake the worker once. */
+  #wakeSoon = false;
   #flushing = 0;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
@@ -75,6 +79,12 @@ export class Batching {
         (next) => {
           if (next !== 'run') return this.#fate.conclude(lease, read.info, next);
           this.#buffer.add(job, key, { lease, read, heldAt: lease.receivedAt, queueUrl: lease.message.queueUrl });
+          const onAbort = () => {
+            this.#aborted = true;
+            this.#wakeOnce();
+          };
+          if (lease.abortReason === undefined) lease.whenAborted(onAbort);
+          else onAbort(); // lost while it was being claimed
         },
         (error: unknown) => {
           this.#ctx.onError('batch admit', error);
@@ -84,7 +94,7 @@ export class Batching {
       .finally(() => {
         this.#claiming--;
         this.#claims.delete(claim);
-        this.#wake(); // room for another item, and maybe a batch to flush
+        this.#wakeOnce(); // room for another item, and maybe a batch to flush
       });
     this.#claims.add(claim);
   }
@@ -92,9 +102,13 @@ export class Batching {
   /** Start the flushes that are due, while handler slots are free; arm the timer for the next one. */
   pump(): void {
     if (this.#ctx.stop.signal.aborted) return;
-    const lost = this.#buffer.remove((i) => i.lease.lost);
-    for (const item of lost) this.#fate.conclude(item.lease, item.read.info, leaseLost(WAITED_IN_BATCH));
-    if (lost.length > 0) setImmediate(this.#wake); // their room may let buffered messages in
+    if (this.#aborted) {
+      // Only after a held item's lease was aborted: the scan visits every held item.
+      this.#aborted = false;
+      const lost = this.#buffer.remove((i) => i.lease.lost);
+      for (const item of lost) this.#fate.conclude(item.lease, item.read.info, leaseLost(WAITED_IN_BATCH));
+      if (lost.length > 0) this.#wakeOnce(); // their room may let buffered messages in
+    }
     const now = Date.now();
     const due = this.#buffer.takeDue(now, (url) => this.#drained.has(url));
     // At the budget with nothing due, the oldest batch goes now: waiting would stop receiving.
@@ -154,6 +168,16 @@ export class Batching {
         this.#activity.ended(run);
         this.#wake();
       });
+  }
+
+  /** Wake the worker on the next turn of the event loop, once however many ask meanwhile. */
+  #wakeOnce(): void {
+    if (this.#wakeSoon) return;
+    this.#wakeSoon = true;
+    setImmediate(() => {
+      this.#wakeSoon = false;
+      this.#wake();
+    });
   }
 
   /** A flush may start now: the worker is not stopping and a handler slot is free (a flush takes one). */

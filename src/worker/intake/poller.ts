@@ -1,4 +1,5 @@
 import type { ReceivedMessage } from '../../core/message.js';
+import { SQS_RECEIVE_LIMIT } from '../../core/sqs-limits.js';
 import type { WorkerContext } from '../context.js';
 import { sleep } from '../../core/sleep.js';
 import type { ReceiveCapacity } from './capacity.js';
@@ -15,11 +16,38 @@ export interface Intake {
 }
 
 /**
- * One queue's receive loop: reserve free capacity (in its lane's turn), long-poll for up to that many messages, track
- * them under the heartbeat, hand them on. A failing receive backs off (250 ms doubling to 30 s)
- * without holding capacity, so other queues go on.
+ * A queue's receive loops, scaled to what it holds: one is always open; each receive that comes
+ * back full (10) opens one more while fewer than `most` are open, and a loop beyond the first
+ * ends when its receive comes back with fewer than 10. A deep queue is received from by up to
+ * `most` long polls at once (each round trip no longer paces the intake alone); an idle or
+ * trickling one keeps one open, so it pays for no more empty receives than before. Resolves once
+ * every loop has ended (stop).
  */
-export async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQueue): Promise<void> {
+export function pollQueue(ctx: WorkerContext, intake: Intake, queue: ScheduledQueue, most: number): Promise<void> {
+  return new Promise((resolve) => {
+    let open = 0;
+    const start = (first: boolean) => {
+      open++;
+      const more = () => {
+        if (open < most && !ctx.stop.signal.aborted) start(false);
+      };
+      poll(ctx, intake, queue, first, more)
+        .catch((error: unknown) => ctx.onError('receive loop', error))
+        .finally(() => {
+          if (--open === 0) resolve();
+        });
+    };
+    start(true);
+  });
+}
+
+/**
+ * One receive loop: reserve free capacity (in its lane's turn), long-poll for up to that many messages, track
+ * them under the heartbeat, hand them on. A failing receive backs off (250 ms doubling to 30 s)
+ * without holding capacity, so other queues go on. `first`: the queue's loop that never ends
+ * before stop; `more`: a receive came back full, another loop may open (pollQueue).
+ */
+async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQueue, first: boolean, more: () => void): Promise<void> {
   const queueUrl = queue.url;
   const { waitTimeSeconds, visibilityTimeoutSeconds } = ctx.config;
   const stopping = ctx.stop.signal;
@@ -64,6 +92,8 @@ export async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQ
     // Held first, then the reservation returned: capacity never counts these messages twice or not at all.
     intake.received(queueUrl, leases, count);
     capacity.returnSlots(count, queue, leases.length);
+    if (messages.length === SQS_RECEIVE_LIMIT) more();
+    else if (!first) break; // the queue is not deep (or the worker has no room for more): one loop will do
   }
 }
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineJob } from '../../../../src/core/job.js';
 import type { Lease } from '../../../../src/worker/hold/lease.js';
 import { ReceiveCapacity } from '../../../../src/worker/intake/capacity.js';
-import { type Intake, poll } from '../../../../src/worker/intake/poller.js';
+import { type Intake, pollQueue } from '../../../../src/worker/intake/poller.js';
 import type { ScheduledQueue } from '../../../../src/worker/intake/scheduler.js';
 import { eventually } from '../../../helpers/stack.js';
 import { type InMemoryWorker, inMemoryWorker } from '../../../helpers/worker-context.js';
@@ -34,12 +34,12 @@ function intake(limit: number) {
   return { i, held, asked, capacity };
 }
 
-describe('poll', () => {
+describe('pollQueue', () => {
   it('asks for no more than the free capacity, and holds what it receives under the heartbeat', async () => {
     w = await inMemoryWorker([step], { options: { waitTimeSeconds: 0 } });
     for (let k = 0; k < 5; k++) await w.send('step', {});
     const { i, held, asked, capacity } = intake(3);
-    const loop = poll(w.ctx, i, lane(w.url));
+    const loop = pollQueue(w.ctx, i, lane(w.url), 1);
     await eventually(() => held.length === 3, 'three messages held');
     expect(asked.every((n) => n <= 3)).toBe(true);
     expect(w.ctx.heartbeat.size).toBe(3);
@@ -60,10 +60,66 @@ describe('poll', () => {
       return receive(...a);
     };
     const { i, held, capacity } = intake(3);
-    const loop = poll(w.ctx, i, lane(w.url));
+    const loop = pollQueue(w.ctx, i, lane(w.url), 1);
     await eventually(() => held.length === 1, 'the message, after the failed receive');
     expect(w.errors).toEqual(['receive']);
     expect(capacity.reserved).toBeLessThanOrEqual(3);
+    w.ctx.stop.abort();
+    capacity.close();
+    await loop;
+  });
+
+  it('opens more long polls while receives come back full, up to its most, and goes back to one when they come back short', async () => {
+    w = await inMemoryWorker([step], { options: { waitTimeSeconds: 1 } });
+    for (let k = 0; k < 80; k++) await w.send('step', {});
+    // Each receive takes 20 ms (a round trip), so loops that are open overlap.
+    const receive = w.memory.receive.bind(w.memory);
+    let out = 0;
+    let most = 0;
+    w.memory.receive = async (...a) => {
+      out++;
+      most = Math.max(most, out);
+      try {
+        await new Promise((r) => setTimeout(r, 20));
+        return await receive(...a);
+      } finally {
+        out--;
+      }
+    };
+    const { i, held, capacity } = intake(1_000);
+    const loop = pollQueue(w.ctx, i, lane(w.url), 3);
+    await eventually(() => held.length === 80, 'every message held');
+    expect(most).toBe(3);
+    // The queue is empty now: the extra loops' receives came back short and they ended; one long poll stays open.
+    await eventually(() => out === 1, 'one receive open');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(out).toBe(1);
+    w.ctx.stop.abort();
+    capacity.close();
+    await loop;
+  });
+
+  it('keeps one long poll on a queue whose receives never come back full', async () => {
+    w = await inMemoryWorker([step], { options: { waitTimeSeconds: 0 } });
+    let out = 0;
+    let most = 0;
+    const receive = w.memory.receive.bind(w.memory);
+    w.memory.receive = async (...a) => {
+      out++;
+      most = Math.max(most, out);
+      try {
+        return await receive(...a);
+      } finally {
+        out--;
+      }
+    };
+    const { i, held, capacity } = intake(1_000);
+    const loop = pollQueue(w.ctx, i, lane(w.url), 4);
+    for (let k = 0; k < 5; k++) {
+      await w.send('step', {});
+      await eventually(() => held.length === k + 1, 'the message held');
+    }
+    expect(most).toBe(1);
     w.ctx.stop.abort();
     capacity.close();
     await loop;
@@ -73,7 +129,7 @@ describe('poll', () => {
     w = await inMemoryWorker([step], { options: { waitTimeSeconds: 1 } });
     const { i, held, capacity } = intake(3);
     const late: Lease[] = [];
-    const loop = poll(w.ctx, { ...i, receivedWhileStopping: async (leases) => void late.push(...leases) }, lane(w.url));
+    const loop = pollQueue(w.ctx, { ...i, receivedWhileStopping: async (leases) => void late.push(...leases) }, lane(w.url), 1);
     await new Promise((r) => setTimeout(r, 100)); // the poll is open
     await w.send('step', {});
     w.ctx.stop.abort();

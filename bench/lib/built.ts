@@ -1,0 +1,7 @@
+/**
+ * The built package (dist/, what users run; the bench scripts build it first). src/ through tsx
+ * would wrap every closure (keepNames) and cost CPU and heap per message that users never pay.
+ * Types come from src/, which dist/ is built from.
+ */
+export const built = (await import('../../dist/src/index.js' as string)) as typeof import('../../src/index.js');
+export const { EmfSink } = (await import('../../dist/src/metrics/emf-sink.js' as string)) as typeof import('../../src/metrics/emf-sink.js');
