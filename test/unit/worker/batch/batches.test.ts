@@ -48,6 +48,23 @@ describe('BatchBuffer: one rule per row', () => {
     expect(sizes(b.takeDue(10, (url) => url === 'q'))).toEqual([3]);
   });
 
+  it('a look that found nothing due does not hide a batch that turns due later: by size, by time, or put back', () => {
+    const b = new BatchBuffer<Item>();
+    const j = job({ maxSize: 2, maxWaitMs: 1_000 });
+    b.add(j, 'k', at(0));
+    expect(b.takeDue(10, never)).toEqual([]);
+    b.add(j, 'k', at(20)); // full now
+    expect(sizes(b.takeDue(20, never))).toEqual([2]);
+    b.add(j, 'other', at(30));
+    expect(b.takeDue(40, never)).toEqual([]);
+    expect(b.nextDueAt()).toBe(1_030);
+    const [stale] = b.takeDue(1_030, never);
+    b.putBack(stale!, 1_100);
+    expect(b.takeDue(1_099, never)).toEqual([]);
+    expect(b.nextDueAt()).toBe(1_100);
+    expect(sizes(b.takeDue(1_100, never))).toEqual([1]);
+  });
+
   it('keys and jobs are batched apart', () => {
     const b = new BatchBuffer<Item>();
     const one = job({ maxSize: 2, maxWaitMs: 60_000 });

@@ -95,6 +95,24 @@ describe('Batching', () => {
     expect(w.memory.peek(w.dlq)[0]!.attributes['sqsjobs-dlq-reason']?.StringValue).toBe('invalid-args');
   });
 
+  it('an item whose lease is lost while it waits leaves its batch at once, unrun and undeleted; the others stay', async () => {
+    const { b } = await batching();
+    await w.send('index', { doc: 'a', shard: 's1' });
+    await w.send('index', { doc: 'b', shard: 's1' });
+    const leases = [await w.receive(), await w.receive()];
+    for (const lease of leases) {
+      const read = readOnce(w.ctx.config.jobs, lease);
+      if (!read.ok) throw new Error(read.detail);
+      b.admit(lease, read, read.job as AnyBatchJob);
+    }
+    await eventually(() => b.held === 2, 'both claimed and held');
+    leases[0]!.abort('LEASE_LOST', 'SQS refused the extension');
+    // No pump is asked for: the abort itself wakes the batching.
+    await eventually(() => b.held === 1, 'the lost item out of its batch');
+    expect(flushed).toEqual([]);
+    expect(w.memory.peek(w.url)).toHaveLength(2); // neither deleted: the lost one comes back from SQS
+  });
+
   it('does not flush while every handler slot is taken', async () => {
     const { activity, admitAll, b } = await batching(1);
     const busy = { signal: new AbortController().signal, abort: () => {} };
