@@ -1,10 +1,7 @@
-import { TransactionCanceledException, TransactWriteItemsCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../ports/fan-out-store.js';
-import { sleep } from '../core/sleep.js';
+import type { ChildCounts } from './dynamodb-child-counts.js';
 import { completionOf, fanOutOf, jobKey, N, readItem, S, type TableRef, Update, updateIf } from './dynamodb-items.js';
-
-/** Tries of a child's count transaction that conflicts with another child's on the same parent. */
-const CONFLICT_ATTEMPTS = 6;
 
 /**
  * A fan-out's counters on its parent's record (`fan*` attributes), and a marker per counted child
@@ -52,8 +49,20 @@ export async function fanOutSent(t: TableRef, parentId: string, sent: number): P
   await updateIf(t, jobKey(parentId), u, `${u.name('fanSent')} < ${u.value(N(sent))}`);
 }
 
-export async function childEnded(t: TableRef, end: ChildEnd, claimToken: string, reclaimAfterMs: number): Promise<ChildCount> {
-  if ((await countOnce(t, end)) === 'no-fan-out') return { kind: 'no-fan-out' };
+/**
+ * Count a child (ChildCounts: most children need no read), then, for the child whose count may
+ * have completed the set or that was counted before, read the parent and claim the completion.
+ */
+export async function childEnded(
+  t: TableRef,
+  counts: ChildCounts,
+  end: ChildEnd,
+  claimToken: string,
+  reclaimAfterMs: number,
+): Promise<ChildCount> {
+  const counted = await counts.count(end);
+  if (counted === 'no-fan-out') return { kind: 'no-fan-out' };
+  if (counted === 'counted') return { kind: 'counted', status: undefined, completion: undefined };
   const parent = (await readItem(t, jobKey(end.parentId))) ?? {};
   const status = fanOutOf(parent);
   if (status === undefined) return { kind: 'no-fan-out' };
@@ -78,53 +87,6 @@ export async function completionSent(t: TableRef, parentId: string): Promise<voi
   u.set('fanCompletionSent', { BOOL: true }).set('updatedAt', S(new Date().toISOString()));
   // Only on a fan-out's record: never a stub (without a TTL) for a parent whose record expired.
   await updateIf(t, jobKey(parentId), u, `attribute_exists(${u.name('fanTotal')})`);
-}
-
-/**
- * The marker put (once per child id) and the parent's counters, in one transaction. A marker that
- * exists means counted before (a redelivery or a copy); a parent without a fan-out is answered as
- * such; a conflict with another child's transaction on the same parent is tried again.
- */
-async function countOnce(t: TableRef, end: ChildEnd): Promise<'counted' | 'no-fan-out'> {
-  const counter = new Update();
-  counter.add('fanDone', 1).add(end.succeeded ? 'fanSucceeded' : 'fanFailed', 1);
-  const parentHasFanOut = `attribute_exists(${counter.name('fanTotal')})`;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await t.client.send(
-        new TransactWriteItemsCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: t.table,
-                Item: { pk: S(`child#${end.parentId}#${end.childId}`), succeeded: { BOOL: end.succeeded }, expiresAt: N(t.expiresAt()) },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            {
-              Update: {
-                TableName: t.table,
-                Key: jobKey(end.parentId),
-                UpdateExpression: counter.expression,
-                ConditionExpression: parentHasFanOut,
-                ExpressionAttributeNames: counter.names,
-                ExpressionAttributeValues: counter.values,
-              },
-            },
-          ],
-        }),
-      );
-      return 'counted';
-    } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      const [marker, parent] = (error.CancellationReasons ?? []).map((r) => r.Code);
-      if (parent === 'ConditionalCheckFailed') return 'no-fan-out';
-      if (marker === 'ConditionalCheckFailed') return 'counted';
-      const conflict = marker === 'TransactionConflict' || parent === 'TransactionConflict';
-      if (!conflict || attempt >= CONFLICT_ATTEMPTS) throw error;
-      await sleep(Math.random() * 50 * 2 ** attempt);
-    }
-  }
 }
 
 /** Claim the completion: the set is complete, not sent, and unclaimed, claimed with this token, or claimed before `reclaimAfterMs`. */

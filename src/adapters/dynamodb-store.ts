@@ -12,6 +12,7 @@ import {
   type Transition,
 } from '../ports/status-store.js';
 import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../ports/fan-out-store.js';
+import { ChildCounts } from './dynamodb-child-counts.js';
 import * as fanOut from './dynamodb-fan-out.js';
 import { jobKey, N, readItem, S, type TableRef, toStatus, Update, updateIf } from './dynamodb-items.js';
 
@@ -52,17 +53,20 @@ export interface DynamoJobStoreOptions {
  * - transition: applies when nothing is stored, or the stored state is not `completed` and the new
  *   one is `completed`, or later by (attempt, rank);
  * - progress: only while not `completed`, and `done` never goes down;
- * - childEnded: the marker put and the parent's counters in one transaction, so a child counts once;
+ * - childEnded: the marker put and the parent's counters in one transaction, so a child counts once
+ *   (children of one parent that end together share one: dynamodb-child-counts.ts);
  *   the completion is claimed with a conditional write (done = total, not sent, not claimed or
  *   claimed by a claimer presumed dead).
  */
 export class DynamoJobStore implements JobStore {
   readonly #o: DynamoJobStoreOptions;
   readonly #t: TableRef;
+  readonly #counts: ChildCounts;
 
   constructor(options: DynamoJobStoreOptions) {
     this.#o = options;
     this.#t = { client: options.client, table: options.table, expiresAt: () => Math.floor(Date.now() / 1000) + options.ttlSeconds };
+    this.#counts = new ChildCounts(this.#t);
   }
 
   async transition(t: Transition): Promise<'applied' | 'stale'> {
@@ -131,7 +135,7 @@ export class DynamoJobStore implements JobStore {
   }
 
   childEnded(end: ChildEnd, claimToken: string, reclaimAfterMs: number): Promise<ChildCount> {
-    return fanOut.childEnded(this.#t, end, claimToken, reclaimAfterMs);
+    return fanOut.childEnded(this.#t, this.#counts, end, claimToken, reclaimAfterMs);
   }
 
   claimEmptyCompletion(parentId: string, claimToken: string, reclaimAfterMs: number): Promise<CompletionSpec | undefined> {

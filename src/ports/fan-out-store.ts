@@ -25,8 +25,13 @@ export interface CompletionSpec {
 
 /** What counting a child's end answered. */
 export type ChildCount =
-  /** Counted (or counted before). `completion`: this caller claimed the completion and must send it now. */
-  | { readonly kind: 'counted'; readonly status: FanOutStatus; readonly completion: CompletionSpec | undefined }
+  /**
+   * Counted (or counted before). `completion`: this caller claimed the completion and must send it
+   * now. `status`: the counters after the count; a store may leave it out when the count left the
+   * set incomplete (it did not read them).
+   */
+  | { readonly kind: 'counted'; readonly status: FanOutStatus | undefined; readonly completion: undefined }
+  | { readonly kind: 'counted'; readonly status: FanOutStatus; readonly completion: CompletionSpec }
   /** The set is complete, but another caller's recent claim holds the unsent completion: come back later. */
   | { readonly kind: 'completion-pending'; readonly status: FanOutStatus }
   /** The parent has no fan-out record (expired, or a wrong parent id): there is nothing to count into. */

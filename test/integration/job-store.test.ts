@@ -33,4 +33,38 @@ describe('DynamoJobStore on DynamoDB Local', () => {
       expect(expires).toBeLessThan(now + 3_700);
     }
   });
+
+  it('counts children of one parent that end together in one transaction, reading the total once; the end that completes the set claims', async () => {
+    const calls: string[] = [];
+    const counted = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1' }, {}, {});
+    const send = counted.send.bind(counted);
+    counted.send = ((command: { constructor: { name: string } }, ...rest: unknown[]) => {
+      calls.push(command.constructor.name.replace('Command', ''));
+      return (send as (...a: unknown[]) => unknown)(command, ...rest);
+    }) as typeof counted.send;
+    const s = new DynamoJobStore({ client: counted, table, ttlSeconds: 3_600 });
+    try {
+      const parentId = id();
+      await s.openFanOut(parentId, 'import', 30, done);
+      calls.length = 0;
+      const end = (n: number) => s.childEnded({ parentId, childId: `c${n}`, succeeded: n % 10 !== 0 }, `c${n}`, 60_000);
+      const first = await Promise.all(Array.from({ length: 20 }, (_, n) => end(n)));
+      expect(first.every((c) => c.kind === 'counted' && c.completion === undefined)).toBe(true);
+      // The total read once; c0 alone, then the 19 that ended meanwhile together.
+      expect(calls).toEqual(['GetItem', 'TransactWriteItems', 'TransactWriteItems']);
+      calls.length = 0;
+      const last = await Promise.all(Array.from({ length: 10 }, (_, n) => end(20 + n)));
+      const claimers = last.filter((c) => c.kind === 'counted' && c.completion !== undefined);
+      expect(claimers).toHaveLength(1);
+      expect(claimers[0]).toMatchObject({ status: { total: 30, succeeded: 27, failed: 3 }, completion: done });
+      expect(last.filter((c) => c.kind !== 'counted')).toEqual([]);
+      // No read before the set was complete; the group that completes it is refused once, counted, read once, claimed.
+      expect(calls.filter((c) => c === 'GetItem')).toHaveLength(1);
+      expect(calls.filter((c) => c === 'UpdateItem')).toHaveLength(1);
+      // A copy of a counted child is counted once; the completion is another's claim, not sent yet: it comes back later.
+      expect(await end(5)).toMatchObject({ kind: 'completion-pending', status: { succeeded: 27, failed: 3 } });
+    } finally {
+      counted.destroy();
+    }
+  });
 });
