@@ -1,9 +1,10 @@
 import { TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import type { ChildEnd } from '../ports/fan-out-store.js';
+import { GroupCommit } from '../core/group-commit.js';
 import { sleep } from '../core/sleep.js';
 import { fanOutOf, jobKey, N, readItem, S, type TableRef, Update } from './dynamodb-items.js';
 
-/** Tries of a count transaction that conflicts with another worker's on the same parent. */
+/** Tries of a count transaction that conflicts with another worker's on the same parent (or is throttled). */
 const CONFLICT_ATTEMPTS = 6;
 
 /** Child markers in one transaction: DynamoDB takes 100 actions, one of them the parent's counters. */
@@ -21,12 +22,6 @@ const TOTALS_KEPT = 10_000;
  */
 export type ChildCountResult = 'counted' | 'check' | 'no-fan-out';
 
-interface Waiting {
-  readonly end: ChildEnd;
-  readonly resolve: (r: ChildCountResult) => void;
-  readonly reject: (e: unknown) => void;
-}
-
 /**
  * Fan-out children counted on DynamoDB by group commit, per parent: one count transaction in
  * flight per parent in this process, and the children that end meanwhile go together in the next
@@ -41,7 +36,8 @@ interface Waiting {
  */
 export class ChildCounts {
   readonly #t: TableRef;
-  readonly #waiting = new Map<string, Waiting[]>();
+  /** Per parent with children being counted: its group commit (forgotten once idle). */
+  readonly #groups = new Map<string, GroupCommit<ChildEnd, ChildCountResult>>();
   readonly #totals = new Map<string, number>();
 
   constructor(t: TableRef) {
@@ -49,45 +45,18 @@ export class ChildCounts {
   }
 
   count(end: ChildEnd): Promise<ChildCountResult> {
-    return new Promise((resolve, reject) => {
-      const queue = this.#waiting.get(end.parentId);
-      if (queue !== undefined) {
-        queue.push({ end, resolve, reject }); // the commit in flight takes it next
-        return;
-      }
-      this.#waiting.set(end.parentId, [{ end, resolve, reject }]);
-      void this.#drain(end.parentId);
-    });
-  }
-
-  /** Commit the parent's waiting children, a group at a time, until none wait. */
-  async #drain(parentId: string): Promise<void> {
-    const queue = this.#waiting.get(parentId)!;
-    while (queue.length > 0) {
-      // Distinct child ids (one transaction cannot touch an item twice): a copy waits for the next group.
-      const group: Waiting[] = [];
-      const ids = new Set<string>();
-      for (let i = 0; i < queue.length && group.length < MAX_CHILDREN_PER_COMMIT; ) {
-        const w = queue[i]!;
-        if (ids.has(w.end.childId)) {
-          i++;
-          continue;
-        }
-        ids.add(w.end.childId);
-        group.push(w);
-        queue.splice(i, 1);
-      }
-      try {
-        const results = await this.#commit(
-          parentId,
-          group.map((w) => w.end),
-        );
-        for (const [i, w] of group.entries()) w.resolve(results[i]!);
-      } catch (error) {
-        for (const w of group) w.reject(error);
-      }
+    const { parentId } = end;
+    let group = this.#groups.get(parentId);
+    if (group === undefined) {
+      group = new GroupCommit((ends) => this.#commit(parentId, ends), {
+        maxItems: MAX_CHILDREN_PER_COMMIT,
+        maxInFlight: 1,
+        keyOf: (e) => e.childId,
+        onIdle: () => this.#groups.delete(parentId),
+      });
+      this.#groups.set(parentId, group);
     }
-    this.#waiting.delete(parentId);
+    return group.add(end);
   }
 
   /** Count `ends` (distinct children of one parent): each one's result, in order. */
@@ -118,7 +87,8 @@ export class ChildCounts {
             break;
           }
           incomplete = false; // this commit completes the set (or the parent lost its fan-out): count without the ask
-        } else if (codes.includes('TransactionConflict') && attempt < CONFLICT_ATTEMPTS) {
+          this.#totals.delete(parentId);
+        } else if ((codes.includes('TransactionConflict') || codes.includes('ThrottlingError')) && attempt < CONFLICT_ATTEMPTS) {
           await sleep(Math.random() * 50 * 2 ** attempt++);
         } else {
           throw error;
@@ -143,9 +113,13 @@ export class ChildCounts {
     counter.add('fanDone', ends.length);
     if (succeeded > 0) counter.add('fanSucceeded', succeeded);
     if (succeeded < ends.length) counter.add('fanFailed', ends.length - succeeded);
-    const hasFanOut = `attribute_exists(${counter.name('fanTotal')})`;
+    const fanTotal = counter.name('fanTotal');
+    const hasFanOut = `attribute_exists(${fanTotal})`;
+    // The total as remembered, checked: a parent reopened (after its record expired) with another total is refused, and read again.
     const condition =
-      total === undefined ? hasFanOut : `${hasFanOut} AND ${counter.name('fanDone')} < ${counter.value(N(total - ends.length))}`;
+      total === undefined
+        ? hasFanOut
+        : `${fanTotal} = ${counter.value(N(total))} AND ${counter.name('fanDone')} < ${counter.value(N(total - ends.length))}`;
     const parent = {
       Update: {
         TableName: this.#t.table,

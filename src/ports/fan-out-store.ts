@@ -11,7 +11,7 @@ export interface FanOutStatus {
   readonly sent: number;
   readonly succeeded: number;
   readonly failed: number;
-  /** The completion job was sent (exactly once, by the child whose end completed the set). */
+  /** The completion job was sent (exactly once, by the child that claimed it once the set was complete). */
   readonly completionSent: boolean;
 }
 

@@ -154,7 +154,10 @@ export class BatchBuffer<T extends Held> {
       for (const item of open.items) (drop(item) ? removed : kept).push(item);
       if (kept.length === open.items.length) continue;
       if (kept.length === 0) this.#open.delete(id);
-      else open.items.splice(0, open.items.length, ...kept);
+      else {
+        open.items.splice(0, open.items.length, ...kept);
+        this.#note(open); // its first item may be older now (items put back behind): it may be due sooner
+      }
     }
     this.#held -= removed.length;
     return removed;

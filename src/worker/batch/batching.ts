@@ -82,6 +82,7 @@ export class Batching {
           const onAbort = () => {
             this.#aborted = true;
             this.#wakeOnce();
+            if (!lease.lost) lease.whenAborted(onAbort); // aborted otherwise (cancelled): still watch for its loss
           };
           if (lease.abortReason === undefined) lease.whenAborted(onAbort);
           else onAbort(); // lost while it was being claimed

@@ -153,13 +153,21 @@ export class Lease implements Interruptible {
     this.reading = undefined;
   }
 
-  /** Fire the signal with `code`, once; later calls do nothing. */
+  /**
+   * Fire the signal with `code`, once; later calls only mark the lease lost. A watcher set by
+   * whenAborted is called once, on the first abort, or on the one that loses a lease whose signal
+   * fired already (for a watcher set again after the first).
+   */
   abort(code: AbortCode, message: string): void {
     // A lost lease is lost even when its signal already fired for another reason.
+    const losing = code === 'LEASE_LOST' && !this.#lost;
     if (code === 'LEASE_LOST') this.#lost = true;
-    if (this.#reason !== undefined) return;
-    this.#reason = new SqsJobsError(code, message);
-    this.#controller?.abort(this.#reason);
+    if (this.#reason === undefined) {
+      this.#reason = new SqsJobsError(code, message);
+      this.#controller?.abort(this.#reason);
+    } else if (!losing) {
+      return;
+    }
     const watcher = this.#whenAborted;
     this.#whenAborted = undefined;
     watcher?.();

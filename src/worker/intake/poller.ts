@@ -49,7 +49,11 @@ export function pollQueue(ctx: WorkerContext, intake: Intake, queue: ScheduledQu
  */
 async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQueue, first: boolean, more: () => void): Promise<void> {
   const queueUrl = queue.url;
-  const { waitTimeSeconds, visibilityTimeoutSeconds } = ctx.config;
+  const { visibilityTimeoutSeconds } = ctx.config;
+  // A loop beyond the first waits at most a second: it helps only while the queue is deep (SQS
+  // answers at once then), and its empty poll after a burst must not hold the slots it asked for
+  // (other queues' receives) for a full wait.
+  const waitTimeSeconds = first ? ctx.config.waitTimeSeconds : Math.min(1, ctx.config.waitTimeSeconds);
   const stopping = ctx.stop.signal;
   const force = ctx.force.signal;
   const capacity = intake.capacity;

@@ -95,7 +95,7 @@ describe('Batching', () => {
     expect(w.memory.peek(w.dlq)[0]!.attributes['sqsjobs-dlq-reason']?.StringValue).toBe('invalid-args');
   });
 
-  it('an item whose lease is lost while it waits leaves its batch at once, unrun and undeleted; the others stay', async () => {
+  it('an item whose lease is lost while it waits leaves its batch at once, unrun and undeleted, even after an earlier abort', async () => {
     const { b } = await batching();
     await w.send('index', { doc: 'a', shard: 's1' });
     await w.send('index', { doc: 'b', shard: 's1' });
@@ -109,8 +109,14 @@ describe('Batching', () => {
     leases[0]!.abort('LEASE_LOST', 'SQS refused the extension');
     // No pump is asked for: the abort itself wakes the batching.
     await eventually(() => b.held === 1, 'the lost item out of its batch');
+    // One whose signal fired for another reason first (cancelled) is still taken out when it is lost.
+    leases[1]!.abort('CANCELLED', 'cancelled by cancelJob');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(b.held).toBe(1);
+    leases[1]!.abort('LEASE_LOST', 'its visibility ran out');
+    await eventually(() => b.held === 0, 'the second lost item out of its batch');
     expect(flushed).toEqual([]);
-    expect(w.memory.peek(w.url)).toHaveLength(2); // neither deleted: the lost one comes back from SQS
+    expect(w.memory.peek(w.url)).toHaveLength(2); // neither deleted: lost ones come back from SQS
   });
 
   it('does not flush while every handler slot is taken', async () => {
