@@ -2,18 +2,11 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoClient } from './aws-clients.js';
 import type { AwsSettings, Env } from '../config/env.js';
 import type { JobStore } from '../ports/job-store.js';
-import {
-  ENDED_STATES,
-  type JobStatus,
-  MAX_ERROR_CHARS,
-  type ProgressUpdate,
-  STATE_RANK,
-  smallJson,
-  type Transition,
-} from '../ports/status-store.js';
+import { type JobStatus, type ProgressUpdate, smallJson, type Transition } from '../ports/status-store.js';
 import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../ports/fan-out-store.js';
 import { ChildCounts } from './dynamodb-child-counts.js';
 import * as fanOut from './dynamodb-fan-out.js';
+import { Transitions } from './dynamodb-transitions.js';
 import { jobKey, N, readItem, S, type TableRef, toStatus, Update, updateIf } from './dynamodb-items.js';
 
 export { createJobTable } from './dynamodb-table.js';
@@ -51,7 +44,8 @@ export interface DynamoJobStoreOptions {
  * `expiresAt`. A job's record is `job#<job id>`; a fan-out child's counted end is
  * `child#<parent id>#<child id>`. Order and idempotence are in the condition expressions:
  * - transition: applies when nothing is stored, or the stored state is not `completed` and the new
- *   one is `completed`, or later by (attempt, rank);
+ *   one is `completed`, or later by (attempt, rank); changes made together share a call
+ *   (dynamodb-transitions.ts);
  * - progress: only while not `completed`, and `done` never goes down;
  * - childEnded: the marker put and the parent's counters in one transaction, so a child counts once
  *   (children of one parent that end together share one: dynamodb-child-counts.ts);
@@ -62,44 +56,17 @@ export class DynamoJobStore implements JobStore {
   readonly #o: DynamoJobStoreOptions;
   readonly #t: TableRef;
   readonly #counts: ChildCounts;
+  readonly #transitions: Transitions;
 
   constructor(options: DynamoJobStoreOptions) {
     this.#o = options;
     this.#t = { client: options.client, table: options.table, expiresAt: () => Math.floor(Date.now() / 1000) + options.ttlSeconds };
     this.#counts = new ChildCounts(this.#t);
+    this.#transitions = new Transitions(this.#t);
   }
 
-  async transition(t: Transition): Promise<'applied' | 'stale'> {
-    const u = new Update();
-    const at = t.at.toISOString();
-    u.set('jobId', S(t.jobId))
-      .set('jobName', S(t.jobName))
-      .set('state', S(t.state))
-      .set('rank', N(STATE_RANK[t.state]))
-      .set('attempt', N(t.attempt))
-      .set('updatedAt', S(at))
-      .set('expiresAt', N(this.#t.expiresAt()))
-      .set('enqueuedAt', t.enqueuedAt === undefined ? undefined : S(t.enqueuedAt), true)
-      .set('parentId', t.parentId === undefined ? undefined : S(t.parentId), true)
-      .set('worker', t.worker === undefined ? undefined : S(t.worker))
-      .set('error', t.error === undefined ? undefined : S(t.error.slice(0, MAX_ERROR_CHARS)))
-      .set('reason', t.reason === undefined ? undefined : S(t.reason))
-      .set('nextAttemptAt', t.nextAttemptAt === undefined ? undefined : S(t.nextAttemptAt.toISOString()));
-    if (t.state === 'running') u.set('startedAt', S((t.startedAt ?? t.at).toISOString()));
-    else if (t.startedAt !== undefined && t.state !== 'waiting') u.set('startedAt', S(t.startedAt.toISOString()));
-    if (ENDED_STATES.has(t.state)) u.set('finishedAt', S(at));
-    const result = smallJson(t.result);
-    if (result !== undefined) u.set('result', S(result));
-    const state = u.name('state');
-    const attempt = u.name('attempt');
-    const rank = u.name('rank');
-    const completed = u.value(S('completed'));
-    const later = () => {
-      const a = u.value(N(t.attempt));
-      return `${attempt} < ${a} OR (${attempt} = ${a} AND ${rank} < ${u.value(N(STATE_RANK[t.state]))})`;
-    };
-    const wins = t.state === 'completed' ? `${state} <> ${completed}` : `${state} <> ${completed} AND (${later()})`;
-    return (await updateIf(this.#t, jobKey(t.jobId), u, `attribute_not_exists(${state}) OR (${wins})`)) ? 'applied' : 'stale';
+  transition(t: Transition): Promise<'applied' | 'stale'> {
+    return this.#transitions.apply(t);
   }
 
   async progress(jobId: string, p: ProgressUpdate): Promise<void> {

@@ -17,6 +17,18 @@ afterAll(() => client.destroy());
 const done = { job: 'import-done', queueUrl: 'http://127.0.0.1:4566/000000000000/jobs', args: { source: 's3://b/k' } };
 const id = () => `job-${randomUUID().slice(0, 8)}`;
 
+/** A client that records the name of each call it sends. */
+function countingClient() {
+  const calls: string[] = [];
+  const client = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1' }, {}, {});
+  const send = client.send.bind(client);
+  client.send = ((command: { constructor: { name: string } }, ...rest: unknown[]) => {
+    calls.push(command.constructor.name.replace('Command', ''));
+    return (send as (...a: unknown[]) => unknown)(command, ...rest);
+  }) as typeof client.send;
+  return { client, calls };
+}
+
 /** What only DynamoDB's store has; the rest is in test/contracts/status-store-port.test.ts and fan-out-store-port.test.ts. */
 describe('DynamoJobStore on DynamoDB Local', () => {
   it('sets the TTL attribute on records and child markers', async () => {
@@ -34,14 +46,34 @@ describe('DynamoJobStore on DynamoDB Local', () => {
     }
   });
 
+  it('sends state changes made together in one PartiQL batch, each applied or refused on its own, and creates the missing records', async () => {
+    const { client: counted, calls } = countingClient();
+    const s = new DynamoJobStore({ client: counted, table, ttlSeconds: 3_600 });
+    try {
+      const ids = Array.from({ length: 30 }, () => id());
+      const at = new Date();
+      // Ten recorded as waiting, ten completed already, ten with no record at all.
+      for (const jobId of ids.slice(0, 10))
+        await store.transition({ jobId, jobName: 'j', state: 'waiting', attempt: 0, at, enqueuedAt: at.toISOString() });
+      for (const jobId of ids.slice(10, 20)) await store.transition({ jobId, jobName: 'j', state: 'completed', attempt: 2, at });
+      const answers = await Promise.all(
+        ids.map((jobId) => s.transition({ jobId, jobName: 'j', state: 'failed', attempt: 1, at, reason: 'unrecoverable', parentId: 'p1' })),
+      );
+      expect(answers).toEqual([...Array(10).fill('applied'), ...Array(10).fill('stale'), ...Array(10).fill('applied')]);
+      expect(calls).toContain('BatchExecuteStatement');
+      expect(calls.length).toBeLessThan(20); // 30 changes; the missing records each cost an UpdateItem more
+      for (const jobId of [...ids.slice(0, 10), ...ids.slice(20)]) {
+        expect(await store.get(jobId)).toMatchObject({ state: 'failed', attempt: 1, reason: 'unrecoverable', parentId: 'p1' });
+      }
+      expect((await store.get(ids[0]!))?.enqueuedAt).toBe(at.toISOString()); // kept
+      for (const jobId of ids.slice(10, 20)) expect(await store.get(jobId)).toMatchObject({ state: 'completed', attempt: 2 });
+    } finally {
+      counted.destroy();
+    }
+  });
+
   it('counts children of one parent that end together in one transaction, reading the total once; the end that completes the set claims', async () => {
-    const calls: string[] = [];
-    const counted = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1' }, {}, {});
-    const send = counted.send.bind(counted);
-    counted.send = ((command: { constructor: { name: string } }, ...rest: unknown[]) => {
-      calls.push(command.constructor.name.replace('Command', ''));
-      return (send as (...a: unknown[]) => unknown)(command, ...rest);
-    }) as typeof counted.send;
+    const { client: counted, calls } = countingClient();
     const s = new DynamoJobStore({ client: counted, table, ttlSeconds: 3_600 });
     try {
       const parentId = id();

@@ -45,7 +45,14 @@ export const WORKER_DLQ_ACTIONS = ['sqs:SendMessage', 'sqs:GetQueueUrl'];
  * (TransactWriteItems is authorised by the PutItem and UpdateItem inside it); a producer only
  * records `waiting`. No Scan, Query, DeleteItem or table actions.
  */
-export const WORKER_STORE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'];
+// PartiQLUpdate: state changes made together go out as one BatchExecuteStatement of UPDATEs.
+export const WORKER_STORE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:PutItem',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:PartiQLUpdate',
+];
 export const PRODUCER_STORE_ACTIONS = ['dynamodb:UpdateItem'];
 
 /** A job queue with its DLQ, alarms, a dashboard, and an autoscaled Fargate service running `sqs-jobs worker`. */

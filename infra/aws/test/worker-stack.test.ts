@@ -63,6 +63,7 @@ describe('SqsJobsWorkerStack', () => {
     expect([...store.Action].sort()).toEqual([
       'dynamodb:ConditionCheckItem',
       'dynamodb:GetItem',
+      'dynamodb:PartiQLUpdate',
       'dynamodb:PutItem',
       'dynamodb:UpdateItem',
     ]);

@@ -1,0 +1,122 @@
+import { type AttributeValue, BatchExecuteStatementCommand, type BatchExecuteStatementCommandOutput } from '@aws-sdk/client-dynamodb';
+import { GroupCommit } from '../core/group-commit.js';
+import { ENDED_STATES, MAX_ERROR_CHARS, STATE_RANK, smallJson, type Transition } from '../ports/status-store.js';
+import { jobKey, N, S, type TableRef, Update, updateIf } from './dynamodb-items.js';
+
+type Answer = 'applied' | 'stale';
+
+/** Statements in one BatchExecuteStatement (DynamoDB's limit). */
+const STATEMENTS_PER_BATCH = 25;
+
+/** Batches out at once; a state change that finds them all out goes in the next. */
+const BATCHES_IN_FLIGHT = 4;
+
+/**
+ * A job's state changes on DynamoDB, by group commit: a change goes out at once as one
+ * conditional UpdateItem while the store is not busy; the changes that come while
+ * BATCHES_IN_FLIGHT calls are out go together, up to 25, in one PartiQL BatchExecuteStatement of
+ * conditional UPDATEs (each applied or refused on its own, at the write cost of an UpdateItem;
+ * a transaction would cost twice that). An UPDATE cannot create a record: a change whose record
+ * does not exist yet (the condition failed with no item to show), or that failed for another
+ * reason (throttled, a conflict), is made again as an UpdateItem.
+ *
+ * The rule either way: it applies when nothing is stored, or the stored state is not `completed`
+ * and the new one is `completed`, or later by (attempt, rank).
+ */
+export class Transitions {
+  readonly #t: TableRef;
+  readonly #group: GroupCommit<Transition, Answer>;
+
+  constructor(t: TableRef) {
+    this.#t = t;
+    this.#group = new GroupCommit((ts) => this.#commit(ts), {
+      maxItems: STATEMENTS_PER_BATCH,
+      maxInFlight: BATCHES_IN_FLIGHT,
+      keyOf: (t) => t.jobId,
+    });
+  }
+
+  apply(t: Transition): Promise<Answer> {
+    return this.#group.add(t);
+  }
+
+  async #commit(ts: Transition[]): Promise<Answer[]> {
+    if (ts.length === 1) return [await this.#one(ts[0]!)];
+    let out: BatchExecuteStatementCommandOutput;
+    try {
+      out = await this.#t.client.send(
+        new BatchExecuteStatementCommand({
+          Statements: ts.map((t) => ({ ...this.#statement(t), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })),
+        }),
+      );
+    } catch {
+      // Refused whole (a role without dynamodb:PartiQLUpdate, the call failed): one UpdateItem each.
+      return Promise.all(ts.map((t) => this.#one(t)));
+    }
+    return Promise.all(
+      ts.map((t, i) => {
+        const error = out.Responses?.[i]?.Error;
+        if (error === undefined) return 'applied';
+        if (error.Code === 'ConditionalCheckFailed' && error.Item !== undefined) return 'stale';
+        return this.#one(t); // no record yet (an UPDATE creates none), or throttled, or a conflict
+      }),
+    );
+  }
+
+  /** One change as an UpdateItem, which also creates the record. */
+  async #one(t: Transition): Promise<Answer> {
+    const u = new Update();
+    for (const [name, value] of fields(t, this.#t.expiresAt())) u.set(name, value, KEPT_IF_SET.has(name));
+    const state = u.name('state');
+    const attempt = u.name('attempt');
+    const rank = u.name('rank');
+    const completed = u.value(S('completed'));
+    const later = () => {
+      const a = u.value(N(t.attempt));
+      return `${attempt} < ${a} OR (${attempt} = ${a} AND ${rank} < ${u.value(N(STATE_RANK[t.state]))})`;
+    };
+    const wins = t.state === 'completed' ? `${state} <> ${completed}` : `${state} <> ${completed} AND (${later()})`;
+    return (await updateIf(this.#t, jobKey(t.jobId), u, `attribute_not_exists(${state}) OR (${wins})`)) ? 'applied' : 'stale';
+  }
+
+  /** The same change as a PartiQL UPDATE of an existing record, under the same rule. */
+  #statement(t: Transition): { Statement: string; Parameters: AttributeValue[] } {
+    const set = fields(t, this.#t.expiresAt());
+    const wins =
+      t.state === 'completed' ? `"state" <> 'completed'` : `"state" <> 'completed' AND ("attempt" < ? OR ("attempt" = ? AND "rank" < ?))`;
+    const rule = t.state === 'completed' ? [] : [N(t.attempt), N(t.attempt), N(STATE_RANK[t.state])];
+    return {
+      Statement: `UPDATE "${this.#t.table}" SET ${set.map(([name]) => `"${name}" = ?`).join(', ')} WHERE "pk" = ? AND ("state" IS MISSING OR (${wins}))`,
+      Parameters: [...set.map(([, value]) => value), jobKey(t.jobId).pk!, ...rule],
+    };
+  }
+}
+
+/** Attributes an UpdateItem sets only when missing: they never change for a job (an UPDATE sets them to the same value). */
+const KEPT_IF_SET = new Set(['enqueuedAt', 'parentId']);
+
+/** The attributes a state change sets. */
+function fields(t: Transition, expiresAt: number): [string, AttributeValue][] {
+  const at = t.at.toISOString();
+  const all: [string, AttributeValue | undefined][] = [
+    ['jobId', S(t.jobId)],
+    ['jobName', S(t.jobName)],
+    ['state', S(t.state)],
+    ['rank', N(STATE_RANK[t.state])],
+    ['attempt', N(t.attempt)],
+    ['updatedAt', S(at)],
+    ['expiresAt', N(expiresAt)],
+    ['enqueuedAt', t.enqueuedAt === undefined ? undefined : S(t.enqueuedAt)],
+    ['parentId', t.parentId === undefined ? undefined : S(t.parentId)],
+    ['worker', t.worker === undefined ? undefined : S(t.worker)],
+    ['error', t.error === undefined ? undefined : S(t.error.slice(0, MAX_ERROR_CHARS))],
+    ['reason', t.reason === undefined ? undefined : S(t.reason)],
+    ['nextAttemptAt', t.nextAttemptAt === undefined ? undefined : S(t.nextAttemptAt.toISOString())],
+  ];
+  if (t.state === 'running') all.push(['startedAt', S((t.startedAt ?? t.at).toISOString())]);
+  else if (t.startedAt !== undefined && t.state !== 'waiting') all.push(['startedAt', S(t.startedAt.toISOString())]);
+  if (ENDED_STATES.has(t.state)) all.push(['finishedAt', S(at)]);
+  const result = smallJson(t.result);
+  if (result !== undefined) all.push(['result', S(result)]);
+  return all.filter((f): f is [string, AttributeValue] => f[1] !== undefined);
+}
