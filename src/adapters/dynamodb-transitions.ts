@@ -12,7 +12,8 @@ const STATEMENTS_PER_BATCH = 25;
 const BATCHES_IN_FLIGHT = 4;
 
 /**
- * A job's state changes on DynamoDB, by group commit: a change goes out at once as one
+ * A job's state changes on DynamoDB, by group commit (all but `waiting`, which creates the
+ * record): a change goes out at once as one
  * conditional UpdateItem while the store is not busy; the changes that come while
  * BATCHES_IN_FLIGHT calls are out go together, up to 25, in one PartiQL BatchExecuteStatement of
  * conditional UPDATEs (each applied or refused on its own, at the write cost of an UpdateItem;
@@ -37,7 +38,8 @@ export class Transitions {
   }
 
   apply(t: Transition): Promise<Answer> {
-    return this.#group.add(t);
+    // `waiting` is written as the job is sent, before any record exists: an UPDATE would only be refused.
+    return t.state === 'waiting' ? this.#one(t) : this.#group.add(t);
   }
 
   async #commit(ts: Transition[]): Promise<Answer[]> {
