@@ -3,7 +3,9 @@
  *   1-2. 20,000 items over 50 keys: downstream calls per item, wall time and SQS calls per item of
  *        an sqs-jobs batch job against an sqs-jobs job per item and sqs-consumer handleMessageBatch;
  *   3.   a trickle: the age of the oldest item at flush against maxWaitMs + one poll wait;
- *   4.   5% of items failing once: no succeeded item runs twice, every item succeeds.
+ *   4.   5% of items failing once: no succeeded item runs twice, every item succeeds;
+ *   5.   an SQS round trip as in AWS (20 ms added to every call): one long poll per queue against
+ *        the default (up to 4, opened as receives come back full), per item and batched.
  * --quick: 4,000 items, a 15 s trickle, 1,000 items failing once. Writes bench/batch/results/latest.json.
  * BATCH_CONTENDERS=batch,consumer-per-key: only those contenders of 1-2, and no 3-4 (e.g. to profile one).
  * Exits 1 when an assertion fails.
@@ -11,7 +13,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { failuresLines, runFailures } from './failures.js';
-import { SQS_TARGET, throughputLines } from './report.js';
+import { ROUND_TRIP_MS, roundTripLines, SQS_TARGET, throughputLines } from './report.js';
 import { Stack } from './stack.js';
 import { runStaleness, stalenessLines } from './staleness.js';
 import { type ContenderResult, LABELS, runContender } from './throughput.js';
@@ -19,8 +21,8 @@ import { fmt } from './stats.js';
 
 const quick = process.argv.includes('--quick');
 const scale = quick
-  ? { items: 4_000, trickleSeconds: 15, failingItems: 1_000 }
-  : { items: 20_000, trickleSeconds: 60, failingItems: 5_000 };
+  ? { items: 4_000, trickleSeconds: 15, failingItems: 1_000, roundTripItems: 2_000 }
+  : { items: 20_000, trickleSeconds: 60, failingItems: 5_000, roundTripItems: 5_000 };
 const startedAt = performance.now();
 const stack = await Stack.open();
 
@@ -48,6 +50,12 @@ console.error(`3. trickle for ${scale.trickleSeconds} s`);
 const staleness = await runStaleness(stack, scale.trickleSeconds);
 console.error(`4. ${scale.failingItems} items, 5% failing once`);
 const failures = await runFailures(stack, scale.failingItems);
+console.error(`5. ${scale.roundTripItems} items, ${ROUND_TRIP_MS} ms added to every SQS call`);
+stack.proxy.setPlan({ latencyRate: 1, latencyMs: ROUND_TRIP_MS });
+const roundTrip: ContenderResult[] = [];
+for (const id of ['per-item-1r', 'per-item', 'batch-1r', 'batch'] as const)
+  roundTrip.push(await runContender(stack, id, scale.roundTripItems));
+stack.proxy.setPlan({});
 await stack.close();
 
 const consumerVersion = (JSON.parse(readFileSync('node_modules/sqs-consumer/package.json', 'utf8')) as { version: string }).version;
@@ -59,12 +67,13 @@ const passed = failures.ok && batch.sqsCallsPerItem <= SQS_TARGET && staleness.o
 mkdirSync('bench/batch/results', { recursive: true });
 writeFileSync(
   'bench/batch/results/latest.json',
-  `${JSON.stringify({ machine, quick, scale, throughput, staleness, failures, passed, tookSeconds }, null, 2)}\n`,
+  `${JSON.stringify({ machine, quick, scale, throughput, staleness, failures, roundTrip, passed, tookSeconds }, null, 2)}\n`,
 );
 console.log(`\n${machine}\n`);
 console.log(throughputLines(throughput).join('\n'));
 console.log(`\n${stalenessLines(staleness).join('\n')}`);
 console.log(`\n${failuresLines(failures).join('\n')}`);
+console.log(`\n${roundTripLines(roundTrip).join('\n')}`);
 console.log(
   `\n${passed ? 'all checks passed' : 'SOME CHECKS FAILED'}; took ${fmt(tookSeconds, 0)} s; bench/batch/results/latest.json written`,
 );

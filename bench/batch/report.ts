@@ -52,3 +52,27 @@ export function throughputLines(results: readonly ContenderResult[]): string[] {
   for (const r of results.filter((r) => r.id !== 'batch')) lines.push(`  ${r.id}: ${breakdown(r.sqsByAction)}`);
   return lines;
 }
+
+/** Added to every SQS call in scenario 5: about an SQS round trip within a region, against ~1 ms on loopback. */
+export const ROUND_TRIP_MS = 20;
+
+/** Scenario 5: wall time and SQS calls with one long poll per queue against the default. */
+export function roundTripLines(results: readonly ContenderResult[]): string[] {
+  const by = new Map(results.map((r) => [r.id, r]));
+  const lines = [`${ROUND_TRIP_MS} ms added to every SQS call (${results[0]?.items ?? 0} items each):`];
+  for (const r of results) {
+    lines.push(
+      `  ${LABELS[r.id]}: ${fmt(r.wallMs / 1000, 1)} s, ${fmt(r.itemsPerSecond, 0)} items/s, ${fmt(r.sqsCallsPerItem, 3)} SQS calls/item`,
+    );
+  }
+  for (const [one, four] of [
+    ['per-item-1r', 'per-item'],
+    ['batch-1r', 'batch'],
+  ] as const) {
+    const a = by.get(one);
+    const b = by.get(four);
+    if (a !== undefined && b !== undefined)
+      lines.push(`  ${four}: the default took ${fmt(b.wallMs / a.wallMs, 2)}x the wall time of one long poll per queue`);
+  }
+  return lines;
+}

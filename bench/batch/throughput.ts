@@ -22,12 +22,13 @@ export const THROUGHPUT = {
   consumers: 10,
 } as const;
 
-export type ContenderId = 'batch' | 'batch-1r' | 'per-item' | 'consumer-per-key' | 'consumer-whole-batch';
+export type ContenderId = 'batch' | 'batch-1r' | 'per-item' | 'per-item-1r' | 'consumer-per-key' | 'consumer-whole-batch';
 
 export const LABELS: Record<ContenderId, string> = {
   batch: `(a) sqs-jobs defineBatchJob (key, maxSize ${THROUGHPUT.maxSize}, maxWaitMs ${THROUGHPUT.maxWaitMs})`,
   'batch-1r': "(a') the same with receiveConcurrency 1 (one long poll per queue: the old default)",
   'per-item': '(b) sqs-jobs defineJob, one call per item',
+  'per-item-1r': "(b') the same with receiveConcurrency 1",
   'consumer-per-key': '(c) sqs-consumer batchSize 10, one call per key in the batch',
   'consumer-whole-batch': "(c') sqs-consumer batchSize 10, one call per batch (mixed keys)",
 };
@@ -61,8 +62,9 @@ async function start(id: ContenderId, stack: Stack, queue: Queue, downstream: Do
     const worker = await startWorker(stack, queue, contenderJob('batch', downstream, tally), { ...settings, receiveConcurrency });
     return () => worker.stop();
   }
-  if (id === 'per-item') {
-    const worker = await startWorker(stack, queue, contenderJob('per-item', downstream, tally), settings);
+  if (id === 'per-item' || id === 'per-item-1r') {
+    const receiveConcurrency = id === 'per-item-1r' ? 1 : undefined;
+    const worker = await startWorker(stack, queue, contenderJob('per-item', downstream, tally), { ...settings, receiveConcurrency });
     return () => worker.stop();
   }
   const mode: ConsumerMode = id === 'consumer-per-key' ? 'per-key' : 'whole-batch';
@@ -92,7 +94,9 @@ export async function runContender(stack: Stack, id: ContenderId, n: number): Pr
   const items = makeItems(n, THROUGHPUT.keys);
   const queue = await stack.freshQueue(id);
   // The producer only needs the job's name and schema; either definition will do for filling.
-  const definition = id === 'per-item' ? singleJob(async () => {}) : batchJob({ maxSize: 1, maxWaitMs: 0, handle: () => undefined });
+  const definition = id.startsWith('per-item')
+    ? singleJob(async () => {})
+    : batchJob({ maxSize: 1, maxWaitMs: 0, handle: () => undefined });
   await stack.fill(queue, definition, items);
   const downstream = new Downstream();
   const tally = new Tally(n);

@@ -88,6 +88,7 @@ const worker = createWorker(
     visibilityTimeoutSeconds: Number(env.VISIBILITY ?? 5),
     ...(env.HEARTBEAT_MS ? { heartbeatIntervalMs: Number(env.HEARTBEAT_MS) } : {}),
     waitTimeSeconds: 2,
+    ...(env.RECEIVE_CONCURRENCY ? { receiveConcurrency: Number(env.RECEIVE_CONCURRENCY) } : {}),
     shutdownTimeoutMs: 10_000,
     endpoint: env.ENDPOINT!,
     region: 'us-east-1',

@@ -123,6 +123,11 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     }
   }
 
+  /** Whether a receive of `count` from `lane` would be granted now (room, quota and brake permitting). */
+  hasRoomFor(count: number, lane?: Q): boolean {
+    return !this.#closed && Math.min(this.#free(), this.#room(lane)) >= count;
+  }
+
   /** Wake every waiter with 0; later calls to reserve() resolve 0 at once. */
   close(): void {
     this.#closed = true;

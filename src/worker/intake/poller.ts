@@ -17,7 +17,8 @@ export interface Intake {
 
 /**
  * A queue's receive loops, scaled to what it holds: one is always open; each receive that comes
- * back full (10) opens one more while fewer than `most` are open, and a loop beyond the first
+ * back full (10) while the worker has room for another full receive opens one more, while fewer
+ * than `most` are open; a loop beyond the first
  * ends when its receive comes back with fewer than 10. A deep queue is received from by up to
  * `most` long polls at once (each round trip no longer paces the intake alone); an idle or
  * trickling one keeps one open, so it pays for no more empty receives than before. Resolves once
@@ -96,7 +97,10 @@ async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQueue, f
     // Held first, then the reservation returned: capacity never counts these messages twice or not at all.
     intake.received(queueUrl, leases, count);
     capacity.returnSlots(count, queue, leases.length);
-    if (messages.length === SQS_RECEIVE_LIMIT) more();
+    // Full, and the worker has room for another full receive at once: the queue is deep and
+    // the worker keeps up (batch jobs, fast handlers). A worker whose handlers are all busy, or a
+    // queue braked by jobs waiting for their turn, gains nothing from another poll.
+    if (messages.length === SQS_RECEIVE_LIMIT && capacity.hasRoomFor(SQS_RECEIVE_LIMIT, queue)) more();
     else if (!first) break; // the queue is not deep (or the worker has no room for more): one loop will do
   }
 }

@@ -99,6 +99,31 @@ describe('pollQueue', () => {
     await loop;
   });
 
+  it('opens no second long poll while the worker has no room for another full receive', async () => {
+    w = await inMemoryWorker([step], { options: { waitTimeSeconds: 0 } });
+    for (let k = 0; k < 30; k++) await w.send('step', {});
+    let out = 0;
+    let most = 0;
+    const receive = w.memory.receive.bind(w.memory);
+    w.memory.receive = async (...a) => {
+      out++;
+      most = Math.max(most, out);
+      try {
+        await new Promise((r) => setTimeout(r, 20));
+        return await receive(...a);
+      } finally {
+        out--;
+      }
+    };
+    const { i, held, capacity } = intake(15); // room for 15: after a full receive, 5 more at most
+    const loop = pollQueue(w.ctx, i, lane(w.url), 4);
+    await eventually(() => held.length === 15, 'the worker full');
+    expect(most).toBe(1);
+    w.ctx.stop.abort();
+    capacity.close();
+    await loop;
+  });
+
   it('keeps one long poll on a queue whose receives never come back full', async () => {
     w = await inMemoryWorker([step], { options: { waitTimeSeconds: 0 } });
     let out = 0;
