@@ -155,14 +155,21 @@ export async function runFanOutChaos(o: ChaosOptions): Promise<ChaosResult> {
     const childSet = new Set(childIds);
     const childrenRun = () => [...runTimes(ws.effects).keys()].filter((id) => childSet.has(id)).length;
     // A kill every `killEveryMs`, and one each time a further quarter of the children have run, so a
-    // fast machine still sees kills at a quarter, a half and three quarters of the fan-out.
+    // fast machine still sees kills at a quarter, a half and three quarters of the fan-out; the next
+    // kill does not wait for the last one's replacement to start (that can outlast the fan-out).
     let runAtKill = 0;
-    killer = killLoop(workers, env, o.killEveryMs, () => {
-      const run = childrenRun();
-      if (run - runAtKill < o.children / 4) return false;
-      runAtKill = run;
-      return true;
-    });
+    killer = killLoop(
+      workers,
+      env,
+      o.killEveryMs,
+      () => {
+        const run = childrenRun();
+        if (run - runAtKill < o.children / 4) return false;
+        runAtKill = run;
+        return true;
+      },
+      false,
+    );
 
     // The status reads, `readEveryMs` apart, until the completion has run, at most `maxReads - 1`;
     // the last one is taken once the queue is empty (the completion's message settled, so its end

@@ -98,7 +98,7 @@ export class ChildCounts {
     return ends.map((end) => results.get(end)!);
   }
 
-  /** The transaction: a marker per child (absent before), then the parent's counters (under `limit`: fanDone stays below total − children). */
+  /** The transaction: a marker per child (absent before), then the parent's counters (given `total`: only if fanDone stays below total − children). */
   #actions(parentId: string, ends: readonly ChildEnd[], total: number | undefined) {
     const expiresAt = N(this.#t.expiresAt());
     const markers = ends.map((end) => ({

@@ -5,6 +5,11 @@ import { jobKey, N, S, type TableRef, Update, updateIf } from './dynamodb-items.
 
 type Answer = 'applied' | 'stale';
 
+/** One change's answer within a shared call: a change that failed fails alone, not its neighbours. */
+type Outcome = Answer | { readonly failed: unknown };
+
+const alone = (p: Promise<Answer>): Promise<Outcome> => p.catch((failed: unknown) => ({ failed }));
+
 /** Statements in one BatchExecuteStatement (DynamoDB's limit). */
 const STATEMENTS_PER_BATCH = 25;
 
@@ -26,7 +31,7 @@ const BATCHES_IN_FLIGHT = 4;
  */
 export class Transitions {
   readonly #t: TableRef;
-  readonly #group: GroupCommit<Transition, Answer>;
+  readonly #group: GroupCommit<Transition, Outcome>;
 
   constructor(t: TableRef) {
     this.#t = t;
@@ -39,11 +44,12 @@ export class Transitions {
 
   apply(t: Transition): Promise<Answer> {
     // `waiting` is written as the job is sent, before any record exists: an UPDATE would only be refused.
-    return t.state === 'waiting' ? this.#one(t) : this.#group.add(t);
+    if (t.state === 'waiting') return this.#one(t);
+    return this.#group.add(t).then((o) => (typeof o === 'string' ? o : Promise.reject(o.failed)));
   }
 
-  async #commit(ts: Transition[]): Promise<Answer[]> {
-    if (ts.length === 1) return [await this.#one(ts[0]!)];
+  async #commit(ts: Transition[]): Promise<Outcome[]> {
+    if (ts.length === 1) return [await alone(this.#one(ts[0]!))];
     let out: BatchExecuteStatementCommandOutput;
     try {
       out = await this.#t.client.send(
@@ -53,14 +59,14 @@ export class Transitions {
       );
     } catch {
       // Refused whole (a role without dynamodb:PartiQLUpdate, the call failed): one UpdateItem each.
-      return Promise.all(ts.map((t) => this.#one(t)));
+      return Promise.all(ts.map((t) => alone(this.#one(t))));
     }
     return Promise.all(
       ts.map((t, i) => {
         const error = out.Responses?.[i]?.Error;
         if (error === undefined) return 'applied';
         if (error.Code === 'ConditionalCheckFailed' && error.Item !== undefined) return 'stale';
-        return this.#one(t); // no record yet (an UPDATE creates none), or throttled, or a conflict
+        return alone(this.#one(t)); // no record yet (an UPDATE creates none), or throttled, or a conflict
       }),
     );
   }

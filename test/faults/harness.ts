@@ -228,13 +228,16 @@ export function named(name: string): void {
  * SIGKILL one worker every `everyMs`, in turn, and start a new one with `env` in its place, until
  * the returned stop() is called; stop() resolves to the number of kills once the loop has ended.
  * `sooner`, looked at every 100 ms, kills before `everyMs` has passed when it says so (a run that
- * moves faster than the clock still gets its kills mid-run).
+ * moves faster than the clock still gets its kills mid-run). `waitReady` false: the next kill
+ * does not wait for the new worker to be ready (its start can take seconds on a loaded machine,
+ * longer than a fast run lasts); the kills go to the workers in turn, started or not.
  */
 export function killLoop(
   workers: WorkerProcess[],
   env: Record<string, string>,
   everyMs: number,
   sooner: () => boolean = () => false,
+  waitReady = true,
 ): { stop: () => Promise<number> } {
   let kills = 0;
   let killing = true;
@@ -248,13 +251,16 @@ export function killLoop(
       await workers[i]!.exited;
       kills++;
       workers[i] = spawnWorker(env);
-      await workers[i]!.ready.catch(() => {});
+      if (waitReady) await workers[i]!.ready.catch(() => {});
+      else workers[i]!.ready.catch(() => {}); // killed before it was ready, maybe: nothing to wait for
     }
   })();
   return {
     stop: async () => {
       killing = false;
       await loop;
+      // Every worker started and able to stop on SIGTERM before the caller stops them.
+      if (!waitReady) await Promise.all(workers.map((w) => w.ready.catch(() => {})));
       return kills;
     },
   };

@@ -16,13 +16,13 @@ export interface Intake {
 }
 
 /**
- * A queue's receive loops, scaled to what it holds: one is always open; each receive that comes
- * back full (10) while the worker has room for another full receive opens one more, while fewer
- * than `most` are open; a loop beyond the first
- * ends when its receive comes back with fewer than 10. A deep queue is received from by up to
- * `most` long polls at once (each round trip no longer paces the intake alone); an idle or
- * trickling one keeps one open, so it pays for no more empty receives than before. Resolves once
- * every loop has ended (stop).
+ * A queue's receive loops, scaled to demand: one is always open; each receive that comes back
+ * full (10) while the worker has room for another full receive opens one more, while fewer than
+ * `most` are open; a loop beyond the first waits at most 1 s and ends when its receive comes back
+ * with fewer than 10 (or full with no room left). A deep queue the worker keeps up with is
+ * received from by up to `most` long polls at once (one round trip no longer paces the intake);
+ * an idle, trickling or braked one keeps one open (a burst costs each extra loop one empty
+ * receive at most). Resolves once every loop has ended (stop).
  */
 export function pollQueue(ctx: WorkerContext, intake: Intake, queue: ScheduledQueue, most: number): Promise<void> {
   return new Promise((resolve) => {
