@@ -1,5 +1,8 @@
 import { LaneAsks } from './lane-asks.js';
-import { bufferQuota, type Lane, LanePicker, type TierPick } from './lanes.js';
+import type { CapacityLimits, Holding } from './holding.js';
+import { bufferQuota, type Lane, LanePicker } from './lanes.js';
+
+export type { CapacityLimits, Holding } from './holding.js';
 
 /** A receive out this long is waiting on an empty queue: SQS answers at once when it has messages. */
 export const LONG_POLL_MS = 1_000;
@@ -8,24 +11,6 @@ interface Waiter<Q> {
   readonly lane: Q | undefined;
   readonly max: number;
   readonly resolve: (count: number) => void;
-}
-
-/** What the worker holds now: handlers running, and received messages not yet started (per lane). */
-export interface Holding<Q> {
-  running(): number;
-  /** Buffered messages: of `lane`, or of every lane. */
-  buffered(lane?: Q): number;
-  /** Buffered messages that could start now (not FIFO messages behind their group, not those due later); default: buffered(). */
-  startable?(): number;
-  /** Messages of `lane` held waiting (for a permit, a rate slot) that count against receiving more from it. */
-  waiting?(lane: Q): number;
-}
-
-export interface CapacityLimits {
-  readonly concurrency: number;
-  /** Unstarted messages held beyond the free handler slots. */
-  readonly prefetch: number;
-  readonly pick?: TierPick;
 }
 
 /**

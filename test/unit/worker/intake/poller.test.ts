@@ -16,6 +16,23 @@ const lane = (url: string) => ({ url, fifo: false, weight: 1, rank: 1 });
 let w: InMemoryWorker;
 afterEach(() => w.close());
 
+/** Wraps the in-memory queue's receive: how many receives are out now, and the most at once. Each takes `ms` (a round trip). */
+function countReceives(ms: number) {
+  const counts = { out: 0, most: 0 };
+  const receive = w.memory.receive.bind(w.memory);
+  w.memory.receive = async (...a) => {
+    counts.out++;
+    counts.most = Math.max(counts.most, counts.out);
+    try {
+      if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+      return await receive(...a);
+    } finally {
+      counts.out--;
+    }
+  };
+  return counts;
+}
+
 function intake(limit: number) {
   const held: Lease[] = [];
   const asked: number[] = [];
@@ -73,27 +90,15 @@ describe('pollQueue', () => {
     w = await inMemoryWorker([step], { options: { waitTimeSeconds: 1 } });
     for (let k = 0; k < 80; k++) await w.send('step', {});
     // Each receive takes 20 ms (a round trip), so loops that are open overlap.
-    const receive = w.memory.receive.bind(w.memory);
-    let out = 0;
-    let most = 0;
-    w.memory.receive = async (...a) => {
-      out++;
-      most = Math.max(most, out);
-      try {
-        await new Promise((r) => setTimeout(r, 20));
-        return await receive(...a);
-      } finally {
-        out--;
-      }
-    };
+    const receives = countReceives(20);
     const { i, held, capacity } = intake(1_000);
     const loop = pollQueue(w.ctx, i, lane(w.url), 3);
     await eventually(() => held.length === 80, 'every message held');
-    expect(most).toBe(3);
+    expect(receives.most).toBe(3);
     // The queue is empty now: the extra loops' receives came back short and they ended; one long poll stays open.
-    await eventually(() => out === 1, 'one receive open');
+    await eventually(() => receives.out === 1, 'one receive open');
     await new Promise((r) => setTimeout(r, 100));
-    expect(out).toBe(1);
+    expect(receives.out).toBe(1);
     w.ctx.stop.abort();
     capacity.close();
     await loop;
@@ -102,23 +107,11 @@ describe('pollQueue', () => {
   it('opens no second long poll while the worker has no room for another full receive', async () => {
     w = await inMemoryWorker([step], { options: { waitTimeSeconds: 0 } });
     for (let k = 0; k < 30; k++) await w.send('step', {});
-    let out = 0;
-    let most = 0;
-    const receive = w.memory.receive.bind(w.memory);
-    w.memory.receive = async (...a) => {
-      out++;
-      most = Math.max(most, out);
-      try {
-        await new Promise((r) => setTimeout(r, 20));
-        return await receive(...a);
-      } finally {
-        out--;
-      }
-    };
+    const receives = countReceives(20);
     const { i, held, capacity } = intake(15); // room for 15: after a full receive, 5 more at most
     const loop = pollQueue(w.ctx, i, lane(w.url), 4);
     await eventually(() => held.length === 15, 'the worker full');
-    expect(most).toBe(1);
+    expect(receives.most).toBe(1);
     w.ctx.stop.abort();
     capacity.close();
     await loop;
@@ -126,25 +119,14 @@ describe('pollQueue', () => {
 
   it('keeps one long poll on a queue whose receives never come back full', async () => {
     w = await inMemoryWorker([step], { options: { waitTimeSeconds: 0 } });
-    let out = 0;
-    let most = 0;
-    const receive = w.memory.receive.bind(w.memory);
-    w.memory.receive = async (...a) => {
-      out++;
-      most = Math.max(most, out);
-      try {
-        return await receive(...a);
-      } finally {
-        out--;
-      }
-    };
+    const receives = countReceives(0);
     const { i, held, capacity } = intake(1_000);
     const loop = pollQueue(w.ctx, i, lane(w.url), 4);
     for (let k = 0; k < 5; k++) {
       await w.send('step', {});
       await eventually(() => held.length === k + 1, 'the message held');
     }
-    expect(most).toBe(1);
+    expect(receives.most).toBe(1);
     w.ctx.stop.abort();
     capacity.close();
     await loop;

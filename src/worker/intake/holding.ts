@@ -1,0 +1,21 @@
+import type { TierPick } from './lanes.js';
+
+// What ReceiveCapacity is given: the worker's limits, and a view of what it holds now.
+
+/** What the worker holds now: handlers running, and received messages not yet started (per lane). */
+export interface Holding<Q> {
+  running(): number;
+  /** Buffered messages: of `lane`, or of every lane. */
+  buffered(lane?: Q): number;
+  /** Buffered messages that could start now (not FIFO messages behind their group, not those due later); default: buffered(). */
+  startable?(): number;
+  /** Messages of `lane` held waiting (for a permit, a rate slot) that count against receiving more from it. */
+  waiting?(lane: Q): number;
+}
+
+export interface CapacityLimits {
+  readonly concurrency: number;
+  /** Unstarted messages held beyond the free handler slots. */
+  readonly prefetch: number;
+  readonly pick?: TierPick;
+}
