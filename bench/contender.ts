@@ -34,6 +34,8 @@ interface Spec {
   metrics?: boolean;
   /** Profile the CPU from 'ready' to 'done' and write it to `${profile}-<time>.cpuprofile`. */
   profile?: string;
+  /** Each handler also spins the CPU this many µs (a handler that computes). */
+  busyMicros?: number;
 }
 
 const spec = JSON.parse(process.argv[2]!) as Spec;
@@ -56,6 +58,7 @@ let startedAt = performance.now();
 let finished = false;
 async function handle(ms: number, signal?: AbortSignal): Promise<void> {
   held++;
+  if (spec.busyMicros) for (const until = performance.now() + spec.busyMicros / 1000; performance.now() < until; );
   if (spec.hold) await gate;
   if (ms > 0) await sleep(ms, undefined, signal ? { signal } : {});
   held--;
@@ -153,6 +156,10 @@ process.on('message', (m: { type?: string }) => {
   if (m.type === 'heap') {
     (globalThis as { gc?: () => void }).gc?.();
     send({ type: 'heap', heapUsed: process.memoryUsage().heapUsed, held });
+  }
+  if (m.type === 'cpu') {
+    const cpu = process.cpuUsage(startCpu);
+    send({ type: 'cpu', cpuMicros: cpu.user + cpu.system, processed });
   }
   if (m.type === 'stop') void stop().then(() => send({ type: 'stopped' }));
 });

@@ -14,8 +14,8 @@ import { cpuBuckets } from './lib/cpu-profile.js';
 import { SqsProxy } from './lib/sqs-proxy.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
-/** BENCH_ONLY=noop,heavy,heap,heartbeat,shutdown runs a subset. */
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'noop,heavy,heap,heartbeat,shutdown').split(','));
+/** BENCH_ONLY=noop,heavy,heap,heartbeat,shutdown,scale runs a subset. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'noop,heavy,heap,heartbeat,shutdown,scale').split(','));
 /** BENCH_PROFILE=1: the no-op runs of sqs-jobs profiled from 'ready' to 'done', and where their CPU went per message. */
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const PROFILES = 'bench/results/profiles';
@@ -360,6 +360,73 @@ if (ONLY.has('shutdown')) {
   lines.push('', '| shutdown with 200 held (10 running 3 s jobs, 190 prefetched) | ms after SIGTERM |', '|---|---|');
   lines.push(`| the 190 unstarted visible to other consumers | ${fmt(visibleAt - t0, 0)} |`);
   lines.push(`| process exited (running jobs finished and deleted) | ${fmt(exit - t0, 0)} |`);
+}
+
+// 6. Scaling: 1, 2 and 4 worker processes on one queue, straight to ElasticMQ (the counting proxy
+// is one process and would be the limit). A raw SDK loop per process alongside shows where
+// ElasticMQ, not the worker, limits; a handler that computes 1 ms shows where the cores do.
+if (ONLY.has('scale')) {
+  const S = QUICK ? 2_000 : 8_000;
+  const workloads: [label: string, busyMicros: number][] = [
+    ['no-op', 0],
+    ['1 ms of CPU', 1_000],
+  ];
+  const counts = [1, 2, 4];
+  const table = new Map<string, { perSecond: number; cpuMicrosPerMessage: number }>();
+  const key = (w: string, c: string, p: number) => `${w}|${c}|${p}`;
+  for (const [workload, busyMicros] of workloads) {
+    for (const procs of counts) {
+      for (const [label, contender, spec] of [
+        ['sqs-jobs', 'sqs-jobs', { memcached: MEMCACHED }],
+        ['raw SDK loop', 'raw-sdk', {}],
+      ] as [string, ContenderName, Record<string, unknown>][]) {
+        const queueUrl = (await freshQueue(30)).replace(proxy.url, EMQ);
+        const n = busyMicros > 0 ? S / 4 : S;
+        await fill(queueUrl, n);
+        const runs = Array.from({ length: procs }, () =>
+          start(contender, { queueUrl, endpoint: EMQ, expect: Number.MAX_SAFE_INTEGER, busyMicros, ...spec }),
+        );
+        await Promise.all(runs.map((r) => r.next('ready')));
+        const t0 = performance.now();
+        for (let i = 0; i < 6_000; i++) {
+          const d = await depth(queueUrl);
+          if (d.visible + d.inFlight === 0) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const seconds = (performance.now() - t0) / 1000;
+        const cpu = await Promise.all(
+          runs.map((r) => {
+            r.child.send({ type: 'cpu' });
+            return r.next('cpu');
+          }),
+        );
+        for (const r of runs) r.child.send({ type: 'stop' });
+        await Promise.race([Promise.all(runs.map((r) => r.exited)), new Promise((r) => setTimeout(r, 30_000))]);
+        for (const r of runs) r.child.kill('SIGKILL');
+        const f = { perSecond: n / seconds, cpuMicrosPerMessage: cpu.reduce((a, c) => a + c.cpuMicros!, 0) / n };
+        table.set(key(workload, label, procs), f);
+        console.error(
+          `  ${workload}, ${label}, ${procs} process(es): ${f.perSecond.toFixed(0)} msg/s, ${f.cpuMicrosPerMessage.toFixed(0)} µs CPU/msg`,
+        );
+      }
+    }
+  }
+  results.scale = Object.fromEntries(table);
+  lines.push(
+    '',
+    `| scaling on ${cpus().length} cores (straight to ElasticMQ) | processes | sqs-jobs msg/s | vs 1 process | raw SDK loop msg/s | sqs-jobs vs raw |`,
+    '|---|---|---|---|---|---|',
+  );
+  for (const [workload] of workloads) {
+    for (const procs of counts) {
+      const ours = table.get(key(workload, 'sqs-jobs', procs))!;
+      const raw = table.get(key(workload, 'raw SDK loop', procs))!;
+      const one = table.get(key(workload, 'sqs-jobs', 1))!;
+      lines.push(
+        `| ${workload} | ${procs} | ${fmt(ours.perSecond, 0)} | ${fmt(ours.perSecond / one.perSecond)}× | ${fmt(raw.perSecond, 0)} | ${fmt(ours.perSecond / raw.perSecond)}× |`,
+      );
+    }
+  }
 }
 
 const consumerVersion = (JSON.parse(readFileSync('node_modules/sqs-consumer/package.json', 'utf8')) as { version: string }).version;
