@@ -6,6 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { writeHeapSnapshot } from 'node:v8';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { pino } from 'pino';
@@ -156,6 +157,10 @@ process.on('message', (m: { type?: string }) => {
   if (m.type === 'heap') {
     (globalThis as { gc?: () => void }).gc?.();
     send({ type: 'heap', heapUsed: process.memoryUsage().heapUsed, held });
+  }
+  if (m.type === 'snapshot') {
+    (globalThis as { gc?: () => void }).gc?.();
+    send({ type: 'snapshot', path: writeHeapSnapshot(), held });
   }
   if (m.type === 'cpu') {
     const cpu = process.cpuUsage(startCpu);

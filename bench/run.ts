@@ -19,6 +19,8 @@ const ONLY = new Set((process.env.BENCH_ONLY ?? 'noop,heavy,heap,heartbeat,shutd
 /** BENCH_PROFILE=1: the no-op runs of sqs-jobs profiled from 'ready' to 'done', and where their CPU went per message. */
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const PROFILES = 'bench/results/profiles';
+/** BENCH_HEAP_SNAPSHOTS=1: the heap run writes a V8 heap snapshot at half and at full (compare them in DevTools). */
+const HEAP_SNAPSHOTS = process.env.BENCH_HEAP_SNAPSHOTS === '1';
 const EMQ = process.env.SQS_JOBS_ELASTICMQ_URL ?? 'http://127.0.0.1:9324';
 const MEMCACHED = process.env.SQS_JOBS_MEMCACHED ?? '127.0.0.1:11211';
 const direct = new SQSClient({ endpoint: EMQ, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
@@ -284,10 +286,18 @@ if (ONLY.has('heap')) {
       run.child.send({ type: 'heap' });
       return run.next('heap');
     };
+    const snapshot = async (at: string) => {
+      if (!HEAP_SNAPSHOTS) return;
+      run.child.send({ type: 'snapshot' });
+      const written = (await run.next('snapshot')) as unknown as { path: string; held: number };
+      console.error(`  heap snapshot at ${written.held} held (${at}): ${written.path}`);
+    };
     await fill(queueUrl, held / 2, () => 0);
     const half = await heldHeap(held / 2);
+    await snapshot('half');
     await fill(queueUrl, held / 2, () => 0);
     const full = await heldHeap(held);
+    await snapshot('full');
     run.child.send({ type: 'release' });
     await run.next('done');
     run.child.send({ type: 'stop' });

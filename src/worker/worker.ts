@@ -8,7 +8,8 @@ import { Batching } from './batch/batching.js';
 import { CapTurns } from './cap-turns.js';
 import type { WorkerContext } from './context.js';
 import { Fate } from './fate/conclude.js';
-import { internalError } from './fate/decide.js';
+import { internalError, type Outcome } from './fate/decide.js';
+import type { JobInfo } from '../core/job-events.js';
 import type { Lease } from './hold/lease.js';
 import { ReceiveCapacity } from './intake/capacity.js';
 import { type Intake, pollQueue } from './intake/poller.js';
@@ -198,19 +199,21 @@ export class Worker extends EventSource<WorkerEvents> {
       return;
     }
     this.#activity.started(lease);
-    runJob(this.#ctx, lease, read, this.#room)
-      .catch((error: unknown) => {
+    runJob(this.#ctx, lease, read, this.#room).then(
+      ({ info, outcome }) => this.#ended(lease, info, outcome),
+      (error: unknown) => {
         // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
         this.#error('run', error);
-        const outcome = internalError(toError(error), this.config.visibilityTimeoutSeconds);
-        return { info: describeLease(this.config.jobs, lease), outcome };
-      })
-      .then(({ info, outcome }) => {
-        // The slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background.
-        this.#activity.ended(lease);
-        this.#fate.conclude(lease, info, outcome);
-        this.#dispatch();
-      });
+        this.#ended(lease, describeLease(this.config.jobs, lease), internalError(toError(error), this.config.visibilityTimeoutSeconds));
+      },
+    );
+  }
+
+  /** The slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background. */
+  #ended(lease: Lease, info: JobInfo, outcome: Outcome): void {
+    this.#activity.ended(lease);
+    this.#fate.conclude(lease, info, outcome);
+    this.#dispatch();
   }
 
   /** Messages that may wait here without being counted against receiving more: concurrency + prefetch. The room is twice that. */

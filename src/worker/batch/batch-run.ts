@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { BatchItem } from '../../core/batch-job.js';
 import { SqsJobsError, toError } from '../../core/errors.js';
@@ -13,6 +12,7 @@ import { abortedWith, type AbortCode, type Interruptible, type Lease } from '../
 import { firstSentAt } from '../../core/delivery.js';
 import type { GoodReading } from '../run/reading.js';
 import { takeFlushPermits } from './flush-permits.js';
+import { newToken } from '../run/claim.js';
 
 /** Why an item ended as lost without running. */
 export const WAITED_IN_BATCH = 'it waited in its batch';
@@ -31,7 +31,7 @@ export interface ItemOutcome {
 
 /** One call of a batch handler: what it runs under. Shutdown and the timeout abort it; an item's lost lease does not. */
 export class BatchRun implements Interruptible {
-  readonly token = randomUUID();
+  readonly token = newToken();
   readonly #controller = new AbortController();
 
   constructor(readonly batch: Batch<HeldItem>) {}

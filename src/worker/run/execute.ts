@@ -33,42 +33,74 @@ export interface ExecuteOptions {
  * as it settles, or as soon as the signal fires (then after at most `graceMs` more). Never rejects.
  */
 export function execute(handler: () => unknown, lease: Interruptible, o: ExecuteOptions): Promise<Execution> {
-  const startedAt = Date.now();
-  return new Promise<Execution>((resolve) => {
-    let done = false;
-    let graceTimer: NodeJS.Timeout | undefined;
-    const timeout = o.timeoutMs === undefined ? undefined : setTimeout(() => lease.abort('JOB_TIMEOUT', timeoutMessage(o)), o.timeoutMs);
-    const finish = (execution: Execution) => {
-      if (done) return; // an abandoned handler settling late: its result has nowhere to go
-      done = true;
-      if (timeout !== undefined) clearTimeout(timeout);
-      if (graceTimer !== undefined) clearTimeout(graceTimer);
-      lease.whenAborted(undefined);
-      resolve(execution);
-    };
-    const aborted = (abandoned: boolean): Execution => {
-      const reason = toError(lease.abortReason);
-      const code = (reason as { code?: AbortCode }).code;
-      return { kind: 'aborted', code, reason, abandoned, processMs: Date.now() - startedAt };
-    };
-    function onAbort(): void {
-      // The outcome now follows the signal; wait a little for a handler that honours it.
-      graceTimer = setTimeout(() => finish(aborted(true)), o.graceMs);
-    }
-    const settled = (execution: () => Execution) => finish(lease.abortReason !== undefined ? aborted(false) : execution());
-    if (lease.abortReason !== undefined) {
-      // Never start a handler whose signal already fired (shutdown or a lost lease meanwhile).
-      finish(aborted(false));
+  // Never start a handler whose signal already fired (shutdown or a lost lease meanwhile).
+  if (lease.abortReason !== undefined) return Promise.resolve(aborted(lease, false, 0));
+  return new Promise<Execution>((resolve) => new Watch(lease, o, resolve).run(handler));
+}
+
+/**
+ * One handler run, watched: its timeout, its signal, its result, whichever ends it first. One
+ * object per run rather than a closure per step: it lives as long as the handler runs, for every
+ * job a worker holds.
+ */
+class Watch {
+  readonly #startedAt = Date.now();
+  #resolve: ((execution: Execution) => void) | undefined;
+  #timeout: NodeJS.Timeout | undefined;
+  #grace: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly lease: Interruptible,
+    readonly o: ExecuteOptions,
+    resolve: (execution: Execution) => void,
+  ) {
+    this.#resolve = resolve;
+  }
+
+  run(handler: () => unknown): void {
+    const { lease, o } = this;
+    if (o.timeoutMs !== undefined) this.#timeout = setTimeout(() => lease.abort('JOB_TIMEOUT', timeoutMessage(o)), o.timeoutMs);
+    lease.whenAborted(this.#onAbort);
+    let result: unknown;
+    try {
+      result = handler();
+    } catch (error) {
+      this.#settled(error, true);
       return;
     }
-    lease.whenAborted(onAbort);
-    Promise.resolve()
-      .then(handler)
-      .then(
-        (value: unknown) => settled(() => ({ kind: 'returned', value, processMs: Date.now() - startedAt })),
-        (error: unknown) => settled(() => ({ kind: 'threw', error: toError(error), processMs: Date.now() - startedAt })),
-      );
-  });
+    Promise.resolve(result).then(
+      (value) => this.#settled(value, false),
+      (error: unknown) => this.#settled(error, true),
+    );
+  }
+
+  /** The outcome now follows the signal; wait a little for a handler that honours it. */
+  readonly #onAbort = (): void => {
+    this.#grace = setTimeout(() => this.#finish(aborted(this.lease, true, this.#startedAt)), this.o.graceMs);
+  };
+
+  #settled(value: unknown, threw: boolean): void {
+    const processMs = Date.now() - this.#startedAt;
+    if (this.lease.abortReason !== undefined) this.#finish(aborted(this.lease, false, this.#startedAt));
+    else if (threw) this.#finish({ kind: 'threw', error: toError(value), processMs });
+    else this.#finish({ kind: 'returned', value, processMs });
+  }
+
+  #finish(execution: Execution): void {
+    const resolve = this.#resolve;
+    if (resolve === undefined) return; // an abandoned handler settling late: its result has nowhere to go
+    this.#resolve = undefined;
+    if (this.#timeout !== undefined) clearTimeout(this.#timeout);
+    if (this.#grace !== undefined) clearTimeout(this.#grace);
+    this.lease.whenAborted(undefined);
+    resolve(execution);
+  }
+}
+
+function aborted(lease: Interruptible, abandoned: boolean, startedAt: number): Execution {
+  const reason = toError(lease.abortReason);
+  const code = (reason as { code?: AbortCode }).code;
+  return { kind: 'aborted', code, reason, abandoned, processMs: startedAt === 0 ? 0 : Date.now() - startedAt };
 }
 
 function timeoutMessage(o: ExecuteOptions): string {

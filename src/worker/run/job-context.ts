@@ -11,8 +11,8 @@ import { jobLogger } from './job-logger.js';
 /**
  * The `ctx` a handler is given. A class, so every job's ctx has one shape, and what most handlers
  * never ask for is made only when asked: the signal (an AbortController), the logger (a pino
- * child), the enqueue time as a Date. Those three are getters: destructuring reads them, a spread
- * (`{ ...ctx }`) does not copy them.
+ * child), the enqueue time as a Date, `fanOut`. Those four are getters: destructuring reads them,
+ * a spread (`{ ...ctx }`) does not copy them.
  */
 export class RunContext implements JobContext {
   readonly jobId: string;
@@ -68,12 +68,19 @@ export class RunContext implements JobContext {
     return this.#enqueuedDate;
   }
 
-  /** An own property, so `const { fanOut } = ctx` works too. */
-  readonly fanOut = <C extends AnyDefinition>(
+  /** A getter, so `const { fanOut } = ctx` works too; the function is made when first read. */
+  get fanOut(): JobContext['fanOut'] {
+    this.#fanOut ??= (child, argsList, options) => this.#fanOutNow(child, argsList, options);
+    return this.#fanOut;
+  }
+
+  #fanOut: JobContext['fanOut'] | undefined;
+
+  #fanOutNow<C extends AnyDefinition>(
     child: C,
     argsList: readonly JobArgs<C>[],
     options?: FanOutOptions,
-  ): Promise<{ parentId: string; total: number }> => {
+  ): Promise<{ parentId: string; total: number }> {
     const status = this.#ctx.status;
     if (status === undefined) {
       return Promise.reject(
@@ -83,5 +90,5 @@ export class RunContext implements JobContext {
     const m = this.#lease.message;
     const parent = { jobId: this.jobId, jobName: this.jobName, queueUrl: m.queueUrl, originId: originOf(m), signal: this.signal };
     return fanOut(status.fanOut, parent, child, argsList, options);
-  };
+  }
 }

@@ -39,6 +39,22 @@ describe('execute', () => {
     ).toMatchObject({ kind: 'threw', error: { message: 'a string' } });
   });
 
+  it('a handler that aborts its own run and then returns ends aborted; a thenable that is not a Promise is followed', async () => {
+    const l = lease();
+    const out = await execute(
+      () => {
+        l.abort('CANCELLED', 'cancelled by the handler');
+        return 'ignored';
+      },
+      l,
+      options,
+    );
+    expect(out).toMatchObject({ kind: 'aborted', code: 'CANCELLED', abandoned: false });
+    // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose, as a handler may return
+    const thenable = { then: (resolve: (v: string) => void) => setTimeout(() => resolve('later'), 5) };
+    expect(await execute(() => thenable, lease(), options)).toMatchObject({ kind: 'returned', value: 'later' });
+  });
+
   it('aborts the lease on timeout; a handler that honours its signal is not abandoned', async () => {
     const l = lease();
     const out = await execute(() => sleepFor(5_000, undefined, { signal: l.signal }), l, { ...options, timeoutMs: 50 });
