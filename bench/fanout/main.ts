@@ -36,13 +36,17 @@ const tracked = await trackedCost(DYNAMODB, table, scale.tracked);
 const child = await childCost(DYNAMODB, table, scale.children, 1_000);
 
 console.error(`b. throughput, tracking off / on, ${scale.rounds} rounds of ${scale.throughputJobs} jobs each`);
+// A warm-up of each, untimed: the first run in a process pays for loading and compiling.
+for (const mode of ['off', 'on'] as const) await throughputRun(mode, 300, store);
 const runs: ThroughputRun[] = [];
 for (let round = 0; round < scale.rounds; round++) {
   // Alternate which goes first, so a machine that speeds up or slows down favours neither.
   for (const mode of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
     const r = await throughputRun(mode, scale.throughputJobs, store);
     runs.push(r);
-    console.error(`  round ${round + 1} ${mode}: ${f(r.jobsPerSecond, 0)} jobs/s (${f(r.seconds, 1)} s)`);
+    console.error(
+      `  round ${round + 1} ${mode}: ${f(r.jobsPerSecond, 0)} jobs/s (${f(r.seconds, 1)} s), worker ${r.workerCpuMicros} µs CPU/job, DynamoDB Local ${r.storeCpuMicros} µs CPU/job`,
+    );
   }
 }
 const median = (xs: number[]) => {
@@ -55,7 +59,14 @@ const pairRatios = Array.from({ length: scale.rounds }, (_, i) => {
   const pair = runs.slice(i * 2, i * 2 + 2);
   return pair.find((r) => r.mode === 'on')!.jobsPerSecond / pair.find((r) => r.mode === 'off')!.jobsPerSecond;
 });
-const throughput = { runs, offMedian: off, onMedian: on, ratio: on / off, pairRatios };
+const cpuOf = (mode: 'off' | 'on', key: 'workerCpuMicros' | 'storeCpuMicros') =>
+  median(runs.filter((r) => r.mode === mode).map((r) => r[key]));
+const cpu = {
+  workerOff: cpuOf('off', 'workerCpuMicros'),
+  workerOn: cpuOf('on', 'workerCpuMicros'),
+  storeOn: cpuOf('on', 'storeCpuMicros'),
+};
+const throughput = { runs, offMedian: off, onMedian: on, ratio: on / off, pairRatios, cpu };
 
 // The same with a handler that does something (20 ms): where the store's cost per job matters less.
 const workJobs = quick ? 500 : 2_000;
@@ -146,6 +157,9 @@ console.log(
 console.log(`b. throughput, ${scale.throughputJobs} no-op jobs, one worker, concurrency 10 (median of ${scale.rounds})`);
 console.log(
   `   off ${f(off, 0)} jobs/s, on ${f(on, 0)} jobs/s: on/off ${f(throughput.ratio)} (target >= 0.90); per round ${pairRatios.map((x) => f(x)).join(', ')}`,
+);
+console.log(
+  `   CPU per job: the worker ${f(cpu.workerOff, 0)} µs off, ${f(cpu.workerOn, 0)} µs on (on/off ${f(cpu.workerOn / cpu.workerOff)}); DynamoDB Local, on the same cores, ${f(cpu.storeOn, 0)} µs on`,
 );
 console.log(
   `b'. with a 20 ms handler, ${workJobs} jobs: off ${f(workOff, 0)} jobs/s, on ${f(workOn, 0)} jobs/s: on/off ${f(throughputWork.ratio)} (target >= 0.90)`,

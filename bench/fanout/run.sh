@@ -16,6 +16,8 @@ mkdir -p "$STATE"
 say() { printf '[bench:fanout] %s\n' "$*" >&2; }
 [[ -x node_modules/.bin/tsx ]] || { say "node_modules is missing: run npm ci first"; exit 1; }
 
+# The throughput runs use the built package, as users do.
+npm run --silent build
 source bench/lib/servers.sh
 stop_dynamodb=0
 cleanup_all() {

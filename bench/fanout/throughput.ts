@@ -7,14 +7,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { createProducer, createWorker, defineJob } from '../../src/index.js';
-import { CREDENTIALS, EMQ, freshQueue, MEMCACHED, waitFor } from './stack.js';
+import { built } from '../lib/built.js';
+import { CREDENTIALS, EMQ, freshQueue, MEMCACHED, serverCpuMicros, waitFor } from './stack.js';
+
+const { createProducer, createWorker, defineJob } = built;
 
 export interface ThroughputRun {
   readonly mode: 'off' | 'on';
   readonly jobs: number;
   readonly seconds: number;
   readonly jobsPerSecond: number;
+  /** The worker's process CPU per job, start() to the last job. */
+  readonly workerCpuMicros: number;
+  /** DynamoDB Local's CPU per job meanwhile (it shares the machine's cores with the worker). */
+  readonly storeCpuMicros: number;
 }
 
 const noop = defineJob({ name: 'tp-noop', args: z.object({ n: z.number() }), handle: () => {} });
@@ -60,10 +66,21 @@ export async function throughputRun(
     succeeded++;
     lastAt = performance.now();
   });
+  const storeCpu = serverCpuMicros('dynamodb');
+  const cpu = process.cpuUsage();
   const startedAt = performance.now();
   await worker.start();
   await waitFor(() => succeeded >= n, `${n} jobs (${mode})`, 600_000);
+  const used = process.cpuUsage(cpu);
+  const storeUsed = serverCpuMicros('dynamodb') - storeCpu;
   await worker.stop();
   const seconds = (lastAt - startedAt) / 1000;
-  return { mode, jobs: n, seconds: Math.round(seconds * 100) / 100, jobsPerSecond: Math.round((n / seconds) * 10) / 10 };
+  return {
+    mode,
+    jobs: n,
+    seconds: Math.round(seconds * 100) / 100,
+    jobsPerSecond: Math.round((n / seconds) * 10) / 10,
+    workerCpuMicros: Math.round((used.user + used.system) / n),
+    storeCpuMicros: Math.round(storeUsed / n),
+  };
 }
