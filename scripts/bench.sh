@@ -8,7 +8,8 @@ bash scripts/ensure-deps.sh
 npm run --silent build
 stop=()
 if ! bash infra/local/elasticmq.sh status >/dev/null 2>&1; then bash infra/local/elasticmq.sh up; stop+=("bash infra/local/elasticmq.sh down"); fi
-if ! bash infra/local/stack.sh status >/dev/null 2>&1; then bash infra/local/stack.sh up; stop+=("bash infra/local/stack.sh down"); fi
+# memcached only: an idle LocalStack would take CPU from the contenders on the same cores.
+if ! bash infra/local/stack.sh status memcached >/dev/null 2>&1; then bash infra/local/stack.sh up memcached; stop+=("bash infra/local/stack.sh down memcached"); fi
 cleanup() { for s in "${stop[@]}"; do $s || true; done; }
 trap cleanup EXIT
 node_modules/.bin/tsx bench/run.ts
