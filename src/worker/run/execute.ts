@@ -61,17 +61,15 @@ class Watch {
     const { lease, o } = this;
     if (o.timeoutMs !== undefined) this.#timeout = setTimeout(() => lease.abort('JOB_TIMEOUT', timeoutMessage(o)), o.timeoutMs);
     lease.whenAborted(this.#onAbort);
-    let result: unknown;
     try {
-      result = handler();
+      // Inside the try too: a returned promise whose `then` or `constructor` getter throws fails the run, never execute().
+      Promise.resolve(handler()).then(
+        (value) => this.#settled(value, false),
+        (error: unknown) => this.#settled(error, true),
+      );
     } catch (error) {
       this.#settled(error, true);
-      return;
     }
-    Promise.resolve(result).then(
-      (value) => this.#settled(value, false),
-      (error: unknown) => this.#settled(error, true),
-    );
   }
 
   /** The outcome now follows the signal; wait a little for a handler that honours it. */

@@ -39,8 +39,8 @@ export async function runJob(
   if (permitted !== 'run') return { info, outcome: permitted };
   const rated = await rateSlotFor(ctx, lease, read, room);
   if (rated !== 'run') return { info, outcome: rated };
-  // Returned, not awaited: this frame (and what it holds) is gone while the handler runs; only
-  // the closure below waits, with what the decision needs.
+  // Returned, not awaited: once the handler's synchronous part has run, this frame (and what it
+  // holds) is gone; only the closure in start() waits, with what the decision needs.
   return start(ctx, lease, { ...read, job: read.job }, info);
 }
 
