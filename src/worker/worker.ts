@@ -199,21 +199,23 @@ export class Worker extends EventSource<WorkerEvents> {
       return;
     }
     this.#activity.started(lease);
-    runJob(this.#ctx, lease, read, this.#room).then(
-      ({ info, outcome }) => this.#ended(lease, info, outcome),
-      (error: unknown) => {
-        // runJob is written not to throw; if it does, hand the message back rather than lose track of it.
+    let over = false;
+    const ended = (info: JobInfo, outcome: Outcome) => {
+      over = true;
+      // The slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background.
+      try {
+        this.#activity.ended(lease);
+        this.#fate.conclude(lease, info, outcome);
+      } catch (error) {
         this.#error('run', error);
-        this.#ended(lease, describeLease(this.config.jobs, lease), internalError(toError(error), this.config.visibilityTimeoutSeconds));
-      },
-    );
-  }
-
-  /** The slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background. */
-  #ended(lease: Lease, info: JobInfo, outcome: Outcome): void {
-    this.#activity.ended(lease);
-    this.#fate.conclude(lease, info, outcome);
-    this.#dispatch();
+      }
+      this.#dispatch();
+    };
+    runJob(this.#ctx, lease, read, ended, this.#room).catch((error: unknown) => {
+      // runJob is written not to throw; if it does before its run ended, hand the message back rather than lose track of it.
+      this.#error('run', error);
+      if (!over) ended(describeLease(this.config.jobs, lease), internalError(toError(error), this.config.visibilityTimeoutSeconds));
+    });
   }
 
   /** Messages that may wait here without being counted against receiving more: concurrency + prefetch. The room is twice that. */

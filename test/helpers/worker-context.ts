@@ -12,6 +12,11 @@ import { buildContext } from '../../src/worker/wiring.js';
 import { MemoryLock } from '../../src/testing/memory-lock.js';
 import { MemoryPermits } from '../../src/testing/memory-permits.js';
 import { MemoryQueue } from '../../src/testing/memory-queue.js';
+import type { JobInfo } from '../../src/core/job-events.js';
+import type { Outcome } from '../../src/worker/fate/decide.js';
+import type { Reading } from '../../src/worker/run/reading.js';
+import { runJob } from '../../src/worker/run/runner.js';
+import type { WaitRoom } from '../../src/worker/run/claim.js';
 
 /** The events a test of one phase records, in order. */
 const RECORDED = [
@@ -109,4 +114,11 @@ export async function inMemoryWorker(
     },
     close: () => ctx.heartbeat.close(),
   };
+}
+
+/** runJob() until its run has ended: the info and outcome it told, or its rejection. */
+export function runToEnd(ctx: WorkerContext, lease: Lease, read: Reading, room?: WaitRoom): Promise<{ info: JobInfo; outcome: Outcome }> {
+  return new Promise((resolve, reject) => {
+    runJob(ctx, lease, read, (info, outcome) => resolve({ info, outcome }), room).catch(reject);
+  });
 }

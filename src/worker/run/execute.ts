@@ -33,9 +33,18 @@ export interface ExecuteOptions {
  * as it settles, or as soon as the signal fires (then after at most `graceMs` more). Never rejects.
  */
 export function execute(handler: () => unknown, lease: Interruptible, o: ExecuteOptions): Promise<Execution> {
+  return new Promise<Execution>((resolve) => watch(handler, lease, o, resolve));
+}
+
+/**
+ * execute() for a caller that holds thousands of runs at once: `ended` is called once, with how
+ * the run ended, and no promise waits on each run besides the handler's own. `ended` is called at
+ * once when the signal fired before the handler could start.
+ */
+export function watch(handler: () => unknown, lease: Interruptible, o: ExecuteOptions, ended: (execution: Execution) => void): void {
   // Never start a handler whose signal already fired (shutdown or a lost lease meanwhile).
-  if (lease.abortReason !== undefined) return Promise.resolve(aborted(lease, false, 0));
-  return new Promise<Execution>((resolve) => new Watch(lease, o, resolve).run(handler));
+  if (lease.abortReason !== undefined) ended(aborted(lease, false, 0));
+  else new Watch(lease, o, ended).run(handler);
 }
 
 /**
@@ -45,16 +54,16 @@ export function execute(handler: () => unknown, lease: Interruptible, o: Execute
  */
 class Watch {
   readonly #startedAt = Date.now();
-  #resolve: ((execution: Execution) => void) | undefined;
+  #ended: ((execution: Execution) => void) | undefined;
   #timeout: NodeJS.Timeout | undefined;
   #grace: NodeJS.Timeout | undefined;
 
   constructor(
     readonly lease: Interruptible,
     readonly o: ExecuteOptions,
-    resolve: (execution: Execution) => void,
+    ended: (execution: Execution) => void,
   ) {
-    this.#resolve = resolve;
+    this.#ended = ended;
   }
 
   run(handler: () => unknown): void {
@@ -85,13 +94,13 @@ class Watch {
   }
 
   #finish(execution: Execution): void {
-    const resolve = this.#resolve;
-    if (resolve === undefined) return; // an abandoned handler settling late: its result has nowhere to go
-    this.#resolve = undefined;
+    const ended = this.#ended;
+    if (ended === undefined) return; // an abandoned handler settling late: its result has nowhere to go
+    this.#ended = undefined;
     if (this.#timeout !== undefined) clearTimeout(this.#timeout);
     if (this.#grace !== undefined) clearTimeout(this.#grace);
     this.lease.whenAborted(undefined);
-    resolve(execution);
+    ended(execution);
   }
 }
 

@@ -3,54 +3,61 @@ import type { JobInfo } from '../../core/job-events.js';
 import { NO_PROGRESS } from '../../status/progress.js';
 import { trackingOf } from '../../status/tracker.js';
 import type { WorkerContext } from '../context.js';
-import { afterRun, type Outcome, poisoned } from '../fate/decide.js';
+import { afterRun, internalError, type Outcome, poisoned } from '../fate/decide.js';
+import { toError } from '../../core/errors.js';
 import { firstSentAt, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken, noWaitRoom, permitFor, rateSlotFor, type WaitRoom } from './claim.js';
-import { execute } from './execute.js';
+import { watch } from './execute.js';
 import { RunContext } from './job-context.js';
 import type { GoodReading, Reading } from './reading.js';
 
+/** Called once, when a run has ended, with how (runJob's answer). */
+export type RunEnded = (info: JobInfo, outcome: Outcome) => void;
+
 /**
  * One message from receive to outcome: claim its job id, run its handler under the lease's
- * signal, and decide (fate/decide.ts). `read` is the message as readOnce() read it; `room`,
- * where a job at its tenant's cap or its rate limit may wait. Never throws.
+ * signal, and decide (fate/decide.ts); `ended` is told the outcome. `read` is the message as
+ * readOnce() read it; `room`, where a job at its tenant's cap or its rate limit may wait. The
+ * promise settles once the handler has started (or the message ended without running): nothing
+ * waits on it while the handler runs, so a worker holding thousands of jobs keeps no promise
+ * chain per job. Written not to reject.
  */
 export async function runJob(
   ctx: WorkerContext,
   lease: Lease,
   read: Reading,
+  ended: RunEnded,
   room: WaitRoom = noWaitRoom(),
-): Promise<{ info: JobInfo; outcome: Outcome }> {
+): Promise<void> {
   const m = lease.message;
   // A FIFO job retried here (lease.retries) was not received again: count those runs too.
   const info = lease.retries === 0 ? read.info : { ...read.info, attempt: read.info.attempt + lease.retries };
   lease.info = info;
   if (!read.ok) {
     if (ctx.status !== undefined && read.envelope !== undefined) lease.tracking = trackingOf(read.envelope, false, originOf(m));
-    return { info, outcome: poisoned(read.reason, read.detail) };
+    ended(info, poisoned(read.reason, read.detail));
+    return;
   }
   if (read.job.kind !== 'sqs-jobs/job') throw new Error(`runJob() was handed the batch job "${read.job.name}"`);
   if (ctx.status !== undefined) lease.tracking = trackingOf(read.envelope, read.job.track, originOf(m));
   const token = newToken();
-  const claimed = await claimFor(ctx, lease, read, token, true);
-  if (claimed !== 'run') return { info, outcome: claimed };
-  const permitted = await permitFor(ctx, lease, read, token, room);
-  if (permitted !== 'run') return { info, outcome: permitted };
-  const rated = await rateSlotFor(ctx, lease, read, room);
-  if (rated !== 'run') return { info, outcome: rated };
-  // Returned, not awaited: once the handler's synchronous part has run, this frame (and what it
-  // holds) is gone; only the closure in start() waits, with what the decision needs.
-  return start(ctx, lease, { ...read, job: read.job }, info);
+  const outcome = await claimAll(ctx, lease, read, token, room);
+  if (outcome !== 'run') ended(info, outcome);
+  else start(ctx, lease, { ...read, job: read.job }, info, ended);
 }
 
-/** Start the handler; the promise answers the outcome once it has ended. */
-function start(
-  ctx: WorkerContext,
-  lease: Lease,
-  read: GoodReading & { readonly job: AnyJob },
-  info: JobInfo,
-): Promise<{ info: JobInfo; outcome: Outcome }> {
+/** The job id's lock, then its tenant's permit, then its rate slot: 'run', or how the message ends instead. */
+async function claimAll(ctx: WorkerContext, lease: Lease, read: GoodReading, token: string, room: WaitRoom): Promise<Outcome | 'run'> {
+  const claimed = await claimFor(ctx, lease, read, token, true);
+  if (claimed !== 'run') return claimed;
+  const permitted = await permitFor(ctx, lease, read, token, room);
+  if (permitted !== 'run') return permitted;
+  return rateSlotFor(ctx, lease, read, room);
+}
+
+/** Start the handler; `ended` is told the outcome once it has ended. */
+function start(ctx: WorkerContext, lease: Lease, read: GoodReading & { readonly job: AnyJob }, info: JobInfo, ended: RunEnded): void {
   const m = lease.message;
   const job = read.job;
   const c = ctx.config;
@@ -65,25 +72,32 @@ function start(
   if (ctx.log.isLevelEnabled('debug')) jobCtx.log.debug(c.logArgs ? { args: read.args, waitMs } : { waitMs }, 'job started');
   const receiveCount = m.receiveCount + lease.retries;
   const args = read.args;
-  return execute(() => job.handle(args, jobCtx), lease, {
-    timeoutMs: job.timeoutMs,
-    jobName: job.name,
-    graceMs: c.abortGraceMs,
-  }).then((execution) => {
-    if (execution.kind === 'aborted' && execution.abandoned) {
-      jobCtx.log.warn(
-        { graceMs: c.abortGraceMs },
-        'the handler did not settle after its signal fired: it is abandoned, its lock kept until the TTL ends',
-      );
-    }
-    const outcome = afterRun({
-      execution,
-      receiveCount,
-      attempt: info.attempt,
-      maxReceiveCount: ctx.queueOf(m.queueUrl).maxReceiveCount,
-      backoff: job.backoff,
-      waitMs,
-    });
-    return { info, outcome };
-  });
+  const options = { timeoutMs: job.timeoutMs, jobName: job.name, graceMs: c.abortGraceMs };
+  watch(
+    () => job.handle(args, jobCtx),
+    lease,
+    options,
+    (execution) => {
+      let outcome: Outcome;
+      try {
+        if (execution.kind === 'aborted' && execution.abandoned) {
+          jobCtx.log.warn(
+            { graceMs: c.abortGraceMs },
+            'the handler did not settle after its signal fired: it is abandoned, its lock kept until the TTL ends',
+          );
+        }
+        outcome = afterRun({
+          execution,
+          receiveCount,
+          attempt: info.attempt,
+          maxReceiveCount: ctx.queueOf(m.queueUrl).maxReceiveCount,
+          backoff: job.backoff,
+          waitMs,
+        });
+      } catch (error) {
+        outcome = internalError(toError(error), c.visibilityTimeoutSeconds);
+      }
+      ended(info, outcome);
+    },
+  );
 }

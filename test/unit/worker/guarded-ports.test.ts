@@ -7,8 +7,7 @@ import { MemoryLock } from '../../../src/testing/memory-lock.js';
 import { MemoryPermits } from '../../../src/testing/memory-permits.js';
 import { guardedLock, guardedPermits } from '../../../src/worker/guarded-ports.js';
 import { readOnce } from '../../../src/worker/run/read.js';
-import { runJob } from '../../../src/worker/run/runner.js';
-import { inMemoryWorker } from '../../helpers/worker-context.js';
+import { inMemoryWorker, runToEnd } from '../../helpers/worker-context.js';
 
 /** A lock whose claim breaks its contract by throwing: at once (`sync`) or as a rejection. */
 function throwingLock(sync: boolean): JobLock {
@@ -69,7 +68,7 @@ describe('guarded ports: a claim or a take that throws reads as unavailable, nev
     try {
       await w.send('step', { n: 1 }, { tenant: 'acme' });
       const lease = await w.receive();
-      const { outcome } = await runJob(w.ctx, lease, readOnce(w.ctx.config.jobs, lease));
+      const { outcome } = await runToEnd(w.ctx, lease, readOnce(w.ctx.config.jobs, lease));
       expect(outcome).toMatchObject({ kind: 'succeeded', result: 2 });
       expect(lease.lock).toBeUndefined();
       expect(lease.permit).toBeUndefined();

@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { UnrecoverableError } from '../../../../src/core/errors.js';
 import { defineJob, type JobContext } from '../../../../src/core/job.js';
 import { readOnce } from '../../../../src/worker/run/read.js';
-import { runJob } from '../../../../src/worker/run/runner.js';
-import { type InMemoryWorker, inMemoryWorker } from '../../../helpers/worker-context.js';
+import { type InMemoryWorker, inMemoryWorker, runToEnd } from '../../../helpers/worker-context.js';
 
 /*
  * runJob: one message from read to outcome (claim the job id, take the tenant's permit, run the
@@ -33,7 +32,7 @@ afterEach(async () => {
 async function run(o: { stopping?: boolean } = {}) {
   const lease = await w.receive();
   if (o.stopping) w.ctx.stop.abort();
-  return { lease, ...(await runJob(w.ctx, lease, readOnce(w.ctx.config.jobs, lease))) };
+  return { lease, ...(await runToEnd(w.ctx, lease, readOnce(w.ctx.config.jobs, lease))) };
 }
 
 describe('runJob', () => {
