@@ -1,13 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { asSnsNotification } from './event.js';
+import { type TraceContext, traceContextSchema } from './trace-context.js';
 
 /**
  * Wire format v1. The message body is JSON:
  *   {"v":1,"id":"<job id>","job":"<job name>","args":{…},"enqueuedAt":"<ISO-8601>","tenant":"<optional>",
- *    "track":true (optional), "parent":"<optional job id>"}
+ *    "track":true (optional), "parent":"<optional job id>",
+ *    "trace":{"traceparent":"00-…","tracestate":"…","baggage":"…"} (optional)}
  * `id` is the dedupe key; a body without one falls back to the SQS MessageId. `track` asks the
- * worker to record the job's status in the job store; `parent` names the fan-out the job is a child of.
+ * worker to record the job's status in the job store; `parent` names the fan-out the job is a child of;
+ * `trace` is the W3C trace context the job was sent under (a malformed one is ignored, see trace-context.ts).
  * Message attributes repeat the job name and id so a consumer can route without parsing.
  *
  * An event (published to SNS, delivered raw to each subscriber's queue) has `event` instead of
@@ -55,6 +58,7 @@ export const envelopeSchema = z.object({
   tenant: tenantSchema.optional(),
   track: z.boolean().optional(),
   parent: jobIdSchema.optional(),
+  trace: traceContextSchema,
 });
 
 export interface Envelope {
@@ -68,6 +72,8 @@ export interface Envelope {
   readonly track?: boolean;
   /** The job id of the fan-out this job is a child of: its end is counted there. */
   readonly parent?: string;
+  /** The W3C trace context the job was sent under. */
+  readonly trace?: TraceContext;
   /** The event this job runs on (an event message, read by a subscriber): its name and id. Not on the wire of a job message. */
   readonly event?: { readonly name: string; readonly id: string };
 }
@@ -77,7 +83,7 @@ export function newJobId(): string {
 }
 
 export function encodeEnvelope(envelope: Envelope): string {
-  const { v, id, job, args, enqueuedAt, tenant, track, parent } = envelope;
+  const { v, id, job, args, enqueuedAt, tenant, track, parent, trace } = envelope;
   return JSON.stringify({
     v,
     id,
@@ -87,6 +93,7 @@ export function encodeEnvelope(envelope: Envelope): string {
     ...(tenant === undefined ? {} : { tenant }),
     ...(track ? { track: true } : {}),
     ...(parent === undefined ? {} : { parent }),
+    ...(trace === undefined ? {} : { trace }),
   });
 }
 
@@ -189,6 +196,7 @@ export function decodeEnvelope(body: string, fallback: { messageId: string; sent
       ...(e.tenant === undefined ? {} : { tenant: e.tenant }),
       ...(e.track ? { track: true } : {}),
       ...(e.parent === undefined ? {} : { parent: e.parent }),
+      ...(e.trace === undefined ? {} : { trace: e.trace }),
       ...(event === undefined ? {} : { event }),
     },
   };

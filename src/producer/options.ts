@@ -124,6 +124,12 @@ export const producerOptionsSchema = z
     admission: admissionOptionsSchema.optional(),
     /** Where `publish` sends events: `{ endpoint?, account?, topics? }` (default: SNS, the queue's account). */
     events: eventsOptionSchema,
+    /**
+     * OpenTelemetry: with `@opentelemetry/api` installed (an optional peer dependency), each
+     * enqueue makes a `send <queue>` span and its jobs carry its context. Default true; false
+     * turns it off. Without the API installed it is off and costs nothing.
+     */
+    tracing: z.boolean().default(true),
     /** Renamed in 0.2: `spillover`, whose `queueUrl` was `spilloverQueueUrl`. */
     fairness: z.undefined({ error: 'was renamed: use spillover ({ queueUrl, ratePerSecond, burst, weights })' }).optional(),
   })

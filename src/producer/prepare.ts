@@ -9,6 +9,7 @@ import { laneUrlFor } from '../core/priority.js';
 import { checkedArgs } from './args.js';
 import { checkOptionsFit, type enqueueOptionsSchema } from './options.js';
 import type { PreparedMessage } from './send-many.js';
+import type { TraceContext } from '../core/trace-context.js';
 
 /** What enqueue's options are once parsed. */
 export type EnqueueSettings = z.output<typeof enqueueOptionsSchema>;
@@ -32,7 +33,14 @@ export interface Preparing {
  * the envelope encoded and its size checked; addressed to its tenant's own queue or else its
  * tier's lane (spillover, which may send it elsewhere, is the producer's to decide when it sends).
  */
-export function prepareMessage(p: Preparing, job: AnyDefinition, args: unknown, opts: EnqueueSettings, argsField: string): PreparedMessage {
+export function prepareMessage(
+  p: Preparing,
+  job: AnyDefinition,
+  args: unknown,
+  opts: EnqueueSettings,
+  argsField: string,
+  trace?: TraceContext,
+): PreparedMessage {
   checkOptionsFit(job.name, opts, p);
   const validArgs = checkedArgs(job, args, argsField);
   const envelope: Envelope = {
@@ -44,6 +52,7 @@ export function prepareMessage(p: Preparing, job: AnyDefinition, args: unknown, 
     ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
     ...(opts.track ? { track: true } : {}),
     ...(opts.parent === undefined ? {} : { parent: opts.parent }),
+    ...(trace === undefined ? {} : { trace }),
   };
   const body = encodeEnvelope(envelope);
   const attributes = envelopeAttributes(envelope);

@@ -1,12 +1,10 @@
 import { isFifoQueue, parseConfig, resolveQueueUrl, type Env } from '../config/env.js';
-import { ConfigError, EnqueueBatchError, SqsJobsError, ValidationError, toError } from '../core/errors.js';
-import { routeSpillover, type Spillover } from './spillover.js';
+import { ConfigError, EnqueueBatchError, ValidationError } from '../core/errors.js';
+import type { Spillover } from './spillover.js';
 import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
-import { outgoing, sendAll } from './send-many.js';
 import { hasMemcached, producerAdmission, producerMemcached, producerSpillover, producerQueue, producerTopics } from './wiring.js';
 import type { Admission, AdmissionState } from './admission/admission.js';
 import { checkTenantQueues, type Preparing, prepareMessage } from './prepare.js';
-import type { QueuePort } from '../ports/queue.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   resolveJob,
@@ -17,10 +15,11 @@ import {
   type EnqueueResult,
   type ProducerOptions,
 } from './options.js';
-import { SQS_BATCH_LIMIT, SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.js';
 import type { StatusStore } from '../ports/status-store.js';
 import { resolveJobStore } from '../status/wiring.js';
-import { recordWaiting } from '../status/waiting.js';
+import { type Sender, sendMany, sendOne } from './sending.js';
+import { otelApi } from '../tracing/otel-api.js';
+import { ProducerTracing } from '../tracing/send-span.js';
 import type { CancelResult } from '../status/cancel.js';
 import { JobCanceller } from '../status/cancel-job.js';
 import type { AnyEvent, EventPayload } from '../core/event.js';
@@ -32,7 +31,6 @@ import { QueueLimit } from './queue-limit.js';
 export class Producer {
   readonly queueUrl: string;
   readonly maxMessageBytes: number;
-  readonly #queue: QueuePort;
   /** Destroys the SDK client the producer made (none when a queue port or client was given). */
   readonly #closeQueue: () => void;
   readonly #jobs: JobRegistry;
@@ -54,6 +52,10 @@ export class Producer {
   readonly #env: Env;
   /** Where `publish` sends events: the topics' ARNs, and the port (made on first publish). */
   readonly #events: EventPublisher;
+  /** What sending takes: the parts above. */
+  readonly #sender: Sender;
+  /** Send spans, when @opentelemetry/api is installed and the `tracing` option is not false. */
+  readonly #tracing: ProducerTracing | undefined;
 
   constructor(options: ProducerOptions = {}, env: Env = process.env) {
     const o = parseConfig(producerOptionsSchema, options, 'options', 'invalid producer options');
@@ -70,7 +72,6 @@ export class Producer {
     this.#env = env;
     this.cancellable = this.#store !== undefined && (o.lock !== undefined || hasMemcached(o.memcached, env));
     const { queue, counts, close } = producerQueue(o, env);
-    this.#queue = queue;
     this.#closeQueue = close;
     this.#queueLimit = new QueueLimit(queue, this.queueUrl, this.maxMessageBytes);
     try {
@@ -99,6 +100,16 @@ export class Producer {
       tenantQueues: o.tenantQueues,
       keyed: this.#admission !== undefined,
     };
+    this.#sender = {
+      p: this.#p,
+      queue,
+      queueLimit: this.#queueLimit,
+      admission: this.#admission,
+      spillover: this.#spillover,
+      store: this.#store,
+    };
+    const api = o.tracing ? otelApi() : undefined;
+    this.#tracing = api === undefined ? undefined : new ProducerTracing(api);
   }
 
   /** The jobs this producer can send. */
@@ -125,22 +136,14 @@ export class Producer {
   async enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const definition = resolveJob(this.#jobs, job);
     const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
-    const [message] = await routeSpillover(this.#spillover, [prepareMessage(this.#p, definition, args, opts, 'args')], opts.tenant);
-    if (message === undefined) throw new Error('unreachable: one message routed is one message');
-    await this.#queueLimit.check();
-    this.#admission?.admitAll([message]);
+    const send = this.#tracing?.send(this.queueUrl, definition.name, undefined, opts.tenant);
     try {
-      const { messageId } = await this.#queue.send(message.queueUrl, outgoing(message));
-      this.#admission?.sent(message.queueUrl, 1);
-      await recordWaiting(this.#store, definition.name, [message]);
-      return { jobId: message.jobId, messageId };
+      const result = await sendOne(this.#sender, definition, args, opts, send?.trace);
+      send?.sent(result.queueUrl, result);
+      return { jobId: result.jobId, messageId: result.messageId };
     } catch (error) {
-      const e = toError(error);
-      throw new SqsJobsError(
-        'ENQUEUE_FAILED',
-        `could not enqueue job "${definition.name}" (${message.jobId}) to ${message.queueUrl}: ${e.name}: ${e.message}`,
-        { cause: error },
-      );
+      send?.failed(error);
+      throw error;
     }
   }
 
@@ -175,34 +178,16 @@ export class Producer {
         { field: 'options.jobIds', rule: `must have one id per entry (${argsList.length}), got ${jobIds.length}` },
       ]);
     }
-    const prepared = argsList.map((args, index) =>
-      prepareMessage(this.#p, definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`),
-    );
-    if (prepared.length === 0) return [];
-    const messages = await routeSpillover(this.#spillover, prepared, opts.tenant);
-    await this.#queueLimit.check();
-    this.#admission?.admitAll(messages);
-
-    // Batches per destination queue (main, spillover), each split by 10 entries and by bytes.
-    const maxBytes = Math.min(SQS_DEFAULT_MESSAGE_BYTES, this.maxMessageBytes * SQS_BATCH_LIMIT);
-    const { results, failed } = await sendAll(this.#queue, messages, maxBytes);
-    messages.forEach((m, i) => {
-      if (results[i] !== undefined) this.#admission?.sent(m.queueUrl, 1);
-    });
-    await recordWaiting(
-      this.#store,
-      definition.name,
-      messages.filter((_, i) => results[i] !== undefined),
-    );
-
-    if (failed.length > 0) {
-      const sent = results.flatMap((r, index) => (r === undefined ? [] : [{ index, jobId: r.jobId, messageId: r.messageId }]));
-      throw new EnqueueBatchError(
-        failed.sort((a, b) => a.index - b.index),
-        sent,
-      );
+    if (argsList.length === 0) return [];
+    const send = this.#tracing?.send(this.queueUrl, definition.name, argsList.length, opts.tenant);
+    try {
+      const results = await sendMany(this.#sender, definition, argsList, opts, jobIds, send?.trace);
+      send?.sent(this.queueUrl, undefined);
+      return results;
+    } catch (error) {
+      send?.failed(error, error instanceof EnqueueBatchError ? error.failed.length : undefined);
+      throw error;
     }
-    return results as EnqueueResult[];
   }
 
   /** Cancel a tracked job (see CancelResult): recorded in this producer's job store, marked in the workers' memcached. */

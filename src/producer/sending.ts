@@ -1,0 +1,89 @@
+import { EnqueueBatchError, SqsJobsError, toError } from '../core/errors.js';
+import type { AnyDefinition } from '../core/job.js';
+import { SQS_BATCH_LIMIT, SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.js';
+import type { TraceContext } from '../core/trace-context.js';
+import type { QueuePort } from '../ports/queue.js';
+import type { StatusStore } from '../ports/status-store.js';
+import { recordWaiting } from '../status/waiting.js';
+import type { Admission } from './admission/admission.js';
+import type { EnqueueResult } from './options.js';
+import { type EnqueueSettings, type Preparing, prepareMessage } from './prepare.js';
+import type { QueueLimit } from './queue-limit.js';
+import { outgoing, sendAll } from './send-many.js';
+import { routeSpillover, type Spillover } from './spillover.js';
+
+/** What sending jobs takes of a producer. */
+export interface Sender {
+  readonly p: Preparing;
+  readonly queue: QueuePort;
+  readonly queueLimit: QueueLimit;
+  readonly admission: Admission | undefined;
+  readonly spillover: Spillover | undefined;
+  readonly store: StatusStore | undefined;
+}
+
+/** Make, route and send one job (enqueue). Resolves once SQS has stored it, with where it went. */
+export async function sendOne(
+  s: Sender,
+  definition: AnyDefinition,
+  args: unknown,
+  opts: EnqueueSettings,
+  trace: TraceContext | undefined,
+): Promise<EnqueueResult & { readonly queueUrl: string }> {
+  const [message] = await routeSpillover(s.spillover, [prepareMessage(s.p, definition, args, opts, 'args', trace)], opts.tenant);
+  if (message === undefined) throw new Error('unreachable: one message routed is one message');
+  await s.queueLimit.check();
+  s.admission?.admitAll([message]);
+  try {
+    const { messageId } = await s.queue.send(message.queueUrl, outgoing(message));
+    s.admission?.sent(message.queueUrl, 1);
+    await recordWaiting(s.store, definition.name, [message]);
+    return { jobId: message.jobId, messageId, queueUrl: message.queueUrl };
+  } catch (error) {
+    const e = toError(error);
+    throw new SqsJobsError(
+      'ENQUEUE_FAILED',
+      `could not enqueue job "${definition.name}" (${message.jobId}) to ${message.queueUrl}: ${e.name}: ${e.message}`,
+      { cause: error },
+    );
+  }
+}
+
+/** Make, route and send many jobs of one definition (enqueueMany); what did not go is one EnqueueBatchError. */
+export async function sendMany(
+  s: Sender,
+  definition: AnyDefinition,
+  argsList: readonly unknown[],
+  opts: EnqueueSettings,
+  jobIds: readonly string[] | undefined,
+  trace: TraceContext | undefined,
+): Promise<EnqueueResult[]> {
+  const prepared = argsList.map((args, index) =>
+    prepareMessage(s.p, definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`, trace),
+  );
+  if (prepared.length === 0) return [];
+  const messages = await routeSpillover(s.spillover, prepared, opts.tenant);
+  await s.queueLimit.check();
+  s.admission?.admitAll(messages);
+
+  // Batches per destination queue (main, spillover), each split by 10 entries and by bytes.
+  const maxBytes = Math.min(SQS_DEFAULT_MESSAGE_BYTES, s.p.maxMessageBytes * SQS_BATCH_LIMIT);
+  const { results, failed } = await sendAll(s.queue, messages, maxBytes);
+  messages.forEach((m, i) => {
+    if (results[i] !== undefined) s.admission?.sent(m.queueUrl, 1);
+  });
+  await recordWaiting(
+    s.store,
+    definition.name,
+    messages.filter((_, i) => results[i] !== undefined),
+  );
+
+  if (failed.length > 0) {
+    const sent = results.flatMap((r, index) => (r === undefined ? [] : [{ index, jobId: r.jobId, messageId: r.messageId }]));
+    throw new EnqueueBatchError(
+      failed.sort((a, b) => a.index - b.index),
+      sent,
+    );
+  }
+  return results as EnqueueResult[];
+}

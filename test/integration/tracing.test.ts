@@ -1,0 +1,123 @@
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { EnqueueBatchError } from '../../src/core/errors.js';
+import { defineJob } from '../../src/core/job.js';
+import { parseTraceparent } from '../../src/core/trace-context.js';
+import { createProducer } from '../../src/producer/producer.js';
+import { LOCAL_ENV, drain, freshQueues, sqsClient } from '../helpers/stack.js';
+
+/*
+ * OpenTelemetry on the producer's side, with the real SDK (BasicTracerProvider, in-memory exporter,
+ * AsyncLocalStorage context) on LocalStack: the send span, and the context each job carries.
+ */
+
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const tracer = provider.getTracer('test');
+const job = defineJob({ name: 'trace-me', args: z.object({ n: z.number() }), handle: () => {} });
+const sqs = sqsClient();
+let queueUrl: string;
+let queueName: string;
+
+beforeAll(async () => {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  trace.setGlobalTracerProvider(provider);
+  ({ queueUrl } = await freshQueues(sqs, 'tracing'));
+  queueName = queueUrl.split('/').pop()!;
+});
+afterAll(async () => {
+  sqs.destroy();
+  await provider.shutdown();
+  trace.disable();
+  context.disable();
+});
+beforeEach(() => exporter.reset());
+
+const bodies = async () => (await drain(sqs, queueUrl)).map((m) => ({ messageId: m.MessageId!, body: JSON.parse(m.Body!) }));
+
+describe('the producer traces its sends', () => {
+  it('enqueue makes a send span under the caller, and the job carries that span as its trace parent', async () => {
+    const producer = createProducer({ queueUrl, jobs: [job] }, LOCAL_ENV);
+    const request = tracer.startSpan('POST /orders');
+    const bag = propagation.createBaggage({ 'user.id': { value: 'u 42' } });
+    const active = propagation.setBaggage(trace.setSpan(ROOT_CONTEXT, request), bag);
+    const result = await context.with(active, () => producer.enqueue(job, { n: 1 }, { tenant: 'acme' }));
+    request.end();
+    producer.close();
+
+    const send = exporter.getFinishedSpans().find((s) => s.name === `send ${queueName}`);
+    expect(send).toBeDefined();
+    expect(send!.kind).toBe(SpanKind.PRODUCER);
+    expect(send!.spanContext().traceId).toBe(request.spanContext().traceId);
+    expect(send!.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+    expect(send!.attributes).toMatchObject({
+      'messaging.system.name': 'aws.sqs',
+      'messaging.system': 'aws_sqs',
+      'messaging.operation.name': 'send',
+      'messaging.operation.type': 'send',
+      'messaging.destination.name': queueName,
+      'messaging.message.id': result.messageId,
+      'aws.sqs.queue.url': queueUrl,
+      'sqs_jobs.job.name': 'trace-me',
+      'sqs_jobs.job.id': result.jobId,
+      'sqs_jobs.tenant': 'acme',
+    });
+    expect(send!.attributes['messaging.batch.message_count']).toBeUndefined();
+
+    const [m] = await bodies();
+    expect(m?.messageId).toBe(result.messageId);
+    expect(parseTraceparent(m!.body.trace.traceparent)).toEqual({
+      traceId: request.spanContext().traceId,
+      spanId: send!.spanContext().spanId,
+      sampled: true,
+    });
+    expect(m!.body.trace.baggage).toBe('user.id=u%2042');
+  });
+
+  it('enqueueMany makes one send span with the count, and every job carries it', async () => {
+    const producer = createProducer({ queueUrl, jobs: [job] }, LOCAL_ENV);
+    await tracer.startActiveSpan('import', async (span) => {
+      await producer.enqueueMany(job, [{ n: 1 }, { n: 2 }, { n: 3 }]);
+      span.end();
+    });
+    producer.close();
+    const sends = exporter.getFinishedSpans().filter((s) => s.name.startsWith('send '));
+    expect(sends).toHaveLength(1);
+    expect(sends[0]!.attributes['messaging.batch.message_count']).toBe(3);
+    const traces = (await bodies()).map((m) => m.body.trace.traceparent);
+    expect(traces).toHaveLength(3);
+    expect(new Set(traces).size).toBe(1);
+    expect(parseTraceparent(traces[0]!)?.spanId).toBe(sends[0]!.spanContext().spanId);
+  });
+
+  it('with no span active the send span is a root; a failed send ends it with an error', async () => {
+    const producer = createProducer({ queueUrl, jobs: [job] }, LOCAL_ENV);
+    await producer.enqueue(job, { n: 1 });
+    const [root] = exporter.getFinishedSpans();
+    expect(root?.parentSpanContext).toBeUndefined();
+    expect(parseTraceparent((await bodies())[0]!.body.trace.traceparent)?.spanId).toBe(root!.spanContext().spanId);
+    producer.close();
+
+    exporter.reset();
+    const gone = createProducer({ queueUrl: `${queueUrl}-missing`, jobs: [job] }, LOCAL_ENV);
+    await expect(gone.enqueueMany(job, [{ n: 1 }])).rejects.toBeInstanceOf(EnqueueBatchError);
+    gone.close();
+    const [failed] = exporter.getFinishedSpans();
+    expect(failed?.status.code).toBe(2); // SpanStatusCode.ERROR
+    expect(failed?.attributes['error.type']).toBe('ENQUEUE_BATCH_PARTIAL');
+  });
+
+  it('tracing: false sends no span and no trace field', async () => {
+    const producer = createProducer({ queueUrl, jobs: [job], tracing: false }, LOCAL_ENV);
+    await tracer.startActiveSpan('quiet', async (span) => {
+      await producer.enqueue(job, { n: 1 });
+      span.end();
+    });
+    producer.close();
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['quiet']);
+    expect((await bodies())[0]!.body.trace).toBeUndefined();
+  });
+});
