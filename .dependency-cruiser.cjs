@@ -13,10 +13,10 @@ module.exports = {
     },
     {
       name: 'sdk-only-in-adapters',
-      comment: 'The AWS SDK and memjs are used only by adapters (src/adapters/, the SDK clients included).',
+      comment: 'The AWS SDK, memjs and OpenTelemetry are used only by adapters (src/adapters/, the SDK clients included).',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/adapters/' },
-      to: { path: '(^|/)node_modules/(@aws-sdk/|@smithy/|memjs/)' },
+      to: { path: '(^|/)node_modules/(@aws-sdk/|@smithy/|memjs/|@opentelemetry/)' },
     },
     {
       name: 'ports-speak-core',

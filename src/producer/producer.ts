@@ -2,7 +2,15 @@ import { isFifoQueue, parseConfig, resolveQueueUrl, type Env } from '../config/e
 import { ConfigError, EnqueueBatchError, ValidationError } from '../core/errors.js';
 import type { Spillover } from './spillover.js';
 import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
-import { hasMemcached, producerAdmission, producerMemcached, producerSpillover, producerQueue, producerTopics } from './wiring.js';
+import {
+  hasMemcached,
+  producerAdmission,
+  producerMemcached,
+  producerSpillover,
+  producerQueue,
+  producerTopics,
+  sendTracing,
+} from './wiring.js';
 import type { Admission, AdmissionState } from './admission/admission.js';
 import { checkTenantQueues, type Preparing, prepareMessage } from './prepare.js';
 import {
@@ -18,8 +26,7 @@ import {
 import type { StatusStore } from '../ports/status-store.js';
 import { resolveJobStore } from '../status/wiring.js';
 import { type Sender, sendMany, sendOne } from './sending.js';
-import { otelApi } from '../tracing/otel-api.js';
-import { ProducerTracing } from '../tracing/send-span.js';
+import type { SendTracing } from '../ports/tracing.js';
 import type { CancelResult } from '../status/cancel.js';
 import { JobCanceller } from '../status/cancel-job.js';
 import type { AnyEvent, EventPayload } from '../core/event.js';
@@ -55,7 +62,7 @@ export class Producer {
   /** What sending takes: the parts above. */
   readonly #sender: Sender;
   /** Send spans, when @opentelemetry/api is installed and the `tracing` option is not false. */
-  readonly #tracing: ProducerTracing | undefined;
+  readonly #tracing: SendTracing | undefined;
 
   constructor(options: ProducerOptions = {}, env: Env = process.env) {
     const o = parseConfig(producerOptionsSchema, options, 'options', 'invalid producer options');
@@ -108,8 +115,7 @@ export class Producer {
       spillover: this.#spillover,
       store: this.#store,
     };
-    const api = o.tracing ? otelApi() : undefined;
-    this.#tracing = api === undefined ? undefined : new ProducerTracing(api);
+    this.#tracing = o.tracing ? sendTracing() : undefined;
   }
 
   /** The jobs this producer can send. */

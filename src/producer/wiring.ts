@@ -2,6 +2,9 @@ import { createSqsClient } from '../adapters/aws-clients.js';
 import { MemcachedLock } from '../adapters/memcached-lock.js';
 import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
+import { otelApi } from '../adapters/otel-api.js';
+import { OtelSendTracing } from '../adapters/otel-send.js';
+import type { SendTracing } from '../ports/tracing.js';
 import { ConfigError } from '../core/errors.js';
 import { queueAccountOf, resolveAwsSettings, resolveMemcached, type Env } from '../config/env.js';
 import { resolveSnsSettings } from '../config/sns-endpoint.js';
@@ -158,4 +161,10 @@ export function producerTopics(
       return { port: new SnsTopics(client), close: () => client.destroy() };
     },
   };
+}
+
+/** Send spans on OpenTelemetry when the app has `@opentelemetry/api` installed; undefined (no cost) when it has not. */
+export function sendTracing(): SendTracing | undefined {
+  const api = otelApi();
+  return api === undefined ? undefined : new OtelSendTracing(api);
 }

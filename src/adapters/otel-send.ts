@@ -3,10 +3,11 @@ import { toError } from '../core/errors.js';
 import { queueNameOf } from '../core/queue-url.js';
 import { formatTraceparent, MAX_BAGGAGE, MAX_TRACESTATE, type TraceContext } from '../core/trace-context.js';
 import type { OtelApi } from './otel-api.js';
-import * as sc from './semconv.js';
+import * as sc from './otel-semconv.js';
+import type { SendSpan, SendTracing } from '../ports/tracing.js';
 
-/** What a producer traces: one `send <queue>` span (PRODUCER) per enqueue or enqueueMany call. */
-export class ProducerTracing {
+/** SendTracing on OpenTelemetry: one `send <queue>` span (PRODUCER) per enqueue or enqueueMany call. */
+export class OtelSendTracing implements SendTracing {
   readonly #api: OtelApi;
   readonly #tracer: Tracer;
 
@@ -20,7 +21,7 @@ export class ProducerTracing {
    * Start the send span of `jobName` to `queueUrl` under the active context: `count` jobs for
    * enqueueMany (undefined for enqueue). Its context is what the jobs carry (`trace`).
    */
-  send(queueUrl: string, jobName: string, count: number | undefined, tenant: string | undefined): Send {
+  send(queueUrl: string, jobName: string, count: number | undefined, tenant: string | undefined): SendSpan {
     const api = this.#api;
     const active = api.context.active();
     const name = queueNameOf(queueUrl);
@@ -44,12 +45,12 @@ export class ProducerTracing {
       if (count !== undefined) span.setAttribute(sc.ATTR_MESSAGING_BATCH_MESSAGE_COUNT, count);
       if (tenant !== undefined) span.setAttribute(sc.ATTR_TENANT, tenant);
     }
-    return new Send(api, span, queueUrl, carried(api, span, active));
+    return new OtelSend(api, span, queueUrl, carried(api, span, active));
   }
 }
 
 /** A send under way: the context its jobs carry, and how it ended. */
-export class Send {
+class OtelSend implements SendSpan {
   constructor(
     private readonly api: OtelApi,
     private readonly span: Span,
