@@ -43,7 +43,7 @@ export class SqsQueuePort implements QueuePort {
         MaxNumberOfMessages: max,
         WaitTimeSeconds: waitSeconds,
         VisibilityTimeout: visibilityTimeout,
-        MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'MessageGroupId'],
+        MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'MessageGroupId', 'AWSTraceHeader'],
         MessageAttributeNames: ['All'],
       }),
       signal === undefined ? {} : { abortSignal: signal },
@@ -57,6 +57,7 @@ export class SqsQueuePort implements QueuePort {
       sentAt: new Date(Number(m.Attributes?.SentTimestamp ?? Date.now())),
       groupId: m.Attributes?.MessageGroupId,
       attributes: compactAttributes(m.MessageAttributes),
+      awsTraceHeader: m.Attributes?.AWSTraceHeader,
     }));
   }
 

@@ -23,6 +23,8 @@ export interface ReceivedMessage {
   readonly sentAt: Date;
   readonly groupId: string | undefined;
   readonly attributes: MessageAttributes;
+  /** The X-Ray trace header SQS keeps as a system attribute (`AWSTraceHeader`), when the sender set one. */
+  readonly awsTraceHeader?: string | undefined;
 }
 
 export interface OutgoingMessage {

@@ -1,3 +1,4 @@
+import type { JobInfo } from '../core/job-events.js';
 import type { TraceContext } from '../core/trace-context.js';
 
 /**
@@ -17,4 +18,24 @@ export interface SendSpan {
   sent(queueUrl: string, ids: { readonly jobId: string; readonly messageId: string } | undefined): void;
   /** It failed (all of it, or `unsent` of enqueueMany's jobs). */
   failed(error: unknown, unsent?: number): void;
+}
+
+/**
+ * Tracing as the worker sees it: one span per run of a job's handler, a child of the context the
+ * job was sent under. The OpenTelemetry adapter (adapters/otel-process.ts) is the one implementation.
+ */
+export interface ProcessTracing {
+  /** A run of the job `info` begins; `trace` is what its message carries (its envelope's, else X-Ray's AWSTraceHeader). */
+  process(info: JobInfo, trace: TraceContext | undefined): ProcessSpan;
+}
+
+/** Attribute values an event may carry. */
+export type EventAttributes = Readonly<Record<string, string | number | boolean>>;
+
+/** A run under way. */
+export interface ProcessSpan {
+  /** Run `fn` (the handler) with this span active, so spans the handler makes nest under it. */
+  within<T>(fn: () => T): T;
+  /** The run ended: `error` when it failed; `event`, what becomes of the message (a retry with its delay, the DLQ with its reason). */
+  ended(error: Error | undefined, event?: { readonly name: string; readonly attributes: EventAttributes }): void;
 }

@@ -13,6 +13,7 @@ import type { DrainTally } from './drain-tally.js';
 import type { TenantTally } from './tenant-tally.js';
 import type { WorkerConfig } from './config.js';
 import type { QueueState } from './queue-state.js';
+import type { ProcessTracing } from '../ports/tracing.js';
 
 export type Emit = <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
 export type OnError = (where: string, error: unknown) => void;
@@ -51,6 +52,8 @@ export interface WorkerContext {
   readonly metrics: MetricsRecorder | undefined;
   /** Job status (a job store is configured): its writes, and what ctx.fanOut needs. */
   readonly status: { readonly tracker: StatusTracker; readonly fanOut: FanOutDeps } | undefined;
+  /** Spans around handler runs, when tracing is on and @opentelemetry/api is installed. */
+  readonly tracing: ProcessTracing | undefined;
   /** What the worker knows of the queue a message came from (its DLQ once started). */
   queueOf(url: string): QueueState;
   /** Destroys the SDK clients this worker made (none when the queue port or clients were given), and closes the job store. */

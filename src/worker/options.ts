@@ -174,6 +174,12 @@ export const workerOptionsSchema = z
       .default({ flushIntervalMs: 60_000 }),
     /** Stop on SIGTERM and SIGINT (a second signal stops at once). */
     handleSignals: z.boolean().default(true),
+    /**
+     * OpenTelemetry: with `@opentelemetry/api` installed (an optional peer dependency), each run of
+     * a handler is a `process <job>` span, a child of the context the job was sent under. Default
+     * true; false turns it off. Without the API installed it is off and costs nothing.
+     */
+    tracing: z.boolean().default(true),
   })
   .strict()
   .superRefine((o, ctx) => {

@@ -2,6 +2,9 @@ import type { Logger } from 'pino';
 import { MemcachedLock } from '../adapters/memcached-lock.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
 import { createSqsClient } from '../adapters/aws-clients.js';
+import { otelApi } from '../adapters/otel-api.js';
+import { OtelProcessTracing } from '../adapters/otel-process.js';
+import type { ProcessTracing } from '../ports/tracing.js';
 import type { Env } from '../config/env.js';
 import type { SafeEmitter } from '../core/events.js';
 import type { WorkerEvents } from '../core/job-events.js';
@@ -163,6 +166,7 @@ export function buildContext(
     tenants,
     metrics: metricsRecorder(c, log, env),
     status,
+    tracing: c.tracing ? processTracing() : undefined,
     queueOf: (url) => {
       const q = byUrl.get(url);
       if (q === undefined) throw new Error(`no queue ${url} in this worker`);
@@ -212,4 +216,10 @@ function metricsRecorder(c: WorkerConfig, log: Logger, env: Env): MetricsRecorde
   if (chosen === undefined) return undefined;
   const { namespace, flushIntervalMs } = c.metrics;
   return new MetricsRecorder({ sink: chosen.sink, namespace, flushIntervalMs, logger: log, dispose: chosen.dispose });
+}
+
+/** Process spans on OpenTelemetry when the app has `@opentelemetry/api` installed; undefined (no cost) when it has not. */
+function processTracing(): ProcessTracing | undefined {
+  const api = otelApi();
+  return api === undefined ? undefined : new OtelProcessTracing(api);
 }

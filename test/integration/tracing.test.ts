@@ -7,7 +7,9 @@ import { EnqueueBatchError } from '../../src/core/errors.js';
 import { defineJob } from '../../src/core/job.js';
 import { parseTraceparent } from '../../src/core/trace-context.js';
 import { createProducer } from '../../src/producer/producer.js';
-import { LOCAL_ENV, drain, freshQueues, sqsClient } from '../helpers/stack.js';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { LOCAL_ENV, drain, eventually, freshQueues, sqsClient } from '../helpers/stack.js';
+import { useWorkers } from '../helpers/worker.js';
 
 /*
  * OpenTelemetry on the producer's side, with the real SDK (BasicTracerProvider, in-memory exporter,
@@ -119,5 +121,115 @@ describe('the producer traces its sends', () => {
     producer.close();
     expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['quiet']);
     expect((await bodies())[0]!.body.trace).toBeUndefined();
+  });
+});
+
+describe('the worker traces each run of a handler', () => {
+  const startWorker = useWorkers();
+  const runs: { n: number; active: string | undefined; traceId: string | undefined }[] = [];
+  const flaky = defineJob({
+    name: 'trace-run',
+    args: z.object({ n: z.number() }),
+    backoff: { baseMs: 0, factor: 1, capMs: 0, jitter: 0 },
+    handle: ({ n }, ctx) => {
+      const active = trace.getActiveSpan();
+      runs.push({ n, active: active?.spanContext().spanId, traceId: active?.spanContext().traceId });
+      // The handler's own span nests under process.
+      tracer.startSpan('handler work').end();
+      if (n === 1 && ctx.attempt === 1) throw new Error('first attempt fails');
+    },
+  });
+  let workQueue: string;
+  beforeAll(async () => {
+    ({ queueUrl: workQueue } = await freshQueues(sqs, 'tracing-run'));
+  });
+  beforeEach(() => {
+    runs.length = 0;
+  });
+  const processSpans = () => exporter.getFinishedSpans().filter((s) => s.name === 'process trace-run');
+
+  it('process is a CONSUMER span, a child of the send span and linked to it; the handler runs inside it', async () => {
+    const producer = createProducer({ queueUrl: workQueue, jobs: [flaky] }, LOCAL_ENV);
+    const request = tracer.startSpan('POST /work');
+    const result = await context.with(trace.setSpan(ROOT_CONTEXT, request), () => producer.enqueue(flaky, { n: 0 }, { tenant: 'acme' }));
+    request.end();
+    producer.close();
+    startWorker({ queues: [workQueue], jobs: [flaky] }).start();
+    await eventually(() => processSpans().length === 1, 'the process span', 20_000);
+    const send = exporter.getFinishedSpans().find((s) => s.name.startsWith('send '))!;
+    const [processed] = processSpans();
+    expect(processed!.kind).toBe(SpanKind.CONSUMER);
+    expect(processed!.spanContext().traceId).toBe(request.spanContext().traceId);
+    expect(processed!.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
+    expect(processed!.links.map((l) => l.context.spanId)).toEqual([send.spanContext().spanId]);
+    expect(processed!.status.code).toBe(0); // unset: it succeeded
+    expect(processed!.attributes).toMatchObject({
+      'messaging.system.name': 'aws.sqs',
+      'messaging.operation.name': 'process',
+      'messaging.operation.type': 'process',
+      'messaging.message.id': result.messageId,
+      'sqs_jobs.job.name': 'trace-run',
+      'sqs_jobs.job.id': result.jobId,
+      'sqs_jobs.attempt': 1,
+      'sqs_jobs.tenant': 'acme',
+    });
+    expect(runs[0]?.active).toBe(processed!.spanContext().spanId);
+    const work = exporter.getFinishedSpans().find((s) => s.name === 'handler work')!;
+    expect(work.parentSpanContext?.spanId).toBe(processed!.spanContext().spanId);
+  });
+
+  it('a retry is a second process span in the same trace; the failed one says so', async () => {
+    const producer = createProducer({ queueUrl: workQueue, jobs: [flaky] }, LOCAL_ENV);
+    await tracer.startActiveSpan('retry me', async (span) => {
+      await producer.enqueue(flaky, { n: 1 });
+      span.end();
+    });
+    producer.close();
+    startWorker({ queues: [workQueue], jobs: [flaky] }).start();
+    await eventually(() => processSpans().length === 2, 'two process spans', 30_000);
+    const [failed, retried] = processSpans();
+    expect(new Set([failed!.spanContext().traceId, retried!.spanContext().traceId]).size).toBe(1);
+    expect(failed!.status).toMatchObject({ code: 2, message: 'first attempt fails' });
+    expect(failed!.events.map((e) => e.name)).toContain('sqs_jobs.retry');
+    expect(retried!.attributes['sqs_jobs.attempt']).toBe(2);
+    expect(retried!.status.code).toBe(0);
+  });
+
+  it('a malformed trace field is ignored: the job runs, in a trace of its own', async () => {
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: workQueue,
+        MessageBody: JSON.stringify({
+          v: 1,
+          id: `bad-trace-${Date.now()}`,
+          job: 'trace-run',
+          args: { n: 0 },
+          trace: { traceparent: 'ff-nope' },
+        }),
+      }),
+    );
+    startWorker({ queues: [workQueue], jobs: [flaky] }).start();
+    await eventually(() => processSpans().length === 1, 'the process span', 20_000);
+    const [processed] = processSpans();
+    expect(processed!.parentSpanContext).toBeUndefined();
+    expect(processed!.links).toEqual([]);
+    expect(processed!.status.code).toBe(0);
+  });
+
+  it('a message with only an X-Ray AWSTraceHeader runs in that trace', async () => {
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: workQueue,
+        MessageBody: JSON.stringify({ v: 1, id: `xray-${Date.now()}`, job: 'trace-run', args: { n: 0 } }),
+        MessageSystemAttributes: {
+          AWSTraceHeader: { DataType: 'String', StringValue: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1' },
+        },
+      }),
+    );
+    startWorker({ queues: [workQueue], jobs: [flaky] }).start();
+    await eventually(() => processSpans().length === 1, 'the process span', 20_000);
+    const [processed] = processSpans();
+    expect(processed!.spanContext().traceId).toBe('5759e988bd862e3fe1be46a994272793');
+    expect(processed!.parentSpanContext?.spanId).toBe('53995c3f42cd8ad8');
   });
 });

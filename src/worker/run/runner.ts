@@ -9,6 +9,8 @@ import { firstSentAt, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken, noWaitRoom, permitFor, rateSlotFor, type WaitRoom } from './claim.js';
 import { watch } from './execute.js';
+import { endSpan, spanFor } from './span-end.js';
+import { fromAwsTraceHeader } from '../../core/trace-context.js';
 import { RunContext } from './job-context.js';
 import type { GoodReading, Reading } from './reading.js';
 
@@ -73,31 +75,29 @@ function start(ctx: WorkerContext, lease: Lease, read: GoodReading & { readonly 
   const receiveCount = m.receiveCount + lease.retries;
   const args = read.args;
   const options = { timeoutMs: job.timeoutMs, jobName: job.name, graceMs: c.abortGraceMs };
-  watch(
-    () => job.handle(args, jobCtx),
-    lease,
-    options,
-    (execution) => {
-      let outcome: Outcome;
-      try {
-        if (execution.kind === 'aborted' && execution.abandoned) {
-          jobCtx.log.warn(
-            { graceMs: c.abortGraceMs },
-            'the handler did not settle after its signal fired: it is abandoned, its lock kept until the TTL ends',
-          );
-        }
-        outcome = afterRun({
-          execution,
-          receiveCount,
-          attempt: info.attempt,
-          maxReceiveCount: ctx.queueOf(m.queueUrl).maxReceiveCount,
-          backoff: job.backoff,
-          waitMs,
-        });
-      } catch (error) {
-        outcome = internalError(toError(error), c.visibilityTimeoutSeconds);
+  const span = ctx.tracing === undefined ? undefined : spanFor(ctx, info, read.envelope.trace ?? fromAwsTraceHeader(m.awsTraceHeader));
+  const handle = () => job.handle(args, jobCtx);
+  watch(span === undefined ? handle : () => span.within(handle), lease, options, (execution) => {
+    let outcome: Outcome;
+    try {
+      if (execution.kind === 'aborted' && execution.abandoned) {
+        jobCtx.log.warn(
+          { graceMs: c.abortGraceMs },
+          'the handler did not settle after its signal fired: it is abandoned, its lock kept until the TTL ends',
+        );
       }
-      ended(info, outcome);
-    },
-  );
+      outcome = afterRun({
+        execution,
+        receiveCount,
+        attempt: info.attempt,
+        maxReceiveCount: ctx.queueOf(m.queueUrl).maxReceiveCount,
+        backoff: job.backoff,
+        waitMs,
+      });
+    } catch (error) {
+      outcome = internalError(toError(error), c.visibilityTimeoutSeconds);
+    }
+    if (span !== undefined) endSpan(ctx, span, outcome);
+    ended(info, outcome);
+  });
 }

@@ -1,0 +1,90 @@
+import { context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import * as api from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { OtelProcessTracing } from '../../../src/adapters/otel-process.js';
+import { OtelSendTracing } from '../../../src/adapters/otel-send.js';
+import { MAX_BAGGAGE } from '../../../src/core/trace-context.js';
+
+/* The OpenTelemetry adapters with the real SDK (no servers): what a job carries, and how a run reads it back. */
+
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const info = {
+  jobId: 'j-1',
+  jobName: 'thumb',
+  messageId: 'm-1',
+  queueUrl: 'http://localhost/000000000000/work',
+  attempt: 1,
+  tenant: undefined,
+};
+
+beforeAll(() => {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  trace.setGlobalTracerProvider(provider);
+});
+afterAll(async () => {
+  await provider.shutdown();
+  trace.disable();
+  context.disable();
+});
+beforeEach(() => exporter.reset());
+
+describe('OpenTelemetry adapters', () => {
+  it('a run reads back what a send carried: the trace, its tracestate, the baggage', async () => {
+    const sends = new OtelSendTracing(api);
+    const parent = provider.getTracer('t').startSpan('request');
+    const bag = propagation.createBaggage({ tenant: { value: 'acme' }, 'odd key': { value: 'a,b;c' } });
+    const sent = context.with(propagation.setBaggage(trace.setSpan(ROOT_CONTEXT, parent), bag), () =>
+      sends.send(info.queueUrl, 'thumb', undefined, undefined),
+    );
+    sent.sent(info.queueUrl, { jobId: 'j-1', messageId: 'm-1' });
+    parent.end();
+    expect(sent.trace?.baggage).toBe('tenant=acme,odd%20key=a%2Cb%3Bc');
+
+    const run = new OtelProcessTracing(api).process(info, { ...sent.trace!, tracestate: 'vendor=x' });
+    const inside = run.within(() => ({ span: trace.getActiveSpan(), baggage: propagation.getActiveBaggage() }));
+    run.ended(undefined);
+    const processed = exporter.getFinishedSpans().find((s) => s.name === 'process thumb')!;
+    expect(inside.span?.spanContext().spanId).toBe(processed.spanContext().spanId);
+    expect(inside.baggage?.getEntry('odd key')?.value).toBe('a,b;c');
+    expect(inside.baggage?.getEntry('tenant')?.value).toBe('acme');
+    expect(processed.parentSpanContext?.traceState?.get('vendor')).toBe('x');
+    expect(processed.spanContext().traceId).toBe(parent.spanContext().traceId);
+  });
+
+  it('baggage is cut at whole members to fit its bound', () => {
+    const entries = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, { value: 'v'.repeat(40) }]));
+    const sent = context.with(propagation.setBaggage(ROOT_CONTEXT, propagation.createBaggage(entries)), () =>
+      new OtelSendTracing(api).send(info.queueUrl, 'thumb', 100, undefined),
+    );
+    sent.sent(info.queueUrl, undefined);
+    const baggage = sent.trace!.baggage!;
+    expect(baggage.length).toBeLessThanOrEqual(MAX_BAGGAGE);
+    expect(baggage.split(',').every((m) => /^k\d+=v{40}$/.test(m))).toBe(true);
+  });
+
+  it('a run whose trace context cannot be read starts a trace of its own; a bad tracestate or baggage member is skipped', () => {
+    const run = new OtelProcessTracing(api).process(info, {
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      tracestate: '===',
+      baggage: 'ok=1,%E0%A4%A=2,=3,__proto__=4',
+    });
+    const bag = run.within(() => propagation.getActiveBaggage());
+    run.ended(new Error('boom'), { name: 'sqs_jobs.retry', attributes: { 'sqs_jobs.retry.delay_ms': 1000 } });
+    const [span] = exporter.getFinishedSpans();
+    expect(span?.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
+    expect(bag?.getAllEntries().map(([k, e]) => [k, e.value])).toEqual([
+      ['ok', '1'],
+      ['__proto__', '4'],
+    ]);
+    expect(span?.status).toMatchObject({ code: 2, message: 'boom' });
+    expect(span?.events.map((e) => e.name)).toEqual(['exception', 'sqs_jobs.retry']);
+
+    exporter.reset();
+    const root = new OtelProcessTracing(api).process(info, undefined);
+    root.ended(undefined);
+    expect(exporter.getFinishedSpans()[0]?.parentSpanContext).toBeUndefined();
+  });
+});
