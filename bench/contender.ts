@@ -35,6 +35,8 @@ interface Spec {
   metrics?: boolean;
   /** Profile the CPU from 'ready' to 'done' and write it to `${profile}-<time>.cpuprofile`. */
   profile?: string;
+  /** sqs-jobs: OpenTelemetry on (the API installed, no SDK registered). Default false. */
+  tracing?: boolean;
   /** Each handler also spins the CPU this many µs (a handler that computes). */
   busyMicros?: number;
 }
@@ -100,6 +102,8 @@ if (spec.contender === 'sqs-jobs') {
       metrics: spec.metrics === false ? { sink: 'off' } : { sink: new EmfSink(() => {}) },
       logger: pino({ level: 'silent' }),
       handleSignals: true,
+      // As for an app without @opentelemetry/api (this repo has it, for its tests): nothing is traced.
+      tracing: spec.tracing ?? false,
     },
     { AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x' },
   );

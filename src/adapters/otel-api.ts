@@ -16,8 +16,11 @@ export function otelApi(): OtelApi | undefined {
     try {
       loaded = createRequire(import.meta.url)('@opentelemetry/api') as OtelApi;
     } catch (error) {
-      if ((error as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw error;
       loaded = null;
+      // Not installed: the usual case, said nothing of. Installed but broken: tracing is off, and said so once.
+      if ((error as { code?: unknown }).code !== 'MODULE_NOT_FOUND') {
+        process.emitWarning(`sqs-jobs: @opentelemetry/api could not be loaded, tracing is off: ${(error as Error).message}`);
+      }
     }
   }
   return loaded ?? undefined;

@@ -15,13 +15,18 @@ export interface TraceContext {
   readonly baggage?: string;
 }
 
-/** W3C traceparent version 00: ids of hex digits, neither all zeros. */
-const TRACEPARENT = /^00-(?!0{32})[\da-f]{32}-(?!0{16})[\da-f]{16}-[\da-f]{2}$/;
+/**
+ * W3C traceparent: version 00 exactly; a later version (never ff) by its version-00 prefix, as
+ * W3C asks of a reader that knows only 00. Ids of lowercase hex digits, neither all zeros.
+ */
+const TRACEPARENT =
+  /^(?:00-(?!0{32})[\da-f]{32}-(?!0{16})[\da-f]{16}-[\da-f]{2}|(?!ff|00)[\da-f]{2}-(?!0{32})[\da-f]{32}-(?!0{16})[\da-f]{16}-[\da-f]{2}(?:-[\x21-\x7e]*)?)$/;
 /** W3C asks propagators to keep at least 512 characters of tracestate. */
 export const MAX_TRACESTATE = 512;
 /** Well under W3C's 8,192 bytes: the whole message is at most 256 KiB, and baggage rides on every re-send. */
 export const MAX_BAGGAGE = 2048;
-const HEADER_TEXT = /^[\x20-\x7e]*$/;
+/** Printable ASCII and tabs (W3C allows optional whitespace around members). */
+const HEADER_TEXT = /^[\t\x20-\x7e]*$/;
 
 const optionalHeader = (max: number) => z.string().max(max).regex(HEADER_TEXT).optional().catch(undefined);
 

@@ -6,16 +6,16 @@ import type { TraceContext } from '../core/trace-context.js';
  * the jobs carry. The OpenTelemetry adapter (adapters/otel-send.ts) is the one implementation.
  */
 export interface SendTracing {
-  /** A send of `count` jobs of `jobName` to `queueUrl` begins (`count` undefined: enqueue() of one), under the caller's active context. */
+  /** Never throws (a tracer that fails gives a span that does nothing). A send of `count` jobs of `jobName` to `queueUrl` begins (`count` undefined: enqueue() of one), under the caller's active context. */
   send(queueUrl: string, jobName: string, count: number | undefined, tenant: string | undefined): SendSpan;
 }
 
-/** A send under way. */
+/** A send under way. None of its methods throws: tracing never stands in the way of a send. */
 export interface SendSpan {
   /** What the jobs carry; undefined when there is no trace to carry. */
   readonly trace: TraceContext | undefined;
-  /** It went: to `queueUrl` (the one job of enqueue() may go to its tenant's queue, a lane, the spillover queue), with its ids. */
-  sent(queueUrl: string, ids: { readonly jobId: string; readonly messageId: string } | undefined): void;
+  /** It went: to `queueUrl` (spillover may have sent the one job of enqueue() elsewhere; undefined: where it began), with its ids. */
+  sent(queueUrl: string | undefined, ids: { readonly jobId: string; readonly messageId: string } | undefined): void;
   /** It failed (all of it, or `unsent` of enqueueMany's jobs). */
   failed(error: unknown, unsent?: number): void;
 }

@@ -52,15 +52,19 @@ export function prepareMessage(
     ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
     ...(opts.track ? { track: true } : {}),
     ...(opts.parent === undefined ? {} : { parent: opts.parent }),
-    ...(trace === undefined ? {} : { trace }),
   };
-  const body = encodeEnvelope(envelope);
   const attributes = envelopeAttributes(envelope);
-  const size = messageSize(body, attributes);
+  let body = encodeEnvelope(trace === undefined ? envelope : { ...envelope, trace });
+  let size = messageSize(body, attributes);
+  // The trace context never makes a job too large: a job that fits without it goes without it (as check() sees it).
+  if (size > p.maxMessageBytes && trace !== undefined) {
+    body = encodeEnvelope(envelope);
+    size = messageSize(body, attributes);
+  }
   if (size > p.maxMessageBytes) throw new PayloadTooLargeError(`job "${job.name}"`, size, p.maxMessageBytes);
   const groupId = opts.groupId ?? opts.tenant ?? (p.fifo ? envelope.id : undefined);
   return {
-    queueUrl: ownQueueOf(p, opts.tenant) ?? (p.tiers ? laneUrlFor(p.queueUrl, opts.priority ?? job.priority) : p.queueUrl),
+    queueUrl: destinationOf(p, job, opts),
     jobId: envelope.id,
     body,
     attributes,
@@ -71,6 +75,11 @@ export function prepareMessage(
     track: opts.track ? { enqueuedAt: envelope.enqueuedAt, parentId: opts.parent } : undefined,
     admissionKey: p.keyed ? admissionKey(job.name, validArgs, opts.tenant, opts.jobId) : undefined,
   };
+}
+
+/** Where a job goes before spillover has its say: its tenant's own queue, else its tier's lane, else the queue. */
+export function destinationOf(p: Preparing, job: AnyDefinition, opts: EnqueueSettings): string {
+  return ownQueueOf(p, opts.tenant) ?? (p.tiers ? laneUrlFor(p.queueUrl, opts.priority ?? job.priority) : p.queueUrl);
 }
 
 /** The queue of `tenant`'s own (tenantQueues), if it has one. Own properties only: a tenant named "constructor" has none unless given. */

@@ -12,7 +12,7 @@ import {
   sendTracing,
 } from './wiring.js';
 import type { Admission, AdmissionState } from './admission/admission.js';
-import { checkTenantQueues, type Preparing, prepareMessage } from './prepare.js';
+import { checkTenantQueues, destinationOf, type Preparing, prepareMessage } from './prepare.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   resolveJob,
@@ -142,7 +142,7 @@ export class Producer {
   async enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const definition = resolveJob(this.#jobs, job);
     const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
-    const send = this.#tracing?.send(this.queueUrl, definition.name, undefined, opts.tenant);
+    const send = this.#tracing?.send(destinationOf(this.#p, definition, opts), definition.name, undefined, opts.tenant);
     try {
       const result = await sendOne(this.#sender, definition, args, opts, send?.trace);
       send?.sent(result.queueUrl, result);
@@ -185,10 +185,10 @@ export class Producer {
       ]);
     }
     if (argsList.length === 0) return [];
-    const send = this.#tracing?.send(this.queueUrl, definition.name, argsList.length, opts.tenant);
+    const send = this.#tracing?.send(destinationOf(this.#p, definition, opts), definition.name, argsList.length, opts.tenant);
     try {
       const results = await sendMany(this.#sender, definition, argsList, opts, jobIds, send?.trace);
-      send?.sent(this.queueUrl, undefined);
+      send?.sent(undefined, undefined);
       return results;
     } catch (error) {
       send?.failed(error, error instanceof EnqueueBatchError ? error.failed.length : undefined);

@@ -3,13 +3,13 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { EnqueueBatchError } from '../../src/core/errors.js';
+import { EnqueueBatchError, UnrecoverableError } from '../../src/core/errors.js';
 import { defineJob } from '../../src/core/job.js';
 import { parseTraceparent } from '../../src/core/trace-context.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { LOCAL_ENV, drain, eventually, freshQueues, sqsClient } from '../helpers/stack.js';
-import { useWorkers } from '../helpers/worker.js';
+import { recordEvents, useWorkers } from '../helpers/worker.js';
 
 /*
  * OpenTelemetry on the producer's side, with the real SDK (BasicTracerProvider, in-memory exporter,
@@ -140,11 +140,10 @@ describe('the worker traces each run of a handler', () => {
     },
   });
   let workQueue: string;
-  beforeAll(async () => {
-    ({ queueUrl: workQueue } = await freshQueues(sqs, 'tracing-run'));
-  });
-  beforeEach(() => {
+  // A queue of its own for each test: nothing one leaves behind runs in the next.
+  beforeEach(async () => {
     runs.length = 0;
+    ({ queueUrl: workQueue } = await freshQueues(sqs, 'tracing-run', { visibilityTimeout: 4, maxReceiveCount: 3 }));
   });
   const processSpans = () => exporter.getFinishedSpans().filter((s) => s.name === 'process trace-run');
 
@@ -187,12 +186,50 @@ describe('the worker traces each run of a handler', () => {
     producer.close();
     startWorker({ queues: [workQueue], jobs: [flaky] }).start();
     await eventually(() => processSpans().length === 2, 'two process spans', 30_000);
-    const [failed, retried] = processSpans();
-    expect(new Set([failed!.spanContext().traceId, retried!.spanContext().traceId]).size).toBe(1);
+    const send = exporter.getFinishedSpans().find((s) => s.name.startsWith('send '))!;
+    const [failed, retried] = processSpans().sort(
+      (a, b) => Number(a.attributes['sqs_jobs.attempt']) - Number(b.attributes['sqs_jobs.attempt']),
+    );
+    for (const run of [failed!, retried!]) {
+      expect(run.spanContext().traceId).toBe(send.spanContext().traceId);
+      expect(run.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
+    }
+    expect(failed!.attributes['sqs_jobs.attempt']).toBe(1);
     expect(failed!.status).toMatchObject({ code: 2, message: 'first attempt fails' });
-    expect(failed!.events.map((e) => e.name)).toContain('sqs_jobs.retry');
+    expect(failed!.events.map((e) => e.name)).toEqual(['exception', 'sqs_jobs.retry']);
     expect(retried!.attributes['sqs_jobs.attempt']).toBe(2);
     expect(retried!.status.code).toBe(0);
+  });
+
+  it('a job sent to the DLQ ends its span with the reason; a worker with tracing: false makes no span', async () => {
+    const doomed = defineJob({
+      name: 'trace-doomed',
+      args: z.object({}),
+      handle: () => {
+        throw new UnrecoverableError('the order no longer exists');
+      },
+    });
+    const producer = createProducer({ queueUrl: workQueue, jobs: [doomed, flaky] }, LOCAL_ENV);
+    await producer.enqueue(doomed, {});
+    const worker = startWorker({ queues: [workQueue], jobs: [doomed, flaky] });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:dead-lettered') === 1, 'the dead letter', 20_000);
+    await worker.stop();
+    const [span] = exporter.getFinishedSpans().filter((s) => s.name === 'process trace-doomed');
+    expect(span?.status).toMatchObject({ code: 2, message: 'the order no longer exists' });
+    const dead = span?.events.find((e) => e.name === 'sqs_jobs.dead_letter');
+    expect(dead?.attributes).toMatchObject({ 'sqs_jobs.dead_letter.reason': 'unrecoverable' });
+
+    exporter.reset();
+    await producer.enqueue(flaky, { n: 0 });
+    producer.close();
+    const quiet = startWorker({ queues: [workQueue], jobs: [doomed, flaky], tracing: false });
+    const quietEvents = recordEvents(quiet);
+    await quiet.start();
+    await eventually(() => quietEvents.count('job:succeeded') === 1, 'the job', 20_000);
+    expect(exporter.getFinishedSpans().filter((s) => s.name.startsWith('process '))).toEqual([]);
+    expect(runs.at(-1)?.active).toBeUndefined();
   });
 
   it('a malformed trace field is ignored: the job runs, in a trace of its own', async () => {
@@ -231,5 +268,6 @@ describe('the worker traces each run of a handler', () => {
     const [processed] = processSpans();
     expect(processed!.spanContext().traceId).toBe('5759e988bd862e3fe1be46a994272793');
     expect(processed!.parentSpanContext?.spanId).toBe('53995c3f42cd8ad8');
+    expect(processed!.parentSpanContext?.traceFlags).toBe(1); // Sampled=1
   });
 });

@@ -46,7 +46,8 @@ function spanEnd(span: ProcessSpan, outcome: Outcome): void {
       span.ended(new Error(outcome.reason), { name: 'sqs_jobs.lease_lost', attributes: { 'sqs_jobs.reason': outcome.reason } });
       return;
     case 'hand-back':
-      span.ended(new Error(outcome.reason), {
+      // Not a failure of the job (a stop, a claim it could not make): said, not marked an error.
+      span.ended(undefined, {
         name: 'sqs_jobs.handed_back',
         attributes: { 'sqs_jobs.reason': outcome.reason, 'sqs_jobs.delay_seconds': outcome.delaySeconds },
       });

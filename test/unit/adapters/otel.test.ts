@@ -65,10 +65,9 @@ describe('OpenTelemetry adapters', () => {
     expect(baggage.split(',').every((m) => /^k\d+=v{40}$/.test(m))).toBe(true);
   });
 
-  it('a run whose trace context cannot be read starts a trace of its own; a bad tracestate or baggage member is skipped', () => {
+  it('a baggage member that cannot be read is skipped; a failed run says how; a job without a trace starts its own', () => {
     const run = new OtelProcessTracing(api).process(info, {
       traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
-      tracestate: '===',
       baggage: 'ok=1,%E0%A4%A=2,=3,__proto__=4',
     });
     const bag = run.within(() => propagation.getActiveBaggage());
@@ -86,5 +85,31 @@ describe('OpenTelemetry adapters', () => {
     const root = new OtelProcessTracing(api).process(info, undefined);
     root.ended(undefined);
     expect(exporter.getFinishedSpans()[0]?.parentSpanContext).toBeUndefined();
+  });
+
+  it('a span processor that throws costs the span, never the send', () => {
+    const throwing = new BasicTracerProvider({
+      spanProcessors: [
+        {
+          onStart: () => {},
+          onEnd: () => {
+            throw new Error('exporter bug');
+          },
+          forceFlush: async () => {},
+          shutdown: async () => {},
+        },
+      ],
+    });
+    // The real API, its tracer provider one whose processor throws.
+    const withThrowing = {
+      ...api,
+      trace: Object.assign(Object.create(api.trace), { getTracer: (name: string) => throwing.getTracer(name) }),
+    };
+    const tracing = new OtelSendTracing(withThrowing as typeof api);
+    const sent = tracing.send(info.queueUrl, 'thumb', undefined, undefined);
+    expect(sent.trace?.traceparent).toMatch(/^00-/);
+    expect(() => sent.sent(undefined, { jobId: 'j', messageId: 'm' })).not.toThrow();
+    const failing = tracing.send(info.queueUrl, 'thumb', undefined, undefined);
+    expect(() => failing.failed(new Error('sqs down'))).not.toThrow();
   });
 });

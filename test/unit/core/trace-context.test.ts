@@ -50,7 +50,11 @@ describe('parseTraceparent', () => {
   it('reads the ids and the sampled flag', () => {
     expect(parseTraceparent(TP)).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', sampled: true });
     expect(parseTraceparent(TP.replace(/01$/, '00'))?.sampled).toBe(false);
-    expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBeUndefined();
+    // A later version is read by its version-00 prefix; ff is never valid.
+    expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-more')?.traceId).toBe(
+      '4bf92f3577b34da6a3ce929d0e0e4736',
+    );
+    expect(parseTraceparent('ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBeUndefined();
   });
 });
 
