@@ -35,8 +35,8 @@ interface Spec {
   metrics?: boolean;
   /** Profile the CPU from 'ready' to 'done' and write it to `${profile}-<time>.cpuprofile`. */
   profile?: string;
-  /** sqs-jobs: OpenTelemetry on (the API installed, no SDK registered). Default false. */
-  tracing?: boolean;
+  /** sqs-jobs: OpenTelemetry off (as an app without the API: the default), on with the API and no SDK, or with the SDK recording every span. */
+  tracing?: 'off' | 'api' | 'sdk';
   /** Each handler also spins the CPU this many µs (a handler that computes). */
   busyMicros?: number;
 }
@@ -80,6 +80,8 @@ const client = () =>
   new SQSClient({ endpoint: spec.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
 let stop: () => Promise<void>;
 
+if (spec.tracing === 'sdk') await registerTracingSdk();
+
 if (spec.contender === 'sqs-jobs') {
   // A handler that waits honours its signal; a no-op one never reads it (so none is made for it).
   const job = defineJob({
@@ -102,8 +104,8 @@ if (spec.contender === 'sqs-jobs') {
       metrics: spec.metrics === false ? { sink: 'off' } : { sink: new EmfSink(() => {}) },
       logger: pino({ level: 'silent' }),
       handleSignals: true,
-      // As for an app without @opentelemetry/api (this repo has it, for its tests): nothing is traced.
-      tracing: spec.tracing ?? false,
+      // Off: as for an app without @opentelemetry/api (this repo has it, for its tests).
+      tracing: (spec.tracing ?? 'off') !== 'off',
     },
     { AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x' },
   );
@@ -195,4 +197,17 @@ async function startProfiler(path: string): Promise<{ save: () => Promise<void> 
       session.disconnect();
     },
   };
+}
+
+/**
+ * The OpenTelemetry SDK as an app would register it (AsyncLocalStorage context, every span
+ * sampled, a batch processor), exporting to nowhere: what recording the spans costs, not sending them.
+ */
+async function registerTracingSdk(): Promise<void> {
+  const { context, trace } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const discard = { export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }), shutdown: async () => {} };
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(discard)] }));
 }

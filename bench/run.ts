@@ -218,6 +218,8 @@ if (ONLY.has('noop')) {
     [
       ['sqs-jobs (dedupe+metrics on)', 'sqs-jobs', { memcached: MEMCACHED, ...profiled('sqs-jobs-on') }],
       ['sqs-jobs (dedupe+metrics off)', 'sqs-jobs', { memcached: undefined, metrics: false, ...profiled('sqs-jobs-off') }],
+      ['sqs-jobs (on, tracing: API, no SDK)', 'sqs-jobs', { memcached: MEMCACHED, tracing: 'api' }],
+      ['sqs-jobs (on, tracing: SDK recording)', 'sqs-jobs', { memcached: MEMCACHED, tracing: 'sdk' }],
       ['sqs-consumer (defaults)', 'sqs-consumer', {}],
       ['sqs-consumer batchSize 10', 'sqs-consumer-batch10', {}],
       ['raw SDK loop (receive 10, delete batch)', 'raw-sdk', {}],
