@@ -1,4 +1,4 @@
-import type { Context, Link, Span, SpanContext, Tracer } from '@opentelemetry/api';
+import type { Context, Span, SpanContext, SpanOptions, Tracer } from '@opentelemetry/api';
 import type { JobInfo } from '../core/job-events.js';
 import { queueNameOf } from '../core/queue-url.js';
 import { parseTraceparent, type TraceContext } from '../core/trace-context.js';
@@ -15,6 +15,8 @@ import * as sc from './otel-semconv.js';
 export class OtelProcessTracing implements ProcessTracing {
   readonly #api: OtelApi;
   readonly #tracer: Tracer;
+  /** Per queue and job: the span's name and the options of a run without a sender, made once (not per run). */
+  readonly #starts = new Map<string, Map<string, { readonly name: string; readonly options: SpanOptions }>>();
 
   constructor(api: OtelApi) {
     this.#api = api;
@@ -23,36 +25,61 @@ export class OtelProcessTracing implements ProcessTracing {
 
   process(info: JobInfo, trace: TraceContext | undefined): ProcessSpan {
     const api = this.#api;
+    const start = this.#startOf(info.queueUrl, info.jobName);
     const sender = trace === undefined ? undefined : senderContext(api, trace);
-    const parent =
-      sender === undefined ? api.ROOT_CONTEXT : api.trace.setSpanContext(withBaggage(api, api.ROOT_CONTEXT, trace?.baggage), sender);
-    const links: Link[] = sender === undefined ? [] : [{ context: sender }];
-    const span = this.#tracer.startSpan(
-      `process ${info.jobName}`,
-      {
-        kind: api.SpanKind.CONSUMER,
-        links,
-        attributes: {
-          [sc.ATTR_MESSAGING_SYSTEM_NAME]: sc.MESSAGING_SYSTEM_NAME_AWS_SQS,
-          [sc.ATTR_MESSAGING_SYSTEM]: sc.MESSAGING_SYSTEM_AWS_SQS,
-          [sc.ATTR_MESSAGING_OPERATION_NAME]: 'process',
-          [sc.ATTR_MESSAGING_OPERATION_TYPE]: 'process',
-          [sc.ATTR_MESSAGING_DESTINATION_NAME]: queueNameOf(info.queueUrl),
-        },
-      },
-      parent,
-    );
-    if (span.isRecording()) {
-      span.setAttribute(sc.ATTR_MESSAGING_MESSAGE_ID, info.messageId);
-      span.setAttribute(sc.ATTR_AWS_SQS_QUEUE_URL, info.queueUrl);
-      span.setAttribute(sc.ATTR_JOB_NAME, info.jobName);
-      span.setAttribute(sc.ATTR_JOB_ID, info.jobId);
-      span.setAttribute(sc.ATTR_ATTEMPT, info.attempt);
-      if (info.tenant !== undefined) span.setAttribute(sc.ATTR_TENANT, info.tenant);
+    if (sender === undefined) {
+      const span = this.#tracer.startSpan(start.name, start.options, api.ROOT_CONTEXT);
+      // No SDK (or not sampled) and nothing to carry on: one shared span that does nothing.
+      if (!span.isRecording()) return NO_RUN;
+      recordRun(span, info);
+      return new OtelProcess(api, span, api.trace.setSpan(api.ROOT_CONTEXT, span));
     }
+    const parent = api.trace.setSpanContext(withBaggage(api, api.ROOT_CONTEXT, trace?.baggage), sender);
+    const span = this.#tracer.startSpan(start.name, { ...start.options, links: [{ context: sender }] }, parent);
+    if (span.isRecording()) recordRun(span, info);
     return new OtelProcess(api, span, api.trace.setSpan(parent, span));
   }
+
+  #startOf(queueUrl: string, jobName: string): { readonly name: string; readonly options: SpanOptions } {
+    let byJob = this.#starts.get(queueUrl);
+    if (byJob === undefined) {
+      byJob = new Map();
+      this.#starts.set(queueUrl, byJob);
+    }
+    let start = byJob.get(jobName);
+    if (start === undefined) {
+      start = {
+        name: `process ${jobName}`,
+        // What samplers see at the start (the conventions ask for these there): the same for every run of this job on this queue.
+        options: {
+          kind: this.#api.SpanKind.CONSUMER,
+          attributes: Object.freeze({
+            [sc.ATTR_MESSAGING_SYSTEM_NAME]: sc.MESSAGING_SYSTEM_NAME_AWS_SQS,
+            [sc.ATTR_MESSAGING_SYSTEM]: sc.MESSAGING_SYSTEM_AWS_SQS,
+            [sc.ATTR_MESSAGING_OPERATION_NAME]: 'process',
+            [sc.ATTR_MESSAGING_OPERATION_TYPE]: 'process',
+            [sc.ATTR_MESSAGING_DESTINATION_NAME]: queueNameOf(queueUrl),
+          }),
+        },
+      };
+      byJob.set(jobName, start);
+    }
+    return start;
+  }
 }
+
+/** A run's own attributes, on a span that records. */
+function recordRun(span: Span, info: JobInfo): void {
+  span.setAttribute(sc.ATTR_MESSAGING_MESSAGE_ID, info.messageId);
+  span.setAttribute(sc.ATTR_AWS_SQS_QUEUE_URL, info.queueUrl);
+  span.setAttribute(sc.ATTR_JOB_NAME, info.jobName);
+  span.setAttribute(sc.ATTR_JOB_ID, info.jobId);
+  span.setAttribute(sc.ATTR_ATTEMPT, info.attempt);
+  if (info.tenant !== undefined) span.setAttribute(sc.ATTR_TENANT, info.tenant);
+}
+
+/** The run of a job with no trace to continue, when spans are not recorded: nothing to do. */
+const NO_RUN: ProcessSpan = { within: (fn) => fn(), ended: () => {} };
 
 class OtelProcess implements ProcessSpan {
   readonly #api: OtelApi;
