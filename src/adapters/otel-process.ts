@@ -1,9 +1,10 @@
-import type { Context, Span, SpanContext, SpanOptions, Tracer } from '@opentelemetry/api';
+import type { Context, Span, SpanOptions, Tracer } from '@opentelemetry/api';
 import type { JobInfo } from '../core/job-events.js';
 import { queueNameOf } from '../core/queue-url.js';
-import { parseTraceparent, type TraceContext } from '../core/trace-context.js';
-import type { EventAttributes, ProcessSpan, ProcessTracing } from '../ports/tracing.js';
+import type { TraceContext } from '../core/trace-context.js';
+import type { BatchItemTrace, ProcessSpan, ProcessTracing, SpanEvent } from '../ports/tracing.js';
 import type { OtelApi } from './otel-api.js';
+import { carriedFrom, senderContext, withBaggage } from './otel-context.js';
 import * as sc from './otel-semconv.js';
 
 /**
@@ -38,6 +39,51 @@ export class OtelProcessTracing implements ProcessTracing {
     const span = this.#tracer.startSpan(start.name, { ...start.options, links: [{ context: sender }] }, parent);
     if (span.isRecording()) recordRun(span, info);
     return new OtelProcess(api, span, api.trace.setSpan(parent, span));
+  }
+
+  processBatch(jobName: string, queueUrl: string, key: string, items: readonly BatchItemTrace[]): ProcessSpan {
+    const api = this.#api;
+    const start = this.#startOf(queueUrl, jobName);
+    // The conventions: a batch's messages may come from many traces, so its span starts a trace of
+    // its own and links to each message's sender (with the message's ids on the link).
+    const links = [];
+    for (const { info, trace } of items) {
+      const sender = trace === undefined ? undefined : senderContext(api, trace);
+      if (sender !== undefined)
+        links.push({ context: sender, attributes: { [sc.ATTR_MESSAGING_MESSAGE_ID]: info.messageId, [sc.ATTR_JOB_ID]: info.jobId } });
+    }
+    const span = this.#tracer.startSpan(start.name, links.length === 0 ? start.options : { ...start.options, links }, api.ROOT_CONTEXT);
+    if (!span.isRecording() && links.length === 0) return NO_RUN;
+    if (span.isRecording()) {
+      span.setAttribute(sc.ATTR_MESSAGING_BATCH_MESSAGE_COUNT, items.length);
+      span.setAttribute(sc.ATTR_AWS_SQS_QUEUE_URL, queueUrl);
+      span.setAttribute(sc.ATTR_JOB_NAME, jobName);
+      span.setAttribute(sc.ATTR_BATCH_KEY, key);
+    }
+    return new OtelProcess(api, span, api.trace.setSpan(api.ROOT_CONTEXT, span));
+  }
+
+  active(): TraceContext | undefined {
+    try {
+      const api = this.#api;
+      const active = api.context.active();
+      const span = api.trace.getSpan(active);
+      return span === undefined ? undefined : carriedFrom(api, span.spanContext(), active);
+    } catch {
+      return undefined;
+    }
+  }
+
+  resume<T>(trace: TraceContext | undefined, fn: () => T): T {
+    let context: Context | undefined;
+    try {
+      const api = this.#api;
+      const sender = trace === undefined ? undefined : senderContext(api, trace);
+      if (sender !== undefined) context = api.trace.setSpanContext(withBaggage(api, api.ROOT_CONTEXT, trace?.baggage), sender);
+    } catch {
+      context = undefined;
+    }
+    return context === undefined ? fn() : this.#api.context.with(context, fn);
   }
 
   #startOf(queueUrl: string, jobName: string): { readonly name: string; readonly options: SpanOptions } {
@@ -79,7 +125,7 @@ function recordRun(span: Span, info: JobInfo): void {
 }
 
 /** The run of a job with no trace to continue, when spans are not recorded: nothing to do. */
-const NO_RUN: ProcessSpan = { within: (fn) => fn(), ended: () => {} };
+const NO_RUN: ProcessSpan = { within: (fn) => fn(), note: () => {}, ended: () => {} };
 
 class OtelProcess implements ProcessSpan {
   readonly #api: OtelApi;
@@ -96,7 +142,11 @@ class OtelProcess implements ProcessSpan {
     return this.#api.context.with(this.#context, fn);
   }
 
-  ended(error: Error | undefined, event?: { readonly name: string; readonly attributes: EventAttributes }): void {
+  note(event: SpanEvent): void {
+    if (this.#span.isRecording()) this.#span.addEvent(event.name, event.attributes);
+  }
+
+  ended(error: Error | undefined, event?: SpanEvent): void {
     const span = this.#span;
     if (span.isRecording()) {
       if (error !== undefined) {
@@ -109,43 +159,4 @@ class OtelProcess implements ProcessSpan {
     }
     span.end();
   }
-}
-
-/** The sender's span context from a job's trace context (remote); undefined when its traceparent is not W3C's. */
-function senderContext(api: OtelApi, trace: TraceContext): SpanContext | undefined {
-  const parsed = parseTraceparent(trace.traceparent);
-  if (parsed === undefined) return undefined;
-  let traceState: SpanContext['traceState'];
-  if (trace.tracestate !== undefined) {
-    try {
-      traceState = api.createTraceState(trace.tracestate);
-    } catch {
-      traceState = undefined;
-    }
-  }
-  return {
-    traceId: parsed.traceId,
-    spanId: parsed.spanId,
-    traceFlags: parsed.sampled ? api.TraceFlags.SAMPLED : api.TraceFlags.NONE,
-    isRemote: true,
-    ...(traceState === undefined ? {} : { traceState }),
-  };
-}
-
-/** `context` with the W3C baggage `text` (members it cannot read are skipped). */
-function withBaggage(api: OtelApi, context: Context, text: string | undefined): Context {
-  if (text === undefined || text === '') return context;
-  const entries = new Map<string, { value: string }>();
-  for (const member of text.split(',')) {
-    const [pair] = member.split(';');
-    const eq = pair?.indexOf('=') ?? -1;
-    if (pair === undefined || eq <= 0) continue;
-    try {
-      entries.set(decodeURIComponent(pair.slice(0, eq).trim()), { value: decodeURIComponent(pair.slice(eq + 1).trim()) });
-    } catch {
-      // a member that is not percent-encoded text: skipped
-    }
-  }
-  // Object.fromEntries makes own properties: a member named __proto__ stays a member.
-  return entries.size === 0 ? context : api.propagation.setBaggage(context, api.propagation.createBaggage(Object.fromEntries(entries)));
 }

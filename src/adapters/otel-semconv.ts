@@ -20,3 +20,4 @@ export const ATTR_JOB_NAME = 'sqs_jobs.job.name';
 export const ATTR_JOB_ID = 'sqs_jobs.job.id';
 export const ATTR_TENANT = 'sqs_jobs.tenant';
 export const ATTR_ATTEMPT = 'sqs_jobs.attempt';
+export const ATTR_BATCH_KEY = 'sqs_jobs.batch.key';

@@ -1,7 +1,8 @@
-import type { Baggage, Context, Span, Tracer } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
 import { toError } from '../core/errors.js';
 import { queueNameOf } from '../core/queue-url.js';
-import { formatTraceparent, MAX_BAGGAGE, MAX_TRACESTATE, type TraceContext } from '../core/trace-context.js';
+import type { TraceContext } from '../core/trace-context.js';
+import { carriedFrom } from './otel-context.js';
 import type { SendSpan, SendTracing } from '../ports/tracing.js';
 import type { OtelApi } from './otel-api.js';
 import * as sc from './otel-semconv.js';
@@ -49,7 +50,7 @@ export class OtelSendTracing implements SendTracing {
         if (count !== undefined) span.setAttribute(sc.ATTR_MESSAGING_BATCH_MESSAGE_COUNT, count);
         if (tenant !== undefined) span.setAttribute(sc.ATTR_TENANT, tenant);
       }
-      return new OtelSend(api, span, queueUrl, carried(api, span, active));
+      return new OtelSend(api, span, queueUrl, carriedFrom(api, span.spanContext(), active));
     } catch {
       return NO_SPAN;
     }
@@ -106,33 +107,4 @@ class OtelSend implements SendSpan {
       // the span is lost; the send's own error is what the caller gets
     }
   }
-}
-
-/** The trace context a job sent under `span` carries: the span's (W3C), its tracestate, the caller's baggage. */
-function carried(api: OtelApi, span: Span, active: Context): TraceContext | undefined {
-  const s = span.spanContext();
-  if (!api.trace.isSpanContextValid(s)) return undefined;
-  const traceparent = formatTraceparent(s.traceId, s.spanId, (s.traceFlags & api.TraceFlags.SAMPLED) === api.TraceFlags.SAMPLED);
-  const tracestate = s.traceState?.serialize();
-  const baggage = baggageText(api.propagation.getBaggage(active));
-  return {
-    traceparent,
-    ...(tracestate && tracestate.length <= MAX_TRACESTATE ? { tracestate } : {}),
-    ...(baggage ? { baggage } : {}),
-  };
-}
-
-/**
- * W3C baggage text of `baggage`: each member `key=value`, percent-encoded, while they fit in
- * MAX_BAGGAGE (one too long is left out, the rest still go). Member properties are not carried.
- */
-function baggageText(baggage: Baggage | undefined): string | undefined {
-  if (baggage === undefined) return undefined;
-  let text = '';
-  for (const [key, entry] of baggage.getAllEntries()) {
-    const member = `${encodeURIComponent(key)}=${encodeURIComponent(entry.value)}`;
-    const next = text === '' ? member : `${text},${member}`;
-    if (next.length <= MAX_BAGGAGE) text = next;
-  }
-  return text === '' ? undefined : text;
 }

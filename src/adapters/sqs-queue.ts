@@ -141,6 +141,9 @@ function toSdkMessage(m: OutgoingMessage) {
     MessageGroupId: m.groupId,
     MessageDeduplicationId: m.deduplicationId,
     DelaySeconds: m.delaySeconds,
+    ...(m.awsTraceHeader === undefined
+      ? {}
+      : { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String' as const, StringValue: m.awsTraceHeader } } }),
   };
 }
 

@@ -39,8 +39,8 @@ function attributeText(text: string): string {
 
 /**
  * The message sent to the DLQ: the original body untouched, the original attributes (as many as
- * fit beside ours), and why it is there: reason code, error text, source queue, receive count, time.
- * `event`: an event's subscriber run, named (job and job id) as the DLQ tools look jobs up, since
+ * fit beside ours) and X-Ray trace header, and why it is there: reason code, error text, source
+ * queue, receive count, time. `event`: an event's subscriber run, named (job and job id) as the DLQ tools look jobs up, since
  * the body names only the event.
  */
 export function deadLetterMessage(
@@ -68,5 +68,6 @@ export function deadLetterMessage(
     attributes: { ...carriedAttributes(m.attributes, ours), ...ours },
     groupId: m.groupId,
     deduplicationId: isFifoQueue(m.queueUrl) ? `${m.messageId}-${m.receiveCount}` : undefined,
+    awsTraceHeader: m.awsTraceHeader,
   };
 }

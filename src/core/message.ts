@@ -34,6 +34,8 @@ export interface OutgoingMessage {
   readonly deduplicationId?: string | undefined;
   /** 0-900; standard queues only. */
   readonly delaySeconds?: number | undefined;
+  /** The X-Ray trace header to keep as its `AWSTraceHeader` system attribute (a re-send keeps the one it came with). */
+  readonly awsTraceHeader?: string | undefined;
 }
 
 export interface BatchEntry {

@@ -4,6 +4,7 @@ import { type AnyDefinition, defineJob, type JobRegistry } from '../core/job.js'
 import { isFifoQueue } from '../core/queue-url.js';
 import type { CompletionSpec, FanOutStatus, FanOutStore } from '../ports/fan-out-store.js';
 import type { Producer } from '../producer/producer.js';
+import type { ProcessTracing } from '../ports/tracing.js';
 
 /** What a fan-out's completion job gets (merged over the `args` given to onComplete). */
 export const fanOutResultSchema = z.object({
@@ -19,6 +20,8 @@ export interface CompletionDeps {
   readonly store: FanOutStore;
   readonly producer: (queueUrl: string) => Producer;
   readonly jobs: JobRegistry;
+  /** When tracing is on: the parent run's trace is kept with the fan-out, and its completion is sent in it. */
+  readonly tracing?: ProcessTracing | undefined;
 }
 
 /**
@@ -78,7 +81,9 @@ export async function sendCompletion(
 ): Promise<void> {
   if (spec.job !== '') {
     const { args, options } = completionMessage(parentId, spec, status);
-    await deps.producer(spec.queueUrl).enqueue(completionJob(deps.jobs, spec.job), args, options);
+    const send = () => deps.producer(spec.queueUrl).enqueue(completionJob(deps.jobs, spec.job), args, options);
+    // Sent by whichever worker counted the last child: in the parent's trace, not that child's.
+    await (deps.tracing === undefined ? send() : deps.tracing.resume(spec.trace, send));
   }
   await deps.store.completionSent(parentId);
 }

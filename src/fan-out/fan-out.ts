@@ -48,7 +48,13 @@ export async function fanOut(
   let completion: CompletionSpec | undefined;
   if (done !== undefined) {
     const name = typeof done.job === 'string' ? done.job : done.job.name;
-    completion = { job: name, queueUrl: done.queueUrl ?? parent.queueUrl, ...(done.args === undefined ? {} : { args: done.args }) };
+    const trace = deps.tracing?.active();
+    completion = {
+      job: name,
+      queueUrl: done.queueUrl ?? parent.queueUrl,
+      ...(done.args === undefined ? {} : { args: done.args }),
+      ...(trace === undefined ? {} : { trace }),
+    };
     try {
       checkCompletion(deps, parent.jobId, completion, typeof done.job === 'string' ? undefined : done.job, total);
     } catch (error) {

@@ -90,6 +90,7 @@ async function moveBatch(
           message: {
             body: m.body,
             attributes: replayAttributes(m, replayId),
+            awsTraceHeader: m.awsTraceHeader,
             ...(fifo ? { groupId: m.groupId ?? m.messageId, deduplicationId: `replay-${m.messageId}` } : {}),
           },
         })),

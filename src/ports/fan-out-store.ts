@@ -1,3 +1,4 @@
+import type { TraceContext } from '../core/trace-context.js';
 /**
  * The fan-out store: the counters of a fan-out, kept on its parent's record. Counters are per
  * child id, so a child delivered twice is counted once, and the completion is claimed by one
@@ -21,6 +22,8 @@ export interface CompletionSpec {
   readonly queueUrl: string;
   /** Merged under the counts: the completion job gets `{ ...args, parentId, total, succeeded, failed }`. */
   readonly args?: Record<string, unknown>;
+  /** The trace the parent's run was in (its span, when it opened the fan-out): the completion is sent in it. */
+  readonly trace?: TraceContext;
 }
 
 /** What counting a child's end answered. */

@@ -27,15 +27,35 @@ export interface SendSpan {
 export interface ProcessTracing {
   /** A run of the job `info` begins; `trace` is what its message carries (its envelope's, else X-Ray's AWSTraceHeader). */
   process(info: JobInfo, trace: TraceContext | undefined): ProcessSpan;
+  /** A call of a batch handler on `items` of `key` begins: a span of its own, linked to each item's sender. */
+  processBatch(jobName: string, queueUrl: string, key: string, items: readonly BatchItemTrace[]): ProcessSpan;
+  /** The active span's context (the run's, or one the handler made), for what is sent on its behalf later. Never throws. */
+  active(): TraceContext | undefined;
+  /** Run `fn` with the carried `trace` as its context, so a send inside continues that trace (no trace: as it is). Never throws of its own. */
+  resume<T>(trace: TraceContext | undefined, fn: () => T): T;
+}
+
+/** One item of a batch handler's call: its run, and what its message carries. */
+export interface BatchItemTrace {
+  readonly info: JobInfo;
+  readonly trace: TraceContext | undefined;
 }
 
 /** Attribute values an event may carry. */
 export type EventAttributes = Readonly<Record<string, string | number | boolean>>;
 
+/** Something that happened to a run's message: a retry and its delay, the DLQ and its reason. */
+export interface SpanEvent {
+  readonly name: string;
+  readonly attributes: EventAttributes;
+}
+
 /** A run under way. */
 export interface ProcessSpan {
   /** Run `fn` (the handler) with this span active, so spans the handler makes nest under it. */
   within<T>(fn: () => T): T;
+  /** Something happened to the run's messages (a batch item that failed alone, say). */
+  note(event: SpanEvent): void;
   /** The run ended: `error` when it failed; `event`, what becomes of the message (a retry with its delay, the DLQ with its reason). */
-  ended(error: Error | undefined, event?: { readonly name: string; readonly attributes: EventAttributes }): void;
+  ended(error: Error | undefined, event?: SpanEvent): void;
 }

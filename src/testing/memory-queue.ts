@@ -10,6 +10,7 @@ interface Stored {
   readonly attributes: OutgoingMessage['attributes'];
   readonly groupId: string | undefined;
   readonly sentAt: Date;
+  readonly awsTraceHeader: string | undefined;
   visibleAt: number;
   receiveCount: number;
   /** The receipt handle of the latest receive: older ones no longer hold the message (as ElasticMQ and AWS answer). */
@@ -66,6 +67,7 @@ export class MemoryQueue implements QueuePort {
             sentAt: m.sentAt,
             groupId: m.groupId,
             attributes: m.attributes,
+            ...(m.awsTraceHeader === undefined ? {} : { awsTraceHeader: m.awsTraceHeader }),
           };
         });
       }
@@ -103,6 +105,7 @@ export class MemoryQueue implements QueuePort {
       attributes: message.attributes,
       groupId: message.groupId,
       sentAt: new Date(now),
+      awsTraceHeader: message.awsTraceHeader,
       visibleAt: now + (message.delaySeconds ?? 0) * 1000,
       receiveCount: 0,
       receiptHandle: undefined,

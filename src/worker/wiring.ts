@@ -141,7 +141,8 @@ export function buildContext(
     onFailure: (m, reason) =>
       onError('defer', new Error(`could not re-send message ${m.messageId} to ${m.queueUrl}: ${reason}; it is handed back`)),
   });
-  const status = buildStatus(c, env, log, sqs, onError);
+  const tracing = c.tracing ? processTracing() : undefined;
+  const status = buildStatus(c, env, log, sqs, onError, tracing);
   const close = () => {
     closeClients();
     status?.close();
@@ -166,7 +167,7 @@ export function buildContext(
     tenants,
     metrics: metricsRecorder(c, log, env),
     status,
-    tracing: c.tracing ? processTracing() : undefined,
+    tracing,
     queueOf: (url) => {
       const q = byUrl.get(url);
       if (q === undefined) throw new Error(`no queue ${url} in this worker`);
@@ -177,7 +178,7 @@ export function buildContext(
 }
 
 /** The job store's parts, when one is configured: the tracker, and producers for fan-out children (one per queue). */
-function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onError: OnError) {
+function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onError: OnError, tracing: ProcessTracing | undefined) {
   const store = resolveJobStore(c.store, env);
   if (store === undefined) return undefined;
   // A claimed completion not sent within this long was claimed by a worker that died.
@@ -194,14 +195,14 @@ function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onE
     let p = producers.get(queueUrl);
     if (p === undefined) {
       // Through the worker's own queue port: no SDK client of its own.
-      p = createProducer({ queueUrl, jobs: c.jobs, queue: sqs, store }, env);
+      p = createProducer({ queueUrl, jobs: c.jobs, queue: sqs, store, tracing: c.tracing }, env);
       producers.set(queueUrl, p);
     }
     return p;
   };
   return {
     tracker,
-    fanOut: { store, producer, jobs: c.jobs, reclaimAfterMs, logger: log, onError },
+    fanOut: { store, producer, jobs: c.jobs, reclaimAfterMs, logger: log, onError, tracing },
     close: () => {
       for (const p of producers.values()) p.close();
       // A store handed in (options.store) is the caller's to close.

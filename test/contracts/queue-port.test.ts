@@ -17,6 +17,8 @@ interface Subject {
   bare(): Promise<string>;
   /** Whether the server refuses a receipt handle from before the latest receive. */
   readonly refusesStaleHandles: boolean;
+  /** Whether the server keeps an AWSTraceHeader sent with SendMessageBatch. */
+  readonly batchKeepsTraceHeader: boolean;
 }
 
 const sqs = sqsClient();
@@ -35,6 +37,7 @@ const subjects: [string, Subject][] = [
       },
       bare: async () => memory.create(`bare-${n++}`),
       refusesStaleHandles: true,
+      batchKeepsTraceHeader: true,
     },
   ],
   [
@@ -48,6 +51,7 @@ const subjects: [string, Subject][] = [
       bare: async () => (await freshQueues(sqs, 'contract-bare')).dlqUrl, // a DLQ has no redrive policy of its own
       // moto and LocalStack accept a stale receipt handle; ElasticMQ and AWS refuse it
       refusesStaleHandles: process.env.SQS_JOBS_TEST_STACK === 'elasticmq',
+      batchKeepsTraceHeader: process.env.SQS_JOBS_TEST_STACK !== 'moto',
     },
   ],
 ];
@@ -64,6 +68,20 @@ describe.each(subjects)('queue port contract: %s', (_name, s) => {
     expect(m!.attributes['sqsjobs-job']?.StringValue).toBe('resize');
     expect(m!.messageId).not.toBe('');
     expect(Math.abs(m!.sentAt.getTime() - Date.now())).toBeLessThan(60_000);
+  });
+
+  it('keeps an X-Ray trace header sent with a message (SendMessage, and SendMessageBatch where the server does)', async () => {
+    const { url } = await s.queue();
+    const header = 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1';
+    await s.port.send(url, { body: 'one', attributes: {}, awsTraceHeader: header });
+    await s.port.sendBatch(url, [{ id: 'a', message: { body: 'two', attributes: {}, awsTraceHeader: header } }]);
+    await s.port.send(url, { body: 'none', attributes: {} });
+    const got = new Map<string, string | undefined>();
+    for (let i = 0; i < 5 && got.size < 3; i++) for (const m of await s.port.receive(url, 10, 1, 30)) got.set(m.body, m.awsTraceHeader);
+    expect(got.get('one')).toBe(header);
+    // moto 5.2 drops MessageSystemAttributes in SendMessageBatch; SQS, LocalStack and the in-memory queue keep them.
+    expect(got.get('two')).toBe(s.batchKeepsTraceHeader ? header : undefined);
+    expect(got.get('none')).toBeUndefined();
   });
 
   it('hides a received message for its visibility timeout; visibility 0 hands it back, counted again', async () => {

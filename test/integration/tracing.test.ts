@@ -1,6 +1,4 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { EnqueueBatchError, UnrecoverableError } from '../../src/core/errors.js';
@@ -10,33 +8,24 @@ import { createProducer } from '../../src/producer/producer.js';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { LOCAL_ENV, drain, eventually, freshQueues, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
+import { useOtel } from '../helpers/otel.js';
 
 /*
  * OpenTelemetry on the producer's side, with the real SDK (BasicTracerProvider, in-memory exporter,
  * AsyncLocalStorage context) on LocalStack: the send span, and the context each job carries.
  */
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const tracer = provider.getTracer('test');
+const { exporter, tracer } = useOtel();
 const job = defineJob({ name: 'trace-me', args: z.object({ n: z.number() }), handle: () => {} });
 const sqs = sqsClient();
 let queueUrl: string;
 let queueName: string;
 
 beforeAll(async () => {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  trace.setGlobalTracerProvider(provider);
   ({ queueUrl } = await freshQueues(sqs, 'tracing'));
   queueName = queueUrl.split('/').pop()!;
 });
-afterAll(async () => {
-  sqs.destroy();
-  await provider.shutdown();
-  trace.disable();
-  context.disable();
-});
-beforeEach(() => exporter.reset());
+afterAll(() => sqs.destroy());
 
 const bodies = async () => (await drain(sqs, queueUrl)).map((m) => ({ messageId: m.MessageId!, body: JSON.parse(m.Body!) }));
 

@@ -7,12 +7,13 @@ import type { Batch, Held } from './batches.js';
 import { afterRun, cancelledWhile, handBackNow, leaseLost, type Outcome } from '../fate/decide.js';
 import { sleep } from '../../core/sleep.js';
 import { slotKept } from '../../core/rate-limit.js';
-import { type Execution, execute } from '../run/execute.js';
+import { type Execution, execute, failureOf } from '../run/execute.js';
 import { abortedWith, type AbortCode, type Interruptible, type Lease } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
-import type { GoodReading } from '../run/reading.js';
+import { carriedBy, type GoodReading } from '../run/reading.js';
 import { takeFlushPermits } from './flush-permits.js';
 import { newToken } from '../run/claim.js';
+import { batchSpanFor, endBatchSpan } from '../run/span-end.js';
 
 /** Why an item ended as lost without running. */
 export const WAITED_IN_BATCH = 'it waited in its batch';
@@ -154,20 +155,27 @@ async function flush(ctx: WorkerContext, run: BatchRun, held: readonly HeldItem[
     return waitMs;
   });
   const log = ctx.log.child({ job: job.name, key, size: items.length });
-  const execution = await execute(
-    () =>
-      job.handle(
-        items.map((i) => toBatchItem(i)),
-        { jobName: job.name, key, signal: run.signal, log },
-      ),
-    run,
-    {
-      timeoutMs: job.timeoutMs,
-      jobName: job.name,
-      batch: true,
-      graceMs: ctx.config.abortGraceMs,
-    },
-  );
+  const span =
+    ctx.tracing === undefined
+      ? undefined
+      : batchSpanFor(
+          ctx,
+          job.name,
+          info.queueUrl,
+          key,
+          items.map((i) => ({ info: i.read.info, trace: carriedBy(i.read, i.lease.message) })),
+        );
+  const call = () =>
+    job.handle(
+      items.map((i) => toBatchItem(i)),
+      { jobName: job.name, key, signal: run.signal, log },
+    );
+  const execution = await execute(span === undefined ? call : () => span.within(call), run, {
+    timeoutMs: job.timeoutMs,
+    jobName: job.name,
+    batch: true,
+    graceMs: ctx.config.abortGraceMs,
+  });
   if (execution.kind === 'aborted' && execution.abandoned) {
     log.warn(
       { graceMs: ctx.config.abortGraceMs },
@@ -189,6 +197,7 @@ async function flush(ctx: WorkerContext, run: BatchRun, held: readonly HeldItem[
     if (outcome.kind !== 'succeeded') failed++;
     results.push({ item, info: item.read.info, outcome });
   });
+  if (span !== undefined) endBatchSpan(ctx, span, failureOf(execution), results.slice(results.length - items.length));
   ctx.emit('batch:end', { ...info, failed, processMs: execution.processMs });
   return results;
 }

@@ -19,9 +19,9 @@ export function atReceiveLimit(m: ReceivedMessage, maxReceiveCount: number | und
 }
 
 /**
- * The re-sent copy of `m`: the body untouched, the sender's attributes (as many as fit beside ours),
- * visible after `delaySeconds` (at most SQS's 900; FIFO queues have no per-message delay, and the
- * copy joins the back of its group with a new deduplication id).
+ * The re-sent copy of `m`: the body untouched, the sender's attributes (as many as fit beside ours)
+ * and X-Ray trace header, visible after `delaySeconds` (at most SQS's 900; FIFO queues have no
+ * per-message delay, and the copy joins the back of its group with a new deduplication id).
  */
 export function resentMessage(
   m: ReceivedMessage,
@@ -50,5 +50,6 @@ export function resentMessage(
     groupId: m.groupId,
     deduplicationId: fifo ? `${m.messageId}-resent-${m.receiveCount}` : undefined,
     delaySeconds: fifo ? undefined : Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.round(delaySeconds))),
+    awsTraceHeader: m.awsTraceHeader,
   };
 }

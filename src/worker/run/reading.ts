@@ -1,4 +1,6 @@
 import type { Envelope, PoisonReason } from '../../core/envelope.js';
+import type { ReceivedMessage } from '../../core/message.js';
+import { fromAwsTraceHeader, type TraceContext } from '../../core/trace-context.js';
 import type { AnyDefinition } from '../../core/job.js';
 import type { JobInfo } from '../../core/job-events.js';
 
@@ -8,3 +10,8 @@ export type Reading =
   /** `envelope`: when the body was an envelope (an unknown job, invalid args): a fan-out child's end is still counted. */
   | { readonly ok: false; readonly reason: PoisonReason; readonly detail: string; readonly info: JobInfo; readonly envelope?: Envelope };
 export type GoodReading = Extract<Reading, { ok: true }>;
+
+/** The trace context a message carries: its envelope's, else the X-Ray header SQS kept with it. */
+export function carriedBy(read: Reading, m: ReceivedMessage): TraceContext | undefined {
+  return read.envelope?.trace ?? fromAwsTraceHeader(m.awsTraceHeader);
+}

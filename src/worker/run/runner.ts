@@ -9,10 +9,9 @@ import { firstSentAt, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken, noWaitRoom, permitFor, rateSlotFor, type WaitRoom } from './claim.js';
 import { watch } from './execute.js';
-import { endSpan, spanFor } from './span-end.js';
-import { fromAwsTraceHeader } from '../../core/trace-context.js';
+import { endSpan, spanFor, unrunSpan } from './span-end.js';
 import { RunContext } from './job-context.js';
-import type { GoodReading, Reading } from './reading.js';
+import { carriedBy, type GoodReading, type Reading } from './reading.js';
 
 /** Called once, when a run has ended, with how (runJob's answer). */
 export type RunEnded = (info: JobInfo, outcome: Outcome) => void;
@@ -38,15 +37,19 @@ export async function runJob(
   lease.info = info;
   if (!read.ok) {
     if (ctx.status !== undefined && read.envelope !== undefined) lease.tracking = trackingOf(read.envelope, false, originOf(m));
-    ended(info, poisoned(read.reason, read.detail));
+    const outcome = poisoned(read.reason, read.detail);
+    unrunSpan(ctx, info, carriedBy(read, m), outcome);
+    ended(info, outcome);
     return;
   }
   if (read.job.kind !== 'sqs-jobs/job') throw new Error(`runJob() was handed the batch job "${read.job.name}"`);
   if (ctx.status !== undefined) lease.tracking = trackingOf(read.envelope, read.job.track, originOf(m));
   const token = newToken();
   const outcome = await claimAll(ctx, lease, read, token, room);
-  if (outcome !== 'run') ended(info, outcome);
-  else start(ctx, lease, { ...read, job: read.job }, info, ended);
+  if (outcome !== 'run') {
+    unrunSpan(ctx, info, carriedBy(read, m), outcome);
+    ended(info, outcome);
+  } else start(ctx, lease, { ...read, job: read.job }, info, ended);
 }
 
 /** The job id's lock, then its tenant's permit, then its rate slot: 'run', or how the message ends instead. */
@@ -75,7 +78,7 @@ function start(ctx: WorkerContext, lease: Lease, read: GoodReading & { readonly 
   const receiveCount = m.receiveCount + lease.retries;
   const args = read.args;
   const options = { timeoutMs: job.timeoutMs, jobName: job.name, graceMs: c.abortGraceMs };
-  const span = ctx.tracing === undefined ? undefined : spanFor(ctx, info, read.envelope.trace ?? fromAwsTraceHeader(m.awsTraceHeader));
+  const span = ctx.tracing === undefined ? undefined : spanFor(ctx, info, carriedBy(read, m));
   const handle = () => job.handle(args, jobCtx);
   watch(span === undefined ? handle : () => span.within(handle), lease, options, (execution) => {
     let outcome: Outcome;

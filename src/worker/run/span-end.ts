@@ -1,6 +1,6 @@
 import type { JobInfo } from '../../core/job-events.js';
 import type { TraceContext } from '../../core/trace-context.js';
-import type { ProcessSpan } from '../../ports/tracing.js';
+import type { BatchItemTrace, ProcessSpan, SpanEvent } from '../../ports/tracing.js';
 import type { WorkerContext } from '../context.js';
 import type { Outcome } from '../fate/decide.js';
 
@@ -14,49 +14,111 @@ export function spanFor(ctx: WorkerContext, info: JobInfo, trace: TraceContext |
   }
 }
 
-/** End a run's span (see spanEnd); a tracer that throws is reported, never in the way of the message's fate. */
+/** The span of a batch handler's call on `items` (tracing is on); a tracer that throws is reported, and the call runs untraced. */
+export function batchSpanFor(
+  ctx: WorkerContext,
+  jobName: string,
+  queueUrl: string,
+  key: string,
+  items: readonly BatchItemTrace[],
+): ProcessSpan | undefined {
+  try {
+    return ctx.tracing?.processBatch(jobName, queueUrl, key, items);
+  } catch (error) {
+    ctx.onError('tracing', error);
+    return undefined;
+  }
+}
+
+/** End a run's span with its outcome (see endOf); a tracer that throws is reported, never in the way of the message's fate. */
 export function endSpan(ctx: WorkerContext, span: ProcessSpan, outcome: Outcome): void {
   try {
-    spanEnd(span, outcome);
+    const { error, event } = endOf(outcome);
+    span.ended(error, event);
   } catch (error) {
     ctx.onError('tracing', error);
   }
 }
 
 /**
- * End a run's span with its outcome: the error the run failed with (status ERROR), and what
- * becomes of the message as an event (a retry and its delay, the DLQ and its reason, a lost
- * lease, a hand-back, a cancel). A success ends it with neither.
+ * A message that ends without a run, when that is worth a line in its trace: a duplicate skipped
+ * (another message carries the job, or it ran already), a poisonous message dead-lettered. A span
+ * that begins and ends at once, with what became of it; a deferral or a wait is not one (the run
+ * that follows is).
  */
-function spanEnd(span: ProcessSpan, outcome: Outcome): void {
+export function unrunSpan(ctx: WorkerContext, info: JobInfo, trace: TraceContext | undefined, outcome: Outcome): void {
+  if (ctx.tracing === undefined || (outcome.kind !== 'duplicate' && outcome.kind !== 'dead-letter')) return;
+  const span = spanFor(ctx, info, trace);
+  if (span !== undefined) endSpan(ctx, span, outcome);
+}
+
+/**
+ * End a batch handler's span: with the error the whole call failed with, if it did (every item
+ * failed with it), and one event per item that did not succeed (with its job id) when it failed alone.
+ */
+export function endBatchSpan(
+  ctx: WorkerContext,
+  span: ProcessSpan,
+  failed: Error | undefined,
+  items: readonly { readonly info: JobInfo; readonly outcome: Outcome }[],
+): void {
+  try {
+    for (const { info, outcome } of items) {
+      const { error, event } = endOf(outcome);
+      if (event === undefined || failed !== undefined) continue;
+      span.note({
+        name: event.name,
+        attributes: {
+          ...event.attributes,
+          'sqs_jobs.job.id': info.jobId,
+          ...(error === undefined ? {} : { 'exception.message': error.message }),
+        },
+      });
+    }
+    span.ended(failed, failed === undefined ? undefined : endOf(items[0]!.outcome).event);
+  } catch (error) {
+    ctx.onError('tracing', error);
+  }
+}
+
+/**
+ * How a run's span ends with its outcome: the error the run failed with (status ERROR), and what
+ * becomes of the message as an event (a retry and its delay, the DLQ and its reason, a lost
+ * lease, a hand-back, a cancel, a duplicate skipped). A success ends it with neither.
+ */
+function endOf(outcome: Outcome): { error?: Error; event?: SpanEvent } {
   switch (outcome.kind) {
     case 'succeeded':
-      span.ended(undefined);
-      return;
+      return {};
     case 'retry':
-      span.ended(outcome.error, { name: 'sqs_jobs.retry', attributes: { 'sqs_jobs.retry.delay_ms': outcome.delayMs } });
-      return;
+      return { error: outcome.error, event: { name: 'sqs_jobs.retry', attributes: { 'sqs_jobs.retry.delay_ms': outcome.delayMs } } };
     case 'dead-letter':
-      span.ended(outcome.error ?? new Error(outcome.detail), {
-        name: 'sqs_jobs.dead_letter',
-        attributes: { 'sqs_jobs.dead_letter.reason': outcome.reason, 'sqs_jobs.dead_letter.detail': outcome.detail },
-      });
-      return;
+      return {
+        error: outcome.error ?? new Error(outcome.detail),
+        event: {
+          name: 'sqs_jobs.dead_letter',
+          attributes: { 'sqs_jobs.dead_letter.reason': outcome.reason, 'sqs_jobs.dead_letter.detail': outcome.detail },
+        },
+      };
     case 'lost':
-      span.ended(new Error(outcome.reason), { name: 'sqs_jobs.lease_lost', attributes: { 'sqs_jobs.reason': outcome.reason } });
-      return;
+      return {
+        error: new Error(outcome.reason),
+        event: { name: 'sqs_jobs.lease_lost', attributes: { 'sqs_jobs.reason': outcome.reason } },
+      };
     case 'hand-back':
       // Not a failure of the job (a stop, a claim it could not make): said, not marked an error.
-      span.ended(undefined, {
-        name: 'sqs_jobs.handed_back',
-        attributes: { 'sqs_jobs.reason': outcome.reason, 'sqs_jobs.delay_seconds': outcome.delaySeconds },
-      });
-      return;
+      return {
+        event: {
+          name: 'sqs_jobs.handed_back',
+          attributes: { 'sqs_jobs.reason': outcome.reason, 'sqs_jobs.delay_seconds': outcome.delaySeconds },
+        },
+      };
     case 'cancelled':
-      span.ended(undefined, { name: 'sqs_jobs.cancelled', attributes: { 'sqs_jobs.reason': outcome.reason } });
-      return;
+      return { event: { name: 'sqs_jobs.cancelled', attributes: { 'sqs_jobs.reason': outcome.reason } } };
+    case 'duplicate':
+      return { event: { name: 'sqs_jobs.duplicate_skipped', attributes: { 'sqs_jobs.duplicate.state': outcome.state } } };
     default:
-      // Decided before a handler runs (a duplicate, a deferral, a wait): no run, so no span ends with them.
-      span.ended(undefined);
+      // A deferral or a wait: decided before a handler runs, and no span ends with them.
+      return {};
   }
 }

@@ -87,6 +87,49 @@ describe('OpenTelemetry adapters', () => {
     expect(exporter.getFinishedSpans()[0]?.parentSpanContext).toBeUndefined();
   });
 
+  it('active() answers the span a handler runs in; resume() puts a carried context back for a later send', () => {
+    const tracing = new OtelProcessTracing(api);
+    expect(tracing.active()).toBeUndefined();
+    const run = tracing.process(info, undefined);
+    const carried = run.within(() => tracing.active());
+    run.ended(undefined);
+    const [processed] = exporter.getFinishedSpans();
+    expect(carried?.traceparent).toBe(`00-${processed!.spanContext().traceId}-${processed!.spanContext().spanId}-01`);
+
+    // Later, elsewhere (the worker that counts a fan-out's last child): a send in the carried trace.
+    const later = tracing.resume(carried, () => new OtelSendTracing(api).send(info.queueUrl, 'done', undefined, undefined));
+    later.sent(undefined, undefined);
+    const send = exporter.getFinishedSpans().find((s) => s.name === 'send work')!;
+    expect(send.parentSpanContext?.spanId).toBe(processed!.spanContext().spanId);
+    expect(send.spanContext().traceId).toBe(processed!.spanContext().traceId);
+    // Nothing carried, or nothing readable: as it is.
+    expect(tracing.resume(undefined, () => trace.getActiveSpan())).toBeUndefined();
+    expect(tracing.resume({ traceparent: 'nonsense' }, () => trace.getActiveSpan())).toBeUndefined();
+  });
+
+  it('a batch span starts its own trace and links to each traced item, with its ids', () => {
+    const sender = provider.getTracer('t').startSpan('request');
+    const traceparent = `00-${sender.spanContext().traceId}-${sender.spanContext().spanId}-01`;
+    const items = [
+      { info, trace: { traceparent } },
+      { info: { ...info, jobId: 'j-2', messageId: 'm-2' }, trace: undefined },
+    ];
+    const run = new OtelProcessTracing(api).processBatch('thumb', info.queueUrl, 'k', items);
+    run.note({ name: 'sqs_jobs.retry', attributes: { 'sqs_jobs.job.id': 'j-2' } });
+    run.ended(undefined);
+    const [batch] = exporter.getFinishedSpans();
+    expect(batch!.parentSpanContext).toBeUndefined();
+    expect(batch!.spanContext().traceId).not.toBe(sender.spanContext().traceId);
+    expect(batch!.links).toEqual([
+      {
+        context: expect.objectContaining({ spanId: sender.spanContext().spanId }),
+        attributes: { 'messaging.message.id': 'm-1', 'sqs_jobs.job.id': 'j-1' },
+      },
+    ]);
+    expect(batch!.attributes).toMatchObject({ 'messaging.batch.message_count': 2, 'sqs_jobs.batch.key': 'k' });
+    expect(batch!.events.map((e) => e.name)).toEqual(['sqs_jobs.retry']);
+  });
+
   it('a span processor that throws costs the span, never the send', () => {
     const throwing = new BasicTracerProvider({
       spanProcessors: [
