@@ -14,6 +14,9 @@ export const ATTR_MESSAGING_DESTINATION_NAME = 'messaging.destination.name';
 export const ATTR_MESSAGING_MESSAGE_ID = 'messaging.message.id';
 export const ATTR_MESSAGING_BATCH_MESSAGE_COUNT = 'messaging.batch.message_count';
 export const ATTR_AWS_SQS_QUEUE_URL = 'aws.sqs.queue.url';
+/** SNS: the same name under messaging.system and messaging.system.name. */
+export const MESSAGING_SYSTEM_NAME_AWS_SNS = 'aws.sns';
+export const ATTR_AWS_SNS_TOPIC_ARN = 'aws.sns.topic.arn';
 export const ATTR_ERROR_TYPE = 'error.type';
 
 export const ATTR_JOB_NAME = 'sqs_jobs.job.name';
@@ -21,3 +24,5 @@ export const ATTR_JOB_ID = 'sqs_jobs.job.id';
 export const ATTR_TENANT = 'sqs_jobs.tenant';
 export const ATTR_ATTEMPT = 'sqs_jobs.attempt';
 export const ATTR_BATCH_KEY = 'sqs_jobs.batch.key';
+export const ATTR_EVENT_NAME = 'sqs_jobs.event.name';
+export const ATTR_EVENT_ID = 'sqs_jobs.event.id';

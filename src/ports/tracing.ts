@@ -2,19 +2,24 @@ import type { JobInfo } from '../core/job-events.js';
 import type { TraceContext } from '../core/trace-context.js';
 
 /**
- * Tracing as the producer sees it: one span per send call (enqueue, enqueueMany), whose context
- * the jobs carry. The OpenTelemetry adapter (adapters/otel-send.ts) is the one implementation.
+ * Tracing as the producer sees it: one span per send call (enqueue, enqueueMany, publish,
+ * publishMany), whose context the jobs and events carry. The OpenTelemetry adapter (adapters/otel-send.ts) is the one implementation.
  */
 export interface SendTracing {
   /** Never throws (a tracer that fails gives a span that does nothing). A send of `count` jobs of `jobName` to `queueUrl` begins (`count` undefined: enqueue() of one), under the caller's active context. */
   send(queueUrl: string, jobName: string, count: number | undefined, tenant: string | undefined): SendSpan;
+  /** Never throws. A publish of `count` events of `eventName` to the SNS topic named `topic` begins (`count` undefined: publish() of one). */
+  publish(topic: string, eventName: string, count: number | undefined, tenant: string | undefined): SendSpan;
 }
 
 /** A send under way. None of its methods throws: tracing never stands in the way of a send. */
 export interface SendSpan {
   /** What the jobs carry; undefined when there is no trace to carry. */
   readonly trace: TraceContext | undefined;
-  /** It went: to `queueUrl` (spillover may have sent the one job of enqueue() elsewhere; undefined: where it began), with its ids. */
+  /**
+   * It went: to `queueUrl` (spillover may have sent the one job of enqueue() elsewhere; undefined:
+   * where it began; a publish's: the topic's ARN), with its ids (a publish's: the event id as `jobId`).
+   */
   sent(queueUrl: string | undefined, ids: { readonly jobId: string; readonly messageId: string } | undefined): void;
   /** It failed (all of it, or `unsent` of enqueueMany's jobs). */
   failed(error: unknown, unsent?: number): void;

@@ -5,7 +5,7 @@ import type { TopicPort } from '../ports/topics.js';
 import type { PublishManyOptions, PublishOptions, PublishResult } from './publish.js';
 import { SNS_MAX_MESSAGE_BYTES } from './publish.js';
 import { EventPublisher } from './publisher.js';
-import { producerTopics } from './wiring.js';
+import { producerTopics, sendTracing } from './wiring.js';
 
 const publisherOptionsSchema = z
   .object({
@@ -21,6 +21,8 @@ const publisherOptionsSchema = z
     topics: implementing<TopicPort>('TopicPort (publish, publishBatch)', ['publish', 'publishBatch']).optional(),
     /** The largest message to publish, in bytes (default and most: SNS's 256 KiB). */
     maxMessageBytes: z.number().int().min(1_024).max(SNS_MAX_MESSAGE_BYTES).optional(),
+    /** OpenTelemetry (when @opentelemetry/api is installed): a span per publish, its context carried by the events (default true). */
+    tracing: z.boolean().default(true),
   })
   .strict();
 
@@ -48,7 +50,7 @@ export function createPublisher(options: PublisherOptions = {}, env: Env = proce
     env,
     'options.account',
   );
-  const publisher = new EventPublisher(topics, o.maxMessageBytes ?? SNS_MAX_MESSAGE_BYTES);
+  const publisher = new EventPublisher(topics, o.maxMessageBytes ?? SNS_MAX_MESSAGE_BYTES, o.tracing ? sendTracing() : undefined);
   return {
     publish: (event, payload, opts) => publisher.publish(event, payload, opts),
     publishMany: (event, payloads, opts) => publisher.publishMany(event, payloads, opts),

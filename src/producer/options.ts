@@ -126,7 +126,8 @@ export const producerOptionsSchema = z
     events: eventsOptionSchema,
     /**
      * OpenTelemetry: with `@opentelemetry/api` installed (an optional peer dependency), each
-     * enqueue makes a `send <queue>` span and its jobs carry its context. Default true; false
+     * enqueue makes a `send <queue>` span and its jobs carry its context (each publish: `send
+     * <topic>`, carried by its events). Default true; false
      * turns it off. Without the API installed it is off and costs nothing.
      */
     tracing: z.boolean().default(true),

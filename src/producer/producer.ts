@@ -81,8 +81,10 @@ export class Producer {
     const { queue, counts, close } = producerQueue(o, env);
     this.#closeQueue = close;
     this.#queueLimit = new QueueLimit(queue, this.queueUrl, this.maxMessageBytes);
+    this.#tracing = o.tracing ? sendTracing() : undefined;
     try {
-      this.#events = new EventPublisher(producerTopics(o.events, o.endpoint, o.region, this.queueUrl, env), this.maxMessageBytes);
+      const topics = producerTopics(o.events, o.endpoint, o.region, this.queueUrl, env);
+      this.#events = new EventPublisher(topics, this.maxMessageBytes, this.#tracing);
     } catch (error) {
       this.close();
       throw error;
@@ -115,7 +117,6 @@ export class Producer {
       spillover: this.#spillover,
       store: this.#store,
     };
-    this.#tracing = o.tracing ? sendTracing() : undefined;
   }
 
   /** The jobs this producer can send. */

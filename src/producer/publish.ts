@@ -7,6 +7,7 @@ import { PayloadTooLargeError, ValidationError } from '../core/errors.js';
 import { type AnyEvent, ATTR_EVENT, ATTR_TENANT } from '../core/event.js';
 import { ATTR_JOB_ID } from '../core/envelope.js';
 import type { MessageAttributes } from '../core/message.js';
+import type { TraceContext } from '../core/trace-context.js';
 import { parseWith } from '../core/validation.js';
 import type { TopicPort } from '../ports/topics.js';
 
@@ -117,6 +118,8 @@ export function prepareEvent(
     readonly tenant?: string | undefined;
     readonly groupId?: string | undefined;
     readonly attributes?: Record<string, string> | undefined;
+    /** The trace context the event carries (left out when the message would not fit with it). */
+    readonly trace?: TraceContext | undefined;
   },
   maxMessageBytes: number,
   field = 'payload',
@@ -141,21 +144,27 @@ export function prepareEvent(
     ]);
   }
   const eventId = opts.id ?? newJobId();
-  const body = JSON.stringify({
+  const envelope = {
     v: ENVELOPE_VERSION,
     id: eventId,
     event: event.name,
     args: valid,
     enqueuedAt: new Date().toISOString(),
     ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
-  });
+  };
+  let body = JSON.stringify(opts.trace === undefined ? envelope : { ...envelope, trace: opts.trace });
   const attributes: Record<string, { DataType: 'String'; StringValue: string }> = {
     [ATTR_EVENT]: { DataType: 'String', StringValue: event.name },
     [ATTR_JOB_ID]: { DataType: 'String', StringValue: eventId },
     ...(opts.tenant === undefined ? {} : { [ATTR_TENANT]: { DataType: 'String', StringValue: opts.tenant } }),
   };
   for (const [k, v] of Object.entries(opts.attributes ?? {})) attributes[k] = { DataType: 'String', StringValue: v };
-  const size = messageSize(body, attributes);
+  let size = messageSize(body, attributes);
+  // Its telemetry never costs an event its publish: too large with the trace, it goes without.
+  if (size > maxMessageBytes && opts.trace !== undefined) {
+    body = JSON.stringify(envelope);
+    size = messageSize(body, attributes);
+  }
   if (size > maxMessageBytes)
     throw new PayloadTooLargeError(`event "${event.name}"${field === 'payload' ? '' : ` ${field}`}`, size, maxMessageBytes);
   return {

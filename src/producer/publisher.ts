@@ -1,11 +1,13 @@
 import { PublishBatchError, SqsJobsError, toError, ValidationError } from '../core/errors.js';
 import { type AnyEvent, type EventPayload, isEventDefinition } from '../core/event.js';
 import type { TopicPort } from '../ports/topics.js';
+import type { SendTracing } from '../ports/tracing.js';
 import { sendWithRetries } from './batch-retry.js';
 import {
   type PublishManyOptions,
   type PublishOptions,
   type PublishResult,
+  type PreparedEvent,
   parsePublishOptions,
   prepareEvent,
   publishManyOptionsSchema,
@@ -39,27 +41,33 @@ export class EventPublisher {
   #port: Promise<{ port: TopicPort; close: () => void }> | undefined;
   readonly #found = new Map<string, Promise<string>>();
 
-  constructor(topics: { settings: TopicSettings; port: () => Promise<{ port: TopicPort; close: () => void }> }, maxMessageBytes: number) {
+  /** A span per publish call, whose context the events carry (tracing on and @opentelemetry/api installed). */
+  readonly #tracing: SendTracing | undefined;
+
+  constructor(
+    topics: { settings: TopicSettings; port: () => Promise<{ port: TopicPort; close: () => void }> },
+    maxMessageBytes: number,
+    tracing: SendTracing | undefined,
+  ) {
     this.#settings = topics.settings;
     this.#maxMessageBytes = Math.min(maxMessageBytes, SNS_MAX_MESSAGE_BYTES);
     this.#makePort = topics.port;
+    this.#tracing = tracing;
   }
 
   async publish<E extends AnyEvent>(event: E, payload: EventPayload<E>, options: PublishOptions = {}): Promise<PublishResult> {
     checkEvent(event);
     const opts = parsePublishOptions(publishOptionsSchema, options, event);
-    const prepared = prepareEvent(event, payload, opts, this.#maxMessageBytes);
-    const { port, topicArn } = await this.#target(event);
+    const span = this.#tracing?.publish(event.topic, event.name, undefined, opts.tenant);
     try {
-      const { messageId } = await port.publish(topicArn, prepared);
-      return { eventId: prepared.eventId, messageId };
+      const prepared = prepareEvent(event, payload, { ...opts, trace: span?.trace }, this.#maxMessageBytes);
+      const { port, topicArn } = await this.#target(event);
+      const result = { eventId: prepared.eventId, messageId: (await publishOne(port, topicArn, event, prepared)).messageId };
+      span?.sent(topicArn, { jobId: result.eventId, messageId: result.messageId });
+      return result;
     } catch (error) {
-      const e = toError(error);
-      throw new SqsJobsError(
-        'PUBLISH_FAILED',
-        `could not publish event "${event.name}" (${prepared.eventId}) to ${topicArn}: ${e.name}: ${e.message}`,
-        { cause: error },
-      );
+      span?.failed(error);
+      throw error;
     }
   }
 
@@ -95,17 +103,30 @@ export class EventPublisher {
         ]);
       }
     }
-    const prepared = payloads.map((payload, i) =>
-      prepareEvent(
-        event,
-        payload,
-        { ...shared, id: ids?.[i], groupId: groupIds?.[i] ?? shared.groupId },
-        this.#maxMessageBytes,
-        `payloads[${i}]`,
-      ),
-    );
-    if (prepared.length === 0) return [];
-    const { port, topicArn } = await this.#target(event);
+    if (payloads.length === 0) return [];
+    const span = this.#tracing?.publish(event.topic, event.name, payloads.length, shared.tenant);
+    try {
+      const prepared = payloads.map((payload, i) =>
+        prepareEvent(
+          event,
+          payload,
+          { ...shared, id: ids?.[i], groupId: groupIds?.[i] ?? shared.groupId, trace: span?.trace },
+          this.#maxMessageBytes,
+          `payloads[${i}]`,
+        ),
+      );
+      const { port, topicArn } = await this.#target(event);
+      const results = await this.#publishBatches(port, topicArn, event, prepared);
+      span?.sent(topicArn, undefined);
+      return results;
+    } catch (error) {
+      span?.failed(error, error instanceof PublishBatchError ? error.failed.length : undefined);
+      throw error;
+    }
+  }
+
+  /** publishMany's sending: PublishBatch calls of up to 10 entries and 256 KiB, some in flight at once (FIFO: one at a time, in order). */
+  async #publishBatches(port: TopicPort, topicArn: string, event: AnyEvent, prepared: readonly PreparedEvent[]): Promise<PublishResult[]> {
     const chunks = chunkMessages(prepared, SNS_MAX_MESSAGE_BYTES);
     const results: (PublishResult | undefined)[] = new Array(prepared.length);
     const failed: { index: number; eventId: string; code: string; message: string }[] = [];
@@ -214,4 +235,14 @@ function partitionOf(region: string): string {
   if (region.startsWith('cn-')) return 'aws-cn';
   if (region.startsWith('us-gov-')) return 'aws-us-gov';
   return 'aws';
+}
+
+async function publishOne(port: TopicPort, topicArn: string, event: AnyEvent, prepared: PreparedEvent): Promise<{ messageId: string }> {
+  try {
+    return await port.publish(topicArn, prepared);
+  } catch (error) {
+    const e = toError(error);
+    const why = `could not publish event "${event.name}" (${prepared.eventId}) to ${topicArn}: ${e.name}: ${e.message}`;
+    throw new SqsJobsError('PUBLISH_FAILED', why, { cause: error });
+  }
 }

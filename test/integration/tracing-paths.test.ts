@@ -5,7 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createDynamoClient } from '../../src/adapters/aws-clients.js';
 import { createJobTable } from '../../src/adapters/dynamodb-store.js';
+import { SqsQueueAdmin } from '../../src/adapters/sqs-admin.js';
 import { SqsQueuePort } from '../../src/adapters/sqs-queue.js';
+import { createSnsClient, SnsTopics } from '../../src/adapters/sns-topics.js';
+import { defineEvent } from '../../src/core/event.js';
+import { provisionEvents } from '../../src/ops/events.js';
+import { createPublisher } from '../../src/producer/create-publisher.js';
 import { defineBatchJob } from '../../src/core/batch-job.js';
 import { RetryLaterError, UnrecoverableError } from '../../src/core/errors.js';
 import { defineJob } from '../../src/core/job.js';
@@ -13,7 +18,7 @@ import { fanOutResultSchema } from '../../src/fan-out/completion.js';
 import { replayDeadLetters } from '../../src/ops/replay.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { useOtel } from '../helpers/otel.js';
-import { LOCAL_DYNAMODB, LOCAL_ENV, LOCAL_STACK, eventually, freshQueues, sqsClient } from '../helpers/stack.js';
+import { LOCAL_DYNAMODB, LOCAL_ENDPOINT, LOCAL_ENV, LOCAL_STACK, eventually, freshQueues, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 
 /*
@@ -182,6 +187,51 @@ describe('a job sent again stays in its trace', () => {
     const deferred = [...new Set(events.of('job:deferred').map((e) => e.jobId))];
     expect(deferred.length).toBeGreaterThan(0);
     for (const id of jobIds) expect(runsUnderSend(id)).toHaveLength(1);
+  });
+});
+
+describe('events', () => {
+  it('a publish is a send span on the topic, and every subscriber runs under it; publishMany is one span for all', async () => {
+    const sns = createSnsClient({ endpoint: LOCAL_ENDPOINT, region: 'us-east-1' }, {}, {});
+    const tag = randomUUID().slice(0, 8);
+    const placed = defineEvent({ name: `trace.placed-${tag}`, payload: z.object({ orderId: z.string() }) });
+    const reserve = defineJob({ name: `trace-reserve-${tag}`, on: placed, handle: () => {} });
+    const confirm = defineJob({ name: `trace-confirm-${tag}`, on: placed, handle: () => {} });
+    const made = await provisionEvents(new SqsQueueAdmin(sqs), new SnsTopics(sns), [reserve, confirm], { visibilityTimeout: 10 });
+    const worker = start({ queues: made.subscribers.map((s) => s.queueUrl), jobs: [reserve, confirm] });
+    const events = recordEvents(worker);
+    await worker.start();
+    const publisher = createPublisher({ endpoint: LOCAL_ENDPOINT, region: 'us-east-1' }, LOCAL_ENV);
+    const one = await tracer.startActiveSpan('POST /orders', async (span) => {
+      const r = await publisher.publish(placed, { orderId: 'o-1' }, { tenant: 'acme' });
+      span.end();
+      return r;
+    });
+    await publisher.publishMany(placed, [{ orderId: 'o-2' }, { orderId: 'o-3' }]);
+    publisher.close();
+    sns.destroy();
+    await eventually(() => events.count('job:succeeded') === 6, 'each subscriber to run each event', 30_000);
+    const sends = otel.spans().filter((s) => s.name === `send ${placed.topic}`);
+    expect(sends).toHaveLength(2);
+    const single = sends.find((s) => s.attributes['messaging.batch.message_count'] === undefined);
+    const many = sends.find((s) => s.attributes['messaging.batch.message_count'] !== undefined);
+    expect(single!.attributes).toMatchObject({
+      'messaging.system.name': 'aws.sns',
+      'messaging.destination.name': placed.topic,
+      'sqs_jobs.event.name': placed.name,
+      'sqs_jobs.event.id': one.eventId,
+      'messaging.message.id': one.messageId,
+      'sqs_jobs.tenant': 'acme',
+    });
+    expect(single!.attributes['aws.sns.topic.arn']).toMatch(/^arn:aws:sns:/);
+    expect(many!.attributes['messaging.batch.message_count']).toBe(2);
+    const runs = [reserve, confirm].flatMap((job) => otel.named(`process ${job.name}`));
+    expect(runs).toHaveLength(6);
+    const underSingle = runs.filter((r) => r.parentSpanContext?.spanId === single!.spanContext().spanId);
+    expect(underSingle.map((r) => r.attributes['sqs_jobs.job.id']).sort()).toEqual(
+      [`${one.eventId}.${confirm.name}`, `${one.eventId}.${reserve.name}`].sort(),
+    );
+    expect(runs.filter((r) => r.parentSpanContext?.spanId === many!.spanContext().spanId)).toHaveLength(4);
   });
 });
 

@@ -171,6 +171,14 @@ describe('prepareEvent (publish, before anything is sent)', () => {
     expect(p.size).toBeGreaterThan(p.body.length);
   });
 
+  it('carries the trace context it is given, and leaves it out (never the event) when the message would not fit with it', () => {
+    const trace = { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, baggage: `k=${'v'.repeat(1_500)}` };
+    expect(JSON.parse(prepareEvent(placed, { orderId: 'o' }, { trace }, 65_536).body).trace).toEqual(trace);
+    const tight = prepareEvent(placed, { orderId: 'o'.repeat(500) }, { trace }, 1_024);
+    expect(JSON.parse(tight.body).trace).toBeUndefined();
+    expect(tight.size).toBeLessThanOrEqual(1_024);
+  });
+
   it('refuses what SQS could not carry: too many attributes, reserved names, a payload over the limit', () => {
     const eight = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`a${i}`, 'x']));
     expect(() => parsePublishOptions(publishOptionsSchema, { attributes: eight }, placed)).toThrow(/options\.attributes: at most 7/);
