@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# `npm run docs:trace`: draws docs/trace.svg and .png, the README's picture of one trace, from a
+# real run: its own ElasticMQ, memcached and DynamoDB Local on loopback, then picture.ts.
+#   TRACE_ELASTICMQ_PORT (default 9724), TRACE_MEMCACHED_PORT (11711), TRACE_DYNAMODB_PORT (4769):
+#   reused when they already answer, else started here (state in .local/bench-otel/) and stopped at the end.
+# Needs node_modules (npm ci), Java (+ javac and Maven for DynamoDB Local's first run), memcached.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
+EMQ_PORT="${TRACE_ELASTICMQ_PORT:-9724}"
+MC_PORT="${TRACE_MEMCACHED_PORT:-11711}"
+DDB_PORT="${TRACE_DYNAMODB_PORT:-4769}"
+STATE=.local/bench-otel
+mkdir -p "$STATE"
+say() { printf '[docs:trace] %s\n' "$*" >&2; }
+[[ -x node_modules/.bin/tsx ]] || { say "node_modules is missing: run npm ci first"; exit 1; }
+source bench/lib/servers.sh
+stop_dynamodb=0
+cleanup_all() {
+  cleanup
+  if ((stop_dynamodb)); then SQS_JOBS_DYNAMODB_PORT="$DDB_PORT" bash infra/local/dynamodb.sh down || true; fi
+}
+trap cleanup_all EXIT
+ensure_elasticmq "$EMQ_PORT"
+ensure_memcached "$MC_PORT"
+if ! SQS_JOBS_DYNAMODB_PORT="$DDB_PORT" bash infra/local/dynamodb.sh status >/dev/null 2>&1; then
+  stop_dynamodb=1
+  SQS_JOBS_DYNAMODB_PORT="$DDB_PORT" bash infra/local/dynamodb.sh up
+fi
+SQS_JOBS_ELASTICMQ_URL="http://127.0.0.1:$EMQ_PORT" SQS_JOBS_MEMCACHED="127.0.0.1:$MC_PORT" \
+  AWS_ENDPOINT_URL_DYNAMODB="http://127.0.0.1:$DDB_PORT" \
+  timeout 300 node_modules/.bin/tsx bench/otel/picture.ts "$@"
