@@ -54,13 +54,18 @@ export class OtelProcessTracing implements ProcessTracing {
     }
     const span = this.#tracer.startSpan(start.name, links.length === 0 ? start.options : { ...start.options, links }, api.ROOT_CONTEXT);
     if (!span.isRecording() && links.length === 0) return NO_RUN;
-    if (span.isRecording()) {
-      span.setAttribute(sc.ATTR_MESSAGING_BATCH_MESSAGE_COUNT, items.length);
-      span.setAttribute(sc.ATTR_AWS_SQS_QUEUE_URL, queueUrl);
-      span.setAttribute(sc.ATTR_JOB_NAME, jobName);
-      span.setAttribute(sc.ATTR_BATCH_KEY, key);
+    try {
+      if (span.isRecording()) {
+        span.setAttribute(sc.ATTR_MESSAGING_BATCH_MESSAGE_COUNT, items.length);
+        span.setAttribute(sc.ATTR_AWS_SQS_QUEUE_URL, queueUrl);
+        span.setAttribute(sc.ATTR_JOB_NAME, jobName);
+        span.setAttribute(sc.ATTR_BATCH_KEY, key);
+      }
+      return new OtelProcess(api, span, api.trace.setSpan(api.ROOT_CONTEXT, span));
+    } catch (error) {
+      span.end(); // started, so ended: the call runs untraced
+      throw error;
     }
-    return new OtelProcess(api, span, api.trace.setSpan(api.ROOT_CONTEXT, span));
   }
 
   active(): TraceContext | undefined {
@@ -83,7 +88,18 @@ export class OtelProcessTracing implements ProcessTracing {
     } catch {
       context = undefined;
     }
-    return context === undefined ? fn() : this.#api.context.with(context, fn);
+    if (context === undefined) return fn();
+    // fn's own throw is its caller's; a context manager's (before fn ran) only costs the trace.
+    let called = false;
+    try {
+      return this.#api.context.with(context, () => {
+        called = true;
+        return fn();
+      });
+    } catch (error) {
+      if (called) throw error;
+      return fn();
+    }
   }
 
   #startOf(queueUrl: string, jobName: string): { readonly name: string; readonly options: SpanOptions } {
@@ -148,15 +164,18 @@ class OtelProcess implements ProcessSpan {
 
   ended(error: Error | undefined, event?: SpanEvent): void {
     const span = this.#span;
-    if (span.isRecording()) {
-      if (error !== undefined) {
-        span.recordException(error);
-        span.setAttribute(sc.ATTR_ERROR_TYPE, error.name);
-        span.setStatus({ code: this.#api.SpanStatusCode.ERROR, message: error.message });
+    try {
+      if (span.isRecording()) {
+        if (error !== undefined) {
+          span.recordException(error);
+          span.setAttribute(sc.ATTR_ERROR_TYPE, error.name);
+          span.setStatus({ code: this.#api.SpanStatusCode.ERROR, message: error.message });
+        }
+        // After the exception: what became of the message, once it failed.
+        if (event !== undefined) span.addEvent(event.name, event.attributes);
       }
-      // After the exception: what became of the message, once it failed.
-      if (event !== undefined) span.addEvent(event.name, event.attributes);
+    } finally {
+      span.end();
     }
-    span.end();
   }
 }

@@ -60,7 +60,7 @@ export class EventPublisher {
     const opts = parsePublishOptions(publishOptionsSchema, options, event);
     const span = this.#tracing?.publish(event.topic, event.name, undefined, opts.tenant);
     try {
-      const prepared = prepareEvent(event, payload, { ...opts, trace: span?.trace }, this.#maxMessageBytes);
+      const prepared = prepareEvent(event, payload, span === undefined ? opts : { ...opts, trace: span.trace }, this.#maxMessageBytes);
       const { port, topicArn } = await this.#target(event);
       const result = { eventId: prepared.eventId, messageId: (await publishOne(port, topicArn, event, prepared)).messageId };
       span?.sent(topicArn, { jobId: result.eventId, messageId: result.messageId });

@@ -62,6 +62,7 @@ function runsUnderSend(jobId: string): ReadableSpan[] {
   const [send] = otel.ofJob('send ', jobId);
   expect(send, `the send span of ${jobId}`).toBeDefined();
   const runs = otel.ofJob('process ', jobId);
+  expect(runs.length, `the runs of ${jobId}`).toBeGreaterThan(0);
   for (const run of runs) {
     expect(run.spanContext().traceId).toBe(send!.spanContext().traceId);
     expect(run.parentSpanContext?.spanId).toBe(send!.spanContext().spanId);
@@ -72,6 +73,7 @@ function runsUnderSend(jobId: string): ReadableSpan[] {
 /** Every process span of `jobId` runs in the X-Ray trace it came with. */
 function runsUnderXray(jobId: string): ReadableSpan[] {
   const runs = otel.ofJob('process ', jobId);
+  expect(runs.length, `the runs of ${jobId}`).toBeGreaterThan(0);
   for (const run of runs) {
     expect(run.spanContext().traceId).toBe(XRAY_TRACE);
     expect(run.parentSpanContext?.spanId).toBe(XRAY_PARENT);
@@ -282,7 +284,7 @@ describe('batches, fan-outs, and messages that do not run', () => {
     }
     expect(batch!.status.code).toBe(0); // the call returned; one item failed alone
     const retry = batch!.events.find((e) => e.name === 'sqs_jobs.retry');
-    expect(retry?.attributes).toMatchObject({ 'sqs_jobs.job.id': sent[1]!.jobId, 'exception.message': 'row 1 is bad' });
+    expect(retry?.attributes).toMatchObject({ 'sqs_jobs.job.id': sent[1]!.jobId, 'sqs_jobs.error.message': 'row 1 is bad' });
     expect(active[0]).toBe(batch!.spanContext().traceId); // the handler runs inside it
   });
 
@@ -319,6 +321,7 @@ describe('batches, fan-outs, and messages that do not run', () => {
     const children = otel.named('process trace-row');
     expect(children).toHaveLength(6);
     const childSends = otel.spans().filter((s) => s.name.startsWith('send ') && s.attributes['sqs_jobs.job.name'] === 'trace-row');
+    expect(childSends).toHaveLength(1); // one enqueueMany of the three
     for (const send of childSends) expect(send.parentSpanContext?.spanId).toBe(parentRun!.spanContext().spanId);
     for (const run of children) expect(run.spanContext().traceId).toBe(trace);
     const [completionSend] = otel

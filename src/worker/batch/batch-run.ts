@@ -7,7 +7,7 @@ import type { Batch, Held } from './batches.js';
 import { afterRun, cancelledWhile, handBackNow, leaseLost, type Outcome } from '../fate/decide.js';
 import { sleep } from '../../core/sleep.js';
 import { slotKept } from '../../core/rate-limit.js';
-import { type Execution, execute, failureOf } from '../run/execute.js';
+import { type Execution, execute } from '../run/execute.js';
 import { abortedWith, type AbortCode, type Interruptible, type Lease } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
 import { carriedBy, type GoodReading } from '../run/reading.js';
@@ -197,7 +197,7 @@ async function flush(ctx: WorkerContext, run: BatchRun, held: readonly HeldItem[
     if (outcome.kind !== 'succeeded') failed++;
     results.push({ item, info: item.read.info, outcome });
   });
-  if (span !== undefined) endBatchSpan(ctx, span, failureOf(execution), results.slice(results.length - items.length));
+  if (span !== undefined) endBatchSpan(ctx, span, execution.kind !== 'returned', results.slice(results.length - items.length));
   ctx.emit('batch:end', { ...info, failed, processMs: execution.processMs });
   return results;
 }

@@ -9,6 +9,7 @@ import { originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken } from '../run/claim.js';
 import type { GoodReading } from '../run/reading.js';
+import { unrunSpan } from '../run/span-end.js';
 import { BatchRun, type HeldItem, runBatch, WAITED_IN_BATCH } from './batch-run.js';
 import { type Batch, BatchBuffer } from './batches.js';
 
@@ -69,7 +70,9 @@ export class Batching {
     try {
       key = String(job.key(read.args));
     } catch (error) {
-      this.#fate.conclude(lease, read.info, poisoned('invalid-args', `key(args) threw: ${toError(error).message}`));
+      const outcome = poisoned('invalid-args', `key(args) threw: ${toError(error).message}`);
+      unrunSpan(this.#ctx, read.info, read, lease.message, outcome);
+      this.#fate.conclude(lease, read.info, outcome);
       return;
     }
     this.#claiming++;
@@ -77,7 +80,10 @@ export class Batching {
     const claim = claimFor(this.#ctx, lease, read, newToken(), false)
       .then(
         (next) => {
-          if (next !== 'run') return this.#fate.conclude(lease, read.info, next);
+          if (next !== 'run') {
+            unrunSpan(this.#ctx, read.info, read, lease.message, next);
+            return this.#fate.conclude(lease, read.info, next);
+          }
           this.#buffer.add(job, key, { lease, read, heldAt: lease.receivedAt, queueUrl: lease.message.queueUrl });
           const onAbort = () => {
             this.#aborted = true;

@@ -18,12 +18,6 @@ export type Execution =
       readonly processMs: number;
     };
 
-/** The error a run failed with (it threw, timed out, was stopped or lost); undefined when it returned. */
-export function failureOf(x: Execution): Error | undefined {
-  if (x.kind === 'returned') return undefined;
-  return x.kind === 'threw' ? x.error : x.reason;
-}
-
 export interface ExecuteOptions {
   /** Abort the lease with JOB_TIMEOUT after this long. */
   readonly timeoutMs: number | undefined;

@@ -38,7 +38,7 @@ export async function runJob(
   if (!read.ok) {
     if (ctx.status !== undefined && read.envelope !== undefined) lease.tracking = trackingOf(read.envelope, false, originOf(m));
     const outcome = poisoned(read.reason, read.detail);
-    unrunSpan(ctx, info, carriedBy(read, m), outcome);
+    unrunSpan(ctx, info, read, m, outcome);
     ended(info, outcome);
     return;
   }
@@ -47,7 +47,7 @@ export async function runJob(
   const token = newToken();
   const outcome = await claimAll(ctx, lease, read, token, room);
   if (outcome !== 'run') {
-    unrunSpan(ctx, info, carriedBy(read, m), outcome);
+    unrunSpan(ctx, info, read, m, outcome);
     ended(info, outcome);
   } else start(ctx, lease, { ...read, job: read.job }, info, ended);
 }

@@ -1,5 +1,7 @@
 import type { JobInfo } from '../../core/job-events.js';
 import type { TraceContext } from '../../core/trace-context.js';
+import type { ReceivedMessage } from '../../core/message.js';
+import { carriedBy, type Reading } from './reading.js';
 import type { BatchItemTrace, ProcessSpan, SpanEvent } from '../../ports/tracing.js';
 import type { WorkerContext } from '../context.js';
 import type { Outcome } from '../fate/decide.js';
@@ -46,38 +48,47 @@ export function endSpan(ctx: WorkerContext, span: ProcessSpan, outcome: Outcome)
  * that begins and ends at once, with what became of it; a deferral or a wait is not one (the run
  * that follows is).
  */
-export function unrunSpan(ctx: WorkerContext, info: JobInfo, trace: TraceContext | undefined, outcome: Outcome): void {
+export function unrunSpan(ctx: WorkerContext, info: JobInfo, read: Reading, m: ReceivedMessage, outcome: Outcome): void {
   if (ctx.tracing === undefined || (outcome.kind !== 'duplicate' && outcome.kind !== 'dead-letter')) return;
-  const span = spanFor(ctx, info, trace);
+  const span = spanFor(ctx, info, carriedBy(read, m));
   if (span !== undefined) endSpan(ctx, span, outcome);
 }
 
 /**
- * End a batch handler's span: with the error the whole call failed with, if it did (every item
- * failed with it), and one event per item that did not succeed (with its job id) when it failed alone.
+ * End a batch handler's span: when the call failed as a whole (`whole`), with the first item's
+ * outcome (every item shares it, unless one's lease was lost meanwhile); one event per item that
+ * did not end so (with its job id), such as an item the handler reported failed alone.
  */
 export function endBatchSpan(
   ctx: WorkerContext,
   span: ProcessSpan,
-  failed: Error | undefined,
+  whole: boolean,
   items: readonly { readonly info: JobInfo; readonly outcome: Outcome }[],
 ): void {
+  // The call failed as a whole (it threw, timed out, was stopped): the span ends as the first
+  // item does (an error, or a hand-back that is none), and only items that ended otherwise are noted.
+  const first = whole && items.length > 0 ? endOf(items[0]!.outcome) : {};
   try {
     for (const { info, outcome } of items) {
       const { error, event } = endOf(outcome);
-      if (event === undefined || failed !== undefined) continue;
+      if (event === undefined || (whole && outcome.kind === items[0]!.outcome.kind)) continue;
       span.note({
         name: event.name,
         attributes: {
           ...event.attributes,
           'sqs_jobs.job.id': info.jobId,
-          ...(error === undefined ? {} : { 'exception.message': error.message }),
+          ...(error === undefined ? {} : { 'sqs_jobs.error.message': error.message }),
         },
       });
     }
-    span.ended(failed, failed === undefined ? undefined : endOf(items[0]!.outcome).event);
   } catch (error) {
     ctx.onError('tracing', error);
+  } finally {
+    try {
+      span.ended(first.error, first.event);
+    } catch (error) {
+      ctx.onError('tracing', error);
+    }
   }
 }
 

@@ -149,6 +149,29 @@ describe('OpenTelemetry adapters', () => {
       trace: Object.assign(Object.create(api.trace), { getTracer: (name: string) => throwing.getTracer(name) }),
     };
     const tracing = new OtelSendTracing(withThrowing as typeof api);
+    // A run's and a batch's span still end (the processor's throw on end is the API's to report).
+    const processes = new OtelProcessTracing(withThrowing as typeof api);
+    expect(() => processes.process(info, undefined).ended(new Error('failed'))).toThrow('exporter bug');
+    expect(() => processes.processBatch('thumb', info.queueUrl, 'k', [{ info, trace: undefined }]).ended(undefined)).toThrow(
+      'exporter bug',
+    );
+    // A context manager that throws costs the trace, never the send inside resume(), nor its own error.
+    const brokenContext = {
+      ...api,
+      context: Object.assign(Object.create(api.context), {
+        with: () => {
+          throw new Error('context manager bug');
+        },
+      }),
+    };
+    const resumed = new OtelProcessTracing(brokenContext as typeof api);
+    const carried = { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01` };
+    expect(resumed.resume(carried, () => 'sent')).toBe('sent');
+    expect(() =>
+      new OtelProcessTracing(api).resume(carried, () => {
+        throw new Error('the send failed');
+      }),
+    ).toThrow('the send failed');
     const sent = tracing.send(info.queueUrl, 'thumb', undefined, undefined);
     expect(sent.trace?.traceparent).toMatch(/^00-/);
     expect(() => sent.sent(undefined, { jobId: 'j', messageId: 'm' })).not.toThrow();
