@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../core/errors.js';
@@ -30,10 +31,54 @@ export async function loadEvents(path: string): Promise<Map<string, AnyEvent>> {
 
 async function loadModule(path: string): Promise<{ file: string; exports: Record<string, unknown> }> {
   const file = await entryFile(resolve(path));
+  const load = loaderOf(file);
   try {
-    return { file, exports: (await import(pathToFileURL(file).href)) as Record<string, unknown> };
+    return { file, exports: (await load()) as Record<string, unknown> };
   } catch (error) {
     throw new ConfigError(`cannot load jobs from ${file}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+const TYPESCRIPT = /\.[cm]?ts$/;
+
+/**
+ * How to import `file`. JavaScript: as it is. TypeScript: through tsx when the app has it
+ * installed (it takes every TypeScript, and imports without extensions), else by Node itself
+ * where it strips types (22.18 and later); else a ConfigError that says what to do.
+ */
+function loaderOf(file: string): () => Promise<unknown> {
+  const url = pathToFileURL(file).href;
+  if (!TYPESCRIPT.test(file)) return () => import(url);
+  const tsx = tsxApiFor(file);
+  if (tsx !== undefined) return async () => ((await import(tsx)) as TsxApi).tsImport(url, import.meta.url);
+  if ((process.features as { typescript?: unknown }).typescript) return () => import(url);
+  throw new ConfigError(
+    `--jobs: ${file} is TypeScript, and Node ${process.version} cannot load it by itself. Either install tsx in your app ` +
+      '(npm i -D tsx: sqs-jobs then loads TypeScript through it), run on Node 22.18 or later (it strips types), ' +
+      'or compile your jobs and pass the .js file',
+  );
+}
+
+interface TsxApi {
+  tsImport(specifier: string, parentUrl: string): Promise<unknown>;
+}
+
+/**
+ * The URL of tsx's ESM API as installed where `file` is (the app's node_modules), or undefined when
+ * it is not. By its package's `exports` (its `import` entry): require.resolve would answer the
+ * CommonJS build, which cannot be imported.
+ */
+function tsxApiFor(file: string): string | undefined {
+  try {
+    const require = createRequire(file);
+    const manifest = require.resolve('tsx/package.json');
+    const entry = (require('tsx/package.json') as { exports?: Record<string, { import?: { default?: string } | string }> }).exports?.[
+      './esm/api'
+    ]?.import;
+    const path = typeof entry === 'string' ? entry : entry?.default;
+    return path === undefined ? undefined : new URL(path, pathToFileURL(manifest)).href;
+  } catch {
+    return undefined;
   }
 }
 
@@ -51,5 +96,5 @@ async function entryFile(path: string): Promise<string> {
     )
       return candidate;
   }
-  throw new ConfigError(`--jobs: folder ${path} has no index.js or index.ts`);
+  throw new ConfigError(`--jobs: folder ${path} has no index.js, index.mjs or index.ts`);
 }

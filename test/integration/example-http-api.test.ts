@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LOCAL_DYNAMODB, LOCAL_ENV, LOCAL_STACK, eventually } from '../helpers/stack.js';
+import { npmInstall, packTarball } from '../helpers/pack.js';
 
 /*
  * examples/http-api as a user runs it: the package made by `npm pack` and installed into a copy of
@@ -33,25 +34,13 @@ function freePort(): Promise<number> {
   });
 }
 
-async function pack(): Promise<string> {
-  const pkg = join(tmp, 'pkg');
-  await run('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', join(pkg, 'dist')], { cwd: repo });
-  for (const f of ['package.json', 'README.md', 'CHANGELOG.md']) cpSync(join(repo, f), join(pkg, f));
-  // dist is built: skip the prepare script (npm pack would run it).
-  const { stdout } = await run('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', tmp], { cwd: pkg });
-  return join(tmp, stdout.trim().split('\n').at(-1)!);
-}
-
 describe.skipIf(LOCAL_STACK !== 'localstack')('examples/http-api, installed from npm pack', () => {
   it('creates its queues and table with the CLI, serves 202, status, 422, cancel and OpenAPI, and starts high ahead of low', async () => {
-    const tarball = await pack();
+    const tarball = await packTarball(tmp);
     const app = join(tmp, 'app');
     cpSync(join(repo, 'examples/http-api'), app, { recursive: true });
     // As a user installs it (the dist is built above: the package's prepare script would need its devDependencies).
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', tarball], {
-      cwd: app,
-      timeout: 240_000,
-    });
+    await npmInstall(app, [tarball]);
     expect(JSON.parse(readFileSync(join(app, 'node_modules/sqs-jobs/package.json'), 'utf8')).name).toBe('sqs-jobs');
 
     const name = `ex-${randomUUID().slice(0, 8)}`;

@@ -1,0 +1,131 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { npmInstall, packTarball } from '../helpers/pack.js';
+import { LOCAL_ENV, LOCAL_STACK, drain, freshQueues, sqsClient } from '../helpers/stack.js';
+
+/*
+ * The package as a user gets it: what `npm pack` puts in (and keeps out), and an app that installs
+ * it with its own zod: ESM import and CommonJS require, one zod, and the CLI loading the app's jobs
+ * written in TypeScript. Once, on LocalStack.
+ */
+
+const run = promisify(execFile);
+const tmp = mkdtempSync(join(tmpdir(), 'sqs-jobs-package-'));
+const app = join(tmp, 'app');
+let tarball: string;
+const sqs = sqsClient();
+afterAll(() => {
+  sqs.destroy();
+  rmSync(tmp, { recursive: true, force: true });
+});
+const node = (args: string[], cwd = app) =>
+  run('node', args, { cwd, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
+
+/** Every file under `dir`, relative to it. */
+function filesIn(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath, e.name)));
+}
+
+describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () => {
+  beforeAll(async () => {
+    tarball = await packTarball(tmp);
+    mkdirSync(app);
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'an-app', version: '1.0.0', private: true, type: 'module' }));
+    await npmInstall(app, [tarball, 'zod@^4']);
+  }, 300_000);
+
+  it('holds the built package, its types, source maps with their sources, README, CHANGELOG and LICENSE; no tests, benches or TypeScript sources', async () => {
+    const unpacked = join(tmp, 'unpacked');
+    mkdirSync(unpacked);
+    await run('tar', ['-xzf', tarball, '-C', unpacked]);
+    const files = filesIn(join(unpacked, 'package'));
+    for (const entry of ['', 'adapters/', 'http/', 'testing/']) {
+      expect(files).toContain(`dist/src/${entry}index.js`);
+      expect(files).toContain(`dist/src/${entry}index.d.ts`);
+    }
+    expect(files).toEqual(expect.arrayContaining(['dist/src/cli/main.js', 'package.json', 'README.md', 'CHANGELOG.md', 'LICENSE']));
+    expect(
+      files.filter((f) => !f.startsWith('dist/src/') && !['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(f)),
+    ).toEqual([]);
+    expect(files.filter((f) => /\.[cm]?ts$/.test(f) && !/\.d\.[cm]?ts$/.test(f))).toEqual([]);
+    const maps = files.filter((f) => f.endsWith('.js.map'));
+    expect(maps.length).toBeGreaterThan(50);
+    for (const f of maps) {
+      const map = JSON.parse(readFileSync(join(unpacked, 'package', f), 'utf8')) as {
+        sources: string[];
+        sourcesContent?: (string | null)[];
+      };
+      expect(map.sourcesContent?.length, f).toBe(map.sources.length);
+      expect(
+        map.sourcesContent!.every((c) => typeof c === 'string' && c.length > 0),
+        f,
+      ).toBe(true);
+    }
+    const manifest = JSON.parse(readFileSync(join(unpacked, 'package/package.json'), 'utf8'));
+    expect(manifest.peerDependencies.zod).toBe('^4.0.0');
+    expect(manifest.dependencies.zod).toBeUndefined();
+    expect(manifest.engines.node).toBe('>=20.19');
+  });
+
+  it("an app imports it (ESM) and requires it (CommonJS) and shares the app's one zod", async () => {
+    const check = "const s = m.defineJob({ name: 'j', args: z.object({ n: z.number() }), handle: () => {} }); console.log(s.name)";
+    const esm = await node(['--input-type=module', '-e', `import * as m from 'sqs-jobs'; import { z } from 'zod'; ${check}`]);
+    expect(esm.stdout.trim()).toBe('j');
+    const cjs = await node(['--input-type=commonjs', '-e', `const m = require('sqs-jobs'); const { z } = require('zod'); ${check}`]);
+    expect(cjs.stdout.trim()).toBe('j');
+    for (const entry of ['sqs-jobs/adapters', 'sqs-jobs/http', 'sqs-jobs/testing']) {
+      const out = await node(['--input-type=commonjs', '-e', `console.log(Object.keys(require('${entry}')).length > 0)`]);
+      expect(out.stdout.trim(), entry).toBe('true');
+    }
+    const zods = (await run('npm', ['ls', 'zod', '--all', '--parseable'], { cwd: app })).stdout.trim().split('\n');
+    expect(zods).toHaveLength(1);
+  });
+
+  it('the CLI loads jobs written in TypeScript through the app’s tsx (or Node’s own type stripping), and otherwise says how to', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'pkg-ts');
+    mkdirSync(join(app, 'src'), { recursive: true });
+    writeFileSync(
+      join(app, 'src/jobs.ts'),
+      [
+        "import { defineJob } from 'sqs-jobs';",
+        "import { z } from 'zod';",
+        'interface Greeting { readonly n: number }',
+        "export const greet = defineJob({ name: 'greet', args: z.object({ n: z.number() }), handle: (_g: Greeting) => {} });",
+        '',
+      ].join('\n'),
+    );
+    const env = { ...process.env, ...LOCAL_ENV, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+    const cli = join(app, 'node_modules/.bin/sqs-jobs');
+    const enqueue = () =>
+      run(cli, ['enqueue', 'greet', '--jobs', 'src/jobs.ts', '--args', '{"n":1}', '--queue', queueUrl], { cwd: app, env });
+    if ((process.features as { typescript?: unknown }).typescript) {
+      await enqueue(); // this Node strips types itself
+    } else {
+      const refused = await enqueue().then(
+        () => undefined,
+        (error: { stderr: string; code: number }) => error,
+      );
+      expect(refused?.code).toBe(1);
+      expect(refused?.stderr).toMatch(/src\/jobs\.ts is TypeScript, and Node v\d+\.\d+\.\d+ cannot load it by itself/);
+      expect(refused?.stderr).toMatch(/npm i -D tsx/);
+      expect(refused?.stderr).not.toMatch(/\n\s+at /); // an answer, not a stack trace
+    }
+    await npmInstall(app, ['tsx'], true);
+    await enqueue();
+    const sent = (await drain(sqs, queueUrl)).map((m) => JSON.parse(m.Body!));
+    expect(sent.map((b) => [b.job, b.args])).toEqual(
+      (process.features as { typescript?: unknown }).typescript
+        ? [
+            ['greet', { n: 1 }],
+            ['greet', { n: 1 }],
+          ]
+        : [['greet', { n: 1 }]],
+    );
+  });
+});
