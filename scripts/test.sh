@@ -7,6 +7,8 @@
 # and skip the last two.
 #
 # The job store's tests run against DynamoDB Local (infra/local/dynamodb.sh, port SQS_JOBS_DYNAMODB_PORT).
+# Then the unit suite and the first stack's integration suite again on Node 22 and 26 (TEST_NODES
+# below; SQS_JOBS_TEST_NODES="" skips them).
 # SQS_JOBS_TEST_STACKS="localstack moto" (default) chooses the servers. Where LocalStack cannot be
 # installed (no Python >= 3.13) the run goes on with moto alone and says so loudly, unless
 # SQS_JOBS_REQUIRE_LOCALSTACK=1. Ports: SQS_JOBS_LOCALSTACK_PORT, SQS_JOBS_MOTO_PORT, SQS_JOBS_MEMCACHED_PORT.
@@ -14,6 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 STACK=infra/local/stack.sh
+# Node 22 (maintenance LTS, the worker image's) and 26 (the active LTS since October 2026), beside
+# the machine's own. SQS_JOBS_TEST_NODES overrides the list ("" for none).
+TEST_NODES="22.23.3 26.12.1"
 
 bash scripts/ensure-deps.sh
 # The HTTP API's fuzzer (PyPI), for test/integration/http-fuzz.test.ts.
@@ -77,6 +82,17 @@ else
     report=".local/vitest-${project/:/-}-report.json"
     npx vitest run --project "$project" --reporter=default --reporter=json --outputFile.json="$report" || status=$?
     reports+=("$report")
+  done
+  # The Node versions people run, beside this machine's: the unit suite and the first stack's
+  # integration suite on each (Node from the npm registry's node-linux package, into .node/).
+  for version in ${SQS_JOBS_TEST_NODES-$TEST_NODES}; do
+    bin=$(bash scripts/ensure-node.sh "$version")
+    for project in unit "integration:${stacks[0]}"; do
+      echo "[test] ---- $project on Node $version ----" >&2
+      report=".local/vitest-node${version%%.*}-${project/:/-}-report.json"
+      PATH="$bin:$PATH" npx vitest run --project "$project" --reporter=default --reporter=json --outputFile.json="$report" || status=$?
+      reports+=("$report")
+    done
   done
   # The CDK app's offline synth tests (their own package, installed on first use).
   bash scripts/test-infra.sh || status=$?
