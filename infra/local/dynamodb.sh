@@ -19,7 +19,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE="$ROOT/infra/local/dynamodb"
-STATE="$ROOT/.local"
+STATE="${SQS_JOBS_STATE_DIR:-$ROOT/.local}"
 LIB="$STATE/dynamodb-lib"
 WRAPPER="$STATE/dynamodb-wrapper"
 PORT="${SQS_JOBS_DYNAMODB_PORT:-4569}"

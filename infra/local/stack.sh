@@ -305,7 +305,7 @@ case "$command" in
   up)
     for t in "${targets[@]}"; do "start_$t"; done
     for t in "${targets[@]}"; do
-      if [[ $t != memcached ]]; then say "point sqs-jobs at $t with: eval \"\$(infra/local/stack.sh env $t)\""; fi
+      if [[ $t != memcached ]]; then say "point sqs-jobs at $t with: eval \"\$(${SQS_JOBS_ENV_COMMAND:-infra/local/stack.sh env} $t)\""; fi
     done
     ;;
   down)

@@ -13,6 +13,8 @@ export interface CliContext {
   readonly env: Env;
   /** Aborted by Ctrl-C: ends a watch, stops a replay between batches. */
   readonly signal: AbortSignal;
+  /** The exit code of a command that ends without an error but says no (`local status` when something is down). */
+  readonly status?: { code: number };
 }
 
 /** A command line that cannot mean what was asked (a missing confirmation): exit 2, named with its command, like commander's own. */

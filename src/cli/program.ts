@@ -1,6 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { cloudwatchEndpoint, collect, filtered, withAws, withStore } from './flags.js';
 import { dashboardCommand } from './dashboard-command.js';
@@ -11,24 +8,16 @@ import { publishCommand } from './event-commands.js';
 import { addProvisionCommands } from './provision-program.js';
 import { jobCancelCommand, jobCommand, storeCreate } from './job-commands.js';
 import { dlqList, dlqPurge, dlqReplay, stats } from './ops-commands.js';
+import { addLocalCommand } from './local-command.js';
+import { packageVersion } from './version.js';
 
 export interface CliIo {
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
   readonly env: Env;
   readonly signal: AbortSignal;
-}
-
-/** The version in the package.json above this file (src/cli in the repo, dist/src/cli when installed). */
-export function packageVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++, dir = dirname(dir)) {
-    const file = join(dir, 'package.json');
-    if (!existsSync(file)) continue;
-    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-    if (pkg.name === 'sqs-jobs' && pkg.version !== undefined) return pkg.version;
-  }
-  return 'unknown';
+  /** Where a command leaves an exit code other than 0 without an error (run() makes it). */
+  readonly status?: { code: number };
 }
 
 const ENVIRONMENT = `
@@ -57,7 +46,7 @@ Environment:
  * <id>` also exits 4 when memcached does not answer, and 5 when the job has ended already.
  */
 export function buildProgram(io: CliIo): Command {
-  const ctx: CliContext = { out: (line) => io.out(`${line}\n`), env: io.env, signal: io.signal };
+  const ctx: CliContext = { out: (line) => io.out(`${line}\n`), env: io.env, signal: io.signal, status: io.status };
   const program = new Command('sqs-jobs')
     .description('Background jobs on Amazon SQS: run workers, create queues, enqueue, read stats, manage the dead-letter queue.')
     .version(packageVersion(), '-V, --version', 'print the version')
@@ -66,6 +55,7 @@ export function buildProgram(io: CliIo): Command {
     .addHelpText('after', ENVIRONMENT);
 
   addProvisionCommands(program, ctx);
+  addLocalCommand(program, ctx);
 
   withAws(program.command('worker').description('run a worker for the jobs a module exports, until SIGTERM/SIGINT'))
     .option('--jobs <module>', 'module or folder (its index) that exports jobs made by defineJob() or defineBatchJob() (required)')
@@ -221,7 +211,8 @@ export const EXIT_STATUS: Partial<Record<ErrorCode, number>> = {
 
 /** Run the command line; resolves to the exit code. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  const program = buildProgram(io);
+  const status = { code: 0 };
+  const program = buildProgram({ ...io, status });
   if (argv.length === 0) {
     program.outputHelp();
     return 0;
@@ -232,7 +223,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   });
   try {
     await program.parseAsync([...argv], { from: 'user' });
-    return 0;
+    return status.code;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (error instanceof UsageError) {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -14,8 +14,10 @@ export async function packTarball(tmp: string): Promise<string> {
   const repo = process.cwd();
   const pkg = join(tmp, 'pkg');
   await run('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', join(pkg, 'dist')], { cwd: repo });
-  for (const f of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'])
-    if (existsSync(join(repo, f))) cpSync(join(repo, f), join(pkg, f));
+  // Everything the manifest's `files` names, but the build (made above).
+  const { files } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { files: string[] };
+  for (const f of ['package.json', ...files.filter((name) => !name.startsWith('dist/'))])
+    if (existsSync(join(repo, f))) cpSync(join(repo, f), join(pkg, f), { recursive: true });
   const { stdout } = await run('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', tmp], { cwd: pkg });
   return join(tmp, stdout.trim().split('\n').at(-1)!);
 }

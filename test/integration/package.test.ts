@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -25,6 +25,8 @@ afterAll(() => {
 const node = (args: string[], cwd = app) =>
   run('node', args, { cwd, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
 
+const TOP_FILES = ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'];
+
 /** Every file under `dir`, relative to it. */
 function filesIn(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -40,19 +42,18 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     await npmInstall(app, [tarball, 'zod@^4']);
   }, 300_000);
 
-  it('holds the built package, its types, source maps with their sources, README, CHANGELOG and LICENSE; no tests, benches or TypeScript sources', async () => {
-    const unpacked = join(tmp, 'unpacked');
-    mkdirSync(unpacked);
+  it('holds the built package, its types, source maps with their sources, the local stack scripts, README, CHANGELOG and LICENSE; no tests, benches or TypeScript sources', async () => {
+    const unpacked = mkdtempSync(join(tmp, 'unpacked-'));
     await run('tar', ['-xzf', tarball, '-C', unpacked]);
     const files = filesIn(join(unpacked, 'package'));
     for (const entry of ['', 'adapters/', 'http/', 'testing/']) {
       expect(files).toContain(`dist/src/${entry}index.js`);
       expect(files).toContain(`dist/src/${entry}index.d.ts`);
     }
-    expect(files).toEqual(expect.arrayContaining(['dist/src/cli/main.js', 'package.json', 'README.md', 'CHANGELOG.md', 'LICENSE']));
-    expect(
-      files.filter((f) => !f.startsWith('dist/src/') && !['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(f)),
-    ).toEqual([]);
+    expect(files).toEqual(expect.arrayContaining(['dist/src/cli/main.js', ...TOP_FILES]));
+    expect(files).toEqual(expect.arrayContaining(['infra/local/stack.sh', 'infra/local/dynamodb.sh', 'infra/local/dynamodb/pom.xml']));
+    const other = (f: string) => !f.startsWith('dist/src/') && !f.startsWith('infra/local/') && !TOP_FILES.includes(f);
+    expect(files.filter(other)).toEqual([]);
     expect(files.filter((f) => /\.[cm]?ts$/.test(f) && !/\.d\.[cm]?ts$/.test(f))).toEqual([]);
     const maps = files.filter((f) => f.endsWith('.js.map'));
     expect(maps.length).toBeGreaterThan(50);
@@ -128,4 +129,43 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
         : [['greet', { n: 1 }]],
     );
   });
+
+  it('`sqs-jobs local up moto` starts a local stack for the app (state in its .sqs-jobs/), `local env` points the app at it, `local down` stops it', async () => {
+    // Ports of its own, beside the suite's servers.
+    const env = {
+      ...process.env,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      SQS_JOBS_MOTO_PORT: '4767',
+      SQS_JOBS_MEMCACHED_PORT: '11411',
+      SQS_JOBS_DYNAMODB_PORT: '4869',
+    };
+    const sh = (script: string) => run('bash', ['-c', script], { cwd: app, env, timeout: 600_000 });
+    await sh('npx sqs-jobs local up moto');
+    try {
+      expect(existsSync(join(app, '.sqs-jobs/venv-moto/bin/moto_server'))).toBe(true);
+      const printed = (await sh('npx sqs-jobs local env')).stdout;
+      expect(printed).toMatch(/^export AWS_ENDPOINT_URL=http:\/\/127\.0\.0\.1:4767$/m);
+      expect(printed).toMatch(/^export SQS_JOBS_MEMCACHED=127\.0\.0\.1:11411$/m);
+      expect(printed).toMatch(/^export AWS_ENDPOINT_URL_DYNAMODB=http:\/\/127\.0\.0\.1:4869$/m);
+      await sh('npx sqs-jobs local status');
+      // The app, pointed at it: a queue, the job store, a tracked job from its TypeScript jobs.
+      const out = await sh(
+        [
+          'eval "$(npx sqs-jobs local env)"',
+          'url=$(npx sqs-jobs queues create --name app-jobs --json | node -e "process.stdin.on(\'data\', (d) => console.log(JSON.parse(d).queueUrl))")',
+          'npx sqs-jobs store create --table app-jobs',
+          'npx sqs-jobs enqueue greet --jobs src/jobs.ts --args \'{"n":2}\' --queue "$url" --track --table app-jobs --job-id greet-1',
+          'npx sqs-jobs job greet-1 --table app-jobs --json',
+        ].join(' && '),
+      );
+      expect(JSON.parse(out.stdout.trim().split('\n').at(-1)!)).toMatchObject({ jobId: 'greet-1', jobName: 'greet', state: 'waiting' });
+    } finally {
+      await sh('npx sqs-jobs local down');
+    }
+    const after = await sh('npx sqs-jobs local status').then(
+      () => 0,
+      (error: { code: number }) => error.code,
+    );
+    expect(after).toBe(1);
+  }, 900_000);
 });
