@@ -1,5 +1,5 @@
 /**
- * The README's picture of a trace (docs/trace.svg and .png), drawn from a real run: a request
+ * The picture of a trace in docs/guide/tracing.md (docs/trace.svg and .png), drawn from a real run: a request
  * enqueues an import; its first run fails and is retried; the second reads its file (a span of the
  * handler's own) and fans out three rows, one of which fails once; the last row counted sends the
  * completion job. The OpenTelemetry SDK records every span in memory; the picture is those spans,

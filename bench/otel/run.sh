@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm run docs:trace`: draws docs/trace.svg and .png, the README's picture of one trace, from a
+# `npm run docs:trace`: draws docs/trace.svg and .png, the picture of one trace in docs/guide/tracing.md, from a
 # real run: its own ElasticMQ, memcached and DynamoDB Local on loopback, then picture.ts.
 #   TRACE_ELASTICMQ_PORT (default 9724), TRACE_MEMCACHED_PORT (11711), TRACE_DYNAMODB_PORT (4769):
 #   reused when they already answer, else started here (state in .local/bench-otel/) and stopped at the end.

@@ -13,7 +13,7 @@ export interface Problem {
 
 /**
  * Problem types are tag URIs (RFC 4151: names, not addresses): this plus the problem's slug, e.g.
- * `tag:sqs-jobs,2026:args-invalid`. The README's HTTP API section lists them.
+ * `tag:sqs-jobs,2026:args-invalid`. docs/guide/http-api.md lists them.
  */
 export const PROBLEM_BASE = 'tag:sqs-jobs,2026:';
 

@@ -49,7 +49,7 @@ afterAll(async () => {
   dynamo.destroy();
 });
 const start = useWorkers();
-/** Where the README's screenshots go when DASHBOARD_SCREENSHOTS names a folder (docs/dashboard). */
+/** Where the docs' screenshots go when DASHBOARD_SCREENSHOTS names a folder (docs/dashboard). */
 const shots = process.env.DASHBOARD_SCREENSHOTS;
 const shoot = async (page: Page, name: string) => {
   if (shots === undefined) return;

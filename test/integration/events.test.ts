@@ -219,7 +219,7 @@ describe('events (SNS → SQS)', () => {
     expect(dead.map((d) => d.reason).sort()).toEqual(['invalid-json', 'unknown-topic']);
   });
 
-  it('runs an event published by hand, as another language would (the README’s wire format, no sqs-jobs on the sending side)', async () => {
+  it('runs an event published by hand, as another language would (the documented wire format, no sqs-jobs on the sending side)', async () => {
     const { tag, placed } = orderEvent();
     const got: { orderId: string; event: JobContext['event'] }[] = [];
     const job = defineJob({ name: `ship-${tag}`, on: placed, handle: (p, ctx) => void got.push({ orderId: p.orderId, event: ctx.event }) });

@@ -176,7 +176,7 @@ describe('sqs-jobs dlq', () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'dlq-purge');
     await deadLetters(queueUrl, [{ job: email, count: 2 }]);
     const refused = (await cli(['dlq', 'purge', '--queue', queueUrl]).catch((e: unknown) => e)) as { code: number; stderr: string };
-    expect(refused.code).toBe(2); // a usage error, as the README says
+    expect(refused.code).toBe(2); // a usage error, as docs/reference/cli.md says
     expect(refused.stderr).toMatch(/^sqs-jobs dlq purge: .*add --yes/);
     expect((await queueCounts(sqs, dlqUrl)).visible).toBe(2);
     await cli(['dlq', 'purge', '--queue', queueUrl, '--yes']);

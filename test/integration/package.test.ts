@@ -1,11 +1,11 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { npmInstall, packTarball } from '../helpers/pack.js';
-import { LOCAL_ENV, LOCAL_STACK, drain, freshQueues, sqsClient } from '../helpers/stack.js';
+import { LOCAL_ENV, LOCAL_STACK, drain, eventually, freshQueues, sqsClient } from '../helpers/stack.js';
 
 /*
  * The package as a user gets it: what `npm pack` puts in (and keeps out), and an app that installs
@@ -168,4 +168,39 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     );
     expect(after).toBe(1);
   }, 900_000);
+
+  it("the README's Quick start runs as written: its jobs module and its service-and-worker code, against the local servers", async () => {
+    const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
+    const start = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Run it locally'));
+    const blocks = [...start.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks).toHaveLength(2);
+    writeFileSync(join(app, 'jobs.ts'), blocks[0]!);
+    writeFileSync(join(app, 'main.ts'), blocks[1]!);
+    const { queueUrl } = await freshQueues(sqs, 'pkg-readme');
+    const child = spawn(join(app, 'node_modules/.bin/tsx'), ['main.ts'], {
+      cwd: app,
+      env: {
+        ...process.env,
+        ...LOCAL_ENV,
+        SQS_JOBS_QUEUE_URL: queueUrl,
+        SQS_JOBS_METRICS: 'off',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      await eventually(() => /"msg":"resizing"/.test(output) && /"width":640/.test(output), 'the job to run', 30_000);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0); // stopped cleanly on SIGTERM, as the comment says
+    expect(output).not.toMatch(/Error/);
+  });
 });
