@@ -86,7 +86,11 @@ else
   # The Node versions people run, beside this machine's: the unit suite and the first stack's
   # integration suite on each (Node from the npm registry's node-linux package, into .node/).
   for version in ${SQS_JOBS_TEST_NODES-$TEST_NODES}; do
-    bin=$(bash scripts/ensure-node.sh "$version")
+    if ! bin=$(bash scripts/ensure-node.sh "$version"); then
+      echo "[test] Node $version could not be installed: its runs are skipped, and the run fails" >&2
+      status=1
+      continue
+    fi
     for project in unit "integration:${stacks[0]}"; do
       echo "[test] ---- $project on Node $version ----" >&2
       report=".local/vitest-node${version%%.*}-${project/:/-}-report.json"

@@ -50,8 +50,20 @@ function loaderOf(file: string): () => Promise<unknown> {
   const url = pathToFileURL(file).href;
   if (!TYPESCRIPT.test(file)) return () => import(url);
   const tsx = tsxApiFor(file);
-  if (tsx !== undefined) return async () => ((await import(tsx)) as TsxApi).tsImport(url, import.meta.url);
-  if ((process.features as { typescript?: unknown }).typescript) return () => import(url);
+  const strips = Boolean((process.features as { typescript?: unknown }).typescript);
+  if (typeof tsx === 'string') {
+    return async () => {
+      const api = (await import(tsx)) as Partial<TsxApi>;
+      if (typeof api.tsImport === 'function') return api.tsImport(url, import.meta.url);
+      if (strips) return import(url);
+      throw new ConfigError(`--jobs: ${file} is TypeScript, and this app's tsx has no tsImport(): update it (npm i -D tsx@^4.9)`);
+    };
+  }
+  if (strips) return () => import(url);
+  if (tsx === 'too old')
+    throw new ConfigError(
+      `--jobs: ${file} is TypeScript, and this app's tsx is too old to load it for sqs-jobs: update it (npm i -D tsx@^4.9)`,
+    );
   throw new ConfigError(
     `--jobs: ${file} is TypeScript, and Node ${process.version} cannot load it by itself. Either install tsx in your app ` +
       '(npm i -D tsx: sqs-jobs then loads TypeScript through it), run on Node 22.18 or later (it strips types), ' +
@@ -64,22 +76,24 @@ interface TsxApi {
 }
 
 /**
- * The URL of tsx's ESM API as installed where `file` is (the app's node_modules), or undefined when
- * it is not. By its package's `exports` (its `import` entry): require.resolve would answer the
- * CommonJS build, which cannot be imported.
+ * The URL of tsx's ESM API as installed where `file` is (the app's node_modules); 'too old' for a
+ * tsx without one; undefined when tsx is not installed there. By its package's `exports` (its
+ * `import` entry): require.resolve would answer the CommonJS build, which cannot be imported.
  */
-function tsxApiFor(file: string): string | undefined {
+function tsxApiFor(file: string): string | 'too old' | undefined {
+  let manifest: string;
+  let exports: Record<string, { import?: { default?: string } | string }> | undefined;
   try {
     const require = createRequire(file);
-    const manifest = require.resolve('tsx/package.json');
-    const entry = (require('tsx/package.json') as { exports?: Record<string, { import?: { default?: string } | string }> }).exports?.[
-      './esm/api'
-    ]?.import;
-    const path = typeof entry === 'string' ? entry : entry?.default;
-    return path === undefined ? undefined : new URL(path, pathToFileURL(manifest)).href;
+    manifest = require.resolve('tsx/package.json');
+    exports = (require('tsx/package.json') as { exports?: typeof exports }).exports;
   } catch {
-    return undefined;
+    return undefined; // not installed
   }
+  // tsx before 4.9 has no ESM API (tsImport).
+  const entry = exports?.['./esm/api']?.import;
+  const path = typeof entry === 'string' ? entry : entry?.default;
+  return path === undefined ? 'too old' : new URL(path, pathToFileURL(manifest)).href;
 }
 
 async function entryFile(path: string): Promise<string> {

@@ -27,7 +27,8 @@ export function addLocalCommand(program: Command, ctx: CliContext): void {
     .description('stop what `local up` started')
     .action(() => {
       const env = scriptEnv(ctx.env);
-      const code = Math.max(script('stack.sh', ['down', chosenStack(env), 'memcached'], env), script('dynamodb.sh', ['down'], env));
+      // Both servers: the script stops only what it started (by its pid files), whichever up chose.
+      const code = Math.max(script('stack.sh', ['down', 'localstack', 'moto', 'memcached'], env), script('dynamodb.sh', ['down'], env));
       if (code !== 0) throw new ConfigError(`local down: stopping failed (exit ${code}); see the lines above`);
     });
   local
@@ -58,8 +59,9 @@ function localUp(server: string | undefined, ctx: CliContext): void {
   if (!(SERVERS as readonly string[]).includes(stack)) throw new UsageError(`local up: the server is localstack or moto (got '${stack}')`);
   const env = scriptEnv(ctx.env);
   mkdirSync(env.SQS_JOBS_STATE_DIR!, { recursive: true });
-  writeFileSync(join(env.SQS_JOBS_STATE_DIR!, 'stack'), `${stack}\n`);
   const code = script('stack.sh', ['up', stack, 'memcached'], env);
+  // Remembered once it answers: `env` and `status` speak of it (`down` stops whatever was started).
+  if (code === 0) writeFileSync(join(env.SQS_JOBS_STATE_DIR!, 'stack'), `${stack}\n`);
   if (code === 3) {
     throw new ConfigError(
       'local up: LocalStack needs Python >= 3.13 (on PATH or under pyenv), which this machine does not have: `sqs-jobs local up moto` runs moto instead',
@@ -79,11 +81,11 @@ function chosenStack(env: NodeJS.ProcessEnv): string {
 
 /**
  * The environment the scripts run with: the CLI's, with their state, logs and Python environments
- * in the app's `.sqs-jobs/` folder (SQS_JOBS_STATE_DIR overrides it; the ports are the scripts' own
+ * in the app's `.sqs-jobs/` folder (beside its package.json; SQS_JOBS_STATE_DIR overrides it; the ports are the scripts' own
  * variables, SQS_JOBS_LOCALSTACK_PORT, SQS_JOBS_MOTO_PORT, SQS_JOBS_MEMCACHED_PORT, SQS_JOBS_DYNAMODB_PORT).
  */
 function scriptEnv(cli: Env): NodeJS.ProcessEnv {
-  const state = resolve(cli.SQS_JOBS_STATE_DIR ?? '.sqs-jobs');
+  const state = resolve(cli.SQS_JOBS_STATE_DIR ?? join(appRoot(), '.sqs-jobs'));
   return {
     ...cli,
     SQS_JOBS_STATE_DIR: state,
@@ -105,6 +107,14 @@ function capture(name: string, args: readonly string[], env: NodeJS.ProcessEnv):
   const out = spawnSync('bash', [join(scriptsDir(), name), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env, encoding: 'utf8' });
   if (out.status !== 0) throw new ConfigError(`local: ${name} ${args.join(' ')} failed (exit ${out.status})`);
   return out.stdout;
+}
+
+/** The app: the nearest folder up from here with a package.json (else the current one), so `local` works from its subfolders too. */
+function appRoot(): string {
+  for (let dir = process.cwd(); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return process.cwd();
+  }
 }
 
 /** infra/local in the package (dist/src/cli installed, src/cli in the repo): the first one up from here. */

@@ -33,16 +33,19 @@ export const jobNameSchema = z
 
 export const zodSchema = z.custom<z.ZodType>((v) => v instanceof z.ZodType, { error: (issue) => notZodSchema(issue.input) });
 
-/** Why `v` is not a schema sqs-jobs can use: most often a zod 3 one, or one from a second copy of zod. */
+/** Why `v` is not a schema sqs-jobs can use: a zod 3 one, a zod/mini one, or not a schema at all. */
 function notZodSchema(v: unknown): string {
   if (typeof v === 'object' && v !== null) {
+    const traits = (v as { _zod?: { traits?: unknown } })._zod?.traits;
+    if (traits instanceof Set && traits.has('ZodMiniType')) return "is a zod/mini schema: define it with `import { z } from 'zod'`";
     if ('_zod' in v)
-      return 'is a schema of another copy of zod than the one sqs-jobs uses: install one zod 4 in your app (`npm ls zod` shows the copies; `npm dedupe`)';
+      return 'is a zod 4 schema sqs-jobs cannot read: define it with `import { z } from "zod"` (`npm ls zod` shows the copies)';
     if ('_def' in v && typeof (v as { safeParse?: unknown }).safeParse === 'function')
-      return "is a zod 3 schema: sqs-jobs needs zod 4 (`npm i zod@^4`; with zod 3.25, `import { z } from 'zod/v4'`)";
+      return 'is a zod 3 schema: sqs-jobs needs zod 4 (`npm i zod@^4`)';
   }
   return 'must be a zod schema';
 }
+
 export const functionSchema = z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'must be a function');
 
 /** Handler timeouts: SQS cannot keep a message invisible longer than 12 hours. */

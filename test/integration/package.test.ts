@@ -40,6 +40,17 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'an-app', version: '1.0.0', private: true, type: 'module' }));
     await npmInstall(app, [tarball, 'zod@^4']);
+    mkdirSync(join(app, 'src'), { recursive: true });
+    writeFileSync(
+      join(app, 'src/jobs.ts'),
+      [
+        "import { defineJob } from 'sqs-jobs';",
+        "import { z } from 'zod';",
+        'interface Greeting { readonly n: number }',
+        "export const greet = defineJob({ name: 'greet', args: z.object({ n: z.number() }), handle: (_g: Greeting) => {} });",
+        '',
+      ].join('\n'),
+    );
   }, 300_000);
 
   it('holds the built package, its types, source maps with their sources, the local stack scripts, README, CHANGELOG and LICENSE; no tests, benches or TypeScript sources', async () => {
@@ -90,17 +101,6 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
 
   it('the CLI loads jobs written in TypeScript through the app’s tsx (or Node’s own type stripping), and otherwise says how to', async () => {
     const { queueUrl } = await freshQueues(sqs, 'pkg-ts');
-    mkdirSync(join(app, 'src'), { recursive: true });
-    writeFileSync(
-      join(app, 'src/jobs.ts'),
-      [
-        "import { defineJob } from 'sqs-jobs';",
-        "import { z } from 'zod';",
-        'interface Greeting { readonly n: number }',
-        "export const greet = defineJob({ name: 'greet', args: z.object({ n: z.number() }), handle: (_g: Greeting) => {} });",
-        '',
-      ].join('\n'),
-    );
     const env = { ...process.env, ...LOCAL_ENV, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
     const cli = join(app, 'node_modules/.bin/sqs-jobs');
     const enqueue = () =>
@@ -140,8 +140,8 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
       SQS_JOBS_DYNAMODB_PORT: '4869',
     };
     const sh = (script: string) => run('bash', ['-c', script], { cwd: app, env, timeout: 600_000 });
-    await sh('npx sqs-jobs local up moto');
     try {
+      await sh('npx sqs-jobs local up moto');
       expect(existsSync(join(app, '.sqs-jobs/venv-moto/bin/moto_server'))).toBe(true);
       const printed = (await sh('npx sqs-jobs local env')).stdout;
       expect(printed).toMatch(/^export AWS_ENDPOINT_URL=http:\/\/127\.0\.0\.1:4767$/m);
@@ -176,6 +176,7 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     expect(blocks).toHaveLength(2);
     writeFileSync(join(app, 'jobs.ts'), blocks[0]!);
     writeFileSync(join(app, 'main.ts'), blocks[1]!);
+    await npmInstall(app, ['tsx'], true); // as the README says: an ES module app, run with tsx
     const { queueUrl } = await freshQueues(sqs, 'pkg-readme');
     const child = spawn(join(app, 'node_modules/.bin/tsx'), ['main.ts'], {
       cwd: app,
