@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -203,5 +203,14 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     }
     expect(await exited).toBe(0); // stopped cleanly on SIGTERM, as the comment says
     expect(output).not.toMatch(/Error/);
+  });
+
+  it('examples/testing-a-job, installed as its README says: its tests pass with no server', async () => {
+    const example = join(tmp, 'testing-a-job');
+    cpSync(join(process.cwd(), 'examples/testing-a-job'), example, { recursive: true });
+    await npmInstall(example, [tarball, 'zod@^4']);
+    const { stdout } = await node(['--test'], example);
+    expect(stdout).toMatch(/^# pass 4$/m);
+    expect(stdout).toMatch(/^# fail 0$/m);
   });
 });
