@@ -195,7 +195,14 @@ export async function account(
   extra: Record<string, number | string> = {},
 ): Promise<Report> {
   const runs = executions(effects);
-  const dead = new Set((await drainBodies(dlqUrl)).map((m) => jobIdOf(m.body)).filter((id): id is string => id !== undefined));
+  const letters = await drainBodies(dlqUrl);
+  const dead = new Set(letters.map((m) => jobIdOf(m.body)).filter((id): id is string => id !== undefined));
+  // Why each is there: the worker's reason, or 'redrive' (SQS moved it after maxReceiveCount receives).
+  const reasons: Record<string, number> = {};
+  for (const m of letters) {
+    const reason = m.attributes['sqsjobs-dlq-reason'] ?? 'redrive';
+    reasons[reason] = (reasons[reason] ?? 0) + 1;
+  }
   let completed = 0;
   let twice = 0;
   let lost = 0;
@@ -205,7 +212,16 @@ export async function account(
     if (n > 1) twice++;
     if (n === 0 && !dead.has(id)) lost++;
   }
-  const report: Report = { jobs: ids.size, completed, deadLettered: dead.size, lost, completedTwice: twice, scale: SCALE, ...extra };
+  const report: Report = {
+    jobs: ids.size,
+    completed,
+    deadLettered: dead.size,
+    lost,
+    completedTwice: twice,
+    scale: SCALE,
+    ...(letters.length === 0 ? {} : { deadLetterReasons: JSON.stringify(reasons) }),
+    ...extra,
+  };
   record(report);
   return report;
 }
@@ -238,11 +254,14 @@ export function killLoop(
   everyMs: number,
   sooner: () => boolean = () => false,
   waitReady = true,
+  maxKills = Number.POSITIVE_INFINITY,
 ): { stop: () => Promise<number> } {
   let kills = 0;
   let killing = true;
   const loop = (async () => {
-    while (killing) {
+    // At most maxKills: on a slow machine the time-based loop would otherwise kill more the longer
+    // the run takes, until an item's receives run out for no reason but the test's pace.
+    while (killing && kills < maxKills) {
       const from = Date.now();
       while (killing && Date.now() - from < everyMs && !sooner()) await new Promise((r) => setTimeout(r, 100));
       if (!killing) break;
