@@ -39,7 +39,9 @@ it('SIGKILLed workers holding capped tenants: every job ends completed, none los
   const workers: WorkerProcess[] = Array.from({ length: 3 }, () => spawnWorker(env));
   await Promise.all(workers.map((w) => w.ready));
 
-  const killer = killLoop(workers, env, 1_500);
+  // At most 15 kills at CI scale (a clean run makes 12-14; one that made 26 let a held job's 10
+  // receives run out, SQS's redrive, not a deferral): the kills, not the pace of the machine, set the load.
+  const killer = killLoop(workers, env, 1_500, undefined, true, pick(15, 120));
   const idSet = new Set(ids.map((j) => j.id));
   await settled(queueUrl, dlqUrl, new Set([...idSet].slice(0, Math.floor(jobs * 0.5))), ws.effects, pick(180_000, 600_000));
   const kills = await killer.stop();

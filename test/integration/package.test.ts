@@ -209,7 +209,8 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     const example = join(tmp, 'testing-a-job');
     cpSync(join(process.cwd(), 'examples/testing-a-job'), example, { recursive: true });
     await npmInstall(example, [tarball, 'zod@^4']);
-    const { stdout } = await node(['--test'], example);
+    // TAP, whatever this Node's default reporter (Node 26 prints its spec reporter even when piped).
+    const { stdout } = await node(['--test', '--test-reporter=tap'], example);
     expect(stdout).toMatch(/^# pass 4$/m);
     expect(stdout).toMatch(/^# fail 0$/m);
   });
