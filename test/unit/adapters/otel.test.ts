@@ -1,16 +1,15 @@
 import { context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import * as api from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { describe, expect, it } from 'vitest';
 import { OtelProcessTracing } from '../../../src/adapters/otel-process.js';
 import { OtelSendTracing } from '../../../src/adapters/otel-send.js';
 import { MAX_BAGGAGE } from '../../../src/core/trace-context.js';
+import { useOtel } from '../../helpers/otel.js';
 
 /* The OpenTelemetry adapters with the real SDK (no servers): what a job carries, and how a run reads it back. */
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const { exporter, tracer } = useOtel();
 const info = {
   jobId: 'j-1',
   jobName: 'thumb',
@@ -20,21 +19,10 @@ const info = {
   tenant: undefined,
 };
 
-beforeAll(() => {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  trace.setGlobalTracerProvider(provider);
-});
-afterAll(async () => {
-  await provider.shutdown();
-  trace.disable();
-  context.disable();
-});
-beforeEach(() => exporter.reset());
-
 describe('OpenTelemetry adapters', () => {
   it('a run reads back what a send carried: the trace, its tracestate, the baggage', async () => {
     const sends = new OtelSendTracing(api);
-    const parent = provider.getTracer('t').startSpan('request');
+    const parent = tracer.startSpan('request');
     const bag = propagation.createBaggage({ tenant: { value: 'acme' }, 'odd key': { value: 'a,b;c' } });
     const sent = context.with(propagation.setBaggage(trace.setSpan(ROOT_CONTEXT, parent), bag), () =>
       sends.send(info.queueUrl, 'thumb', undefined, undefined),
@@ -108,7 +96,7 @@ describe('OpenTelemetry adapters', () => {
   });
 
   it('a batch span starts its own trace and links to each traced item, with its ids', () => {
-    const sender = provider.getTracer('t').startSpan('request');
+    const sender = tracer.startSpan('request');
     const traceparent = `00-${sender.spanContext().traceId}-${sender.spanContext().spanId}-01`;
     const items = [
       { info, trace: { traceparent } },
