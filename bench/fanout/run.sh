@@ -19,20 +19,10 @@ say() { printf '[bench:fanout] %s\n' "$*" >&2; }
 # The throughput runs use the built package, as users do.
 npm run --silent build
 source bench/lib/servers.sh
-stop_dynamodb=0
-cleanup_all() {
-  cleanup
-  if ((stop_dynamodb)); then SQS_JOBS_DYNAMODB_PORT="$DDB_PORT" bash infra/local/dynamodb.sh down || true; fi
-}
-trap cleanup_all EXIT
+trap cleanup EXIT
 ensure_elasticmq "$EMQ_PORT"
 ensure_memcached "$MC_PORT"
-if SQS_JOBS_DYNAMODB_PORT="$DDB_PORT" bash infra/local/dynamodb.sh status >/dev/null 2>&1; then
-  say "reusing the DynamoDB Local that answers on 127.0.0.1:$DDB_PORT"
-else
-  stop_dynamodb=1
-  SQS_JOBS_DYNAMODB_PORT="$DDB_PORT" bash infra/local/dynamodb.sh up
-fi
+ensure_dynamodb "$DDB_PORT"
 
 SQS_JOBS_ELASTICMQ_URL="http://127.0.0.1:$EMQ_PORT" SQS_JOBS_MEMCACHED="127.0.0.1:$MC_PORT" \
   AWS_ENDPOINT_URL_DYNAMODB="http://127.0.0.1:$DDB_PORT" \

@@ -1,9 +1,22 @@
 # Sourced by bench run scripts: ElasticMQ and memcached on loopback, reused when they already
 # answer, else started (state in $STATE) and stopped by `cleanup` at exit. Needs STATE and say().
 started=()
+dynamodb_started=""
 cleanup() {
   for pid in "${started[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true # return only once they are gone (ports free)
+  if [[ -n $dynamodb_started ]]; then SQS_JOBS_DYNAMODB_PORT="$dynamodb_started" bash infra/local/dynamodb.sh down || true; fi
+}
+
+# DynamoDB Local on port $1 (through infra/local/dynamodb.sh): reused when it answers, else started
+# here and stopped by `cleanup`.
+ensure_dynamodb() {
+  if SQS_JOBS_DYNAMODB_PORT="$1" bash infra/local/dynamodb.sh status >/dev/null 2>&1; then
+    say "reusing the DynamoDB Local that answers on 127.0.0.1:$1"
+  else
+    dynamodb_started="$1"
+    SQS_JOBS_DYNAMODB_PORT="$1" bash infra/local/dynamodb.sh up
+  fi
 }
 
 emq_answers() { curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$1/?Action=ListQueues"; }

@@ -15,18 +15,10 @@ mkdir -p "$STATE"
 say() { printf '[docs:trace] %s\n' "$*" >&2; }
 [[ -x node_modules/.bin/tsx ]] || { say "node_modules is missing: run npm ci first"; exit 1; }
 source bench/lib/servers.sh
-stop_dynamodb=0
-cleanup_all() {
-  cleanup
-  if ((stop_dynamodb)); then SQS_JOBS_DYNAMODB_PORT="$DDB_PORT" bash infra/local/dynamodb.sh down || true; fi
-}
-trap cleanup_all EXIT
+trap cleanup EXIT
 ensure_elasticmq "$EMQ_PORT"
 ensure_memcached "$MC_PORT"
-if ! SQS_JOBS_DYNAMODB_PORT="$DDB_PORT" bash infra/local/dynamodb.sh status >/dev/null 2>&1; then
-  stop_dynamodb=1
-  SQS_JOBS_DYNAMODB_PORT="$DDB_PORT" bash infra/local/dynamodb.sh up
-fi
+ensure_dynamodb "$DDB_PORT"
 SQS_JOBS_ELASTICMQ_URL="http://127.0.0.1:$EMQ_PORT" SQS_JOBS_MEMCACHED="127.0.0.1:$MC_PORT" \
   AWS_ENDPOINT_URL_DYNAMODB="http://127.0.0.1:$DDB_PORT" \
   timeout 300 node_modules/.bin/tsx bench/otel/picture.ts "$@"
