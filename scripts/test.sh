@@ -121,6 +121,14 @@ WARNING="$warning" node -e '
     const again = retried.length > 0 ? ` (${retried.length} on a second try)` : "";
     console.log(`[test] ${name.padEnd(24)} ${r.numPassedTests} passed${again}, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped  (${seconds.toFixed(1)} s)${broken}`);
     for (const t of retried) console.log(`[test]   passed on a second try: ${t}`);
+    // The failures again, here at the end, where a CI that keeps only the tail of the log shows them.
+    for (const t of r.testResults) {
+      for (const a of t.assertionResults.filter((a) => a.status === "failed")) {
+        const first = String((a.failureMessages ?? [])[0] ?? "").split("\n")[0].slice(0, 300);
+        console.log(`[test]   FAILED: ${t.name.replace(process.cwd() + "/", "")} > ${a.fullName}: ${first}`);
+      }
+      if (t.status === "failed" && t.assertionResults.length === 0) console.log(`[test]   FAILED: ${t.name.replace(process.cwd() + "/", "")}: ${String(t.message ?? "").split("\n")[0].slice(0, 300)}`);
+    }
     passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + r.numTodoTests;
   }
   if (process.env.WARNING) console.log(`[test] WARNING: ${process.env.WARNING}`);

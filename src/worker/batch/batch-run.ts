@@ -3,26 +3,18 @@ import type { BatchItem } from '../../core/batch-job.js';
 import { SqsJobsError, toError } from '../../core/errors.js';
 import type { JobInfo } from '../../core/job-events.js';
 import type { WorkerContext } from '../context.js';
-import type { Batch, Held } from './batches.js';
-import { afterRun, cancelledWhile, handBackNow, leaseLost, type Outcome } from '../fate/decide.js';
+import type { Batch } from './batches.js';
+import { afterRun, handBackNow, type Outcome } from '../fate/decide.js';
+import { endedWhileHeld, type HeldItem } from './held-item.js';
 import { sleep } from '../../core/sleep.js';
 import { slotKept } from '../../core/rate-limit.js';
 import { type Execution, execute } from '../run/execute.js';
-import { abortedWith, type AbortCode, type Interruptible, type Lease } from '../hold/lease.js';
+import type { AbortCode, Interruptible } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
-import { carriedBy, type GoodReading } from '../run/reading.js';
+import { carriedBy } from '../run/reading.js';
 import { takeFlushPermits } from './flush-permits.js';
 import { newToken } from '../run/claim.js';
 import { batchSpanFor, endBatchSpan } from '../run/span-end.js';
-
-/** Why an item ended as lost without running. */
-export const WAITED_IN_BATCH = 'it waited in its batch';
-
-/** A batch job's message, claimed and held until its batch is flushed. */
-export interface HeldItem extends Held {
-  readonly lease: Lease;
-  readonly read: GoodReading;
-}
 
 export interface ItemOutcome {
   readonly item: HeldItem;
@@ -139,9 +131,8 @@ async function flush(ctx: WorkerContext, run: BatchRun, held: readonly HeldItem[
   const results: ItemOutcome[] = [];
   const items: HeldItem[] = [];
   for (const item of held) {
-    if (item.lease.lost) results.push({ item, info: item.read.info, outcome: leaseLost(WAITED_IN_BATCH) });
-    // Cancelled while it waited in the batch (its lock read the mark at a heartbeat): not run.
-    else if (abortedWith(item.lease, 'CANCELLED')) results.push({ item, info: item.read.info, outcome: cancelledWhile(WAITED_IN_BATCH) });
+    const ended = endedWhileHeld(item);
+    if (ended !== undefined) results.push({ item, info: item.read.info, outcome: ended });
     else items.push(item);
   }
   if (items.length === 0) return results;

@@ -4,13 +4,14 @@ import { trackingOf } from '../../status/tracker.js';
 import type { Activity } from '../activity.js';
 import type { WorkerContext } from '../context.js';
 import type { Fate } from '../fate/conclude.js';
-import { handBackNow, internalError, leaseLost, poisoned } from '../fate/decide.js';
+import { handBackNow, internalError, poisoned } from '../fate/decide.js';
 import { originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken } from '../run/claim.js';
 import type { GoodReading } from '../run/reading.js';
 import { unrunSpan } from '../run/span-end.js';
-import { BatchRun, type HeldItem, runBatch, WAITED_IN_BATCH } from './batch-run.js';
+import { BatchRun, runBatch } from './batch-run.js';
+import { endedWhileHeld, type HeldItem } from './held-item.js';
 import { type Batch, BatchBuffer } from './batches.js';
 
 /**
@@ -88,7 +89,7 @@ export class Batching {
           const onAbort = () => {
             this.#aborted = true;
             this.#wakeOnce();
-            if (!lease.lost) lease.whenAborted(onAbort); // aborted otherwise (cancelled): still watch for its loss
+            if (!lease.lost) lease.whenAborted(onAbort); // aborted otherwise (e.g. stopping): still watch for its loss
           };
           if (lease.abortReason === undefined) lease.whenAborted(onAbort);
           else onAbort(); // lost while it was being claimed
@@ -110,11 +111,12 @@ export class Batching {
   pump(): void {
     if (this.#ctx.stop.signal.aborted) return;
     if (this.#aborted) {
-      // Only after a held item's lease was aborted: the scan visits every held item.
+      // Only after a held item's lease was aborted: the scan visits every held item. A lost or
+      // cancelled item leaves its batch now, not when the batch is flushed.
       this.#aborted = false;
-      const lost = this.#buffer.remove((i) => i.lease.lost);
-      for (const item of lost) this.#fate.conclude(item.lease, item.read.info, leaseLost(WAITED_IN_BATCH));
-      if (lost.length > 0) this.#wakeOnce(); // their room may let buffered messages in
+      const gone = this.#buffer.remove((i) => endedWhileHeld(i) !== undefined);
+      for (const item of gone) this.#fate.conclude(item.lease, item.read.info, endedWhileHeld(item)!);
+      if (gone.length > 0) this.#wakeOnce(); // their room may let buffered messages in
     }
     const now = Date.now();
     const due = this.#buffer.takeDue(now, (url) => this.#drained.has(url));

@@ -2,7 +2,8 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineBatchJob } from '../../../../src/core/batch-job.js';
-import { type HeldItem, itemExecution, reportedFailures } from '../../../../src/worker/batch/batch-run.js';
+import { itemExecution, reportedFailures } from '../../../../src/worker/batch/batch-run.js';
+import type { HeldItem } from '../../../../src/worker/batch/held-item.js';
 import { exclusiveKey } from '../../../../src/worker/batch/flush-permits.js';
 
 const log = pino({ level: 'silent' });

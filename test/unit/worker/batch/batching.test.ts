@@ -109,14 +109,31 @@ describe('Batching', () => {
     leases[0]!.abort('LEASE_LOST', 'SQS refused the extension');
     // No pump is asked for: the abort itself wakes the batching.
     await eventually(() => b.held === 1, 'the lost item out of its batch');
-    // One whose signal fired for another reason first (cancelled) is still taken out when it is lost.
-    leases[1]!.abort('CANCELLED', 'cancelled by cancelJob');
+    // One whose signal fired for another reason first (stopping) is still taken out when it is lost.
+    leases[1]!.abort('SHUTDOWN', 'the worker is stopping');
     await new Promise((r) => setTimeout(r, 50));
     expect(b.held).toBe(1);
     leases[1]!.abort('LEASE_LOST', 'its visibility ran out');
     await eventually(() => b.held === 0, 'the second lost item out of its batch');
     expect(flushed).toEqual([]);
     expect(w.memory.peek(w.url)).toHaveLength(2); // neither deleted: lost ones come back from SQS
+  });
+
+  it('an item cancelled while it waits leaves its batch at once and is deleted; its neighbour stays', async () => {
+    const { b } = await batching();
+    await w.send('index', { doc: 'a', shard: 's1' });
+    await w.send('index', { doc: 'b', shard: 's1' });
+    const leases = [await w.receive(), await w.receive()];
+    for (const lease of leases) {
+      const read = readOnce(w.ctx.config.jobs, lease);
+      if (!read.ok) throw new Error(read.detail);
+      b.admit(lease, read, read.job as AnyBatchJob);
+    }
+    await eventually(() => b.held === 2, 'both claimed and held');
+    leases[0]!.abort('CANCELLED', 'job a was cancelled');
+    await eventually(() => b.held === 1, 'the cancelled item out of its batch');
+    await eventually(() => w.memory.peek(w.url).length === 1, 'the cancelled item deleted');
+    expect(flushed).toEqual([]);
   });
 
   it('does not flush while every handler slot is taken', async () => {
