@@ -19,6 +19,28 @@ module.exports = {
       to: { path: '(^|/)node_modules/(@aws-sdk/|@smithy/|memjs/|@opentelemetry/)' },
     },
     {
+      name: 'cdk-only-in-cdk',
+      comment: 'aws-cdk-lib and constructs (optional peers) are used only by the CDK construct, src/cdk/ (sqs-jobs/cdk).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cdk/' },
+      to: { path: '(^|/)node_modules/(aws-cdk-lib|constructs)/' },
+    },
+    {
+      name: 'cdk-stands-apart',
+      comment:
+        'Nothing else in sqs-jobs imports the CDK construct (an app without aws-cdk-lib must load every other entry), and the construct takes only names and rules from the core and ops, never a worker, producer or adapter.',
+      severity: 'error',
+      from: { path: '^src/cdk/' },
+      to: { path: '^src/', pathNot: '^src/(cdk|core|ops)/' },
+    },
+    {
+      name: 'nothing-imports-cdk',
+      comment: 'Only src/cdk/ imports src/cdk/.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cdk/' },
+      to: { path: '^src/cdk/' },
+    },
+    {
       name: 'ports-speak-core',
       comment:
         'A port says what the core needs, in sqs-jobs words: it imports only core/ (the vocabulary) and other ports, never the SDK or an adapter. (The swc parser does not mark type-only imports, so "types only" is not checked here.)',

@@ -45,6 +45,11 @@ export default defineConfig({
     // Integration files each use their own queues; two at a time suits a 2-core machine.
     maxWorkers: 2,
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    projects: [{ extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } }, ...chosen.map(integration)],
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      ...chosen.map(integration),
+      // The CDK construct (sqs-jobs/cdk), synthesised offline and its templates asserted: no AWS, no network.
+      { extends: true, test: { name: 'cdk', include: ['test/cdk/**/*.test.ts'] } },
+    ],
   },
 });

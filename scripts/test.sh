@@ -98,9 +98,10 @@ else
       reports+=("$report")
     done
   done
-  # The CDK app's offline synth tests (their own package, installed on first use).
-  bash scripts/test-infra.sh || status=$?
-  reports+=(.local/vitest-infra-report.json)
+  # The CDK construct (sqs-jobs/cdk): offline synth and template assertions.
+  echo "[test] ---- cdk ----" >&2
+  npx vitest run --project cdk --reporter=default --reporter=json --outputFile.json=.local/vitest-cdk-report.json || status=$?
+  reports+=(.local/vitest-cdk-report.json)
   # The fault and load suite, at the reduced scale that fits CI (`npm run test:faults` for full).
   FAULTS_SCALE=ci bash scripts/faults.sh || status=$?
   reports+=(.local/vitest-faults-report.json)

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, expect, it } from 'vitest';
-import { applyQueues, settingsFromCdkJson } from '../../infra/aws/lib/local.js';
-import { queueSpec, resolveSettings } from '../../infra/aws/lib/settings.js';
+import { applyQueues, settingsFromCdkJson } from '../../infra/aws/bin/local.js';
+import { queueSpec, resolveSettings } from '../../src/cdk/settings.js';
 import { readRedrivePolicy } from '../helpers/ops.js';
 import { sqsClient } from '../helpers/stack.js';
 

@@ -57,7 +57,7 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     const unpacked = mkdtempSync(join(tmp, 'unpacked-'));
     await run('tar', ['-xzf', tarball, '-C', unpacked]);
     const files = filesIn(join(unpacked, 'package'));
-    for (const entry of ['', 'adapters/', 'http/', 'testing/']) {
+    for (const entry of ['', 'adapters/', 'http/', 'testing/', 'cdk/']) {
       expect(files).toContain(`dist/src/${entry}index.js`);
       expect(files).toContain(`dist/src/${entry}index.d.ts`);
     }
@@ -97,6 +97,14 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     }
     const zods = (await run('npm', ['ls', 'zod', '--all', '--parseable'], { cwd: app })).stdout.trim().split('\n');
     expect(zods).toHaveLength(1);
+    // aws-cdk-lib is an optional peer: this app has none, every other entry loads, and the CDK
+    // entry says what is missing.
+    expect(existsSync(join(app, 'node_modules/aws-cdk-lib'))).toBe(false);
+    const cdk = await node(['--input-type=module', '-e', "await import('sqs-jobs/cdk')"]).then(
+      () => '',
+      (error: { stderr: string }) => error.stderr,
+    );
+    expect(cdk).toMatch(/Cannot find (package|module) 'aws-cdk-lib'/);
   });
 
   it('the CLI loads jobs written in TypeScript through the app’s tsx (or Node’s own type stripping), and otherwise says how to', async () => {

@@ -4,8 +4,8 @@
  */
 import { createSqsClient } from '../../../src/adapters/aws-clients.js';
 import { resolveAwsSettings } from '../../../src/config/env.js';
-import { visibilityTimeoutSeconds } from '../lib/settings.js';
-import { applyQueues, settingsFromCdkJson } from '../lib/local.js';
+import { visibilityTimeoutSeconds } from '../../../src/cdk/settings.js';
+import { applyQueues, settingsFromCdkJson } from './local.js';
 
 const settings = settingsFromCdkJson();
 const sqs = createSqsClient(resolveAwsSettings({}));

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SETTINGS } from '../lib/settings.js';
+import { DEFAULT_SETTINGS } from '../../src/cdk/settings.js';
 
 // No Docker engine on these machines: the image is not built here, so check that the Dockerfile
 // agrees with the package and with the stack that runs it.
-const root = new URL('../../../', import.meta.url);
+const root = new URL('../../', import.meta.url);
 const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8');
 const dockerignore = readFileSync(new URL('.dockerignore', root), 'utf8')
   .split('\n')
@@ -32,6 +32,6 @@ describe('Dockerfile', () => {
       expect(dockerfile).toContain(path);
       expect(dockerignore).not.toContain(path);
     }
-    for (const heavy of ['node_modules', '.venv', '.git', 'infra']) expect(dockerignore).toContain(heavy);
+    for (const heavy of ['node_modules', '.venv', '.node', '.local', '.git', 'infra']) expect(dockerignore).toContain(heavy);
   });
 });

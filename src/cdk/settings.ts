@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { eventSettingSchema, eventSettingsIssues } from './event-settings.js';
 
 /**
- * Deployment settings: one source for the CDK stack and for `npm run infra:local`, so local and
- * deployed queues get the same attributes. Defaults live here; override them in cdk.json
- * ("context": { "sqsJobs": { ... } }) or with `cdk deploy -c sqsJobs='{"queueName":"..."}'`.
+ * Deployment settings: what the `SqsJobs` construct deploys, and what `npm run infra:local` gives the
+ * local stack's queues, so local and deployed queues get the same attributes. Each has a default
+ * (`DEFAULT_SETTINGS`); `resolveSettings` puts the given ones on top and checks them all.
  */
 export const settingsSchema = z
   .object({
@@ -66,6 +66,8 @@ export const settingsSchema = z
   });
 
 export type DeploySettings = z.output<typeof settingsSchema>;
+/** Settings as given: any of them, the rest from `DEFAULT_SETTINGS`. */
+export type DeploySettingsInput = Partial<z.input<typeof settingsSchema>>;
 
 export const DEFAULT_SETTINGS: DeploySettings = {
   queueName: 'jobs',
@@ -120,8 +122,6 @@ export function servedQueueNames(s: Pick<DeploySettings, 'queueName' | 'spillove
   const q = s.queueName;
   return [q, ...(s.spillover ? [`${q}-spill`] : []), ...(s.tiers === false ? [] : [`${q}-high`, `${q}-low`])];
 }
-
-export const DLQ_RETENTION_SECONDS = 14 * 24 * 3600;
 
 /** The queue part, in the shape sqs-jobs' createQueues takes. */
 export function queueSpec(s: DeploySettings) {

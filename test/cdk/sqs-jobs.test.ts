@@ -1,10 +1,14 @@
-import { Match } from 'aws-cdk-lib/assertions';
+import { App, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SETTINGS, resolveSettings, stopTimeoutSeconds, visibilityTimeoutSeconds } from '../lib/settings.js';
-import { WORKER_DLQ_ACTIONS, WORKER_QUEUE_ACTIONS } from '../lib/worker-stack.js';
-import { synth, taskRoleStatements } from './synth.js';
+import { DEFAULT_SETTINGS, resolveSettings, stopTimeoutSeconds, visibilityTimeoutSeconds } from '../../src/cdk/settings.js';
+import { SqsJobs, WORKER_DLQ_ACTIONS, WORKER_QUEUE_ACTIONS } from '../../src/cdk/index.js';
+import { hasOutput, stackWith, synth, taskRoleStatements } from './synth.js';
 
-describe('SqsJobsWorkerStack', () => {
+describe('SqsJobs', () => {
   it('wires the job queue to its DLQ with the redrive policy, and sets visibility to 2 × p99', () => {
     const t = synth({ maxReceiveCount: 7, p99ProcessingSeconds: 45 });
     t.hasResourceProperties('AWS::SQS::Queue', {
@@ -27,7 +31,7 @@ describe('SqsJobsWorkerStack', () => {
     const command = JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'));
     expect(command).toContain('@4');
     expect(command).toContain('@1');
-    t.hasOutput('SpilloverQueueUrl', {});
+    hasOutput(t, 'SpilloverQueueUrl');
     expect(Object.keys(synth().findResources('AWS::SQS::Queue'))).toHaveLength(2); // off by default: queue and DLQ
   });
 
@@ -45,8 +49,8 @@ describe('SqsJobsWorkerStack', () => {
     expect(command).toContain('"--tiers","weighted"');
     // Scaling counts what waits in every lane.
     expect(JSON.stringify(t.findResources('AWS::CloudWatch::Alarm'))).toContain('"Expression":"q0 + q1 + q2"');
-    t.hasOutput('HighQueueUrl', {});
-    t.hasOutput('LowQueueUrl', {});
+    hasOutput(t, 'HighQueueUrl');
+    hasOutput(t, 'LowQueueUrl');
     expect(() => synth({ tiers: true as never })).toThrow(/tiers: must be false, "strict" or "weighted"/);
   });
 
@@ -68,11 +72,11 @@ describe('SqsJobsWorkerStack', () => {
       'dynamodb:UpdateItem',
     ]);
     expect(JSON.stringify(store.Resource)).toMatch(/JobTable/);
-    const producer = Object.values(t.findResources('AWS::IAM::ManagedPolicy'))[0]!;
+    const producer = Object.values(t.findResources('AWS::IAM::ManagedPolicy'))[0]!; // the producer policy, the only one
     const statements = producer.Properties.PolicyDocument.Statement as { Sid: string; Action: string | string[] }[];
     expect(statements.find((st) => st.Sid === 'RecordWaiting')!.Action).toBe('dynamodb:UpdateItem');
     expect(JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'))).toContain('SQS_JOBS_JOB_TABLE');
-    t.hasOutput('JobTableName', {});
+    hasOutput(t, 'JobTableName');
     expect(Object.keys(synth().findResources('AWS::DynamoDB::Table'))).toHaveLength(0); // off by default
   });
 
@@ -101,9 +105,9 @@ describe('SqsJobsWorkerStack', () => {
     expect(actions.every((a) => !a.includes('*'))).toBe(true);
     const bySid = Object.fromEntries(statements.map((s) => [s.Sid, s]));
     expect(new Set(bySid.ConsumeJobQueue!.Action)).toEqual(new Set(WORKER_QUEUE_ACTIONS));
-    expect(bySid.ConsumeJobQueue!.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^JobQueue/), 'Arn'] });
+    expect(bySid.ConsumeJobQueue!.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^JobsJobQueue/), 'Arn'] });
     expect(new Set(bySid.DeadLetter!.Action)).toEqual(new Set(WORKER_DLQ_ACTIONS));
-    expect(bySid.DeadLetter!.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^DeadLetterQueue/), 'Arn'] });
+    expect(bySid.DeadLetter!.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^JobsDeadLetterQueue/), 'Arn'] });
     expect(bySid.PublishJobMetrics).toMatchObject({
       Action: 'cloudwatch:PutMetricData',
       Condition: { StringEquals: { 'cloudwatch:namespace': 'SqsJobs' } },
@@ -165,7 +169,7 @@ describe('SqsJobsWorkerStack', () => {
     expect(adjustments.sort((a: number, b: number) => a - b)).toEqual([-1, 1, 2, 4]);
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'ApproximateNumberOfMessagesVisible',
-      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^JobQueue'), 'QueueName'] } }],
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^JobsJobQueue'), 'QueueName'] } }],
     });
   });
 
@@ -195,5 +199,54 @@ describe('SqsJobsWorkerStack', () => {
     expect(body).toContain('ApproximateNumberOfMessagesVisible');
     expect(body).toContain('MetricName=\\\\\\"WaitTime\\\\\\"');
     expect(body).toContain("'p99'");
+  });
+});
+
+describe('SqsJobs as a construct in your own stack', () => {
+  it('grantEnqueue gives a producer send on the queue, its spillover queue and lanes, and the waiting record, nothing else', () => {
+    const { stack, jobs } = stackWith({ spillover: true, tiers: 'strict', jobStore: {} });
+    const api = new iam.Role(stack, 'ApiRole', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+    jobs.grantEnqueue(api);
+    const t = Template.fromStack(stack);
+    const policy = Object.values(t.findResources('AWS::IAM::Policy')).find((p) => JSON.stringify(p.Properties.Roles).includes('ApiRole'))!;
+    const statements = policy.Properties.PolicyDocument.Statement as { Sid: string; Action: string[] | string; Resource: unknown }[];
+    const send = statements.find((s) => s.Sid === 'SendJobs')!;
+    expect(send.Action).toEqual(['sqs:SendMessage', 'sqs:GetQueueAttributes']);
+    expect(JSON.stringify(send.Resource)).toMatch(/JobsJobQueue.*JobsSpilloverQueue.*JobsHighQueue.*JobsLowQueue/);
+    expect(statements.find((s) => s.Sid === 'RecordWaiting')).toMatchObject({ Action: 'dynamodb:UpdateItem' });
+    expect(statements.map((s) => s.Sid).sort()).toEqual(['RecordWaiting', 'SendJobs']);
+  });
+
+  it('runs in a cluster and VPC you give, making neither', () => {
+    const stack = new Stack(new App(), 'Shared');
+    const vpc = new ec2.Vpc(stack, 'SharedVpc', { maxAzs: 2 });
+    const cluster = new ecs.Cluster(stack, 'SharedCluster', { vpc });
+    new SqsJobs(stack, 'Jobs', { image: ecs.ContainerImage.fromRegistry('example.invalid/w:1'), cluster });
+    const t = Template.fromStack(stack);
+    t.resourceCountIs('AWS::EC2::VPC', 1);
+    t.resourceCountIs('AWS::ECS::Cluster', 1);
+    t.hasResourceProperties('AWS::ECS::Service', { Cluster: { Ref: Match.stringLikeRegexp('^SharedCluster') } });
+  });
+
+  it('two of them live side by side in one stack, each with its own queues, table, service and alarms', () => {
+    const stack = new Stack(new App(), 'Two');
+    const image = ecs.ContainerImage.fromRegistry('example.invalid/w:1');
+    const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2 });
+    new SqsJobs(stack, 'Reports', { image, vpc, queueName: 'reports', jobStore: {} });
+    new SqsJobs(stack, 'Mail', { image, vpc, queueName: 'mail', memcached: { endpoint: 'cache.internal:11211' } });
+    const t = Template.fromStack(stack);
+    const names = Object.values(t.findResources('AWS::SQS::Queue')).map((q) => q.Properties.QueueName as string);
+    expect(names.sort()).toEqual(['mail', 'mail-dlq', 'reports', 'reports-dlq']);
+    t.resourceCountIs('AWS::ECS::Service', 2);
+    t.resourceCountIs('AWS::DynamoDB::Table', 1);
+    t.resourceCountIs('AWS::ElastiCache::CacheCluster', 1);
+  });
+
+  it('refuses bad settings at synth, naming the setting and the rule', () => {
+    const image = ecs.ContainerImage.fromRegistry('example.invalid/w:1');
+    const stack = new Stack(new App(), 'Bad');
+    expect(() => new SqsJobs(stack, 'A', { image, queueName: 'has space' })).toThrow(/queueName: must be 1-75 letters, digits, - or _/);
+    expect(() => new SqsJobs(stack, 'B', { image, cpu: 300 as never })).toThrow(/cpu:/);
+    expect(() => new SqsJobs(stack, 'C', { image, minTasks: 3, maxTasks: 2 })).toThrow(/maxTasks: must be >= minTasks/);
   });
 });

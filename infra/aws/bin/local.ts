@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { QueuePair } from '../../../src/ops/queues.js';
 import { createQueues } from '../../../src/ops/wiring.js';
-import { queueSpec, resolveSettings, type DeploySettings } from './settings.js';
+import { queueSpec, resolveSettings, type DeploySettings } from '../../../src/cdk/settings.js';
 
 /** The settings cdk.json gives the deployed stack. */
 export function settingsFromCdkJson(path = new URL('../cdk.json', import.meta.url)): DeploySettings {

@@ -5,9 +5,9 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { subscriberQueueNameFor } from '../../../src/core/event.js';
-import { filterPolicyOf } from '../../../src/ops/events.js';
-import { DLQ_RETENTION_SECONDS, dlqNameFor } from '../../../src/ops/queues.js';
+import { subscriberQueueNameFor } from '../core/event.js';
+import { filterPolicyOf } from '../ops/events.js';
+import { DLQ_RETENTION_SECONDS, dlqNameFor } from '../ops/queues.js';
 import { type EventSetting, subscriptionOf, topicKeyOf } from './event-settings.js';
 
 export interface SubscriberQueuesProps {

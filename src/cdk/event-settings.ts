@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { JOB_NAME_PATTERN } from '../../../src/core/definition-rules.js';
-import { ValidationError } from '../../../src/core/errors.js';
-import { type AnyEvent, defineEvent, type Subscription, subscriberQueueNameFor } from '../../../src/core/event.js';
-import type { AnyDefinition, AnyJob } from '../../../src/core/job.js';
-import { filterPolicyOf } from '../../../src/ops/events.js';
-import { dlqNameFor } from '../../../src/ops/queues.js';
+import { JOB_NAME_PATTERN } from '../core/definition-rules.js';
+import { ValidationError } from '../core/errors.js';
+import { type AnyEvent, defineEvent, type Subscription, subscriberQueueNameFor } from '../core/event.js';
+import type { AnyDefinition, AnyJob } from '../core/job.js';
+import { filterPolicyOf } from '../ops/events.js';
+import { dlqNameFor } from '../ops/queues.js';
 
 /**
  * One job that runs on an event (`defineJob({ name: job, on: [event, filterPolicy] })` in the

@@ -1,11 +1,11 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineEvent, subscriberQueueNameFor } from '../../../src/core/event.js';
-import { defineJob } from '../../../src/core/job.js';
-import { filterPolicyOf, queuePolicy } from '../../../src/ops/events.js';
-import { type EventSetting, eventSettingsOf } from '../lib/event-settings.js';
-import { type DeploySettings, resolveSettings, visibilityTimeoutSeconds } from '../lib/settings.js';
+import { defineEvent, subscriberQueueNameFor } from '../../src/core/event.js';
+import { defineJob } from '../../src/core/job.js';
+import { filterPolicyOf, queuePolicy } from '../../src/ops/events.js';
+import { type EventSetting, eventSettingsOf } from '../../src/cdk/event-settings.js';
+import { type DeploySettings, resolveSettings, visibilityTimeoutSeconds } from '../../src/cdk/settings.js';
 import { synth, taskRoleStatements } from './synth.js';
 
 // Two subscribers of one event (one with a filter), and one event on a topic it shares.
@@ -22,7 +22,7 @@ function idOf(t: Template, type: string, props: object): string {
   return found[0]!;
 }
 
-describe('SqsJobsWorkerStack events', () => {
+describe('SqsJobs events', () => {
   it('makes one topic per event, named as sqs-jobs names it, and a queue + DLQ per subscriber with the redrive and settings of the job queue', () => {
     const t = synth({ events: EVENTS, maxReceiveCount: 7, p99ProcessingSeconds: 45, messageRetentionSeconds: 86_400 });
     t.resourceCountIs('AWS::SNS::Topic', 2);
@@ -151,7 +151,7 @@ describe('SqsJobsWorkerStack events', () => {
 
   it('alarms on each subscriber DLQ as on the job DLQ, sent to the alarm topic when there is one', () => {
     const t = synth({ events: EVENTS, alarmEmail: 'ops@example.com' });
-    const alarmTopic = Object.keys(t.findResources('AWS::SNS::Topic')).find((id) => id.startsWith('AlarmTopic'));
+    const alarmTopic = Object.keys(t.findResources('AWS::SNS::Topic')).find((id) => id.startsWith('JobsAlarmTopic'));
     const deadLetterAlarms = t.findResources('AWS::CloudWatch::Alarm', {
       Properties: { AlarmName: Match.stringLikeRegexp('-dead-letters$') },
     });
@@ -222,7 +222,10 @@ describe('SqsJobsWorkerStack events', () => {
     none.resourceCountIs('AWS::SNS::Topic', 0);
     none.resourceCountIs('AWS::SNS::Subscription', 0);
     none.resourceCountIs('AWS::SQS::QueuePolicy', 0);
-    none.resourceCountIs('AWS::IAM::ManagedPolicy', 0);
+    // The producer policy only: no publisher policy without events.
+    expect(Object.values(none.findResources('AWS::IAM::ManagedPolicy')).map((p) => p.Properties.Description)).toEqual([
+      expect.stringMatching(/^sqs-jobs producer/),
+    ]);
   });
 
   it('refuses what events create would refuse, and what the stack cannot deploy, saying which entry and why', () => {

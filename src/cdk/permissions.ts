@@ -1,0 +1,36 @@
+/**
+ * The SQS actions the worker calls on the queues it consumes, and nothing else. Batch calls are
+ * authorised by their single forms. SendMessage: a message with no receive left is re-sent rather
+ * than handed back, a job over its tenant's cap is re-sent later, and ctx.fanOut sends children and
+ * completions to the queue it consumes.
+ */
+export const WORKER_QUEUE_ACTIONS = [
+  'sqs:ReceiveMessage',
+  'sqs:DeleteMessage',
+  'sqs:ChangeMessageVisibility',
+  'sqs:GetQueueAttributes',
+  'sqs:SendMessage',
+];
+
+/** On the DLQs: the worker moves a poisonous message there itself, with its reason. */
+export const WORKER_DLQ_ACTIONS = ['sqs:SendMessage', 'sqs:GetQueueUrl'];
+
+/**
+ * The job store's item actions: the worker reads and updates records and counts fan-out children
+ * (TransactWriteItems is authorised by the PutItem and UpdateItem inside it; PartiQLUpdate: state
+ * changes made together go out as one BatchExecuteStatement of UPDATEs). No Scan, Query,
+ * DeleteItem or table actions.
+ */
+export const WORKER_STORE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:PutItem',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:PartiQLUpdate',
+];
+
+/** What a producer sends with: SendMessage (GetQueueAttributes: admission control reads the queue's depth). */
+export const PRODUCER_QUEUE_ACTIONS = ['sqs:SendMessage', 'sqs:GetQueueAttributes'];
+
+/** A producer only records `waiting` for a job it enqueues with `track: true`. */
+export const PRODUCER_STORE_ACTIONS = ['dynamodb:UpdateItem'];

@@ -1,0 +1,197 @@
+import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { DLQ_RETENTION_SECONDS } from '../ops/queues.js';
+import { addAlarms, type JobAlarms } from './alarms.js';
+import { addDashboard } from './dashboard.js';
+import { SubscriberQueues } from './event-queues.js';
+import { addMemcached } from './memcached.js';
+import {
+  PRODUCER_QUEUE_ACTIONS,
+  PRODUCER_STORE_ACTIONS,
+  WORKER_DLQ_ACTIONS,
+  WORKER_QUEUE_ACTIONS,
+  WORKER_STORE_ACTIONS,
+} from './permissions.js';
+import { type DeploySettings, type DeploySettingsInput, queueSpec, resolveSettings } from './settings.js';
+import { addWorkerService } from './worker-service.js';
+
+/** The deployment settings (each has a default, see `DEFAULT_SETTINGS`), and where the workers run. */
+export interface SqsJobsProps extends DeploySettingsInput {
+  /**
+   * The worker image: your app, with sqs-jobs installed and `jobsModule` built into it; its
+   * entrypoint is the `sqs-jobs` CLI (the command is `worker --jobs <jobsModule> ...`). E.g.
+   * `ecs.ContainerImage.fromAsset('.')` with a Dockerfile whose ENTRYPOINT is `["npx", "sqs-jobs"]`.
+   */
+  readonly image: ecs.ContainerImage;
+  /** An existing VPC; default: a new one with two AZs and one NAT gateway. Ignored when `cluster` is given. */
+  readonly vpc?: ec2.IVpc;
+  /** An existing ECS cluster to run the workers in; default: a new one in `vpc`. */
+  readonly cluster?: ecs.ICluster;
+}
+
+/**
+ * sqs-jobs on AWS in one construct: the job queue and its DLQ (with the spillover queue and the
+ * priority tiers' lanes when asked), the job table, each event's topic and subscriber queues, the
+ * Fargate service running `sqs-jobs worker` (stop timeout from its shutdown deadline, scaled on the
+ * backlog), a one-node memcached for the dedupe lock, the two alarms and a CloudWatch dashboard.
+ * The task role gets exactly the actions the worker uses; `grantEnqueue` gives a producer its own.
+ */
+export class SqsJobs extends Construct {
+  /** The settings as resolved: the defaults with the given ones on top, checked. */
+  readonly settings: DeploySettings;
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  /** With `spillover`: tenant fairness's spillover queue (a producer sends a tenant's excess there). */
+  readonly spilloverQueue: sqs.Queue | undefined;
+  /** With `tiers`: the high and low tiers' lanes (the queue is the normal tier's). */
+  readonly lanes: { readonly high: sqs.Queue; readonly low: sqs.Queue } | undefined;
+  /** With `events`: the events' topics, and each subscriber job's queue, DLQ and alarm. */
+  readonly events: SubscriberQueues;
+  /** With `jobStore`: the job status table (partition key `pk`, TTL on `expiresAt`). */
+  readonly jobTable: dynamodb.Table | undefined;
+  readonly taskRole: iam.Role;
+  readonly service: ecs.FargateService;
+  readonly alarms: JobAlarms;
+  readonly dashboard: cloudwatch.Dashboard;
+  /** What a producer needs (send to the queues, record tracked jobs): attach it to a role, or call `grantEnqueue`. */
+  readonly producerPolicy: iam.ManagedPolicy;
+  /** The queues producers send to: the queue, its spillover queue and lanes. */
+  readonly #sendable: sqs.Queue[];
+
+  constructor(scope: Construct, id: string, props: SqsJobsProps) {
+    super(scope, id);
+    const { image, vpc: givenVpc, cluster: givenCluster, ...given } = props;
+    const s = resolveSettings(given);
+    this.settings = s;
+    const spec = queueSpec(s);
+
+    // Queues: the same attributes `sqs-jobs queues create` (and `npm run infra:local`) gives them.
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      queueName: `${spec.name}-dlq`,
+      retentionPeriod: Duration.seconds(DLQ_RETENTION_SECONDS),
+    });
+    // The spillover queue and the tiers' lanes mirror the queue: its settings and its DLQ.
+    const jobQueue = (id: string, queueName: string) =>
+      new sqs.Queue(this, id, {
+        queueName,
+        visibilityTimeout: Duration.seconds(spec.visibilityTimeout),
+        retentionPeriod: Duration.seconds(spec.messageRetentionSeconds),
+        deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: spec.maxReceiveCount },
+      });
+    this.queue = jobQueue('JobQueue', spec.name);
+    this.spilloverQueue = s.spillover ? jobQueue('SpilloverQueue', `${spec.name}-spill`) : undefined;
+    this.lanes = s.tiers ? { high: jobQueue('HighQueue', `${spec.name}-high`), low: jobQueue('LowQueue', `${spec.name}-low`) } : undefined;
+    this.#sendable = [
+      this.queue,
+      ...(this.spilloverQueue ? [this.spilloverQueue] : []),
+      ...(this.lanes ? [this.lanes.high, this.lanes.low] : []),
+    ];
+    // Subscriber jobs' queues, served by the same workers (the jobs module exports their jobs).
+    this.events = new SubscriberQueues(this, 'Events', { events: s.events, queue: spec });
+    const subscriberQueues = this.events.subscribers.map((sub) => sub.queue);
+    const served = [...this.#sendable, ...subscriberQueues];
+    this.jobTable = s.jobStore
+      ? new dynamodb.Table(this, 'JobTable', {
+          tableName: `${spec.name}-jobs`,
+          partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+          billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+          timeToLiveAttribute: 'expiresAt',
+          pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: s.jobStore.pointInTimeRecovery },
+        })
+      : undefined;
+
+    this.alarms = addAlarms(
+      this,
+      s,
+      this,
+      this.events.subscribers.map((sub) => sub.deadLettersAlarm),
+    );
+    this.dashboard = addDashboard(this, s, this);
+    this.taskRole = this.#workerRole(s, served);
+    this.producerPolicy = new iam.ManagedPolicy(this, 'ProducerPolicy', {
+      description: 'sqs-jobs producer: send jobs to the queue (and its spillover queue and lanes), record tracked jobs as waiting',
+      statements: this.#producerStatements(),
+    });
+
+    const cluster =
+      givenCluster ?? new ecs.Cluster(this, 'Cluster', { vpc: givenVpc ?? new ec2.Vpc(this, 'Vpc', { maxAzs: 2, natGateways: 1 }) });
+    const securityGroup = new ec2.SecurityGroup(this, 'WorkerSecurityGroup', { vpc: cluster.vpc, description: 'sqs-jobs workers' });
+    const memcached =
+      'endpoint' in s.memcached ? s.memcached.endpoint : addMemcached(this, cluster.vpc, securityGroup, s.memcached.nodeType);
+    this.service = addWorkerService(this, s, {
+      image,
+      cluster,
+      securityGroup,
+      taskRole: this.taskRole,
+      queue: this.queue,
+      spilloverQueue: this.spilloverQueue,
+      subscriberQueues,
+      served,
+      memcached,
+      jobTableName: this.jobTable?.tableName,
+      region: Stack.of(this).region,
+    });
+
+    new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl });
+    if (this.spilloverQueue) new CfnOutput(this, 'SpilloverQueueUrl', { value: this.spilloverQueue.queueUrl });
+    if (this.lanes) {
+      new CfnOutput(this, 'HighQueueUrl', { value: this.lanes.high.queueUrl });
+      new CfnOutput(this, 'LowQueueUrl', { value: this.lanes.low.queueUrl });
+    }
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
+    if (this.jobTable) new CfnOutput(this, 'JobTableName', { value: this.jobTable.tableName });
+  }
+
+  /**
+   * Let `grantee` (a Lambda function, a task role, a user) enqueue these jobs: send to the queue,
+   * its spillover queue and lanes, and record tracked jobs as waiting in the job table.
+   */
+  grantEnqueue(grantee: iam.IGrantable): void {
+    for (const statement of this.#producerStatements()) grantee.grantPrincipal.addToPrincipalPolicy(statement);
+  }
+
+  #producerStatements(): iam.PolicyStatement[] {
+    return [
+      new iam.PolicyStatement({ sid: 'SendJobs', actions: PRODUCER_QUEUE_ACTIONS, resources: this.#sendable.map((q) => q.queueArn) }),
+      ...(this.jobTable
+        ? [new iam.PolicyStatement({ sid: 'RecordWaiting', actions: PRODUCER_STORE_ACTIONS, resources: [this.jobTable.tableArn] })]
+        : []),
+    ];
+  }
+
+  /** The worker's task role: exactly the actions `sqs-jobs worker` calls, on these resources only. */
+  #workerRole(s: DeploySettings, served: readonly sqs.IQueue[]): iam.Role {
+    const role = new iam.Role(this, 'WorkerTaskRole', {
+      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
+      description: 'sqs-jobs worker: consume the job queue, dead-letter to its DLQ, publish job metrics',
+    });
+    role.addToPolicy(
+      new iam.PolicyStatement({ sid: 'ConsumeJobQueue', actions: WORKER_QUEUE_ACTIONS, resources: served.map((q) => q.queueArn) }),
+    );
+    const deadLetterQueues = [this.deadLetterQueue, ...this.events.subscribers.map((sub) => sub.deadLetterQueue)];
+    role.addToPolicy(
+      new iam.PolicyStatement({ sid: 'DeadLetter', actions: WORKER_DLQ_ACTIONS, resources: deadLetterQueues.map((q) => q.queueArn) }),
+    );
+    if (this.jobTable) {
+      role.addToPolicy(new iam.PolicyStatement({ sid: 'JobStore', actions: WORKER_STORE_ACTIONS, resources: [this.jobTable.tableArn] }));
+    }
+    if (s.metrics === 'cloudwatch') {
+      // PutMetricData has no resource type; the condition pins it to the job metrics namespace.
+      role.addToPolicy(
+        new iam.PolicyStatement({
+          sid: 'PublishJobMetrics',
+          actions: ['cloudwatch:PutMetricData'],
+          resources: ['*'],
+          conditions: { StringEquals: { 'cloudwatch:namespace': s.metricsNamespace } },
+        }),
+      );
+    }
+    return role;
+  }
+}

@@ -1,0 +1,117 @@
+import { Duration } from 'aws-cdk-lib';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { queueSpec, stopTimeoutSeconds, type DeploySettings } from './settings.js';
+
+export interface WorkerServiceParts {
+  readonly image: ecs.ContainerImage;
+  readonly cluster: ecs.ICluster;
+  readonly securityGroup: ec2.ISecurityGroup;
+  readonly taskRole: iam.IRole;
+  readonly queue: sqs.IQueue;
+  readonly spilloverQueue: sqs.IQueue | undefined;
+  /** Subscriber jobs' queues: polled at the main queue's weight. */
+  readonly subscriberQueues: readonly sqs.IQueue[];
+  /** Every queue the workers poll: scaling counts what waits in all of them. */
+  readonly served: readonly sqs.IQueue[];
+  readonly memcached: string;
+  readonly jobTableName: string | undefined;
+  readonly region: string;
+}
+
+/** `sqs-jobs worker`'s arguments for these settings and queues. */
+function workerCommand(s: DeploySettings, p: WorkerServiceParts): string[] {
+  const spec = queueSpec(s);
+  const mainWeight = p.spilloverQueue ? '@4' : '';
+  return [
+    'worker',
+    '--jobs',
+    s.jobsModule,
+    '--concurrency',
+    String(s.concurrency),
+    '--visibility-timeout',
+    String(spec.visibilityTimeout),
+    '--wait-time',
+    String(s.waitTimeSeconds),
+    '--shutdown-timeout-ms',
+    String(s.shutdownTimeoutSeconds * 1000),
+    // With a spillover queue the worker polls both, free slots going 4 : 1 to the main queue; a
+    // subscriber's queue weighs as the main queue.
+    ...(p.spilloverQueue || p.subscriberQueues.length > 0
+      ? [
+          '--queue',
+          `${p.queue.queueUrl}${mainWeight}`,
+          ...(p.spilloverQueue ? ['--queue', `${p.spilloverQueue.queueUrl}@1`] : []),
+          ...p.subscriberQueues.flatMap((q) => ['--queue', `${q.queueUrl}${mainWeight}`]),
+        ]
+      : []),
+    // With tiers it also polls the queue's -high and -low lanes.
+    ...(s.tiers ? ['--tiers', s.tiers] : []),
+  ];
+}
+
+/** The Fargate service running `sqs-jobs worker`, stopped gracefully, scaled in steps on the backlog. */
+export function addWorkerService(scope: Construct, s: DeploySettings, p: WorkerServiceParts): ecs.FargateService {
+  const taskDefinition = new ecs.FargateTaskDefinition(scope, 'WorkerTask', {
+    cpu: s.cpu,
+    memoryLimitMiB: s.memoryMiB,
+    taskRole: p.taskRole,
+  });
+  taskDefinition.addContainer('worker', {
+    image: p.image,
+    command: workerCommand(s, p),
+    environment: {
+      SQS_JOBS_QUEUE_URL: p.queue.queueUrl,
+      SQS_JOBS_MEMCACHED: p.memcached,
+      SQS_JOBS_METRICS: s.metrics,
+      SQS_JOBS_METRICS_NAMESPACE: s.metricsNamespace,
+      ...(p.jobTableName === undefined ? {} : { SQS_JOBS_JOB_TABLE: p.jobTableName }),
+      AWS_REGION: p.region,
+    },
+    logging: ecs.LogDrivers.awsLogs({ streamPrefix: 'worker', logRetention: logs.RetentionDays.ONE_MONTH }),
+    // SIGTERM → the worker's graceful stop; SIGKILL only after this.
+    stopTimeout: Duration.seconds(stopTimeoutSeconds(s)),
+    // A minimal init as PID 1 forwards signals and reaps children.
+    linuxParameters: new ecs.LinuxParameters(scope, 'WorkerLinux', { initProcessEnabled: true }),
+    readonlyRootFilesystem: true,
+  });
+  const service = new ecs.FargateService(scope, 'WorkerService', {
+    cluster: p.cluster,
+    taskDefinition,
+    desiredCount: s.minTasks,
+    securityGroups: [p.securityGroup],
+    vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+    minHealthyPercent: 100,
+    maxHealthyPercent: 200,
+    circuitBreaker: { rollback: true },
+  });
+  // Step scaling on the backlog: never below minTasks, more tasks the deeper the queues.
+  const scaling = service.autoScaleTaskCount({ minCapacity: s.minTasks, maxCapacity: s.maxTasks });
+  const depth = (q: sqs.IQueue) => q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' });
+  scaling.scaleOnMetric('QueueDepthScaling', {
+    metric:
+      p.served.length > 1
+        ? new cloudwatch.MathExpression({
+            expression: p.served.map((_, i) => `q${i}`).join(' + '),
+            usingMetrics: Object.fromEntries(p.served.map((q, i) => [`q${i}`, depth(q)])),
+            period: Duration.minutes(1),
+            label: 'waiting (every queue the workers poll)',
+          })
+        : depth(p.queue),
+    scalingSteps: [
+      { upper: 0, change: -1 },
+      { lower: s.concurrency * 5, change: +1 },
+      { lower: s.concurrency * 20, change: +2 },
+      { lower: s.concurrency * 100, change: +4 },
+    ],
+    adjustmentType: appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+    cooldown: Duration.seconds(120),
+  });
+  return service;
+}

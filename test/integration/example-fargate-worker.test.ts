@@ -1,0 +1,94 @@
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { npmInstall, packTarball } from '../helpers/pack.js';
+import { LOCAL_DYNAMODB, LOCAL_ENV, LOCAL_STACK, eventually } from '../helpers/stack.js';
+
+/*
+ * examples/fargate-worker as a user runs it: the package from `npm pack` installed into a copy of
+ * the example with aws-cdk-lib, constructs and the cdk CLI from the registry; `npx cdk synth` of its
+ * app on the `sqs-jobs/cdk` construct (offline: no account, no Docker), then the worker the image
+ * runs (`npm run worker`) and `npm run enqueue` against the local stack. Once, on LocalStack.
+ */
+
+const run = promisify(execFile);
+const tmp = mkdtempSync(join(tmpdir(), 'sqs-jobs-fargate-'));
+const app = join(tmp, 'app');
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+
+describe.skipIf(LOCAL_STACK !== 'localstack')('examples/fargate-worker, installed from npm pack', () => {
+  beforeAll(async () => {
+    const tarball = await packTarball(tmp);
+    cpSync(join(process.cwd(), 'examples/fargate-worker'), app, { recursive: true });
+    await npmInstall(app, [tarball]); // and what its package.json lists: zod, aws-cdk-lib, constructs, aws-cdk
+  }, 600_000);
+
+  it('`npx cdk synth` makes the stack from the construct: queue, DLQ, table, service running its jobs module, and the uploader’s rights', async () => {
+    const env = { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true', CDK_DISABLE_VERSION_CHECK: 'true' };
+    await run('npx', ['cdk', 'synth', '--quiet', '--no-notices'], { cwd: app, env, timeout: 300_000 });
+    const template = JSON.parse(readFileSync(join(app, 'cdk.out/Thumbnails.template.json'), 'utf8')) as {
+      Resources: Record<string, Resource>;
+    };
+    const all = Object.values(template.Resources);
+    const ofType = (type: string) => all.filter((r) => r.Type === type);
+    expect(ofType('AWS::SQS::Queue').map((q) => q.Properties.QueueName)).toEqual(expect.arrayContaining(['thumbnails', 'thumbnails-dlq']));
+    expect(ofType('AWS::DynamoDB::Table').map((t) => t.Properties.TableName)).toEqual(['thumbnails-jobs']);
+    expect(ofType('AWS::ElastiCache::CacheCluster')).toHaveLength(1);
+    const [container] = ofType('AWS::ECS::TaskDefinition')[0]!.Properties.ContainerDefinitions as {
+      Command: string[];
+      StopTimeout: number;
+    }[];
+    expect(container!.Command.slice(0, 5)).toEqual(['worker', '--jobs', 'jobs.js', '--concurrency', '16']);
+    expect(container!.StopTimeout).toBe(30 + 20 + 10);
+    const uploader = ofType('AWS::IAM::Policy').find((p) => JSON.stringify(p.Properties.Roles).includes('UploaderRole'))!;
+    const sids = (uploader.Properties.PolicyDocument as { Statement: { Sid: string }[] }).Statement.map((s) => s.Sid);
+    expect(sids.sort()).toEqual(['RecordWaiting', 'SendJobs']);
+  }, 300_000);
+
+  it('runs locally as its README says: the worker runs an enqueued thumbnail job to completed, and stops on SIGTERM', async () => {
+    const name = `thumbs-${randomUUID().slice(0, 8)}`;
+    const env = {
+      ...process.env,
+      ...LOCAL_ENV,
+      AWS_ENDPOINT_URL_DYNAMODB: LOCAL_DYNAMODB,
+      SQS_JOBS_JOB_TABLE: name,
+      SQS_JOBS_METRICS: 'off',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    const cli = join(app, 'node_modules/.bin/sqs-jobs');
+    const { queueUrl } = JSON.parse((await run(cli, ['queues', 'create', '--name', name, '--json'], { cwd: app, env })).stdout);
+    await run(cli, ['store', 'create', '--table', name], { cwd: app, env });
+    const withQueue = { ...env, SQS_JOBS_QUEUE_URL: queueUrl as string };
+    const worker = spawn('npm', ['run', '--silent', 'worker'], { cwd: app, env: withQueue, detached: true });
+    let output = '';
+    for (const stream of [worker.stdout, worker.stderr]) {
+      stream.on('data', (d: Buffer) => {
+        output += d.toString();
+      });
+    }
+    // 'close': every process holding its output has ended (npm may exit before the worker under it).
+    const exited = new Promise<void>((resolve) => worker.on('close', () => resolve()));
+    try {
+      const { stdout } = await run('npm', ['run', '--silent', 'enqueue', '--', 'uploads/cat.jpg'], { cwd: app, env: withQueue });
+      const { jobId } = JSON.parse(stdout) as { jobId: string };
+      const status = async () => JSON.parse((await run(cli, ['job', jobId, '--json'], { cwd: app, env })).stdout) as { state: string };
+      await eventually(async () => (await status()).state === 'completed', 'the job to complete', 30_000);
+      expect(output).toMatch(/"msg":"thumbnail made"/);
+      expect(await status()).toMatchObject({
+        jobName: 'thumbnail.make',
+        result: { thumbnail: expect.stringMatching(/^thumbnails\/320\//) },
+      });
+    } finally {
+      process.kill(-worker.pid!, 'SIGTERM'); // npm and the worker under it, as a terminal's Ctrl-C would
+    }
+    await exited;
+    expect(output).toMatch(/"msg":"worker stopped"/); // a graceful stop, as ECS's SIGTERM gets
+    expect(output).not.toMatch(/"level":50/); // no error logged
+  }, 120_000);
+});
