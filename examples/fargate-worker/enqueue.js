@@ -1,3 +1,4 @@
+// @ts-check
 import { createProducer } from 'sqs-jobs';
 import { makeThumbnail } from './jobs.js';
 

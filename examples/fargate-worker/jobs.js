@@ -1,3 +1,4 @@
+// @ts-check
 import { createHash } from 'node:crypto';
 import { defineJob } from 'sqs-jobs';
 import { z } from 'zod';

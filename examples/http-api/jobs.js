@@ -1,3 +1,4 @@
+// @ts-check
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineJob } from 'sqs-jobs';
 import { z } from 'zod';

@@ -1,3 +1,4 @@
+// @ts-check
 import express from 'express';
 import { createProducer } from 'sqs-jobs';
 import { createJobsApi, nodeHandler } from 'sqs-jobs/http';

@@ -1,3 +1,4 @@
+// @ts-check
 import { createWorker } from 'sqs-jobs';
 import { jobs } from './jobs.js';
 

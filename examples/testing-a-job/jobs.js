@@ -1,3 +1,4 @@
+// @ts-check
 import { z } from 'zod';
 import { defineJob, UnrecoverableError } from 'sqs-jobs';
 

@@ -1,11 +1,12 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { npmInstall, packTarball } from '../helpers/pack.js';
+import { installExample, startScript, typecheckExample } from '../helpers/example.js';
+import { packTarball } from '../helpers/pack.js';
 import { LOCAL_DYNAMODB, LOCAL_ENV, LOCAL_STACK, eventually } from '../helpers/stack.js';
 
 /*
@@ -17,17 +18,17 @@ import { LOCAL_DYNAMODB, LOCAL_ENV, LOCAL_STACK, eventually } from '../helpers/s
 
 const run = promisify(execFile);
 const tmp = mkdtempSync(join(tmpdir(), 'sqs-jobs-fargate-'));
-const app = join(tmp, 'app');
+let app: string;
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 
 describe.skipIf(LOCAL_STACK !== 'localstack')('examples/fargate-worker, installed from npm pack', () => {
   beforeAll(async () => {
-    const tarball = await packTarball(tmp);
-    cpSync(join(process.cwd(), 'examples/fargate-worker'), app, { recursive: true });
-    await npmInstall(app, [tarball]); // and what its package.json lists: zod, aws-cdk-lib, constructs, aws-cdk
+    app = await installExample('fargate-worker', tmp, await packTarball(tmp)); // with aws-cdk-lib, constructs, aws-cdk
   }, 600_000);
+
+  it('type-checks (its JavaScript, checkJs) with TypeScript 5.9 against the packed types', () => typecheckExample(app), 120_000);
 
   it('`npx cdk synth` makes the stack from the construct: queue, DLQ, table, service running its jobs module, and the uploader’s rights', async () => {
     const env = { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true', CDK_DISABLE_VERSION_CHECK: 'true' };
@@ -65,29 +66,21 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/fargate-worker, installe
     const { queueUrl } = JSON.parse((await run(cli, ['queues', 'create', '--name', name, '--json'], { cwd: app, env })).stdout);
     await run(cli, ['store', 'create', '--table', name], { cwd: app, env });
     const withQueue = { ...env, SQS_JOBS_QUEUE_URL: queueUrl as string };
-    const worker = spawn('npm', ['run', '--silent', 'worker'], { cwd: app, env: withQueue, detached: true });
-    let output = '';
-    for (const stream of [worker.stdout, worker.stderr]) {
-      stream.on('data', (d: Buffer) => {
-        output += d.toString();
-      });
-    }
-    // 'close': every process holding its output has ended (npm may exit before the worker under it).
-    const exited = new Promise<void>((resolve) => worker.on('close', () => resolve()));
+    const worker = startScript(app, 'worker', withQueue);
     try {
       const { stdout } = await run('npm', ['run', '--silent', 'enqueue', '--', 'uploads/cat.jpg'], { cwd: app, env: withQueue });
       const { jobId } = JSON.parse(stdout) as { jobId: string };
       const status = async () => JSON.parse((await run(cli, ['job', jobId, '--json'], { cwd: app, env })).stdout) as { state: string };
       await eventually(async () => (await status()).state === 'completed', 'the job to complete', 30_000);
-      expect(output).toMatch(/"msg":"thumbnail made"/);
+      expect(worker.output()).toMatch(/"msg":"thumbnail made"/);
       expect(await status()).toMatchObject({
         jobName: 'thumbnail.make',
         result: { thumbnail: expect.stringMatching(/^thumbnails\/320\//) },
       });
     } finally {
-      process.kill(-worker.pid!, 'SIGTERM'); // npm and the worker under it, as a terminal's Ctrl-C would
+      await worker.stop();
     }
-    await exited;
+    const output = worker.output();
     expect(output).toMatch(/"msg":"worker stopped"/); // a graceful stop, as ECS's SIGTERM gets
     expect(output).not.toMatch(/"level":50/); // no error logged
   }, 120_000);

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,8 @@ import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LOCAL_DYNAMODB, LOCAL_ENV, LOCAL_STACK, eventually } from '../helpers/stack.js';
-import { npmInstall, packTarball } from '../helpers/pack.js';
+import { installExample, typecheckExample } from '../helpers/example.js';
+import { packTarball } from '../helpers/pack.js';
 
 /*
  * examples/http-api as a user runs it: the package made by `npm pack` and installed into a copy of
@@ -17,7 +18,6 @@ import { npmInstall, packTarball } from '../helpers/pack.js';
  */
 
 const run = promisify(execFile);
-const repo = process.cwd();
 const tmp = mkdtempSync(join(tmpdir(), 'sqs-jobs-example-'));
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -35,12 +35,11 @@ function freePort(): Promise<number> {
 }
 
 describe.skipIf(LOCAL_STACK !== 'localstack')('examples/http-api, installed from npm pack', () => {
-  it('creates its queues and table with the CLI, serves 202, status, 422, cancel and OpenAPI, and starts high ahead of low', async () => {
+  it('type-checks; creates its queues and table with the CLI, serves 202, status, 422, cancel and OpenAPI, and starts high ahead of low', async () => {
     const tarball = await packTarball(tmp);
-    const app = join(tmp, 'app');
-    cpSync(join(repo, 'examples/http-api'), app, { recursive: true });
     // As a user installs it (the dist is built above: the package's prepare script would need its devDependencies).
-    await npmInstall(app, [tarball]);
+    const app = await installExample('http-api', tmp, tarball);
+    await typecheckExample(app);
     expect(JSON.parse(readFileSync(join(app, 'node_modules/sqs-jobs/package.json'), 'utf8')).name).toBe('sqs-jobs');
 
     const name = `ex-${randomUUID().slice(0, 8)}`;

@@ -1,9 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installExample, typecheckExample } from '../helpers/example.js';
 import { npmInstall, packTarball } from '../helpers/pack.js';
 import { LOCAL_ENV, LOCAL_STACK, drain, eventually, freshQueues, sqsClient } from '../helpers/stack.js';
 
@@ -213,10 +214,9 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     expect(output).not.toMatch(/Error/);
   });
 
-  it('examples/testing-a-job, installed as its README says: its tests pass with no server', async () => {
-    const example = join(tmp, 'testing-a-job');
-    cpSync(join(process.cwd(), 'examples/testing-a-job'), example, { recursive: true });
-    await npmInstall(example, [tarball, 'zod@^4']);
+  it('examples/testing-a-job, installed as its README says: it type-checks, and its tests pass with no server', async () => {
+    const example = await installExample('testing-a-job', tmp, tarball);
+    await typecheckExample(example);
     // TAP, whatever this Node's default reporter (Node 26 prints its spec reporter even when piped).
     const { stdout } = await node(['--test', '--test-reporter=tap'], example);
     expect(stdout).toMatch(/^# pass 4$/m);

@@ -1,0 +1,43 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { npmInstall } from './pack.js';
+
+const run = promisify(execFile);
+
+/** A copy of `examples/<name>` in `dir`, installed as its README says, with the packed package. */
+export async function installExample(name: string, dir: string, tarball: string): Promise<string> {
+  const app = join(dir, name);
+  cpSync(join(process.cwd(), 'examples', name), app, { recursive: true });
+  await npmInstall(app, [tarball]); // and what its package.json lists
+  return app;
+}
+
+/** `npm run typecheck` in an installed example: its JavaScript checked (checkJs) against the packed types. */
+export async function typecheckExample(app: string): Promise<void> {
+  await run('npm', ['run', '--silent', 'typecheck'], { cwd: app, timeout: 120_000 }).catch((error: { stdout?: string }) => {
+    throw new Error(`${app}: npm run typecheck failed:\n${error.stdout ?? String(error)}`);
+  });
+}
+
+/** An example's long-running script (`npm run <script>`), its output collected; stopped with SIGTERM to its process group. */
+export function startScript(app: string, script: string, env: NodeJS.ProcessEnv) {
+  const child: ChildProcess = spawn('npm', ['run', '--silent', script], { cwd: app, env, detached: true });
+  let output = '';
+  for (const stream of [child.stdout!, child.stderr!]) {
+    stream.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+  }
+  // 'close': every process holding its output has ended (npm may exit before what runs under it).
+  const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  return {
+    output: () => output,
+    /** SIGTERM to npm and what runs under it, as a terminal's Ctrl-C or ECS's stop would; resolves once all have ended. */
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
+      await closed;
+    },
+  };
+}
