@@ -2,7 +2,8 @@
 # `npm test`: installs what is missing, starts the local servers that are not running (and stops
 # them again afterwards), then runs the unit tests, the integration suite once against LocalStack
 # and once against moto (vitest projects `integration:localstack` and `integration:moto`), the CDK
-# app's offline synth tests and the fault/load suite at CI scale. Extra arguments go to one vitest
+# construct's offline synth tests and the fault/load suite at CI scale; before them, lint, the
+# architecture rules and the docs site build (scripts/docs-site.sh). Extra arguments go to one vitest
 # run over every project (e.g. `npm test -- --project integration:moto test/integration/ops.test.ts`)
 # and skip the last two.
 #
@@ -34,6 +35,12 @@ if ((lint_status != 0)); then echo "[test] lint/format check failed (npm run for
 if ! npm run --silent lint:deps; then
   lint_status=1
   echo "[test] architecture rules broken (npm run lint:deps; see .dependency-cruiser.cjs)" >&2
+fi
+
+# The docs site: every exported name has a doc comment (TypeDoc), and no page links to one that does not exist.
+if ! bash scripts/docs-site.sh; then
+  lint_status=1
+  echo "[test] docs site failed: an exported name without a doc comment, or a dead link (npm run docs)" >&2
 fi
 
 read -r -a stacks <<<"${SQS_JOBS_TEST_STACKS:-localstack moto}"
@@ -135,4 +142,5 @@ WARNING="$warning" node -e '
   if (process.env.WARNING) console.log(`[test] WARNING: ${process.env.WARNING}`);
   console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 ' "${reports[@]}" || true
+if ((lint_status != 0)); then echo "[test] FAILED: lint, the architecture rules or the docs site (their output is above)"; fi
 exit $status

@@ -60,14 +60,21 @@ export function clientConfig(settings: AwsSettings, options: ClientOptions, env:
   };
 }
 
+/**
+ * An SQS client with sqs-jobs' settings: `settings`' region and endpoint; a keep-alive socket pool of
+ * its own (by default 50 sockets, 30 s per request: see ClientOptions); on a loopback endpoint, the
+ * keys in `env`, else its AWS_PROFILE, else placeholders.
+ */
 export function createSqsClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): SQSClient {
   return new SQSClient(clientConfig(settings, options, env));
 }
 
+/** A CloudWatch client with the same settings as createSqsClient's. */
 export function createCloudWatchClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): CloudWatchClient {
   return new CloudWatchClient(clientConfig(settings, options, env));
 }
 
+/** A DynamoDB client with the same settings as createSqsClient's. */
 export function createDynamoClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): DynamoDBClient {
   return new DynamoDBClient(clientConfig(settings, options, env));
 }

@@ -113,6 +113,7 @@ export class DynamoJobStore implements JobStore {
     return fanOut.completionSent(this.#t, parentId);
   }
 
+  /** Destroys the DynamoDB client if the store owns it (`ownsClient`); see JobStore.close. */
   close(): void {
     if (this.#o.ownsClient) this.#o.client.destroy();
   }

@@ -66,6 +66,7 @@ export class MemcachedLock implements JobLock {
     this.tenants = memcachedTenantMeter(this.#m, (name) => prefix + name);
   }
 
+  /** The memcached key of `jobId`'s lock: the key prefix (`keyPrefix`, default `sqsjobs:`), then the job id. */
   key(jobId: string): string {
     return `${this.#prefix}${jobId}`;
   }
@@ -75,6 +76,7 @@ export class MemcachedLock implements JobLock {
     return `${this.#prefix}dlq/${messageId}`;
   }
 
+  /** Claims the job id with memcached `add`, reading the key when it exists; see JobLock.claim. */
   async claim(jobId: string, token: string, ttlSeconds: number, message?: ClaimingMessage): Promise<ClaimResult> {
     const key = this.key(jobId);
     try {
@@ -104,6 +106,7 @@ export class MemcachedLock implements JobLock {
     }
   }
 
+  /** Touches the key if this token still holds it; see JobLock.extend. */
   async extend(jobId: string, token: string, ttlSeconds: number): Promise<ExtendResult> {
     const key = this.key(jobId);
     try {
@@ -117,6 +120,7 @@ export class MemcachedLock implements JobLock {
     }
   }
 
+  /** Sets the key to `done:<token>`; see JobLock.complete. */
   async complete(jobId: string, token: string, ttlSeconds: number): Promise<boolean> {
     try {
       await this.#m.call((c) => c.set(this.key(jobId), DONE + token, { expires: ttlSeconds }));
@@ -126,6 +130,7 @@ export class MemcachedLock implements JobLock {
     }
   }
 
+  /** Deletes the key if this token still holds it; one that failed is tried again after 1 s and 5 s. See JobLock.release. */
   async release(jobId: string, token: string): Promise<boolean> {
     if (await this.#release(jobId, token)) return true;
     // A lock left behind would hold the job until its TTL: its next deliveries would read "running
@@ -168,6 +173,7 @@ export class MemcachedLock implements JobLock {
     }
   }
 
+  /** Closes the memcached connection, which `permits`, `rates`, `allowances`, `drains` and `tenants` share. */
   close(): void {
     this.#m.close();
   }

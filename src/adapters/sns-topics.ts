@@ -92,6 +92,7 @@ export class SnsTopics implements TopicPort, TopicAdmin {
     return { topicArn: out.TopicArn, created: !existed };
   }
 
+  /** Lists the subscriptions with ListSubscriptionsByTopic; see TopicAdmin.subscriptions. */
   async subscriptions(topicArn: string): Promise<TopicSubscription[]> {
     const all: TopicSubscription[] = [];
     let token: string | undefined;
@@ -106,6 +107,7 @@ export class SnsTopics implements TopicPort, TopicAdmin {
     return all;
   }
 
+  /** Subscribes with the sqs protocol; see TopicAdmin.subscribeQueue. */
   async subscribeQueue(topicArn: string, queueArn: string, settings: SubscriptionSettings): Promise<string> {
     const out = await this.#sns.send(
       new SubscribeCommand({
@@ -123,6 +125,7 @@ export class SnsTopics implements TopicPort, TopicAdmin {
     return out.SubscriptionArn;
   }
 
+  /** Reads the subscription's attributes; see TopicAdmin.subscriptionSettings. */
   async subscriptionSettings(subscriptionArn: string): Promise<SubscriptionSettings> {
     const out = await this.#sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn: subscriptionArn }));
     const a = out.Attributes ?? {};

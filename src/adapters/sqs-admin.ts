@@ -68,6 +68,7 @@ export class SqsQueueAdmin implements QueueAdmin {
     await this.client.send(new SetQueueAttributesCommand({ QueueUrl: queueUrl, Attributes: { Policy: policy } }));
   }
 
+  /** Reads the QueueArn attribute; see QueueAdmin.arnOf. */
   async arnOf(queueUrl: string): Promise<string> {
     const arn = (await this.#attributes(queueUrl, ['QueueArn'])).QueueArn;
     if (arn === undefined) throw new Error(`SQS returned no QueueArn for ${queueUrl}`);
@@ -85,6 +86,7 @@ export class SqsQueueAdmin implements QueueAdmin {
     return out.QueueUrl;
   }
 
+  /** Reads the ApproximateNumberOfMessages, …NotVisible and …Delayed attributes; see QueueAdmin.counts. */
   async counts(queueUrl: string): Promise<QueueCounts> {
     const a = await this.#attributes(queueUrl, [
       'ApproximateNumberOfMessages',

@@ -7,6 +7,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { DeploySettings } from './settings.js';
 
+/** The alarms `SqsJobs` creates (`jobs.alarms`), and the SNS topic they notify when `alarmEmail` is set. */
 export interface JobAlarms {
   /** Any message in the DLQ: a job that failed for good or could not be read. */
   readonly deadLetters: cloudwatch.Alarm;

@@ -17,6 +17,7 @@ export interface SubscriberQueuesProps {
   readonly queue: { readonly visibilityTimeout: number; readonly messageRetentionSeconds: number; readonly maxReceiveCount: number };
 }
 
+/** One job that runs on an event, as the stack deploys it: its event's topic, its own queue and DLQ, and the alarm on that DLQ. */
 export interface Subscriber {
   readonly job: string;
   readonly event: string;

@@ -30,6 +30,10 @@ export const eventSettingSchema = z
   .strict()
   .refine((e) => e.topic === undefined || e.topicArn === undefined, { path: ['topic'], message: 'give topic or topicArn, not both' });
 
+/**
+ * One entry of the `events` setting: a subscriber `job` and the `event` it runs on (with `topic` or
+ * `topicArn`, `fifo`, `filterPolicy` as the event and job define them); `eventSettingsOf` builds them.
+ */
 export type EventSetting = z.output<typeof eventSettingSchema>;
 
 /** The subscription the setting stands for, as sqs-jobs builds it from `defineJob({ on })` (throws ValidationError). */

@@ -65,10 +65,16 @@ export const settingsSchema = z
       ctx.addIssue({ code: 'custom', ...issue });
   });
 
+/** Every deployment setting, resolved and checked: what `resolveSettings` returns and `SqsJobs.settings` holds. */
 export type DeploySettings = z.output<typeof settingsSchema>;
 /** Settings as given: any of them, the rest from `DEFAULT_SETTINGS`. */
 export type DeploySettingsInput = Partial<z.input<typeof settingsSchema>>;
 
+/**
+ * The value of each setting not given: queue `jobs`, 5 receives before the DLQ, 1 to 10 Fargate
+ * tasks (512 CPU units, 1024 MiB) of 10 concurrent jobs, a created `cache.t4g.micro` memcached; no
+ * spillover, tiers, job store or events.
+ */
 export const DEFAULT_SETTINGS: DeploySettings = {
   queueName: 'jobs',
   maxReceiveCount: 5,

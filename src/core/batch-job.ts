@@ -53,6 +53,7 @@ export interface BatchResult {
 // biome-ignore lint/suspicious/noConfusingVoidType: a handler written `async (items) => { await bulk(items) }` returns Promise<void>
 export type BatchAnswer = BatchResult | undefined | void;
 
+/** A batch job made by defineBatchJob(), frozen, with defaults filled in (`key`: the job name; `minSize`: `maxSize`). */
 export interface BatchJobDefinition<Args extends z.ZodType = z.ZodType> {
   readonly kind: 'sqs-jobs/batch-job';
   readonly name: string;
@@ -66,6 +67,10 @@ export interface BatchJobDefinition<Args extends z.ZodType = z.ZodType> {
   readonly exclusive: boolean;
   /** How often its handler may be called across every worker (one slot per call, through memcached); undefined: no limit. */
   readonly rateLimit: RateLimit | undefined;
+  /**
+   * The handler: gets up to `maxSize` items of one key, in the order received. Answer nothing when
+   * every item succeeded, or `{ failed }` for those that did not; throwing fails every item.
+   */
   readonly handle: (items: BatchItem<z.output<Args>>[], ctx: BatchContext) => Promise<BatchAnswer> | BatchAnswer;
   readonly timeoutMs: number | undefined;
   readonly backoff: BackoffPolicy;

@@ -31,6 +31,7 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+/** The base of every error sqs-jobs throws: match on its stable `code`, never on the message; `cause` is kept when given. */
 export class SqsJobsError extends Error {
   readonly code: ErrorCode;
 

@@ -24,6 +24,7 @@ export interface EventDefinition<Payload extends z.ZodType = z.ZodType> {
   readonly fifo: boolean;
 }
 
+/** An event made by defineEvent(), whatever its payload schema. */
 export type AnyEvent = EventDefinition<z.ZodType>;
 
 /** What an event's payload is as the caller passes it to publish (the schema's input type). */

@@ -58,16 +58,19 @@ export class EventSource<Events extends { [K in keyof Events]: unknown[] }> {
     this.events = new SafeEmitter(onListenerError);
   }
 
+  /** Call `listener` on every `event`; one that throws or rejects is logged, and the worker goes on. Returns `this`. */
   on<K extends keyof Events & string>(event: K, listener: Listener<Events[K]>): this {
     this.events.on(event, listener);
     return this;
   }
 
+  /** Remove `listener`, added with `on` or `once`, from `event`. Returns `this`. */
   off<K extends keyof Events & string>(event: K, listener: Listener<Events[K]>): this {
     this.events.off(event, listener);
     return this;
   }
 
+  /** Call `listener` on the next `event` only, as `on` does, then remove it. Returns `this`. */
   once<K extends keyof Events & string>(event: K, listener: Listener<Events[K]>): this {
     this.events.once(event, listener);
     return this;

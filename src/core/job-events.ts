@@ -19,6 +19,10 @@ export interface BatchInfo {
   readonly size: number;
 }
 
+/**
+ * Why the worker sent a message to the DLQ (`job:dead-lettered`, attribute `sqsjobs-dlq-reason`): a body
+ * it cannot read or route, args failing the schema, an UnrecoverableError, or a failure on its last receive.
+ */
 export type DeadLetterReason =
   | 'invalid-json'
   | 'not-an-envelope'

@@ -77,10 +77,12 @@ export interface FanOutOptions {
   readonly chunkSize?: number;
 }
 
+/** A job made by defineJob(), frozen, with defaults filled in (backoff, priority `normal`, track false). */
 export interface JobDefinition<Args extends z.ZodType = z.ZodType> {
   readonly kind: 'sqs-jobs/job';
   readonly name: string;
   readonly args: Args;
+  /** The handler, on the args as `args` parsed them: returning completes the job, throwing fails this attempt. */
   readonly handle: (args: z.output<Args>, ctx: JobContext) => Promise<unknown> | unknown;
   /** Abort the handler's signal after this long; the attempt counts as a failure. */
   readonly timeoutMs: number | undefined;
@@ -95,8 +97,8 @@ export interface JobDefinition<Args extends z.ZodType = z.ZodType> {
   readonly rateLimit: RateLimit | undefined;
 }
 
+/** A job made by defineJob(), whatever its args schema. */
 export type AnyJob = JobDefinition<z.ZodType>;
-
 /** A job of either kind: run one message at a time (defineJob) or in batches (defineBatchJob). */
 export type AnyDefinition = AnyJob | AnyBatchJob;
 
@@ -203,11 +205,10 @@ export function isDefinition(value: unknown): value is AnyDefinition {
 /** The jobs a producer may send and a worker may run. Refuses two jobs with one name. */
 export class JobRegistry {
   readonly #jobs = new Map<string, AnyDefinition>();
-
   constructor(jobs: Iterable<AnyDefinition> = []) {
     for (const job of jobs) this.register(job);
   }
-
+  /** Add a job; the same one again is a no-op. Throws SqsJobsError `JOB_DUPLICATE_NAME`, or `JOB_DEFINITION_INVALID` for a non-job. */
   register(job: AnyDefinition): this {
     if (!isDefinition(job)) {
       throw new SqsJobsError('JOB_DEFINITION_INVALID', 'register() takes a job made by defineJob() or defineBatchJob()');
@@ -219,21 +220,20 @@ export class JobRegistry {
     this.#jobs.set(job.name, job);
     return this;
   }
-
+  /** The job named `name`, or undefined. */
   find(name: string): AnyDefinition | undefined {
     return this.#jobs.get(name);
   }
-
+  /** The job named `name`; throws UnknownJobError (`JOB_UNKNOWN`, listing the known names) when there is none. */
   get(name: string): AnyDefinition {
     const job = this.#jobs.get(name);
     if (job === undefined) throw new UnknownJobError(name, this.names());
     return job;
   }
-
+  /** The registered job names, sorted. */
   names(): string[] {
     return [...this.#jobs.keys()].sort();
   }
-
   get size(): number {
     return this.#jobs.size;
   }

@@ -10,6 +10,7 @@ export interface MessageAttribute {
   readonly BinaryValue?: Uint8Array | undefined;
 }
 
+/** A message's attributes, by attribute name. */
 export type MessageAttributes = Readonly<Record<string, MessageAttribute>>;
 
 /** One message as the worker sees it. */
@@ -27,6 +28,7 @@ export interface ReceivedMessage {
   readonly awsTraceHeader?: string | undefined;
 }
 
+/** A message to send; `groupId` and `deduplicationId` are for FIFO queues. */
 export interface OutgoingMessage {
   readonly body: string;
   readonly attributes: MessageAttributes;
@@ -38,6 +40,7 @@ export interface OutgoingMessage {
   readonly awsTraceHeader?: string | undefined;
 }
 
+/** One message of a delete or change-visibility batch call: an entry id unique in the call, and its receipt handle. */
 export interface BatchEntry {
   readonly id: string;
   readonly receiptHandle: string;
@@ -50,6 +53,7 @@ export interface BatchEntry {
  */
 export type FailureKind = 'transient' | 'lease-lost' | 'fatal';
 
+/** One entry of a batch call that failed: its entry id, SQS's error code and message, and the kind of failure. */
 export interface BatchFailure {
   readonly id: string;
   readonly code: string;

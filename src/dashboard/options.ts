@@ -60,6 +60,11 @@ export const dashboardOptionsSchema = z
   })
   .strict();
 
+/**
+ * Options of createDashboard: the queues shown, where it is mounted, who may use it and what it reads.
+ * Unset, the queues come from SQS_JOBS_QUEUE_URL, the namespace from SQS_JOBS_METRICS_NAMESPACE, the job
+ * store from SQS_JOBS_JOB_TABLE, memcached from SQS_JOBS_MEMCACHED, the SQS endpoint from SQS_JOBS_ENDPOINT.
+ */
 export type DashboardOptions = z.input<typeof dashboardOptionsSchema>;
 
 /** What the dashboard reads and acts through. */

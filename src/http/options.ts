@@ -5,6 +5,10 @@ import { ConfigError } from '../core/errors.js';
 import type { EnqueueOptions } from '../producer/options.js';
 import { Producer } from '../producer/producer.js';
 
+/**
+ * Options of createJobsApi: the producer it enqueues through, the jobs it offers, where it is mounted, the body
+ * limit and per-request enqueue options. It reads no environment variable: queue and job store are the producer's.
+ */
 export interface ApiOptions {
   /** The producer that sends the jobs (and whose job store, if any, keeps their status). */
   readonly producer: Producer;

@@ -12,6 +12,7 @@ export type EventChange =
   | { readonly queue: string; readonly change: 'policy set' }
   | { readonly topic: string; readonly queue: string; readonly change: 'subscribed' | 'subscription changed' };
 
+/** A job that runs on an event, as set up: its event's topic, its own queue and DLQ, and its SNS subscription. */
 export interface SubscriberQueue {
   readonly job: string;
   readonly event: string;
@@ -21,6 +22,7 @@ export interface SubscriberQueue {
   readonly subscriptionArn: string;
 }
 
+/** What createEvents answers: each subscriber's queue, and every topic, queue, policy and subscription created or changed, in order. */
 export interface EventsProvisioned {
   readonly subscribers: readonly SubscriberQueue[];
   readonly changes: readonly (EventChange | QueueChange)[];

@@ -38,8 +38,14 @@ const queueSpecSchema = z
     message: 'must leave room for -high with tiers (SQS names end at 80, .fifo included)',
   });
 
+/**
+ * What createQueues makes: the queue (`name`, ending `.fifo` for FIFO), its settings (times in seconds,
+ * `maximumMessageSize` in bytes) and any spillover queue or tier lanes. A setting left out keeps an
+ * existing queue's value; a new queue gets 30 s visibility, 4 days' retention, 5 receives before the DLQ.
+ */
 export type QueueSpec = z.input<typeof queueSpecSchema>;
 
+/** What createQueues answers: the queue's and DLQ's URLs and ARNs, its `maxReceiveCount`, any spillover queue or lanes, what changed. */
 export interface QueuePair {
   readonly queueUrl: string;
   readonly queueArn: string;

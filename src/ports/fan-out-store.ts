@@ -47,6 +47,10 @@ export interface ChildEnd {
   readonly succeeded: boolean;
 }
 
+/**
+ * The fan-out store port, part of JobStore: a fan-out's counters and its completion claim, on the
+ * parent's record. Must be durable: a lost count is a completion that never fires.
+ */
 export interface FanOutStore {
   /**
    * Open a fan-out (idempotent): its total and completion, before any child is sent. Answers what
@@ -65,5 +69,6 @@ export interface FanOutStore {
   claimEmptyCompletion(parentId: string, claimToken: string, reclaimAfterMs: number): Promise<CompletionSpec | undefined>;
   /** The completion job went out: no child will claim it again. */
   completionSent(parentId: string): Promise<void>;
+  /** Free what the store holds (a client it made). sqs-jobs closes only stores it made; one passed as `store` is yours to close. */
   close(): void;
 }

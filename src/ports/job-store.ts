@@ -8,5 +8,6 @@ import type { StatusStore } from './status-store.js';
  * an in-memory one.
  */
 export interface JobStore extends StatusStore, FanOutStore {
+  /** Free what the store holds (a client it made). sqs-jobs closes only stores it made; one passed as `store` is yours to close. */
   close(): void;
 }

@@ -1,6 +1,7 @@
 /**
  * The dedupe lock: one job id runs in one place at a time, and a completed job id is not run again.
  *
+ * ```text
  *   claim:    add(key, running:<token>:<origin message id>, ttl)
  *               → stored: we hold it
  *               → exists: get(key) says done          → a duplicate of a completed job
@@ -11,6 +12,7 @@
  *   release:  delete(key) if it is still ours
  *   cancel:   set(key, cancelled:<time>, ttl): a later claim reads cancelled (the job is not run),
  *             and the holder's next extend reads cancelled (its handler's signal fires)
+ * ```
  *
  * Dead-lettered messages are remembered by message id, not job id: after a DLQ send whose delete
  * failed, the same SQS message comes back and must not run again; a replay from the DLQ is a new
@@ -61,10 +63,30 @@ export interface ClaimingMessage {
   readonly parentId?: string;
 }
 
+/**
+ * The dedupe lock port (protocol above). MemcachedLock (sqs-jobs/adapters) and MemoryLock
+ * (sqs-jobs/testing) implement it; the worker's `lock` option takes your own. No method throws:
+ * an error or a timeout answers 'unavailable' (or false), never "taken". TTLs are in seconds.
+ */
 export interface JobLock {
+  /**
+   * Claim `jobId` for `ttlSeconds` under `token` (new for every claim). `message` adds the
+   * dead-letter and parent checks, and tells a redelivery ('running') from a copy ('running-copy').
+   * Only 'claimed' lets the caller run the job; 'unavailable' means unknown (the worker then runs it
+   * without the lock, or hands it back with lockFailClosed).
+   */
   claim(jobId: string, token: string, ttlSeconds: number, message?: ClaimingMessage): Promise<ClaimResult>;
+  /**
+   * Renew `token`'s claim for `ttlSeconds` (each heartbeat): 'held'; 'lost' when the key is gone or
+   * another token holds it; 'cancelled' when the job was cancelled; 'unavailable' when unknown (not lost).
+   */
   extend(jobId: string, token: string, ttlSeconds: number): Promise<ExtendResult>;
+  /** After a run that succeeded: mark `jobId` done for `ttlSeconds` (completedTtlSeconds), so later claims read 'completed'. False: not written. */
   complete(jobId: string, token: string, ttlSeconds: number): Promise<boolean>;
+  /**
+   * When the run ends without success: delete the claim if `token` still holds it (a cancel mark
+   * stays), so the job id can be claimed again at once. True: `token` no longer holds it; false: unknown.
+   */
   release(jobId: string, token: string): Promise<boolean>;
   /** Remember for `ttlSeconds` that this SQS message is in the DLQ, so a copy of it left behind is not run. */
   markDeadLettered(messageId: string, ttlSeconds: number): Promise<boolean>;
@@ -74,6 +96,7 @@ export interface JobLock {
    * Optional: a lock without it cannot carry a cancel (cancelJob refuses).
    */
   cancel?(jobId: string, ttlSeconds: number): Promise<boolean>;
+  /** Close its connections. The worker calls it when it stops, on a lock passed as `lock` too. */
   close(): void;
 }
 

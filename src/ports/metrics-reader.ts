@@ -22,6 +22,7 @@ export interface Point {
   readonly value: number;
 }
 
+/** The metrics reader port (see above): `sqs-jobs stats` and the dashboard read through it; CloudWatchReader (sqs-jobs/adapters) implements it. */
 export interface MetricsReader {
   /** The values `dimension` takes on the metrics in `namespace` that carry every dimension in `where`. */
   dimensionValues(namespace: string, where: Readonly<Record<string, string>>, dimension: string): Promise<string[]>;

@@ -28,8 +28,10 @@ export interface SumPoint extends PointBase {
   readonly value: number;
 }
 
+/** One point a sink publishes: a distribution or a sum. */
 export type MetricPoint = DistributionPoint | SumPoint;
 
+/** The metrics sink port (see above): the worker's `metrics: { sink }` option takes your own. */
 export interface MetricsSink {
   /** Publish one flush's points; a rejection is retried once, then the interval is dropped (and logged). */
   publish(namespace: string, points: readonly MetricPoint[]): Promise<void>;

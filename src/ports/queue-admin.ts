@@ -22,6 +22,7 @@ export interface QueueCounts {
   readonly delayed: number;
 }
 
+/** The queue admin port (see above); SqsQueueAdmin (sqs-jobs/adapters) implements it. Errors reject (findQueue answers undefined for a missing queue). */
 export interface QueueAdmin {
   /** The URL of the queue named `name` (in `account`, default the caller's), or undefined when there is none. */
   findQueue(name: string, account?: string): Promise<string | undefined>;
@@ -31,6 +32,7 @@ export interface QueueAdmin {
   settings(queueUrl: string): Promise<QueueSettings>;
   /** Set the settings given in one call; a redrive policy is set whole (give both halves). */
   applySettings(queueUrl: string, settings: QueueSettings): Promise<void>;
+  /** The queue's ARN (its QueueArn attribute). */
   arnOf(queueUrl: string): Promise<string>;
   /** The queue's access policy (JSON), or undefined when it has none. */
   policy(queueUrl: string): Promise<string | undefined>;
@@ -38,6 +40,7 @@ export interface QueueAdmin {
   setPolicy(queueUrl: string, policy: string): Promise<void>;
   /** The URL of the queue an ARN names. */
   urlOfArn(arn: string): Promise<string>;
+  /** The queue's message counts now: approximate, and they may lag a recent send or receive. */
   counts(queueUrl: string): Promise<QueueCounts>;
   /** Delete every message in the queue (SQS allows one purge per queue per 60 s). */
   purge(queueUrl: string): Promise<void>;

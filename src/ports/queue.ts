@@ -12,6 +12,11 @@ export interface DeadLetterTarget {
   readonly maxReceiveCount: number;
 }
 
+/**
+ * The queue port (see above): the worker's and producer's `queue` option takes one. SqsQueuePort
+ * (sqs-jobs/adapters) and MemoryQueue (sqs-jobs/testing) implement it. Batch calls answer the
+ * entries that failed; a call that fails as a whole rejects.
+ */
 export interface QueuePort {
   /**
    * Long-poll for up to `max` messages. When `signal` aborts, end at once: reject (an AbortError,

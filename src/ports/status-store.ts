@@ -27,6 +27,7 @@ export const MAX_JSON_BYTES = 4_096;
 /** Error texts are kept to this many characters. */
 export const MAX_ERROR_CHARS = 1_000;
 
+/** A job's progress: `done` of `total` units of work (`total` unset: not known). A fan-out parent with none shows its children's, ended of total. */
 export interface Progress {
   readonly done: number;
   readonly total?: number;
@@ -91,6 +92,10 @@ export interface ProgressUpdate {
   readonly data?: unknown;
 }
 
+/**
+ * The status store port, part of JobStore: one durable record per tracked job, which workers and
+ * producers write and getJob() reads. Writes are idempotent and ordered (see JobState and isLater).
+ */
 export interface StatusStore {
   /** Apply a state change if it is later than the stored one: 'applied', or 'stale' (left as it was). */
   transition(t: Transition): Promise<'applied' | 'stale'>;
@@ -98,6 +103,7 @@ export interface StatusStore {
   progress(jobId: string, update: ProgressUpdate): Promise<void>;
   /** The job's status, read consistently; a fan-out parent's state and progress follow its children (see viewOf). */
   get(jobId: string): Promise<JobStatus | undefined>;
+  /** Free what the store holds (a client it made). sqs-jobs closes only stores it made; one passed as `store` is yours to close. */
   close(): void;
 }
 

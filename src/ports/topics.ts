@@ -44,11 +44,21 @@ export interface SubscriptionSettings {
   readonly filterPolicy: string | undefined;
 }
 
+/**
+ * What `provisionEvents` asks of SNS: topics, and queue subscriptions with the settings sqs-jobs
+ * manages. SnsTopics (sqs-jobs/adapters) implements it. A call SNS refuses rejects.
+ */
 export interface TopicAdmin {
   /** Create the topic if it does not exist (idempotent; a name ending in .fifo makes a FIFO topic); answers its ARN and whether it was made now. */
   createTopic(name: string): Promise<{ topicArn: string; created: boolean }>;
+  /** The topic's subscriptions, every page; those pending confirmation (no ARN yet) are left out. */
   subscriptions(topicArn: string): Promise<TopicSubscription[]>;
+  /**
+   * Subscribe the queue `queueArn` to the topic with `settings` (a filter policy applies to message
+   * attributes); answers the subscription's ARN. The queue's policy must let the topic send to it.
+   */
   subscribeQueue(topicArn: string, queueArn: string, settings: SubscriptionSettings): Promise<string>;
+  /** The subscription's managed settings as they are now; no filter policy reads as undefined. */
   subscriptionSettings(subscriptionArn: string): Promise<SubscriptionSettings>;
   /** Set the settings that differ; a filter policy of undefined removes it. */
   applySubscriptionSettings(subscriptionArn: string, settings: SubscriptionSettings): Promise<void>;

@@ -26,11 +26,17 @@ const publisherOptionsSchema = z
   })
   .strict();
 
+/**
+ * Options of createPublisher: where events go (SNS endpoint, region, the topics' account or a topics port),
+ * the largest message and tracing. Unset, endpoint and region come from AWS_ENDPOINT_URL_SNS and AWS_REGION.
+ */
 export type PublisherOptions = z.input<typeof publisherOptionsSchema>;
 
 /** What a service that only publishes events holds: publish, publishMany, close. */
 export interface Publisher {
+  /** Publish one event to its SNS topic, its payload checked by the event's schema and sized before anything is sent. */
   publish<E extends AnyEvent>(event: E, payload: EventPayload<E>, options?: PublishOptions): Promise<PublishResult>;
+  /** Publish many payloads of one event with PublishBatch, all checked first; what SNS did not take is one PublishBatchError. */
   publishMany<E extends AnyEvent>(event: E, payloads: readonly EventPayload<E>[], options?: PublishManyOptions): Promise<PublishResult[]>;
   /** Release the SNS client's sockets (when this publisher made the client). */
   close(): void;

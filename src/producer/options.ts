@@ -38,17 +38,20 @@ export const enqueueOptionsSchema = z
   })
   .strict();
 
+/** Options of one `enqueue`: job id, delay, tenant, FIFO group and deduplication id, tracking, fan-out parent, tier. */
 export type EnqueueOptions = z.input<typeof enqueueOptionsSchema>;
 
 /** Enqueue options checked (ValidationError naming `options.<field>`, as `invalid <what>`). */
 export function parseEnqueueOptions(options: unknown, what: string): z.output<typeof enqueueOptionsSchema> {
   return parseWith(enqueueOptionsSchema, options, 'options', (issues) => new ValidationError('OPTIONS_INVALID', `invalid ${what}`, issues));
 }
+/** Options of `enqueueMany`, shared by every job sent: those of `enqueue` without `jobId` and `deduplicationId`, plus `jobIds`. */
 export type EnqueueManyOptions = Omit<EnqueueOptions, 'jobId' | 'deduplicationId'> & {
   /** One job id per entry of argsList, in order; new ids where omitted. */
   jobIds?: readonly string[];
 };
 
+/** What an enqueued job got: its job id (yours or a new UUID) and the SQS message id. */
 export interface EnqueueResult {
   readonly jobId: string;
   readonly messageId: string;
@@ -126,9 +129,9 @@ export const producerOptionsSchema = z
     events: eventsOptionSchema,
     /**
      * OpenTelemetry: with `@opentelemetry/api` installed (an optional peer dependency), each
-     * enqueue makes a `send <queue>` span and its jobs carry its context (each publish: `send
-     * <topic>`, carried by its events). Default true; false
-     * turns it off. Without the API installed it is off and costs nothing.
+     * enqueue makes a `send <queue>` span and its jobs carry its context (each publish:
+     * `send <topic>`, carried by its events). Default true; false turns it off. Without the API
+     * installed it is off and costs nothing.
      */
     tracing: z.boolean().default(true),
     /** Renamed in 0.2: `spillover`, whose `queueUrl` was `spilloverQueueUrl`. */
@@ -136,6 +139,11 @@ export const producerOptionsSchema = z
   })
   .strict();
 
+/**
+ * Options of createProducer: its queue, jobs, message size limit, job store, spillover, tiers, admission, events
+ * and tracing. Unset, the queue comes from SQS_JOBS_QUEUE_URL, the endpoint from SQS_JOBS_ENDPOINT (else the AWS
+ * variables), the job store from SQS_JOBS_JOB_TABLE and memcached from SQS_JOBS_MEMCACHED.
+ */
 export type ProducerOptions = z.input<typeof producerOptionsSchema>;
 
 /** Enqueue options that are well-formed but do not fit this producer's queue or setup. */

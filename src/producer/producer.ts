@@ -233,6 +233,10 @@ export class Producer {
   }
 }
 
+/**
+ * A Producer for one queue, its options checked before any call: unset ones are read from `env` (SQS_JOBS_QUEUE_URL,
+ * SQS_JOBS_ENDPOINT, AWS_REGION, SQS_JOBS_JOB_TABLE, SQS_JOBS_MEMCACHED). Call `close()` when done to release its clients.
+ */
 export function createProducer(options: ProducerOptions = {}, env: Env = process.env): Producer {
   return new Producer(options, env);
 }

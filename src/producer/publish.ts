@@ -42,8 +42,10 @@ export const publishOptionsSchema = z
   })
   .strict();
 
+/** Options of one `publish`: the event id, tenant, FIFO group and message attributes for filter policies. */
 export type PublishOptions = z.input<typeof publishOptionsSchema>;
 
+/** What a published event got: its event id (yours or a new one) and the SNS message id. */
 export interface PublishResult {
   readonly eventId: string;
   readonly messageId: string;
@@ -79,6 +81,7 @@ export const publishManyOptionsSchema = publishOptionsSchema
     message: 'give groupId or groupIds, not both',
   });
 
+/** Options of `publishMany`: those of `publish` without `id`, plus `ids` (one per payload) and `groupIds` (or one `groupId`). */
 export type PublishManyOptions = z.input<typeof publishManyOptionsSchema>;
 
 /** One event as it will be published: checked, encoded, sized. */

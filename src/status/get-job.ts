@@ -12,6 +12,7 @@ export interface UnknownStatus {
   readonly error: string;
 }
 
+/** A job's status as the store holds it, or `{ state: 'unknown', error }` when the store could not be asked. */
 export type JobView = JobStatus | UnknownStatus;
 
 /** Reads job status from the job store; one client for many reads. */

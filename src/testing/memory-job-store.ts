@@ -171,6 +171,7 @@ export class MemoryJobStore implements JobStore {
     r.updatedAt = new Date().toISOString();
   }
 
+  /** Does nothing: the records stay readable. */
   close(): void {}
 
   #check(): void {

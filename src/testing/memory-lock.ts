@@ -9,6 +9,7 @@ export class MemoryLock implements JobLock {
   readonly #keys = new Map<string, { value: string; expiresAt: number }>();
   down = false;
 
+  /** See JobLock.claim; 'unavailable' while `down`. */
   async claim(jobId: string, token: string, ttlSeconds: number, message?: ClaimingMessage): Promise<ClaimResult> {
     if (this.down) return 'unavailable';
     if (message !== undefined && message.receiveCount > 1 && this.#get(`dlq/${message.messageId}`) !== undefined) return 'dead-lettered';
@@ -25,6 +26,7 @@ export class MemoryLock implements JobLock {
     return holder !== undefined && origin !== undefined && holder !== origin ? 'running-copy' : 'running';
   }
 
+  /** See JobLock.extend; 'unavailable' while `down`. */
   async extend(jobId: string, token: string, ttlSeconds: number): Promise<ExtendResult> {
     if (this.down) return 'unavailable';
     const found = this.#get(jobId);
@@ -34,12 +36,14 @@ export class MemoryLock implements JobLock {
     return 'held';
   }
 
+  /** See JobLock.complete; false while `down`. */
   async complete(jobId: string, token: string, ttlSeconds: number): Promise<boolean> {
     if (this.down) return false;
     this.#set(jobId, `done:${token}`, ttlSeconds);
     return true;
   }
 
+  /** See JobLock.release; false while `down`. */
   async release(jobId: string, token: string): Promise<boolean> {
     if (this.down) return false;
     const found = this.#get(jobId);
@@ -59,6 +63,7 @@ export class MemoryLock implements JobLock {
     return true;
   }
 
+  /** Does nothing: the keys stay. */
   close(): void {}
 
   #get(key: string): string | undefined {

@@ -195,4 +195,9 @@ export const workerOptionsSchema = z
     }
   });
 
+/**
+ * Options of createWorker: its queues, jobs, concurrency, polling, shutdown, dedupe lock, tenant caps, job store,
+ * logging and metrics. Only `jobs` is required. Unset, queues come from SQS_JOBS_QUEUE_URL, memcached from
+ * SQS_JOBS_MEMCACHED, the store from SQS_JOBS_JOB_TABLE, the endpoint from SQS_JOBS_ENDPOINT, metrics from SQS_JOBS_METRICS.
+ */
 export type WorkerOptions = z.input<typeof workerOptionsSchema>;

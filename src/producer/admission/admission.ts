@@ -24,6 +24,11 @@ export const admissionOptionsSchema = z
   })
   .strict();
 
+/**
+ * The producer's `admission` option: refuse new jobs (QueueFullError, HTTP 429) once a queue's backlog
+ * reaches 90% of the workers' drain capacity × `slaSeconds`. It needs the workers' drain counts: `drains`,
+ * else the producer's `memcached` (or SQS_JOBS_MEMCACHED).
+ */
 export type AdmissionOptions = z.input<typeof admissionOptionsSchema>;
 type Settings = z.output<typeof admissionOptionsSchema>;
 
