@@ -63,7 +63,7 @@ export default defineConfig({
       },
       {
         text: 'Reference',
-        items: [page('Configuration', '/reference/configuration'), page('Command line', '/reference/cli'), page('Wire format', '/reference/wire-format')],
+        items: [page('Configuration', '/reference/configuration'), page('Command line', '/reference/cli'), page('Wire format', '/reference/wire-format'), page('Errors', '/reference/errors')],
       },
       {
         text: 'Deeper',
