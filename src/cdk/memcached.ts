@@ -4,9 +4,14 @@ import type { Construct } from 'constructs';
 
 /**
  * A one-node ElastiCache memcached that only the workers reach (memjs has no ElastiCache
- * auto-discovery, and the lock fails open if the node is lost); returns its host:port.
+ * auto-discovery, and the lock fails open if the node is lost); returns its host:port and security group.
  */
-export function addMemcached(scope: Construct, vpc: ec2.IVpc, workers: ec2.ISecurityGroup, nodeType: string): string {
+export function addMemcached(
+  scope: Construct,
+  vpc: ec2.IVpc,
+  workers: ec2.ISecurityGroup,
+  nodeType: string,
+): { endpoint: string; securityGroup: ec2.SecurityGroup } {
   const securityGroup = new ec2.SecurityGroup(scope, 'MemcachedSecurityGroup', {
     vpc,
     description: 'sqs-jobs dedupe lock',
@@ -24,5 +29,5 @@ export function addMemcached(scope: Construct, vpc: ec2.IVpc, workers: ec2.ISecu
     cacheSubnetGroupName: subnets.ref,
     vpcSecurityGroupIds: [securityGroup.securityGroupId],
   });
-  return `${cluster.attrConfigurationEndpointAddress}:${cluster.attrConfigurationEndpointPort}`;
+  return { endpoint: `${cluster.attrConfigurationEndpointAddress}:${cluster.attrConfigurationEndpointPort}`, securityGroup };
 }

@@ -101,7 +101,9 @@ export const DEFAULT_SETTINGS: DeploySettings = {
 /** Defaults with `overrides` on top (an object, or JSON text as `cdk -c sqsJobs='{...}'` passes it). */
 export function resolveSettings(overrides: unknown = {}): DeploySettings {
   const given: unknown = typeof overrides === 'string' ? JSON.parse(overrides) : (overrides ?? {});
-  const result = settingsSchema.safeParse({ ...DEFAULT_SETTINGS, ...(given as object) });
+  // A setting given as undefined keeps its default.
+  const defined = Object.fromEntries(Object.entries(given as object).filter(([, value]) => value !== undefined));
+  const result = settingsSchema.safeParse({ ...DEFAULT_SETTINGS, ...defined });
   if (!result.success) {
     throw new Error(
       `invalid sqsJobs deployment settings: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,

@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -26,7 +26,8 @@ export interface SqsJobsProps extends DeploySettingsInput {
   /**
    * The worker image: your app, with sqs-jobs installed and `jobsModule` built into it; its
    * entrypoint is the `sqs-jobs` CLI (the command is `worker --jobs <jobsModule> ...`). E.g.
-   * `ecs.ContainerImage.fromAsset('.')` with a Dockerfile whose ENTRYPOINT is `["npx", "sqs-jobs"]`.
+   * `ecs.ContainerImage.fromAsset('.')` with a Dockerfile whose ENTRYPOINT is
+   * `["node", "node_modules/sqs-jobs/dist/src/cli/main.js"]` (the root filesystem is read-only: no npx).
    */
   readonly image: ecs.ContainerImage;
   /** An existing VPC; default: a new one with two AZs and one NAT gateway. Ignored when `cluster` is given. */
@@ -59,6 +60,13 @@ export class SqsJobs extends Construct {
   readonly service: ecs.FargateService;
   readonly alarms: JobAlarms;
   readonly dashboard: cloudwatch.Dashboard;
+  /** memcached's host:port (the one made here, or the `endpoint` given): producers that cancel jobs or use admission need it too. */
+  readonly memcachedEndpoint: string;
+  /**
+   * The security group of the memcached made here (undefined with an `endpoint`): only the workers
+   * reach it; let a producer in with `memcachedSecurityGroup.addIngressRule(producerGroup, ec2.Port.tcp(11211))`.
+   */
+  readonly memcachedSecurityGroup: ec2.SecurityGroup | undefined;
   /** What a producer needs (send to the queues, record tracked jobs): attach it to a role, or call `grantEnqueue`. */
   readonly producerPolicy: iam.ManagedPolicy;
   /** The queues producers send to: the queue, its spillover queue and lanes. */
@@ -75,6 +83,8 @@ export class SqsJobs extends Construct {
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
       queueName: `${spec.name}-dlq`,
       retentionPeriod: Duration.seconds(DLQ_RETENTION_SECONDS),
+      // Its messages are the failures an operator still has to look at: kept when the stack goes.
+      removalPolicy: RemovalPolicy.RETAIN,
     });
     // The spillover queue and the tiers' lanes mirror the queue: its settings and its DLQ.
     const jobQueue = (id: string, queueName: string) =>
@@ -122,8 +132,9 @@ export class SqsJobs extends Construct {
     const cluster =
       givenCluster ?? new ecs.Cluster(this, 'Cluster', { vpc: givenVpc ?? new ec2.Vpc(this, 'Vpc', { maxAzs: 2, natGateways: 1 }) });
     const securityGroup = new ec2.SecurityGroup(this, 'WorkerSecurityGroup', { vpc: cluster.vpc, description: 'sqs-jobs workers' });
-    const memcached =
-      'endpoint' in s.memcached ? s.memcached.endpoint : addMemcached(this, cluster.vpc, securityGroup, s.memcached.nodeType);
+    const made = 'endpoint' in s.memcached ? undefined : addMemcached(this, cluster.vpc, securityGroup, s.memcached.nodeType);
+    this.memcachedEndpoint = made?.endpoint ?? ('endpoint' in s.memcached ? s.memcached.endpoint : '');
+    this.memcachedSecurityGroup = made?.securityGroup;
     this.service = addWorkerService(this, s, {
       image,
       cluster,
@@ -133,7 +144,7 @@ export class SqsJobs extends Construct {
       spilloverQueue: this.spilloverQueue,
       subscriberQueues,
       served,
-      memcached,
+      memcached: this.memcachedEndpoint,
       jobTableName: this.jobTable?.tableName,
       region: Stack.of(this).region,
     });
@@ -152,15 +163,21 @@ export class SqsJobs extends Construct {
    * Let `grantee` (a Lambda function, a task role, a user) enqueue these jobs: send to the queue,
    * its spillover queue and lanes, and record tracked jobs as waiting in the job table.
    */
-  grantEnqueue(grantee: iam.IGrantable): void {
-    for (const statement of this.#producerStatements()) grantee.grantPrincipal.addToPrincipalPolicy(statement);
+  grantEnqueue(grantee: iam.IGrantable): iam.Grant {
+    // No statement ids here: one role may be granted by several of these constructs.
+    const [send, record] = this.#producerStatements(false);
+    const grant = iam.Grant.addToPrincipal({ grantee, actions: send!.actions, resourceArns: send!.resources });
+    return record === undefined
+      ? grant
+      : grant.combine(iam.Grant.addToPrincipal({ grantee, actions: record.actions, resourceArns: record.resources }));
   }
 
-  #producerStatements(): iam.PolicyStatement[] {
+  #producerStatements(named = true): iam.PolicyStatement[] {
+    const sid = (id: string) => (named ? { sid: id } : {});
     return [
-      new iam.PolicyStatement({ sid: 'SendJobs', actions: PRODUCER_QUEUE_ACTIONS, resources: this.#sendable.map((q) => q.queueArn) }),
+      new iam.PolicyStatement({ ...sid('SendJobs'), actions: PRODUCER_QUEUE_ACTIONS, resources: this.#sendable.map((q) => q.queueArn) }),
       ...(this.jobTable
-        ? [new iam.PolicyStatement({ sid: 'RecordWaiting', actions: PRODUCER_STORE_ACTIONS, resources: [this.jobTable.tableArn] })]
+        ? [new iam.PolicyStatement({ ...sid('RecordWaiting'), actions: PRODUCER_STORE_ACTIONS, resources: [this.jobTable.tableArn] })]
         : []),
     ];
   }

@@ -1,14 +1,14 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { cpSync } from 'node:fs';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { npmInstall } from './pack.js';
 
 const run = promisify(execFile);
 
-/** A copy of `examples/<name>` in `dir`, installed as its README says, with the packed package. */
+/** A fresh copy of `examples/<name>` under `dir` (one per call: a retried test starts clean), installed as its README says, with the packed package. */
 export async function installExample(name: string, dir: string, tarball: string): Promise<string> {
-  const app = join(dir, name);
+  const app = join(mkdtempSync(join(dir, `${name}-`)), name);
   cpSync(join(process.cwd(), 'examples', name), app, { recursive: true });
   await npmInstall(app, [tarball]); // and what its package.json lists
   return app;

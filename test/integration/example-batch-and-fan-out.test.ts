@@ -40,7 +40,7 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/batch-job and examples/f
     tarball = await packTarball(tmp);
   }, 300_000);
 
-  it('batch-job: 300 documents enqueued one by one are indexed in batches per tenant, each document once', async () => {
+  it('batch-job: 300 documents, each its own message, are indexed in batches per tenant, each document once', async () => {
     const app = await installExample('batch-job', tmp, tarball);
     await typecheckExample(app);
     const env = await stackFor(app, `docs-${randomUUID().slice(0, 8)}`, false);

@@ -9,7 +9,8 @@ import * as ecs from 'aws-cdk-lib/aws-ecs';
 import { SqsJobs } from '../../../src/cdk/index.js';
 
 const app = new App();
-const stack = new Stack(app, 'SqsJobsWorker', {
+// Not 'SqsJobsWorker', the stack the app made before the construct: see docs/operations/deploy.md.
+const stack = new Stack(app, app.node.tryGetContext('stackName') ?? 'SqsJobs', {
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 const given: unknown = app.node.tryGetContext('sqsJobs') ?? {};

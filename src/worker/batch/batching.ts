@@ -165,6 +165,8 @@ export class Batching {
           } else {
             // Its key flushed elsewhere now, its rate's turn far off, or its tenant at its cap: back to fill until then.
             this.#buffer.putBack({ ...batch, items: back.items }, back.retryAt, back.rateSlotAt, back.behind);
+            // One lost or cancelled while its batch was out (its pump found nothing to scan): scan again.
+            if (back.items.some((i) => endedWhileHeld(i) !== undefined)) this.#aborted = true;
           }
         },
         (error: unknown) => {
