@@ -70,7 +70,10 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/batch-job and examples/f
             .split('\n'),
         ).toHaveLength(100);
       }
-      const batches = [...worker.output().matchAll(/"size":(\d+),"msg":"indexed a batch"/g)].map((m) => Number(m[1]));
+      // The worker's log comes through a pipe and may trail the files a little.
+      const batchSizes = () => [...worker.output().matchAll(/"size":(\d+),"msg":"indexed a batch"/g)].map((m) => Number(m[1]));
+      await eventually(() => batchSizes().reduce((a, b) => a + b, 0) >= 300, 'every batch logged', 30_000);
+      const batches = batchSizes();
       expect(batches.reduce((a, b) => a + b, 0)).toBe(300);
       expect(batches.length).toBeLessThan(300 / 5); // batched: not a call per document
       expect(Math.max(...batches)).toBeLessThanOrEqual(100);
