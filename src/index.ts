@@ -2,6 +2,8 @@
  * sqs-jobs: background jobs on Amazon SQS. Define jobs, enqueue them, run workers, read job status.
  * Ports and adapters: `sqs-jobs/adapters`. In-memory fakes and a handler runner for tests:
  * `sqs-jobs/testing`.
+ *
+ * @module sqs-jobs
  */
 // Jobs
 export { defineJob, JobRegistry } from './core/job.js';

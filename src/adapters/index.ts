@@ -2,6 +2,8 @@
  * `sqs-jobs/adapters`: the ports the core talks through, and the adapters that implement them
  * over AWS and memcached. Hand a worker or producer your own (`createWorker({ queue, lock })`,
  * `store`) to run sqs-jobs on something else; `sqs-jobs/testing` has in-memory ones.
+ *
+ * @module sqs-jobs/adapters
  */
 export { SqsQueuePort } from './sqs-queue.js';
 export { SqsQueueAdmin } from './sqs-admin.js';

@@ -1,6 +1,8 @@
 /**
  * `sqs-jobs/cdk`: sqs-jobs on AWS as an AWS CDK construct. Needs `aws-cdk-lib` (v2) and
  * `constructs` (v10) in the app, which the package lists as optional peers.
+ *
+ * @module sqs-jobs/cdk
  */
 export { SqsJobs, type SqsJobsProps } from './sqs-jobs.js';
 export type { JobAlarms } from './alarms.js';

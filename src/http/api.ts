@@ -231,6 +231,7 @@ function decodeSegment(raw: string): string | undefined {
   }
 }
 
+/** The HTTP API for `options.producer` (see JobsApi): `fetch(request)` answers a web-standard `Request`; mount it with an adapter. */
 export function createJobsApi(options: ApiOptions): JobsApi {
   return new JobsApi(options);
 }

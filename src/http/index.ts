@@ -2,6 +2,8 @@
  * sqs-jobs/http: the HTTP API in front of a producer (enqueue with 202 Accepted, job status,
  * an OpenAPI document), on the web-standard Request -> Response signature, with adapters for
  * Node's http, Express, Fastify and Hono; and the web dashboard, mounted the same way.
+ *
+ * @module sqs-jobs/http
  */
 export { JobsApi, createJobsApi } from './api.js';
 export type { ApiOptions } from './options.js';

@@ -2,6 +2,8 @@
  * `sqs-jobs/testing`: unit-test jobs, and code that uses sqs-jobs, without servers. The in-memory
  * queue, lock, permits and job store pass the same contract tests as the SQS, memcached and
  * DynamoDB adapters.
+ *
+ * @module sqs-jobs/testing
  */
 export { MemoryQueue } from './memory-queue.js';
 export { MemoryLock } from './memory-lock.js';
