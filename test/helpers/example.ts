@@ -3,6 +3,7 @@ import { cpSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { npmInstall } from './pack.js';
+import { LOCAL_DYNAMODB, LOCAL_ENV } from './stack.js';
 
 const run = promisify(execFile);
 
@@ -40,4 +41,22 @@ export function startScript(app: string, script: string, env: NodeJS.ProcessEnv)
       await closed;
     },
   };
+}
+
+/**
+ * The local stack's environment for an installed example, as `sqs-jobs local env` gives it, with a
+ * fresh queue `name` made by the example's own CLI (and with `table`, a job table of that name).
+ */
+export async function exampleStack(app: string, name: string, table: boolean): Promise<NodeJS.ProcessEnv> {
+  const env = {
+    ...process.env,
+    ...LOCAL_ENV,
+    AWS_ENDPOINT_URL_DYNAMODB: LOCAL_DYNAMODB,
+    SQS_JOBS_METRICS: 'off',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  const cli = join(app, 'node_modules/.bin/sqs-jobs');
+  const { queueUrl } = JSON.parse((await run(cli, ['queues', 'create', '--name', name, '--json'], { cwd: app, env })).stdout);
+  if (table) await run(cli, ['store', 'create', '--table', name], { cwd: app, env });
+  return { ...env, SQS_JOBS_QUEUE_URL: queueUrl as string, ...(table ? { SQS_JOBS_JOB_TABLE: name } : {}) };
 }

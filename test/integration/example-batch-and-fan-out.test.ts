@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installExample, startScript, typecheckExample } from '../helpers/example.js';
+import { exampleStack, installExample, startScript, typecheckExample } from '../helpers/example.js';
 import { packTarball } from '../helpers/pack.js';
-import { LOCAL_DYNAMODB, LOCAL_ENV, LOCAL_STACK, eventually } from '../helpers/stack.js';
+import { LOCAL_STACK, eventually } from '../helpers/stack.js';
 
 /*
  * examples/batch-job and examples/fan-out-import as their READMEs run them: the package from
@@ -20,21 +20,6 @@ const tmp = mkdtempSync(join(tmpdir(), 'sqs-jobs-examples-'));
 let tarball: string;
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** The local stack's environment, as `sqs-jobs local env` gives it, with a fresh queue (and table) named `name`. */
-async function stackFor(app: string, name: string, table: boolean): Promise<NodeJS.ProcessEnv> {
-  const env = {
-    ...process.env,
-    ...LOCAL_ENV,
-    AWS_ENDPOINT_URL_DYNAMODB: LOCAL_DYNAMODB,
-    SQS_JOBS_METRICS: 'off',
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  };
-  const cli = join(app, 'node_modules/.bin/sqs-jobs');
-  const { queueUrl } = JSON.parse((await run(cli, ['queues', 'create', '--name', name, '--json'], { cwd: app, env })).stdout);
-  if (table) await run(cli, ['store', 'create', '--table', name], { cwd: app, env });
-  return { ...env, SQS_JOBS_QUEUE_URL: queueUrl as string, ...(table ? { SQS_JOBS_JOB_TABLE: name } : {}) };
-}
-
 describe.skipIf(LOCAL_STACK !== 'localstack')('examples/batch-job and examples/fan-out-import, installed from npm pack', () => {
   beforeAll(async () => {
     tarball = await packTarball(tmp);
@@ -43,7 +28,7 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/batch-job and examples/f
   it('batch-job: 300 documents, each its own message, are indexed in batches per tenant, each document once', async () => {
     const app = await installExample('batch-job', tmp, tarball);
     await typecheckExample(app);
-    const env = await stackFor(app, `docs-${randomUUID().slice(0, 8)}`, false);
+    const env = await exampleStack(app, `docs-${randomUUID().slice(0, 8)}`, false);
     const worker = startScript(app, 'worker', env);
     try {
       const { stdout } = await run('npm', ['run', '--silent', 'enqueue'], { cwd: app, env });
@@ -86,7 +71,7 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/batch-job and examples/f
   it('fan-out-import: one job per row, the broken row dead-lettered with its reason, the completion once with the counts', async () => {
     const app = await installExample('fan-out-import', tmp, tarball);
     await typecheckExample(app);
-    const env = await stackFor(app, `imports-${randomUUID().slice(0, 8)}`, true);
+    const env = await exampleStack(app, `imports-${randomUUID().slice(0, 8)}`, true);
     const cli = join(app, 'node_modules/.bin/sqs-jobs');
     const worker = startScript(app, 'worker', env);
     try {

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installExample, startScript, typecheckExample } from '../helpers/example.js';
+import { exampleStack, installExample, startScript, typecheckExample } from '../helpers/example.js';
 import { packTarball } from '../helpers/pack.js';
-import { LOCAL_DYNAMODB, LOCAL_ENV, LOCAL_STACK, eventually } from '../helpers/stack.js';
+import { LOCAL_STACK, eventually } from '../helpers/stack.js';
 
 /*
  * examples/fargate-worker as a user runs it: the package from `npm pack` installed into a copy of
@@ -54,22 +54,11 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/fargate-worker, installe
   }, 300_000);
 
   it('runs locally as its README says: the worker runs an enqueued thumbnail job to completed, and stops on SIGTERM', async () => {
-    const name = `thumbs-${randomUUID().slice(0, 8)}`;
-    const env = {
-      ...process.env,
-      ...LOCAL_ENV,
-      AWS_ENDPOINT_URL_DYNAMODB: LOCAL_DYNAMODB,
-      SQS_JOBS_JOB_TABLE: name,
-      SQS_JOBS_METRICS: 'off',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    };
+    const env = await exampleStack(app, `thumbs-${randomUUID().slice(0, 8)}`, true);
     const cli = join(app, 'node_modules/.bin/sqs-jobs');
-    const { queueUrl } = JSON.parse((await run(cli, ['queues', 'create', '--name', name, '--json'], { cwd: app, env })).stdout);
-    await run(cli, ['store', 'create', '--table', name], { cwd: app, env });
-    const withQueue = { ...env, SQS_JOBS_QUEUE_URL: queueUrl as string };
-    const worker = startScript(app, 'worker', withQueue);
+    const worker = startScript(app, 'worker', env);
     try {
-      const { stdout } = await run('npm', ['run', '--silent', 'enqueue', '--', 'uploads/cat.jpg'], { cwd: app, env: withQueue });
+      const { stdout } = await run('npm', ['run', '--silent', 'enqueue', '--', 'uploads/cat.jpg'], { cwd: app, env: env });
       const { jobId } = JSON.parse(stdout) as { jobId: string };
       const status = async () => JSON.parse((await run(cli, ['job', jobId, '--json'], { cwd: app, env })).stdout) as { state: string };
       await eventually(async () => (await status()).state === 'completed', 'the job to complete', 30_000);

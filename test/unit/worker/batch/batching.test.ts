@@ -62,6 +62,17 @@ async function batching(concurrency = 2, tenantCaps: Record<string, number> = {}
   return { b, activity, admitAll, settled };
 }
 
+/** Receive two messages and admit them, keeping their leases (to abort them). */
+async function admitTwo(b: Batching) {
+  const leases = [await w.receive(), await w.receive()];
+  for (const lease of leases) {
+    const read = readOnce(w.ctx.config.jobs, lease);
+    if (!read.ok) throw new Error(read.detail);
+    b.admit(lease, read, read.job as AnyBatchJob);
+  }
+  return leases;
+}
+
 describe('Batching', () => {
   it('holds items by key, flushes a full batch once a slot is free, and deletes its items', async () => {
     const { admitAll } = await batching();
@@ -99,12 +110,7 @@ describe('Batching', () => {
     const { b } = await batching();
     await w.send('index', { doc: 'a', shard: 's1' });
     await w.send('index', { doc: 'b', shard: 's1' });
-    const leases = [await w.receive(), await w.receive()];
-    for (const lease of leases) {
-      const read = readOnce(w.ctx.config.jobs, lease);
-      if (!read.ok) throw new Error(read.detail);
-      b.admit(lease, read, read.job as AnyBatchJob);
-    }
+    const leases = await admitTwo(b);
     await eventually(() => b.held === 2, 'both claimed and held');
     leases[0]!.abort('LEASE_LOST', 'SQS refused the extension');
     // No pump is asked for: the abort itself wakes the batching.
@@ -123,12 +129,7 @@ describe('Batching', () => {
     const { b } = await batching();
     await w.send('index', { doc: 'a', shard: 's1' });
     await w.send('index', { doc: 'b', shard: 's1' });
-    const leases = [await w.receive(), await w.receive()];
-    for (const lease of leases) {
-      const read = readOnce(w.ctx.config.jobs, lease);
-      if (!read.ok) throw new Error(read.detail);
-      b.admit(lease, read, read.job as AnyBatchJob);
-    }
+    const leases = await admitTwo(b);
     await eventually(() => b.held === 2, 'both claimed and held');
     leases[0]!.abort('CANCELLED', 'job a was cancelled');
     await eventually(() => b.held === 1, 'the cancelled item out of its batch');
