@@ -29,7 +29,7 @@
  * would otherwise read as "exists" and skip a job that nobody runs. Implementations answer
  * 'unavailable' (or false) rather than throw.
  *
- * memjs has no CAS, so extend and release read the key and then write it: in the narrow gap
+ * The lock uses no CAS, so extend and release read the key and then write it: in the narrow gap
  * between, a lock that just expired and was claimed elsewhere could be touched or deleted.
  */
 export type ClaimResult =

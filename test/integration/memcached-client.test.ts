@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemcachedClient } from '../../src/adapters/memcached-client.js';
+import { MemcachedStatusError } from '../../src/adapters/memcached-wire.js';
+import { LOCAL_MEMCACHED, memcachedClient, sleep } from '../helpers/stack.js';
+import { PrivateMemcached, choppingProxy, droppingProxy, freePort, slowProxy } from '../helpers/memcached.js';
+
+const k = () => `clienttest:${randomUUID()}`;
+
+describe('MemcachedClient on a real memcached', () => {
+  const client = new MemcachedClient(LOCAL_MEMCACHED, 2_000);
+  afterAll(() => client.close());
+
+  it('answers each command as memcached does', async () => {
+    const key = k();
+    expect(await client.get(key)).toBeNull();
+    expect(await client.add(key, 'één', 60)).toBe(true);
+    expect(await client.add(key, 'two', 60)).toBe(false);
+    expect(await client.get(key)).toBe('één');
+    await client.set(key, 'three', 60);
+    expect(await client.append(key, '+more')).toBe(true);
+    expect(await client.get(key)).toBe('three+more');
+    expect(await client.append(k(), 'x')).toBe(false);
+    expect(await client.touch(key, 120)).toBe(true);
+    expect(await client.touch(k(), 120)).toBe(false);
+    expect(await client.delete(key)).toBe(true);
+    expect(await client.delete(key)).toBe(false);
+    const counter = k();
+    expect(await client.increment(counter, 5, 7, 60)).toBe(7); // created holding the initial value
+    expect(await client.increment(counter, 5, 7, 60)).toBe(12);
+    expect(await client.increment(counter, 2 ** 40, 0, 60)).toBe(2 ** 40 + 12);
+  });
+
+  it('writes what memjs reads, and reads what memjs writes', async () => {
+    const raw = memcachedClient();
+    const [a, b] = [k(), k()];
+    await client.set(a, 'from us', 60);
+    await raw.set(b, 'from memjs', { expires: 60 });
+    expect((await raw.get(a)).value?.toString()).toBe('from us');
+    expect(await client.get(b)).toBe('from memjs');
+    raw.close();
+  });
+
+  it('matches every reply with its request when many of every kind leave in one write', async () => {
+    const keys = Array.from({ length: 300 }, k);
+    await Promise.all(keys.filter((_, i) => i % 3 === 0).map((key) => client.set(key, `v-${key}`, 60)));
+    // One tick: quiet gets that hit and miss, quiet adds that store and refuse, loud touches and increments.
+    const answers = await Promise.all(
+      keys.flatMap((key, i) => [
+        client.get(key),
+        client.touch(key, 60),
+        client.add(key, 'new', 60),
+        client.increment(`${key}:n`, 1, i, 60),
+      ]),
+    );
+    keys.forEach((key, i) => {
+      const had = i % 3 === 0;
+      expect(answers.slice(i * 4, i * 4 + 4)).toEqual([had ? `v-${key}` : null, had, !had, i]);
+    });
+  });
+
+  it('round-trips a value of 100 KB', async () => {
+    const key = k();
+    const value = 'x'.repeat(100_000);
+    await client.set(key, value, 60);
+    expect(await client.get(key)).toBe(value);
+  });
+
+  it("rejects with memcached's own error, naming the command, and the connection goes on", async () => {
+    const text = k();
+    await client.set(text, 'not a number', 60);
+    const incr = client.increment(text, 1, 0, 60);
+    await expect(incr).rejects.toBeInstanceOf(MemcachedStatusError);
+    await expect(incr).rejects.toThrow('memcached answered incr with status 0x6 (non-numeric value)');
+    // An append past memcached's item size (1 MB by default), as a full tenant-meter key's: refused.
+    await client.set(text, 'x'.repeat(600_000), 60);
+    expect(await client.append(text, 'y'.repeat(600_000))).toBe(false);
+    const key = k();
+    expect(await client.add(key, 'still fine', 60)).toBe(true);
+    expect(await client.get(key)).toBe('still fine');
+  });
+});
+
+describe('MemcachedClient when the network or the server misbehaves', () => {
+  let memcached: PrivateMemcached;
+  beforeAll(async () => {
+    memcached = await PrivateMemcached.start();
+  });
+  afterAll(() => memcached.stop());
+
+  it('reads replies cut into pieces of a few bytes', async () => {
+    const proxy = await choppingProxy(memcached.port, 3);
+    const chopped = new MemcachedClient(`127.0.0.1:${proxy.port}`, 2_000);
+    const keys = Array.from({ length: 50 }, k);
+    await Promise.all(keys.map((key) => chopped.set(key, `value of ${key}`, 60)));
+    expect(await Promise.all(keys.map((key) => chopped.get(key)))).toEqual(keys.map((key) => `value of ${key}`));
+    chopped.close();
+    await proxy.close();
+  });
+
+  it('fails at once when nothing listens', async () => {
+    const down = new MemcachedClient(`127.0.0.1:${await freePort()}`, 2_000);
+    await expect(down.get(k())).rejects.toThrow(/ECONNREFUSED/);
+    down.close();
+  });
+
+  it('fails a request not answered within the timeout, and the next one goes on a new connection', async () => {
+    const proxy = await slowProxy(memcached.port, 1_000);
+    const slow = new MemcachedClient(`127.0.0.1:${proxy.port}`, 150);
+    const started = performance.now();
+    await expect(slow.get(k())).rejects.toThrow(/did not answer within 150 ms/);
+    expect(performance.now() - started).toBeLessThan(900); // failed by its own deadline, not by the late reply
+    const key = k();
+    expect(await slow.add(key, 'a', 60)).toBe(true);
+    expect(await slow.get(key)).toBe('a');
+    slow.close();
+    await proxy.close();
+  });
+
+  it('fails the requests of a connection closed without a reply, then reconnects', async () => {
+    const proxy = await droppingProxy(memcached.port, 1);
+    const dropping = new MemcachedClient(`127.0.0.1:${proxy.port}`, 2_000);
+    const lost = [dropping.get(k()), dropping.set(k(), 'x', 60)];
+    for (const call of lost) await expect(call).rejects.toThrow(/closed the connection/);
+    const key = k();
+    expect(await dropping.add(key, 'a', 60)).toBe(true);
+    dropping.close();
+    await proxy.close();
+  });
+
+  it('goes on after memcached restarts', async () => {
+    const c = new MemcachedClient(memcached.servers, 2_000);
+    await c.set(k(), 'before', 60);
+    await memcached.stop();
+    await expect(c.get(k())).rejects.toThrow();
+    await memcached.restart();
+    const key = k();
+    expect(await c.add(key, 'after', 60)).toBe(true);
+    c.close();
+  });
+
+  it('answers what was asked before close(), and refuses what comes after', async () => {
+    const c = new MemcachedClient(memcached.servers, 2_000);
+    const key = k();
+    const before = c.add(key, 'a', 60);
+    c.close();
+    expect(await before).toBe(true);
+    await expect(c.get(key)).rejects.toThrow(/closed/);
+    await sleep(10);
+  });
+});
+
+describe('MemcachedClient over two servers', () => {
+  it('puts each key on the server memjs would choose', async () => {
+    const [one, two] = [await PrivateMemcached.start(), await PrivateMemcached.start()];
+    const servers = `${one.servers},${two.servers}`;
+    const c = new MemcachedClient(servers, 2_000);
+    const raw = memcachedClient(servers);
+    const keys = Array.from({ length: 40 }, k);
+    await Promise.all(keys.map((key) => c.set(key, key, 60)));
+    for (const key of keys) expect((await raw.get(key)).value?.toString()).toBe(key);
+    // and both servers hold some: the keys were spread, not all sent to one
+    const onOne = new MemcachedClient(one.servers, 2_000);
+    const held = (await Promise.all(keys.map((key) => onOne.get(key)))).filter((v) => v !== null).length;
+    expect(held).toBeGreaterThan(0);
+    expect(held).toBeLessThan(keys.length);
+    for (const x of [c, onOne]) x.close();
+    raw.close();
+    await one.stop();
+    await two.stop();
+  });
+
+  it('refuses a server string it cannot use, naming it', () => {
+    expect(() => new MemcachedClient('user:pw@127.0.0.1:11211', 500)).toThrow(/user:pw@127.0.0.1:11211.*SASL/);
+    expect(() => new MemcachedClient('127.0.0.1:99999', 500)).toThrow(/port must be 1-65535/);
+  });
+});
