@@ -39,6 +39,8 @@ interface Spec {
   tracing?: 'off' | 'api' | 'sdk';
   /** Each handler also spins the CPU this many µs (a handler that computes). */
   busyMicros?: number;
+  /** raw-sdk: receive with the attributes and visibility timeout sqs-jobs asks for. */
+  askAsSqsJobs?: boolean;
 }
 
 const spec = JSON.parse(process.argv[2]!) as Spec;
@@ -121,7 +123,21 @@ if (spec.contender === 'sqs-jobs') {
   let running = true;
   const loop = (async () => {
     while (running) {
-      const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: spec.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 20 }));
+      const out = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: spec.queueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 20,
+          // What sqs-jobs asks for with each receive (src/adapters/sqs-queue.ts), to see what reading it costs.
+          ...(spec.askAsSqsJobs === true
+            ? {
+                VisibilityTimeout: spec.visibilityTimeout,
+                MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'MessageGroupId', 'AWSTraceHeader'],
+                MessageAttributeNames: ['All'],
+              }
+            : {}),
+        }),
+      );
       const messages = out.Messages ?? [];
       await Promise.all(messages.map((m) => handle(workMs(m.Body))));
       if (messages.length > 0) {

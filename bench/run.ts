@@ -223,6 +223,7 @@ if (ONLY.has('noop')) {
       ['sqs-consumer (defaults)', 'sqs-consumer', {}],
       ['sqs-consumer batchSize 10', 'sqs-consumer-batch10', {}],
       ['raw SDK loop (receive 10, delete batch)', 'raw-sdk', {}],
+      ['raw SDK loop, receiving what sqs-jobs asks for', 'raw-sdk', { askAsSqsJobs: true }],
     ],
     2,
     N,

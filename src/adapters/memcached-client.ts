@@ -1,5 +1,7 @@
 import { connect, type Socket } from 'node:net';
-import { encode, expiryExtras, incrementExtras, isQuiet, Op, Request, storeExtras } from './memcached-wire.js';
+import { encode, expiryExtras, incrementExtras, isQuiet, Op, parseServers, Request, storeExtras } from './memcached-wire.js';
+
+const ignore = () => {};
 
 /** The requests of one write, in order, and when it left. */
 interface Batch {
@@ -40,13 +42,15 @@ class Server {
     readonly timeoutMs: number,
   ) {}
 
-  send<T>(op: Op, key: string, extras: Buffer | undefined, value: string | undefined): Promise<T> {
+  send<T>(op: Op, key: string, extras: Buffer | undefined, value: string | undefined, cas?: bigint | 'read'): Promise<T> {
     if (this.#closed) return Promise.reject(new Error('the memcached client is closed'));
     return new Promise<T>((resolve, reject) => {
       const opaque = this.#nextOpaque();
+      // Encoded first: a request that cannot be (it throws, and rejects) leaves nothing queued.
+      const chunk = encode(op, opaque, key, extras, value, typeof cas === 'bigint' ? cas : 0n);
       const tick = this.#tick ?? this.#startTick();
-      tick.requests.push(new Request(opaque, op, resolve as (value: never) => void, reject));
-      tick.chunks.push(encode(op, opaque, key, extras, value));
+      tick.requests.push(new Request(opaque, op, resolve as (value: never) => void, reject, cas === 'read'));
+      tick.chunks.push(chunk);
       if (isQuiet(op)) tick.quiet = true;
     });
   }
@@ -68,14 +72,7 @@ class Server {
     this.#tick = undefined;
     if (tick.quiet) {
       const opaque = this.#nextOpaque();
-      tick.requests.push(
-        new Request(
-          opaque,
-          Op.Noop,
-          () => {},
-          () => {},
-        ),
-      );
+      tick.requests.push(new Request(opaque, Op.Noop, ignore, ignore));
       tick.chunks.push(encode(Op.Noop, opaque, '', undefined, undefined));
     }
     const socket = this.#socket ?? this.#connect();
@@ -110,7 +107,7 @@ class Server {
       if (buf.length < end) break;
       if (buf[at] !== 0x81) return void socket.destroy(new Error('memcached sent something that is not a binary-protocol reply'));
       const from = at + 24 + buf[at + 4]! + buf.readUInt16BE(at + 2);
-      if (!this.#answer(buf.readUInt32BE(at + 12), buf.readUInt16BE(at + 6), buf, from, end)) {
+      if (!this.#answer(buf.readUInt32BE(at + 12), buf.readUInt16BE(at + 6), buf, at, from, end)) {
         return void socket.destroy(new Error('memcached answered a request out of order'));
       }
       at = end;
@@ -119,22 +116,37 @@ class Server {
     if (at < buf.length) this.#partial = Buffer.from(buf.subarray(at));
   }
 
-  /** Match a reply with its request; the quiet ones written before it were passed over. False: no such request. */
-  #answer(opaque: number, status: number, body: Buffer, from: number, to: number): boolean {
-    for (let batch = this.#batches[0]; batch !== undefined; batch = this.#batches[0]) {
-      while (batch.next < batch.requests.length) {
-        const r = batch.requests[batch.next++]!;
-        if (r.opaque === opaque) {
-          if (batch.next === batch.requests.length) this.#batches.shift();
-          r.answer(status, body, from, to);
-          return true;
-        }
-        if (!isQuiet(r.op)) return false;
-        r.passed();
+  /**
+   * Match a reply with its request; the quiet ones written before it were passed over. False, and
+   * nothing settled, when it answers no request due (then the connection is out of step).
+   */
+  #answer(opaque: number, status: number, body: Buffer, at: number, from: number, to: number): boolean {
+    const batches = this.#batches;
+    // Find it first: a quiet request is taken as done only once a later reply proves it was passed over.
+    let b = 0;
+    let i = batches[0]?.next ?? 0;
+    for (;;) {
+      const batch = batches[b];
+      if (batch === undefined) return false;
+      if (i === batch.requests.length) {
+        b++;
+        i = batches[b]?.next ?? 0;
+        continue;
       }
-      this.#batches.shift();
+      const r = batch.requests[i]!;
+      if (r.opaque === opaque) break;
+      if (!isQuiet(r.op)) return false;
+      i++;
     }
-    return false;
+    for (let batch = batches[0]!; ; batch = batches[0]!) {
+      const r = batch.requests[batch.next++]!;
+      if (batch.next === batch.requests.length) batches.shift();
+      if (r.opaque === opaque) {
+        r.answer(status, body, at, from, to);
+        return true;
+      }
+      r.passed();
+    }
   }
 
   /**
@@ -184,14 +196,7 @@ export class MemcachedClient {
   readonly #servers: Server[];
 
   constructor(servers: string, timeoutMs: number) {
-    this.#servers = servers.split(',').map((s) => {
-      const text = s.trim();
-      if (text.includes('@')) throw new Error(`memcached server "${text}": user:password@ (SASL) is not supported`);
-      const colon = text.lastIndexOf(':');
-      const port = colon === -1 ? 11211 : Number(text.slice(colon + 1));
-      if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`memcached server "${text}": the port must be 1-65535`);
-      return new Server(colon === -1 ? text : text.slice(0, colon), port, timeoutMs);
-    });
+    this.#servers = parseServers(servers).map(({ host, port }) => new Server(host, port, timeoutMs));
   }
 
   #server(key: string): Server {
@@ -216,9 +221,17 @@ export class MemcachedClient {
   touch(key: string, expires: number): Promise<boolean> {
     return this.#server(key).send(Op.Touch, key, expiryExtras(expires), undefined);
   }
+  /** The value and its version (CAS), for deleteIf(); null when the key does not exist. */
+  getWithCas(key: string): Promise<{ readonly value: string; readonly cas: bigint } | null> {
+    return this.#server(key).send(Op.GetQ, key, undefined, undefined, 'read');
+  }
   /** False when the key did not exist. */
   delete(key: string): Promise<boolean> {
     return this.#server(key).send(Op.DeleteQ, key, undefined, undefined);
+  }
+  /** Deletes the key only as it was when read (its `cas` from getWithCas()): false when it changed or is gone. */
+  deleteIf(key: string, cas: bigint): Promise<boolean> {
+    return this.#server(key).send(Op.DeleteQ, key, undefined, undefined, cas);
   }
   /** Adds `amount`; a missing key is created holding `initial`. The counter's value after. */
   increment(key: string, amount: number, initial: number, expires: number): Promise<number> {

@@ -129,7 +129,7 @@ export class MemcachedLock implements JobLock {
     }
   }
 
-  /** Deletes the key if this token still holds it; one that failed is tried again after 1 s and 5 s. See JobLock.release. */
+  /** Deletes the key if this token still holds it (with the version read: CAS); one that failed is tried again after 1 s and 5 s. See JobLock.release. */
   async release(jobId: string, token: string): Promise<boolean> {
     if (await this.#release(jobId, token)) return true;
     // A lock left behind would hold the job until its TTL: its next deliveries would read "running
@@ -146,8 +146,9 @@ export class MemcachedLock implements JobLock {
   async #release(jobId: string, token: string): Promise<boolean> {
     const key = this.key(jobId);
     try {
-      const value = await this.#m.call((c) => c.get(key));
-      if (value !== null && heldBy(value, token)) await this.#m.call((c) => c.delete(key));
+      // Deleted only as it was read (CAS): a lock that expired meanwhile and was claimed elsewhere stays.
+      const found = await this.#m.call((c) => c.getWithCas(key));
+      if (found !== null && heldBy(found.value, token)) await this.#m.call((c) => c.deleteIf(key, found.cas));
       return this.#m.ok(true);
     } catch (error) {
       return this.#m.failed(false, error);

@@ -33,8 +33,9 @@ export function memcachedPermits(m: MemcachedCalls, slotKey: (key: string, index
     },
     release: async (key, index, token) => {
       try {
-        const value = await m.call((c) => c.get(slotKey(key, index)));
-        if (value !== null && value === token) await m.call((c) => c.delete(slotKey(key, index)));
+        // Deleted only as it was read (CAS): a permit that expired meanwhile and was taken elsewhere stays.
+        const found = await m.call((c) => c.getWithCas(slotKey(key, index)));
+        if (found !== null && found.value === token) await m.call((c) => c.deleteIf(slotKey(key, index), found.cas));
       } catch (error) {
         m.failed(undefined, error);
       }

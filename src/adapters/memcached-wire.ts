@@ -56,19 +56,23 @@ export class Request {
     readonly op: Op,
     readonly resolve: (value: never) => void,
     readonly reject: (error: Error) => void,
+    /** A get answers `{ value, cas }` (the item's version), not the value alone. */
+    readonly withCas = false,
   ) {}
 
-  /** memcached answered it: `status`, and the value in `body[from, to)`. */
-  answer(status: number, body: Buffer, from: number, to: number): void {
+  /** memcached answered it: `status`, the header at `body[at]`, the value in `body[from, to)`. */
+  answer(status: number, body: Buffer, at: number, from: number, to: number): void {
     const op = this.op;
     const resolve = this.resolve as (value: unknown) => void;
     if (status === OK) {
-      if (op === Op.Get || op === Op.GetQ) resolve(body.toString('utf8', from, to));
+      if (this.withCas) resolve({ value: body.toString('utf8', from, to), cas: body.readBigUInt64BE(at + 16) });
+      else if (op === Op.Get || op === Op.GetQ) resolve(body.toString('utf8', from, to));
       else if (op === Op.Increment) resolve(body.readUInt32BE(from) * 2 ** 32 + body.readUInt32BE(from + 4));
       else resolve(op === Op.Set || op === Op.SetQ ? undefined : true);
     } else if (status === NOT_FOUND && (op === Op.Get || op === Op.GetQ)) resolve(null);
     else if (status === NOT_FOUND && (op === Op.Delete || op === Op.DeleteQ || op === Op.Touch)) resolve(false);
-    else if (status === EXISTS && (op === Op.Add || op === Op.AddQ)) resolve(false);
+    // add: the key exists; delete with a CAS: the item changed since it was read.
+    else if (status === EXISTS && (op === Op.Add || op === Op.AddQ || op === Op.Delete || op === Op.DeleteQ)) resolve(false);
     else if (status === NOT_STORED && (op === Op.Add || op === Op.AddQ || op === Op.Append || op === Op.AppendQ)) resolve(false);
     else this.reject(new MemcachedStatusError(op, status));
   }
@@ -82,14 +86,8 @@ export class Request {
 
 export const isQuiet = (op: Op) => op === Op.GetQ || op === Op.SetQ || op === Op.AddQ || op === Op.DeleteQ || op === Op.AppendQ;
 
-/**
- * One memcached server: one socket, opened on the first request and again after a failure. The
- * requests of one tick leave in one write (ended by a NOOP when any is quiet); replies come in
- * order, so each is matched by walking the requests written before it. A request unanswered after
- * `timeoutMs` means the connection is stuck: it is destroyed, and every request on it fails.
- */
-/** A request: the 24-byte header, then extras, key and value. */
-export function encode(op: Op, opaque: number, key: string, extras: Buffer | undefined, value: string | undefined): Buffer {
+/** A request: the 24-byte header (with the item version `cas` it applies to, 0 for any), then extras, key and value. */
+export function encode(op: Op, opaque: number, key: string, extras: Buffer | undefined, value: string | undefined, cas = 0n): Buffer {
   const keyBytes = Buffer.byteLength(key);
   const extraBytes = extras?.length ?? 0;
   const valueBytes = value === undefined ? 0 : Buffer.byteLength(value);
@@ -98,8 +96,7 @@ export function encode(op: Op, opaque: number, key: string, extras: Buffer | und
   buf.writeUInt32BE(extraBytes << 24, 4); // extras length, data type, vbucket
   buf.writeUInt32BE(extraBytes + keyBytes + valueBytes, 8);
   buf.writeUInt32BE(opaque, 12);
-  buf.writeUInt32BE(0, 16); // cas
-  buf.writeUInt32BE(0, 20);
+  buf.writeBigUInt64BE(cas, 16); // 0: any version
   extras?.copy(buf, 24);
   buf.write(key, 24 + extraBytes);
   if (value !== undefined) buf.write(value, 24 + extraBytes + keyBytes);
@@ -127,4 +124,16 @@ export function incrementExtras(amount: number, initial: number, expires: number
   b.writeUInt32BE(initial >>> 0, 12);
   b.writeUInt32BE(expires, 16);
   return b;
+}
+
+/** `host:port[,host:port]` (port 11211 when left out), or an error naming the server. */
+export function parseServers(servers: string): { readonly host: string; readonly port: number }[] {
+  return servers.split(',').map((s) => {
+    const text = s.trim();
+    if (text.includes('@')) throw new Error(`memcached server "${text}": user:password@ (SASL) is not supported`);
+    const colon = text.lastIndexOf(':');
+    const port = colon === -1 ? 11211 : Number(text.slice(colon + 1));
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`memcached server "${text}": the port must be 1-65535`);
+    return { host: colon === -1 ? text : text.slice(0, colon), port };
+  });
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemcachedClient } from '../../src/adapters/memcached-client.js';
 import { MemcachedStatusError } from '../../src/adapters/memcached-wire.js';
@@ -29,6 +30,20 @@ describe('MemcachedClient on a real memcached', () => {
     expect(await client.increment(counter, 5, 7, 60)).toBe(7); // created holding the initial value
     expect(await client.increment(counter, 5, 7, 60)).toBe(12);
     expect(await client.increment(counter, 2 ** 40, 0, 60)).toBe(2 ** 40 + 12);
+  });
+
+  it('deletes only the version it read (CAS): a key changed since is left alone', async () => {
+    const key = k();
+    await client.set(key, 'mine', 60);
+    const read = await client.getWithCas(key);
+    expect(read?.value).toBe('mine');
+    await client.set(key, 'theirs', 60); // another holder, after the read
+    expect(await client.deleteIf(key, read!.cas)).toBe(false);
+    expect(await client.get(key)).toBe('theirs');
+    const again = await client.getWithCas(key);
+    expect(await client.deleteIf(key, again!.cas)).toBe(true);
+    expect(await client.getWithCas(key)).toBeNull();
+    expect(await client.deleteIf(key, again!.cas)).toBe(false);
   });
 
   it('writes what memjs reads, and reads what memjs writes', async () => {
@@ -96,6 +111,24 @@ describe('MemcachedClient when the network or the server misbehaves', () => {
     expect(await Promise.all(keys.map((key) => chopped.get(key)))).toEqual(keys.map((key) => `value of ${key}`));
     chopped.close();
     await proxy.close();
+  });
+
+  it('takes no quiet request as done on a reply it cannot match: it fails them all and reconnects', async () => {
+    // Not memcached (which answers in order): a server that answers a request nobody made.
+    const server = createServer((socket) =>
+      socket.once('data', () => {
+        const reply = Buffer.alloc(24);
+        reply.writeUInt32BE(0x81020000, 0); // an add's reply
+        reply.writeUInt32BE(0xfffffff0, 12); // to no request sent
+        socket.write(reply);
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const wrong = new MemcachedClient(`127.0.0.1:${(server.address() as AddressInfo).port}`, 2_000);
+    const claim = wrong.add(k(), 'a', 60);
+    await expect(claim).rejects.toThrow(/answered a request out of order/);
+    wrong.close();
+    await new Promise((resolve) => server.close(resolve));
   });
 
   it('fails at once when nothing listens', async () => {
