@@ -181,7 +181,7 @@ async function alternate(
 
 /** Where the profiled no-op runs' CPU went, µs per message (each profile covers its runs' `messages`). */
 function profileTable(messages: number): string[] {
-  const names = ['sqs-jobs-on', 'sqs-jobs-off'];
+  const names = ['sqs-jobs-on', 'sqs-jobs-off', 'raw-sdk'];
   const sums = names.map((name) => {
     const files = readdirSync(PROFILES).filter((f) => f.startsWith(name));
     const total = new Map<string, number>();
@@ -192,10 +192,10 @@ function profileTable(messages: number): string[] {
   const cell = (m: Map<string, number>, b: string) => fmt((m.get(b) ?? 0) / messages, 1);
   const all = (m: Map<string, number>) => fmt([...m.values()].reduce((a, b) => a + b, 0) / messages, 1);
   return [
-    '| CPU µs / message by where it went (V8 profiler self time, ready to done) | dedupe+metrics on | off |',
-    '|---|---|---|',
-    ...buckets.map((b) => `| ${b} | ${cell(sums[0]!, b)} | ${cell(sums[1]!, b)} |`),
-    `| all | ${all(sums[0]!)} | ${all(sums[1]!)} |`,
+    '| CPU µs / message by where it went (V8 profiler self time, ready to done) | sqs-jobs, dedupe+metrics on | off | raw SDK loop |',
+    '|---|---|---|---|',
+    ...buckets.map((b) => `| ${b} | ${cell(sums[0]!, b)} | ${cell(sums[1]!, b)} | ${cell(sums[2]!, b)} |`),
+    `| all | ${all(sums[0]!)} | ${all(sums[1]!)} | ${all(sums[2]!)} |`,
   ];
 }
 
@@ -222,7 +222,7 @@ if (ONLY.has('noop')) {
       ['sqs-jobs (on, tracing: SDK recording)', 'sqs-jobs', { memcached: MEMCACHED, tracing: 'sdk' }],
       ['sqs-consumer (defaults)', 'sqs-consumer', {}],
       ['sqs-consumer batchSize 10', 'sqs-consumer-batch10', {}],
-      ['raw SDK loop (receive 10, delete batch)', 'raw-sdk', {}],
+      ['raw SDK loop (receive 10, delete batch)', 'raw-sdk', { ...profiled('raw-sdk') }],
       ['raw SDK loop, receiving what sqs-jobs asks for', 'raw-sdk', { askAsSqsJobs: true }],
     ],
     2,
