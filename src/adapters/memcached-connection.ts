@@ -24,7 +24,10 @@ export function isMemcachedAnswer(error: unknown): boolean {
 export interface MemcachedConnectionOptions {
   /** host:port[,host:port] */
   readonly servers: string;
-  /** Per-request timeout. */
+  /**
+   * How long a request may wait for its reply, connecting included (default 500 ms; looked at every
+   * quarter of it): then it fails, with every other request on its connection, which is replaced.
+   */
   readonly timeoutMs?: number;
   /** Called on the first error of an outage (up: false) and the first success after it (up: true). */
   readonly onAvailability?: (up: boolean, error?: Error) => void;

@@ -24,6 +24,9 @@ const OK = 0x00;
 const NOT_FOUND = 0x01;
 const EXISTS = 0x02;
 const NOT_STORED = 0x05;
+export const INVALID_ARGUMENTS = 0x04;
+/** memcached's longest key. */
+export const MAX_KEY_BYTES = 250;
 const STATUS_TEXT: Readonly<Record<number, string>> = {
   3: 'value too large',
   4: 'invalid arguments',
@@ -62,8 +65,18 @@ export class Request {
 
   /** memcached answered it: `status`, the header at `body[at]`, the value in `body[from, to)`. */
   answer(status: number, body: Buffer, at: number, from: number, to: number): void {
+    try {
+      this.#answer(status, body, at, from, to);
+    } catch (error) {
+      // A reply too short for what it answers (not memcached's): this request fails, never hangs.
+      this.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  #answer(status: number, body: Buffer, at: number, from: number, to: number): void {
     const op = this.op;
     const resolve = this.resolve as (value: unknown) => void;
+    if (op === Op.Increment && status === OK && to - from !== 8) throw new Error(`memcached answered incr with ${to - from} bytes, not 8`);
     if (status === OK) {
       if (this.withCas) resolve({ value: body.toString('utf8', from, to), cas: body.readBigUInt64BE(at + 16) });
       else if (op === Op.Get || op === Op.GetQ) resolve(body.toString('utf8', from, to));

@@ -30,7 +30,8 @@
  * 'unavailable' (or false) rather than throw.
  *
  * Extend and release read the key and then write it. Release deletes only the version it read
- * (memcached's CAS), so a lock that expired meanwhile and was claimed elsewhere is never deleted;
+ * (memcached's CAS, on unless memcached runs with `-C`, ElastiCache's `cas_disabled`), so a lock
+ * that expired meanwhile and was claimed elsewhere is never deleted;
  * memcached's touch takes no CAS, so in the narrow gap of an extend such a lock could have its TTL
  * renewed once (it is held a little longer, never lost).
  */

@@ -90,6 +90,11 @@ describe('MemcachedClient on a real memcached', () => {
     // An append past memcached's item size (1 MB by default), as a full tenant-meter key's: refused.
     await client.set(text, 'x'.repeat(600_000), 60);
     expect(await client.append(text, 'y'.repeat(600_000))).toBe(false);
+    // A key past memcached's 250 bytes is refused as memcached would, without failing its neighbours.
+    const neighbour = k();
+    const [long, next] = await Promise.allSettled([client.get('k'.repeat(251)), client.add(neighbour, 'n', 60)]);
+    expect(long.status === 'rejected' && String(long.reason)).toMatch(/answered get with status 0x4 \(invalid arguments\)/);
+    expect(next).toEqual({ status: 'fulfilled', value: true });
     const key = k();
     expect(await client.add(key, 'still fine', 60)).toBe(true);
     expect(await client.get(key)).toBe('still fine');
@@ -129,6 +134,23 @@ describe('MemcachedClient when the network or the server misbehaves', () => {
     await expect(claim).rejects.toThrow(/answered a request out of order/);
     wrong.close();
     await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('fails a request that gets no reply even while the event loop is always busy', async () => {
+    const silent = createServer((socket) => socket.resume()); // reads, never answers
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const stuck = new MemcachedClient(`127.0.0.1:${(silent.address() as AddressInfo).port}`, 200);
+    let failed = false;
+    stuck.add(k(), 'a', 60).catch(() => (failed = true));
+    // Up to 4 s of turns of 150 ms of CPU each: every deadline check comes late.
+    const busyUntil = performance.now() + 4_000;
+    while (performance.now() < busyUntil && !failed) {
+      for (const until = performance.now() + 150; performance.now() < until; );
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(failed).toBe(true);
+    stuck.close();
+    await new Promise((resolve) => silent.close(resolve));
   });
 
   it('fails at once when nothing listens', async () => {

@@ -78,9 +78,9 @@ async function carryOut(
 
   switch (outcome.kind) {
     case 'succeeded': {
-      // The done mark need not come before the delete: until it lands, a copy of the job reads
-      // "running" (deleted as a copy, or handed back once), never a job to run again.
-      const marked = lock === undefined ? undefined : ctx.lock.complete(lock.jobId, lock.token, ctx.config.completedTtlSeconds);
+      // The done mark need not come before the delete: until it lands, a copy reads "running", never a job to run.
+      const marked =
+        lock && ctx.lock.complete(lock.jobId, lock.token, ctx.config.completedTtlSeconds).catch((e) => ctx.onError('lock complete', e));
       report.succeeded(outcome.waitMs, outcome.processMs);
       if (await recordEnd(ctx, lease, info, { kind: 'succeeded', result: outcome.result })) await remove();
       else await giveBack(ifFails('count', vt));

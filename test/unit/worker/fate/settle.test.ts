@@ -86,6 +86,15 @@ describe('settle: each outcome, carried out', () => {
     expect(await claimAgain(h, info)).toBe('completed');
   });
 
+  it('succeeded: a done mark that rejects (a lock breaking its contract) is reported, and the job still ends', async () => {
+    const h = await harness();
+    const { lease, info } = await h.take();
+    vi.spyOn(h.ctx.lock, 'complete').mockRejectedValue(new Error('custom lock bug'));
+    await h.settle(lease, info, { kind: 'succeeded', waitMs: 1, processMs: 1 });
+    expect(h.memory.peek(h.url)).toEqual([]);
+    expect(h.errors).toEqual(['lock complete']);
+  });
+
   it('duplicate: deleted, the lock left as it was', async () => {
     const h = await harness();
     const { lease, info } = await h.take();
