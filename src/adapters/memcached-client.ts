@@ -5,7 +5,8 @@ import { expiryExtras, incrementExtras, Op, parseServers, storeExtras } from './
  * A memcached client: `host:port[,host:port]` (port 11211 when left out), a key's server chosen as
  * memjs chooses it (its string hash modulo the server count), so workers on an older sqs-jobs find
  * the same locks. Values are UTF-8 strings; expiries in seconds (0: none). A request fails on a
- * connection error or after `timeoutMs` without a reply; memcached's error answers reject with a
+ * connection error or when its connection is stuck (`timeoutMs` with nothing moving on it, or 4×
+ * `timeoutMs`); memcached's error answers reject with a
  * MemcachedStatusError; misses and refusals answer null or false.
  */
 export class MemcachedClient {

@@ -25,8 +25,10 @@ export interface MemcachedConnectionOptions {
   /** host:port[,host:port] */
   readonly servers: string;
   /**
-   * How long a request may wait for its reply, connecting included (default 500 ms; looked at every
-   * quarter of it): then it fails, with every other request on its connection, which is replaced.
+   * How long a request may wait for its reply while nothing comes or goes on its connection,
+   * connecting included (default 500 ms; looked at every quarter of it), and at most 4× that on a
+   * connection that still moves: then it fails, with every other request on its connection, which
+   * is replaced.
    */
   readonly timeoutMs?: number;
   /** Called on the first error of an outage (up: false) and the first success after it (up: true). */

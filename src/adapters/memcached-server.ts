@@ -21,8 +21,8 @@ interface Tick {
 /**
  * One memcached server: one socket, opened on the first request and again after a failure. The
  * requests of one tick leave in one write (ended by a NOOP when any is quiet); replies come in
- * order, so each is matched by walking the requests written before it. A request unanswered after
- * `timeoutMs` means the connection is stuck: it is destroyed, and every request on it fails.
+ * order, so each is matched by walking the requests written before it. A connection found stuck
+ * (#checkDeadline) is destroyed, and every request on it fails.
  */
 export class MemcachedServer {
   #socket: Socket | undefined;
@@ -36,6 +36,8 @@ export class MemcachedServer {
   #checkedAt = 0;
   /** The last check was skipped as late. */
   #skipped = false;
+  /** When bytes last came or went on the socket (performance.now()). */
+  #movedAt = 0;
   #closed = false;
 
   constructor(
@@ -83,6 +85,7 @@ export class MemcachedServer {
     const socket = this.#socket ?? this.#connect();
     this.#batches.push({ at: performance.now(), requests: tick.requests, next: 0 });
     socket.write(tick.chunks.length === 1 ? tick.chunks[0]! : Buffer.concat(tick.chunks));
+    this.#movedAt = performance.now();
     if (this.#closed) socket.end(); // close() came in this tick: its requests still go
     if (this.#watch === undefined) {
       this.#checkedAt = performance.now();
@@ -105,6 +108,7 @@ export class MemcachedServer {
 
   #read(socket: Socket, chunk: Buffer): void {
     try {
+      this.#movedAt = performance.now();
       this.#readReplies(socket, chunk);
     } catch (error) {
       socket.destroy(error instanceof Error ? error : new Error(String(error)));
@@ -163,7 +167,9 @@ export class MemcachedServer {
   }
 
   /**
-   * Fail the connection when its oldest request is past the deadline. Not on a check that comes
+   * Fail the connection when it is stuck: its oldest request waited `timeoutMs` while nothing came
+   * or went on the socket, or `4 × timeoutMs` whatever the traffic (a busy connection that still
+   * moves is given the time a loaded memcached, or a loaded host, takes). Not on a check that comes
    * late: the event loop was held up (a busy or paused process), and replies that came meanwhile
    * may wait unread; the next check, after they are read, decides.
    */
@@ -178,8 +184,13 @@ export class MemcachedServer {
     if (oldest === undefined) {
       clearInterval(this.#watch);
       this.#watch = undefined;
-    } else if (!late && now - oldest.at > this.timeoutMs) {
-      this.#socket?.destroy(new Error(`memcached ${this.host}:${this.port} did not answer within ${this.timeoutMs} ms`));
+      return;
+    }
+    const waited = now - oldest.at;
+    const idle = now - this.#movedAt > this.timeoutMs;
+    if (!late && ((idle && waited > this.timeoutMs) || waited > 4 * this.timeoutMs)) {
+      const ms = Math.round(waited);
+      this.#socket?.destroy(new Error(`memcached ${this.host}:${this.port} did not answer in ${ms} ms (timeout ${this.timeoutMs} ms)`));
     }
   }
 
