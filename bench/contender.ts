@@ -4,7 +4,7 @@
  * Messages carry {"args":{"ms":N}}: each handler waits N ms (0 = no-op).
  * IPC to the parent: {type:'ready'}, {type:'progress', processed, held}, {type:'done', ...figures}.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { writeHeapSnapshot } from 'node:v8';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import { Consumer } from 'sqs-consumer';
 import { z } from 'zod';
 
-import { built, EmfSink } from './lib/built.js';
+import { built, EmfSink, RECEIVE_ATTRIBUTES } from './lib/built.js';
 
 const { createWorker, defineJob } = built;
 
@@ -44,6 +44,8 @@ interface Spec {
 }
 
 const spec = JSON.parse(process.argv[2]!) as Spec;
+/** Where BENCH_HEAP_SNAPSHOTS=1 writes its snapshots (bench/results/ is not committed). */
+const HEAP_SNAPSHOTS = 'bench/results/heap';
 const send = (m: object) => process.send?.(m);
 const workMs = (body: string | undefined) => {
   try {
@@ -128,14 +130,8 @@ if (spec.contender === 'sqs-jobs') {
           QueueUrl: spec.queueUrl,
           MaxNumberOfMessages: 10,
           WaitTimeSeconds: 20,
-          // What sqs-jobs asks for with each receive (src/adapters/sqs-queue.ts), to see what reading it costs.
-          ...(spec.askAsSqsJobs === true
-            ? {
-                VisibilityTimeout: spec.visibilityTimeout,
-                MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'MessageGroupId', 'AWSTraceHeader'],
-                MessageAttributeNames: ['All'],
-              }
-            : {}),
+          // What sqs-jobs asks for with each receive, to see what reading it costs.
+          ...(spec.askAsSqsJobs === true ? { VisibilityTimeout: spec.visibilityTimeout, ...RECEIVE_ATTRIBUTES } : {}),
         }),
       );
       const messages = out.Messages ?? [];
@@ -182,7 +178,8 @@ process.on('message', (m: { type?: string }) => {
   }
   if (m.type === 'snapshot') {
     (globalThis as { gc?: () => void }).gc?.();
-    send({ type: 'snapshot', path: writeHeapSnapshot(), held });
+    mkdirSync(HEAP_SNAPSHOTS, { recursive: true });
+    send({ type: 'snapshot', path: writeHeapSnapshot(`${HEAP_SNAPSHOTS}/held-${held}.heapsnapshot`), held });
   }
   if (m.type === 'cpu') {
     const cpu = process.cpuUsage(startCpu);

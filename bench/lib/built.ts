@@ -5,3 +5,6 @@
  */
 export const built = (await import('../../dist/src/index.js' as string)) as typeof import('../../src/index.js');
 export const { EmfSink } = (await import('../../dist/src/metrics/emf-sink.js' as string)) as typeof import('../../src/metrics/emf-sink.js');
+export const { RECEIVE_ATTRIBUTES } = (await import(
+  '../../dist/src/adapters/sqs-queue.js' as string
+)) as typeof import('../../src/adapters/sqs-queue.js');

@@ -6,6 +6,7 @@ import {
   SendMessageBatchCommand,
   SendMessageCommand,
   type MessageAttributeValue,
+  type MessageSystemAttributeName,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
@@ -19,6 +20,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * QueuePort over the AWS SDK. Receives go through `pollClient`, everything else through
  * `controlClient`: two socket pools, so 20-second long polls never delay deletes or heartbeats.
  */
+/**
+ * What a worker's receive asks SQS for with each message, besides its body: the system attributes
+ * sqs-jobs reads (receive count, sent time, FIFO group, X-Ray trace header) and every message
+ * attribute. Made once, not per receive.
+ */
+export const RECEIVE_ATTRIBUTES: { MessageSystemAttributeNames: MessageSystemAttributeName[]; MessageAttributeNames: string[] } = {
+  MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'MessageGroupId', 'AWSTraceHeader'],
+  MessageAttributeNames: ['All'],
+};
+
 export class SqsQueuePort implements QueuePort {
   readonly #admin: SqsQueueAdmin;
 
@@ -43,8 +54,7 @@ export class SqsQueuePort implements QueuePort {
         MaxNumberOfMessages: max,
         WaitTimeSeconds: waitSeconds,
         VisibilityTimeout: visibilityTimeout,
-        MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'MessageGroupId', 'AWSTraceHeader'],
-        MessageAttributeNames: ['All'],
+        ...RECEIVE_ATTRIBUTES,
       }),
       signal === undefined ? {} : { abortSignal: signal },
     );

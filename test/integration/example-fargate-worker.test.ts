@@ -58,7 +58,7 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/fargate-worker, installe
     const cli = join(app, 'node_modules/.bin/sqs-jobs');
     const worker = startScript(app, 'worker', env);
     try {
-      const { stdout } = await run('npm', ['run', '--silent', 'enqueue', '--', 'uploads/cat.jpg'], { cwd: app, env: env });
+      const { stdout } = await run('npm', ['run', '--silent', 'enqueue', '--', 'uploads/cat.jpg'], { cwd: app, env });
       const { jobId } = JSON.parse(stdout) as { jobId: string };
       const status = async () => JSON.parse((await run(cli, ['job', jobId, '--json'], { cwd: app, env })).stdout) as { state: string };
       await eventually(async () => (await status()).state === 'completed', 'the job to complete', 30_000);
