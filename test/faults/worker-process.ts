@@ -2,7 +2,7 @@
  * A worker process for the fault suite. Each job appends "<job id> <epoch ms>" to EFFECTS_LOG when
  * its work is done (the "effect" a checker counts). Env: QUEUE_URL, ENDPOINT, MEMCACHED, LOCK_PREFIX,
  * EFFECTS_LOG, CONCURRENCY, VISIBILITY, HEARTBEAT_MS, LOCK_TIMEOUT_MS (default 200), CAPS (JSON: tenant caps), LOCK_LOG (jobs whose claim found
- * memcached unreachable), LOST_LOG (leases lost), plus REPORT_HEAP=1 for the soak run.
+ * memcached unreachable), LOST_LOG (leases lost), TRACE_LOG (every job event), plus REPORT_HEAP=1 for the soak run.
  * With BATCH_MAX_SIZE, "work" is a batch job (key: the tenant; maxWaitMs from BATCH_WAIT_MS): each
  * batch sleeps its longest item's ms, then appends every item's effect line in one write
  * (BATCH_EXCLUSIVE=1: one flush per key across the fleet; FLUSH_LOG: a line per handler call).
@@ -18,7 +18,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { childArgsOf, fanOutJobs } from '../../bench/fanout/jobs.js';
-import { type AnyDefinition, createWorker, defineBatchJob, defineJob, JobStatusReader, UnrecoverableError } from '../../src/index.js';
+import {
+  type AnyDefinition,
+  createWorker,
+  defineBatchJob,
+  defineJob,
+  type JobInfo,
+  JobStatusReader,
+  UnrecoverableError,
+} from '../../src/index.js';
 
 const env = process.env;
 const args = z.object({ ms: z.number().int().min(0).max(60_000), note: z.string().max(1_000).optional() });
@@ -110,6 +118,26 @@ if (lockLog) worker.on('job:lock-unavailable', (info) => appendFileSync(lockLog,
 // LOST_LOG: a line per lease lost ("<job id> <epoch ms> <reason>"): the visibility ran out (a slow server) or the lock was taken.
 const lostLog = env.LOST_LOG;
 if (lostLog) worker.on('heartbeat:lost', (info) => appendFileSync(lostLog, `${info.jobId ?? '?'} ${Date.now()} ${info.reason}\n`));
+// TRACE_LOG: a line per job event, "<epoch ms> <pid> <event> <job id> <attempt> <message id> <reason>",
+// to follow a job across kills (which receives each worker spent on it, and how).
+const traceLog = env.TRACE_LOG;
+if (traceLog) {
+  const line = (event: string, i: Partial<JobInfo> & { reason?: string; state?: string }) =>
+    appendFileSync(
+      traceLog,
+      `${Date.now()} ${process.pid} ${event} ${i.jobId} ${i.attempt} ${i.messageId} ${(i.reason ?? i.state ?? '').replace(/\s+/g, '_')}\n`,
+    );
+  worker.on('job:start', (i) => line('job:start', i));
+  worker.on('job:succeeded', (i) => line('job:succeeded', i));
+  worker.on('job:failed', (i) => line('job:failed', { ...i, reason: i.error.message }));
+  worker.on('job:dead-lettered', (i) => line('job:dead-lettered', i));
+  worker.on('job:duplicate', (i) => line('job:duplicate', i));
+  worker.on('job:handed-back', (i) => line('job:handed-back', i));
+  worker.on('job:resent', (i) => line('job:resent', i));
+  worker.on('job:deferred', (i) => line('job:deferred', i));
+  worker.on('job:waiting', (i) => line('job:waiting', i));
+  worker.on('heartbeat:lost', (i) => line('heartbeat:lost', i));
+}
 worker.on('stopped', () => setImmediate(() => process.exit(0)));
 await worker.start();
 process.send?.({ type: 'ready' });

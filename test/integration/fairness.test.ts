@@ -6,7 +6,7 @@ import { collectStats } from '../../src/ops/stats.js';
 import { statsSources } from '../helpers/ops.js';
 import { PrivateMemcached } from '../helpers/memcached.js';
 import { createProducer } from '../../src/producer/producer.js';
-import { LOCAL_ENDPOINT, LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { LOCAL_ENDPOINT, LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 
 const sqs = sqsClient();
@@ -252,6 +252,37 @@ describe('tenant caps (fleet-wide)', () => {
     // They waited in the workers (room for 10 each): none was re-sent, none spent a receive.
     expect(ea.count('job:deferred') + eb.count('job:deferred')).toBe(0);
     expect([...seen.attempts]).toEqual([1]);
+    expect(await queueCounts(sqs, dlqUrl)).toEqual(empty);
+  });
+
+  it('a job on its last receive never waits held (a worker dying would let SQS redrive it): re-sent instead, not counted as an attempt', async () => {
+    const { queueUrl, dlqUrl } = await freshQueues(sqs, 'caps-last', { maxReceiveCount: 2 });
+    const n = 4;
+    const { job, seen } = await cappedRun(queueUrl, n, 300);
+    // Spend each message's first receive: the worker's receive is then its last before SQS's redrive.
+    const first = await drain(sqs, queueUrl, 1);
+    expect(first).toHaveLength(n);
+    await eventually(async () => (await queueCounts(sqs, queueUrl)).visible === n, 'the messages to come back', 30_000);
+    const worker = start({
+      queues: [queueUrl],
+      jobs: [job],
+      lockKeyPrefix: `caps-last-${Date.now()}:`,
+      concurrency: 4,
+      tenantCaps: { acme: 1 },
+      capDelaySeconds: 1,
+    });
+    const events = recordEvents(worker);
+    await worker.start();
+    await eventually(() => events.count('job:succeeded') === n, 'every job to run', 90_000);
+    await eventually(async () => isEmpty(await queueCounts(sqs, queueUrl)), 'the queue to empty', 30_000);
+    await worker.stop();
+    expect(seen.ran.sort((x, y) => x - y)).toEqual([0, 1, 2, 3]);
+    expect(seen.most).toBe(1);
+    // Room to wait, but none waited on its last receive: those over the cap were re-sent (their copies, with receives to spare, may wait).
+    const originals = new Set(first.map((m) => m.MessageId));
+    expect(events.of('job:waiting').filter((e) => originals.has(e.messageId))).toEqual([]);
+    expect(events.count('job:deferred')).toBeGreaterThan(0);
+    expect([...seen.attempts]).toEqual([2]); // the deferral did not count
     expect(await queueCounts(sqs, dlqUrl)).toEqual(empty);
   });
 

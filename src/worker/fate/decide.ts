@@ -36,8 +36,8 @@ export type Outcome =
   | { readonly kind: 'defer'; readonly reason: string; readonly delaySeconds: number; readonly limit: Limit; readonly rateSlotAt?: number }
   /**
    * Not run now (its tenant at its cap, or the job at its rate limit), and kept here instead: held
-   * (the heartbeat keeps it), its claims let go, tried again when `until` says. No receive is spent
-   * and nothing is re-sent.
+   * (the heartbeat keeps it), its claims let go, tried again when `until` says. Nothing is re-sent,
+   * and no receive spent unless the worker dies (never decided on a message's last receive).
    */
   | { readonly kind: 'wait'; readonly reason: string; readonly limit: Limit; readonly until: WaitUntil }
   /** The job (or its fan-out) was cancelled: deleted, not run again, recorded as cancelled. */
@@ -45,9 +45,8 @@ export type Outcome =
 /** When a waiting message is tried again: a permit of `permitOf` freed here (or every `retryMs`, for one freed elsewhere), or at `at` (its rate slot). */
 export type WaitUntil = { readonly permitOf: string; readonly retryMs: number } | { readonly at: number };
 
-// `abandoned`: the signal fired and the handler had not settled within the grace period. Its lock
-// is then kept until its TTL runs out instead of released, so another worker does not start the
-// job beside it at once.
+// `abandoned`: the signal fired and the handler had not settled within the grace period. Its lock is
+// then kept until its TTL runs out instead of released: another worker does not start the job beside it.
 
 export interface ClaimFacts {
   readonly claim: ClaimResult;
@@ -73,20 +72,12 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
       // this copy adds nothing and is deleted rather than deferred (a deferral spends a receive).
       return { kind: 'duplicate', state: 'running' };
     case 'running':
-      return {
-        kind: 'hand-back',
-        reason: 'the job id is running elsewhere under this same message (a redelivery): handed back for one visibility timeout',
-        delaySeconds: f.visibilityTimeoutSeconds,
-        abandoned: false,
-      };
+      return handBack(
+        'the job id is running elsewhere under this same message (a redelivery): handed back for one visibility timeout',
+        f.visibilityTimeoutSeconds,
+      );
     case 'unavailable':
-      if (f.lockFailClosed)
-        return {
-          kind: 'hand-back',
-          reason: 'dedupe lock unavailable (failing closed)',
-          delaySeconds: f.visibilityTimeoutSeconds,
-          abandoned: false,
-        };
+      if (f.lockFailClosed) return handBack('dedupe lock unavailable (failing closed)', f.visibilityTimeoutSeconds);
       break;
     case 'claimed':
       break;
@@ -105,14 +96,16 @@ export interface PermitFacts {
   readonly canWait: boolean;
   /** How soon a waiting message asks again, for a permit freed on another worker. */
   readonly waitRetryMs: number;
+  /** SQS's redrive would move it to the DLQ on its next receive (atReceiveLimit). */
+  readonly lastReceive: boolean;
   /** The heartbeat lost the lease while the permit was asked for. */
   readonly leaseLost: boolean;
   readonly stopping: boolean;
 }
 
 /**
- * After asking for a permit of the tenant's cap: 'run'; or, every permit taken, wait here for one
- * (no receive spent), or, when as many messages wait here as there is room for, deferred.
+ * After asking for a permit of the tenant's cap: 'run'; or, every permit taken, wait here for one (no receive
+ * spent), or deferred when the room here is full or it is on its last receive (a worker dying would let SQS redrive it).
  */
 export function afterPermit(f: PermitFacts): Outcome | 'run' {
   if (f.leaseLost) return leaseLost('a permit of its tenant was being taken');
@@ -120,8 +113,8 @@ export function afterPermit(f: PermitFacts): Outcome | 'run' {
   // 'unavailable': memcached cannot be asked; the job runs without the cap rather than wait for it.
   if (f.permit !== 'full') return 'run';
   const reason = `tenant "${f.tenant}" has ${f.cap} job(s) running, its cap`;
-  if (f.canWait) return { kind: 'wait', reason, limit: 'tenant-cap', until: { permitOf: f.tenant, retryMs: f.waitRetryMs } };
-  return { kind: 'defer', reason, delaySeconds: f.capDelaySeconds, limit: 'tenant-cap' };
+  if (!f.canWait || f.lastReceive) return { kind: 'defer', reason, delaySeconds: f.capDelaySeconds, limit: 'tenant-cap' };
+  return { kind: 'wait', reason, limit: 'tenant-cap', until: { permitOf: f.tenant, retryMs: f.waitRetryMs } };
 }
 
 export interface RateFacts {
@@ -131,19 +124,20 @@ export interface RateFacts {
   /** What is limited, for the reason: `job "x"`, or `job "x" for tenant "t"`. */
   readonly what: string;
   readonly perSecond: number;
-  /** There is room for one more message waiting here (or it waits anyway: a FIFO message holds its group). */
+  /** There is room for one more message waiting here (a FIFO message waits anyway, even on its last receive: it holds its group). */
   readonly canWait: boolean;
   /** How long it may still wait held: until HOLD_MARGIN_MS before SQS's 12-hour hold of it ends. */
   readonly waitLimitMs: number;
   /** A FIFO message is never re-sent (the copy would join the back of its group). */
   readonly fifo: boolean;
+  readonly lastReceive: boolean;
   readonly leaseLost: boolean;
   readonly stopping: boolean;
 }
 
 /**
  * After asking for a start under the job's rate limit: 'run' when its slot is now; else wait here
- * for it (no receive spent), or, when as many messages wait here as there is room for or its slot
+ * for it (no receive spent), or, when the room here is full, it is on its last receive or its slot
  * is past what its hold allows, deferred until about then (at most 15 minutes), keeping its slot.
  */
 export function afterRateSlot(f: RateFacts): Outcome | 'run' {
@@ -153,7 +147,8 @@ export function afterRateSlot(f: RateFacts): Outcome | 'run' {
   if (f.slot === 'unavailable' || (f.slot.reserved && f.slot.at <= f.now)) return 'run';
   const reason = `${f.what} is at its rate limit (${f.perSecond}/s)`;
   const withinHold = f.slot.at - f.now <= f.waitLimitMs;
-  if ((f.canWait || f.fifo) && withinHold) return { kind: 'wait', reason, limit: 'rate-limit', until: { at: f.slot.at } };
+  if (withinHold && (f.fifo || (f.canWait && !f.lastReceive)))
+    return { kind: 'wait', reason, limit: 'rate-limit', until: { at: f.slot.at } };
   const delaySeconds = Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.ceil((f.slot.at - f.now) / 1000)));
   // FIFO: its group waits for it; past the hold, it goes back by visibility (a receive spent, the order kept).
   if (f.fifo) return { kind: 'hand-back', reason: `${reason}: its turn is past the 12-hour hold`, delaySeconds, abandoned: false };
@@ -225,21 +220,22 @@ export function cancelledWhile(doing: string): Outcome {
   return { kind: 'cancelled', reason: `cancelled while ${doing}`, abandoned: false };
 }
 
-/** Not started, and not to be: visible again at once, without spending an attempt. */
-export function handBackNow(reason: string): Outcome {
-  return { kind: 'hand-back', reason, delaySeconds: 0, abandoned: false };
+/** Not run (and not running here): visible again after `delaySeconds`. */
+function handBack(reason: string, delaySeconds: number): Outcome {
+  return { kind: 'hand-back', reason, delaySeconds, abandoned: false };
 }
 
+/** Not started, and not to be: visible again at once, without spending an attempt. */
+export const handBackNow = (reason: string): Outcome => handBack(reason, 0);
+
 /** The worker failed on it (a bug, never the job's fault): handed back after `delaySeconds`. */
-export function internalError(error: Error, delaySeconds: number): Outcome {
-  return { kind: 'hand-back', reason: `internal error: ${error.message}`, delaySeconds, abandoned: false };
-}
+export const internalError = (error: Error, delaySeconds: number): Outcome => handBack(`internal error: ${error.message}`, delaySeconds);
 
 /**
  * The heartbeat found the lease lost after the outcome was decided: only what is safe on a message
- * someone else may hold now still happens. A success, a duplicate or a cancelled job is still
- * deleted (a stale handle fails harmlessly, and the copy then ends as a duplicate or cancelled); anything that would hand back,
- * re-send or dead-letter the message is left to its new holder.
+ * someone else may hold now still happens. A success, a duplicate or a cancelled job is still deleted
+ * (a stale handle fails harmlessly; the copy then ends as a duplicate or cancelled); a hand-back,
+ * re-send or dead-letter is left to its new holder.
  */
 export function onceLost(outcome: Outcome): Outcome {
   if (outcome.kind === 'succeeded' || outcome.kind === 'duplicate' || outcome.kind === 'cancelled' || outcome.kind === 'lost')

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { isFifoQueue } from '../../core/queue-url.js';
 import type { WorkerContext } from '../context.js';
 import { afterClaim, afterPermit, afterRateSlot, DEAD_LETTERED_COPY, type Outcome } from '../fate/decide.js';
+import { atReceiveLimit } from '../fate/resend.js';
 import { HOLD_MARGIN_MS, slotKept } from '../../core/rate-limit.js';
 import { SQS_MAX_HOLD_MS } from '../../core/sqs-limits.js';
 import { carriedRateSlot, isDeadLetteredCopy, originOf } from '../../core/delivery.js';
@@ -102,6 +103,7 @@ export async function permitFor(
       permit === 'full' &&
       (room.hasWaited(lease) || (room.admits(lease) && (waiting < room.perTenant || !room.turns.contended(queueUrl, tenant)))),
     waitRetryMs: CAP_WAIT_RETRY_MS,
+    lastReceive: atReceiveLimit(lease.message, ctx.queueOf(queueUrl).maxReceiveCount),
     leaseLost: lease.lost,
     stopping: ctx.stop.signal.aborted,
   });
@@ -138,6 +140,7 @@ export async function rateSlotFor(ctx: WorkerContext, lease: Lease, read: GoodRe
     canWait: room.admits(lease),
     waitLimitMs: lease.receivedAt + SQS_MAX_HOLD_MS - HOLD_MARGIN_MS - now,
     fifo: isFifoQueue(lease.message.queueUrl),
+    lastReceive: atReceiveLimit(lease.message, ctx.queueOf(lease.message.queueUrl).maxReceiveCount),
     leaseLost: lease.lost,
     stopping: ctx.stop.signal.aborted,
   });

@@ -205,6 +205,7 @@ const permitFacts = (over: Partial<PermitFacts>): PermitFacts => ({
   capDelaySeconds: 7,
   canWait: false,
   waitRetryMs: 500,
+  lastReceive: false,
   leaseLost: false,
   stopping: false,
   ...over,
@@ -227,6 +228,11 @@ describe('afterPermit: the tenant cap, one row per rule', () => {
     [
       'every permit taken, no room left to wait here → deferred (re-sent, the receive not counted)',
       { permit: 'full' },
+      { kind: 'defer', reason: 'tenant "acme" has 5 job(s) running, its cap', delaySeconds: 7, limit: 'tenant-cap' },
+    ],
+    [
+      'every permit taken, room to wait, but on its last receive → deferred (held, a worker dying would let SQS redrive it)',
+      { permit: 'full', canWait: true, lastReceive: true },
       { kind: 'defer', reason: 'tenant "acme" has 5 job(s) running, its cap', delaySeconds: 7, limit: 'tenant-cap' },
     ],
     [
@@ -253,6 +259,7 @@ const rateFacts = (over: Partial<RateFacts>): RateFacts => ({
   canWait: false,
   waitLimitMs: 11 * 3_600_000,
   fifo: false,
+  lastReceive: false,
   leaseLost: false,
   stopping: false,
   ...over,
@@ -283,6 +290,16 @@ describe('afterRateSlot: the job rate limit, one row per rule', () => {
       'its slot is ahead, no room left to wait here → deferred until about then (at least 1 s), carrying its slot',
       { slot: { at: 3_500, reserved: true } },
       { kind: 'defer', reason, delaySeconds: 3, limit: 'rate-limit', rateSlotAt: 3_500 },
+    ],
+    [
+      'its slot is ahead, room to wait, but on its last receive → deferred, carrying its slot (held, a worker dying would let SQS redrive it)',
+      { slot: { at: 3_500, reserved: true }, canWait: true, lastReceive: true },
+      { kind: 'defer', reason, delaySeconds: 3, limit: 'rate-limit', rateSlotAt: 3_500 },
+    ],
+    [
+      'FIFO on its last receive: waits anyway (its group waits with it; a hand-back would re-send it to the back)',
+      { slot: { at: 1_400, reserved: true }, fifo: true, lastReceive: true },
+      { kind: 'wait', reason, limit: 'rate-limit', until: { at: 1_400 } },
     ],
     [
       'FIFO, no room: waits anyway (a re-sent copy would join the back of its group)',
