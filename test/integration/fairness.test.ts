@@ -255,11 +255,11 @@ describe('tenant caps (fleet-wide)', () => {
     expect(await queueCounts(sqs, dlqUrl)).toEqual(empty);
   });
 
-  it('a job on its last receive never waits held (a worker dying would let SQS redrive it): re-sent instead, not counted as an attempt', async () => {
+  it('a job past half its receives before the DLQ never waits held (each worker dying would spend one): re-sent instead, not counted as an attempt', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'caps-last', { maxReceiveCount: 2 });
     const n = 4;
     const { job, seen } = await cappedRun(queueUrl, n, 300);
-    // Spend each message's first receive: the worker's receive is then its last before SQS's redrive.
+    // Spend each message's first receive: the worker's is then its second of two, past half.
     const first = await drain(sqs, queueUrl, 1);
     expect(first).toHaveLength(n);
     await eventually(async () => (await queueCounts(sqs, queueUrl)).visible === n, 'the messages to come back', 30_000);
@@ -278,7 +278,7 @@ describe('tenant caps (fleet-wide)', () => {
     await worker.stop();
     expect(seen.ran.sort((x, y) => x - y)).toEqual([0, 1, 2, 3]);
     expect(seen.most).toBe(1);
-    // Room to wait, but none waited on its last receive: those over the cap were re-sent (their copies, with receives to spare, may wait).
+    // Room to wait, but none waited past half its receives: those over the cap were re-sent (their copies, on a first receive, may wait).
     const originals = new Set(first.map((m) => m.MessageId));
     expect(events.of('job:waiting').filter((e) => originals.has(e.messageId))).toEqual([]);
     expect(events.count('job:deferred')).toBeGreaterThan(0);

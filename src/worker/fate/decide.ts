@@ -6,6 +6,7 @@ import type { ClaimResult } from '../../ports/lock.js';
 import type { RateSlot } from '../../core/rate-limit.js';
 import { SQS_MAX_DELAY_SECONDS } from '../../core/sqs-limits.js';
 import { retryDelayMs } from './backoff.js';
+import { mayHold, type Receives } from './resend.js';
 import type { Execution } from '../run/execute.js';
 
 /**
@@ -37,7 +38,7 @@ export type Outcome =
   /**
    * Not run now (its tenant at its cap, or the job at its rate limit), and kept here instead: held
    * (the heartbeat keeps it), its claims let go, tried again when `until` says. Nothing is re-sent,
-   * and no receive spent unless the worker dies (never decided on a message's last receive).
+   * and no receive spent unless the worker dies (see mayHold).
    */
   | { readonly kind: 'wait'; readonly reason: string; readonly limit: Limit; readonly until: WaitUntil }
   /** The job (or its fan-out) was cancelled: deleted, not run again, recorded as cancelled. */
@@ -96,16 +97,15 @@ export interface PermitFacts {
   readonly canWait: boolean;
   /** How soon a waiting message asks again, for a permit freed on another worker. */
   readonly waitRetryMs: number;
-  /** SQS's redrive would move it to the DLQ on its next receive (atReceiveLimit). */
-  readonly lastReceive: boolean;
+  readonly receives: Receives;
   /** The heartbeat lost the lease while the permit was asked for. */
   readonly leaseLost: boolean;
   readonly stopping: boolean;
 }
 
 /**
- * After asking for a permit of the tenant's cap: 'run'; or, every permit taken, wait here for one (no receive
- * spent), or deferred when the room here is full or it is on its last receive (a worker dying would let SQS redrive it).
+ * After asking for a permit of the tenant's cap: 'run'; or, every permit taken, wait here for one (no
+ * receive spent), or deferred when the room here is full or it may not wait held (mayHold).
  */
 export function afterPermit(f: PermitFacts): Outcome | 'run' {
   if (f.leaseLost) return leaseLost('a permit of its tenant was being taken');
@@ -113,7 +113,7 @@ export function afterPermit(f: PermitFacts): Outcome | 'run' {
   // 'unavailable': memcached cannot be asked; the job runs without the cap rather than wait for it.
   if (f.permit !== 'full') return 'run';
   const reason = `tenant "${f.tenant}" has ${f.cap} job(s) running, its cap`;
-  if (!f.canWait || f.lastReceive) return { kind: 'defer', reason, delaySeconds: f.capDelaySeconds, limit: 'tenant-cap' };
+  if (!f.canWait || !mayHold(f.receives)) return { kind: 'defer', reason, delaySeconds: f.capDelaySeconds, limit: 'tenant-cap' };
   return { kind: 'wait', reason, limit: 'tenant-cap', until: { permitOf: f.tenant, retryMs: f.waitRetryMs } };
 }
 
@@ -124,21 +124,21 @@ export interface RateFacts {
   /** What is limited, for the reason: `job "x"`, or `job "x" for tenant "t"`. */
   readonly what: string;
   readonly perSecond: number;
-  /** There is room for one more message waiting here (a FIFO message waits anyway, even on its last receive: it holds its group). */
+  /** There is room for one more message waiting here (a FIFO message waits anyway, even past mayHold: it holds its group). */
   readonly canWait: boolean;
   /** How long it may still wait held: until HOLD_MARGIN_MS before SQS's 12-hour hold of it ends. */
   readonly waitLimitMs: number;
   /** A FIFO message is never re-sent (the copy would join the back of its group). */
   readonly fifo: boolean;
-  readonly lastReceive: boolean;
+  readonly receives: Receives;
   readonly leaseLost: boolean;
   readonly stopping: boolean;
 }
 
 /**
  * After asking for a start under the job's rate limit: 'run' when its slot is now; else wait here
- * for it (no receive spent), or, when the room here is full, it is on its last receive or its slot
- * is past what its hold allows, deferred until about then (at most 15 minutes), keeping its slot.
+ * for it (no receive spent), or, when the room here is full, it may not wait held (mayHold) or its
+ * slot is past what its hold allows, deferred until about then (at most 15 minutes), keeping its slot.
  */
 export function afterRateSlot(f: RateFacts): Outcome | 'run' {
   if (f.leaseLost) return leaseLost('its rate limit was being asked');
@@ -147,7 +147,7 @@ export function afterRateSlot(f: RateFacts): Outcome | 'run' {
   if (f.slot === 'unavailable' || (f.slot.reserved && f.slot.at <= f.now)) return 'run';
   const reason = `${f.what} is at its rate limit (${f.perSecond}/s)`;
   const withinHold = f.slot.at - f.now <= f.waitLimitMs;
-  if (withinHold && (f.fifo || (f.canWait && !f.lastReceive)))
+  if (withinHold && (f.fifo || (f.canWait && mayHold(f.receives))))
     return { kind: 'wait', reason, limit: 'rate-limit', until: { at: f.slot.at } };
   const delaySeconds = Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.ceil((f.slot.at - f.now) / 1000)));
   // FIFO: its group waits for it; past the hold, it goes back by visibility (a receive spent, the order kept).

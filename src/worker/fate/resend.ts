@@ -18,6 +18,23 @@ export function atReceiveLimit(m: ReceivedMessage, maxReceiveCount: number | und
   return maxReceiveCount !== undefined && m.receiveCount >= maxReceiveCount;
 }
 
+/** A message's receives: SQS's count (what its redrive policy counts, up to `max`) and the job's attempt (across re-sends). */
+export interface Receives {
+  readonly count: number;
+  readonly attempt: number;
+  readonly max: number | undefined;
+}
+
+/**
+ * Whether a job may wait held here. A held message spends a receive each time its worker dies, so
+ * one that has spent more than half its receives before the DLQ is deferred instead (a fresh
+ * count): crashes alone must not move a job that never failed to the DLQ. Once per budget: a job
+ * whose attempts reach `max` waits anyway, so a job that keeps failing still ends in the DLQ.
+ */
+export function mayHold(r: Receives): boolean {
+  return r.max === undefined || r.count <= r.max / 2 || r.attempt > r.max;
+}
+
 /**
  * The re-sent copy of `m`: the body untouched, the sender's attributes (as many as fit beside ours)
  * and X-Ray trace header, visible after `delaySeconds` (at most SQS's 900; FIFO queues have no

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { isFifoQueue } from '../../core/queue-url.js';
 import type { WorkerContext } from '../context.js';
 import { afterClaim, afterPermit, afterRateSlot, DEAD_LETTERED_COPY, type Outcome } from '../fate/decide.js';
-import { atReceiveLimit } from '../fate/resend.js';
+import type { Receives } from '../fate/resend.js';
 import { HOLD_MARGIN_MS, slotKept } from '../../core/rate-limit.js';
 import { SQS_MAX_HOLD_MS } from '../../core/sqs-limits.js';
-import { carriedRateSlot, isDeadLetteredCopy, originOf } from '../../core/delivery.js';
+import { attemptOf, carriedRateSlot, isDeadLetteredCopy, originOf } from '../../core/delivery.js';
 import { CapTurns } from '../cap-turns.js';
 import type { Lease } from '../hold/lease.js';
 import type { GoodReading } from './reading.js';
@@ -103,7 +103,7 @@ export async function permitFor(
       permit === 'full' &&
       (room.hasWaited(lease) || (room.admits(lease) && (waiting < room.perTenant || !room.turns.contended(queueUrl, tenant)))),
     waitRetryMs: CAP_WAIT_RETRY_MS,
-    lastReceive: atReceiveLimit(lease.message, ctx.queueOf(queueUrl).maxReceiveCount),
+    receives: receivesOf(ctx, lease),
     leaseLost: lease.lost,
     stopping: ctx.stop.signal.aborted,
   });
@@ -140,13 +140,19 @@ export async function rateSlotFor(ctx: WorkerContext, lease: Lease, read: GoodRe
     canWait: room.admits(lease),
     waitLimitMs: lease.receivedAt + SQS_MAX_HOLD_MS - HOLD_MARGIN_MS - now,
     fifo: isFifoQueue(lease.message.queueUrl),
-    lastReceive: atReceiveLimit(lease.message, ctx.queueOf(lease.message.queueUrl).maxReceiveCount),
+    receives: receivesOf(ctx, lease),
     leaseLost: lease.lost,
     stopping: ctx.stop.signal.aborted,
   });
   if (outcome !== 'run' && outcome.kind === 'wait' && slot !== 'unavailable' && slot.reserved) lease.rateSlotAt = slot.at;
   return outcome;
 }
+
+const receivesOf = (ctx: WorkerContext, lease: Lease): Receives => ({
+  count: lease.message.receiveCount,
+  attempt: attemptOf(lease.message),
+  max: ctx.queueOf(lease.message.queueUrl).maxReceiveCount,
+});
 
 /** This process's part of every token: 72 random bits, in base64url (never a `:`, which lock values use as a separator). */
 const TOKEN_PROCESS = randomBytes(9).toString('base64url');

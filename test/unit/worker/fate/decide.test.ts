@@ -205,7 +205,7 @@ const permitFacts = (over: Partial<PermitFacts>): PermitFacts => ({
   capDelaySeconds: 7,
   canWait: false,
   waitRetryMs: 500,
-  lastReceive: false,
+  receives: { count: 1, attempt: 1, max: 10 },
   leaseLost: false,
   stopping: false,
   ...over,
@@ -231,9 +231,39 @@ describe('afterPermit: the tenant cap, one row per rule', () => {
       { kind: 'defer', reason: 'tenant "acme" has 5 job(s) running, its cap', delaySeconds: 7, limit: 'tenant-cap' },
     ],
     [
-      'every permit taken, room to wait, but on its last receive → deferred (held, a worker dying would let SQS redrive it)',
-      { permit: 'full', canWait: true, lastReceive: true },
+      'every permit taken, room to wait, but past half its receives before the DLQ (6 of 10) → deferred (held, each worker that died would spend one)',
+      { permit: 'full', canWait: true, receives: { count: 6, attempt: 6, max: 10 } },
       { kind: 'defer', reason: 'tenant "acme" has 5 job(s) running, its cap', delaySeconds: 7, limit: 'tenant-cap' },
+    ],
+    [
+      'every permit taken, room to wait, half its receives spent (5 of 10) → waits',
+      { permit: 'full', canWait: true, receives: { count: 5, attempt: 5, max: 10 } },
+      {
+        kind: 'wait',
+        reason: 'tenant "acme" has 5 job(s) running, its cap',
+        limit: 'tenant-cap',
+        until: { permitOf: 'acme', retryMs: 500 },
+      },
+    ],
+    [
+      'past half its receives, but its attempts past the budget (deferred for this before) → waits: once per budget',
+      { permit: 'full', canWait: true, receives: { count: 6, attempt: 11, max: 10 } },
+      {
+        kind: 'wait',
+        reason: 'tenant "acme" has 5 job(s) running, its cap',
+        limit: 'tenant-cap',
+        until: { permitOf: 'acme', retryMs: 500 },
+      },
+    ],
+    [
+      'no redrive policy → waits, however often received',
+      { permit: 'full', canWait: true, receives: { count: 40, attempt: 40, max: undefined } },
+      {
+        kind: 'wait',
+        reason: 'tenant "acme" has 5 job(s) running, its cap',
+        limit: 'tenant-cap',
+        until: { permitOf: 'acme', retryMs: 500 },
+      },
     ],
     [
       'lease lost meanwhile → lost, whatever the permit',
@@ -259,7 +289,7 @@ const rateFacts = (over: Partial<RateFacts>): RateFacts => ({
   canWait: false,
   waitLimitMs: 11 * 3_600_000,
   fifo: false,
-  lastReceive: false,
+  receives: { count: 1, attempt: 1, max: 10 },
   leaseLost: false,
   stopping: false,
   ...over,
@@ -292,13 +322,13 @@ describe('afterRateSlot: the job rate limit, one row per rule', () => {
       { kind: 'defer', reason, delaySeconds: 3, limit: 'rate-limit', rateSlotAt: 3_500 },
     ],
     [
-      'its slot is ahead, room to wait, but on its last receive → deferred, carrying its slot (held, a worker dying would let SQS redrive it)',
-      { slot: { at: 3_500, reserved: true }, canWait: true, lastReceive: true },
+      'its slot is ahead, room to wait, but past half its receives before the DLQ → deferred, carrying its slot',
+      { slot: { at: 3_500, reserved: true }, canWait: true, receives: { count: 6, attempt: 6, max: 10 } },
       { kind: 'defer', reason, delaySeconds: 3, limit: 'rate-limit', rateSlotAt: 3_500 },
     ],
     [
-      'FIFO on its last receive: waits anyway (its group waits with it; a hand-back would re-send it to the back)',
-      { slot: { at: 1_400, reserved: true }, fifo: true, lastReceive: true },
+      'FIFO past half its receives: waits anyway (its group waits with it; a re-sent copy would join the back)',
+      { slot: { at: 1_400, reserved: true }, fifo: true, receives: { count: 9, attempt: 9, max: 10 } },
       { kind: 'wait', reason, limit: 'rate-limit', until: { at: 1_400 } },
     ],
     [
