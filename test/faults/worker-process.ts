@@ -118,14 +118,14 @@ if (lockLog) worker.on('job:lock-unavailable', (info) => appendFileSync(lockLog,
 // LOST_LOG: a line per lease lost ("<job id> <epoch ms> <reason>"): the visibility ran out (a slow server) or the lock was taken.
 const lostLog = env.LOST_LOG;
 if (lostLog) worker.on('heartbeat:lost', (info) => appendFileSync(lostLog, `${info.jobId ?? '?'} ${Date.now()} ${info.reason}\n`));
-// TRACE_LOG: a line per job event, "<epoch ms> <pid> <event> <job id> <attempt> <message id> <reason>",
+// TRACE_LOG: a line per job event, "<epoch ms> <pid> <event> <job id> <attempt> <message id> <delay s or -> <reason>",
 // to follow a job across kills (which receives each worker spent on it, and how).
 const traceLog = env.TRACE_LOG;
 if (traceLog) {
-  const line = (event: string, i: Partial<JobInfo> & { reason?: string; state?: string }) =>
+  const line = (event: string, i: Partial<JobInfo> & { reason?: string; state?: string; delaySeconds?: number }) =>
     appendFileSync(
       traceLog,
-      `${Date.now()} ${process.pid} ${event} ${i.jobId} ${i.attempt} ${i.messageId} ${(i.reason ?? i.state ?? '').replace(/\s+/g, '_')}\n`,
+      `${Date.now()} ${process.pid} ${event} ${i.jobId} ${i.attempt} ${i.messageId} ${i.delaySeconds ?? '-'} ${(i.reason ?? i.state ?? '').replace(/\s+/g, '_')}\n`,
     );
   worker.on('job:start', (i) => line('job:start', i));
   worker.on('job:succeeded', (i) => line('job:succeeded', i));
