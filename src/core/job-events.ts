@@ -67,8 +67,8 @@ export interface WorkerEvents {
   'job:deferred': [JobInfo & { reason: string; delaySeconds: number; limit: Limit }];
   /**
    * Its tenant was at its cap (tenantCaps) or the job at its rate limit (`limit` says which): kept
-   * here, held, to start when a permit frees or its turn comes (no receive spent, nothing re-sent;
-   * not past half its receives before the DLQ, when it is deferred instead). Emitted the first time it waits.
+   * here, held, to start when a permit frees or its turn comes (no receive spent, nothing re-sent).
+   * Past half its receives before the DLQ it is deferred instead (not on FIFO). Emitted the first time it waits.
    */
   'job:waiting': [JobInfo & { reason: string; limit: Limit }];
   /** A batch handler starts on `size` items of one key; `heldMs`: how long its oldest item was held. */

@@ -137,7 +137,7 @@ export interface JobSpec<Args extends z.ZodType> {
   /**
    * At most `perSecond` starts per second across every worker (memcached); `burst` may start
    * together after a quiet spell (default 1); `perTenant`: each tenant has the rate to itself.
-   * A job over it waits in the worker for its turn (nothing re-sent, no receive spent).
+   * A job over it waits in the worker for its turn (nothing re-sent), or is deferred to it (room full, past half its receives).
    */
   rateLimit?: RateLimitSpec;
   /** Jobs that run on an event are defined with `on` and take the event's payload (EventJobSpec). */

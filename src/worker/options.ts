@@ -93,7 +93,7 @@ export const workerOptionsSchema = z
      * sharing the permits (memcached's, or the `permits` option; standard queues). A job over its
      * tenant's cap waits in the worker (held, no slot, no receive spent) until a permit frees; with
      * `concurrency + prefetch` of its tenant's jobs waiting already (or past half its receives
-     * before the DLQ), it is deferred instead: re-sent once, delayed to about its turn (from how
+     * before the DLQ), it is deferred instead: re-sent, delayed to about its turn (from how
      * fast the tenant's jobs start in that worker; `capDelaySeconds` until that is known). Neither counts as an attempt. A batch job's
      * handler call takes one permit of each capped tenant it holds items of; items of a tenant at
      * its cap wait in their batch.

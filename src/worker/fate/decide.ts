@@ -6,7 +6,7 @@ import type { ClaimResult } from '../../ports/lock.js';
 import type { RateSlot } from '../../core/rate-limit.js';
 import { SQS_MAX_DELAY_SECONDS } from '../../core/sqs-limits.js';
 import { retryDelayMs } from './backoff.js';
-import { mayHold, type Receives } from './resend.js';
+import { mayHold, NOT_HELD, type Receives } from './resend.js';
 import type { Execution } from '../run/execute.js';
 
 /**
@@ -113,8 +113,10 @@ export function afterPermit(f: PermitFacts): Outcome | 'run' {
   // 'unavailable': memcached cannot be asked; the job runs without the cap rather than wait for it.
   if (f.permit !== 'full') return 'run';
   const reason = `tenant "${f.tenant}" has ${f.cap} job(s) running, its cap`;
-  if (!f.canWait || !mayHold(f.receives)) return { kind: 'defer', reason, delaySeconds: f.capDelaySeconds, limit: 'tenant-cap' };
-  return { kind: 'wait', reason, limit: 'tenant-cap', until: { permitOf: f.tenant, retryMs: f.waitRetryMs } };
+  if (f.canWait && mayHold(f.receives))
+    return { kind: 'wait', reason, limit: 'tenant-cap', until: { permitOf: f.tenant, retryMs: f.waitRetryMs } };
+  const why = f.canWait ? reason + NOT_HELD : reason;
+  return { kind: 'defer', reason: why, delaySeconds: f.capDelaySeconds, limit: 'tenant-cap' };
 }
 
 export interface RateFacts {
@@ -147,13 +149,14 @@ export function afterRateSlot(f: RateFacts): Outcome | 'run' {
   if (f.slot === 'unavailable' || (f.slot.reserved && f.slot.at <= f.now)) return 'run';
   const reason = `${f.what} is at its rate limit (${f.perSecond}/s)`;
   const withinHold = f.slot.at - f.now <= f.waitLimitMs;
-  if (withinHold && (f.fifo || (f.canWait && mayHold(f.receives))))
-    return { kind: 'wait', reason, limit: 'rate-limit', until: { at: f.slot.at } };
+  const held = f.fifo || mayHold(f.receives);
+  if (withinHold && (f.fifo || f.canWait) && held) return { kind: 'wait', reason, limit: 'rate-limit', until: { at: f.slot.at } };
   const delaySeconds = Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.ceil((f.slot.at - f.now) / 1000)));
   // FIFO: its group waits for it; past the hold, it goes back by visibility (a receive spent, the order kept).
   if (f.fifo) return { kind: 'hand-back', reason: `${reason}: its turn is past the 12-hour hold`, delaySeconds, abandoned: false };
   // Re-sent to come back about then, carrying its reserved slot (a slot it does not keep would push its turn further off).
-  return { kind: 'defer', reason, delaySeconds, limit: 'rate-limit', ...(f.slot.reserved ? { rateSlotAt: f.slot.at } : {}) };
+  const why = withinHold && f.canWait && !held ? reason + NOT_HELD : reason;
+  return { kind: 'defer', reason: why, delaySeconds, limit: 'rate-limit', ...(f.slot.reserved ? { rateSlotAt: f.slot.at } : {}) };
 }
 
 export interface RunFacts {

@@ -28,12 +28,17 @@ export interface Receives {
 /**
  * Whether a job may wait held here. A held message spends a receive each time its worker dies, so
  * one that has spent more than half its receives before the DLQ is deferred instead (a fresh
- * count): crashes alone must not move a job that never failed to the DLQ. Once per budget: a job
- * whose attempts reach `max` waits anyway, so a job that keeps failing still ends in the DLQ.
+ * count), so crashes alone do not use up its budget. Once per budget: a copy that carries at least
+ * half a budget of prior receives (one deferred so) may wait, so a job that keeps failing still
+ * ends in the DLQ, and a queue with maxReceiveCount 1 (no receive to spare) never re-sends for it.
  */
 export function mayHold(r: Receives): boolean {
-  return r.max === undefined || r.count <= r.max / 2 || r.attempt > r.max;
+  if (r.max === undefined || r.count <= r.max / 2) return true;
+  return r.attempt - r.count >= Math.floor(r.max / 2);
 }
+
+/** Said with a deferral that mayHold refused. */
+export const NOT_HELD = '; past half its receives before the DLQ, not held';
 
 /**
  * The re-sent copy of `m`: the body untouched, the sender's attributes (as many as fit beside ours)

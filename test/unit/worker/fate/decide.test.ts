@@ -233,7 +233,12 @@ describe('afterPermit: the tenant cap, one row per rule', () => {
     [
       'every permit taken, room to wait, but past half its receives before the DLQ (6 of 10) → deferred (held, each worker that died would spend one)',
       { permit: 'full', canWait: true, receives: { count: 6, attempt: 6, max: 10 } },
-      { kind: 'defer', reason: 'tenant "acme" has 5 job(s) running, its cap', delaySeconds: 7, limit: 'tenant-cap' },
+      {
+        kind: 'defer',
+        reason: 'tenant "acme" has 5 job(s) running, its cap; past half its receives before the DLQ, not held',
+        delaySeconds: 7,
+        limit: 'tenant-cap',
+      },
     ],
     [
       'every permit taken, room to wait, half its receives spent (5 of 10) → waits',
@@ -246,8 +251,38 @@ describe('afterPermit: the tenant cap, one row per rule', () => {
       },
     ],
     [
-      'past half its receives, but its attempts past the budget (deferred for this before) → waits: once per budget',
+      'past half its receives, but a copy carrying half a budget of prior receives (deferred so before) → waits: once per budget',
       { permit: 'full', canWait: true, receives: { count: 6, attempt: 11, max: 10 } },
+      {
+        kind: 'wait',
+        reason: 'tenant "acme" has 5 job(s) running, its cap',
+        limit: 'tenant-cap',
+        until: { permitOf: 'acme', retryMs: 500 },
+      },
+    ],
+    [
+      'an odd budget (5): its third receive is past half → deferred',
+      { permit: 'full', canWait: true, receives: { count: 3, attempt: 3, max: 5 } },
+      {
+        kind: 'defer',
+        reason: 'tenant "acme" has 5 job(s) running, its cap; past half its receives before the DLQ, not held',
+        delaySeconds: 7,
+        limit: 'tenant-cap',
+      },
+    ],
+    [
+      'an odd budget (5): the copy deferred so (2 prior receives) waits on its third receive: once per budget',
+      { permit: 'full', canWait: true, receives: { count: 3, attempt: 5, max: 5 } },
+      {
+        kind: 'wait',
+        reason: 'tenant "acme" has 5 job(s) running, its cap',
+        limit: 'tenant-cap',
+        until: { permitOf: 'acme', retryMs: 500 },
+      },
+    ],
+    [
+      'maxReceiveCount 1: no receive to spare, so it waits (a re-send would come back the same, for ever)',
+      { permit: 'full', canWait: true, receives: { count: 1, attempt: 1, max: 1 } },
       {
         kind: 'wait',
         reason: 'tenant "acme" has 5 job(s) running, its cap',
@@ -324,7 +359,13 @@ describe('afterRateSlot: the job rate limit, one row per rule', () => {
     [
       'its slot is ahead, room to wait, but past half its receives before the DLQ → deferred, carrying its slot',
       { slot: { at: 3_500, reserved: true }, canWait: true, receives: { count: 6, attempt: 6, max: 10 } },
-      { kind: 'defer', reason, delaySeconds: 3, limit: 'rate-limit', rateSlotAt: 3_500 },
+      {
+        kind: 'defer',
+        reason: `${reason}; past half its receives before the DLQ, not held`,
+        delaySeconds: 3,
+        limit: 'rate-limit',
+        rateSlotAt: 3_500,
+      },
     ],
     [
       'FIFO past half its receives: waits anyway (its group waits with it; a re-sent copy would join the back)',
