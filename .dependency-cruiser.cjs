@@ -13,10 +13,17 @@ module.exports = {
     },
     {
       name: 'sdk-only-in-adapters',
-      comment: 'The AWS SDK, memjs and OpenTelemetry are used only by adapters (src/adapters/, the SDK clients included).',
+      comment: 'The AWS SDK and OpenTelemetry are used only by adapters (src/adapters/, the SDK clients included).',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/adapters/' },
-      to: { path: '(^|/)node_modules/(@aws-sdk/|@smithy/|memjs/|@opentelemetry/)' },
+      to: { path: '(^|/)node_modules/(@aws-sdk/|@smithy/|@opentelemetry/)' },
+    },
+    {
+      name: 'sockets-only-in-adapters',
+      comment: 'Raw sockets (node:net: the memcached client) are opened only by adapters.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/adapters/' },
+      to: { dependencyTypes: ['core'], path: '^(node:)?net$' },
     },
     {
       name: 'cdk-only-in-cdk',
@@ -52,7 +59,7 @@ module.exports = {
       name: 'ports-not-to-adapters',
       severity: 'error',
       from: { path: '^src/ports/' },
-      to: { path: '^src/adapters/|node_modules/(@aws-sdk/|memjs/)' },
+      to: { path: '^src/adapters/|node_modules/@aws-sdk/' },
     },
     {
       name: 'core-is-vocabulary',

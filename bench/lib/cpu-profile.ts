@@ -27,7 +27,7 @@ export function bucketOf(url: string, functionName: string): string | undefined 
     return 'V8 / native, other';
   }
   if (url.includes('/@aws-sdk/') || url.includes('/@smithy/') || url.includes('/@aws-crypto/')) return 'AWS SDK';
-  if (url.includes('/memjs/')) return 'memcached client (memjs)';
+  if (url.includes('/memjs/') || /\/src\/adapters\/memcached-(?:client|server|wire)\./.test(url)) return 'memcached client';
   if (url.includes('/zod/')) return 'zod';
   if (url.includes('/pino')) return 'pino';
   if (url.includes('/node_modules/')) return 'other packages';

@@ -22,7 +22,7 @@ export function memcachedAllowances(m: MemcachedCalls, prefixed: (name: string) 
       const window = allowanceWindow(allowance, now);
       const expires = Math.min(MAX_RELATIVE_EXPIRY_S, Math.max(1, Math.ceil(((window.index + 1) * window.ms - now) / 1000)) + 60);
       try {
-        const { value } = await m.call((c) => c.increment(counter(key, window.index), count, { initial: count, expires }));
+        const value = await m.call((c) => c.increment(counter(key, window.index), count, count, expires));
         if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new Error(`memcached incr answered ${String(value)}`);
         return m.ok(withinAllowance(allowance, count, value));
       } catch (error) {

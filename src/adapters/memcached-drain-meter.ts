@@ -17,7 +17,7 @@ export function memcachedDrainMeter(m: MemcachedCalls, prefixed: (name: string) 
   const add = async (key: string, count: number, expires: number) => {
     if (!Number.isSafeInteger(count) || count <= 0) return;
     try {
-      await m.call((c) => c.increment(key, count, { initial: count, expires }));
+      await m.call((c) => c.increment(key, count, count, expires));
       m.ok(undefined);
     } catch (error) {
       m.failed(undefined, error);
@@ -25,8 +25,8 @@ export function memcachedDrainMeter(m: MemcachedCalls, prefixed: (name: string) 
   };
   const read = async (key: string) => {
     try {
-      const { value } = await m.call((c) => c.get(key));
-      const count = value === null ? undefined : Number(value.toString());
+      const value = await m.call((c) => c.get(key));
+      const count = value === null ? undefined : Number(value);
       return m.ok(count !== undefined && Number.isSafeInteger(count) ? count : undefined);
     } catch (error) {
       return m.failed(undefined, error);

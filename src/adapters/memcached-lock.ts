@@ -81,23 +81,22 @@ export class MemcachedLock implements JobLock {
     const key = this.key(jobId);
     try {
       if (message !== undefined && message.receiveCount > 1) {
-        const { value } = await this.#m.call((c) => c.get(this.deadLetteredKey(message.messageId)));
+        const value = await this.#m.call((c) => c.get(this.deadLetteredKey(message.messageId)));
         if (value !== null) return this.#m.ok('dead-lettered');
       }
       if (message?.parentId !== undefined) {
-        const { value } = await this.#m.call((c) => c.get(this.key(message.parentId!)));
-        if (value?.toString().startsWith(CANCELLED)) return this.#m.ok('cancelled');
+        const value = await this.#m.call((c) => c.get(this.key(message.parentId!)));
+        if (value?.startsWith(CANCELLED)) return this.#m.ok('cancelled');
       }
       const origin = message === undefined ? undefined : (message.originId ?? message.messageId);
       const value = origin === undefined ? RUNNING + token : `${RUNNING}${token}:${origin}`;
       for (let tries = 0; tries < 2; tries++) {
-        if (await this.#m.call((c) => c.add(key, value, { expires: ttlSeconds }))) return this.#m.ok('claimed');
-        const { value: found } = await this.#m.call((c) => c.get(key));
+        if (await this.#m.call((c) => c.add(key, value, ttlSeconds))) return this.#m.ok('claimed');
+        const found = await this.#m.call((c) => c.get(key));
         if (found === null) continue; // expired between add and get: try once more
-        const text = found.toString();
-        if (text.startsWith(DONE)) return this.#m.ok('completed');
-        if (text.startsWith(CANCELLED)) return this.#m.ok('cancelled');
-        const holder = holderMessageId(text);
+        if (found.startsWith(DONE)) return this.#m.ok('completed');
+        if (found.startsWith(CANCELLED)) return this.#m.ok('cancelled');
+        const holder = holderMessageId(found);
         return this.#m.ok(holder !== undefined && origin !== undefined && holder !== origin ? 'running-copy' : 'running');
       }
       return this.#m.ok('running');
@@ -110,9 +109,9 @@ export class MemcachedLock implements JobLock {
   async extend(jobId: string, token: string, ttlSeconds: number): Promise<ExtendResult> {
     const key = this.key(jobId);
     try {
-      const { value } = await this.#m.call((c) => c.get(key));
-      if (value?.toString().startsWith(CANCELLED)) return this.#m.ok('cancelled');
-      if (value === null || !heldBy(value.toString(), token)) return this.#m.ok('lost');
+      const value = await this.#m.call((c) => c.get(key));
+      if (value?.startsWith(CANCELLED)) return this.#m.ok('cancelled');
+      if (value === null || !heldBy(value, token)) return this.#m.ok('lost');
       await this.#m.call((c) => c.touch(key, ttlSeconds));
       return this.#m.ok('held');
     } catch (error) {
@@ -123,14 +122,14 @@ export class MemcachedLock implements JobLock {
   /** Sets the key to `done:<token>`; see JobLock.complete. */
   async complete(jobId: string, token: string, ttlSeconds: number): Promise<boolean> {
     try {
-      await this.#m.call((c) => c.set(this.key(jobId), DONE + token, { expires: ttlSeconds }));
+      await this.#m.call((c) => c.set(this.key(jobId), DONE + token, ttlSeconds));
       return this.#m.ok(true);
     } catch (error) {
       return this.#m.failed(false, error);
     }
   }
 
-  /** Deletes the key if this token still holds it; one that failed is tried again after 1 s and 5 s. See JobLock.release. */
+  /** Deletes the key if this token still holds it (with the version read: CAS); one that failed is tried again after 1 s and 5 s. See JobLock.release. */
   async release(jobId: string, token: string): Promise<boolean> {
     if (await this.#release(jobId, token)) return true;
     // A lock left behind would hold the job until its TTL: its next deliveries would read "running
@@ -147,8 +146,9 @@ export class MemcachedLock implements JobLock {
   async #release(jobId: string, token: string): Promise<boolean> {
     const key = this.key(jobId);
     try {
-      const { value } = await this.#m.call((c) => c.get(key));
-      if (value !== null && heldBy(value.toString(), token)) await this.#m.call((c) => c.delete(key));
+      // Deleted only as it was read (CAS): a lock that expired meanwhile and was claimed elsewhere stays.
+      const found = await this.#m.call((c) => c.getWithCas(key));
+      if (found !== null && heldBy(found.value, token)) await this.#m.call((c) => c.deleteIf(key, found.cas));
       return this.#m.ok(true);
     } catch (error) {
       return this.#m.failed(false, error);
@@ -157,7 +157,7 @@ export class MemcachedLock implements JobLock {
 
   async markDeadLettered(messageId: string, ttlSeconds: number): Promise<boolean> {
     try {
-      await this.#m.call((c) => c.set(this.deadLetteredKey(messageId), '1', { expires: ttlSeconds }));
+      await this.#m.call((c) => c.set(this.deadLetteredKey(messageId), '1', ttlSeconds));
       return this.#m.ok(true);
     } catch (error) {
       return this.#m.failed(false, error);
@@ -166,7 +166,7 @@ export class MemcachedLock implements JobLock {
 
   async cancel(jobId: string, ttlSeconds: number): Promise<boolean> {
     try {
-      await this.#m.call((c) => c.set(this.key(jobId), CANCELLED + new Date().toISOString(), { expires: ttlSeconds }));
+      await this.#m.call((c) => c.set(this.key(jobId), CANCELLED + new Date().toISOString(), ttlSeconds));
       return this.#m.ok(true);
     } catch (error) {
       return this.#m.failed(false, error);

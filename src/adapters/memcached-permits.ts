@@ -16,7 +16,7 @@ export function memcachedPermits(m: MemcachedCalls, slotKey: (key: string, index
         const first = Math.floor(Math.random() * cap);
         for (let i = 0; i < cap; i++) {
           const index = (first + i) % cap;
-          if (await m.call((c) => c.add(slotKey(key, index), token, { expires: ttlSeconds }))) return m.ok(index);
+          if (await m.call((c) => c.add(slotKey(key, index), token, ttlSeconds))) return m.ok(index);
         }
         return m.ok('full' as const);
       } catch (error) {
@@ -25,16 +25,17 @@ export function memcachedPermits(m: MemcachedCalls, slotKey: (key: string, index
     },
     extend: async (key, index, token, ttlSeconds) => {
       try {
-        const { value } = await m.call((c) => c.get(slotKey(key, index)));
-        if (value !== null && value.toString() === token) await m.call((c) => c.touch(slotKey(key, index), ttlSeconds));
+        const value = await m.call((c) => c.get(slotKey(key, index)));
+        if (value !== null && value === token) await m.call((c) => c.touch(slotKey(key, index), ttlSeconds));
       } catch (error) {
         m.failed(undefined, error);
       }
     },
     release: async (key, index, token) => {
       try {
-        const { value } = await m.call((c) => c.get(slotKey(key, index)));
-        if (value !== null && value.toString() === token) await m.call((c) => c.delete(slotKey(key, index)));
+        // Deleted only as it was read (CAS): a permit that expired meanwhile and was taken elsewhere stays.
+        const found = await m.call((c) => c.getWithCas(slotKey(key, index)));
+        if (found !== null && found.value === token) await m.call((c) => c.deleteIf(slotKey(key, index), found.cas));
       } catch (error) {
         m.failed(undefined, error);
       }

@@ -23,7 +23,7 @@ export function memcachedRateLimits(m: MemcachedCalls, prefixed: (name: string) 
       try {
         const slot = await reserveSlot(limit, now, async (window, initial, g) => {
           const expires = Math.min(MAX_RELATIVE_EXPIRY_S, Math.max(1, Math.ceil(((window + 1) * g.windowMs - now) / 1000)) + 60);
-          const { value } = await m.call((c) => c.increment(counter(key, grid, window), 1, { initial, expires }));
+          const value = await m.call((c) => c.increment(counter(key, grid, window), 1, initial, expires));
           if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new Error(`memcached incr answered ${String(value)}`);
           return value;
         });

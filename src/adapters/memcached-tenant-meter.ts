@@ -45,10 +45,10 @@ export function memcachedTenantMeter(m: MemcachedCalls, prefixed: (name: string)
   /** Closed slots' reports, by key (dropped once older than any read looks). */
   const closed = new Map<string, { readonly slot: number; readonly reports: readonly TenantReport[] }>();
   const readSlot = async (k: string): Promise<TenantReport[]> => {
-    const { value } = await m.call((c) => c.get(k));
+    const value = await m.call((c) => c.get(k));
     const reports: TenantReport[] = [];
     if (value === null) return reports;
-    for (const line of value.toString().split('\n')) {
+    for (const line of value.split('\n')) {
       if (line === '') continue;
       const parsed = reportSchema.safeParse(safeJson(line));
       if (parsed.success) reports.push(parsed.data);
@@ -62,9 +62,10 @@ export function memcachedTenantMeter(m: MemcachedCalls, prefixed: (name: string)
       try {
         // The slot's first report adds its key; the others append to it. (Not append first:
         // memcached answers an append to a missing key with an error.)
-        m.ok((await m.call((c) => c.add(k, line, { expires: EXPIRES_SECONDS }))) || (await m.call((c) => c.append(k, line))));
+        m.ok((await m.call((c) => c.add(k, line, EXPIRES_SECONDS))) || (await m.call((c) => c.append(k, line))));
       } catch (error) {
-        // memcached answered (the key is full): this report is dropped; memcached is up.
+        // memcached answered with an error status: this report is dropped; memcached is up. (A key
+        // already full answers the append with false: the report is dropped too.)
         if (isMemcachedAnswer(error)) return;
         m.failed(undefined, error);
       }

@@ -3,7 +3,7 @@ import * as elasticache from 'aws-cdk-lib/aws-elasticache';
 import type { Construct } from 'constructs';
 
 /**
- * A one-node ElastiCache memcached that only the workers reach (memjs has no ElastiCache
+ * A one-node ElastiCache memcached that only the workers reach (the memcached client has no ElastiCache
  * auto-discovery, and the lock fails open if the node is lost); returns its host:port and security group.
  */
 export function addMemcached(

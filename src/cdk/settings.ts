@@ -29,7 +29,7 @@ export const settingsSchema = z
     metricsNamespace: z.string().regex(/^[A-Za-z0-9.\-_/#:]{1,255}$/),
     /** Create an ElastiCache memcached cluster, or use an existing host:port. */
     memcached: z.union([
-      // One node: memjs has no ElastiCache auto-discovery, and the lock fails open if it is lost.
+      // One node: the memcached client has no ElastiCache auto-discovery, and the lock fails open if it is lost.
       z.object({ create: z.literal(true), nodeType: z.string() }).strict(),
       z.object({ endpoint: z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port') }).strict(),
     ]),

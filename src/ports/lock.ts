@@ -29,8 +29,11 @@
  * would otherwise read as "exists" and skip a job that nobody runs. Implementations answer
  * 'unavailable' (or false) rather than throw.
  *
- * memjs has no CAS, so extend and release read the key and then write it: in the narrow gap
- * between, a lock that just expired and was claimed elsewhere could be touched or deleted.
+ * Extend and release read the key and then write it. Release deletes only the version it read
+ * (memcached's CAS, on unless memcached runs with `-C`, ElastiCache's `cas_disabled`), so a lock
+ * that expired meanwhile and was claimed elsewhere is never deleted;
+ * memcached's touch takes no CAS, so in the narrow gap of an extend such a lock could have its TTL
+ * renewed once (it is held a little longer, never lost).
  */
 export type ClaimResult =
   /** This claim holds the job id now. */

@@ -103,3 +103,12 @@ export function droppingProxy(targetPort: number, drops = 1): Promise<{ port: nu
     else pipeTo(client, targetPort, track).pipe(client);
   });
 }
+
+/** A loopback proxy to memcached that passes its replies on a few bytes at a time (a reply cut across reads). */
+export function choppingProxy(targetPort: number, pieceBytes = 5): Promise<{ port: number; close: () => Promise<void> }> {
+  return loopbackProxy((client, track) => {
+    pipeTo(client, targetPort, track).on('data', (chunk: Buffer) => {
+      for (let at = 0; at < chunk.length; at += pieceBytes) client.write(chunk.subarray(at, at + pieceBytes));
+    });
+  });
+}

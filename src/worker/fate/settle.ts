@@ -78,10 +78,13 @@ async function carryOut(
 
   switch (outcome.kind) {
     case 'succeeded': {
-      if (lock !== undefined) await ctx.lock.complete(lock.jobId, lock.token, ctx.config.completedTtlSeconds);
+      // The done mark need not come before the delete: until it lands, a copy reads "running", never a job to run.
+      const marked =
+        lock && ctx.lock.complete(lock.jobId, lock.token, ctx.config.completedTtlSeconds).catch((e) => ctx.onError('lock complete', e));
       report.succeeded(outcome.waitMs, outcome.processMs);
       if (await recordEnd(ctx, lease, info, { kind: 'succeeded', result: outcome.result })) await remove();
       else await giveBack(ifFails('count', vt));
+      await marked;
       return;
     }
     case 'duplicate': {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ATTR_DLQ_REASON } from '../../../../src/core/dead-letter.js';
 import { ATTR_PRIOR_RECEIVES } from '../../../../src/core/delivery.js';
@@ -65,6 +65,34 @@ describe('settle: each outcome, carried out', () => {
     expect(h.memory.peek(h.url)).toEqual([]);
     expect(await claimAgain(h, info)).toBe('completed');
     expect(h.events).toEqual(['job:succeeded']);
+  });
+
+  it('succeeded: the delete does not wait for the done mark; until it lands, a copy reads "running", never a job to run', async () => {
+    const h = await harness();
+    const { lease, info } = await h.take();
+    const complete = h.ctx.lock.complete.bind(h.ctx.lock);
+    let land: () => void = () => {};
+    vi.spyOn(h.ctx.lock, 'complete').mockImplementation(
+      (...args) => new Promise<boolean>((resolve) => (land = () => resolve(complete(...args)))),
+    );
+    const settled = settle(h.ctx, lease, info, { kind: 'succeeded', waitMs: 1, processMs: 1 });
+    await vi.waitFor(async () => {
+      await h.ctx.deletes.flush();
+      expect(h.memory.peek(h.url)).toEqual([]);
+    });
+    expect(await claimAgain(h, info)).toBe('running-copy');
+    land();
+    await settled;
+    expect(await claimAgain(h, info)).toBe('completed');
+  });
+
+  it('succeeded: a done mark that rejects (a lock breaking its contract) is reported, and the job still ends', async () => {
+    const h = await harness();
+    const { lease, info } = await h.take();
+    vi.spyOn(h.ctx.lock, 'complete').mockRejectedValue(new Error('custom lock bug'));
+    await h.settle(lease, info, { kind: 'succeeded', waitMs: 1, processMs: 1 });
+    expect(h.memory.peek(h.url)).toEqual([]);
+    expect(h.errors).toEqual(['lock complete']);
   });
 
   it('duplicate: deleted, the lock left as it was', async () => {

@@ -1,0 +1,65 @@
+import { MemcachedServer } from './memcached-server.js';
+import { expiryExtras, incrementExtras, Op, parseServers, storeExtras } from './memcached-wire.js';
+
+/**
+ * A memcached client: `host:port[,host:port]` (port 11211 when left out), a key's server chosen as
+ * memjs chooses it (its string hash modulo the server count), so workers on an older sqs-jobs find
+ * the same locks. Values are UTF-8 strings; expiries in seconds (0: none). A request fails on a
+ * connection error or when its connection is stuck (`timeoutMs` with nothing moving on it, or 4×
+ * `timeoutMs`); memcached's error answers reject with a
+ * MemcachedStatusError; misses and refusals answer null or false.
+ */
+export class MemcachedClient {
+  readonly #servers: MemcachedServer[];
+
+  constructor(servers: string, timeoutMs: number) {
+    this.#servers = parseServers(servers).map(({ host, port }) => new MemcachedServer(host, port, timeoutMs));
+  }
+
+  #server(key: string): MemcachedServer {
+    const servers = this.#servers;
+    if (servers.length === 1) return servers[0]!;
+    let hash = 0;
+    for (let i = 0; i < key.length; i++) hash = (31 * hash + key.charCodeAt(i)) << 0;
+    return servers[Math.abs(hash) % servers.length]!;
+  }
+
+  get(key: string): Promise<string | null> {
+    return this.#server(key).send(Op.GetQ, key, undefined, undefined);
+  }
+  /** Stores `value` unless the key exists: false when it does. */
+  add(key: string, value: string, expires: number): Promise<boolean> {
+    return this.#server(key).send(Op.AddQ, key, storeExtras(expires), value);
+  }
+  set(key: string, value: string, expires: number): Promise<void> {
+    return this.#server(key).send(Op.SetQ, key, storeExtras(expires), value);
+  }
+  /** False when the key does not exist. */
+  touch(key: string, expires: number): Promise<boolean> {
+    return this.#server(key).send(Op.Touch, key, expiryExtras(expires), undefined);
+  }
+  /** The value and its version (CAS), for deleteIf(); null when the key does not exist. */
+  getWithCas(key: string): Promise<{ readonly value: string; readonly cas: bigint } | null> {
+    return this.#server(key).send(Op.GetQ, key, undefined, undefined, 'read');
+  }
+  /** False when the key did not exist. */
+  delete(key: string): Promise<boolean> {
+    return this.#server(key).send(Op.DeleteQ, key, undefined, undefined);
+  }
+  /** Deletes the key only as it was when read (its `cas` from getWithCas()): false when it changed or is gone. */
+  deleteIf(key: string, cas: bigint): Promise<boolean> {
+    return this.#server(key).send(Op.DeleteQ, key, undefined, undefined, cas);
+  }
+  /** Adds `amount`; a missing key is created holding `initial`. The counter's value after. */
+  increment(key: string, amount: number, initial: number, expires: number): Promise<number> {
+    return this.#server(key).send(Op.Increment, key, incrementExtras(amount, initial, expires), undefined);
+  }
+  /** Appends to an existing key's value: false when the key does not exist. */
+  append(key: string, value: string): Promise<boolean> {
+    return this.#server(key).send(Op.AppendQ, key, undefined, value);
+  }
+
+  close(): void {
+    for (const s of this.#servers) s.close();
+  }
+}

@@ -1,0 +1,213 @@
+import { connect, type Socket } from 'node:net';
+import { encode, INVALID_ARGUMENTS, isQuiet, MAX_KEY_BYTES, MemcachedStatusError, Op, Request } from './memcached-wire.js';
+
+const ignore = () => {};
+
+/** The requests of one write, in order, and when it left. */
+interface Batch {
+  readonly at: number;
+  readonly requests: Request[];
+  /** The first not answered yet. */
+  next: number;
+}
+
+/** The requests made in one tick, written together at its end. */
+interface Tick {
+  readonly requests: Request[];
+  readonly chunks: Buffer[];
+  quiet: boolean;
+}
+
+/**
+ * One memcached server: one socket, opened on the first request and again after a failure. The
+ * requests of one tick leave in one write (ended by a NOOP when any is quiet); replies come in
+ * order, so each is matched by walking the requests written before it. A connection found stuck
+ * (#checkDeadline) is destroyed, and every request on it fails.
+ */
+export class MemcachedServer {
+  #socket: Socket | undefined;
+  /** Written and not all answered, oldest first. */
+  #batches: Batch[] = [];
+  #tick: Tick | undefined;
+  #partial: Buffer | undefined;
+  #opaque = 0;
+  #watch: NodeJS.Timeout | undefined;
+  /** When the deadline was last checked (performance.now()). */
+  #checkedAt = 0;
+  /** The last check was skipped as late. */
+  #skipped = false;
+  /** When bytes last came or went on the socket (performance.now()). */
+  #movedAt = 0;
+  #closed = false;
+
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    readonly timeoutMs: number,
+  ) {}
+
+  send<T>(op: Op, key: string, extras: Buffer | undefined, value: string | undefined, cas?: bigint | 'read'): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('the memcached client is closed'));
+    return new Promise<T>((resolve, reject) => {
+      // memcached answers a longer key with "invalid arguments" and closes the connection, failing
+      // every other request on it: refused here with the answer it would give.
+      if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw new MemcachedStatusError(op, INVALID_ARGUMENTS);
+      const opaque = this.#nextOpaque();
+      // Encoded first: a request that cannot be (it throws, and rejects) leaves nothing queued.
+      const chunk = encode(op, opaque, key, extras, value, typeof cas === 'bigint' ? cas : 0n);
+      const tick = this.#tick ?? this.#startTick();
+      tick.requests.push(new Request(opaque, op, resolve as (value: never) => void, reject, cas === 'read'));
+      tick.chunks.push(chunk);
+      if (isQuiet(op)) tick.quiet = true;
+    });
+  }
+
+  #nextOpaque(): number {
+    this.#opaque = (this.#opaque + 1) >>> 0;
+    return this.#opaque;
+  }
+
+  #startTick(): Tick {
+    const tick: Tick = { requests: [], chunks: [], quiet: false };
+    this.#tick = tick;
+    process.nextTick(() => this.#flush());
+    return tick;
+  }
+
+  #flush(): void {
+    const tick = this.#tick!;
+    this.#tick = undefined;
+    if (tick.quiet) {
+      const opaque = this.#nextOpaque();
+      tick.requests.push(new Request(opaque, Op.Noop, ignore, ignore));
+      tick.chunks.push(encode(Op.Noop, opaque, '', undefined, undefined));
+    }
+    const socket = this.#socket ?? this.#connect();
+    this.#batches.push({ at: performance.now(), requests: tick.requests, next: 0 });
+    socket.write(tick.chunks.length === 1 ? tick.chunks[0]! : Buffer.concat(tick.chunks));
+    this.#movedAt = performance.now();
+    if (this.#closed) socket.end(); // close() came in this tick: its requests still go
+    if (this.#watch === undefined) {
+      this.#checkedAt = performance.now();
+      this.#watch = setInterval(() => this.#checkDeadline(), this.#checkEveryMs).unref();
+    }
+  }
+
+  get #checkEveryMs(): number {
+    return Math.max(10, this.timeoutMs / 4);
+  }
+
+  #connect(): Socket {
+    const socket = connect({ host: this.host, port: this.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000 });
+    this.#socket = socket;
+    socket.on('data', (chunk: Buffer) => this.#read(socket, chunk));
+    socket.on('error', (error) => this.#fail(socket, error));
+    socket.on('close', () => this.#fail(socket, new Error(`memcached ${this.host}:${this.port} closed the connection`)));
+    return socket;
+  }
+
+  #read(socket: Socket, chunk: Buffer): void {
+    try {
+      this.#movedAt = performance.now();
+      this.#readReplies(socket, chunk);
+    } catch (error) {
+      socket.destroy(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  #readReplies(socket: Socket, chunk: Buffer): void {
+    const buf = this.#partial === undefined ? chunk : Buffer.concat([this.#partial, chunk]);
+    this.#partial = undefined;
+    let at = 0;
+    while (buf.length - at >= 24) {
+      const end = at + 24 + buf.readUInt32BE(at + 8);
+      if (buf.length < end) break;
+      if (buf[at] !== 0x81) return void socket.destroy(new Error('memcached sent something that is not a binary-protocol reply'));
+      const from = at + 24 + buf[at + 4]! + buf.readUInt16BE(at + 2);
+      if (!this.#answer(buf.readUInt32BE(at + 12), buf.readUInt16BE(at + 6), buf, at, from, end)) {
+        return void socket.destroy(new Error('memcached answered a request out of order'));
+      }
+      at = end;
+    }
+    // A reply cut between reads: kept (copied, not the whole read) until the rest comes.
+    if (at < buf.length) this.#partial = Buffer.from(buf.subarray(at));
+  }
+
+  /**
+   * Match a reply with its request; the quiet ones written before it were passed over. False, and
+   * nothing settled, when it answers no request due (then the connection is out of step).
+   */
+  #answer(opaque: number, status: number, body: Buffer, at: number, from: number, to: number): boolean {
+    const batches = this.#batches;
+    // Find it first: a quiet request is taken as done only once a later reply proves it was passed over.
+    let b = 0;
+    let i = batches[0]?.next ?? 0;
+    for (;;) {
+      const batch = batches[b];
+      if (batch === undefined) return false;
+      if (i === batch.requests.length) {
+        b++;
+        i = batches[b]?.next ?? 0;
+        continue;
+      }
+      const r = batch.requests[i]!;
+      if (r.opaque === opaque) break;
+      if (!isQuiet(r.op)) return false;
+      i++;
+    }
+    for (let batch = batches[0]!; ; batch = batches[0]!) {
+      const r = batch.requests[batch.next++]!;
+      if (batch.next === batch.requests.length) batches.shift();
+      if (r.opaque === opaque) {
+        r.answer(status, body, at, from, to);
+        return true;
+      }
+      r.passed();
+    }
+  }
+
+  /**
+   * Fail the connection when it is stuck: its oldest request waited `timeoutMs` while nothing came
+   * or went on the socket, or `4 × timeoutMs` whatever the traffic (a busy connection that still
+   * moves is given the time a loaded memcached, or a loaded host, takes). Not on a check that comes
+   * late: the event loop was held up (a busy or paused process), and replies that came meanwhile
+   * may wait unread; the next check, after they are read, decides.
+   */
+  #checkDeadline(): void {
+    const now = performance.now();
+    // One late check is skipped, never two in a row: between two interval callbacks Node reads the
+    // sockets, so the next check sees every reply that came (a loop always this busy still fails).
+    const late = now - this.#checkedAt > 2 * this.#checkEveryMs && !this.#skipped;
+    this.#skipped = late;
+    this.#checkedAt = now;
+    const oldest = this.#batches[0];
+    if (oldest === undefined) {
+      clearInterval(this.#watch);
+      this.#watch = undefined;
+      return;
+    }
+    const waited = now - oldest.at;
+    const idle = now - this.#movedAt > this.timeoutMs;
+    if (!late && ((idle && waited > this.timeoutMs) || waited > 4 * this.timeoutMs)) {
+      const ms = Math.round(waited);
+      this.#socket?.destroy(new Error(`memcached ${this.host}:${this.port} did not answer in ${ms} ms (timeout ${this.timeoutMs} ms)`));
+    }
+  }
+
+  /** The socket failed or closed: every request written to it fails; the next request opens a new one. */
+  #fail(socket: Socket, error: Error): void {
+    if (this.#socket !== socket) return;
+    this.#socket = undefined;
+    socket.destroy();
+    const batches = this.#batches;
+    this.#batches = [];
+    this.#partial = undefined;
+    for (const b of batches) for (let i = b.next; i < b.requests.length; i++) b.requests[i]!.reject(error);
+  }
+
+  /** Ends the connection once the requests written are answered; later requests are refused. */
+  close(): void {
+    this.#closed = true;
+    if (this.#tick === undefined) this.#socket?.end();
+  }
+}
