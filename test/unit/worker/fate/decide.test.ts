@@ -18,6 +18,7 @@ import {
   type RateFacts,
   type RunFacts,
 } from '../../../../src/worker/fate/decide.js';
+import { mayHold, type Receives } from '../../../../src/worker/fate/resend.js';
 import { COUNT_RETRY_SECONDS, ifFails } from '../../../../src/worker/fate/fallback.js';
 import { blocksGroup, retriesInPlace } from '../../../../src/worker/fate/outcome-rules.js';
 import type { AbortCode } from '../../../../src/worker/hold/lease.js';
@@ -211,94 +212,47 @@ const permitFacts = (over: Partial<PermitFacts>): PermitFacts => ({
   ...over,
 });
 
+const capReason = 'tenant "acme" has 5 job(s) running, its cap';
+const capWait: Outcome = { kind: 'wait', reason: capReason, limit: 'tenant-cap', until: { permitOf: 'acme', retryMs: 500 } };
+
+describe('mayHold: whether a job may wait held, by its receives (count of max, attempt across re-sends)', () => {
+  const rows: [string, Receives, boolean][] = [
+    ['half its receives spent (5 of 10)', { count: 5, attempt: 5, max: 10 }, true],
+    ['past half (6 of 10) → not held', { count: 6, attempt: 6, max: 10 }, false],
+    [
+      'past half, a copy carrying half a budget of prior receives (deferred so once) → held: once per budget',
+      { count: 6, attempt: 11, max: 10 },
+      true,
+    ],
+    ['an odd budget: 3 of 5 is past half → not held', { count: 3, attempt: 3, max: 5 }, false],
+    ['an odd budget: the copy deferred so (2 prior receives) → held on its third receive', { count: 3, attempt: 5, max: 5 }, true],
+    ['maxReceiveCount 1: no receive to spare, a re-send would come back the same for ever → held', { count: 1, attempt: 1, max: 1 }, true],
+    ['no redrive policy → held, however often received', { count: 40, attempt: 40, max: undefined }, true],
+  ];
+  it.each(rows)('%s', (_name, receives, expected) => {
+    expect(mayHold(receives)).toBe(expected);
+  });
+});
+
 describe('afterPermit: the tenant cap, one row per rule', () => {
   const rows: [string, Partial<PermitFacts>, Outcome | 'run'][] = [
     ['a permit → run', {}, 'run'],
     ['memcached cannot be asked → run without the cap rather than stuck', { permit: 'unavailable' }, 'run'],
-    [
-      'every permit taken, room to wait here → waits, held (no receive spent, nothing re-sent)',
-      { permit: 'full', canWait: true },
-      {
-        kind: 'wait',
-        reason: 'tenant "acme" has 5 job(s) running, its cap',
-        limit: 'tenant-cap',
-        until: { permitOf: 'acme', retryMs: 500 },
-      },
-    ],
+    ['every permit taken, room to wait here → waits, held (no receive spent, nothing re-sent)', { permit: 'full', canWait: true }, capWait],
     [
       'every permit taken, no room left to wait here → deferred (re-sent, the receive not counted)',
       { permit: 'full' },
-      { kind: 'defer', reason: 'tenant "acme" has 5 job(s) running, its cap', delaySeconds: 7, limit: 'tenant-cap' },
+      { kind: 'defer', reason: capReason, delaySeconds: 7, limit: 'tenant-cap' },
     ],
     [
       'every permit taken, room to wait, but past half its receives before the DLQ (6 of 10) → deferred (held, each worker that died would spend one)',
       { permit: 'full', canWait: true, receives: { count: 6, attempt: 6, max: 10 } },
-      {
-        kind: 'defer',
-        reason: 'tenant "acme" has 5 job(s) running, its cap; past half its receives before the DLQ, not held',
-        delaySeconds: 7,
-        limit: 'tenant-cap',
-      },
+      { kind: 'defer', reason: `${capReason}; past half its receives before the DLQ, not held`, delaySeconds: 7, limit: 'tenant-cap' },
     ],
     [
       'every permit taken, room to wait, half its receives spent (5 of 10) → waits',
       { permit: 'full', canWait: true, receives: { count: 5, attempt: 5, max: 10 } },
-      {
-        kind: 'wait',
-        reason: 'tenant "acme" has 5 job(s) running, its cap',
-        limit: 'tenant-cap',
-        until: { permitOf: 'acme', retryMs: 500 },
-      },
-    ],
-    [
-      'past half its receives, but a copy carrying half a budget of prior receives (deferred so before) → waits: once per budget',
-      { permit: 'full', canWait: true, receives: { count: 6, attempt: 11, max: 10 } },
-      {
-        kind: 'wait',
-        reason: 'tenant "acme" has 5 job(s) running, its cap',
-        limit: 'tenant-cap',
-        until: { permitOf: 'acme', retryMs: 500 },
-      },
-    ],
-    [
-      'an odd budget (5): its third receive is past half → deferred',
-      { permit: 'full', canWait: true, receives: { count: 3, attempt: 3, max: 5 } },
-      {
-        kind: 'defer',
-        reason: 'tenant "acme" has 5 job(s) running, its cap; past half its receives before the DLQ, not held',
-        delaySeconds: 7,
-        limit: 'tenant-cap',
-      },
-    ],
-    [
-      'an odd budget (5): the copy deferred so (2 prior receives) waits on its third receive: once per budget',
-      { permit: 'full', canWait: true, receives: { count: 3, attempt: 5, max: 5 } },
-      {
-        kind: 'wait',
-        reason: 'tenant "acme" has 5 job(s) running, its cap',
-        limit: 'tenant-cap',
-        until: { permitOf: 'acme', retryMs: 500 },
-      },
-    ],
-    [
-      'maxReceiveCount 1: no receive to spare, so it waits (a re-send would come back the same, for ever)',
-      { permit: 'full', canWait: true, receives: { count: 1, attempt: 1, max: 1 } },
-      {
-        kind: 'wait',
-        reason: 'tenant "acme" has 5 job(s) running, its cap',
-        limit: 'tenant-cap',
-        until: { permitOf: 'acme', retryMs: 500 },
-      },
-    ],
-    [
-      'no redrive policy → waits, however often received',
-      { permit: 'full', canWait: true, receives: { count: 40, attempt: 40, max: undefined } },
-      {
-        kind: 'wait',
-        reason: 'tenant "acme" has 5 job(s) running, its cap',
-        limit: 'tenant-cap',
-        until: { permitOf: 'acme', retryMs: 500 },
-      },
+      capWait,
     ],
     [
       'lease lost meanwhile → lost, whatever the permit',
