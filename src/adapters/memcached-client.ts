@@ -1,6 +1,9 @@
 import { MemcachedServer } from './memcached-server.js';
 import { expiryExtras, incrementExtras, Op, parseServers, storeExtras } from './memcached-wire.js';
 
+/** An increment that keeps losing the race to create its counter (each time gone again before it asks) gives up. */
+const MAX_INCREMENT_TRIES = 3;
+
 /**
  * A memcached client: `host:port[,host:port]` (port 11211 when left out), a key's server chosen as
  * memjs chooses it (its string hash modulo the server count), so workers on an older sqs-jobs find
@@ -51,8 +54,17 @@ export class MemcachedClient {
     return this.#server(key).send(Op.DeleteQ, key, undefined, undefined, cas);
   }
   /** Adds `amount`; a missing key is created holding `initial`. The counter's value after. */
-  increment(key: string, amount: number, initial: number, expires: number): Promise<number> {
-    return this.#server(key).send(Op.Increment, key, incrementExtras(amount, initial, expires), undefined);
+  async increment(key: string, amount: number, initial: number, expires: number): Promise<number> {
+    const server = this.#server(key);
+    const extras = incrementExtras(amount, initial, expires);
+    // memcached creates a missing counter by a miss, then an add: a connection whose add lost to
+    // another's is answered null (nothing done), and asks again, now finding the counter.
+    for (let tries = 1; ; tries++) {
+      const value = await server.send<number | null>(Op.Increment, key, extras, undefined);
+      if (value !== null) return value;
+      if (tries === MAX_INCREMENT_TRIES)
+        throw new Error(`memcached did not store counter ${key} in ${tries} tries (created and gone each time)`);
+    }
   }
   /** Appends to an existing key's value: false when the key does not exist. */
   append(key: string, value: string): Promise<boolean> {

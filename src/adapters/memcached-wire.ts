@@ -30,6 +30,7 @@ export const MAX_KEY_BYTES = 250;
 const STATUS_TEXT: Readonly<Record<number, string>> = {
   3: 'value too large',
   4: 'invalid arguments',
+  5: 'not stored',
   6: 'non-numeric value',
   129: 'unknown command',
   130: 'out of memory',
@@ -87,6 +88,8 @@ export class Request {
     // add: the key exists; delete with a CAS: the item changed since it was read.
     else if (status === EXISTS && (op === Op.Add || op === Op.AddQ || op === Op.Delete || op === Op.DeleteQ)) resolve(false);
     else if (status === NOT_STORED && (op === Op.Add || op === Op.AddQ || op === Op.Append || op === Op.AppendQ)) resolve(false);
+    // incr of a missing key: another connection created it between this one's miss and its add.
+    else if (status === NOT_STORED && op === Op.Increment) resolve(null);
     else this.reject(new MemcachedStatusError(op, status));
   }
 

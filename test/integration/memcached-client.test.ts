@@ -74,6 +74,24 @@ describe('MemcachedClient on a real memcached', () => {
     });
   });
 
+  it('counts every increment when several connections create the same counter at once', async () => {
+    // memcached's binary incr creates a missing counter in two steps (a miss, then an add): two
+    // connections that both miss race, and the loser is answered "not stored". Each must still count.
+    const others = Array.from({ length: 3 }, () => new MemcachedClient(LOCAL_MEMCACHED, 2_000));
+    const clients = [client, ...others];
+    try {
+      for (let round = 0; round < 20; round++) {
+        const counters = Array.from({ length: 50 }, k);
+        const answers = await Promise.all(counters.flatMap((counter) => clients.map((c) => c.increment(counter, 1, 1, 60))));
+        for (let i = 0; i < counters.length; i++) {
+          expect(answers.slice(i * clients.length, (i + 1) * clients.length).sort()).toEqual([1, 2, 3, 4]);
+        }
+      }
+    } finally {
+      for (const c of others) c.close();
+    }
+  });
+
   it('round-trips a value of 100 KB', async () => {
     const key = k();
     const value = 'x'.repeat(100_000);
