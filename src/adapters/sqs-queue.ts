@@ -64,7 +64,7 @@ export class SqsQueuePort implements QueuePort {
       receiptHandle: m.ReceiptHandle ?? '',
       body: m.Body ?? '',
       receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 1),
-      sentAt: new Date(Number(m.Attributes?.SentTimestamp ?? Date.now())),
+      sentAt: Number(m.Attributes?.SentTimestamp ?? Date.now()),
       groupId: m.Attributes?.MessageGroupId,
       attributes: compactAttributes(m.MessageAttributes),
       awsTraceHeader: m.Attributes?.AWSTraceHeader,

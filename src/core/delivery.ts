@@ -42,10 +42,9 @@ export function attemptOf(m: ReceivedMessage): number {
   return m.receiveCount + (numberAttribute(m, ATTR_PRIOR_RECEIVES) ?? 0);
 }
 
-/** When the job was first sent: the first message's SentTimestamp, carried over re-sends. */
-export function firstSentAt(m: ReceivedMessage): Date {
-  const carried = numberAttribute(m, ATTR_FIRST_SENT_AT);
-  return carried === undefined ? m.sentAt : new Date(carried);
+/** When the job was first sent (ms since the epoch): the first message's SentTimestamp, carried over re-sends. */
+export function firstSentAt(m: ReceivedMessage): number {
+  return numberAttribute(m, ATTR_FIRST_SENT_AT) ?? m.sentAt;
 }
 
 /** The MessageId the job's lock names: the first message's, carried over re-sends. */

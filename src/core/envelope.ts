@@ -124,7 +124,7 @@ export type Decoded =
  * Decode a body. Never throws: a body that is not a v1 envelope comes back with the reason.
  * `fallback` supplies the id (SQS MessageId) and enqueue time (SentTimestamp) when the body has none.
  */
-export function decodeEnvelope(body: string, fallback: { messageId: string; sentAt: Date }, events: EventRouting = NO_EVENTS): Decoded {
+export function decodeEnvelope(body: string, fallback: { messageId: string; sentAt: number }, events: EventRouting = NO_EVENTS): Decoded {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -192,7 +192,7 @@ export function decodeEnvelope(body: string, fallback: { messageId: string; sent
       id,
       job,
       args: e.args,
-      enqueuedAt: e.enqueuedAt ?? fallback.sentAt.toISOString(),
+      enqueuedAt: e.enqueuedAt ?? new Date(fallback.sentAt).toISOString(),
       ...(e.tenant === undefined ? {} : { tenant: e.tenant }),
       ...(e.track ? { track: true } : {}),
       ...(e.parent === undefined ? {} : { parent: e.parent }),

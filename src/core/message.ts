@@ -21,7 +21,8 @@ export interface ReceivedMessage {
   readonly body: string;
   /** SQS ApproximateReceiveCount: 1 on first delivery. */
   readonly receiveCount: number;
-  readonly sentAt: Date;
+  /** SQS SentTimestamp: when it was sent, in ms since the epoch. */
+  readonly sentAt: number;
   readonly groupId: string | undefined;
   readonly attributes: MessageAttributes;
   /** The X-Ray trace header SQS keeps as a system attribute (`AWSTraceHeader`), when the sender set one. */

@@ -51,7 +51,7 @@ export function describeDeadLetter(m: ReceivedMessage): DeadLetter {
     error: attr(m, ATTR_DLQ_ERROR),
     deadLetteredAt: attr(m, ATTR_DLQ_AT),
     sourceQueueUrl: attr(m, ATTR_DLQ_SOURCE),
-    sentAt: m.sentAt.toISOString(),
+    sentAt: new Date(m.sentAt).toISOString(),
   };
 }
 

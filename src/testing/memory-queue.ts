@@ -9,7 +9,7 @@ interface Stored {
   readonly body: string;
   readonly attributes: OutgoingMessage['attributes'];
   readonly groupId: string | undefined;
-  readonly sentAt: Date;
+  readonly sentAt: number;
   readonly awsTraceHeader: string | undefined;
   visibleAt: number;
   receiveCount: number;
@@ -104,7 +104,7 @@ export class MemoryQueue implements QueuePort {
       body: message.body,
       attributes: message.attributes,
       groupId: message.groupId,
-      sentAt: new Date(now),
+      sentAt: now,
       awsTraceHeader: message.awsTraceHeader,
       visibleAt: now + (message.delaySeconds ?? 0) * 1000,
       receiveCount: 0,

@@ -8,8 +8,7 @@ import { Batching } from './batch/batching.js';
 import { CapTurns } from './cap-turns.js';
 import type { WorkerContext } from './context.js';
 import { Fate } from './fate/conclude.js';
-import { internalError, type Outcome } from './fate/decide.js';
-import type { JobInfo } from '../core/job-events.js';
+import { internalError } from './fate/decide.js';
 import type { Lease } from './hold/lease.js';
 import { ReceiveCapacity } from './intake/capacity.js';
 import { type Intake, pollQueue } from './intake/poller.js';
@@ -21,7 +20,7 @@ import { type QueueState, queueState, resolveDeadLetterQueue } from './queue-sta
 import { describeLease, readOnce } from './run/read.js';
 import type { Reading } from './run/reading.js';
 import type { WaitRoom } from './run/claim.js';
-import { runJob } from './run/runner.js';
+import { runJob, type RunEnded } from './run/runner.js';
 import { handleSignals, shutdown } from './shutdown.js';
 import { buildContext } from './wiring.js';
 
@@ -199,24 +198,25 @@ export class Worker extends EventSource<WorkerEvents> {
       return;
     }
     this.#activity.started(lease);
-    let over = false;
-    const ended = (info: JobInfo, outcome: Outcome) => {
-      over = true;
-      // The slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background.
-      try {
-        this.#activity.ended(lease);
-        this.#fate.conclude(lease, info, outcome);
-      } catch (error) {
-        this.#error('run', error);
-      }
-      this.#dispatch();
-    };
-    runJob(this.#ctx, lease, read, ended, this.#room).catch((error: unknown) => {
+    runJob(this.#ctx, lease, read, this.#ended, this.#room).catch((error: unknown) => {
       // runJob is written not to throw; if it does before its run ended, hand the message back rather than lose track of it.
       this.#error('run', error);
-      if (!over) ended(describeLease(this.config.jobs, lease), internalError(toError(error), this.config.visibilityTimeoutSeconds));
+      if (this.#activity.running.has(lease)) {
+        this.#ended(lease, describeLease(this.config.jobs, lease), internalError(toError(error), this.config.visibilityTimeoutSeconds));
+      }
     });
   }
+
+  /** Every run's end (one function for all the jobs held): the slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background. */
+  readonly #ended: RunEnded = (lease, info, outcome) => {
+    try {
+      this.#activity.ended(lease);
+      this.#fate.conclude(lease, info, outcome);
+    } catch (error) {
+      this.#error('run', error);
+    }
+    this.#dispatch();
+  };
 
   /** Messages that may wait here without being counted against receiving more: concurrency + prefetch. The room is twice that. */
   get #freeRoom(): number {

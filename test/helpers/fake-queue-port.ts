@@ -84,7 +84,7 @@ export function message(n: number, queueUrl = 'http://127.0.0.1:4566/1/q'): Rece
     receiptHandle: `rh${n}`,
     body: '{}',
     receiveCount: 1,
-    sentAt: new Date(),
+    sentAt: Date.now(),
     groupId: undefined,
     attributes: {},
   };

@@ -119,6 +119,6 @@ export async function inMemoryWorker(
 /** runJob() until its run has ended: the info and outcome it told, or its rejection. */
 export function runToEnd(ctx: WorkerContext, lease: Lease, read: Reading, room?: WaitRoom): Promise<{ info: JobInfo; outcome: Outcome }> {
   return new Promise((resolve, reject) => {
-    runJob(ctx, lease, read, (info, outcome) => resolve({ info, outcome }), room).catch(reject);
+    runJob(ctx, lease, read, (_lease, info, outcome) => resolve({ info, outcome }), room).catch(reject);
   });
 }

@@ -9,7 +9,7 @@ import { endedWhileHeld, type HeldItem } from './held-item.js';
 import { sleep } from '../../core/sleep.js';
 import { slotKept } from '../../core/rate-limit.js';
 import { type Execution, execute } from '../run/execute.js';
-import type { AbortCode, Interruptible } from '../hold/lease.js';
+import type { AbortCode, AbortWatcher, Interruptible } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
 import { carriedBy } from '../run/reading.js';
 import { takeFlushPermits } from './flush-permits.js';
@@ -37,18 +37,18 @@ export class BatchRun implements Interruptible {
     return this.signal.aborted ? (this.signal.reason as SqsJobsError) : undefined;
   }
 
-  whenAborted(fn: (() => void) | undefined): void {
-    this.#whenAborted = fn;
+  whenAborted(watcher: AbortWatcher | undefined): void {
+    this.#whenAborted = watcher;
   }
 
-  #whenAborted: (() => void) | undefined;
+  #whenAborted: AbortWatcher | undefined;
 
   abort(code: AbortCode, message: string): void {
     if (this.signal.aborted) return;
     this.#controller.abort(new SqsJobsError(code, message));
     const watcher = this.#whenAborted;
     this.#whenAborted = undefined;
-    watcher?.();
+    watcher?.onAbort();
   }
 }
 
@@ -140,7 +140,7 @@ async function flush(ctx: WorkerContext, run: BatchRun, held: readonly HeldItem[
   const info = { jobName: job.name, key, queueUrl: items[0]!.queueUrl, size: items.length };
   ctx.emit('batch:start', { ...info, heldMs: now - Math.min(...items.map((i) => i.heldAt)) });
   const waits = items.map((item) => {
-    const waitMs = Math.max(0, now - firstSentAt(item.lease.message).getTime());
+    const waitMs = Math.max(0, now - firstSentAt(item.lease.message));
     ctx.emit('job:start', { ...item.read.info, waitMs });
     if (item.lease.tracking !== undefined) ctx.status?.tracker.running(item.read.info, item.lease.tracking);
     return waitMs;

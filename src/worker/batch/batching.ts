@@ -86,13 +86,15 @@ export class Batching {
             return this.#fate.conclude(lease, read.info, next);
           }
           this.#buffer.add(job, key, { lease, read, heldAt: lease.receivedAt, queueUrl: lease.message.queueUrl });
-          const onAbort = () => {
-            this.#aborted = true;
-            this.#wakeOnce();
-            if (!lease.lost) lease.whenAborted(onAbort); // aborted otherwise (e.g. stopping): still watch for its loss
+          const watcher = {
+            onAbort: () => {
+              this.#aborted = true;
+              this.#wakeOnce();
+              if (!lease.lost) lease.whenAborted(watcher); // aborted otherwise (e.g. stopping): still watch for its loss
+            },
           };
-          if (lease.abortReason === undefined) lease.whenAborted(onAbort);
-          else onAbort(); // lost while it was being claimed
+          if (lease.abortReason === undefined) lease.whenAborted(watcher);
+          else watcher.onAbort(); // lost while it was being claimed
         },
         (error: unknown) => {
           this.#ctx.onError('batch admit', error);

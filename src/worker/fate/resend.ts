@@ -60,7 +60,7 @@ export function resentMessage(
   const prior = attemptOf(m) - (o.countThisReceive === false ? 1 : 0);
   const ours: Record<string, MessageAttribute> = {
     [ATTR_PRIOR_RECEIVES]: { DataType: 'Number', StringValue: String(prior) },
-    [ATTR_FIRST_SENT_AT]: { DataType: 'Number', StringValue: String(firstSentAt(m).getTime()) },
+    [ATTR_FIRST_SENT_AT]: { DataType: 'Number', StringValue: String(firstSentAt(m)) },
     [ATTR_ORIGIN]: { DataType: 'String', StringValue: originOf(m) },
     ...(o.deadLettered ? { [ATTR_DEAD_LETTERED]: { DataType: 'String', StringValue: 'true' } } : {}),
     ...(o.rateSlotAt === undefined ? {} : { [ATTR_RATE_SLOT]: { DataType: 'Number', StringValue: String(Math.round(o.rateSlotAt)) } }),

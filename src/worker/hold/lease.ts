@@ -24,8 +24,13 @@ export interface Abortable {
 export interface Interruptible extends Abortable {
   /** The reason it was aborted with, once it was. */
   readonly abortReason: SqsJobsError | undefined;
-  /** Call `fn` once when it is aborted (one watcher; undefined removes it). */
-  whenAborted(fn: (() => void) | undefined): void;
+  /** Tell `watcher` once when it is aborted (one watcher; undefined removes it). */
+  whenAborted(watcher: AbortWatcher | undefined): void;
+}
+
+/** What whenAborted tells: an object, so a run watching its lease needs no closure. */
+export interface AbortWatcher {
+  onAbort(): void;
 }
 
 /** The dedupe lock on a message's job id, held while its job runs. */
@@ -80,7 +85,7 @@ export class Lease implements Interruptible {
   /** Made on first use (a handler that reads ctx.signal): most messages are settled without anyone asking for one. */
   #controller: AbortController | undefined;
   #reason: SqsJobsError | undefined;
-  #whenAborted: (() => void) | undefined;
+  #whenAborted: AbortWatcher | undefined;
 
   constructor(
     readonly message: ReceivedMessage,
@@ -132,8 +137,8 @@ export class Lease implements Interruptible {
     return this.#reason;
   }
 
-  whenAborted(fn: (() => void) | undefined): void {
-    this.#whenAborted = fn;
+  whenAborted(watcher: AbortWatcher | undefined): void {
+    this.#whenAborted = watcher;
   }
 
   /** The lease ended elsewhere (SQS refused it, its visibility ran out, its lock was taken): this worker must not delete the message. */
@@ -170,6 +175,6 @@ export class Lease implements Interruptible {
     }
     const watcher = this.#whenAborted;
     this.#whenAborted = undefined;
-    watcher?.();
+    watcher?.onAbort();
   }
 }

@@ -29,50 +29,55 @@ export interface ExecuteOptions {
 }
 
 /**
- * Run `handler` under the signal of `lease` (a message's lease, or a batch's run): resolve as soon
- * as it settles, or as soon as the signal fires (then after at most `graceMs` more). Never rejects.
+ * Run `handler` under the signal of `lease` (a batch's run): resolve as soon as it settles, or as
+ * soon as the signal fires (then after at most `graceMs` more). Never rejects.
  */
 export function execute(handler: () => unknown, lease: Interruptible, o: ExecuteOptions): Promise<Execution> {
-  return new Promise<Execution>((resolve) => watch(handler, lease, o, resolve));
+  return new Promise<Execution>((resolve) => new Awaited(lease, o, handler, resolve).run());
 }
 
 /**
- * execute() for a caller that holds thousands of runs at once: `ended` is called once, with how
- * the run ended, and no promise waits on each run besides the handler's own. `ended` is called at
- * once when the signal fired before the handler could start.
+ * One handler run, watched: its timeout, its signal, its result, whichever ends it first; then
+ * `ended` is called once, with how. A class to extend rather than closures: the worker's run of a
+ * message is one of these (run/runner.ts), one object for as long as the handler runs, for every
+ * job a worker holds. `ended` is called at once when the signal fired before the handler could start.
  */
-export function watch(handler: () => unknown, lease: Interruptible, o: ExecuteOptions, ended: (execution: Execution) => void): void {
-  // Never start a handler whose signal already fired (shutdown or a lost lease meanwhile).
-  if (lease.abortReason !== undefined) ended(aborted(lease, false, 0));
-  else new Watch(lease, o, ended).run(handler);
-}
-
-/**
- * One handler run, watched: its timeout, its signal, its result, whichever ends it first. One
- * object per run rather than a closure per step: it lives as long as the handler runs, for every
- * job a worker holds.
- */
-class Watch {
-  readonly #startedAt = Date.now();
-  #ended: ((execution: Execution) => void) | undefined;
+export abstract class Watched<L extends Interruptible = Interruptible> {
+  #startedAt = 0;
+  #over = false;
   #timeout: NodeJS.Timeout | undefined;
   #grace: NodeJS.Timeout | undefined;
 
   constructor(
-    readonly lease: Interruptible,
-    readonly o: ExecuteOptions,
-    ended: (execution: Execution) => void,
-  ) {
-    this.#ended = ended;
-  }
+    readonly lease: L,
+    /** Abort the lease with JOB_TIMEOUT after this long. */
+    readonly timeoutMs: number | undefined,
+    /** After the signal fires, how long the handler may take to settle before it is abandoned. */
+    readonly graceMs: number,
+  ) {}
 
-  run(handler: () => unknown): void {
-    const { lease, o } = this;
-    if (o.timeoutMs !== undefined) this.#timeout = setTimeout(() => lease.abort('JOB_TIMEOUT', timeoutMessage(o)), o.timeoutMs);
-    lease.whenAborted(this.#onAbort);
+  /** Call the handler. */
+  protected abstract call(): unknown;
+
+  /** Called once, with how the run ended. */
+  protected abstract ended(execution: Execution): void;
+
+  /** What a timeout says (made only then). */
+  abstract timeoutMessage(): string;
+
+  /** Start the handler (never one whose signal already fired: shutdown or a lost lease meanwhile). */
+  run(): void {
+    const lease = this.lease;
+    if (lease.abortReason !== undefined) {
+      this.#finish(aborted(lease, false, 0));
+      return;
+    }
+    this.#startedAt = Date.now();
+    if (this.timeoutMs !== undefined) this.#timeout = setTimeout(timedOut, this.timeoutMs, this);
+    lease.whenAborted(this);
     try {
-      // Inside the try too: a returned promise whose `then` or `constructor` getter throws fails the run, never execute().
-      Promise.resolve(handler()).then(
+      // Inside the try too: a returned promise whose `then` or `constructor` getter throws fails the run, never the worker.
+      Promise.resolve(this.call()).then(
         (value) => this.#settled(value, false),
         (error: unknown) => this.#settled(error, true),
       );
@@ -81,10 +86,10 @@ class Watch {
     }
   }
 
-  /** The outcome now follows the signal; wait a little for a handler that honours it. */
-  readonly #onAbort = (): void => {
-    this.#grace = setTimeout(() => this.#finish(aborted(this.lease, true, this.#startedAt)), this.o.graceMs);
-  };
+  /** The lease's signal fired: the outcome now follows it; wait a little for a handler that honours it. */
+  onAbort(): void {
+    this.#grace = setTimeout(abandoned, this.graceMs, this);
+  }
 
   #settled(value: unknown, threw: boolean): void {
     const processMs = Date.now() - this.#startedAt;
@@ -93,14 +98,52 @@ class Watch {
     else this.#finish({ kind: 'returned', value, processMs });
   }
 
+  /** Once: an abandoned handler settling late has its result go nowhere. */
   #finish(execution: Execution): void {
-    const ended = this.#ended;
-    if (ended === undefined) return; // an abandoned handler settling late: its result has nowhere to go
-    this.#ended = undefined;
+    if (this.#over) return;
+    this.#over = true;
     if (this.#timeout !== undefined) clearTimeout(this.#timeout);
     if (this.#grace !== undefined) clearTimeout(this.#grace);
     this.lease.whenAborted(undefined);
-    ended(execution);
+    this.ended(execution);
+  }
+
+  /** The grace after the signal ran out: the handler is abandoned. */
+  abandon(): void {
+    this.#finish(aborted(this.lease, true, this.#startedAt));
+  }
+}
+
+// Timer callbacks given the run as their argument: no closure per run.
+function timedOut(w: Watched): void {
+  w.lease.abort('JOB_TIMEOUT', w.timeoutMessage());
+}
+
+function abandoned(w: Watched): void {
+  w.abandon();
+}
+
+/** execute()'s run: resolves its promise. */
+class Awaited extends Watched {
+  constructor(
+    lease: Interruptible,
+    readonly o: ExecuteOptions,
+    readonly handler: () => unknown,
+    readonly resolve: (execution: Execution) => void,
+  ) {
+    super(lease, o.timeoutMs, o.graceMs);
+  }
+
+  protected call(): unknown {
+    return this.handler();
+  }
+
+  protected ended(execution: Execution): void {
+    this.resolve(execution);
+  }
+
+  timeoutMessage(): string {
+    return `${this.o.batch === true ? 'batch job' : 'job'} "${this.o.jobName}" timed out after ${this.o.timeoutMs} ms`;
   }
 }
 
@@ -108,8 +151,4 @@ function aborted(lease: Interruptible, abandoned: boolean, startedAt: number): E
   const reason = toError(lease.abortReason);
   const code = (reason as { code?: AbortCode }).code;
   return { kind: 'aborted', code, reason, abandoned, processMs: startedAt === 0 ? 0 : Date.now() - startedAt };
-}
-
-function timeoutMessage(o: ExecuteOptions): string {
-  return `${o.batch === true ? 'batch job' : 'job'} "${o.jobName}" timed out after ${o.timeoutMs} ms`;
 }

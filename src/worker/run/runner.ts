@@ -1,4 +1,5 @@
 import type { AnyJob } from '../../core/job.js';
+import type { ProcessSpan } from '../../ports/tracing.js';
 import type { JobInfo } from '../../core/job-events.js';
 import { NO_PROGRESS } from '../../status/progress.js';
 import { trackingOf } from '../../status/tracker.js';
@@ -8,13 +9,13 @@ import { toError } from '../../core/errors.js';
 import { firstSentAt, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken, noWaitRoom, permitFor, rateSlotFor, type WaitRoom } from './claim.js';
-import { watch } from './execute.js';
+import { type Execution, Watched } from './execute.js';
 import { endSpan, spanFor, unrunSpan } from './span-end.js';
 import { RunContext } from './job-context.js';
 import { carriedBy, type GoodReading, type Reading } from './reading.js';
 
-/** Called once, when a run has ended, with how (runJob's answer). */
-export type RunEnded = (info: JobInfo, outcome: Outcome) => void;
+/** Called once per message, when its run has ended, with how (runJob's answer): one function for every run a worker holds. */
+export type RunEnded = (lease: Lease, info: JobInfo, outcome: Outcome) => void;
 
 /**
  * One message from receive to outcome: claim its job id, run its handler under the lease's
@@ -39,7 +40,7 @@ export async function runJob(
     if (ctx.status !== undefined && read.envelope !== undefined) lease.tracking = trackingOf(read.envelope, false, originOf(m));
     const outcome = poisoned(read.reason, read.detail);
     unrunSpan(ctx, info, read, m, outcome);
-    ended(info, outcome);
+    ended(lease, info, outcome);
     return;
   }
   if (read.job.kind !== 'sqs-jobs/job') throw new Error(`runJob() was handed the batch job "${read.job.name}"`);
@@ -48,7 +49,7 @@ export async function runJob(
   const outcome = await claimAll(ctx, lease, read, token, room);
   if (outcome !== 'run') {
     unrunSpan(ctx, info, read, m, outcome);
-    ended(info, outcome);
+    ended(lease, info, outcome);
   } else start(ctx, lease, { ...read, job: read.job }, info, ended);
 }
 
@@ -64,43 +65,71 @@ async function claimAll(ctx: WorkerContext, lease: Lease, read: GoodReading, tok
 /** Start the handler; `ended` is told the outcome once it has ended. */
 function start(ctx: WorkerContext, lease: Lease, read: GoodReading & { readonly job: AnyJob }, info: JobInfo, ended: RunEnded): void {
   const m = lease.message;
-  const job = read.job;
-  const c = ctx.config;
   const status = ctx.status;
   const tracking = lease.tracking;
   if (status !== undefined && tracking !== undefined) status.tracker.running(info, tracking);
   if (status !== undefined && tracking?.tracked) lease.progress = status.tracker.progress(info, tracking);
   const jobCtx = new RunContext(ctx, lease, info, read.envelope, lease.progress?.fn ?? NO_PROGRESS);
-  const waitMs = Math.max(0, Date.now() - firstSentAt(m).getTime());
+  const waitMs = Math.max(0, Date.now() - firstSentAt(m));
   lease.handlerStarted = true;
   ctx.emit('job:start', { ...info, waitMs });
-  if (ctx.log.isLevelEnabled('debug')) jobCtx.log.debug(c.logArgs ? { args: read.args, waitMs } : { waitMs }, 'job started');
-  const receiveCount = m.receiveCount + lease.retries;
-  const args = read.args;
-  const options = { timeoutMs: job.timeoutMs, jobName: job.name, graceMs: c.abortGraceMs };
+  if (ctx.log.isLevelEnabled('debug')) jobCtx.log.debug(ctx.config.logArgs ? { args: read.args, waitMs } : { waitMs }, 'job started');
   const span = ctx.tracing === undefined ? undefined : spanFor(ctx, info, carriedBy(read, m));
-  const handle = () => job.handle(args, jobCtx);
-  watch(span === undefined ? handle : () => span.within(handle), lease, options, (execution) => {
+  new Run(ctx, lease, read.job, read.args, jobCtx, info, waitMs, span, ended).run();
+}
+
+/**
+ * A job's handler running, and what deciding its outcome needs: one object per running job (a
+ * worker may hold thousands), no closure per step.
+ */
+class Run extends Watched<Lease> {
+  constructor(
+    readonly ctx: WorkerContext,
+    lease: Lease,
+    readonly job: AnyJob,
+    readonly args: unknown,
+    readonly jobCtx: RunContext,
+    readonly info: JobInfo,
+    readonly waitMs: number,
+    readonly span: ProcessSpan | undefined,
+    readonly whenEnded: RunEnded,
+  ) {
+    super(lease, job.timeoutMs, ctx.config.abortGraceMs);
+  }
+
+  protected call(): unknown {
+    return this.span === undefined
+      ? this.job.handle(this.args, this.jobCtx)
+      : this.span.within(() => this.job.handle(this.args, this.jobCtx));
+  }
+
+  timeoutMessage(): string {
+    return `job "${this.job.name}" timed out after ${this.timeoutMs} ms`;
+  }
+
+  protected ended(execution: Execution): void {
+    const { ctx, lease, info } = this;
+    const c = ctx.config;
     let outcome: Outcome;
     try {
       if (execution.kind === 'aborted' && execution.abandoned) {
-        jobCtx.log.warn(
+        this.jobCtx.log.warn(
           { graceMs: c.abortGraceMs },
           'the handler did not settle after its signal fired: it is abandoned, its lock kept until the TTL ends',
         );
       }
       outcome = afterRun({
         execution,
-        receiveCount,
+        receiveCount: lease.message.receiveCount + lease.retries,
         attempt: info.attempt,
-        maxReceiveCount: ctx.queueOf(m.queueUrl).maxReceiveCount,
-        backoff: job.backoff,
-        waitMs,
+        maxReceiveCount: ctx.queueOf(lease.message.queueUrl).maxReceiveCount,
+        backoff: this.job.backoff,
+        waitMs: this.waitMs,
       });
     } catch (error) {
       outcome = internalError(toError(error), c.visibilityTimeoutSeconds);
     }
-    if (span !== undefined) endSpan(ctx, span, outcome);
-    ended(info, outcome);
-  });
+    if (this.span !== undefined) endSpan(ctx, this.span, outcome);
+    this.whenEnded(lease, info, outcome);
+  }
 }

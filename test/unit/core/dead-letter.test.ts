@@ -18,7 +18,7 @@ const received = (queueUrl: string, attributes: ReceivedMessage['attributes'] = 
   receiptHandle: 'h',
   body: '{"v":1}',
   receiveCount: 5,
-  sentAt: new Date(0),
+  sentAt: 0,
   groupId: queueUrl.endsWith('.fifo') ? 'g1' : undefined,
   attributes,
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeEnvelope, encodeEnvelope, envelopeAttributes } from '../../../src/core/envelope.js';
 import { messageSize } from '../../../src/core/sqs-text.js';
 
-const fallback = { messageId: 'msg-1', sentAt: new Date('2026-01-02T03:04:05.000Z') };
+const fallback = { messageId: 'msg-1', sentAt: Date.parse('2026-01-02T03:04:05.000Z') };
 
 describe('envelope v1', () => {
   it('encodes the documented fields in order and decodes them back', () => {

@@ -8,7 +8,7 @@ import { parsePublishOptions, prepareEvent, publishOptionsSchema } from '../../.
 import { eventRoutingFor } from '../../../src/worker/run/event-routing.js';
 
 const placed = defineEvent({ name: 'order.placed', payload: z.object({ orderId: z.string() }) });
-const fallback = { messageId: 'm-1', sentAt: new Date('2026-11-26T10:00:00Z') };
+const fallback = { messageId: 'm-1', sentAt: Date.parse('2026-11-26T10:00:00Z') };
 const Q = (name: string) => `http://127.0.0.1:4566/000000000000/${name}`;
 
 describe('defineEvent', () => {

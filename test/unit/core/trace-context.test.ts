@@ -3,7 +3,7 @@ import { decodeEnvelope, encodeEnvelope } from '../../../src/core/envelope.js';
 import { fromAwsTraceHeader, MAX_TRACESTATE, parseTraceparent } from '../../../src/core/trace-context.js';
 
 const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-const fallback = { messageId: 'm-1', sentAt: new Date(0) };
+const fallback = { messageId: 'm-1', sentAt: 0 };
 const body = (trace: unknown) => JSON.stringify({ v: 1, id: 'j1', job: 'x', args: {}, enqueuedAt: '2026-11-27T00:00:00.000Z', trace });
 
 describe('trace context in the envelope', () => {

@@ -6,7 +6,7 @@ import { listDeadLetters } from '../../../src/ops/dlq-scan.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
 
 const text = (v: string) => ({ DataType: 'String', StringValue: v });
-const base = { queueUrl: 'q', messageId: 'm1', receiptHandle: 'h', receiveCount: 1, sentAt: new Date(0), groupId: undefined };
+const base = { queueUrl: 'q', messageId: 'm1', receiptHandle: 'h', receiveCount: 1, sentAt: 0, groupId: undefined };
 
 describe('describeDeadLetter', () => {
   it('reads our DLQ attributes first, the envelope second', () => {

@@ -24,7 +24,7 @@ describe('Producer over a queue port', () => {
     const { jobId, messageId } = await producer.enqueue(resize, { key: 'a.png', width: 100 }, { tenant: 'acme' });
     const [m] = memory.peek(url);
     expect(m!.messageId).toBe(messageId);
-    const decoded = decodeEnvelope(m!.body, { messageId, sentAt: new Date() });
+    const decoded = decodeEnvelope(m!.body, { messageId, sentAt: Date.now() });
     expect(decoded).toMatchObject({
       ok: true,
       envelope: { v: 1, id: jobId, job: 'resize', args: { key: 'a.png', width: 100 }, tenant: 'acme' },

@@ -8,7 +8,7 @@ const message: ReceivedMessage = {
   receiptHandle: 'h1',
   body: '{}',
   receiveCount: 1,
-  sentAt: new Date(0),
+  sentAt: 0,
   groupId: undefined,
   attributes: {},
 };

@@ -4,7 +4,7 @@ import { Scheduler, type ScheduledQueue } from '../../../../src/worker/intake/sc
 
 function lease(queueUrl: string, id: string, groupId?: string): Lease {
   return new Lease(
-    { queueUrl, messageId: id, receiptHandle: id, body: '', receiveCount: 1, sentAt: new Date(0), groupId, attributes: {} },
+    { queueUrl, messageId: id, receiptHandle: id, body: '', receiveCount: 1, sentAt: 0, groupId, attributes: {} },
     0,
     30,
     15_000,

@@ -11,7 +11,7 @@ const lease = () =>
       receiptHandle: 'r',
       body: '',
       receiveCount: 1,
-      sentAt: new Date(0),
+      sentAt: 0,
       groupId: undefined,
       attributes: {},
     },

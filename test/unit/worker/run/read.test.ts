@@ -14,7 +14,7 @@ const message = (body: string, attributes: MessageAttributes = {}): ReceivedMess
   receiptHandle: 'h',
   body,
   receiveCount: 1,
-  sentAt: new Date(0),
+  sentAt: 0,
   groupId: undefined,
   attributes,
 });
