@@ -160,7 +160,8 @@ let tokenCount = 0;
 
 /**
  * A token naming this run in the lock and the permits: unique across the fleet (this process's
- * random part, then a count). Held for as long as the job runs, so kept small: randomUUID()'s
- * string is a rope of 13 pieces, about 450 bytes on the heap.
+ * random part, then a count). Held for as long as the job runs, so kept small and flat: joined, it
+ * is one string of about 32 bytes, where `+` or a template makes a rope of two pieces over three
+ * strings (about 90), and randomUUID()'s is a rope of 13 pieces (about 450).
  */
-export const newToken = (): string => `${TOKEN_PROCESS}.${(tokenCount++).toString(36)}`;
+export const newToken = (): string => [TOKEN_PROCESS, (tokenCount++).toString(36)].join('.');

@@ -77,10 +77,8 @@ export abstract class Watched<L extends Interruptible = Interruptible> {
     lease.whenAborted(this);
     try {
       // Inside the try too: a returned promise whose `then` or `constructor` getter throws fails the run, never the worker.
-      Promise.resolve(this.call()).then(
-        (value) => this.#settled(value, false),
-        (error: unknown) => this.#settled(error, true),
-      );
+      // Bound methods: no closure, and no context kept for them, per running job.
+      Promise.resolve(this.call()).then(this.#returned.bind(this), this.#threw.bind(this));
     } catch (error) {
       this.#settled(error, true);
     }
@@ -89,6 +87,14 @@ export abstract class Watched<L extends Interruptible = Interruptible> {
   /** The lease's signal fired: the outcome now follows it; wait a little for a handler that honours it. */
   onAbort(): void {
     this.#grace = setTimeout(abandoned, this.graceMs, this);
+  }
+
+  #returned(value: unknown): void {
+    this.#settled(value, false);
+  }
+
+  #threw(error: unknown): void {
+    this.#settled(error, true);
   }
 
   #settled(value: unknown, threw: boolean): void {
