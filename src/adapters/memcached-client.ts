@@ -1,5 +1,5 @@
 import { MemcachedServer } from './memcached-server.js';
-import { expiryExtras, incrementExtras, Op, parseServers, storeExtras } from './memcached-wire.js';
+import { expiryExtras, incrementExtras, MemcachedStatusError, NOT_STORED, Op, parseServers, storeExtras } from './memcached-wire.js';
 
 /** An increment that keeps losing the race to create its counter (each time gone again before it asks) gives up. */
 const MAX_INCREMENT_TRIES = 3;
@@ -62,8 +62,7 @@ export class MemcachedClient {
     for (let tries = 1; ; tries++) {
       const value = await server.send<number | null>(Op.Increment, key, extras, undefined);
       if (value !== null) return value;
-      if (tries === MAX_INCREMENT_TRIES)
-        throw new Error(`memcached did not store counter ${key} in ${tries} tries (created and gone each time)`);
+      if (tries === MAX_INCREMENT_TRIES) throw new MemcachedStatusError(Op.Increment, NOT_STORED);
     }
   }
   /** Appends to an existing key's value: false when the key does not exist. */

@@ -23,7 +23,7 @@ export type Op = (typeof Op)[keyof typeof Op];
 const OK = 0x00;
 const NOT_FOUND = 0x01;
 const EXISTS = 0x02;
-const NOT_STORED = 0x05;
+export const NOT_STORED = 0x05;
 export const INVALID_ARGUMENTS = 0x04;
 /** memcached's longest key. */
 export const MAX_KEY_BYTES = 250;

@@ -33,7 +33,7 @@ export interface ExecuteOptions {
  * soon as the signal fires (then after at most `graceMs` more). Never rejects.
  */
 export function execute(handler: () => unknown, lease: Interruptible, o: ExecuteOptions): Promise<Execution> {
-  return new Promise<Execution>((resolve) => new Awaited(lease, o, handler, resolve).run());
+  return new Promise<Execution>((resolve) => new Resolving(lease, o, handler, resolve).run());
 }
 
 /**
@@ -130,7 +130,7 @@ function abandoned(w: Watched): void {
 }
 
 /** execute()'s run: resolves its promise. */
-class Awaited extends Watched {
+class Resolving extends Watched {
   constructor(
     lease: Interruptible,
     readonly o: ExecuteOptions,
