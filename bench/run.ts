@@ -123,6 +123,8 @@ interface Figures {
   perSecond: number;
   cpuMicrosPerMessage: number;
   visibilityCallsPerMessage: number;
+  /** TCP connections the contender opened to SQS during its run. */
+  connections: number;
 }
 
 /** Fill a queue, run one contender until it has handled them all, stop it, count. */
@@ -150,6 +152,7 @@ async function measure(
     perSecond: n / (done.elapsedMs! / 1000),
     cpuMicrosPerMessage: done.cpuMicros! / n,
     visibilityCallsPerMessage: proxy.total((a) => a.startsWith('ChangeMessageVisibility')) / n,
+    connections: proxy.connectionsOpened,
   };
 }
 
@@ -172,7 +175,7 @@ async function alternate(
       const f = await measure(name, n, spec, msFor);
       runs.set(label, [...(runs.get(label) ?? []), f]);
       console.error(
-        `  ${label.padEnd(28)} round ${r + 1}: ${f.perSecond.toFixed(0)} msg/s, ${f.callsPerMessage.toFixed(3)} calls/msg, ${f.cpuMicrosPerMessage.toFixed(0)} µs CPU/msg`,
+        `  ${label.padEnd(28)} round ${r + 1}: ${f.perSecond.toFixed(0)} msg/s, ${f.callsPerMessage.toFixed(3)} calls/msg, ${f.cpuMicrosPerMessage.toFixed(0)} µs CPU/msg, ${f.connections} connections`,
       );
     }
   }

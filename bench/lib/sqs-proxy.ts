@@ -38,6 +38,8 @@ export class SqsProxy {
   #counts = new Map<string, number>();
   readonly injected = { resets: 0, errors: 0, delays: 0 };
   port = 0;
+  /** TCP connections the clients opened to the proxy since the last resetCounts(). */
+  connectionsOpened = 0;
 
   private constructor(target: string, random: () => number) {
     this.#target = new URL(target);
@@ -45,6 +47,7 @@ export class SqsProxy {
     this.#server = createServer((req, res) => void this.#handle(req, res));
     this.#server.on('connection', (socket) => {
       this.#sockets.add(socket);
+      this.connectionsOpened++;
       socket.on('close', () => this.#sockets.delete(socket));
     });
   }
@@ -76,6 +79,7 @@ export class SqsProxy {
 
   resetCounts(): void {
     this.#counts = new Map();
+    this.connectionsOpened = 0;
   }
 
   async close(): Promise<void> {
