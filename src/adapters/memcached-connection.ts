@@ -38,8 +38,8 @@ export interface MemcachedConnectionOptions {
 /**
  * One memcached client (a request that failed or got stuck is not tried again: a retried `add`
  * can lie, see ports/lock.ts; every request answered or failed within `timeoutMs`; only an `incr`
- * that lost the race to create its counter asks again, see MemcachedClient.increment), and memcached's availability told once per change. The
- * lock and every fleet-wide counter on the same memcached (permits, rate limits, allowances,
+ * that lost the race to create its counter asks again, see MemcachedClient.increment), and
+ * memcached's availability told once per change. The lock and every fleet-wide counter on the same memcached (permits, rate limits, allowances,
  * meters) make their calls through one of these.
  */
 export class MemcachedConnection implements MemcachedCalls {

@@ -207,7 +207,10 @@ export class Worker extends EventSource<WorkerEvents> {
     });
   }
 
-  /** Every run's end (one function for all the jobs held): the slot frees as soon as the outcome is known; the SQS calls that settle it go on in the background. */
+  /**
+   * Every run's end (one function for all the jobs held): the slot frees as soon as the outcome is
+   * known; the SQS calls that settle it go on in the background.
+   */
   readonly #ended: RunEnded = (lease, info, outcome) => {
     try {
       this.#activity.ended(lease);

@@ -149,7 +149,7 @@ class Resolving extends Watched {
   }
 
   timeoutMessage(): string {
-    return `${this.o.batch === true ? 'batch job' : 'job'} "${this.o.jobName}" timed out after ${this.o.timeoutMs} ms`;
+    return `${this.o.batch === true ? 'batch job' : 'job'} "${this.o.jobName}" timed out after ${this.timeoutMs} ms`;
   }
 }
 

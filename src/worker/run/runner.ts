@@ -14,7 +14,7 @@ import { endSpan, spanFor, unrunSpan } from './span-end.js';
 import { RunContext } from './job-context.js';
 import { carriedBy, type GoodReading, type Reading } from './reading.js';
 
-/** Called once per run, when it has ended, with how (runJob's answer): one function for every run a worker holds. */
+/** Called once per run, when it has ended, with how (runJob's answer): one function serves every run of a worker. */
 export type RunEnded = (lease: Lease, info: JobInfo, outcome: Outcome) => void;
 
 /**
