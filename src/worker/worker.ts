@@ -18,7 +18,7 @@ import { resolveWorkerConfig, type WorkerConfig } from './config.js';
 import type { WorkerOptions } from './options.js';
 import { type QueueState, queueState, resolveDeadLetterQueue } from './queue-state.js';
 import { describeLease, readOnce } from './run/read.js';
-import type { Reading } from './run/reading.js';
+import { batchJobOf, type Reading } from './run/reading.js';
 import type { WaitRoom } from './run/claim.js';
 import { runJob, type RunEnded } from './run/runner.js';
 import { handleSignals, shutdown } from './shutdown.js';
@@ -77,6 +77,7 @@ export class Worker extends EventSource<WorkerEvents> {
         buffered: (q) => (q === undefined ? this.#scheduler.size - this.#scheduler.waiting : this.#scheduler.bufferedOf(q.url, false)),
         startable: () => this.#scheduler.startable(),
         waiting: (q) => Math.min(this.#fate.waiting(q.url), this.#waitingCounted()),
+        batches: { feeds: (q) => this.#batching.feeds(q.url), room: () => this.#batching.room() },
       },
     );
     this.#fate = new Fate(ctx, this.#scheduler, this.#activity, () => this.#dispatch());
@@ -152,7 +153,7 @@ export class Worker extends EventSource<WorkerEvents> {
         // Who shares each queue, for tenant caps (CapTurns.contended): read now, as every message is once.
         if (this.#hasCaps) for (const lease of leases) this.#room.turns.seen(url, readOnce(this.config.jobs, lease).info.tenant);
         this.#scheduler.add(url, leases);
-        if (this.#hasBatchJobs) this.#batching.received(url, asked, leases.length);
+        if (this.#hasBatchJobs) this.#batching.received(url, asked, leases);
         this.#dispatch();
       },
       receivedWhileStopping: (leases) => this.#fate.handBackNow(leases, 'worker is stopping'),
@@ -176,12 +177,9 @@ export class Worker extends EventSource<WorkerEvents> {
       const next = this.#scheduler.next();
       if (next === undefined) break;
       const read = readOnce(this.config.jobs, next.lease);
-      const batchJob = read.ok && read.job.kind === 'sqs-jobs/batch-job' ? read.job : undefined;
-      if (!(batchJob === undefined ? free : this.#batching.hasRoom())) {
-        setAside.push(next.lease);
-        continue;
-      }
-      if (batchJob !== undefined && read.ok) this.#batching.admit(next.lease, read, batchJob);
+      const batchJob = batchJobOf(read);
+      if (!(batchJob === undefined ? free : this.#batching.hasRoom())) setAside.push(next.lease);
+      else if (batchJob !== undefined && read.ok) this.#batching.admit(next.lease, read, batchJob);
       else this.#run(next.lease, read);
     }
     for (const lease of setAside.reverse()) this.#scheduler.putBack(lease);

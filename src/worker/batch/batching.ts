@@ -8,8 +8,9 @@ import { handBackNow, internalError, poisoned } from '../fate/decide.js';
 import { originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken } from '../run/claim.js';
-import type { GoodReading } from '../run/reading.js';
+import { batchJobOf, type GoodReading } from '../run/reading.js';
 import { unrunSpan } from '../run/span-end.js';
+import { readOnce } from '../run/read.js';
 import { BatchRun, runBatch } from './batch-run.js';
 import { endedWhileHeld, type HeldItem } from './held-item.js';
 import { type Batch, BatchBuffer } from './batches.js';
@@ -30,6 +31,8 @@ export class Batching {
   readonly #buffer = new BatchBuffer<HeldItem>();
   /** Queues whose last receive brought fewer messages than asked: nothing more is waiting there now. */
   readonly #drained = new Set<string>();
+  /** Queues whose last receive that brought anything brought batch jobs' messages. */
+  readonly #feeding = new Set<string>();
   #claiming = 0;
   readonly #claims = new Set<Promise<void>>();
   /** A held item's lease was aborted (its signal fired, e.g. lost): the next pump looks for lost ones. */
@@ -53,13 +56,26 @@ export class Batching {
   }
 
   hasRoom(): boolean {
-    return this.held < this.#ctx.config.maxHeldBatchItems;
+    return this.room() > 0;
   }
 
-  /** A receive on `queueUrl` asked for `asked` messages and got `got`. */
-  received(queueUrl: string, asked: number, got: number): void {
-    if (got < asked) this.#drained.add(queueUrl);
+  /** A receive on `queueUrl` asked for `asked` messages and got `leases` (not yet scheduled). */
+  received(queueUrl: string, asked: number, leases: readonly Lease[]): void {
+    if (leases.length < asked) this.#drained.add(queueUrl);
     else this.#drained.delete(queueUrl);
+    if (leases.length === 0) return; // an empty receive says nothing of what the queue carries
+    if (leases.some((lease) => batchJobOf(readOnce(this.#ctx.config.jobs, lease)) !== undefined)) this.#feeding.add(queueUrl);
+    else this.#feeding.delete(queueUrl);
+  }
+
+  /** Whether `queueUrl`'s last receive that brought anything brought batch jobs' messages. */
+  feeds(queueUrl: string): boolean {
+    return this.#feeding.has(queueUrl);
+  }
+
+  /** How many more batch jobs' messages the worker may hold: the budget less what it holds. */
+  room(): number {
+    return Math.max(0, this.#ctx.config.maxHeldBatchItems - this.held);
   }
 
   /** Take a batch job's message: claim its job id, then hold it in its batch (or end it as the claim decides). */

@@ -6,6 +6,7 @@ import type { Lease } from '../hold/lease.js';
 import type { Scheduler } from '../intake/scheduler.js';
 import type { QueueState } from '../queue-state.js';
 import { describeLease } from '../run/read.js';
+import { batchJobOf } from '../run/reading.js';
 import type { Outcome, WaitUntil } from './decide.js';
 import { blocksGroup, retriesInPlace, waitsHere } from './outcome-rules.js';
 import { letWait, retryInPlace } from './keep.js';
@@ -72,7 +73,7 @@ export class Fate {
       return;
     }
     const fifo = this.#ctx.queueOf(lease.message.queueUrl).fifo;
-    const batchItem = lease.reading?.ok === true && lease.reading.job.kind === 'sqs-jobs/batch-job';
+    const batchItem = batchJobOf(lease.reading) !== undefined;
     if (retriesInPlace(outcome, { fifo, leaseLost: lease.lost, batchItem })) {
       this.#activity.track(retryInPlace(this.#ctx, lease, info, outcome).then(() => this.#retryLater(lease, outcome.delayMs)));
       return;

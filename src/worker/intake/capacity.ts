@@ -1,11 +1,11 @@
 import { LaneAsks } from './lane-asks.js';
 import type { CapacityLimits, Holding } from './holding.js';
 import { bufferQuota, type Lane, LanePicker } from './lanes.js';
+import { Reservations } from './reservations.js';
 
-export type { CapacityLimits, Holding } from './holding.js';
+export type { BatchHolding, CapacityLimits, Holding } from './holding.js';
 
-/** A receive out this long is waiting on an empty queue: SQS answers at once when it has messages. */
-export const LONG_POLL_MS = 1_000;
+export { LONG_POLL_MS } from './reservations.js';
 
 interface Waiter<Q> {
   readonly lane: Q | undefined;
@@ -29,13 +29,10 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   readonly #limits: CapacityLimits;
   readonly #holding: Holding<Q>;
   readonly #picker: LanePicker<Q>;
-  #reserved = 0;
-  readonly #reservedBy = new Map<Q | undefined, number>();
+  readonly #reserved = new Reservations<Q>();
   /** What each lane's poller last asked for; `busy`: the lanes whose last poll found some. */
   readonly #asks = new LaneAsks<Q>();
   readonly #busy = this.#asks.busy;
-  /** When each lane's current receive was granted: one still out after LONG_POLL_MS is waiting on an empty queue. */
-  readonly #grantedAt = new Map<Q | undefined, number>();
   /** Set while a waiter is held back by a lane whose receive may go stale: grant() runs again then. */
   #staleCheck: NodeJS.Timeout | undefined;
   #waiters: Waiter<Q>[] = [];
@@ -49,7 +46,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   }
 
   get reserved(): number {
-    return this.#reserved;
+    return this.#reserved.total;
   }
 
   /**
@@ -71,22 +68,20 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   /** A receive promised `count` slots has ended, having brought `received` (already counted as held). */
   returnSlots(count: number, lane?: Q, received = count): void {
     if (lane !== undefined) this.#picker.refund(lane, count - received);
-    this.#reserved -= count;
-    this.#reservedBy.set(lane, (this.#reservedBy.get(lane) ?? 0) - count);
+    this.#reserved.give(lane, count);
     this.grant();
   }
 
   /** Capacity may have changed: hand it to waiting pollers with room, the lane whose turn it is first. */
   grant(): void {
     while (this.#waiters.length > 0) {
-      const free = Math.min(10, this.#free());
-      if (free <= 0) return;
-      const lanes = [...new Set(this.#waiters.map((w) => w.lane))].filter((l) => this.#room(l) > 0);
+      const lanes = [...new Set(this.#waiters.map((w) => w.lane))].filter((l) => this.#free(l) > 0 && this.#room(l) > 0);
       if (lanes.length === 0) return;
       // Whose turn it is (counted only once served: a turn that waits for a full receive keeps its place).
       const lane = lanes.length === 1 || lanes.includes(undefined) ? lanes[0] : this.#picker.peek(lanes as Q[]);
       const index = this.#waiters.findIndex((w) => w.lane === lane);
       const waiter = this.#waiters[index]!;
+      const free = Math.min(10, this.#free(lane));
       // Not full yet: more free slots would make it fuller. (A lane held below that by its quota
       // gets what it can: waiting would not give it more. One braked by its waiting messages has
       // no room until a full receive fits: #room.)
@@ -102,15 +97,14 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
           count,
         );
       this.#waiters.splice(index, 1);
-      this.#take(waiter.lane, count);
-      this.#grantedAt.set(waiter.lane, Date.now());
+      this.#reserved.take(waiter.lane, count, Date.now());
       waiter.resolve(count);
     }
   }
 
   /** Whether a receive of `count` from `lane` would be granted now (room, quota and brake permitting). */
   hasRoomFor(count: number, lane?: Q): boolean {
-    return !this.#closed && Math.min(this.#free(), this.#room(lane)) >= count;
+    return !this.#closed && Math.min(this.#free(lane), this.#room(lane)) >= count;
   }
 
   /** Wake every waiter with 0; later calls to reserve() resolve 0 at once. */
@@ -118,11 +112,6 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     this.#closed = true;
     if (this.#staleCheck !== undefined) clearTimeout(this.#staleCheck);
     for (const w of this.#waiters.splice(0)) w.resolve(0);
-  }
-
-  #take(lane: Q | undefined, count: number): void {
-    this.#reserved += count;
-    this.#reservedBy.set(lane, (this.#reservedBy.get(lane) ?? 0) + count);
   }
 
   /**
@@ -151,8 +140,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     const now = Date.now();
     const busy = new Set<Q>();
     for (const lane of this.#busy) {
-      const out = (this.#reservedBy.get(lane) ?? 0) > 0 && now - (this.#grantedAt.get(lane) ?? now) >= LONG_POLL_MS;
-      if (!out || this.#holding.buffered(lane) > 0) busy.add(lane);
+      if (!this.#reserved.isStale(lane, now) || this.#holding.buffered(lane) > 0) busy.add(lane);
     }
     return busy;
   }
@@ -164,33 +152,18 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
    */
   #starving(): boolean {
     const ready = this.#holding.startable?.() ?? this.#holding.buffered();
-    return this.#limits.concurrency - this.#holding.running() - ready - this.#reservedLive() > 0;
-  }
-
-  /** Slots promised to receives that may still bring messages (see #starving). */
-  #reservedLive(): number {
-    if (this.#reserved === 0) return 0;
-    const now = Date.now();
-    let n = 0;
-    for (const [lane, count] of this.#reservedBy) {
-      if (count <= 0) continue;
-      const probe = lane !== undefined && !this.#busy.has(lane);
-      if (!probe && now - (this.#grantedAt.get(lane) ?? now) < LONG_POLL_MS) n += count;
-    }
-    return n;
+    // Slots promised to receives that may still bring messages: not probes, not stale.
+    const live = this.#reserved.total === 0 ? 0 : this.#reserved.live(Date.now(), (lane) => lane === undefined || this.#busy.has(lane));
+    return this.#limits.concurrency - this.#holding.running() - ready - live > 0;
   }
 
   /** A receive out now turns stale LONG_POLL_MS after it was granted: look again then (quotas and #starving change with it). */
   #armStaleCheck(): void {
-    if (this.#staleCheck !== undefined || this.#reserved === 0) return;
+    if (this.#staleCheck !== undefined || this.#reserved.total === 0) return;
     const now = Date.now();
-    let next = Number.POSITIVE_INFINITY;
-    for (const [lane, count] of this.#reservedBy) {
-      const staleAt = (this.#grantedAt.get(lane) ?? now) + LONG_POLL_MS;
-      // Only receives not stale yet: one already stale changes nothing more.
-      if (count > 0 && staleAt > now) next = Math.min(next, staleAt);
-    }
-    if (next === Number.POSITIVE_INFINITY) return;
+    // Only receives not stale yet: one already stale changes nothing more.
+    const next = this.#reserved.nextStaleAt(now);
+    if (next === undefined) return;
     this.#staleCheck = setTimeout(() => {
       this.#staleCheck = undefined;
       this.grant();
@@ -200,12 +173,22 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
 
   /** What a lane needs of the buffer (LaneAsks.need), beside what it buffers and its other receives out. */
   #need(lane: Q): number {
-    return this.#asks.need(lane, this.#holding.buffered(lane) + Math.max(0, this.#reservedBy.get(lane) ?? 0));
+    return this.#asks.need(lane, this.#holding.buffered(lane) + this.#reserved.of(lane));
   }
 
-  #free(): number {
+  /**
+   * What `lane` may still ask for. A lane that brings batch jobs' messages fills the batch budget:
+   * its room, less what such lanes were promised and what the lane buffers (its polls, at most
+   * receiveConcurrency, bound it too). Filling batches take no handler slot, and the handlers' room
+   * would keep a deep queue of batch items to one or two receives out at once. Any other lane:
+   * concurrency + prefetch, less what runs, is buffered, or was promised to other such lanes.
+   */
+  #free(lane?: Q): number {
+    const batches = this.#holding.batches;
+    const feeding = batches === undefined ? 0 : this.#reserved.sum((l) => batches.feeds(l));
+    if (lane !== undefined && batches?.feeds(lane) === true) return batches.room() - feeding - this.#holding.buffered(lane);
     const { concurrency, prefetch } = this.#limits;
-    return concurrency + prefetch - this.#holding.running() - this.#holding.buffered() - this.#reserved;
+    return concurrency + prefetch - this.#holding.running() - this.#holding.buffered() - (this.#reserved.total - feeding);
   }
 
   /**
@@ -224,7 +207,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
       // Ten at a time (or half the room, or all it can ever have, when smaller): a receive per
       // message that leaves would cost a call each.
       const all = this.#limits.concurrency + this.#limits.prefetch;
-      room = this.#free() - waiting;
+      room = this.#free(lane) - waiting;
       if (room < Math.min(10, Math.ceil(all / 2), all - waiting)) room = 0;
     }
     return Math.min(room, this.#quotaRoom(lane));
@@ -235,6 +218,6 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     const quota = bufferQuota(this.#limits.pick, lane, this.#busyNow(), this.#limits.prefetch, (l) => this.#need(l));
     if (quota === Number.POSITIVE_INFINITY) return quota;
     const idle = Math.max(0, this.#limits.concurrency - this.#holding.running() - this.#holding.buffered());
-    return quota - this.#holding.buffered(lane) - (this.#reservedBy.get(lane) ?? 0) + idle;
+    return quota - this.#holding.buffered(lane) - this.#reserved.of(lane) + idle;
   }
 }

@@ -11,6 +11,16 @@ export interface Holding<Q> {
   startable?(): number;
   /** Messages of `lane` held waiting (for a permit, a rate slot) that count against receiving more from it. */
   waiting?(lane: Q): number;
+  /** Batch jobs' messages (a worker with batch jobs): they fill batches, not handler slots. */
+  batches?: BatchHolding<Q>;
+}
+
+/** What ReceiveCapacity needs to know of batch jobs' messages. */
+export interface BatchHolding<Q> {
+  /** `lane`'s last receive that brought anything brought batch jobs' messages: its receives fill the batch budget. */
+  feeds(lane: Q): boolean;
+  /** How many more batch jobs' messages the worker may hold (its batch budget's room). */
+  room(): number;
 }
 
 export interface CapacityLimits {

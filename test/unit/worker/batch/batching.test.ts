@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type AnyBatchJob, defineBatchJob } from '../../../../src/core/batch-job.js';
+import { defineJob } from '../../../../src/core/job.js';
 import { Activity } from '../../../../src/worker/activity.js';
 import { Batching } from '../../../../src/worker/batch/batching.js';
 import { Fate } from '../../../../src/worker/fate/conclude.js';
@@ -214,5 +215,31 @@ describe('Batching', () => {
     await eventually(() => flushed.length === 2, 'both batches to flush');
     expect(most).toBe(1);
     expect(flushed.flat().sort()).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('knows which queues bring batch jobs by their last receive that brought any, and the room left in its budget', async () => {
+    const plain = defineJob({ name: 'plain', args: z.object({}), handle: () => {} });
+    w = await inMemoryWorker([index, plain], { options: { maxHeldBatchItems: 4 } });
+    const activity = new Activity(2, w.ctx.onError);
+    const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
+    const fate = new Fate(w.ctx, scheduler, activity, () => {});
+    const b = new Batching(w.ctx, activity, fate, () => {});
+    expect(b.feeds(w.url)).toBe(false);
+    expect(b.room()).toBe(4);
+    await w.send('plain', {});
+    await w.send('index', { doc: 'a', shard: 's1' });
+    const mixed = [await w.receive(), await w.receive()];
+    b.received(w.url, 10, mixed);
+    expect(b.feeds(w.url)).toBe(true); // one batch job's message is enough
+    b.received(w.url, 10, []);
+    expect(b.feeds(w.url)).toBe(true); // an empty receive says nothing
+    await w.send('plain', {});
+    b.received(w.url, 10, [await w.receive()]);
+    expect(b.feeds(w.url)).toBe(false);
+    const read = readOnce(w.ctx.config.jobs, mixed[1]!);
+    if (!read.ok) throw new Error(read.detail);
+    b.admit(mixed[1]!, read, read.job as AnyBatchJob);
+    expect(b.room()).toBe(3);
+    await b.stop();
   });
 });

@@ -266,4 +266,56 @@ describe('ReceiveCapacity with lanes', () => {
     );
     expect(await c.reserve(low)).toBe(10);
   });
+
+  describe('a queue that brings batch jobs', () => {
+    const batchQueue = { name: 'batch', weight: 1, rank: 1 };
+    const plainQueue = { name: 'plain', weight: 1, rank: 1 };
+    type Q = typeof batchQueue;
+    function capacity(budget: { room: number }, running = () => 0) {
+      return new ReceiveCapacity<Q>(
+        { concurrency: 2, prefetch: 0 },
+        { running, buffered: () => 0, batches: { feeds: (q) => q === batchQueue, room: () => budget.room } },
+      );
+    }
+
+    it('fills the batch budget with full receives, beyond concurrency + prefetch', async () => {
+      const c = capacity({ room: 2_000 });
+      // Four polls out at once, ten each: the handlers' room (2) would allow one receive of 2.
+      expect(await Promise.all([1, 2, 3, 4].map(() => c.reserve(batchQueue)))).toEqual([10, 10, 10, 10]);
+      expect(c.reserved).toBe(40);
+    });
+
+    it('receives from it only while the budget has room, and as room comes back', async () => {
+      const budget = { room: 15 };
+      const c = capacity(budget);
+      expect(await c.reserve(batchQueue)).toBe(10);
+      expect(await c.reserve(batchQueue)).toBe(5);
+      let third: number | undefined;
+      void c.reserve(batchQueue).then((n) => (third = n));
+      await Promise.resolve();
+      expect(third).toBeUndefined(); // the budget is promised in full
+      budget.room = 5; // the two receives brought 15 items, then a flush of 5 ended
+      c.returnSlots(10, batchQueue);
+      c.returnSlots(5, batchQueue);
+      await Promise.resolve();
+      expect(third).toBe(5);
+    });
+
+    it("does not take the handlers' room from a queue of other jobs", async () => {
+      const c = capacity({ room: 2_000 }, () => 1);
+      for (let i = 0; i < 4; i++) expect(await c.reserve(batchQueue)).toBe(10);
+      // One handler runs, one slot is free: the other queue still gets it while the batch polls are out.
+      expect(await c.reserve(plainQueue)).toBe(1);
+      expect(c.hasRoomFor(1, plainQueue)).toBe(false);
+      expect(c.hasRoomFor(10, batchQueue)).toBe(true); // a fifth poll would still fit the budget
+    });
+
+    it('counts a queue as bringing batch jobs only by its last receive that brought any', async () => {
+      const c = new ReceiveCapacity<Q>(
+        { concurrency: 2, prefetch: 0 },
+        { running: () => 0, buffered: () => 0, batches: { feeds: () => false, room: () => 2_000 } },
+      );
+      expect(await c.reserve(batchQueue)).toBe(2); // not (yet) feeding batches: the handlers' room
+    });
+  });
 });
