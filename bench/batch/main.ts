@@ -15,6 +15,7 @@ import { cpus, totalmem } from 'node:os';
 import { failuresLines, runFailures } from './failures.js';
 import { ROUND_TRIP_MS, roundTripLines, SQS_TARGET, throughputLines } from './report.js';
 import { Stack } from './stack.js';
+import { warmElasticMq } from './warm-up.js';
 import { runStaleness, stalenessLines } from './staleness.js';
 import { type ContenderResult, LABELS, runContender } from './throughput.js';
 import { fmt } from './stats.js';
@@ -31,7 +32,11 @@ const only = process.env.BATCH_CONTENDERS?.split(',');
 const contenders = (['batch', 'batch-1r', 'per-item', 'consumer-per-key', 'consumer-whole-batch'] as const).filter(
   (id) => only === undefined || only.includes(id),
 );
-// Warm-up, not counted: the first contender would otherwise pay for compiling the SDK's and the proxy's code.
+// Warm-up, not counted: ElasticMQ's JVM first (warm-up.ts: with only the two short runs below,
+// ElasticMQ spent 2-4x the CPU in the first contender's run that it spent in later ones), then
+// the SDK's, the proxy's and the contenders' own code.
+const warmUp = await warmElasticMq(stack, 10_000, quick ? 15_000 : 40_000, quick ? 30_000 : 90_000);
+console.error(`   ElasticMQ warmed up: ${warmUp.length} rounds of 10,000 messages, ${warmUp.map((ms) => fmt(ms / 1000, 1)).join(', ')} s`);
 for (const id of ['batch', 'consumer-per-key'] as const) await runContender(stack, id, 1_000);
 const throughput: ContenderResult[] = [];
 for (const id of contenders) {

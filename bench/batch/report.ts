@@ -8,10 +8,9 @@ export const SQS_TARGET = 0.25;
 
 export function throughputLines(results: readonly ContenderResult[]): string[] {
   const by = new Map(results.map((r) => [r.id, r]));
-  const a = by.get('batch')!;
-  const n = a.items;
+  const a = by.get('batch');
   const lines = [
-    `${n} items over ${THROUGHPUT.keys} keys; downstream ${CALL_MS} ms + ${ITEM_MS} ms per item per call; concurrency ${THROUGHPUT.concurrency} (sqs-jobs) / ${THROUGHPUT.consumers} Consumers (sqs-consumer); long-poll wait ${THROUGHPUT.waitTimeSeconds} s; sqs-jobs with the memcached dedupe lock`,
+    `${results[0]?.items ?? 0} items over ${THROUGHPUT.keys} keys; downstream ${CALL_MS} ms + ${ITEM_MS} ms per item per call; concurrency ${THROUGHPUT.concurrency} (sqs-jobs) / ${THROUGHPUT.consumers} Consumers (sqs-consumer); long-poll wait ${THROUGHPUT.waitTimeSeconds} s; sqs-jobs with the memcached dedupe lock`,
     '',
     '| contender | downstream calls / item | items / call (mean, p50, max) | wall s | items / s | CPU µs / item | event loop busy | SQS calls / item |',
     '|---|---|---|---|---|---|---|---|',
@@ -22,6 +21,8 @@ export function throughputLines(results: readonly ContenderResult[]): string[] {
       `| ${LABELS[r.id]} | ${fmt(r.downstreamCallsPerItem, 4)} | ${fmt(s.mean, 1)}, ${s.p50}, ${s.max} | ${fmt(r.wallMs / 1000, 1)} | ${fmt(r.itemsPerSecond, 0)} | ${fmt(r.cpuMicrosPerItem, 0)} | ${fmt(r.eventLoopBusy * 100, 0)}% | ${fmt(r.sqsCallsPerItem, 3)} |`,
     );
   }
+  if (a === undefined) return lines; // BATCH_CONTENDERS left (a) out: nothing to compare with
+  const n = a.items;
   lines.push('', 'sqs-jobs batch (a) against:');
   for (const id of ['batch-1r', 'per-item', 'consumer-per-key', 'consumer-whole-batch'] as ContenderId[]) {
     const o = by.get(id);
