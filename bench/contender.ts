@@ -4,6 +4,7 @@
  * Messages carry {"args":{"ms":N}}: each handler waits N ms (0 = no-op).
  * IPC to the parent: {type:'ready'}, {type:'progress', processed, held}, {type:'done', ...figures}.
  */
+import { type HeapPoint, leastHeapAfterGc, leastSquaresSlope } from './lib/heap-slope.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { writeHeapSnapshot } from 'node:v8';
@@ -63,10 +64,10 @@ let held = 0;
 let startCpu = process.cpuUsage();
 let startedAt = performance.now();
 let finished = false;
-async function handle(ms: number, signal?: AbortSignal): Promise<void> {
+async function handle(ms: number, signal?: AbortSignal, wait = gate): Promise<void> {
   held++;
   if (spec.busyMicros) for (const until = performance.now() + spec.busyMicros / 1000; performance.now() < until; );
-  if (spec.hold) await gate;
+  if (spec.hold) await wait;
   if (ms > 0) await sleep(ms, undefined, signal ? { signal } : {});
   held--;
   processed++;
@@ -171,7 +172,8 @@ if (spec.contender === 'sqs-jobs') {
   };
 }
 
-process.on('message', (m: { type?: string }) => {
+process.on('message', (m: { type?: string; count?: number }) => {
+  if (m.type === 'handler-heap') send({ type: 'handler-heap', perCall: handlerHeap(m.count!) });
   if (m.type === 'heap') {
     (globalThis as { gc?: () => void }).gc?.();
     send({ type: 'heap', heapUsed: process.memoryUsage().heapUsed, held });
@@ -223,4 +225,20 @@ async function registerTracingSdk(): Promise<void> {
   const discard = { export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }), shutdown: async () => {} };
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(discard)] }));
+}
+
+/**
+ * Heap per pending call of the bench handler alone: `count` calls in four levels, each awaiting a
+ * gate that never opens, as a held job's handler awaits; the slope, after which they are dropped.
+ */
+function handlerHeap(count: number): number {
+  const never = new Promise<void>(() => {});
+  const pending: Promise<void>[] = [];
+  const points: HeapPoint[] = [];
+  for (let level = 1; level <= 4; level++) {
+    while (pending.length < (count / 4) * level) pending.push(handle(0, undefined, never));
+    points.push({ held: pending.length, heapUsed: leastHeapAfterGc() });
+  }
+  held -= pending.length;
+  return leastSquaresSlope(points);
 }

@@ -4,6 +4,7 @@
  * the machine, the versions, a table with ratios, and writes bench/results/latest.json.
  * BENCH_QUICK=1 runs smaller counts (for a smoke run).
  */
+import { leastSquaresSlope } from './lib/heap-slope.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -277,11 +278,16 @@ if (ONLY.has('heap')) {
   const slope = async (
     contender: ContenderName,
     spec: Record<string, unknown>,
-  ): Promise<{ from: number; to: number; perMessage: number }> => {
+  ): Promise<{ from: number; to: number; perMessage: number; handlerBytes: number }> => {
     console.error(`heap with ${held} messages in flight: ${contender}`);
     const queueUrl = await freshQueue(300);
     const run = start(contender, { queueUrl, expect: held, hold: true, visibilityTimeout: 300, ...spec });
     await run.next('ready');
+    // The bench handler's own pending call (its async frame and promise, awaiting the gate),
+    // measured the same way in the same process before anything is received: the part of a held
+    // job that is the handler's, not the framework's.
+    run.child.send({ type: 'handler-heap', count: held });
+    const handlerBytes = (await run.next('handler-heap')).perCall!;
     const heldHeap = async (target: number) => {
       let now: Record<string, number> = { held: 0, heapUsed: 0 };
       for (let i = 0; i < 600 && now.held! < target; i++) {
@@ -321,16 +327,20 @@ if (ONLY.has('heap')) {
     run.child.send({ type: 'stop' });
     await Promise.race([run.exited, new Promise((r) => setTimeout(r, 30_000))]);
     run.child.kill('SIGKILL');
-    return { from: points[0]!.held, to: points[3]!.held, perMessage: leastSquaresSlope(points) };
+    return { from: points[0]!.held, to: points[3]!.held, perMessage: leastSquaresSlope(points), handlerBytes };
   };
   const ours = await slope('sqs-jobs', { concurrency: held, prefetch: 0, memcached: MEMCACHED });
-  results.heap = { held: ours.to, perMessageBytes: ours.perMessage, bodyBytes };
+  results.heap = { held: ours.to, perMessageBytes: ours.perMessage, handlerBytes: ours.handlerBytes, bodyBytes };
   lines.push(
     '',
     `| heap per in-flight message (least-squares slope over 4 levels from ${ours.from} to ${ours.to} held, after GC; body ${bodyBytes} B) | bytes |`,
     '|---|---|',
   );
   lines.push(`| sqs-jobs: running handler, lease, heartbeat entry, dedupe lock, context, metrics | ${fmt(ours.perMessage, 0)} |`);
+  lines.push(
+    `| of which the bench handler's own pending call (its async frame and promise, measured alone) | ${fmt(ours.handlerBytes, 0)} |`,
+  );
+  lines.push(`| sqs-jobs' own, per held job | ${fmt(ours.perMessage - ours.handlerBytes, 0)} |`);
   // sqs-consumer is not measured here: it holds at most one batch per Consumer, so holding 1,000
   // takes 100+ Consumers whose idle long polls come and go with the load, and the slope measures
   // those rather than the messages (it came out negative).
@@ -467,13 +477,3 @@ console.log(lines.join('\n'));
 await proxy.close();
 direct.destroy();
 process.exit(0);
-
-/** The slope of the least-squares line through `points` (heap bytes against messages held). */
-function leastSquaresSlope(points: readonly { held: number; heapUsed: number }[]): number {
-  const n = points.length;
-  const mx = points.reduce((a, p) => a + p.held, 0) / n;
-  const my = points.reduce((a, p) => a + p.heapUsed, 0) / n;
-  const sxy = points.reduce((a, p) => a + (p.held - mx) * (p.heapUsed - my), 0);
-  const sxx = points.reduce((a, p) => a + (p.held - mx) ** 2, 0);
-  return sxy / sxx;
-}

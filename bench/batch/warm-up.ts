@@ -59,7 +59,10 @@ async function oneRound(stack: Stack, n: number): Promise<void> {
       if (messages.length === 0) return; // drained (another loop took the last ones)
       received += messages.length;
       await sqs.send(
-        new DeleteMessageBatchCommand({ QueueUrl: url, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
+        new DeleteMessageBatchCommand({
+          QueueUrl: url,
+          Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+        }),
       );
     }
   };
