@@ -1,6 +1,7 @@
 import type { Env } from '../config/env.js';
 import { toError } from '../core/errors.js';
 import { EventSource } from '../core/events.js';
+import { isBatchJob } from '../core/batch-job.js';
 import type { WorkerEvents } from '../core/job-events.js';
 import { createLogger } from '../config/log.js';
 import { Activity } from './activity.js';
@@ -65,6 +66,7 @@ export class Worker extends EventSource<WorkerEvents> {
     this.#activity = new Activity(c.concurrency, onError);
     ctx.tenants?.attach(this, () => this.#activity.jobsRunning());
     this.#scheduler = new Scheduler(this.#queues, c.pick);
+    this.#hasBatchJobs = c.jobs.names().some((name) => isBatchJob(c.jobs.get(name)));
     this.#capacity = new ReceiveCapacity(
       { concurrency: c.concurrency, prefetch: c.prefetch, pick: c.pick },
       {
@@ -77,12 +79,11 @@ export class Worker extends EventSource<WorkerEvents> {
         buffered: (q) => (q === undefined ? this.#scheduler.size - this.#scheduler.waiting : this.#scheduler.bufferedOf(q.url, false)),
         startable: () => this.#scheduler.startable(),
         waiting: (q) => Math.min(this.#fate.waiting(q.url), this.#waitingCounted()),
-        batches: { feeds: (q) => this.#batching.feeds(q.url), room: () => this.#batching.room() },
+        ...(this.#hasBatchJobs ? { batches: { feeds: (q) => this.#batching.feeds(q.url), room: () => this.#batching.room() } } : {}),
       },
     );
     this.#fate = new Fate(ctx, this.#scheduler, this.#activity, () => this.#dispatch());
     this.#batching = new Batching(ctx, this.#activity, this.#fate, () => this.#dispatch());
-    this.#hasBatchJobs = c.jobs.names().some((name) => c.jobs.get(name).kind === 'sqs-jobs/batch-job');
     this.#hasCaps = ctx.permits !== undefined && Object.keys(c.tenantCaps).length > 0;
     this.#room = {
       admits: (lease) => this.#scheduler.hasWaited(lease) || this.#fate.waiting() < 2 * this.#freeRoom,
