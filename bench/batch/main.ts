@@ -5,7 +5,8 @@
  *   3.   a trickle: the age of the oldest item at flush against maxWaitMs + one poll wait;
  *   4.   5% of items failing once: no succeeded item runs twice, every item succeeds;
  *   5.   an SQS round trip as in AWS (20 ms added to every call): one long poll per queue against
- *        the default (up to 4, opened as receives come back full), per item and batched.
+ *        the default (up to 4, opened as receives come back full), per item and batched;
+ *   6.   heap per held batch item (heap.ts).
  * --quick: 4,000 items, a 15 s trickle, 1,000 items failing once. Writes bench/batch/results/latest.json.
  * BATCH_CONTENDERS=batch,consumer-per-key: only those contenders of 1-2, and no 3-4 (e.g. to profile one).
  * Exits 1 when an assertion fails.
@@ -16,14 +17,15 @@ import { failuresLines, runFailures } from './failures.js';
 import { ROUND_TRIP_MS, roundTripLines, SQS_TARGET, throughputLines } from './report.js';
 import { Stack } from './stack.js';
 import { warmElasticMq } from './warm-up.js';
+import { heapLines, runHeap } from './heap.js';
 import { runStaleness, stalenessLines } from './staleness.js';
 import { type ContenderResult, LABELS, runContender } from './throughput.js';
 import { fmt } from './stats.js';
 
 const quick = process.argv.includes('--quick');
 const scale = quick
-  ? { items: 4_000, trickleSeconds: 15, failingItems: 1_000, roundTripItems: 2_000 }
-  : { items: 20_000, trickleSeconds: 60, failingItems: 5_000, roundTripItems: 5_000 };
+  ? { items: 4_000, trickleSeconds: 15, failingItems: 1_000, roundTripItems: 2_000, heapItems: 2_000 }
+  : { items: 20_000, trickleSeconds: 60, failingItems: 5_000, roundTripItems: 5_000, heapItems: 4_000 };
 const startedAt = performance.now();
 const stack = await Stack.open();
 
@@ -61,6 +63,8 @@ const roundTrip: ContenderResult[] = [];
 for (const id of ['per-item-1r', 'per-item', 'batch-1r', 'batch'] as const)
   roundTrip.push(await runContender(stack, id, scale.roundTripItems));
 stack.proxy.setPlan({});
+console.error(`6. heap per held batch item, up to ${scale.heapItems} held`);
+const heap = await runHeap(stack, scale.heapItems);
 await stack.close();
 
 const consumerVersion = (JSON.parse(readFileSync('node_modules/sqs-consumer/package.json', 'utf8')) as { version: string }).version;
@@ -72,13 +76,14 @@ const passed = failures.ok && batch.sqsCallsPerItem <= SQS_TARGET && staleness.o
 mkdirSync('bench/batch/results', { recursive: true });
 writeFileSync(
   'bench/batch/results/latest.json',
-  `${JSON.stringify({ machine, quick, scale, throughput, staleness, failures, roundTrip, passed, tookSeconds }, null, 2)}\n`,
+  `${JSON.stringify({ machine, quick, scale, throughput, staleness, failures, roundTrip, heap, passed, tookSeconds }, null, 2)}\n`,
 );
 console.log(`\n${machine}\n`);
 console.log(throughputLines(throughput).join('\n'));
 console.log(`\n${stalenessLines(staleness).join('\n')}`);
 console.log(`\n${failuresLines(failures).join('\n')}`);
 console.log(`\n${roundTripLines(roundTrip).join('\n')}`);
+console.log(`\n${heapLines(heap).join('\n')}`);
 console.log(
   `\n${passed ? 'all checks passed' : 'SOME CHECKS FAILED'}; took ${fmt(tookSeconds, 0)} s; bench/batch/results/latest.json written`,
 );

@@ -22,4 +22,4 @@ ensure_elasticmq "$EMQ_PORT"
 ensure_memcached "$MC_PORT"
 
 SQS_JOBS_ELASTICMQ_URL="http://127.0.0.1:$EMQ_PORT" SQS_JOBS_MEMCACHED="127.0.0.1:$MC_PORT" \
-  timeout 900 node ${BATCH_NODE_ARGS:-} --import tsx bench/batch/main.ts "$@"
+  timeout 900 node --expose-gc ${BATCH_NODE_ARGS:-} --import tsx bench/batch/main.ts "$@"

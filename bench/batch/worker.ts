@@ -12,6 +12,7 @@ export interface WorkerSettings {
   readonly waitTimeSeconds: number;
   readonly visibilityTimeoutSeconds?: number;
   readonly receiveConcurrency?: number;
+  readonly maxHeldBatchItems?: number;
 }
 
 export async function startWorker(stack: Stack, queue: Queue, job: AnyDefinition, s: WorkerSettings): Promise<Worker> {
@@ -22,6 +23,7 @@ export async function startWorker(stack: Stack, queue: Queue, job: AnyDefinition
       concurrency: s.concurrency,
       waitTimeSeconds: s.waitTimeSeconds,
       ...(s.receiveConcurrency === undefined ? {} : { receiveConcurrency: s.receiveConcurrency }),
+      ...(s.maxHeldBatchItems === undefined ? {} : { maxHeldBatchItems: s.maxHeldBatchItems }),
       visibilityTimeoutSeconds: s.visibilityTimeoutSeconds ?? 30,
       endpoint: stack.proxy.url,
       region: 'us-east-1',
