@@ -5,7 +5,8 @@
  *   3.   a trickle: the age of the oldest item at flush against maxWaitMs + one poll wait;
  *   4.   5% of items failing once: no succeeded item runs twice, every item succeeds;
  *   5.   an SQS round trip as in AWS (20 ms added to every call): one long poll per queue against
- *        the default (up to 4, opened as receives come back full), per item and batched;
+ *        the default (up to 4, opened as receives come back full), per item and batched, and per
+ *        item with a deep prefetch;
  *   6.   heap per held batch item (heap.ts).
  * --quick: 4,000 items, a 15 s trickle, 1,000 items failing once. Writes bench/batch/results/latest.json.
  * BATCH_CONTENDERS=batch,consumer-per-key: only those contenders of 1-2, and no 3-4 (e.g. to profile one).
@@ -60,7 +61,7 @@ const failures = await runFailures(stack, scale.failingItems);
 console.error(`5. ${scale.roundTripItems} items, ${ROUND_TRIP_MS} ms added to every SQS call`);
 stack.proxy.setPlan({ latencyRate: 1, latencyMs: ROUND_TRIP_MS });
 const roundTrip: ContenderResult[] = [];
-for (const id of ['per-item-1r', 'per-item', 'batch-1r', 'batch'] as const)
+for (const id of ['per-item-1r', 'per-item', 'per-item-prefetch', 'batch-1r', 'batch'] as const)
   roundTrip.push(await runContender(stack, id, scale.roundTripItems));
 stack.proxy.setPlan({});
 console.error(`6. heap per held batch item, up to ${scale.heapItems} held`);

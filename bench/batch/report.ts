@@ -75,5 +75,10 @@ export function roundTripLines(results: readonly ContenderResult[]): string[] {
     if (a !== undefined && b !== undefined)
       lines.push(`  ${four}: the default took ${fmt(b.wallMs / a.wallMs, 2)}x the wall time of one long poll per queue`);
   }
+  const [shallow, deep] = [by.get('per-item'), by.get('per-item-prefetch')];
+  if (shallow !== undefined && deep !== undefined)
+    lines.push(
+      `  per-item: prefetch 100 took ${fmt(deep.wallMs / shallow.wallMs, 2)}x the wall time of the default 10 (concurrency + prefetch bounds the messages running, buffered and asked for)`,
+    );
   return lines;
 }

@@ -13,6 +13,7 @@ export interface WorkerSettings {
   readonly visibilityTimeoutSeconds?: number;
   readonly receiveConcurrency?: number;
   readonly maxHeldBatchItems?: number;
+  readonly prefetch?: number | undefined;
 }
 
 export async function startWorker(stack: Stack, queue: Queue, job: AnyDefinition, s: WorkerSettings): Promise<Worker> {
@@ -24,6 +25,7 @@ export async function startWorker(stack: Stack, queue: Queue, job: AnyDefinition
       waitTimeSeconds: s.waitTimeSeconds,
       ...(s.receiveConcurrency === undefined ? {} : { receiveConcurrency: s.receiveConcurrency }),
       ...(s.maxHeldBatchItems === undefined ? {} : { maxHeldBatchItems: s.maxHeldBatchItems }),
+      ...(s.prefetch === undefined ? {} : { prefetch: s.prefetch }),
       visibilityTimeoutSeconds: s.visibilityTimeoutSeconds ?? 30,
       endpoint: stack.proxy.url,
       region: 'us-east-1',
