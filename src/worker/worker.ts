@@ -68,7 +68,7 @@ export class Worker extends EventSource<WorkerEvents> {
     this.#scheduler = new Scheduler(this.#queues, c.pick);
     this.#hasBatchJobs = c.jobs.names().some((name) => isBatchJob(c.jobs.get(name)));
     this.#capacity = new ReceiveCapacity(
-      { concurrency: c.concurrency, prefetch: c.prefetch, pick: c.pick },
+      { concurrency: c.concurrency, prefetch: c.prefetch, pick: c.pick, receiveConcurrency: c.receiveConcurrency },
       {
         running: () => this.#activity.running.size,
         // Messages waiting for a permit or a rate slot have a room of their own, twice concurrency +

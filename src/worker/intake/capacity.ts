@@ -1,17 +1,12 @@
 import { LaneAsks } from './lane-asks.js';
 import type { CapacityLimits, Holding } from './holding.js';
+import { BatchLanes, type Waiter } from './batch-lanes.js';
 import { bufferQuota, type Lane, LanePicker } from './lanes.js';
 import { Reservations } from './reservations.js';
 
 export type { BatchHolding, CapacityLimits, Holding } from './holding.js';
 
 export { LONG_POLL_MS } from './reservations.js';
-
-interface Waiter<Q> {
-  readonly lane: Q | undefined;
-  readonly max: number;
-  readonly resolve: (count: number) => void;
-}
 
 /**
  * How many more messages the worker may ask SQS for: concurrency + prefetch, less what it holds
@@ -30,6 +25,8 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   readonly #holding: Holding<Q>;
   readonly #picker: LanePicker<Q>;
   readonly #reserved = new Reservations<Q>();
+  /** Lanes that bring batch jobs' messages: a worker with batch jobs only. */
+  readonly #batchLanes: BatchLanes<Q> | undefined;
   /** What each lane's poller last asked for; `busy`: the lanes whose last poll found some. */
   readonly #asks = new LaneAsks<Q>();
   readonly #busy = this.#asks.busy;
@@ -41,6 +38,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   constructor(limits: CapacityLimits, holding: Holding<Q>) {
     this.#limits = limits;
     this.#holding = holding;
+    this.#batchLanes = holding.batches === undefined ? undefined : new BatchLanes(holding.batches, holding, limits, this.#reserved);
     // Receive turns are charged per message: receives differ in size (a lane's quota, what came).
     this.#picker = new LanePicker(limits.pick, 'message');
   }
@@ -74,14 +72,16 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
 
   /** Capacity may have changed: hand it to waiting pollers with room, the lane whose turn it is first. */
   grant(): void {
+    this.#batchLanes?.grant(this.#waiters, () => this.#free());
     while (this.#waiters.length > 0) {
-      const lanes = [...new Set(this.#waiters.map((w) => w.lane))].filter((l) => this.#free(l) > 0 && this.#room(l) > 0);
+      const free = Math.min(10, this.#free());
+      if (free <= 0) return;
+      const lanes = [...new Set(this.#waiters.map((w) => w.lane))].filter((l) => this.#batchLanes?.feeds(l) !== true && this.#room(l) > 0);
       if (lanes.length === 0) return;
       // Whose turn it is (counted only once served: a turn that waits for a full receive keeps its place).
       const lane = lanes.length === 1 || lanes.includes(undefined) ? lanes[0] : this.#picker.peek(lanes as Q[]);
       const index = this.#waiters.findIndex((w) => w.lane === lane);
       const waiter = this.#waiters[index]!;
-      const free = Math.min(10, this.#free(lane));
       // Not full yet: more free slots would make it fuller. (A lane held below that by its quota
       // gets what it can: waiting would not give it more. One braked by its waiting messages has
       // no room until a full receive fits: #room.)
@@ -104,7 +104,9 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
 
   /** Whether a receive of `count` from `lane` would be granted now (room, quota and brake permitting). */
   hasRoomFor(count: number, lane?: Q): boolean {
-    return !this.#closed && Math.min(this.#free(lane), this.#room(lane)) >= count;
+    if (this.#closed) return false;
+    if (lane !== undefined && this.#batchLanes?.feeds(lane) === true) return this.#batchLanes.free(lane, this.#free()) >= count;
+    return Math.min(this.#free(), this.#room(lane)) >= count;
   }
 
   /** Wake every waiter with 0; later calls to reserve() resolve 0 at once. */
@@ -152,8 +154,12 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
    */
   #starving(): boolean {
     const ready = this.#holding.startable?.() ?? this.#holding.buffered();
-    // Slots promised to receives that may still bring messages: not probes, not stale.
-    const live = this.#reserved.total === 0 ? 0 : this.#reserved.live(Date.now(), (lane) => lane === undefined || this.#busy.has(lane));
+    // Slots promised to receives that may still bring work for a handler: not probes, not stale,
+    // not those of lanes that bring batch jobs' messages (those fill batches).
+    const live =
+      this.#reserved.total === 0
+        ? 0
+        : this.#reserved.live(Date.now(), (lane) => (lane === undefined || this.#busy.has(lane)) && this.#batchLanes?.feeds(lane) !== true);
     return this.#limits.concurrency - this.#holding.running() - ready - live > 0;
   }
 
@@ -177,18 +183,13 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   }
 
   /**
-   * What `lane` may still ask for. A lane that brings batch jobs' messages fills the batch budget:
-   * its room, less what such lanes were promised and what the lane buffers (its polls, at most
-   * receiveConcurrency, bound it too). Filling batches take no handler slot, and the handlers' room
-   * would keep a deep queue of batch items to one or two receives out at once. Any other lane:
-   * concurrency + prefetch, less what runs, is buffered, or was promised to other such lanes.
+   * The handlers' room: concurrency + prefetch, less what runs, is buffered, or was promised to
+   * receives, but for those of lanes that bring batch jobs' messages (BatchLanes).
    */
-  #free(lane?: Q): number {
-    const batches = this.#holding.batches;
-    const feeding = batches === undefined ? 0 : this.#reserved.sum((l) => batches.feeds(l));
-    if (lane !== undefined && batches?.feeds(lane) === true) return batches.room() - feeding - this.#holding.buffered(lane);
+  #free(): number {
+    const promised = this.#reserved.total - (this.#batchLanes?.promised() ?? 0);
     const { concurrency, prefetch } = this.#limits;
-    return concurrency + prefetch - this.#holding.running() - this.#holding.buffered() - (this.#reserved.total - feeding);
+    return concurrency + prefetch - this.#holding.running() - this.#holding.buffered() - promised;
   }
 
   /**
@@ -207,7 +208,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
       // Ten at a time (or half the room, or all it can ever have, when smaller): a receive per
       // message that leaves would cost a call each.
       const all = this.#limits.concurrency + this.#limits.prefetch;
-      room = this.#free(lane) - waiting;
+      room = this.#free() - waiting;
       if (room < Math.min(10, Math.ceil(all / 2), all - waiting)) room = 0;
     }
     return Math.min(room, this.#quotaRoom(lane));

@@ -28,4 +28,6 @@ export interface CapacityLimits {
   /** Unstarted messages held beyond the free handler slots. */
   readonly prefetch: number;
   readonly pick?: TierPick;
+  /** The most receives a queue keeps out at once (default 1): a queue that brings batch jobs' messages may go that far past the handlers' room. */
+  readonly receiveConcurrency?: number;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { LONG_POLL_MS, ReceiveCapacity } from '../../../../src/worker/intake/capacity.js';
+import type { TierPick } from '../../../../src/worker/intake/lanes.js';
 
 describe('ReceiveCapacity', () => {
   it('reserves at most 10 and never more than is free', async () => {
@@ -271,51 +272,89 @@ describe('ReceiveCapacity with lanes', () => {
     const batchQueue = { name: 'batch', weight: 1, rank: 1 };
     const plainQueue = { name: 'plain', weight: 1, rank: 1 };
     type Q = typeof batchQueue;
-    function capacity(budget: { room: number }, running = () => 0) {
+    interface Now {
+      room: number;
+      running: number;
+      /** Buffered messages of each queue (for the batch queue: other jobs' messages it brought). */
+      buffered: Map<Q, number>;
+      feeds: boolean;
+    }
+    function capacity(now: Now, limits: { concurrency: number; prefetch: number; pick?: TierPick } = { concurrency: 2, prefetch: 0 }) {
       return new ReceiveCapacity<Q>(
-        { concurrency: 2, prefetch: 0 },
-        { running, buffered: () => 0, batches: { feeds: (q) => q === batchQueue, room: () => budget.room } },
+        { ...limits, receiveConcurrency: 4 },
+        {
+          running: () => now.running,
+          buffered: (q) => (q === undefined ? [...now.buffered.values()].reduce((a, b) => a + b, 0) : (now.buffered.get(q) ?? 0)),
+          batches: { feeds: (q) => now.feeds && q === batchQueue, room: () => now.room },
+        },
       );
     }
+    const state = (o: Partial<Now> = {}): Now => ({ room: 2_000, running: 0, buffered: new Map(), feeds: true, ...o });
 
     it('fills the batch budget with full receives, beyond concurrency + prefetch', async () => {
-      const c = capacity({ room: 2_000 });
+      const c = capacity(state());
       // Four polls out at once, ten each: the handlers' room (2) would allow one receive of 2.
       expect(await Promise.all([1, 2, 3, 4].map(() => c.reserve(batchQueue)))).toEqual([10, 10, 10, 10]);
       expect(c.reserved).toBe(40);
     });
 
     it('receives from it only while the budget has room, and as room comes back', async () => {
-      const budget = { room: 15 };
-      const c = capacity(budget);
+      const now = state({ room: 15 });
+      const c = capacity(now);
       expect(await c.reserve(batchQueue)).toBe(10);
       expect(await c.reserve(batchQueue)).toBe(5);
       let third: number | undefined;
       void c.reserve(batchQueue).then((n) => (third = n));
       await Promise.resolve();
       expect(third).toBeUndefined(); // the budget is promised in full
-      budget.room = 5; // the two receives brought 15 items, then a flush of 5 ended
+      now.room = 5; // the two receives brought 15 items, then a flush of 5 ended
       c.returnSlots(10, batchQueue);
       c.returnSlots(5, batchQueue);
       await Promise.resolve();
       expect(third).toBe(5);
     });
 
-    it("does not take the handlers' room from a queue of other jobs", async () => {
-      const c = capacity({ room: 2_000 }, () => 1);
+    it("does not take the handlers' room from a queue of other jobs, nor its turn", async () => {
+      const c = capacity(state({ running: 1 }));
       for (let i = 0; i < 4; i++) expect(await c.reserve(batchQueue)).toBe(10);
       // One handler runs, one slot is free: the other queue still gets it while the batch polls are out.
       expect(await c.reserve(plainQueue)).toBe(1);
       expect(c.hasRoomFor(1, plainQueue)).toBe(false);
-      expect(c.hasRoomFor(10, batchQueue)).toBe(true); // a fifth poll would still fit the budget
     });
 
-    it('counts a queue as bringing batch jobs only by its last receive that brought any', async () => {
-      const c = new ReceiveCapacity<Q>(
-        { concurrency: 2, prefetch: 0 },
-        { running: () => 0, buffered: () => 0, batches: { feeds: () => false, room: () => 2_000 } },
-      );
-      expect(await c.reserve(batchQueue)).toBe(2); // not (yet) feeding batches: the handlers' room
+    it('holds no more than one round of its receives of other jobs beyond concurrency + prefetch', async () => {
+      // The queue carries other jobs too: 41 of theirs wait unstarted (the handlers' room is 2).
+      const now = state({ buffered: new Map([[batchQueue, 41]]) });
+      const c = capacity(now);
+      // 2 - 41 + one round of 40: room for one message more, whatever the budget's room.
+      expect(await c.reserve(batchQueue)).toBe(1);
+      let next: number | undefined;
+      void c.reserve(batchQueue).then((n) => (next = n));
+      await Promise.resolve();
+      expect(next).toBeUndefined();
+      now.buffered.set(batchQueue, 20); // they start and leave
+      c.grant();
+      await Promise.resolve();
+      expect(next).toBe(10);
+    });
+
+    it('serves an idle handler at once while batch receives are out (they bring no handler work)', async () => {
+      const now = state({ running: 9 });
+      const c = capacity(now, { concurrency: 10, prefetch: 0 });
+      for (let i = 0; i < 4; i++) expect(await c.reserve(batchQueue)).toBe(10);
+      // One slot idle: a receive for it goes now, not once five are free (half of concurrency + prefetch).
+      expect(await c.reserve(plainQueue)).toBe(1);
+    });
+
+    it('is not held to a tier quota of the prefetch buffer', async () => {
+      const c = capacity(state(), { concurrency: 2, prefetch: 2, pick: { mode: 'strict', minShare: 0.05 } });
+      void c.reserve(plainQueue); // the other queue is busy too
+      expect(await Promise.all([1, 2, 3, 4].map(() => c.reserve(batchQueue)))).toEqual([10, 10, 10, 10]);
+    });
+
+    it("a queue not known to bring batch jobs gets the handlers' room only", async () => {
+      const c = capacity(state({ feeds: false }));
+      expect(await c.reserve(batchQueue)).toBe(2);
     });
   });
 });

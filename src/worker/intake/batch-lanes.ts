@@ -1,0 +1,71 @@
+import { SQS_RECEIVE_LIMIT } from '../../core/sqs-limits.js';
+import type { BatchHolding, CapacityLimits, Holding } from './holding.js';
+import type { Reservations } from './reservations.js';
+
+/** A poller waiting for room: its lane, the most it asks for, and where its count goes. */
+export interface Waiter<Q> {
+  readonly lane: Q | undefined;
+  readonly max: number;
+  readonly resolve: (count: number) => void;
+}
+
+/**
+ * ReceiveCapacity's part for lanes that bring batch jobs' messages. Their messages fill batches,
+ * not handler slots, so their receives draw on the batch budget: with the handlers' room alone
+ * (concurrency + prefetch), a deep queue of batch items would have one or two receives out at once.
+ * Such a queue may carry other jobs too, so it also goes no further past the handlers' room than
+ * one round of a queue's polls (receiveConcurrency receives of ten).
+ */
+export class BatchLanes<Q> {
+  readonly #batches: BatchHolding<Q>;
+  readonly #holding: Holding<Q>;
+  readonly #round: number;
+  readonly #reserved: Reservations<Q>;
+
+  constructor(batches: BatchHolding<Q>, holding: Holding<Q>, limits: CapacityLimits, reserved: Reservations<Q>) {
+    this.#batches = batches;
+    this.#holding = holding;
+    this.#round = (limits.receiveConcurrency ?? 1) * SQS_RECEIVE_LIMIT;
+    this.#reserved = reserved;
+  }
+
+  feeds(lane: Q | undefined): boolean {
+    return lane !== undefined && this.#batches.feeds(lane);
+  }
+
+  /** Slots promised to receives of lanes that bring batch jobs' messages. */
+  promised(): number {
+    return this.#reserved.sum((l) => this.#batches.feeds(l));
+  }
+
+  /**
+   * What such a lane may ask for: the budget's room, less what such lanes were promised and what
+   * it buffers; and no more than `handlersFree` (the handlers' room, which leaves such lanes'
+   * receives out) plus one round of polls, less those promises and its messages waiting for a
+   * permit or a rate slot.
+   */
+  free(lane: Q, handlersFree: number): number {
+    const promised = this.promised();
+    const budget = this.#batches.room() - promised - this.#holding.buffered(lane);
+    const others = handlersFree + this.#round - promised - (this.#holding.waiting?.(lane) ?? 0);
+    return Math.min(budget, others);
+  }
+
+  /**
+   * Serve the waiting pollers of such lanes, in arrival order, with what each may have: they
+   * neither wait for a full receive nor take turns with the other lanes. The others stay waiting.
+   */
+  grant(waiters: Waiter<Q>[], handlersFree: () => number): void {
+    for (let i = 0; i < waiters.length; ) {
+      const waiter = waiters[i]!;
+      const count = this.feeds(waiter.lane) ? Math.min(waiter.max, this.free(waiter.lane!, handlersFree())) : 0;
+      if (count <= 0) {
+        i++;
+        continue;
+      }
+      waiters.splice(i, 1);
+      this.#reserved.take(waiter.lane, count, Date.now());
+      waiter.resolve(count);
+    }
+  }
+}
