@@ -31,7 +31,7 @@ export class Batching {
   readonly #buffer = new BatchBuffer<HeldItem>();
   /** Queues whose last receive brought fewer messages than asked: nothing more is waiting there now. */
   readonly #drained = new Set<string>();
-  /** Queues whose last receive that brought anything brought batch jobs' messages. */
+  /** Queues whose last receive that brought anything brought batch jobs' messages only. */
   readonly #feeding = new Set<string>();
   #claiming = 0;
   readonly #claims = new Set<Promise<void>>();
@@ -64,11 +64,12 @@ export class Batching {
     if (leases.length < asked) this.#drained.add(queueUrl);
     else this.#drained.delete(queueUrl);
     if (leases.length === 0) return; // an empty receive says nothing of what the queue carries
-    if (leases.some((lease) => batchJobOf(readOnce(this.#ctx.config.jobs, lease)) !== undefined)) this.#feeding.add(queueUrl);
+    // Only batch jobs' messages: a queue that brings other jobs' too takes turns for handler room.
+    if (leases.every((lease) => batchJobOf(readOnce(this.#ctx.config.jobs, lease)) !== undefined)) this.#feeding.add(queueUrl);
     else this.#feeding.delete(queueUrl);
   }
 
-  /** Whether `queueUrl`'s last receive that brought anything brought batch jobs' messages. */
+  /** Whether `queueUrl`'s last receive that brought anything brought batch jobs' messages only. */
   feeds(queueUrl: string): boolean {
     return this.#feeding.has(queueUrl);
   }

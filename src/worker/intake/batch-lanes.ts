@@ -13,8 +13,9 @@ export interface Waiter<Q> {
  * ReceiveCapacity's part for lanes that bring batch jobs' messages. Their messages fill batches,
  * not handler slots, so their receives draw on the batch budget: with the handlers' room alone
  * (concurrency + prefetch), a deep queue of batch items would have one or two receives out at once.
- * Such a queue may carry other jobs too, so it also goes no further past the handlers' room than
- * one round of a queue's polls (receiveConcurrency receives of ten).
+ * A queue counts as one only while its last receive brought nothing else; one that carries other
+ * jobs too may still bring theirs meanwhile, so each such queue also goes no further past the
+ * handlers' room than one round of its own polls (receiveConcurrency receives of ten).
  */
 export class BatchLanes<Q> {
   readonly #batches: BatchHolding<Q>;
@@ -41,13 +42,12 @@ export class BatchLanes<Q> {
   /**
    * What such a lane may ask for: the budget's room, less what such lanes were promised and what
    * it buffers; and no more than `handlersFree` (the handlers' room, which leaves such lanes'
-   * receives out) plus one round of polls, less those promises and its messages waiting for a
-   * permit or a rate slot.
+   * receives out) plus one round of its polls, less its own promises and its messages waiting for
+   * a permit or a rate slot.
    */
   free(lane: Q, handlersFree: number): number {
-    const promised = this.promised();
-    const budget = this.#batches.room() - promised - this.#holding.buffered(lane);
-    const others = handlersFree + this.#round - promised - (this.#holding.waiting?.(lane) ?? 0);
+    const budget = this.#batches.room() - this.promised() - this.#holding.buffered(lane);
+    const others = handlersFree + this.#round - this.#reserved.of(lane) - (this.#holding.waiting?.(lane) ?? 0);
     return Math.min(budget, others);
   }
 

@@ -65,7 +65,8 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
 
   /** A receive promised `count` slots has ended, having brought `received` (already counted as held). */
   returnSlots(count: number, lane?: Q, received = count): void {
-    if (lane !== undefined) this.#picker.refund(lane, count - received);
+    // Turns are charged only to lanes served in turn (not those of batch jobs, BatchLanes).
+    if (lane !== undefined && this.#batchLanes?.feeds(lane) !== true) this.#picker.refund(lane, count - received);
     this.#reserved.give(lane, count);
     this.grant();
   }

@@ -17,7 +17,7 @@ export interface Holding<Q> {
 
 /** What ReceiveCapacity needs to know of batch jobs' messages. */
 export interface BatchHolding<Q> {
-  /** `lane`'s last receive that brought anything brought batch jobs' messages: its receives fill the batch budget. */
+  /** `lane`'s last receive that brought anything brought batch jobs' messages only: its receives fill the batch budget. */
   feeds(lane: Q): boolean;
   /** How many more batch jobs' messages the worker may hold (its batch budget's room). */
   room(): number;
@@ -28,6 +28,6 @@ export interface CapacityLimits {
   /** Unstarted messages held beyond the free handler slots. */
   readonly prefetch: number;
   readonly pick?: TierPick;
-  /** The most receives a queue keeps out at once (default 1): a queue that brings batch jobs' messages may go that far past the handlers' room. */
+  /** The most receives a queue keeps out at once (default 1): a queue that brings batch jobs' messages may go one such round past the handlers' room. */
   readonly receiveConcurrency?: number;
 }

@@ -217,7 +217,7 @@ describe('Batching', () => {
     expect(flushed.flat().sort()).toEqual(['a', 'b', 'c', 'd']);
   });
 
-  it('knows which queues bring batch jobs by their last receive that brought any, and the room left in its budget', async () => {
+  it('knows which queues bring only batch jobs, by their last receive that brought any, and the room left in its budget', async () => {
     const plain = defineJob({ name: 'plain', args: z.object({}), handle: () => {} });
     w = await inMemoryWorker([index, plain], { options: { maxHeldBatchItems: 4 } });
     const activity = new Activity(2, w.ctx.onError);
@@ -226,19 +226,19 @@ describe('Batching', () => {
     const b = new Batching(w.ctx, activity, fate, () => {});
     expect(b.feeds(w.url)).toBe(false);
     expect(b.room()).toBe(4);
-    await w.send('plain', {});
     await w.send('index', { doc: 'a', shard: 's1' });
-    const mixed = [await w.receive(), await w.receive()];
-    b.received(w.url, 10, mixed);
-    expect(b.feeds(w.url)).toBe(true); // one batch job's message is enough
+    const batchOnly = await w.receive();
+    b.received(w.url, 10, [batchOnly]);
+    expect(b.feeds(w.url)).toBe(true);
     b.received(w.url, 10, []);
     expect(b.feeds(w.url)).toBe(true); // an empty receive says nothing
     await w.send('plain', {});
-    b.received(w.url, 10, [await w.receive()]);
-    expect(b.feeds(w.url)).toBe(false);
-    const read = readOnce(w.ctx.config.jobs, mixed[1]!);
+    await w.send('index', { doc: 'b', shard: 's1' });
+    b.received(w.url, 10, [await w.receive(), await w.receive()]);
+    expect(b.feeds(w.url)).toBe(false); // another job's message among them: it takes turns for handler room
+    const read = readOnce(w.ctx.config.jobs, batchOnly);
     if (!read.ok) throw new Error(read.detail);
-    b.admit(mixed[1]!, read, read.job as AnyBatchJob);
+    b.admit(batchOnly, read, read.job as AnyBatchJob);
     expect(b.room()).toBe(3);
     await b.stop();
   });

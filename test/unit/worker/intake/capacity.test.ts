@@ -352,6 +352,16 @@ describe('ReceiveCapacity with lanes', () => {
       expect(await Promise.all([1, 2, 3, 4].map(() => c.reserve(batchQueue)))).toEqual([10, 10, 10, 10]);
     });
 
+    it('gives each queue of batch jobs a round of its own', async () => {
+      const second = { name: 'batch-2', weight: 1, rank: 1 };
+      const c = new ReceiveCapacity<Q>(
+        { concurrency: 2, prefetch: 0, receiveConcurrency: 4 },
+        { running: () => 0, buffered: () => 0, batches: { feeds: () => true, room: () => 2_000 } },
+      );
+      const polls = [batchQueue, second].flatMap((q) => [1, 2, 3, 4].map(() => c.reserve(q)));
+      expect(await Promise.all(polls)).toEqual(Array(8).fill(10));
+    });
+
     it("a queue not known to bring batch jobs gets the handlers' room only", async () => {
       const c = capacity(state({ feeds: false }));
       expect(await c.reserve(batchQueue)).toBe(2);
