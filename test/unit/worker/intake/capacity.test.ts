@@ -314,7 +314,7 @@ describe('ReceiveCapacity with lanes', () => {
       expect(third).toBe(5);
     });
 
-    it("does not take the handlers' room from a queue of other jobs, nor its turn", async () => {
+    it("does not take the handlers' room from a queue of other jobs", async () => {
       const c = capacity(state({ running: 1 }));
       for (let i = 0; i < 4; i++) expect(await c.reserve(batchQueue)).toBe(10);
       // One handler runs, one slot is free: the other queue still gets it while the batch polls are out.
