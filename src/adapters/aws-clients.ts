@@ -61,20 +61,30 @@ export function clientConfig(settings: AwsSettings, options: ClientOptions, env:
 }
 
 /**
+ * The client without the SDK's logger middleware. sqs-jobs gives its clients no logger, so the
+ * SDK's default one (a no-op) gets every call's input and reply, each first copied field by field
+ * to hide sensitive members: on every receive, delete and status write, work nobody reads.
+ */
+export function withoutLogging<C extends { middlewareStack: { remove(name: string): boolean } }>(client: C): C {
+  client.middlewareStack.remove('loggerMiddleware');
+  return client;
+}
+
+/**
  * An SQS client with sqs-jobs' settings: `settings`' region and endpoint; a keep-alive socket pool of
  * its own (by default 50 sockets, 30 s per request: see ClientOptions); on a loopback endpoint, the
- * keys in `env`, else its AWS_PROFILE, else placeholders.
+ * keys in `env`, else its AWS_PROFILE, else placeholders; no SDK logger (withoutLogging).
  */
 export function createSqsClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): SQSClient {
-  return new SQSClient(clientConfig(settings, options, env));
+  return withoutLogging(new SQSClient(clientConfig(settings, options, env)));
 }
 
 /** A CloudWatch client with the same settings as createSqsClient's. */
 export function createCloudWatchClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): CloudWatchClient {
-  return new CloudWatchClient(clientConfig(settings, options, env));
+  return withoutLogging(new CloudWatchClient(clientConfig(settings, options, env)));
 }
 
 /** A DynamoDB client with the same settings as createSqsClient's. */
 export function createDynamoClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): DynamoDBClient {
-  return new DynamoDBClient(clientConfig(settings, options, env));
+  return withoutLogging(new DynamoDBClient(clientConfig(settings, options, env)));
 }

@@ -10,7 +10,7 @@ import {
   SubscribeCommand,
 } from '@aws-sdk/client-sns';
 import type { AwsSettings, Env } from '../config/env.js';
-import { type ClientOptions, clientConfig } from './aws-clients.js';
+import { type ClientOptions, clientConfig, withoutLogging } from './aws-clients.js';
 import type { BatchFailure, MessageAttributes } from '../core/message.js';
 import type { SubscriptionSettings, TopicAdmin, TopicMessage, TopicPort, TopicSubscription } from '../ports/topics.js';
 import { sameJson } from '../core/same-json.js';
@@ -18,7 +18,7 @@ import { topicNameOf } from '../core/event.js';
 
 /** An SNS client with sqs-jobs' settings (loopback credentials, its own sockets), as createSqsClient makes SQS's. */
 export function createSnsClient(settings: AwsSettings, options: ClientOptions = {}, env: Env = process.env): SNSClient {
-  return new SNSClient(clientConfig(settings, options, env));
+  return withoutLogging(new SNSClient(clientConfig(settings, options, env)));
 }
 
 /** The topics port on the AWS SDK's SNS client. */
