@@ -89,7 +89,7 @@ export class Transitions {
 
   /** The same change as a PartiQL UPDATE of an existing record, under the same rule. */
   #statement(t: Transition): { Statement: string; Parameters: AttributeValue[] } {
-    const set = fields(t, this.#t.expiresAt());
+    const set = fields(t, this.#t.expiresAt()).filter(([name]) => !SET_BY_CREATE.has(name));
     const wins =
       t.state === 'completed' ? `"state" <> 'completed'` : `"state" <> 'completed' AND ("attempt" < ? OR ("attempt" = ? AND "rank" < ?))`;
     const rule = t.state === 'completed' ? [] : [N(t.attempt), N(t.attempt), N(STATE_RANK[t.state])];
@@ -99,6 +99,13 @@ export class Transitions {
     };
   }
 }
+
+/**
+ * Attributes every write that creates a record sets (an UpdateItem here, `waiting`, a fan-out's
+ * opening), and that never change: an UPDATE applies only to a record that exists, so it leaves
+ * them out (less for the SDK to write and the table to read per statement).
+ */
+const SET_BY_CREATE = new Set(['jobId', 'jobName']);
 
 /** Attributes an UpdateItem sets only when missing: they never change for a job (an UPDATE sets them to the same value). */
 const KEPT_IF_SET = new Set(['enqueuedAt', 'parentId']);
