@@ -26,7 +26,9 @@ interface Waiting<T, R> {
 export class GroupCommit<T, R> {
   readonly #commit: (items: T[]) => Promise<R[]>;
   readonly #o: GroupCommitOptions<T>;
-  readonly #waiting: Waiting<T, R>[] = [];
+  /** Items not sent yet, oldest first, from #head on (taken items are not shifted out one by one). */
+  #waiting: (Waiting<T, R> | undefined)[] = [];
+  #head = 0;
   #inFlight = 0;
 
   constructor(commit: (items: T[]) => Promise<R[]>, options: GroupCommitOptions<T>) {
@@ -36,7 +38,7 @@ export class GroupCommit<T, R> {
 
   /** Nothing waits and no call is out. */
   get idle(): boolean {
-    return this.#inFlight === 0 && this.#waiting.length === 0;
+    return this.#inFlight === 0 && this.#waiting.length === this.#head;
   }
 
   add(item: T): Promise<R> {
@@ -48,7 +50,7 @@ export class GroupCommit<T, R> {
 
   /** Send what waits, while calls are free. */
   #next(): void {
-    while (this.#inFlight < this.#o.maxInFlight && this.#waiting.length > 0) {
+    while (this.#inFlight < this.#o.maxInFlight && this.#waiting.length > this.#head) {
       const group = this.#take();
       this.#inFlight++;
       this.#send(group).finally(() => {
@@ -59,18 +61,39 @@ export class GroupCommit<T, R> {
     }
   }
 
-  /** The next call's items: the longest waiting first, up to maxItems, one per key (the others stay in order). */
+  /**
+   * The next call's items: the longest waiting first, up to maxItems, one per key. An item whose key
+   * is in the group already stays, ahead of those not looked at. Costs what it looks at, however
+   * many wait (a slow store can leave thousands waiting).
+   */
   #take(): Waiting<T, R>[] {
+    const waiting = this.#waiting;
     const group: Waiting<T, R>[] = [];
+    const skipped: Waiting<T, R>[] = [];
     const keys = new Set<string>();
-    for (let i = 0; i < this.#waiting.length && group.length < this.#o.maxItems; ) {
-      const key = this.#o.keyOf(this.#waiting[i]!.item);
+    const from = this.#head;
+    let i = from;
+    for (; i < waiting.length && group.length < this.#o.maxItems; i++) {
+      const w = waiting[i]!;
+      const key = this.#o.keyOf(w.item);
       if (keys.has(key)) {
-        i++;
+        skipped.push(w);
         continue;
       }
       keys.add(key);
-      group.push(...this.#waiting.splice(i, 1));
+      group.push(w);
+    }
+    // The skipped go back just before the first item not looked at, in their order; the slots
+    // before them let go of what was taken.
+    this.#head = i - skipped.length;
+    waiting.fill(undefined, from, this.#head);
+    for (const [k, w] of skipped.entries()) waiting[this.#head + k] = w;
+    if (this.#head === waiting.length) {
+      this.#waiting = [];
+      this.#head = 0;
+    } else if (this.#head > 1_024 && this.#head * 2 > waiting.length) {
+      this.#waiting = waiting.slice(this.#head);
+      this.#head = 0;
     }
     return group;
   }

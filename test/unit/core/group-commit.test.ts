@@ -56,6 +56,28 @@ describe('GroupCommit', () => {
     await Promise.all(all);
   });
 
+  it('a long backlog (a slow store) goes out in order, each item once, one per key a call, through many calls', async () => {
+    const g = gate();
+    const gc = new GroupCommit(g.commit, { maxItems: 25, maxInFlight: 1, keyOf: (s) => s.split(':')[0]! });
+    // 5,000 items over 400 keys: each key's items 400 apart, and every 7th item repeats the key before it.
+    const items = Array.from({ length: 5_000 }, (_, n) => (n % 7 === 6 ? `k${(n - 1) % 400}:${n}` : `k${n % 400}:${n}`));
+    const all = items.map((x) => gc.add(x));
+    while (!gc.idle) await g.release();
+    expect(await Promise.all(all)).toEqual(items.map((x) => `${x}!`));
+    const sent = g.calls.flat();
+    expect([...sent].sort()).toEqual([...items].sort()); // each once
+    for (const call of g.calls) {
+      expect(call.length).toBeLessThanOrEqual(25);
+      expect(new Set(call.map((x) => x.split(':')[0])).size).toBe(call.length);
+    }
+    // Each key's items go in the order they were added.
+    const order = new Map(sent.map((x, i) => [x, i]));
+    const byKey = new Map<string, number[]>();
+    for (const x of items) byKey.set(x.split(':')[0]!, [...(byKey.get(x.split(':')[0]!) ?? []), order.get(x)!]);
+    for (const positions of byKey.values()) expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    expect(g.calls.length).toBeLessThan(260); // about 5,000 / 25, and a few more for the repeats
+  });
+
   it('a call that fails rejects its own items only; the next call goes on, and it tells when idle', async () => {
     const g = gate();
     let idle = 0;
