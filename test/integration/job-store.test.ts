@@ -63,7 +63,14 @@ describe('DynamoJobStore on DynamoDB Local', () => {
       expect(calls).toContain('BatchExecuteStatement');
       expect(calls.length).toBeLessThan(20); // 30 changes; the missing records each cost an UpdateItem more
       for (const jobId of [...ids.slice(0, 10), ...ids.slice(20)]) {
-        expect(await store.get(jobId)).toMatchObject({ jobId, jobName: 'j', state: 'failed', attempt: 1, reason: 'unrecoverable', parentId: 'p1' });
+        expect(await store.get(jobId)).toMatchObject({
+          jobId,
+          jobName: 'j',
+          state: 'failed',
+          attempt: 1,
+          reason: 'unrecoverable',
+          parentId: 'p1',
+        });
       }
       expect((await store.get(ids[0]!))?.enqueuedAt).toBe(at.toISOString()); // kept
       for (const jobId of ids.slice(10, 20)) expect(await store.get(jobId)).toMatchObject({ state: 'completed', attempt: 2 });
