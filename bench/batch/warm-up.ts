@@ -1,27 +1,18 @@
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { untilSteady } from '../lib/warm-up.js';
+import type { Stack } from './stack.js';
+
 /**
- * ElasticMQ's warm-up before anything is measured. A fresh JVM's compiler (C2) keeps most of a
- * core busy for its first 40 s or so of load, and on two shared cores that CPU is taken from
- * whichever contender runs first (it made ElasticMQ's CPU in the first run 2-4x that of later
- * ones). Rounds of `round` messages, sent, received and deleted straight to ElasticMQ, for at
- * least `minMs` and until a round is no longer 10% faster than the one before, or `maxMs` has passed.
+ * ElasticMQ's warm-up before anything is measured (bench/lib/warm-up.ts says why): rounds of
+ * `round` messages, sent, received and deleted straight to ElasticMQ. The batch job always runs
+ * first, so without it the JVM's compiling was charged to the batch job (ElasticMQ's CPU in its
+ * run was 2-4x that of later ones).
  */
-export async function warmElasticMq(stack: Stack, round: number, minMs: number, maxMs: number): Promise<number[]> {
-  const startedAt = performance.now();
-  const rounds: number[] = [];
-  while (performance.now() - startedAt < maxMs) {
-    const t0 = performance.now();
-    await oneRound(stack, round);
-    rounds.push(performance.now() - t0);
-    const [before, last] = rounds.slice(-2);
-    if (performance.now() - startedAt >= minMs && last! > 0.9 * before!) break;
-  }
-  return rounds;
+export function warmElasticMq(stack: Stack, round: number, minMs: number, maxMs: number): Promise<number[]> {
+  return untilSteady(() => oneRound(stack, round), minMs, maxMs);
 }
 
 /** Send `n` messages, then receive and delete them with ten loops at once, asking what a worker asks for. */
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import type { Stack } from './stack.js';
-
 async function oneRound(stack: Stack, n: number): Promise<void> {
   const queue = await stack.freshQueue('warm-up');
   const url = queue.directUrl;

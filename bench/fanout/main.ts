@@ -4,7 +4,7 @@
  *   a. DynamoDB calls per tracked job (2,000 no-op jobs that succeed first time; target <= 3 writes)
  *      and per fan-out child (2,000 children; expected 1 TransactWriteItems + 1 GetItem);
  *   b. worker throughput with tracking on and off, alternating (5,000 no-op jobs each, one worker,
- *      concurrency 10, three of each; target on/off >= 0.90);
+ *      concurrency 10, three of each; target on/off >= 0.90), after DynamoDB Local's warm-up;
  *   c. the chaos fan-out of bench/fanout/chaos.ts at 10,000 children (two worker processes, one
  *      SIGKILLed every 3 s, 5% of the children sent twice, 200-odd status reads), timed.
  * --quick: 500 / 1,000 x 2 / 2,000. Writes bench/fanout/results/latest.json; exits 1 when a check fails.
@@ -18,7 +18,8 @@ import { drainBodies, jobIdOf } from '../../test/faults/harness.js';
 import { monotonic, runFanOutChaos } from './chaos.js';
 import { childCost, trackedCost } from './cost.js';
 import { closeStack, CREDENTIALS, DYNAMODB } from './stack.js';
-import { throughputRun, type ThroughputRun } from './throughput.js';
+import { median, type ThroughputRun, throughputRounds, throughputRun } from './throughput.js';
+import { warmDynamoDb } from './warm-up.js';
 
 const quick = process.argv.includes('--quick');
 const scale = quick
@@ -36,37 +37,14 @@ const tracked = await trackedCost(DYNAMODB, table, scale.tracked);
 const child = await childCost(DYNAMODB, table, scale.children, 1_000);
 
 console.error(`b. throughput, tracking off / on, ${scale.rounds} rounds of ${scale.throughputJobs} jobs each`);
-// A warm-up of each, untimed: the first run in a process pays for loading and compiling.
-for (const mode of ['off', 'on'] as const) await throughputRun(mode, 300, store);
-const runs: ThroughputRun[] = [];
-for (let round = 0; round < scale.rounds; round++) {
-  // Alternate which goes first, so a machine that speeds up or slows down favours neither.
-  for (const mode of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
-    const r = await throughputRun(mode, scale.throughputJobs, store);
-    runs.push(r);
-    console.error(
-      `  round ${round + 1} ${mode}: ${f(r.jobsPerSecond, 0)} jobs/s (${f(r.seconds, 1)} s), worker ${r.workerCpuMicros} µs CPU/job, DynamoDB Local ${r.storeCpuMicros} µs CPU/job`,
-    );
-  }
-}
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-const off = median(runs.filter((r) => r.mode === 'off').map((r) => r.jobsPerSecond));
-const on = median(runs.filter((r) => r.mode === 'on').map((r) => r.jobsPerSecond));
-const pairRatios = Array.from({ length: scale.rounds }, (_, i) => {
-  const pair = runs.slice(i * 2, i * 2 + 2);
-  return pair.find((r) => r.mode === 'on')!.jobsPerSecond / pair.find((r) => r.mode === 'off')!.jobsPerSecond;
-});
-const cpuOf = (mode: 'off' | 'on', key: 'workerCpuMicros' | 'storeCpuMicros') =>
-  median(runs.filter((r) => r.mode === mode).map((r) => r[key]));
-const cpu = {
-  workerOff: cpuOf('off', 'workerCpuMicros'),
-  workerOn: cpuOf('on', 'workerCpuMicros'),
-  storeOn: cpuOf('on', 'storeCpuMicros'),
-};
-const throughput = { runs, offMedian: off, onMedian: on, ratio: on / off, pairRatios, cpu };
+// Warm-up, not counted: DynamoDB Local's status writes until steady (warm-up.ts), then one run of each.
+const warmUp = await warmDynamoDb(store, 5_000, quick ? 30_000 : 45_000, quick ? 60_000 : 120_000);
+console.error(
+  `  warm-up: ${warmUp.length} rounds of 5,000 status writes straight to DynamoDB Local: ${warmUp.map((ms) => f(ms / 1000, 1)).join(', ')} s`,
+);
+await throughputRun('on', 300, store);
+await throughputRun('off', 300, store);
+const throughput = await throughputRounds(scale.rounds, scale.throughputJobs, store);
 
 // The same with a handler that does something (20 ms): where the store's cost per job matters less.
 const workJobs = quick ? 500 : 2_000;
@@ -142,7 +120,7 @@ const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() 
 mkdirSync('bench/fanout/results', { recursive: true });
 writeFileSync(
   'bench/fanout/results/latest.json',
-  `${JSON.stringify({ machine, quick, scale, tracked, child, throughput, throughputWork, chaos, checks, passed, tookSeconds }, null, 2)}\n`,
+  `${JSON.stringify({ machine, quick, scale, tracked, child, warmUp, throughput, throughputWork, chaos, checks, passed, tookSeconds }, null, 2)}\n`,
 );
 
 const killedWhileSending = c.parentRuns.filter((p) => p.fannedAt === undefined);
@@ -154,12 +132,14 @@ console.log(
 console.log(
   `   fan-out child (${child.children}, chunkSize ${child.chunkSize}): ${f(child.transactWritesPerChild, 3)} TransactWriteItems + ${f(child.getItemsPerChild, 3)} GetItem per child; besides: ${JSON.stringify(child.otherCalls)}${Object.keys(child.failed).length ? `; failed ${JSON.stringify(child.failed)}` : ''}`,
 );
-console.log(`b. throughput, ${scale.throughputJobs} no-op jobs, one worker, concurrency 10 (median of ${scale.rounds})`);
 console.log(
-  `   off ${f(off, 0)} jobs/s, on ${f(on, 0)} jobs/s: on/off ${f(throughput.ratio)} (target >= 0.90); per round ${pairRatios.map((x) => f(x)).join(', ')}`,
+  `b. throughput, ${scale.throughputJobs} no-op jobs, one worker, concurrency 10 (median of ${scale.rounds}; after ${warmUp.length} warm-up rounds)`,
 );
 console.log(
-  `   CPU per job: the worker ${f(cpu.workerOff, 0)} µs off, ${f(cpu.workerOn, 0)} µs on (on/off ${f(cpu.workerOn / cpu.workerOff)}); DynamoDB Local, on the same cores, ${f(cpu.storeOn, 0)} µs on`,
+  `   off ${f(throughput.offMedian, 0)} jobs/s, on ${f(throughput.onMedian, 0)} jobs/s: on/off ${f(throughput.ratio)} (target >= 0.90); per round ${throughput.pairRatios.map((x) => f(x)).join(', ')}`,
+);
+console.log(
+  `   CPU per job: the worker ${f(throughput.cpu.workerOff, 0)} µs off, ${f(throughput.cpu.workerOn, 0)} µs on (on/off ${f(throughput.cpu.workerOn / throughput.cpu.workerOff)}); DynamoDB Local, on the same cores, ${f(throughput.cpu.storeOn, 0)} µs on`,
 );
 console.log(
   `b'. with a 20 ms handler, ${workJobs} jobs: off ${f(workOff, 0)} jobs/s, on ${f(workOn, 0)} jobs/s: on/off ${f(throughputWork.ratio)} (target >= 0.90)`,

@@ -84,3 +84,50 @@ export async function throughputRun(
     storeCpuMicros: Math.round(storeUsed / n),
   };
 }
+
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+/** Rounds of off and on runs, and their medians. */
+export interface ThroughputSummary {
+  readonly runs: readonly ThroughputRun[];
+  readonly offMedian: number;
+  readonly onMedian: number;
+  /** onMedian / offMedian: the goal's figure. */
+  readonly ratio: number;
+  readonly pairRatios: readonly number[];
+  /** Median CPU per job (µs): the worker's process off and on, DynamoDB Local's on. */
+  readonly cpu: { readonly workerOff: number; readonly workerOn: number; readonly storeOn: number };
+}
+
+/** `rounds` pairs of runs of `n` no-op jobs, off and on, alternating which goes first (a machine that speeds up or slows down favours neither). */
+export async function throughputRounds(rounds: number, n: number, store: { table: string; endpoint: string }): Promise<ThroughputSummary> {
+  const runs: ThroughputRun[] = [];
+  for (let round = 0; round < rounds; round++) {
+    for (const mode of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+      const r = await throughputRun(mode, n, store);
+      runs.push(r);
+      console.error(
+        `  round ${round + 1} ${mode}: ${r.jobsPerSecond.toFixed(0)} jobs/s (${r.seconds.toFixed(1)} s), worker ${r.workerCpuMicros} µs CPU/job, DynamoDB Local ${r.storeCpuMicros} µs CPU/job`,
+      );
+    }
+  }
+  const of = (mode: 'off' | 'on', key: 'jobsPerSecond' | 'workerCpuMicros' | 'storeCpuMicros') =>
+    median(runs.filter((r) => r.mode === mode).map((r) => r[key]));
+  const pairRatios = Array.from({ length: rounds }, (_, i) => {
+    const pair = runs.slice(i * 2, i * 2 + 2);
+    return pair.find((r) => r.mode === 'on')!.jobsPerSecond / pair.find((r) => r.mode === 'off')!.jobsPerSecond;
+  });
+  const offMedian = of('off', 'jobsPerSecond');
+  const onMedian = of('on', 'jobsPerSecond');
+  return {
+    runs,
+    offMedian,
+    onMedian,
+    ratio: onMedian / offMedian,
+    pairRatios,
+    cpu: { workerOff: of('off', 'workerCpuMicros'), workerOn: of('on', 'workerCpuMicros'), storeOn: of('on', 'storeCpuMicros') },
+  };
+}
