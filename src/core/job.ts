@@ -28,7 +28,7 @@ export interface ProgressFn {
 
 /**
  * What a handler gets besides its arguments. Read what you need from it (destructuring works); a
- * spread copy (`{ ...ctx }`) leaves out `signal`, `log`, `enqueuedAt` and `fanOut`, which are made on first read.
+ * spread copy (`{ ...ctx }`) leaves out `signal`, `log`, `enqueuedAt`, `fanOut` and `progress`, which are made on first read.
  */
 export interface JobContext {
   /** The job id: the dedupe key, the same across producer retries and SQS redeliveries. */

@@ -115,28 +115,38 @@ export class StatusTracker {
     // and its write atomically, and keeps the last progress from landing after `completed`).
     const run = this.#runs.get(info.messageId);
     this.#runs.delete(info.messageId);
+    if (progress === undefined && run?.write === undefined) {
+      // Nothing written before it (a short run that never reported progress): the end goes now,
+      // carrying when the run started.
+      if (run?.timer !== undefined) clearTimeout(run.timer);
+      if (t.tracked) this.#track(this.#end(info, t, end, run));
+      return DONE;
+    }
     const flushed = progress === undefined ? Promise.resolve() : progress.flush();
     const before = flushed.then(() => {
-      // Not recorded as running yet (a short run): the end carries when it started instead.
+      // Not recorded as running yet: the end carries when it started instead.
       if (run !== undefined && run.write === undefined && run.timer !== undefined) clearTimeout(run.timer);
       return run?.write;
     });
-    const started = { worker: this.#d.worker, ...(run === undefined ? {} : { startedAt: run.startedAt }) };
-    const state = before.then(() => {
-      if (!t.tracked) return;
-      if (end.kind === 'succeeded') return this.#write(info, t, 'completed', { ...started, result: end.result });
-      if (end.kind === 'retry') {
-        return this.#write(info, t, 'retrying', {
-          ...started,
-          error: errorText(end.error),
-          nextAttemptAt: new Date(Date.now() + end.delayMs),
-        });
-      }
-      if (end.kind === 'dead-letter') return this.#write(info, t, 'failed', { ...started, reason: end.reason, error: end.detail });
-      if (end.kind === 'cancelled') return this.#write(info, t, 'cancelled', { ...started, reason: end.reason });
-    });
+    const state = before.then(() => (t.tracked ? this.#end(info, t, end, run) : undefined));
     this.#track(state);
     return before.catch(() => {});
+  }
+
+  /** The state write of how a run ended (a `duplicate` writes none). */
+  #end(info: JobInfo, t: Tracking, end: StatusEnd, run: Run | undefined): Promise<void> | undefined {
+    const started = { worker: this.#d.worker, ...(run === undefined ? {} : { startedAt: run.startedAt }) };
+    if (end.kind === 'succeeded') return this.#write(info, t, 'completed', { ...started, result: end.result });
+    if (end.kind === 'retry') {
+      return this.#write(info, t, 'retrying', {
+        ...started,
+        error: errorText(end.error),
+        nextAttemptAt: new Date(Date.now() + end.delayMs),
+      });
+    }
+    if (end.kind === 'dead-letter') return this.#write(info, t, 'failed', { ...started, reason: end.reason, error: end.detail });
+    if (end.kind === 'cancelled') return this.#write(info, t, 'cancelled', { ...started, reason: end.reason });
+    return undefined;
   }
 
   /** Wait for the state writes still in flight (shutdown, before the store's client closes). */
@@ -144,7 +154,8 @@ export class StatusTracker {
     while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
   }
 
-  #track(write: Promise<void>): void {
+  #track(write: Promise<void> | undefined): void {
+    if (write === undefined) return;
     const tracked = write.catch(() => {}).finally(() => this.#inFlight.delete(tracked));
     this.#inFlight.add(tracked);
   }
@@ -167,6 +178,9 @@ export class StatusTracker {
     );
   }
 }
+
+/** What ended() answers when nothing is written before the end. */
+const DONE: Promise<void> = Promise.resolve();
 
 function errorText(error: Error): string {
   const e = toError(error);

@@ -70,7 +70,7 @@ export class Lease implements Interruptible {
   handlerStarted = false;
   /** Its job status and fan-out work (a tracked job, a fan-out child); undefined for most messages. */
   tracking: Tracking | undefined = undefined;
-  /** The current run's progress reporter, while a tracked job runs. */
+  /** The current run's progress reporter: a tracked job's, once its handler has read `ctx.progress`. */
   progress: ProgressReporter | undefined = undefined;
   /** The start its job reserved under its rate limit (ms since the epoch), while it waits for it. */
   rateSlotAt: number | undefined = undefined;

@@ -7,12 +7,13 @@ import { fanOut } from '../../fan-out/fan-out.js';
 import type { WorkerContext } from '../context.js';
 import type { Lease } from '../hold/lease.js';
 import { jobLogger } from './job-logger.js';
+import { NO_PROGRESS } from '../../status/progress.js';
 
 /**
  * The `ctx` a handler is given. A class, so every job's ctx has one shape, and what most handlers
  * never ask for is made only when asked: the signal (an AbortController), the logger (a pino
- * child), the enqueue time as a Date, `fanOut`. Those four are getters: destructuring reads them,
- * a spread (`{ ...ctx }`) does not copy them.
+ * child), the enqueue time as a Date, `fanOut`, a tracked job's progress reporter. Those five are
+ * getters: destructuring reads them, a spread (`{ ...ctx }`) does not copy them.
  */
 export class RunContext implements JobContext {
   readonly jobId: string;
@@ -22,7 +23,6 @@ export class RunContext implements JobContext {
   readonly tenant: string | undefined;
   readonly queueUrl: string;
   readonly event: { readonly name: string; readonly id: string } | undefined;
-  readonly progress: ProgressFn;
   readonly #ctx: WorkerContext;
   readonly #lease: Lease;
   readonly #info: JobInfo;
@@ -36,7 +36,6 @@ export class RunContext implements JobContext {
     lease: Lease,
     info: JobInfo,
     envelope: { readonly id: string; readonly enqueuedAt: string; readonly tenant?: string; readonly event?: JobContext['event'] },
-    progress: ProgressFn,
   ) {
     this.#ctx = ctx;
     this.#lease = lease;
@@ -49,7 +48,15 @@ export class RunContext implements JobContext {
     this.tenant = envelope.tenant;
     this.queueUrl = lease.message.queueUrl;
     this.event = envelope.event;
-    this.progress = progress;
+  }
+
+  /** A tracked job's reporter is made when first read (the lease keeps it, for settle's last flush); others report nowhere. */
+  get progress(): ProgressFn {
+    const status = this.#ctx.status;
+    const tracking = this.#lease.tracking;
+    if (status === undefined || tracking?.tracked !== true) return NO_PROGRESS;
+    this.#lease.progress ??= status.tracker.progress(this.#info, tracking);
+    return this.#lease.progress.fn;
   }
 
   /** This run's signal (a FIFO job retried here runs again under a new one: work this run left behind keeps this one). */

@@ -1,7 +1,6 @@
 import type { AnyJob } from '../../core/job.js';
 import type { ProcessSpan } from '../../ports/tracing.js';
 import type { JobInfo } from '../../core/job-events.js';
-import { NO_PROGRESS } from '../../status/progress.js';
 import { trackingOf } from '../../status/tracker.js';
 import type { WorkerContext } from '../context.js';
 import { afterRun, internalError, type Outcome, poisoned } from '../fate/decide.js';
@@ -68,8 +67,8 @@ function start(ctx: WorkerContext, lease: Lease, read: GoodReading & { readonly 
   const status = ctx.status;
   const tracking = lease.tracking;
   if (status !== undefined && tracking !== undefined) status.tracker.running(info, tracking);
-  if (status !== undefined && tracking?.tracked) lease.progress = status.tracker.progress(info, tracking);
-  const jobCtx = new RunContext(ctx, lease, info, read.envelope, lease.progress?.fn ?? NO_PROGRESS);
+  lease.progress = undefined; // this run's reporter, made if its handler reads ctx.progress
+  const jobCtx = new RunContext(ctx, lease, info, read.envelope);
   const waitMs = Math.max(0, Date.now() - firstSentAt(m));
   lease.handlerStarted = true;
   ctx.emit('job:start', { ...info, waitMs });
