@@ -38,9 +38,9 @@ const child = await childCost(DYNAMODB, table, scale.children, 1_000);
 
 console.error(`b. throughput, tracking off / on, ${scale.rounds} rounds of ${scale.throughputJobs} jobs each`);
 // Warm-up, not counted: DynamoDB Local's status writes until steady (warm-up.ts), then one run of each.
-const warmUp = await warmDynamoDb(store, 5_000, quick ? 30_000 : 45_000, quick ? 60_000 : 120_000);
+const warmUp = await warmDynamoDb(store, 3_000, quick ? 30_000 : 45_000, quick ? 60_000 : 120_000);
 console.error(
-  `  warm-up: ${warmUp.length} rounds of 5,000 status writes straight to DynamoDB Local: ${warmUp.map((ms) => f(ms / 1000, 1)).join(', ')} s`,
+  `  warm-up: ${warmUp.length} rounds of 3,000 jobs recorded as waiting then completed, straight to DynamoDB Local; the completions took ${warmUp.map((ms) => f(ms / 1000, 1)).join(', ')} s`,
 );
 await throughputRun('on', 300, store);
 await throughputRun('off', 300, store);
