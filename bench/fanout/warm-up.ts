@@ -1,7 +1,7 @@
 /**
  * DynamoDB Local's warm-up before the throughput runs (bench/lib/warm-up.ts says why). Its status
  * writes take some 30 s of load to reach their steady cost (3.9 ms of its CPU each in the first
- * 5 s, 0.85 ms after 25 s), and a tracked run of 1,000 jobs is over in 3 s: warmed with throughput
+ * 5 s, 0.85 ms after some 30 s), and a tracked run of 1,000 jobs is over in 3 s: warmed with throughput
  * runs, it still cost 2-2.7 ms a job in the measured rounds. So: rounds of what a tracked job
  * costs the store, straight to it through a DynamoJobStore, until steady. Each round records
  * `round` jobs as waiting (the producer's UpdateItem each) and then completes them, 200 at a time

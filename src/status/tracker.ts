@@ -29,6 +29,8 @@ export type StatusEnd =
 
 /** A tracked job's run under way. */
 interface Run {
+  /** Its attempt: a reporter of an earlier run of the same message (a FIFO job retried here) is not this run's. */
+  readonly attempt: number;
   readonly startedAt: Date;
   /** Until it fires (or progress comes), `running` is not written. */
   timer: NodeJS.Timeout | undefined;
@@ -75,7 +77,7 @@ export class StatusTracker {
    */
   running(info: JobInfo, t: Tracking): void {
     if (!t.tracked) return;
-    const run: Run = { startedAt: new Date(), timer: undefined, write: undefined };
+    const run: Run = { attempt: info.attempt, startedAt: new Date(), timer: undefined, write: undefined };
     run.timer = setTimeout(() => void this.#recordRunning(info, t, run), this.#d.runningAfterMs);
     run.timer.unref();
     this.#runs.set(info.messageId, run);
@@ -86,7 +88,7 @@ export class StatusTracker {
     return new ProgressReporter(
       async (update) => {
         const run = this.#runs.get(info.messageId);
-        if (run !== undefined) await this.#recordRunning(info, t, run);
+        if (run !== undefined && run.attempt === info.attempt) await this.#recordRunning(info, t, run);
         await this.#d.store.progress(info.jobId, update);
       },
       this.#d.progressIntervalMs,

@@ -30,6 +30,7 @@ export class RunContext implements JobContext {
   #log: Logger | undefined;
   #enqueuedDate: Date | undefined;
   #signal: AbortSignal | undefined;
+  #progress: ProgressFn | undefined;
 
   constructor(
     ctx: WorkerContext,
@@ -50,13 +51,24 @@ export class RunContext implements JobContext {
     this.event = envelope.event;
   }
 
-  /** A tracked job's reporter is made when first read (the lease keeps it, for settle's last flush); others report nowhere. */
+  /**
+   * A tracked job's reporter is made when first read, and kept by this ctx; the lease keeps it too
+   * while this is its current run, for settle's last flush (a FIFO job retried here runs again
+   * under another ctx: a late call from this one must not become that run's reporter). Untracked
+   * jobs report nowhere.
+   */
   get progress(): ProgressFn {
+    if (this.#progress !== undefined) return this.#progress;
     const status = this.#ctx.status;
     const tracking = this.#lease.tracking;
-    if (status === undefined || tracking?.tracked !== true) return NO_PROGRESS;
-    this.#lease.progress ??= status.tracker.progress(this.#info, tracking);
-    return this.#lease.progress.fn;
+    if (status === undefined || tracking?.tracked !== true) {
+      this.#progress = NO_PROGRESS;
+      return NO_PROGRESS;
+    }
+    const reporter = status.tracker.progress(this.#info, tracking);
+    if (this.#lease.info === this.#info) this.#lease.progress = reporter;
+    this.#progress = reporter.fn;
+    return reporter.fn;
   }
 
   /** This run's signal (a FIFO job retried here runs again under a new one: work this run left behind keeps this one). */

@@ -57,6 +57,23 @@ describe('StatusTracker', () => {
     expect(await store.get('quick')).toMatchObject({ state: 'running', progress: { done: 3, total: 10 } });
   });
 
+  it("a late progress call from an earlier run of the message (a FIFO job retried here) does not take the next run's running write", async () => {
+    setup(1_000);
+    const first = { ...info('fifo', 1), messageId: 'm-fifo' };
+    const second = { ...info('fifo', 2), messageId: 'm-fifo' };
+    tracker.running(first, tracked);
+    await tracker.ended(first, tracked, { kind: 'retry', error: new Error('boom'), delayMs: 0 }, undefined);
+    await tracker.flush();
+    tracker.running(second, tracked);
+    const late = tracker.progress(first, tracked); // the first run's handler, still going
+    late.fn(1, 10);
+    await late.flush();
+    const own = tracker.progress(second, tracked);
+    own.fn(2, 10);
+    await own.flush();
+    expect(await store.get('fifo')).toMatchObject({ state: 'running', attempt: 2 });
+  });
+
   it('records a retry with its error and when it runs next, then a dead letter with its reason', async () => {
     setup();
     const before = Date.now();
