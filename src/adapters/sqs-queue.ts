@@ -56,7 +56,8 @@ export class SqsQueuePort implements QueuePort {
         VisibilityTimeout: visibilityTimeout,
         ...RECEIVE_ATTRIBUTES,
       }),
-      signal === undefined ? {} : { abortSignal: signal },
+      // No options without a signal: a call with options is resolved anew (clientConfig's cacheMiddleware).
+      signal === undefined ? undefined : { abortSignal: signal },
     );
     return (out.Messages ?? []).map((m) => ({
       queueUrl,
