@@ -17,14 +17,15 @@ const STATEMENTS_PER_BATCH = 25;
 const BATCHES_IN_FLIGHT = 4;
 
 /**
- * A job's state changes on DynamoDB, by group commit (all but `waiting`, which creates the
- * record): a change goes out at once as one
+ * A job's state changes on DynamoDB, by group commit: a change goes out at once as one
  * conditional UpdateItem while the store is not busy; the changes that come while
- * BATCHES_IN_FLIGHT calls are out go together, up to 25, in one PartiQL BatchExecuteStatement of
- * conditional UPDATEs (each applied or refused on its own, at the write cost of an UpdateItem;
- * a transaction would cost twice that). An UPDATE cannot create a record: a change whose record
- * does not exist yet (the condition failed with no item to show), or that failed for another
- * reason (throttled, a conflict), is made again as an UpdateItem.
+ * BATCHES_IN_FLIGHT calls are out go together, up to 25, in one PartiQL BatchExecuteStatement
+ * (each statement applied or refused on its own, at the write cost of an UpdateItem; a transaction
+ * would cost twice that). A shared call costs the client a fraction of what the same changes cost
+ * one by one (the SDK's work per call is most of it). `waiting` is an INSERT there: it applies
+ * only where no record is stored. Any other change is a conditional UPDATE, which cannot create a
+ * record. A statement refused without an answer to go on (an INSERT that found a record, an
+ * UPDATE that found none, throttling, a conflict) is made again as an UpdateItem, which decides.
  *
  * The rule either way: it applies when nothing is stored, or the stored state is not `completed`
  * and the new one is `completed`, or later by (attempt, rank).
@@ -32,6 +33,8 @@ const BATCHES_IN_FLIGHT = 4;
 export class Transitions {
   readonly #t: TableRef;
   readonly #group: GroupCommit<Transition, Outcome>;
+  /** Statements the role may not make (AccessDenied on a shared call): their changes go one by one. */
+  readonly #refused = new Set<Kind>();
 
   constructor(t: TableRef) {
     this.#t = t;
@@ -43,8 +46,7 @@ export class Transitions {
   }
 
   apply(t: Transition): Promise<Answer> {
-    // `waiting` is written as the job is sent, before any record exists: an UPDATE would only be refused.
-    if (t.state === 'waiting') return this.#one(t);
+    if (this.#refused.has(kindOf(t))) return this.#one(t);
     return this.#group.add(t).then((o) => (typeof o === 'string' ? o : Promise.reject(o.failed)));
   }
 
@@ -54,11 +56,17 @@ export class Transitions {
     try {
       out = await this.#t.client.send(
         new BatchExecuteStatementCommand({
-          Statements: ts.map((t) => ({ ...this.#statement(t), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })),
+          Statements: ts.map((t) => ({
+            ...(t.state === 'waiting' ? this.#insert(t) : this.#update(t)),
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          })),
         }),
       );
-    } catch {
-      // Refused whole (a role without dynamodb:PartiQLUpdate, the call failed): one UpdateItem each.
+    } catch (error) {
+      // Refused whole (the call failed, or a role without dynamodb:PartiQLInsert or PartiQLUpdate,
+      // remembered so its changes stop trying): one UpdateItem each.
+      if ((error as { name?: string }).name === 'AccessDeniedException')
+        for (const k of refusedKinds(error as Error, ts)) this.#refused.add(k);
       return Promise.all(ts.map((t) => alone(this.#one(t))));
     }
     return Promise.all(
@@ -66,7 +74,9 @@ export class Transitions {
         const error = out.Responses?.[i]?.Error;
         if (error === undefined) return 'applied';
         if (error.Code === 'ConditionalCheckFailed' && error.Item !== undefined) return 'stale';
-        return alone(this.#one(t)); // no record yet (an UPDATE creates none), or throttled, or a conflict
+        // An INSERT that found a record (maybe one without a state), an UPDATE that found none,
+        // throttled, a conflict: the UpdateItem decides.
+        return alone(this.#one(t));
       }),
     );
   }
@@ -87,8 +97,17 @@ export class Transitions {
     return (await updateIf(this.#t, jobKey(t.jobId), u, `attribute_not_exists(${state}) OR (${wins})`)) ? 'applied' : 'stale';
   }
 
-  /** The same change as a PartiQL UPDATE of an existing record, under the same rule. */
-  #statement(t: Transition): { Statement: string; Parameters: AttributeValue[] } {
+  /** A `waiting` change as a PartiQL INSERT: made only where no record is stored (else refused, DuplicateItem). */
+  #insert(t: Transition): Statement {
+    const set = fields(t, this.#t.expiresAt());
+    return {
+      Statement: `INSERT INTO "${this.#t.table}" VALUE {'pk': ?, ${set.map(([name]) => `'${name}': ?`).join(', ')}}`,
+      Parameters: [jobKey(t.jobId).pk!, ...set.map(([, value]) => value)],
+    };
+  }
+
+  /** Any other change as a PartiQL UPDATE of an existing record, under the same rule. */
+  #update(t: Transition): Statement {
     const set = fields(t, this.#t.expiresAt()).filter(([name]) => !SET_BY_CREATE.has(name));
     const wins =
       t.state === 'completed' ? `"state" <> 'completed'` : `"state" <> 'completed' AND ("attempt" < ? OR ("attempt" = ? AND "rank" < ?))`;
@@ -98,6 +117,22 @@ export class Transitions {
       Parameters: [...set.map(([, value]) => value), jobKey(t.jobId).pk!, ...rule],
     };
   }
+}
+
+interface Statement {
+  readonly Statement: string;
+  readonly Parameters: AttributeValue[];
+}
+
+/** The PartiQL statement a change goes out as in a shared call. */
+type Kind = 'insert' | 'update';
+const kindOf = (t: Transition): Kind => (t.state === 'waiting' ? 'insert' : 'update');
+const ACTION: Readonly<Record<Kind, string>> = { insert: 'PartiQLInsert', update: 'PartiQLUpdate' };
+
+/** The statements a refusal is about: those its message names (AWS names the action), else every kind in the call. */
+function refusedKinds(error: Error, ts: readonly Transition[]): Kind[] {
+  const named = (Object.keys(ACTION) as Kind[]).filter((k) => String(error.message).includes(ACTION[k]));
+  return named.length > 0 ? named : ts.map(kindOf);
 }
 
 /**

@@ -17,9 +17,9 @@ export const WORKER_DLQ_ACTIONS = ['sqs:SendMessage', 'sqs:GetQueueUrl'];
 
 /**
  * The job store's item actions: the worker reads and updates records and counts fan-out children
- * (TransactWriteItems is authorised by the PutItem and UpdateItem inside it; PartiQLUpdate: state
- * changes made together go out as one BatchExecuteStatement of UPDATEs). No Scan, Query,
- * DeleteItem or table actions.
+ * (TransactWriteItems is authorised by the PutItem and UpdateItem inside it; PartiQLUpdate and
+ * PartiQLInsert: state changes made together go out as one BatchExecuteStatement of UPDATEs, and
+ * INSERTs for `waiting`, e.g. a fan-out's children). No Scan, Query, DeleteItem or table actions.
  */
 export const WORKER_STORE_ACTIONS = [
   'dynamodb:GetItem',
@@ -27,10 +27,14 @@ export const WORKER_STORE_ACTIONS = [
   'dynamodb:PutItem',
   'dynamodb:ConditionCheckItem',
   'dynamodb:PartiQLUpdate',
+  'dynamodb:PartiQLInsert',
 ];
 
 /** What a producer sends with: SendMessage (GetQueueAttributes: admission control reads the queue's depth). */
 export const PRODUCER_QUEUE_ACTIONS = ['sqs:SendMessage', 'sqs:GetQueueAttributes'];
 
-/** A producer only records `waiting` for a job it enqueues with `track: true`. */
-export const PRODUCER_STORE_ACTIONS = ['dynamodb:UpdateItem'];
+/**
+ * A producer only records `waiting` for a job it enqueues with `track: true`: one UpdateItem, or
+ * for many at once (enqueueMany), PartiQL INSERTs sent together.
+ */
+export const PRODUCER_STORE_ACTIONS = ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert'];

@@ -8,7 +8,8 @@ export interface SentJob {
 }
 
 /**
- * Record the sent jobs that asked for it as `waiting`, 16 writes at a time. Best effort: the job is
+ * Record the sent jobs that asked for it as `waiting`, up to WRITES_AT_ONCE writes at a time (the
+ * DynamoDB store sends them together, 25 to a call, four calls out). Best effort: the job is
  * enqueued whatever happens here, and the worker's writes create the record if this one is lost.
  */
 export async function recordWaiting(store: StatusStore | undefined, jobName: string, sent: readonly SentJob[]): Promise<void> {
@@ -31,5 +32,7 @@ export async function recordWaiting(store: StatusStore | undefined, jobName: str
         .catch(() => {});
     }
   };
-  await Promise.all(Array.from({ length: Math.min(16, tracked.length) }, write));
+  await Promise.all(Array.from({ length: Math.min(WRITES_AT_ONCE, tracked.length) }, write));
 }
+
+const WRITES_AT_ONCE = 100;

@@ -67,6 +67,7 @@ describe('SqsJobs', () => {
     expect([...store.Action].sort()).toEqual([
       'dynamodb:ConditionCheckItem',
       'dynamodb:GetItem',
+      'dynamodb:PartiQLInsert',
       'dynamodb:PartiQLUpdate',
       'dynamodb:PutItem',
       'dynamodb:UpdateItem',
@@ -74,7 +75,7 @@ describe('SqsJobs', () => {
     expect(JSON.stringify(store.Resource)).toMatch(/JobTable/);
     const producer = Object.values(t.findResources('AWS::IAM::ManagedPolicy'))[0]!; // the producer policy, the only one
     const statements = producer.Properties.PolicyDocument.Statement as { Sid: string; Action: string | string[] }[];
-    expect(statements.find((st) => st.Sid === 'RecordWaiting')!.Action).toBe('dynamodb:UpdateItem');
+    expect(statements.find((st) => st.Sid === 'RecordWaiting')!.Action).toEqual(['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert']);
     expect(JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'))).toContain('SQS_JOBS_JOB_TABLE');
     hasOutput(t, 'JobTableName');
     expect(Object.keys(synth().findResources('AWS::DynamoDB::Table'))).toHaveLength(0); // off by default
@@ -214,7 +215,7 @@ describe('SqsJobs as a construct in your own stack', () => {
     const send = statements.find((st) => JSON.stringify(st.Action).includes('sqs:SendMessage'))!;
     expect(send.Action).toEqual(['sqs:SendMessage', 'sqs:GetQueueAttributes']);
     expect(JSON.stringify(send.Resource)).toMatch(/JobsJobQueue.*JobsSpilloverQueue.*JobsHighQueue.*JobsLowQueue/);
-    expect(statements.find((st) => st !== send)).toMatchObject({ Action: 'dynamodb:UpdateItem' });
+    expect(statements.find((st) => st !== send)).toMatchObject({ Action: ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert'] });
   });
 
   it('runs in a cluster and VPC you give, making neither', () => {
