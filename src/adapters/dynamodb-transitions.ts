@@ -74,8 +74,10 @@ export class Transitions {
         const error = out.Responses?.[i]?.Error;
         if (error === undefined) return 'applied';
         if (error.Code === 'ConditionalCheckFailed' && error.Item !== undefined) return 'stale';
+        // Refused alone (the role may not make this kind of statement): remembered, as above.
+        if (error.Code === 'AccessDenied') this.#refused.add(kindOf(t));
         // An INSERT that found a record (maybe one without a state), an UPDATE that found none,
-        // throttled, a conflict: the UpdateItem decides.
+        // throttled, a conflict, refused: the UpdateItem decides.
         return alone(this.#one(t));
       }),
     );
@@ -129,7 +131,11 @@ type Kind = 'insert' | 'update';
 const kindOf = (t: Transition): Kind => (t.state === 'waiting' ? 'insert' : 'update');
 const ACTION: Readonly<Record<Kind, string>> = { insert: 'PartiQLInsert', update: 'PartiQLUpdate' };
 
-/** The statements a refusal is about: those its message names (AWS names the action), else every kind in the call. */
+/**
+ * The statements a refused call is about: those its message names (AWS names the action), else
+ * every kind in the call (then a role that may make one kind and not the other stops sharing
+ * calls for both, until the process restarts: slower, never wrong).
+ */
 function refusedKinds(error: Error, ts: readonly Transition[]): Kind[] {
   const named = (Object.keys(ACTION) as Kind[]).filter((k) => String(error.message).includes(ACTION[k]));
   return named.length > 0 ? named : ts.map(kindOf);

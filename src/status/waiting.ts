@@ -8,8 +8,9 @@ export interface SentJob {
 }
 
 /**
- * Record the sent jobs that asked for it as `waiting`, up to WRITES_AT_ONCE writes at a time (the
- * DynamoDB store sends them together, 25 to a call, four calls out). Best effort: the job is
+ * Record the sent jobs that asked for it as `waiting`, up to WRITES_AT_ONCE writes at a time, for
+ * any store (the DynamoDB store sends them together, 25 to a call, four calls out: 100 keeps its
+ * calls full). Best effort: the job is
  * enqueued whatever happens here, and the worker's writes create the record if this one is lost.
  */
 export async function recordWaiting(store: StatusStore | undefined, jobName: string, sent: readonly SentJob[]): Promise<void> {

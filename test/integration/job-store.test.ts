@@ -119,44 +119,58 @@ describe('DynamoJobStore on DynamoDB Local', () => {
     }
   });
 
-  it('a role without dynamodb:PartiQLInsert: its first shared INSERTs are refused, then each waiting record is one UpdateItem; its UPDATEs still go together', async () => {
-    // DynamoDB Local does not enforce IAM: the refusal AWS gives such a role (a role from before
-    // PartiQLInsert was needed) is made here, for calls with an INSERT; everything else reaches DynamoDB Local.
-    const { client: counted, calls } = countingClient();
-    const send = counted.send.bind(counted);
-    counted.send = ((command: { constructor: { name: string }; input?: { Statements?: { Statement: string }[] } }, ...rest: unknown[]) => {
-      if (command.input?.Statements?.some((st) => st.Statement.startsWith('INSERT'))) {
-        calls.push('BatchExecuteStatement');
-        const refusal = 'User: arn:aws:sts::000000000000:assumed-role/worker is not authorized to perform: dynamodb:PartiQLInsert';
-        return Promise.reject(Object.assign(new Error(refusal), { name: 'AccessDeniedException' }));
+  const refusal = 'User: arn:aws:sts::000000000000:assumed-role/worker is not authorized to perform: dynamodb:PartiQLInsert';
+  it.each([
+    ['the whole call', (): unknown => Promise.reject(Object.assign(new Error(refusal), { name: 'AccessDeniedException' }))],
+    [
+      'each INSERT in the reply',
+      (n: number): unknown =>
+        Promise.resolve({ Responses: Array.from({ length: n }, () => ({ Error: { Code: 'AccessDenied', Message: refusal } })) }),
+    ],
+  ])(
+    'a role without dynamodb:PartiQLInsert, refused in %s: then each waiting record is one UpdateItem; its UPDATEs still go together',
+    async (_, refuse) => {
+      // DynamoDB Local does not enforce IAM: the refusal AWS gives such a role (a role from before
+      // PartiQLInsert was needed) is made here, for calls with an INSERT; everything else reaches DynamoDB Local.
+      const { client: counted, calls } = countingClient();
+      const send = counted.send.bind(counted);
+      counted.send = ((
+        command: { constructor: { name: string }; input?: { Statements?: { Statement: string }[] } },
+        ...rest: unknown[]
+      ) => {
+        const statements = command.input?.Statements;
+        if (statements?.some((st) => st.Statement.startsWith('INSERT'))) {
+          calls.push('BatchExecuteStatement');
+          return refuse(statements.length);
+        }
+        return (send as (...a: unknown[]) => unknown)(command, ...rest);
+      }) as typeof counted.send;
+      const s = new DynamoJobStore({ client: counted, table, ttlSeconds: 3_600 });
+      try {
+        const at = new Date();
+        const wave = async () => {
+          const ids = Array.from({ length: 30 }, () => id());
+          expect(await Promise.all(ids.map((jobId) => s.transition({ jobId, jobName: 'j', state: 'waiting', attempt: 0, at })))).toEqual(
+            Array(30).fill('applied'),
+          );
+          for (const jobId of ids) expect(await store.get(jobId)).toMatchObject({ state: 'waiting' });
+          return ids;
+        };
+        await wave();
+        expect(calls).toContain('BatchExecuteStatement');
+        calls.length = 0;
+        const ids = await wave();
+        expect(calls).toEqual(Array(30).fill('UpdateItem'));
+        calls.length = 0;
+        const ended = await Promise.all(ids.map((jobId) => s.transition({ jobId, jobName: 'j', state: 'completed', attempt: 1, at })));
+        expect(ended).toEqual(Array(30).fill('applied'));
+        expect(calls).toContain('BatchExecuteStatement');
+        expect(calls.length).toBeLessThan(10);
+      } finally {
+        counted.destroy();
       }
-      return (send as (...a: unknown[]) => unknown)(command, ...rest);
-    }) as typeof counted.send;
-    const s = new DynamoJobStore({ client: counted, table, ttlSeconds: 3_600 });
-    try {
-      const at = new Date();
-      const wave = async () => {
-        const ids = Array.from({ length: 30 }, () => id());
-        expect(await Promise.all(ids.map((jobId) => s.transition({ jobId, jobName: 'j', state: 'waiting', attempt: 0, at })))).toEqual(
-          Array(30).fill('applied'),
-        );
-        for (const jobId of ids) expect(await store.get(jobId)).toMatchObject({ state: 'waiting' });
-        return ids;
-      };
-      await wave();
-      expect(calls).toContain('BatchExecuteStatement');
-      calls.length = 0;
-      const ids = await wave();
-      expect(calls).toEqual(Array(30).fill('UpdateItem'));
-      calls.length = 0;
-      const ended = await Promise.all(ids.map((jobId) => s.transition({ jobId, jobName: 'j', state: 'completed', attempt: 1, at })));
-      expect(ended).toEqual(Array(30).fill('applied'));
-      expect(calls).toContain('BatchExecuteStatement');
-      expect(calls.length).toBeLessThan(10);
-    } finally {
-      counted.destroy();
-    }
-  });
+    },
+  );
 
   it('counts children of one parent that end together in one transaction, reading the total once; the end that completes the set claims', async () => {
     const { client: counted, calls } = countingClient();

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DeleteMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it, vi } from 'vitest';
 import { createCloudWatchClient, createDynamoClient, createSqsClient } from '../../../src/adapters/aws-clients.js';
 import { createSnsClient } from '../../../src/adapters/sns-topics.js';
@@ -58,10 +58,29 @@ describe('an SQS client sqs-jobs makes, calling a server on loopback', () => {
     await Promise.all(queues.map((q) => port.deleteBatch(q, [{ id: '0', receiptHandle: `r-${q}` }])));
     await port.deleteBatch(queues[0]!, [{ id: '0', receiptHandle: 'r' }]);
     expect(resolved).toHaveBeenCalledTimes(1);
-    expect(srv.seen.map((s) => s.queueUrl)).toEqual([...queues, queues[0]]);
+    expect(srv.seen.map((s) => s.queueUrl).sort()).toEqual([...queues, queues[0]].sort());
     resolved.mockRestore();
     client.destroy();
     await srv.close();
+  });
+
+  it('a receive without a signal is built once too; one with a signal is built for itself', async () => {
+    const srv = await server(() => false);
+    const client = createSqsClient({ region: 'us-east-1', endpoint: srv.endpoint }, {}, {});
+    const resolved = vi.spyOn(ReceiveMessageCommand.prototype, 'resolveMiddleware');
+    const port = new SqsQueuePort(client);
+    const q = `${srv.endpoint}/000000000000/q`;
+    try {
+      await port.receive(q, 10, 0, 30);
+      await port.receive(q, 10, 0, 30);
+      expect(resolved).toHaveBeenCalledTimes(1);
+      await port.receive(q, 10, 0, 30, new AbortController().signal);
+      expect(resolved).toHaveBeenCalledTimes(2);
+    } finally {
+      resolved.mockRestore();
+      client.destroy();
+      await srv.close();
+    }
   });
 
   it('a receive given a signal is ended by that signal, and only that one', async () => {
@@ -75,7 +94,7 @@ describe('an SQS client sqs-jobs makes, calling a server on loopback', () => {
     const b = port.receive(q, 10, 20, 30, second.signal);
     const bEnded = vi.fn();
     b.catch(bEnded);
-    await vi.waitFor(() => expect(srv.seen).toHaveLength(2)); // both polls are out, held by the server
+    await vi.waitFor(() => expect(srv.seen).toHaveLength(2), { timeout: 10_000 }); // both polls are out, held by the server
     first.abort();
     await expect(a).rejects.toThrow();
     await new Promise((r) => setTimeout(r, 50));
