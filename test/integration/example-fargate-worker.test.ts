@@ -49,7 +49,12 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/fargate-worker, installe
     expect(container!.StopTimeout).toBe(30 + 20 + 10);
     const uploader = ofType('AWS::IAM::Policy').find((p) => JSON.stringify(p.Properties.Roles).includes('UploaderRole'))!;
     const actions = (uploader.Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }).Statement.map((s) => s.Action);
-    expect(actions).toEqual(expect.arrayContaining([['sqs:SendMessage', 'sqs:GetQueueAttributes'], 'dynamodb:UpdateItem']));
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        ['sqs:SendMessage', 'sqs:GetQueueAttributes'],
+        ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert'],
+      ]),
+    );
     expect(actions).toHaveLength(2);
   }, 300_000);
 
