@@ -52,8 +52,9 @@ function requestHandler(options: ClientOptions): NodeHttpHandler {
  * The settings every client shares: region, endpoint, loopback credentials, its own socket pool,
  * and `cacheMiddleware`: the SDK otherwise builds each call's middleware chain anew (clones the
  * client's stack, adds the command's, sorts them), about 120 µs of CPU a call on a delete batch
- * and 270 on a DynamoDB UpdateItem (bench/README.md); with it, once per kind of command. The price, as the SDK documents it: a middleware added
- * to the client after its first call of a kind is not seen by later calls of that kind.
+ * and 270 on a DynamoDB UpdateItem (bench/README.md); with it, once per kind of command. The
+ * price, as the SDK documents it: a middleware added to the client after its first call of a kind
+ * is not seen by later calls of that kind.
  */
 export function clientConfig(settings: AwsSettings, options: ClientOptions, env: Env) {
   const credentials = localCredentials(settings, env);

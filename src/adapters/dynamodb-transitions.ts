@@ -59,7 +59,7 @@ export class Transitions {
           // An UPDATE refused by its condition shows the stored record (so it needs no UpdateItem to
           // be told stale); an INSERT has no condition to fail, only a record found (DuplicateItem).
           Statements: ts.map((t) =>
-            t.state === 'waiting' ? this.#insert(t) : { ...this.#update(t), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const },
+            kindOf(t) === 'insert' ? this.#insert(t) : { ...this.#update(t), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const },
           ),
         }),
       );

@@ -17,16 +17,28 @@ afterAll(() => client.destroy());
 const done = { job: 'import-done', queueUrl: 'http://127.0.0.1:4566/000000000000/jobs', args: { source: 's3://b/k' } };
 const id = () => `job-${randomUUID().slice(0, 8)}`;
 
-/** A client that records the name of each call it sends. */
-function countingClient() {
+type Command = { constructor: { name: string }; input?: { Statements?: { Statement: string }[] } };
+
+/**
+ * Runs `fn` with a store on its own client that records the name of each call it sends. `answer`
+ * may answer a call itself (what DynamoDB Local cannot give); the rest reach DynamoDB Local.
+ */
+async function withCountedStore(
+  fn: (s: DynamoJobStore, calls: string[]) => Promise<void>,
+  answer: (command: Command) => unknown = () => undefined,
+): Promise<void> {
   const calls: string[] = [];
-  const client = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1' }, {}, {});
-  const send = client.send.bind(client);
-  client.send = ((command: { constructor: { name: string } }, ...rest: unknown[]) => {
+  const counted = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1' }, {}, {});
+  const send = counted.send.bind(counted);
+  counted.send = ((command: Command, ...rest: unknown[]) => {
     calls.push(command.constructor.name.replace('Command', ''));
-    return (send as (...a: unknown[]) => unknown)(command, ...rest);
-  }) as typeof client.send;
-  return { client, calls };
+    return answer(command) ?? (send as (...a: unknown[]) => unknown)(command, ...rest);
+  }) as typeof counted.send;
+  try {
+    await fn(new DynamoJobStore({ client: counted, table, ttlSeconds: 3_600 }), calls);
+  } finally {
+    counted.destroy();
+  }
 }
 
 /** What only DynamoDB's store has; the rest is in test/contracts/status-store-port.test.ts and fan-out-store-port.test.ts. */
@@ -47,9 +59,7 @@ describe('DynamoJobStore on DynamoDB Local', () => {
   });
 
   it('sends state changes made together in one PartiQL batch, each applied or refused on its own, and creates the missing records', async () => {
-    const { client: counted, calls } = countingClient();
-    const s = new DynamoJobStore({ client: counted, table, ttlSeconds: 3_600 });
-    try {
+    await withCountedStore(async (s, calls) => {
       const ids = Array.from({ length: 30 }, () => id());
       const at = new Date();
       // Ten recorded as waiting, ten completed already, ten with no record at all.
@@ -74,15 +84,11 @@ describe('DynamoJobStore on DynamoDB Local', () => {
       }
       expect((await store.get(ids[0]!))?.enqueuedAt).toBe(at.toISOString()); // kept
       for (const jobId of ids.slice(10, 20)) expect(await store.get(jobId)).toMatchObject({ state: 'completed', attempt: 2 });
-    } finally {
-      counted.destroy();
-    }
+    });
   });
 
   it('records jobs sent together as waiting with PartiQL INSERTs in shared calls; a record already there is kept, or recorded as waiting if it has no state', async () => {
-    const { client: counted, calls } = countingClient();
-    const s = new DynamoJobStore({ client: counted, table, ttlSeconds: 3_600 });
-    try {
+    await withCountedStore(async (s, calls) => {
       const ids = Array.from({ length: 60 }, () => id());
       const at = new Date();
       // Ten a worker got to first (running), ten records with no state (a cancel mark, an old stub), forty new.
@@ -114,9 +120,7 @@ describe('DynamoJobStore on DynamoDB Local', () => {
           enqueuedAt: at.toISOString(),
           parentId: 'p',
         });
-    } finally {
-      counted.destroy();
-    }
+    });
   });
 
   const refusal = 'User: arn:aws:sts::000000000000:assumed-role/worker is not authorized to perform: dynamodb:PartiQLInsert';
@@ -132,21 +136,11 @@ describe('DynamoJobStore on DynamoDB Local', () => {
     async (_, refuse) => {
       // DynamoDB Local does not enforce IAM: the refusal AWS gives such a role (a role from before
       // PartiQLInsert was needed) is made here, for calls with an INSERT; everything else reaches DynamoDB Local.
-      const { client: counted, calls } = countingClient();
-      const send = counted.send.bind(counted);
-      counted.send = ((
-        command: { constructor: { name: string }; input?: { Statements?: { Statement: string }[] } },
-        ...rest: unknown[]
-      ) => {
+      const answer = (command: Command): unknown => {
         const statements = command.input?.Statements;
-        if (statements?.some((st) => st.Statement.startsWith('INSERT'))) {
-          calls.push('BatchExecuteStatement');
-          return refuse(statements.length);
-        }
-        return (send as (...a: unknown[]) => unknown)(command, ...rest);
-      }) as typeof counted.send;
-      const s = new DynamoJobStore({ client: counted, table, ttlSeconds: 3_600 });
-      try {
+        return statements?.some((st) => st.Statement.startsWith('INSERT')) ? refuse(statements.length) : undefined;
+      };
+      await withCountedStore(async (s, calls) => {
         const at = new Date();
         const wave = async () => {
           const ids = Array.from({ length: 30 }, () => id());
@@ -166,16 +160,12 @@ describe('DynamoJobStore on DynamoDB Local', () => {
         expect(ended).toEqual(Array(30).fill('applied'));
         expect(calls).toContain('BatchExecuteStatement');
         expect(calls.length).toBeLessThan(10);
-      } finally {
-        counted.destroy();
-      }
+      }, answer);
     },
   );
 
   it('counts children of one parent that end together in one transaction, reading the total once; the end that completes the set claims', async () => {
-    const { client: counted, calls } = countingClient();
-    const s = new DynamoJobStore({ client: counted, table, ttlSeconds: 3_600 });
-    try {
+    await withCountedStore(async (s, calls) => {
       const parentId = id();
       await s.openFanOut(parentId, 'import', 30, done);
       calls.length = 0;
@@ -195,8 +185,6 @@ describe('DynamoJobStore on DynamoDB Local', () => {
       expect(calls.filter((c) => c === 'UpdateItem')).toHaveLength(1);
       // A copy of a counted child is counted once; the completion is another's claim, not sent yet: it comes back later.
       expect(await end(5)).toMatchObject({ kind: 'completion-pending', status: { succeeded: 27, failed: 3 } });
-    } finally {
-      counted.destroy();
-    }
+    });
   });
 });
