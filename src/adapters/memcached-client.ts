@@ -49,6 +49,10 @@ export class MemcachedClient {
   delete(key: string): Promise<boolean> {
     return this.#server(key).send(Op.DeleteQ, key, undefined, undefined);
   }
+  /** Stores `value` only over the item as it was when read (its `cas` from getWithCas()): false when it changed or is gone. */
+  async setIf(key: string, value: string, expires: number, cas: bigint): Promise<boolean> {
+    return (await this.#server(key).send<false | undefined>(Op.SetQ, key, storeExtras(expires), value, cas)) !== false;
+  }
   /** Deletes the key only as it was when read (its `cas` from getWithCas()): false when it changed or is gone. */
   deleteIf(key: string, cas: bigint): Promise<boolean> {
     return this.#server(key).send(Op.DeleteQ, key, undefined, undefined, cas);

@@ -21,16 +21,17 @@ const RELEASE_RETRIES_MS = [1_000, 5_000];
 
 const DONE = 'done:';
 const CANCELLED = 'cancelled:';
+/** `leaving:<token>[:<messageId>]`: its message is on its way to the DLQ (JobLock.leave). */
+const LEAVING = 'leaving:';
 
-/** A lock value `running:<token>[:<messageId>]` written by the claim with this token. */
-function heldBy(value: string, token: string): boolean {
-  const mine = RUNNING + token;
-  return value === mine || value.startsWith(`${mine}:`);
+/** A lock value `running:<token>[:<messageId>]` written by the claim with this token, or `leaving:` after its leave. */
+function heldBy(value: string, token: string, states: readonly string[] = [RUNNING, LEAVING]): boolean {
+  return states.some((state) => value === state + token || value.startsWith(`${state}${token}:`));
 }
 
-/** The message id a `running:` value names; undefined when the holder did not say (older versions). */
+/** The message id a `running:` or `leaving:` value names; undefined when the holder did not say (older versions). */
 function holderMessageId(value: string): string | undefined {
-  const rest = value.slice(RUNNING.length);
+  const rest = value.slice(value.indexOf(':') + 1);
   const colon = rest.indexOf(':');
   return colon === -1 ? undefined : rest.slice(colon + 1);
 }
@@ -92,12 +93,16 @@ export class MemcachedLock implements JobLock {
       const value = origin === undefined ? RUNNING + token : `${RUNNING}${token}:${origin}`;
       for (let tries = 0; tries < 2; tries++) {
         if (await this.#m.call((c) => c.add(key, value, ttlSeconds))) return this.#m.ok('claimed');
-        const found = await this.#m.call((c) => c.get(key));
+        const found = await this.#m.call((c) => c.getWithCas(key));
         if (found === null) continue; // expired between add and get: try once more
-        if (found.startsWith(DONE)) return this.#m.ok('completed');
-        if (found.startsWith(CANCELLED)) return this.#m.ok('cancelled');
-        const holder = holderMessageId(found);
-        return this.#m.ok(holder !== undefined && origin !== undefined && holder !== origin ? 'running-copy' : 'running');
+        if (found.value.startsWith(DONE)) return this.#m.ok('completed');
+        if (found.value.startsWith(CANCELLED)) return this.#m.ok('cancelled');
+        const holder = holderMessageId(found.value);
+        const another = holder !== undefined && origin !== undefined && holder !== origin;
+        if (!found.value.startsWith(LEAVING)) return this.#m.ok(another ? 'running-copy' : 'running');
+        if (!another) return this.#m.ok('running'); // the message on its way to the DLQ, delivered again
+        // Left by a message on its way to the DLQ: free for this one. Deleted as read, then added again.
+        await this.#m.call((c) => c.deleteIf(key, found.cas));
       }
       return this.#m.ok('running');
     } catch (error) {
@@ -111,7 +116,7 @@ export class MemcachedLock implements JobLock {
     try {
       const value = await this.#m.call((c) => c.get(key));
       if (value?.startsWith(CANCELLED)) return this.#m.ok('cancelled');
-      if (value === null || !heldBy(value, token)) return this.#m.ok('lost');
+      if (value === null || !heldBy(value, token, [RUNNING])) return this.#m.ok('lost');
       await this.#m.call((c) => c.touch(key, ttlSeconds));
       return this.#m.ok('held');
     } catch (error) {
@@ -150,6 +155,19 @@ export class MemcachedLock implements JobLock {
       const found = await this.#m.call((c) => c.getWithCas(key));
       if (found !== null && heldBy(found.value, token)) await this.#m.call((c) => c.deleteIf(key, found.cas));
       return this.#m.ok(true);
+    } catch (error) {
+      return this.#m.failed(false, error);
+    }
+  }
+
+  /** Turns this token's `running:` value into `leaving:`, as read (CAS); see JobLock.leave. */
+  async leave(jobId: string, token: string, ttlSeconds: number): Promise<boolean> {
+    const key = this.key(jobId);
+    try {
+      const found = await this.#m.call((c) => c.getWithCas(key));
+      if (found === null || !heldBy(found.value, token, [RUNNING])) return this.#m.ok(false);
+      const left = LEAVING + found.value.slice(RUNNING.length);
+      return this.#m.ok(await this.#m.call((c) => c.setIf(key, left, ttlSeconds, found.cas)));
     } catch (error) {
       return this.#m.failed(false, error);
     }

@@ -85,8 +85,9 @@ export class Request {
       else resolve(op === Op.Set || op === Op.SetQ ? undefined : true);
     } else if (status === NOT_FOUND && (op === Op.Get || op === Op.GetQ)) resolve(null);
     else if (status === NOT_FOUND && (op === Op.Delete || op === Op.DeleteQ || op === Op.Touch)) resolve(false);
-    // add: the key exists; delete with a CAS: the item changed since it was read.
+    // add: the key exists; set or delete with a CAS: the item changed since it was read, or is gone.
     else if (status === EXISTS && (op === Op.Add || op === Op.AddQ || op === Op.Delete || op === Op.DeleteQ)) resolve(false);
+    else if ((status === EXISTS || status === NOT_FOUND) && (op === Op.Set || op === Op.SetQ)) resolve(false);
     else if (status === NOT_STORED && (op === Op.Add || op === Op.AddQ || op === Op.Append || op === Op.AppendQ)) resolve(false);
     // incr of a missing key: another connection created it between this one's miss and its add.
     else if (status === NOT_STORED && op === Op.Increment) resolve(null);

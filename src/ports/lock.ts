@@ -10,6 +10,8 @@
  *   extend:   get(key) is still ours → touch(key, ttl);  someone else's → the lock was lost
  *   complete: set(key, done:<token>, completedTtl) after success
  *   release:  delete(key) if it is still ours
+ *   leave:    (key is ours) → leaving:<token>:<origin message id>, before a DLQ send: a claim for
+ *             that message reads running; a claim for another message deletes it and claims
  *   cancel:   set(key, cancelled:<time>, ttl): a later claim reads cancelled (the job is not run),
  *             and the holder's next extend reads cancelled (its handler's signal fires)
  * ```
@@ -18,6 +20,12 @@
  * failed, the same SQS message comes back and must not run again; a replay from the DLQ is a new
  * message with the same job id and must run. So `markDeadLettered(messageId)` sets its own key, the
  * job id's lock is released, and `claim` asks for that key only on a redelivery (receive count > 1).
+ *
+ * A job on its way to the DLQ is let go of in two steps. Before the send, `leave` frees the job id
+ * for every other message (a replay may send one as soon as the DLQ holds the job, and it must
+ * run) while keeping it against this one: a copy of the same message, delivered again meanwhile,
+ * even with a receive count of 1, reads 'running' rather than running the job a second time. After
+ * the send, the message is marked dead-lettered and the job id released.
  *
  * A fan-out child's claim also reads its parent's key: a cancelled parent cancels its children not
  * yet run (one more get, for children only).
@@ -91,6 +99,14 @@ export interface JobLock {
    * stays), so the job id can be claimed again at once. True: `token` no longer holds it; false: unknown.
    */
   release(jobId: string, token: string): Promise<boolean>;
+  /**
+   * Before its message goes to the DLQ: if `token` holds the job id, keep it for `ttlSeconds`
+   * against that message only (its claims read 'running'); a claim for any other message takes
+   * it. `release` with the same token ends it. True: done; false: not held by `token`, or unknown.
+   * Optional: without it the worker releases the job id before the send, and a copy of the message
+   * delivered in that moment may run the job again.
+   */
+  leave?(jobId: string, token: string, ttlSeconds: number): Promise<boolean>;
   /** Remember for `ttlSeconds` that this SQS message is in the DLQ, so a copy of it left behind is not run. */
   markDeadLettered(messageId: string, ttlSeconds: number): Promise<boolean>;
   /**

@@ -16,14 +16,16 @@ export class MemoryLock implements JobLock {
     if (message?.parentId !== undefined && this.#get(message.parentId)?.startsWith('cancelled:')) return 'cancelled';
     const origin = message === undefined ? undefined : (message.originId ?? message.messageId);
     const found = this.#get(jobId);
-    if (found === undefined) {
+    if (found?.startsWith('done:')) return 'completed';
+    if (found?.startsWith('cancelled:')) return 'cancelled';
+    const holder = found?.split(':')[2];
+    const another = holder !== undefined && origin !== undefined && holder !== origin;
+    // Free, or left by a message on its way to the DLQ (leave) and this is another message: claimed.
+    if (found === undefined || (found.startsWith('leaving:') && another)) {
       this.#set(jobId, origin === undefined ? `running:${token}` : `running:${token}:${origin}`, ttlSeconds);
       return 'claimed';
     }
-    if (found.startsWith('done:')) return 'completed';
-    if (found.startsWith('cancelled:')) return 'cancelled';
-    const holder = found.split(':')[2];
-    return holder !== undefined && origin !== undefined && holder !== origin ? 'running-copy' : 'running';
+    return another && found.startsWith('running:') ? 'running-copy' : 'running';
   }
 
   /** See JobLock.extend; 'unavailable' while `down`. */
@@ -31,7 +33,7 @@ export class MemoryLock implements JobLock {
     if (this.down) return 'unavailable';
     const found = this.#get(jobId);
     if (found?.startsWith('cancelled:')) return 'cancelled';
-    if (found === undefined || !heldBy(found, token)) return 'lost';
+    if (found === undefined || !heldBy(found, token, ['running:'])) return 'lost';
     this.#set(jobId, found, ttlSeconds);
     return 'held';
   }
@@ -48,6 +50,15 @@ export class MemoryLock implements JobLock {
     if (this.down) return false;
     const found = this.#get(jobId);
     if (found !== undefined && heldBy(found, token)) this.#keys.delete(jobId);
+    return true;
+  }
+
+  /** See JobLock.leave; false while `down`. */
+  async leave(jobId: string, token: string, ttlSeconds: number): Promise<boolean> {
+    if (this.down) return false;
+    const found = this.#get(jobId);
+    if (found === undefined || !heldBy(found, token, ['running:'])) return false;
+    this.#set(jobId, `leaving:${found.slice('running:'.length)}`, ttlSeconds);
     return true;
   }
 
@@ -80,6 +91,7 @@ export class MemoryLock implements JobLock {
   }
 }
 
-function heldBy(value: string, token: string): boolean {
-  return value === `running:${token}` || value.startsWith(`running:${token}:`);
+/** A value written by the claim with `token` (`running:`), or by its leave (`leaving:`). */
+function heldBy(value: string, token: string, states: readonly string[] = ['running:', 'leaving:']): boolean {
+  return states.some((state) => value === state + token || value.startsWith(`${state}${token}:`));
 }

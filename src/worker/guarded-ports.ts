@@ -24,6 +24,7 @@ export function guardedLock(lock: JobLock): JobLock {
     complete: (...a) => lock.complete(...a),
     release: (...a) => lock.release(...a),
     markDeadLettered: (...a) => lock.markDeadLettered(...a),
+    ...(lock.leave === undefined ? {} : { leave: (...a: Parameters<NonNullable<JobLock['leave']>>) => lock.leave!(...a) }),
     close: () => lock.close(),
   };
 }

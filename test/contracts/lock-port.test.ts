@@ -78,6 +78,28 @@ describe.each(subjects)('lock port contract: %s', (_name, s) => {
     expect(await s.lock.claim(id, 'c', 30, message(randomUUID()))).toBe('claimed'); // a replay: a new message
   });
 
+  it('while its message goes to the DLQ, the job id is let go for other messages only: a copy of that message reads running, a replay claims it', async () => {
+    const id = randomUUID();
+    expect(await s.lock.claim(id, 'a', 30, message('m-1', 2))).toBe('claimed');
+    expect(await s.lock.leave!(id, 'other', 30)).toBe(false); // not its claim: nothing changes
+    expect(await s.lock.claim(id, 'x', 30, message('m-2'))).toBe('running-copy');
+    expect(await s.lock.leave!(id, 'a', 30)).toBe(true);
+    expect(await s.lock.extend(id, 'a', 30)).toBe('lost'); // no longer running
+    // The same message delivered again, even as its first receive (SQS counts are approximate), or a copy re-sent from it.
+    expect(await s.lock.claim(id, 'b', 30, message('m-1'))).toBe('running');
+    expect(await s.lock.claim(id, 'b', 30, { messageId: 'm-3', originId: 'm-1', receiveCount: 1 })).toBe('running');
+    // Another message of the job (a replay of it from the DLQ) takes the job id at once.
+    expect(await s.lock.claim(id, 'c', 30, message('m-4'))).toBe('claimed');
+    expect(await s.lock.release(id, 'a')).toBe(true); // the leaving holder's release frees nothing of c's
+    expect(await s.lock.claim(id, 'd', 30, message('m-5'))).toBe('running-copy');
+
+    const alone = randomUUID();
+    await s.lock.claim(alone, 'a', 30, message('m-6'));
+    expect(await s.lock.leave!(alone, 'a', 30)).toBe(true);
+    expect(await s.lock.release(alone, 'a')).toBe(true);
+    expect(await s.lock.claim(alone, 'b', 30, message('m-6', 2))).toBe('claimed'); // released: free for anyone
+  });
+
   it("a cancel mark: later claims read cancelled, the holder's extend reads cancelled, a release leaves it", async () => {
     const waiting = randomUUID();
     expect(await s.lock.cancel!(waiting, 60)).toBe(true);
@@ -123,6 +145,7 @@ describe.each(subjects)('lock port contract: %s', (_name, s) => {
     expect(await down.extend(id, 'a', 30)).toBe('unavailable');
     expect(await down.complete(id, 'a', 30)).toBe(false);
     expect(await down.markDeadLettered('m-1', 30)).toBe(false);
+    expect(await down.leave!(id, 'a', 30)).toBe(false);
     expect(await down.cancel!(id, 30)).toBe(false);
     down.close();
   });

@@ -46,6 +46,21 @@ describe('MemcachedClient on a real memcached', () => {
     expect(await client.deleteIf(key, again!.cas)).toBe(false);
   });
 
+  it('sets only over the version it read (CAS): a key changed since, or gone, is left alone', async () => {
+    const key = k();
+    await client.set(key, 'mine', 60);
+    const read = await client.getWithCas(key);
+    await client.set(key, 'theirs', 60); // another holder, after the read
+    expect(await client.setIf(key, 'replaced', 60, read!.cas)).toBe(false);
+    expect(await client.get(key)).toBe('theirs');
+    const again = await client.getWithCas(key);
+    expect(await client.setIf(key, 'replaced', 60, again!.cas)).toBe(true);
+    expect(await client.get(key)).toBe('replaced');
+    await client.delete(key);
+    expect(await client.setIf(key, 'back', 60, again!.cas)).toBe(false);
+    expect(await client.get(key)).toBeNull();
+  });
+
   it('writes what memjs reads, and reads what memjs writes', async () => {
     const raw = memcachedClient();
     const [a, b] = [k(), k()];

@@ -136,28 +136,28 @@ async function carryOut(
     case 'dead-letter': {
       if (outcome.error !== undefined) report.failed(outcome.error, outcome.processMs ?? 0, undefined);
       const dlq = ctx.queueOf(m.queueUrl).deadLetterQueueUrl;
-      // Let go of the job id before the DLQ send. From the moment the DLQ holds the job, a replay
-      // may send a copy of it; that copy must find the job free and run. Were the lock still held,
-      // the copy would read "running under another message" and be deleted as redundant, while
-      // this message, the only other carrier, is about to be deleted too: the job would be lost.
-      await unlock(false);
+      // Free the job id for every other message before the DLQ send: a replay's copy, sent once the
+      // DLQ holds the job, must run (were it deleted as redundant, with this message deleted too, the
+      // job would be lost). Kept against this message until it is marked dead-lettered, so a copy of
+      // it delivered meanwhile is handed back, not run again (JobLock.leave; without it, released).
+      if (lock !== undefined && !(await ctx.lock.leave?.(lock.jobId, lock.token, ctx.config.lockTtlSeconds))) await unlock(false);
       try {
         const e = lease.reading?.envelope;
         const event = e?.event === undefined ? undefined : { job: e.job, jobId: e.id };
         await ctx.sqs.send(dlq, deadLetterMessage(m, outcome.reason, outcome.detail, new Date(), event));
       } catch (error) {
-        // Not moved: hand it back to come again (re-sent if it has no receive left, so SQS's
-        // redrive cannot take it without the reason).
+        // Not moved: hand it back to come again (re-sent at its last receive: SQS's redrive must not take it without the reason).
+        await unlock(false);
         report.deadLetterFailed(toError(error), outcome.reason, dlq);
         await giveBack(ifFails('dead-letter send', vt));
         return;
       }
-      // Now in the DLQ. Remember this message id for a while: if the delete below fails and the
-      // message comes back, it is deleted as a leftover instead of run again. (Marked only after
-      // the send: a marker for a send that failed would delete the message that still carries the
-      // job.) The mark lives as long as a completed job's: this message may come back many times
-      // while the job store is slow or down (each time its count fails), and must never run again.
+      // Now in the DLQ. Remember this message id: if the delete below fails and it comes back, it is
+      // deleted as a leftover, not run again (marked only after the send: a mark for a send that
+      // failed would delete the job's carrier). The mark lives as long as a completed job's: it may
+      // come back many times while the job store is slow or down, and must never run again.
       await ctx.lock.markDeadLettered(m.messageId, ctx.config.completedTtlSeconds);
+      await unlock(false);
       report.deadLettered(outcome.reason, outcome.detail);
       // A count that failed: it comes back within the marker's life and is deleted as a leftover,
       // and counted then (on its last receive it is re-sent marked as dead-lettered instead).

@@ -178,6 +178,25 @@ describe('settle: each outcome, carried out', () => {
     expect(h.events).toEqual(['job:dead-lettered']);
   });
 
+  it('dead-letter: while the DLQ send is out, a copy of the same message is handed back, not run; a replay of the job runs', async () => {
+    const h = await harness();
+    const { lease, info } = await h.take();
+    const send = h.memory.send.bind(h.memory);
+    let land: () => void = () => {};
+    h.memory.send = (queueUrl, message) =>
+      queueUrl === h.dlq ? new Promise((resolve) => (land = () => resolve(send(queueUrl, message)))) : send(queueUrl, message);
+    const settled = h.settle(lease, info, poisoned('invalid-args', 'args.n: must be a number'));
+    await vi.waitFor(() =>
+      expect(h.lock.claim(info.jobId, 'copy', 60, { messageId: info.messageId, receiveCount: 1 })).resolves.toBe('running'),
+    );
+    expect(await claimAgain(h, info)).toBe('claimed'); // another message of the job: a replay's copy
+    land();
+    await settled;
+    expect(h.memory.peek(h.dlq)).toHaveLength(1);
+    expect(await h.lock.claim(info.jobId, 'x', 60, { messageId: 'a third', receiveCount: 1 })).toBe('running-copy'); // still the replay's
+    expect(await h.lock.claim('fresh', 'x', 60, { messageId: info.messageId, receiveCount: 2 })).toBe('dead-lettered');
+  });
+
   it('dead-letter whose DLQ send fails: stays in the queue, back after one visibility timeout', async () => {
     const h = await harness();
     const { lease, info } = await h.take();
@@ -192,6 +211,7 @@ describe('settle: each outcome, carried out', () => {
     expect(m!.messageId).toBe(info.messageId);
     expect(m!.visibleInMs).toBeGreaterThan(25_000);
     expect(h.events).toEqual([]);
+    expect(await claimAgain(h, info)).toBe('claimed'); // the job id freed: it runs when it comes back
   });
 
   it('a lease lost before settle acts: a retry is left to the new holder, a success still deletes', async () => {
