@@ -1,4 +1,5 @@
-import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../ports/lock.js';
+import { type ClaimingMessage, type ClaimResult, deadLetterCheckOf, type ExtendResult, type JobLock } from '../ports/lock.js';
+import { CANCELLED, DONE, heldBy, holderOf, LEAVING, leavingValue, runningUnder, runningValue } from '../core/lock-values.js';
 import type { Permits } from '../ports/permits.js';
 import { MemcachedConnection, type MemcachedConnectionOptions } from './memcached-connection.js';
 import { memcachedPermits } from './memcached-permits.js';
@@ -15,26 +16,8 @@ export interface MemcachedLockOptions extends MemcachedConnectionOptions {
   readonly keyPrefix?: string;
 }
 
-const RUNNING = 'running:';
 /** When a release that failed is tried again (each only deletes a lock this token still holds). */
 const RELEASE_RETRIES_MS = [1_000, 5_000];
-
-const DONE = 'done:';
-const CANCELLED = 'cancelled:';
-/** `leaving:<token>[:<messageId>]`: its message is on its way to the DLQ (JobLock.leave). */
-const LEAVING = 'leaving:';
-
-/** A lock value `running:<token>[:<messageId>]` written by the claim with this token, or `leaving:` after its leave. */
-function heldBy(value: string, token: string, states: readonly string[] = [RUNNING, LEAVING]): boolean {
-  return states.some((state) => value === state + token || value.startsWith(`${state}${token}:`));
-}
-
-/** The message id a `running:` or `leaving:` value names; undefined when the holder did not say (older versions). */
-function holderMessageId(value: string): string | undefined {
-  const rest = value.slice(value.indexOf(':') + 1);
-  const colon = rest.indexOf(':');
-  return colon === -1 ? undefined : rest.slice(colon + 1);
-}
 
 /** JobLock on memcached (through a MemcachedConnection), and the fleet-wide counters on the same memcached. */
 export class MemcachedLock implements JobLock {
@@ -73,34 +56,34 @@ export class MemcachedLock implements JobLock {
   }
 
   /** Where a dead-lettered message is remembered; `/` cannot occur in a job id, so no job's key collides. */
-  deadLetteredKey(messageId: string): string {
-    return `${this.#prefix}dlq/${messageId}`;
+  deadLetteredKey(originId: string): string {
+    return `${this.#prefix}dlq/${originId}`;
   }
 
   /** Claims the job id with memcached `add`, reading the key when it exists; see JobLock.claim. */
   async claim(jobId: string, token: string, ttlSeconds: number, message?: ClaimingMessage): Promise<ClaimResult> {
     const key = this.key(jobId);
     try {
-      if (message !== undefined && message.receiveCount > 1) {
-        const value = await this.#m.call((c) => c.get(this.deadLetteredKey(message.messageId)));
-        if (value !== null) return this.#m.ok('dead-lettered');
-      }
+      const dead = message === undefined ? undefined : deadLetterCheckOf(message);
+      if (dead !== undefined && (await this.#m.call((c) => c.get(this.deadLetteredKey(dead)))) !== null) return this.#m.ok('dead-lettered');
       if (message?.parentId !== undefined) {
         const value = await this.#m.call((c) => c.get(this.key(message.parentId!)));
         if (value?.startsWith(CANCELLED)) return this.#m.ok('cancelled');
       }
       const origin = message === undefined ? undefined : (message.originId ?? message.messageId);
-      const value = origin === undefined ? RUNNING + token : `${RUNNING}${token}:${origin}`;
+      const value = runningValue(token, origin);
       for (let tries = 0; tries < 2; tries++) {
         if (await this.#m.call((c) => c.add(key, value, ttlSeconds))) return this.#m.ok('claimed');
         const found = await this.#m.call((c) => c.getWithCas(key));
         if (found === null) continue; // expired between add and get: try once more
         if (found.value.startsWith(DONE)) return this.#m.ok('completed');
         if (found.value.startsWith(CANCELLED)) return this.#m.ok('cancelled');
-        const holder = holderMessageId(found.value);
+        const holder = holderOf(found.value);
         const another = holder !== undefined && origin !== undefined && holder !== origin;
         if (!found.value.startsWith(LEAVING)) return this.#m.ok(another ? 'running-copy' : 'running');
-        if (!another) return this.#m.ok('running'); // the message on its way to the DLQ, delivered again
+        // The message on its way to the DLQ, delivered again; or, where memcached keeps no item
+        // versions (-C: CAS 0), another message, handed back until the leaving claim is released.
+        if (!another || found.cas === 0n) return this.#m.ok('running');
         // Left by a message on its way to the DLQ: free for this one. Deleted as read, then added again.
         await this.#m.call((c) => c.deleteIf(key, found.cas));
       }
@@ -116,7 +99,7 @@ export class MemcachedLock implements JobLock {
     try {
       const value = await this.#m.call((c) => c.get(key));
       if (value?.startsWith(CANCELLED)) return this.#m.ok('cancelled');
-      if (value === null || !heldBy(value, token, [RUNNING])) return this.#m.ok('lost');
+      if (value === null || !runningUnder(value, token)) return this.#m.ok('lost');
       await this.#m.call((c) => c.touch(key, ttlSeconds));
       return this.#m.ok('held');
     } catch (error) {
@@ -160,22 +143,24 @@ export class MemcachedLock implements JobLock {
     }
   }
 
-  /** Turns this token's `running:` value into `leaving:`, as read (CAS); see JobLock.leave. */
+  /**
+   * Turns this token's `running:` value into `leaving:`, as read (CAS); see JobLock.leave. False
+   * where memcached keeps no item versions (-C): a set over what was read cannot be made there.
+   */
   async leave(jobId: string, token: string, ttlSeconds: number): Promise<boolean> {
     const key = this.key(jobId);
     try {
       const found = await this.#m.call((c) => c.getWithCas(key));
-      if (found === null || !heldBy(found.value, token, [RUNNING])) return this.#m.ok(false);
-      const left = LEAVING + found.value.slice(RUNNING.length);
-      return this.#m.ok(await this.#m.call((c) => c.setIf(key, left, ttlSeconds, found.cas)));
+      if (found === null || found.cas === 0n || !runningUnder(found.value, token)) return this.#m.ok(false);
+      return this.#m.ok(await this.#m.call((c) => c.setIf(key, leavingValue(found.value), ttlSeconds, found.cas)));
     } catch (error) {
       return this.#m.failed(false, error);
     }
   }
 
-  async markDeadLettered(messageId: string, ttlSeconds: number): Promise<boolean> {
+  async markDeadLettered(originId: string, ttlSeconds: number): Promise<boolean> {
     try {
-      await this.#m.call((c) => c.set(this.deadLetteredKey(messageId), '1', ttlSeconds));
+      await this.#m.call((c) => c.set(this.deadLetteredKey(originId), '1', ttlSeconds));
       return this.#m.ok(true);
     } catch (error) {
       return this.#m.failed(false, error);

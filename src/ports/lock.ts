@@ -17,9 +17,11 @@
  * ```
  *
  * Dead-lettered messages are remembered by message id, not job id: after a DLQ send whose delete
- * failed, the same SQS message comes back and must not run again; a replay from the DLQ is a new
- * message with the same job id and must run. So `markDeadLettered(messageId)` sets its own key, the
- * job id's lock is released, and `claim` asks for that key only on a redelivery (receive count > 1).
+ * failed, the same SQS message (or a copy the worker re-sent of it, which names it as its origin)
+ * comes back and must not run again; a replay from the DLQ is a new message with the same job id
+ * and must run. So `markDeadLettered(originId)` sets its own key, the job id's lock is released,
+ * and `claim` asks for that key only on a redelivery (receive count > 1) or a re-sent copy
+ * (deadLetterCheckOf).
  *
  * A job on its way to the DLQ is let go of in two steps. Before the send, `leave` frees the job id
  * for every other message (a replay may send one as soon as the DLQ holds the job, and it must
@@ -50,7 +52,10 @@ export type ClaimResult =
   | 'completed'
   /** This very message was sent to the DLQ already (its delete failed): it is a leftover. */
   | 'dead-lettered'
-  /** The job runs under this same SQS message elsewhere (a redelivery), or under a holder that did not say. */
+  /**
+   * The job runs under this same SQS message elsewhere (a redelivery), or under a holder that did
+   * not say; or that message is on its way to the DLQ (`leave`).
+   */
   | 'running'
   /** The job runs under another SQS message: this message is a redundant copy of it. */
   | 'running-copy'
@@ -68,10 +73,19 @@ export interface ClaimingMessage {
    * of the message it was re-sent from (a re-send is the same delivery, not a second one).
    */
   readonly originId?: string;
-  /** SQS ApproximateReceiveCount: a message seen for the first time cannot have been dead-lettered. */
+  /** SQS ApproximateReceiveCount: a message seen for the first time, not a re-sent copy, cannot have been dead-lettered. */
   readonly receiveCount: number;
   /** The fan-out the job is a child of: its cancel mark cancels this job too. */
   readonly parentId?: string;
+}
+
+/**
+ * The origin id a claim for `m` looks up among the dead-lettered (markDeadLettered), or undefined
+ * when it need not look: a message on its first receive that no worker re-sent cannot be a leftover.
+ */
+export function deadLetterCheckOf(m: ClaimingMessage): string | undefined {
+  const origin = m.originId ?? m.messageId;
+  return m.receiveCount > 1 || origin !== m.messageId ? origin : undefined;
 }
 
 /**
@@ -107,8 +121,11 @@ export interface JobLock {
    * delivered in that moment may run the job again.
    */
   leave?(jobId: string, token: string, ttlSeconds: number): Promise<boolean>;
-  /** Remember for `ttlSeconds` that this SQS message is in the DLQ, so a copy of it left behind is not run. */
-  markDeadLettered(messageId: string, ttlSeconds: number): Promise<boolean>;
+  /**
+   * Remember for `ttlSeconds` that the SQS message `originId` names (its own id, or for a re-sent
+   * copy the id it was re-sent from) is in the DLQ, so a copy of it left behind is not run.
+   */
+  markDeadLettered(originId: string, ttlSeconds: number): Promise<boolean>;
   /**
    * Mark the job id cancelled for `ttlSeconds`, whatever its key holds: workers read the mark when
    * they claim the job (and its children) or extend its lock. False: it could not be written.

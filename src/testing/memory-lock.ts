@@ -1,4 +1,5 @@
-import type { ClaimingMessage, ClaimResult, ExtendResult, JobLock } from '../ports/lock.js';
+import { CANCELLED, DONE, heldBy, holderOf, LEAVING, leavingValue, runningUnder, runningValue } from '../core/lock-values.js';
+import { type ClaimingMessage, type ClaimResult, deadLetterCheckOf, type ExtendResult, type JobLock } from '../ports/lock.js';
 
 /**
  * The dedupe lock in memory, for tests that run a worker without memcached. It passes the same
@@ -12,28 +13,29 @@ export class MemoryLock implements JobLock {
   /** See JobLock.claim; 'unavailable' while `down`. */
   async claim(jobId: string, token: string, ttlSeconds: number, message?: ClaimingMessage): Promise<ClaimResult> {
     if (this.down) return 'unavailable';
-    if (message !== undefined && message.receiveCount > 1 && this.#get(`dlq/${message.messageId}`) !== undefined) return 'dead-lettered';
-    if (message?.parentId !== undefined && this.#get(message.parentId)?.startsWith('cancelled:')) return 'cancelled';
+    const dead = message === undefined ? undefined : deadLetterCheckOf(message);
+    if (dead !== undefined && this.#get(`dlq/${dead}`) !== undefined) return 'dead-lettered';
+    if (message?.parentId !== undefined && this.#get(message.parentId)?.startsWith(CANCELLED)) return 'cancelled';
     const origin = message === undefined ? undefined : (message.originId ?? message.messageId);
     const found = this.#get(jobId);
-    if (found?.startsWith('done:')) return 'completed';
-    if (found?.startsWith('cancelled:')) return 'cancelled';
-    const holder = found?.split(':')[2];
+    if (found?.startsWith(DONE)) return 'completed';
+    if (found?.startsWith(CANCELLED)) return 'cancelled';
+    const holder = found === undefined ? undefined : holderOf(found);
     const another = holder !== undefined && origin !== undefined && holder !== origin;
     // Free, or left by a message on its way to the DLQ (leave) and this is another message: claimed.
-    if (found === undefined || (found.startsWith('leaving:') && another)) {
-      this.#set(jobId, origin === undefined ? `running:${token}` : `running:${token}:${origin}`, ttlSeconds);
+    if (found === undefined || (found.startsWith(LEAVING) && another)) {
+      this.#set(jobId, runningValue(token, origin), ttlSeconds);
       return 'claimed';
     }
-    return another && found.startsWith('running:') ? 'running-copy' : 'running';
+    return another && !found.startsWith(LEAVING) ? 'running-copy' : 'running';
   }
 
   /** See JobLock.extend; 'unavailable' while `down`. */
   async extend(jobId: string, token: string, ttlSeconds: number): Promise<ExtendResult> {
     if (this.down) return 'unavailable';
     const found = this.#get(jobId);
-    if (found?.startsWith('cancelled:')) return 'cancelled';
-    if (found === undefined || !heldBy(found, token, ['running:'])) return 'lost';
+    if (found?.startsWith(CANCELLED)) return 'cancelled';
+    if (found === undefined || !runningUnder(found, token)) return 'lost';
     this.#set(jobId, found, ttlSeconds);
     return 'held';
   }
@@ -41,7 +43,7 @@ export class MemoryLock implements JobLock {
   /** See JobLock.complete; false while `down`. */
   async complete(jobId: string, token: string, ttlSeconds: number): Promise<boolean> {
     if (this.down) return false;
-    this.#set(jobId, `done:${token}`, ttlSeconds);
+    this.#set(jobId, DONE + token, ttlSeconds);
     return true;
   }
 
@@ -57,20 +59,20 @@ export class MemoryLock implements JobLock {
   async leave(jobId: string, token: string, ttlSeconds: number): Promise<boolean> {
     if (this.down) return false;
     const found = this.#get(jobId);
-    if (found === undefined || !heldBy(found, token, ['running:'])) return false;
-    this.#set(jobId, `leaving:${found.slice('running:'.length)}`, ttlSeconds);
+    if (found === undefined || !runningUnder(found, token)) return false;
+    this.#set(jobId, leavingValue(found), ttlSeconds);
     return true;
   }
 
-  async markDeadLettered(messageId: string, ttlSeconds: number): Promise<boolean> {
+  async markDeadLettered(originId: string, ttlSeconds: number): Promise<boolean> {
     if (this.down) return false;
-    this.#set(`dlq/${messageId}`, '1', ttlSeconds);
+    this.#set(`dlq/${originId}`, '1', ttlSeconds);
     return true;
   }
 
   async cancel(jobId: string, ttlSeconds: number): Promise<boolean> {
     if (this.down) return false;
-    this.#set(jobId, `cancelled:${new Date().toISOString()}`, ttlSeconds);
+    this.#set(jobId, CANCELLED + new Date().toISOString(), ttlSeconds);
     return true;
   }
 
@@ -89,9 +91,4 @@ export class MemoryLock implements JobLock {
   #set(key: string, value: string, ttlSeconds: number): void {
     this.#keys.set(key, { value, expiresAt: Date.now() + ttlSeconds * 1000 });
   }
-}
-
-/** A value written by the claim with `token` (`running:`), or by its leave (`leaving:`). */
-function heldBy(value: string, token: string, states: readonly string[] = ['running:', 'leaving:']): boolean {
-  return states.some((state) => value === state + token || value.startsWith(`${state}${token}:`));
 }

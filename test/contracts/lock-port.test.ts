@@ -78,7 +78,18 @@ describe.each(subjects)('lock port contract: %s', (_name, s) => {
     expect(await s.lock.claim(id, 'c', 30, message(randomUUID()))).toBe('claimed'); // a replay: a new message
   });
 
-  it('while its message goes to the DLQ, the job id is let go for other messages only: a copy of that message reads running, a replay claims it', async () => {
+  it('remembers a dead-lettered message by its origin: a copy the worker re-sent of it is refused even on its first receive', async () => {
+    const id = randomUUID();
+    const origin = randomUUID();
+    await s.lock.claim(id, 'a', 30, { messageId: randomUUID(), originId: origin, receiveCount: 2 });
+    expect(await s.lock.markDeadLettered(origin, 60)).toBe(true);
+    await s.lock.release(id, 'a');
+    expect(await s.lock.claim(id, 'b', 30, { messageId: randomUUID(), originId: origin, receiveCount: 1 })).toBe('dead-lettered');
+    expect(await s.lock.claim(id, 'c', 30, message(origin, 2))).toBe('dead-lettered'); // the original, back
+    expect(await s.lock.claim(id, 'd', 30, message(randomUUID()))).toBe('claimed'); // a replay
+  });
+
+  it('leave (its message on its way to the DLQ): a copy of that message reads running, a replay claims the job', async () => {
     const id = randomUUID();
     expect(await s.lock.claim(id, 'a', 30, message('m-1', 2))).toBe('claimed');
     expect(await s.lock.leave!(id, 'other', 30)).toBe(false); // not its claim: nothing changes

@@ -16,10 +16,14 @@ export function freePort(): Promise<number> {
 /** A memcached of the test's own on a loopback port, which the test may kill and restart. */
 export class PrivateMemcached {
   #child: ChildProcess | undefined;
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    readonly args: readonly string[],
+  ) {}
 
-  static async start(): Promise<PrivateMemcached> {
-    const m = new PrivateMemcached(await freePort());
+  /** `args`: more of memcached's options (e.g. `-C`: no item versions, as ElastiCache's cas_disabled). */
+  static async start(args: readonly string[] = []): Promise<PrivateMemcached> {
+    const m = new PrivateMemcached(await freePort(), args);
     await m.restart();
     return m;
   }
@@ -30,7 +34,9 @@ export class PrivateMemcached {
 
   async restart(): Promise<void> {
     const user = process.getuid?.() === 0 ? ['-u', 'nobody'] : [];
-    this.#child = spawn('memcached', ['-l', '127.0.0.1', '-p', String(this.port), '-U', '0', '-m', '16', ...user], { stdio: 'ignore' });
+    this.#child = spawn('memcached', ['-l', '127.0.0.1', '-p', String(this.port), '-U', '0', '-m', '16', ...this.args, ...user], {
+      stdio: 'ignore',
+    });
     for (let i = 0; i < 100 && !(await tcpAnswers('127.0.0.1', this.port)); i++) await new Promise((r) => setTimeout(r, 50));
   }
 

@@ -46,6 +46,27 @@ describe('MemcachedLock on a real memcached', () => {
     expect(await lock.claim(id, 'd', 30, { messageId, receiveCount: 5 })).toBe('claimed'); // the mark expires
   });
 
+  it('where memcached keeps no item versions (-C), leave answers false (the worker releases instead) and a leaving claim is never taken over', async () => {
+    const noCas = await PrivateMemcached.start(['-C']);
+    const l = new MemcachedLock({ servers: noCas.servers, keyPrefix: prefix });
+    try {
+      const id = randomUUID();
+      expect(await l.claim(id, 'a', 30, { messageId: 'm-1', receiveCount: 1 })).toBe('claimed');
+      expect(await l.leave(id, 'a', 30)).toBe(false);
+      expect(await l.claim(id, 'b', 30, { messageId: 'm-2', receiveCount: 1 })).toBe('running-copy'); // unchanged
+      // A leaving claim written where versions were kept: without them it cannot be taken over safely.
+      const direct = memcachedClient(noCas.servers);
+      await direct.set(l.key(id), 'leaving:a:m-1', { expires: 30 });
+      expect(await l.claim(id, 'c', 30, { messageId: 'm-3', receiveCount: 1 })).toBe('running');
+      expect(await l.release(id, 'a')).toBe(true);
+      expect(await l.claim(id, 'c', 30, { messageId: 'm-3', receiveCount: 1 })).toBe('claimed');
+      direct.close();
+    } finally {
+      l.close();
+      await noCas.stop();
+    }
+  });
+
   it('extends only while the token still holds the key, and release frees it only for its owner', async () => {
     const id = randomUUID();
     await lock.claim(id, 'a', 30);

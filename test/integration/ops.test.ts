@@ -17,12 +17,16 @@ const sqs = sqsClient();
 afterAll(() => sqs.destroy());
 const start = useWorkers();
 const run = promisify(execFile);
-// A command still running after 40 s is killed (one process: node --import tsx), and fails its test by name, not by the test's timeout.
+/** The longest a CLI command may take here: one still running then is killed, and its test fails saying so. */
+const CLI_LIMIT_MS = 25_000;
 const cli = (args: string[]) =>
   run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     env: { ...process.env, ...LOCAL_ENV },
-    timeout: 40_000,
+    timeout: CLI_LIMIT_MS,
     killSignal: 'SIGKILL',
+  }).catch((error: unknown) => {
+    if ((error as { killed?: boolean }).killed) throw new Error(`sqs-jobs ${args.join(' ')}: still running after ${CLI_LIMIT_MS / 1000} s`);
+    throw error;
   });
 
 const refund = defineJob({
@@ -56,7 +60,7 @@ async function deadLetters(queueUrl: string, jobs: { job: AnyJob; count: number 
   const events = recordEvents(worker);
   await worker.start();
   // At least, then exactly: a job dead-lettered twice fails here by name, not by the test's timeout.
-  await eventually(() => events.count('job:dead-lettered') >= total, `${total} dead letters`, 40_000);
+  await eventually(() => events.count('job:dead-lettered') >= total, `${total} dead letters`, 30_000);
   await worker.stop();
   expect(events.count('job:dead-lettered')).toBe(total);
 }
@@ -165,7 +169,7 @@ describe('sqs-jobs dlq', () => {
         child.kill('SIGINT'); // Ctrl-C: the batch in hand finishes, nothing more starts
       }
     });
-    const code = await exitOf(child, 30_000);
+    const code = await exitOf(child, 15_000);
     expect(code).toBe(0);
     const afterFirst = await queueCounts(sqs, queueUrl);
     expect(afterFirst.visible).toBeGreaterThan(0);

@@ -74,7 +74,7 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
       return { kind: 'duplicate', state: 'running' };
     case 'running':
       return handBack(
-        'the job id is running elsewhere under this same message (a redelivery): handed back for one visibility timeout',
+        'the job id is running elsewhere under this same message (a redelivery), or that message is on its way to the DLQ: handed back for one visibility timeout',
         f.visibilityTimeoutSeconds,
       );
     case 'unavailable':

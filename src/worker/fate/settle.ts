@@ -10,6 +10,7 @@ import { type Fallback, ifFails } from './fallback.js';
 import { recordEnd } from './record-end.js';
 import { Report } from './report.js';
 import { atReceiveLimit, resentMessage } from './resend.js';
+import { originOf } from '../../core/delivery.js';
 
 /*
  * The one place where a received message ends: the only code that deletes, hands back, re-sends
@@ -152,12 +153,11 @@ async function carryOut(
         await giveBack(ifFails('dead-letter send', vt));
         return;
       }
-      // Now in the DLQ. Remember this message id: if the delete below fails and it comes back, it is
-      // deleted as a leftover, not run again (marked only after the send: a mark for a send that
-      // failed would delete the job's carrier). The mark lives as long as a completed job's: it may
-      // come back many times while the job store is slow or down, and must never run again.
-      await ctx.lock.markDeadLettered(m.messageId, ctx.config.completedTtlSeconds);
-      await unlock(false);
+      // In the DLQ: remember the message by origin (a copy re-sent from it too), as long as a done
+      // mark: should it come back (a failed delete, a slow store), it is a leftover, not run again.
+      // Marked only after the send (a mark for a failed send would delete the job's carrier). Not
+      // marked: the leaving claim is kept until the lock's TTL, so a copy meanwhile is handed back.
+      if (await ctx.lock.markDeadLettered(originOf(m), ctx.config.completedTtlSeconds)) await unlock(false);
       report.deadLettered(outcome.reason, outcome.detail);
       // A count that failed: it comes back within the marker's life and is deleted as a leftover,
       // and counted then (on its last receive it is re-sent marked as dead-lettered instead).

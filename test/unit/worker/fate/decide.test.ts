@@ -64,7 +64,8 @@ describe('afterClaim: one row per rule', () => {
       { claim: 'running' },
       {
         kind: 'hand-back',
-        reason: 'the job id is running elsewhere under this same message (a redelivery): handed back for one visibility timeout',
+        reason:
+          'the job id is running elsewhere under this same message (a redelivery), or that message is on its way to the DLQ: handed back for one visibility timeout',
         delaySeconds: 30,
         abandoned: false,
       },

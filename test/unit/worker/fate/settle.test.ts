@@ -182,19 +182,43 @@ describe('settle: each outcome, carried out', () => {
     const h = await harness();
     const { lease, info } = await h.take();
     const send = h.memory.send.bind(h.memory);
-    let land: () => void = () => {};
+    let land: (() => void) | undefined;
     h.memory.send = (queueUrl, message) =>
       queueUrl === h.dlq ? new Promise((resolve) => (land = () => resolve(send(queueUrl, message)))) : send(queueUrl, message);
     const settled = h.settle(lease, info, poisoned('invalid-args', 'args.n: must be a number'));
-    await vi.waitFor(() =>
-      expect(h.lock.claim(info.jobId, 'copy', 60, { messageId: info.messageId, receiveCount: 1 })).resolves.toBe('running'),
-    );
+    await vi.waitFor(() => expect(land).toBeDefined()); // the DLQ send is out
+    expect(await h.lock.claim(info.jobId, 'copy', 60, { messageId: info.messageId, receiveCount: 1 })).toBe('running');
     expect(await claimAgain(h, info)).toBe('claimed'); // another message of the job: a replay's copy
-    land();
+    land!();
     await settled;
     expect(h.memory.peek(h.dlq)).toHaveLength(1);
     expect(await h.lock.claim(info.jobId, 'x', 60, { messageId: 'a third', receiveCount: 1 })).toBe('running-copy'); // still the replay's
     expect(await h.lock.claim('fresh', 'x', 60, { messageId: info.messageId, receiveCount: 2 })).toBe('dead-lettered');
+  });
+
+  it('dead-letter whose mark cannot be written: the leaving claim is kept, so a copy of the message is still handed back', async () => {
+    const h = await harness();
+    const { lease, info } = await h.take();
+    h.ctx.lock.markDeadLettered = async () => false;
+    await h.settle(lease, info, poisoned('invalid-args', 'args.n: must be a number'));
+    expect(h.memory.peek(h.dlq)).toHaveLength(1);
+    expect(await h.lock.claim(info.jobId, 'copy', 60, { messageId: info.messageId, receiveCount: 2 })).toBe('running');
+    expect(await claimAgain(h, info)).toBe('claimed'); // a replay's copy still runs
+  });
+
+  it('dead-letter with a lock that has no leave: the job id is released before the send, as before', async () => {
+    const h = await harness();
+    const { lease, info } = await h.take();
+    const released: string[] = [];
+    h.ctx.lock.leave = undefined;
+    const release = h.ctx.lock.release.bind(h.ctx.lock);
+    h.ctx.lock.release = (jobId, token) => {
+      released.push(h.memory.peek(h.dlq).length === 0 ? 'before the send' : 'after');
+      return release(jobId, token);
+    };
+    await h.settle(lease, info, poisoned('invalid-args', 'args.n: must be a number'));
+    expect(released[0]).toBe('before the send');
+    expect(await claimAgain(h, info)).toBe('claimed');
   });
 
   it('dead-letter whose DLQ send fails: stays in the queue, back after one visibility timeout', async () => {
@@ -211,7 +235,8 @@ describe('settle: each outcome, carried out', () => {
     expect(m!.messageId).toBe(info.messageId);
     expect(m!.visibleInMs).toBeGreaterThan(25_000);
     expect(h.events).toEqual([]);
-    expect(await claimAgain(h, info)).toBe('claimed'); // the job id freed: it runs when it comes back
+    // The job id freed, not left leaving: the same message runs when it comes back.
+    expect(await h.lock.claim(info.jobId, 'again', 60, { messageId: info.messageId, receiveCount: 2 })).toBe('claimed');
   });
 
   it('a lease lost before settle acts: a retry is left to the new holder, a success still deletes', async () => {
