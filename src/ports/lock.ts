@@ -16,7 +16,7 @@
  *             and the holder's next extend reads cancelled (its handler's signal fires)
  * ```
  *
- * Dead-lettered messages are remembered by message id, not job id: after a DLQ send whose delete
+ * Dead-lettered messages are remembered by origin message id, not job id: after a DLQ send whose delete
  * failed, the same SQS message (or a copy the worker re-sent of it, which names it as its origin)
  * comes back and must not run again; a replay from the DLQ is a new message with the same job id
  * and must run. So `markDeadLettered(originId)` sets its own key, the job id's lock is released,
