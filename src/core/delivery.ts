@@ -31,6 +31,13 @@ export const ATTR_DEAD_LETTERED = 'sqsjobs-dead-lettered';
  */
 export const ATTR_RATE_SLOT = 'sqsjobs-rate-slot';
 
+/**
+ * On a copy re-sent because its job's receives are spent and the last of them never ended (its
+ * worker stopped, or lost the message, while running it): the receives spent. Once its job id is
+ * claimed (that run's lock lapsed), it is dead-lettered with the reason instead of run again.
+ */
+export const ATTR_ATTEMPTS_SPENT = 'sqsjobs-attempts-spent';
+
 function numberAttribute(m: ReceivedMessage, name: string): number | undefined {
   const text = m.attributes[name]?.StringValue;
   const value = text === undefined ? Number.NaN : Number(text);
@@ -55,6 +62,11 @@ export function originOf(m: ReceivedMessage): string {
 /** A copy re-sent only to be counted: its job is in the DLQ already (see ATTR_DEAD_LETTERED). */
 export function isDeadLetteredCopy(m: ReceivedMessage): boolean {
   return m.attributes[ATTR_DEAD_LETTERED]?.StringValue === 'true';
+}
+
+/** The receives a copy re-sent to be dead-lettered has spent (see ATTR_ATTEMPTS_SPENT), if it is one. */
+export function attemptsSpentOf(m: ReceivedMessage): number | undefined {
+  return numberAttribute(m, ATTR_ATTEMPTS_SPENT);
 }
 
 /** The rate slot a re-sent copy carries (see ATTR_RATE_SLOT), if any. */

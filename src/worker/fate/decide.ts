@@ -27,8 +27,20 @@ export type Outcome =
       readonly error?: Error;
       readonly processMs?: number;
     }
-  /** Handed back without (finishing) running: visible again after `delaySeconds`, re-sent when it has no receive left. */
-  | { readonly kind: 'hand-back'; readonly reason: string; readonly delaySeconds: number; readonly abandoned: boolean }
+  /**
+   * Handed back without (finishing) running: visible again after `delaySeconds`, re-sent when it has
+   * no receive left. `notAnAttempt`: the job did not run on this receive, which is then not counted:
+   * re-sent with a fresh count that carries the job's attempts (a FIFO message is never so marked).
+   */
+  | {
+      readonly kind: 'hand-back';
+      readonly reason: string;
+      readonly delaySeconds: number;
+      readonly abandoned: boolean;
+      readonly notAnAttempt?: true;
+      /** With notAnAttempt: the job's receives, all spent; the copy is dead-lettered once claimed (see ATTR_ATTEMPTS_SPENT). */
+      readonly attemptsSpent?: number;
+    }
   | { readonly kind: 'lost'; readonly reason: string; readonly abandoned: boolean }
   /**
    * Not run now (its tenant at its cap, or the job at its rate limit): re-sent after `delaySeconds`,
@@ -57,6 +69,13 @@ export interface ClaimFacts {
   /** The worker began stopping before the handler could start. */
   readonly stopping: boolean;
   readonly visibilityTimeoutSeconds: number;
+  /** How long a claim lives past its holder's last heartbeat. */
+  readonly lockTtlSeconds: number;
+  readonly receives: Receives;
+  /** A FIFO message is never re-sent here (its copy would join the back of its group). */
+  readonly fifo: boolean;
+  /** On a copy re-sent to be dead-lettered: its job's receives, all spent (see ATTR_ATTEMPTS_SPENT). */
+  readonly attemptsSpent: number | undefined;
 }
 
 /** After claiming the job id: 'run', or how the message ends without running. */
@@ -73,18 +92,44 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
       // this copy adds nothing and is deleted rather than deferred (a deferral spends a receive).
       return { kind: 'duplicate', state: 'running' };
     case 'running':
-      return handBack(
-        'the job id is running elsewhere under this same message (a redelivery), or that message is on its way to the DLQ: handed back for one visibility timeout',
-        f.visibilityTimeoutSeconds,
-      );
+      return runningHere(f);
     case 'unavailable':
       if (f.lockFailClosed) return handBack('dedupe lock unavailable (failing closed)', f.visibilityTimeoutSeconds);
       break;
     case 'claimed':
       break;
   }
+  if (f.attemptsSpent !== undefined) {
+    const detail = `${f.attemptsSpent} receives spent, the last of them never ended: its worker stopped, or lost the message, while running it`;
+    return { kind: 'dead-letter', reason: 'retries-exhausted', detail };
+  }
   if (f.stopping) return handBackNow('worker is stopping');
   return 'run';
+}
+
+const RUNNING_HERE = 'the job id is running elsewhere under this same message (a redelivery), or that message is on its way to the DLQ';
+
+/**
+ * The same message again while its job id is held under it: its holder stopped, or lost it (its
+ * visibility ran out), or is sending it to the DLQ. The receive that ran the job was its attempt,
+ * so this one is not counted: re-sent to come back once the holder had time to end, so that a
+ * worker killed mid-job costs the job one receive, and SQS's redrive never takes a job for it.
+ * Once its receives are spent, the copy goes to the DLQ with the reason when it is claimed. A
+ * FIFO message goes back by visibility (a copy would lose its place in its group).
+ */
+function runningHere(f: ClaimFacts): Outcome {
+  const vt = f.visibilityTimeoutSeconds;
+  if (f.fifo) return handBack(`${RUNNING_HERE}: handed back for one visibility timeout`, vt);
+  const { attempt, max } = f.receives;
+  const spent = attempt - 1;
+  if (max === undefined || spent < max) return notAnAttempt(`${RUNNING_HERE}: re-sent to come back after one visibility timeout`, vt);
+  const why = `${RUNNING_HERE}, and its ${spent} receives are spent (maxReceiveCount ${max}): re-sent to be dead-lettered once its claim lapses`;
+  return { ...notAnAttempt(why, f.lockTtlSeconds), attemptsSpent: spent };
+}
+
+/** Not run on this receive, which is not counted: re-sent with a fresh count, visible after `delaySeconds`. */
+function notAnAttempt(reason: string, delaySeconds: number): Extract<Outcome, { kind: 'hand-back' }> {
+  return { kind: 'hand-back', reason, delaySeconds, abandoned: false, notAnAttempt: true };
 }
 
 export interface PermitFacts {

@@ -1,5 +1,6 @@
 import { carriedAttributes } from '../../core/dead-letter.js';
 import {
+  ATTR_ATTEMPTS_SPENT,
   ATTR_DEAD_LETTERED,
   ATTR_FIRST_SENT_AT,
   ATTR_ORIGIN,
@@ -55,6 +56,8 @@ export function resentMessage(
     readonly deadLettered?: boolean;
     /** The rate slot it reserved, for it to start on when it comes back (see ATTR_RATE_SLOT). */
     readonly rateSlotAt?: number | undefined;
+    /** Its job's receives, all spent: the copy is to be dead-lettered once claimed (see ATTR_ATTEMPTS_SPENT). */
+    readonly attemptsSpent?: number | undefined;
   } = {},
 ): OutgoingMessage {
   const prior = attemptOf(m) - (o.countThisReceive === false ? 1 : 0);
@@ -63,6 +66,7 @@ export function resentMessage(
     [ATTR_FIRST_SENT_AT]: { DataType: 'Number', StringValue: String(firstSentAt(m)) },
     [ATTR_ORIGIN]: { DataType: 'String', StringValue: originOf(m) },
     ...(o.deadLettered ? { [ATTR_DEAD_LETTERED]: { DataType: 'String', StringValue: 'true' } } : {}),
+    ...(o.attemptsSpent === undefined ? {} : { [ATTR_ATTEMPTS_SPENT]: { DataType: 'Number', StringValue: String(o.attemptsSpent) } }),
     ...(o.rateSlotAt === undefined ? {} : { [ATTR_RATE_SLOT]: { DataType: 'Number', StringValue: String(Math.round(o.rateSlotAt)) } }),
   };
   const fifo = isFifoQueue(m.queueUrl);

@@ -16,9 +16,10 @@ import { originOf } from '../../core/delivery.js';
  * The one place where a received message ends: the only code that deletes, hands back, re-sends
  * or dead-letters one (test/unit/worker/fate-home.test.ts fails on another caller; the heartbeat's
  * extensions excepted). Every Outcome maps to exactly one of: delete (success, duplicate), hand
- * back (visible again after a delay, or re-sent when it has no receive left), defer (re-sent, the
- * receive not counted), dead-letter (send to the DLQ, then delete), or left alone (lease lost).
- * A cancelled job is deleted like a success, and recorded as cancelled.
+ * back (visible again after a delay; re-sent when it has no receive left, or, the receive not
+ * counted, when the job did not run on it), defer (re-sent, the receive not counted), dead-letter
+ * (send to the DLQ, then delete), or left alone (lease lost). A cancelled job is deleted like a
+ * success, and recorded as cancelled.
  *
  * The message stays held (the heartbeat keeps extending its visibility) until the moment settle
  * acts on it: a job store slower than the visibility timeout must not let it come back and spend
@@ -109,7 +110,9 @@ async function carryOut(
     case 'hand-back': {
       await unlock();
       report.handedBack(outcome.reason);
-      await giveBack({ seconds: outcome.delaySeconds, reason: outcome.reason, deadLettered: false });
+      const resent = (delay: number) => report.resent(outcome.reason, delay);
+      if (!outcome.notAnAttempt) await giveBack({ seconds: outcome.delaySeconds, reason: outcome.reason, deadLettered: false });
+      else if (await letGo(ctx, lease)) await resendUncounted(ctx, lease, report, outcome, resent);
       return;
     }
     case 'cancelled': {
@@ -131,7 +134,8 @@ async function carryOut(
       return;
     case 'defer': {
       await unlock();
-      if (await letGo(ctx, lease)) await defer(ctx, lease, report, outcome);
+      const deferred = (delay: number) => report.deferred(outcome.reason, delay, outcome.limit);
+      if (await letGo(ctx, lease)) await resendUncounted(ctx, lease, report, outcome, deferred);
       return;
     }
     case 'dead-letter': {
@@ -200,17 +204,13 @@ async function handBack(ctx: WorkerContext, lease: Lease, report: Report, second
   await makeVisible(ctx, lease, report, seconds);
 }
 
-/** Re-send a message that did not run (its tenant at its cap, the job at its rate limit), not counting this receive as an attempt. */
-async function defer(ctx: WorkerContext, lease: Lease, report: Report, outcome: Extract<Outcome, { kind: 'defer' }>): Promise<void> {
-  const { delaySeconds: seconds, reason } = outcome;
+type Uncounted = { delaySeconds: number; reason: string; rateSlotAt?: number; attemptsSpent?: number };
+/** Re-send a message whose job did not run on this receive, the receive not counted, in SendMessageBatch calls (`sent`: told the copy's delay). */
+async function resendUncounted(ctx: WorkerContext, lease: Lease, report: Report, o: Uncounted, sent: (delay: number) => void) {
   const m = lease.message;
-  const copy = resentMessage(m, seconds, { countThisReceive: false, rateSlotAt: outcome.rateSlotAt });
-  // Coalesced with other deferrals into SendMessageBatch calls; one SQS would not take is handed back.
-  if (!(await ctx.resends.resend(m, copy))) {
-    await handBack(ctx, lease, report, seconds, reason);
-    return;
-  }
-  report.deferred(reason, copy.delaySeconds ?? 0, outcome.limit);
+  const copy = resentMessage(m, o.delaySeconds, { countThisReceive: false, rateSlotAt: o.rateSlotAt, attemptsSpent: o.attemptsSpent });
+  if (!(await ctx.resends.resend(m, copy))) return handBack(ctx, lease, report, o.delaySeconds, o.reason);
+  sent(copy.delaySeconds ?? 0);
   await ctx.deletes.delete(m, false); // its copy is queued: not drained
 }
 

@@ -5,7 +5,7 @@ import { afterClaim, afterPermit, afterRateSlot, DEAD_LETTERED_COPY, type Outcom
 import type { Receives } from '../fate/resend.js';
 import { HOLD_MARGIN_MS, slotKept } from '../../core/rate-limit.js';
 import { SQS_MAX_HOLD_MS } from '../../core/sqs-limits.js';
-import { attemptOf, carriedRateSlot, isDeadLetteredCopy, originOf } from '../../core/delivery.js';
+import { attemptOf, attemptsSpentOf, carriedRateSlot, isDeadLetteredCopy, originOf } from '../../core/delivery.js';
 import { CapTurns } from '../cap-turns.js';
 import type { Lease } from '../hold/lease.js';
 import type { GoodReading } from './reading.js';
@@ -60,6 +60,10 @@ export async function claimFor(
     lockFailClosed: c.lockFailClosed,
     stopping: stopping && ctx.stop.signal.aborted,
     visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
+    lockTtlSeconds: c.lockTtlSeconds,
+    receives: receivesOf(ctx, lease),
+    fifo: isFifoQueue(m.queueUrl),
+    attemptsSpent: attemptsSpentOf(m),
   });
 }
 

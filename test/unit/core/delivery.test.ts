@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ATTR_ATTEMPTS_SPENT,
   ATTR_DEAD_LETTERED,
   ATTR_FIRST_SENT_AT,
   ATTR_ORIGIN,
   ATTR_PRIOR_RECEIVES,
   attemptOf,
+  attemptsSpentOf,
   firstSentAt,
   isDeadLetteredCopy,
   originOf,
@@ -37,6 +39,11 @@ describe('what a message carries across re-sends', () => {
       [ATTR_DEAD_LETTERED]: { DataType: 'String', StringValue: 'true' },
     });
     expect([attemptOf(m), firstSentAt(m), originOf(m), isDeadLetteredCopy(m)]).toEqual([6, 1_000, 'm1', true]);
+  });
+
+  it('a copy re-sent to be dead-lettered: the receives its job spent; any other message: none', () => {
+    expect(attemptsSpentOf(received({ [ATTR_ATTEMPTS_SPENT]: num('4') }))).toBe(4);
+    expect(attemptsSpentOf(received({}))).toBeUndefined();
   });
 
   it.each(['-1', '1.5', 'lots', ''])('ignores a prior-receives attribute that is not a whole number >= 0 (%j)', (bad) => {

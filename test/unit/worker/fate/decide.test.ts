@@ -30,8 +30,14 @@ const claimFacts = (over: Partial<ClaimFacts>): ClaimFacts => ({
   lockFailClosed: false,
   stopping: false,
   visibilityTimeoutSeconds: 30,
+  lockTtlSeconds: 35,
+  receives: { count: 1, attempt: 1, max: 4 },
+  fifo: false,
+  attemptsSpent: undefined,
   ...over,
 });
+
+const RUNNING_HERE = 'the job id is running elsewhere under this same message (a redelivery), or that message is on its way to the DLQ';
 
 describe('afterClaim: one row per rule', () => {
   const rows: [string, Partial<ClaimFacts>, Outcome | 'run'][] = [
@@ -60,15 +66,66 @@ describe('afterClaim: one row per rule', () => {
     ],
     ['running under another message → this copy deleted', { claim: 'running-copy' }, { kind: 'duplicate', state: 'running' }],
     [
-      'running under this same message → handed back for one visibility timeout',
-      { claim: 'running' },
+      'running under this same message (its holder stopped) → re-sent for after one visibility timeout, this receive not an attempt',
+      { claim: 'running', receives: { count: 2, attempt: 2, max: 4 } },
       {
         kind: 'hand-back',
-        reason:
-          'the job id is running elsewhere under this same message (a redelivery), or that message is on its way to the DLQ: handed back for one visibility timeout',
+        reason: `${RUNNING_HERE}: re-sent to come back after one visibility timeout`,
         delaySeconds: 30,
         abandoned: false,
+        notAnAttempt: true,
       },
+    ],
+    [
+      'running under this same message, FIFO → handed back by visibility (a re-sent copy would leave its place in the group)',
+      { claim: 'running', fifo: true },
+      { kind: 'hand-back', reason: `${RUNNING_HERE}: handed back for one visibility timeout`, delaySeconds: 30, abandoned: false },
+    ],
+    [
+      "running under this same message with its receives spent → re-sent to be dead-lettered once the dead run's claim lapses",
+      { claim: 'running', receives: { count: 2, attempt: 5, max: 4 } },
+      {
+        kind: 'hand-back',
+        reason: `${RUNNING_HERE}, and its 4 receives are spent (maxReceiveCount 4): re-sent to be dead-lettered once its claim lapses`,
+        delaySeconds: 35,
+        abandoned: false,
+        notAnAttempt: true,
+        attemptsSpent: 4,
+      },
+    ],
+    [
+      'running under this same message, no redrive policy → re-sent, whatever the count',
+      { claim: 'running', receives: { count: 2, attempt: 40, max: undefined } },
+      {
+        kind: 'hand-back',
+        reason: `${RUNNING_HERE}: re-sent to come back after one visibility timeout`,
+        delaySeconds: 30,
+        abandoned: false,
+        notAnAttempt: true,
+      },
+    ],
+    [
+      'claimed, a copy re-sent with its receives spent → dead-lettered with the reason',
+      { attemptsSpent: 4 },
+      {
+        kind: 'dead-letter',
+        reason: 'retries-exhausted',
+        detail: '4 receives spent, the last of them never ended: its worker stopped, or lost the message, while running it',
+      },
+    ],
+    [
+      'a copy with its receives spent, lock unavailable and failing open → dead-lettered too',
+      { claim: 'unavailable', attemptsSpent: 4 },
+      {
+        kind: 'dead-letter',
+        reason: 'retries-exhausted',
+        detail: '4 receives spent, the last of them never ended: its worker stopped, or lost the message, while running it',
+      },
+    ],
+    [
+      'a copy with its receives spent whose job completed after all → deleted as a duplicate',
+      { claim: 'completed', attemptsSpent: 4 },
+      { kind: 'duplicate', state: 'completed' },
     ],
     [
       'lease lost while claiming → lost, whatever the claim said',
