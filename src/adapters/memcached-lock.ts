@@ -1,5 +1,5 @@
 import { type ClaimingMessage, type ClaimResult, deadLetterCheckOf, type ExtendResult, type JobLock } from '../ports/lock.js';
-import { CANCELLED, DONE, heldBy, holderOf, LEAVING, leavingValue, runningUnder, runningValue } from '../core/lock-values.js';
+import { CANCELLED, claimTokenOf, DONE, heldBy, holderOf, LEAVING, leavingValue, runningUnder, runningValue } from '../core/lock-values.js';
 import type { Permits } from '../ports/permits.js';
 import { MemcachedConnection, type MemcachedConnectionOptions } from './memcached-connection.js';
 import { memcachedPermits } from './memcached-permits.js';
@@ -155,6 +155,16 @@ export class MemcachedLock implements JobLock {
       return this.#m.ok(await this.#m.call((c) => c.setIf(key, leavingValue(found.value), ttlSeconds, found.cas)));
     } catch (error) {
       return this.#m.failed(false, error);
+    }
+  }
+
+  /** See JobLock.holder; undefined when memcached cannot be asked. */
+  async holder(jobId: string): Promise<string | undefined> {
+    try {
+      const value = await this.#m.call((c) => c.get(this.key(jobId)));
+      return this.#m.ok(value === null ? undefined : claimTokenOf(value));
+    } catch (error) {
+      return this.#m.failed(undefined, error);
     }
   }
 

@@ -32,11 +32,13 @@ export const ATTR_DEAD_LETTERED = 'sqsjobs-dead-lettered';
 export const ATTR_RATE_SLOT = 'sqsjobs-rate-slot';
 
 /**
- * On a copy re-sent because its job's receives are spent and the last of them never ended (its
- * worker stopped, or lost the message, while running it): the receives spent. Once its job id is
- * claimed (that run's lock lapsed), it is dead-lettered with the reason instead of run again.
+ * Runs of the job that never finished, across re-sends: each time, its message came back while its
+ * job id was still held under that message (its worker was killed, or lost the message). Once they
+ * reach the queue's maxReceiveCount, the job is dead-lettered with the reason instead of run again.
+ * A String: the count, then a space and the token of the last run counted (so a copy that finds
+ * that run's claim still held does not count it again).
  */
-export const ATTR_ATTEMPTS_SPENT = 'sqsjobs-attempts-spent';
+export const ATTR_UNFINISHED_RUNS = 'sqsjobs-unfinished-runs';
 
 function numberAttribute(m: ReceivedMessage, name: string): number | undefined {
   const text = m.attributes[name]?.StringValue;
@@ -64,10 +66,25 @@ export function isDeadLetteredCopy(m: ReceivedMessage): boolean {
   return m.attributes[ATTR_DEAD_LETTERED]?.StringValue === 'true';
 }
 
-/** The receives a copy re-sent to be dead-lettered has spent (see ATTR_ATTEMPTS_SPENT), if it is one. */
-export function attemptsSpentOf(m: ReceivedMessage): number | undefined {
-  return numberAttribute(m, ATTR_ATTEMPTS_SPENT);
+/** The job's runs that never finished, and the token of the last one counted (see ATTR_UNFINISHED_RUNS). */
+export interface UnfinishedRuns {
+  readonly runs: number;
+  readonly last: string | undefined;
 }
+
+export const NO_UNFINISHED_RUNS: UnfinishedRuns = { runs: 0, last: undefined };
+
+/** What a message says of its job's unfinished runs: none when it carries no (well-formed) count. */
+export function unfinishedRunsOf(m: ReceivedMessage): UnfinishedRuns {
+  const text = m.attributes[ATTR_UNFINISHED_RUNS]?.StringValue;
+  if (text === undefined) return NO_UNFINISHED_RUNS;
+  const [count = '', last] = text.split(' ');
+  const runs = Number(count);
+  return Number.isSafeInteger(runs) && runs > 0 ? { runs, last: last || undefined } : NO_UNFINISHED_RUNS;
+}
+
+/** The attribute's value for `u`. */
+export const unfinishedRunsText = (u: UnfinishedRuns): string => (u.last === undefined ? String(u.runs) : `${u.runs} ${u.last}`);
 
 /** The rate slot a re-sent copy carries (see ATTR_RATE_SLOT), if any. */
 export function carriedRateSlot(m: ReceivedMessage): number | undefined {

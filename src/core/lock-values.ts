@@ -31,5 +31,14 @@ export function holderOf(value: string): string | undefined {
   return colon === -1 ? undefined : rest.slice(colon + 1);
 }
 
+/** The token of the claim a running or leaving value holds; undefined for any other value. */
+export function claimTokenOf(value: string): string | undefined {
+  const state = value.startsWith(RUNNING) ? RUNNING : value.startsWith(LEAVING) ? LEAVING : undefined;
+  if (state === undefined) return undefined;
+  const rest = value.slice(state.length);
+  const colon = rest.indexOf(':');
+  return colon === -1 ? rest : rest.slice(0, colon);
+}
+
 /** `running:` turned into `leaving:`, the rest kept. */
 export const leavingValue = (running: string): string => LEAVING + running.slice(RUNNING.length);

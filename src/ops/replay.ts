@@ -3,7 +3,7 @@ import { isFifoQueue } from '../core/queue-url.js';
 import type { QueuePort } from '../ports/queue.js';
 import { ATTR_DLQ_AT, ATTR_DLQ_ERROR, ATTR_DLQ_REASON, ATTR_DLQ_RECEIVE_COUNT, ATTR_DLQ_SOURCE, ATTR_REPLAY } from '../core/dead-letter.js';
 import { inBatches } from '../core/sqs-batch.js';
-import { ATTR_ATTEMPTS_SPENT, ATTR_DEAD_LETTERED, ATTR_FIRST_SENT_AT, ATTR_ORIGIN, ATTR_PRIOR_RECEIVES } from '../core/delivery.js';
+import { ATTR_DEAD_LETTERED, ATTR_FIRST_SENT_AT, ATTR_ORIGIN, ATTR_PRIOR_RECEIVES, ATTR_UNFINISHED_RUNS } from '../core/delivery.js';
 import type { DeadLetter } from './dlq.js';
 import { type Chosen, type Shortfall, type SweepOptions, type SweepResult, sweepDeadLetters } from './sweep.js';
 
@@ -43,7 +43,7 @@ const NOT_CARRIED_BACK = new Set([
   ATTR_FIRST_SENT_AT,
   ATTR_ORIGIN,
   ATTR_DEAD_LETTERED,
-  ATTR_ATTEMPTS_SPENT,
+  ATTR_UNFINISHED_RUNS,
 ]);
 
 function replayAttributes(m: ReceivedMessage, replayId: string): MessageAttributes {

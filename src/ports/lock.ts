@@ -122,6 +122,12 @@ export interface JobLock {
    */
   leave?(jobId: string, token: string, ttlSeconds: number): Promise<boolean>;
   /**
+   * The token of the claim holding `jobId` (running or leaving); undefined when none does, or
+   * unknown. The worker asks it of a message that came back while its job id is held under it, to
+   * count each run that never finished once. Optional: without it every such return counts one.
+   */
+  holder?(jobId: string): Promise<string | undefined>;
+  /**
    * Remember for `ttlSeconds` that the SQS message `originId` names (its own id, or for a re-sent
    * copy the id it was re-sent from) is in the DLQ, so a copy of it left behind is not run.
    */

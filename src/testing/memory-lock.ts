@@ -1,4 +1,4 @@
-import { CANCELLED, DONE, heldBy, holderOf, LEAVING, leavingValue, runningUnder, runningValue } from '../core/lock-values.js';
+import { CANCELLED, claimTokenOf, DONE, heldBy, holderOf, LEAVING, leavingValue, runningUnder, runningValue } from '../core/lock-values.js';
 import { type ClaimingMessage, type ClaimResult, deadLetterCheckOf, type ExtendResult, type JobLock } from '../ports/lock.js';
 
 /**
@@ -62,6 +62,13 @@ export class MemoryLock implements JobLock {
     if (found === undefined || !runningUnder(found, token)) return false;
     this.#set(jobId, leavingValue(found), ttlSeconds);
     return true;
+  }
+
+  /** See JobLock.holder; undefined while `down`. */
+  async holder(jobId: string): Promise<string | undefined> {
+    if (this.down) return undefined;
+    const found = this.#get(jobId);
+    return found === undefined ? undefined : claimTokenOf(found);
   }
 
   async markDeadLettered(originId: string, ttlSeconds: number): Promise<boolean> {

@@ -25,6 +25,8 @@ export function guardedLock(lock: JobLock): JobLock {
     release: (...a) => lock.release(...a),
     markDeadLettered: (...a) => lock.markDeadLettered(...a),
     ...(lock.leave === undefined ? {} : { leave: (...a: Parameters<NonNullable<JobLock['leave']>>) => lock.leave!(...a) }),
+    // Unknown when it throws: the worker then counts the run as a new one.
+    ...(lock.holder === undefined ? {} : { holder: (jobId: string) => lock.holder!(jobId).catch(() => undefined) }),
     close: () => lock.close(),
   };
 }

@@ -111,6 +111,21 @@ describe.each(subjects)('lock port contract: %s', (_name, s) => {
     expect(await s.lock.claim(alone, 'b', 30, message('m-6', 2))).toBe('claimed'); // released: free for anyone
   });
 
+  it('holder: the token of the claim holding the job id, running or leaving; none once it is free, done or never claimed', async () => {
+    const id = randomUUID();
+    expect(await s.lock.holder!(id)).toBeUndefined();
+    await s.lock.claim(id, 'tok.1', 30, message('m-1'));
+    expect(await s.lock.holder!(id)).toBe('tok.1');
+    expect(await s.lock.leave!(id, 'tok.1', 30)).toBe(true);
+    expect(await s.lock.holder!(id)).toBe('tok.1');
+    await s.lock.release(id, 'tok.1');
+    expect(await s.lock.holder!(id)).toBeUndefined();
+    await s.lock.claim(id, 'tok.2', 30); // a claim that names no message (an older worker's value)
+    expect(await s.lock.holder!(id)).toBe('tok.2');
+    await s.lock.complete(id, 'tok.2', 30);
+    expect(await s.lock.holder!(id)).toBeUndefined();
+  });
+
   it("a cancel mark: later claims read cancelled, the holder's extend reads cancelled, a release leaves it", async () => {
     const waiting = randomUUID();
     expect(await s.lock.cancel!(waiting, 60)).toBe(true);
@@ -157,6 +172,7 @@ describe.each(subjects)('lock port contract: %s', (_name, s) => {
     expect(await down.complete(id, 'a', 30)).toBe(false);
     expect(await down.markDeadLettered('m-1', 30)).toBe(false);
     expect(await down.leave!(id, 'a', 30)).toBe(false);
+    expect(await down.holder!(id)).toBeUndefined();
     expect(await down.cancel!(id, 30)).toBe(false);
     down.close();
   });

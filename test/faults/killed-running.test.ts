@@ -105,6 +105,6 @@ it('a job whose worker is killed under it on every attempt ends in the DLQ with 
   expect(kills).toBe(MAX_RECEIVES);
   expect(dead, events.join('\n')).toHaveLength(1);
   expect(dead[0]!.attributes['sqsjobs-dlq-reason']).toBe('retries-exhausted');
-  expect(dead[0]!.attributes['sqsjobs-dlq-error']).toContain(`${MAX_RECEIVES} receives spent`);
+  expect(dead[0]!.attributes['sqsjobs-dlq-error']).toContain(`${MAX_RECEIVES} runs never finished`);
   expect(executions(ws.effects).has(jobId)).toBe(false);
 }, 240_000);

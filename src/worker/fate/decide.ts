@@ -1,5 +1,6 @@
 import { RetryLaterError, UnrecoverableError } from '../../core/errors.js';
 import type { BackoffPolicy } from '../../core/definition-rules.js';
+import type { UnfinishedRuns } from '../../core/delivery.js';
 import type { PoisonReason } from '../../core/envelope.js';
 import type { DeadLetterReason, DuplicateState, Limit } from '../../core/job-events.js';
 import type { ClaimResult } from '../../ports/lock.js';
@@ -30,7 +31,7 @@ export type Outcome =
   /**
    * Handed back without (finishing) running: visible again after `delaySeconds`, re-sent when it has
    * no receive left. `notAnAttempt`: the job did not run on this receive, which is then not counted:
-   * re-sent with a fresh count that carries the job's attempts (a FIFO message is never so marked).
+   * re-sent with a fresh count that carries the job's attempts and `unfinishedRuns` (never on FIFO).
    */
   | {
       readonly kind: 'hand-back';
@@ -38,8 +39,8 @@ export type Outcome =
       readonly delaySeconds: number;
       readonly abandoned: boolean;
       readonly notAnAttempt?: true;
-      /** With notAnAttempt: the job's receives, all spent; the copy is dead-lettered once claimed (see ATTR_ATTEMPTS_SPENT). */
-      readonly attemptsSpent?: number;
+      /** With notAnAttempt: the job's runs that never finished, for the copy to carry (see ATTR_UNFINISHED_RUNS). */
+      readonly unfinishedRuns?: UnfinishedRuns;
     }
   | { readonly kind: 'lost'; readonly reason: string; readonly abandoned: boolean }
   /**
@@ -71,11 +72,13 @@ export interface ClaimFacts {
   readonly visibilityTimeoutSeconds: number;
   /** How long a claim lives past its holder's last heartbeat. */
   readonly lockTtlSeconds: number;
-  readonly receives: Receives;
-  /** A FIFO message is never re-sent here (its copy would join the back of its group). */
+  readonly maxReceiveCount: number | undefined;
+  /** The job's runs that never finished before this message (see ATTR_UNFINISHED_RUNS). */
+  readonly unfinished: UnfinishedRuns;
+  /** With 'running': the token of the claim holding the job id, when the lock could say. */
+  readonly holder: string | undefined;
+  /** A FIFO message goes back by visibility here (a copy would join the back of its group). */
   readonly fifo: boolean;
-  /** On a copy re-sent to be dead-lettered: its job's receives, all spent (see ATTR_ATTEMPTS_SPENT). */
-  readonly attemptsSpent: number | undefined;
 }
 
 /** After claiming the job id: 'run', or how the message ends without running. */
@@ -99,8 +102,8 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
     case 'claimed':
       break;
   }
-  if (f.attemptsSpent !== undefined) {
-    const detail = `${f.attemptsSpent} receives spent, the last of them never ended: its worker stopped, or lost the message, while running it`;
+  if (f.maxReceiveCount !== undefined && f.unfinished.runs >= f.maxReceiveCount) {
+    const detail = `${f.unfinished.runs} runs never finished (maxReceiveCount ${f.maxReceiveCount}): each time its worker stopped, or lost the message, while running it`;
     return { kind: 'dead-letter', reason: 'retries-exhausted', detail };
   }
   if (f.stopping) return handBackNow('worker is stopping');
@@ -110,26 +113,29 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
 const RUNNING_HERE = 'the job id is running elsewhere under this same message (a redelivery), or that message is on its way to the DLQ';
 
 /**
- * The same message again while its job id is held under it: its holder stopped, or lost it (its
- * visibility ran out), or is sending it to the DLQ. The receive that ran the job was its attempt,
- * so this one is not counted: re-sent to come back once the holder had time to end, so that a
- * worker killed mid-job costs the job one receive, and SQS's redrive never takes a job for it.
- * Once its receives are spent, the copy goes to the DLQ with the reason when it is claimed. A
- * FIFO message goes back by visibility (a copy would lose its place in its group).
+ * The same message again while its job id is held under it: its holder was killed, or lost it (its
+ * visibility ran out; or SQS delivered it twice, rarely: the holder then finds its lease lost), or
+ * is sending it to the DLQ. The receive that ran the job was its attempt, so this one is not
+ * counted: re-sent to come back after the lock's TTL, when a dead holder's claim has lapsed, so a
+ * worker killed mid-job costs the job one receive. The copy counts the run that never finished;
+ * claimed with maxReceiveCount of them, it is dead-lettered with the reason. FIFO: by visibility
+ * (a copy would lose its place in its group).
  */
 function runningHere(f: ClaimFacts): Outcome {
-  const vt = f.visibilityTimeoutSeconds;
-  if (f.fifo) return handBack(`${RUNNING_HERE}: handed back for one visibility timeout`, vt);
-  const { attempt, max } = f.receives;
-  const spent = attempt - 1;
-  if (max === undefined || spent < max) return notAnAttempt(`${RUNNING_HERE}: re-sent to come back after one visibility timeout`, vt);
-  const why = `${RUNNING_HERE}, and its ${spent} receives are spent (maxReceiveCount ${max}): re-sent to be dead-lettered once its claim lapses`;
-  return { ...notAnAttempt(why, f.lockTtlSeconds), attemptsSpent: spent };
+  if (f.fifo) return handBack(`${RUNNING_HERE}: handed back for one visibility timeout`, f.visibilityTimeoutSeconds);
+  const max = f.maxReceiveCount;
+  const { runs: before, last } = f.unfinished;
+  // Counted once: a copy that finds the run it counted still holding the claim does not count it again.
+  const runs = f.holder !== undefined && f.holder === last ? before : before + 1;
+  const unfinished = { runs, last: f.holder };
+  if (max === undefined || runs < max)
+    return notAnAttempt(`${RUNNING_HERE}: re-sent to come back once its claim lapses (${runs} unfinished run(s))`, f, unfinished);
+  return notAnAttempt(`${RUNNING_HERE}; ${runs} runs never finished (maxReceiveCount ${max}): re-sent to be dead-lettered`, f, unfinished);
 }
 
-/** Not run on this receive, which is not counted: re-sent with a fresh count, visible after `delaySeconds`. */
-function notAnAttempt(reason: string, delaySeconds: number): Extract<Outcome, { kind: 'hand-back' }> {
-  return { kind: 'hand-back', reason, delaySeconds, abandoned: false, notAnAttempt: true };
+/** Not run on this receive, which is not counted: re-sent with a fresh count, back after the lock's TTL (the run holding it lapsed). */
+function notAnAttempt(reason: string, f: ClaimFacts, unfinishedRuns: UnfinishedRuns): Outcome {
+  return { kind: 'hand-back', reason, delaySeconds: f.lockTtlSeconds, abandoned: false, notAnAttempt: true, unfinishedRuns };
 }
 
 export interface PermitFacts {

@@ -70,6 +70,14 @@ export class Report {
     this.#log().warn({ reason, delaySeconds }, 'the message had no receive left: re-sent with the same job id rather than handed back');
   }
 
+  /** Its job id held under this very message (the run on it never finished): re-sent, this receive not counted. */
+  resentUnfinished(unfinishedRuns: number | undefined, delaySeconds: number): void {
+    this.#log().warn(
+      { unfinishedRuns, delaySeconds },
+      'came back while its job id was still held under it (its worker was killed, or lost the message): re-sent, this receive not counted',
+    );
+  }
+
   resendFailed(error: unknown, reason: string): void {
     this.#ctx.onError('re-send', error);
     this.#log().error(

@@ -1,14 +1,17 @@
 import { carriedAttributes } from '../../core/dead-letter.js';
 import {
-  ATTR_ATTEMPTS_SPENT,
   ATTR_DEAD_LETTERED,
   ATTR_FIRST_SENT_AT,
   ATTR_ORIGIN,
   ATTR_RATE_SLOT,
   ATTR_PRIOR_RECEIVES,
+  ATTR_UNFINISHED_RUNS,
   attemptOf,
   firstSentAt,
   originOf,
+  type UnfinishedRuns,
+  unfinishedRunsOf,
+  unfinishedRunsText,
 } from '../../core/delivery.js';
 import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from '../../core/message.js';
 import { isFifoQueue } from '../../core/queue-url.js';
@@ -56,17 +59,18 @@ export function resentMessage(
     readonly deadLettered?: boolean;
     /** The rate slot it reserved, for it to start on when it comes back (see ATTR_RATE_SLOT). */
     readonly rateSlotAt?: number | undefined;
-    /** Its job's receives, all spent: the copy is to be dead-lettered once claimed (see ATTR_ATTEMPTS_SPENT). */
-    readonly attemptsSpent?: number | undefined;
+    /** The job's runs that never finished, this message's counted in (default: as the message says; see ATTR_UNFINISHED_RUNS). */
+    readonly unfinishedRuns?: UnfinishedRuns | undefined;
   } = {},
 ): OutgoingMessage {
   const prior = attemptOf(m) - (o.countThisReceive === false ? 1 : 0);
+  const unfinished = o.unfinishedRuns ?? unfinishedRunsOf(m);
   const ours: Record<string, MessageAttribute> = {
     [ATTR_PRIOR_RECEIVES]: { DataType: 'Number', StringValue: String(prior) },
     [ATTR_FIRST_SENT_AT]: { DataType: 'Number', StringValue: String(firstSentAt(m)) },
     [ATTR_ORIGIN]: { DataType: 'String', StringValue: originOf(m) },
     ...(o.deadLettered ? { [ATTR_DEAD_LETTERED]: { DataType: 'String', StringValue: 'true' } } : {}),
-    ...(o.attemptsSpent === undefined ? {} : { [ATTR_ATTEMPTS_SPENT]: { DataType: 'Number', StringValue: String(o.attemptsSpent) } }),
+    ...(unfinished.runs === 0 ? {} : { [ATTR_UNFINISHED_RUNS]: { DataType: 'String', StringValue: unfinishedRunsText(unfinished) } }),
     ...(o.rateSlotAt === undefined ? {} : { [ATTR_RATE_SLOT]: { DataType: 'Number', StringValue: String(Math.round(o.rateSlotAt)) } }),
   };
   const fifo = isFifoQueue(m.queueUrl);

@@ -10,7 +10,7 @@ import { type Fallback, ifFails } from './fallback.js';
 import { recordEnd } from './record-end.js';
 import { Report } from './report.js';
 import { atReceiveLimit, resentMessage } from './resend.js';
-import { originOf } from '../../core/delivery.js';
+import { originOf, type UnfinishedRuns } from '../../core/delivery.js';
 
 /*
  * The one place where a received message ends: the only code that deletes, hands back, re-sends
@@ -69,7 +69,7 @@ async function carryOut(
   }
   /** Hand back, unless the lease was lost while the message was held (then it is someone else's). */
   const giveBack = async (f: Fallback) => {
-    if (await letGo(ctx, lease)) await handBack(ctx, lease, report, f.seconds, f.reason, f.deadLettered);
+    if (await letGo(ctx, lease)) await handBack(ctx, lease, report, f.seconds, f.reason, f);
   };
   /** Delete: even after a lost lease (a stale handle fails harmlessly, and the copy ends as a duplicate). */
   const remove = async () => {
@@ -110,9 +110,9 @@ async function carryOut(
     case 'hand-back': {
       await unlock();
       report.handedBack(outcome.reason);
-      const resent = (delay: number) => report.resent(outcome.reason, delay);
       if (!outcome.notAnAttempt) await giveBack({ seconds: outcome.delaySeconds, reason: outcome.reason, deadLettered: false });
-      else if (await letGo(ctx, lease)) await resendUncounted(ctx, lease, report, outcome, resent);
+      else if (await letGo(ctx, lease))
+        await resendUncounted(ctx, lease, report, outcome, (d) => report.resentUnfinished(outcome.unfinishedRuns?.runs, d));
       return;
     }
     case 'cancelled': {
@@ -186,10 +186,10 @@ async function letGo(ctx: WorkerContext, lease: Lease): Promise<boolean> {
  * the DLQ on its next receive, re-send it (same body and job id, fresh receive count) and delete it.
  * A message already in the DLQ (`deadLettered`) goes back marked so, to be counted and never run.
  */
-async function handBack(ctx: WorkerContext, lease: Lease, report: Report, seconds: number, reason: string, deadLettered = false) {
+async function handBack(ctx: WorkerContext, lease: Lease, report: Report, seconds: number, reason: string, carry: Carried = {}) {
   const m = lease.message;
   if (atReceiveLimit(m, ctx.queueOf(m.queueUrl).maxReceiveCount)) {
-    const copy = resentMessage(m, seconds, { deadLettered });
+    const copy = resentMessage(m, seconds, carry);
     try {
       await ctx.sqs.send(m.queueUrl, copy);
     } catch (error) {
@@ -204,12 +204,13 @@ async function handBack(ctx: WorkerContext, lease: Lease, report: Report, second
   await makeVisible(ctx, lease, report, seconds);
 }
 
-type Uncounted = { delaySeconds: number; reason: string; rateSlotAt?: number; attemptsSpent?: number };
+type Carried = { readonly deadLettered?: boolean; readonly unfinishedRuns?: UnfinishedRuns | undefined };
+type Uncounted = Carried & { readonly delaySeconds: number; readonly reason: string; readonly rateSlotAt?: number };
 /** Re-send a message whose job did not run on this receive, the receive not counted, in SendMessageBatch calls (`sent`: told the copy's delay). */
 async function resendUncounted(ctx: WorkerContext, lease: Lease, report: Report, o: Uncounted, sent: (delay: number) => void) {
   const m = lease.message;
-  const copy = resentMessage(m, o.delaySeconds, { countThisReceive: false, rateSlotAt: o.rateSlotAt, attemptsSpent: o.attemptsSpent });
-  if (!(await ctx.resends.resend(m, copy))) return handBack(ctx, lease, report, o.delaySeconds, o.reason);
+  const copy = resentMessage(m, o.delaySeconds, { countThisReceive: false, rateSlotAt: o.rateSlotAt, unfinishedRuns: o.unfinishedRuns });
+  if (!(await ctx.resends.resend(m, copy))) return handBack(ctx, lease, report, o.delaySeconds, o.reason, o);
   sent(copy.delaySeconds ?? 0);
   await ctx.deletes.delete(m, false); // its copy is queued: not drained
 }

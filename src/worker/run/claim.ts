@@ -5,7 +5,7 @@ import { afterClaim, afterPermit, afterRateSlot, DEAD_LETTERED_COPY, type Outcom
 import type { Receives } from '../fate/resend.js';
 import { HOLD_MARGIN_MS, slotKept } from '../../core/rate-limit.js';
 import { SQS_MAX_HOLD_MS } from '../../core/sqs-limits.js';
-import { attemptOf, attemptsSpentOf, carriedRateSlot, isDeadLetteredCopy, originOf } from '../../core/delivery.js';
+import { attemptOf, carriedRateSlot, isDeadLetteredCopy, originOf, unfinishedRunsOf } from '../../core/delivery.js';
 import { CapTurns } from '../cap-turns.js';
 import type { Lease } from '../hold/lease.js';
 import type { GoodReading } from './reading.js';
@@ -54,6 +54,9 @@ export async function claimFor(
   });
   if (claim === 'claimed') lease.hold({ lock: { jobId: read.envelope.id, token } });
   if (claim === 'unavailable') ctx.emit('job:lock-unavailable', lease.info ?? read.info);
+  const fifo = isFifoQueue(m.queueUrl);
+  // Back while its job id is held under it: which run holds it, to count each unfinished run once.
+  const holder = claim === 'running' && !fifo ? await ctx.lock.holder?.(read.envelope.id) : undefined;
   return afterClaim({
     claim,
     leaseLost: lease.lost,
@@ -61,9 +64,10 @@ export async function claimFor(
     stopping: stopping && ctx.stop.signal.aborted,
     visibilityTimeoutSeconds: c.visibilityTimeoutSeconds,
     lockTtlSeconds: c.lockTtlSeconds,
-    receives: receivesOf(ctx, lease),
-    fifo: isFifoQueue(m.queueUrl),
-    attemptsSpent: attemptsSpentOf(m),
+    maxReceiveCount: ctx.queueOf(m.queueUrl).maxReceiveCount,
+    unfinished: unfinishedRunsOf(m),
+    holder,
+    fifo,
   });
 }
 

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ATTR_ATTEMPTS_SPENT,
   ATTR_DEAD_LETTERED,
   ATTR_FIRST_SENT_AT,
   ATTR_ORIGIN,
   ATTR_PRIOR_RECEIVES,
+  ATTR_UNFINISHED_RUNS,
   attemptOf,
-  attemptsSpentOf,
   firstSentAt,
   isDeadLetteredCopy,
   originOf,
+  unfinishedRunsOf,
 } from '../../../src/core/delivery.js';
 import type { MessageAttributes, ReceivedMessage } from '../../../src/core/message.js';
 
@@ -41,9 +41,12 @@ describe('what a message carries across re-sends', () => {
     expect([attemptOf(m), firstSentAt(m), originOf(m), isDeadLetteredCopy(m)]).toEqual([6, 1_000, 'm1', true]);
   });
 
-  it('a copy re-sent to be dead-lettered: the receives its job spent; any other message: none', () => {
-    expect(attemptsSpentOf(received({ [ATTR_ATTEMPTS_SPENT]: num('4') }))).toBe(4);
-    expect(attemptsSpentOf(received({}))).toBeUndefined();
+  it("the runs of the job that never finished: as a copy carries them (the last one's token too), none on any other message", () => {
+    const text = (v: string) => received({ [ATTR_UNFINISHED_RUNS]: { DataType: 'String', StringValue: v } });
+    expect(unfinishedRunsOf(text('3 tok-3'))).toEqual({ runs: 3, last: 'tok-3' });
+    expect(unfinishedRunsOf(text('2'))).toEqual({ runs: 2, last: undefined });
+    for (const bad of ['', 'x', '-1 t', '1.5']) expect(unfinishedRunsOf(text(bad)), bad).toEqual({ runs: 0, last: undefined });
+    expect(unfinishedRunsOf(received({}))).toEqual({ runs: 0, last: undefined });
   });
 
   it.each(['-1', '1.5', 'lots', ''])('ignores a prior-receives attribute that is not a whole number >= 0 (%j)', (bad) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ATTR_DLQ_AT, ATTR_DLQ_REASON, ATTR_DLQ_SOURCE, ATTR_REPLAY } from '../../../src/core/dead-letter.js';
-import { ATTR_ATTEMPTS_SPENT, ATTR_PRIOR_RECEIVES } from '../../../src/core/delivery.js';
+import { ATTR_PRIOR_RECEIVES, ATTR_UNFINISHED_RUNS } from '../../../src/core/delivery.js';
 import { ATTR_JOB, ATTR_JOB_ID } from '../../../src/core/envelope.js';
 import type { OutgoingMessage } from '../../../src/core/message.js';
 import { listDeadLetters } from '../../../src/ops/dlq-scan.js';
@@ -30,7 +30,7 @@ function setup() {
         [ATTR_DLQ_SOURCE]: text(source),
         [ATTR_DLQ_AT]: text('2026-11-24T00:00:00.000Z'),
         [ATTR_PRIOR_RECEIVES]: { DataType: 'Number', StringValue: '4' },
-        [ATTR_ATTEMPTS_SPENT]: { DataType: 'Number', StringValue: '4' },
+        [ATTR_UNFINISHED_RUNS]: { DataType: 'String', StringValue: '4 tok-4' },
         ...extra,
       },
     });

@@ -46,6 +46,17 @@ describe('guarded ports: a claim or a take that throws reads as unavailable, nev
     expect(calls).toEqual(['release j t']);
   });
 
+  it('lock.holder throwing answers unknown (undefined); a lock without holder gets none', async () => {
+    const inner = Object.assign(new MemoryLock(), {
+      holder: async (): Promise<string | undefined> => {
+        throw new Error('bug in a custom lock');
+      },
+    });
+    expect(await guardedLock(inner).holder!('j')).toBeUndefined();
+    const plain: JobLock = { ...new MemoryLock(), claim: async () => 'claimed' } as unknown as JobLock;
+    expect(guardedLock(plain).holder).toBeUndefined();
+  });
+
   it('permits.take throwing answers unavailable; extend and release pass through, rejections included', async () => {
     const inner = throwingPermits();
     const permits = guardedPermits(inner);

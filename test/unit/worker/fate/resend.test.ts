@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { carriedRateSlot } from '../../../../src/core/delivery.js';
+import { ATTR_UNFINISHED_RUNS, carriedRateSlot, unfinishedRunsOf } from '../../../../src/core/delivery.js';
 import {
   ATTR_FIRST_SENT_AT,
   ATTR_ORIGIN,
@@ -24,6 +24,12 @@ const base: ReceivedMessage = {
   attributes: { 'sqsjobs-id': { DataType: 'String', StringValue: 'job-1' } },
 };
 
+/** A received message whose attributes are those `resentMessage` gave its copy. */
+const resentAs = (from: ReceivedMessage, o: Parameters<typeof resentMessage>[2]): ReceivedMessage => ({
+  ...from,
+  attributes: resentMessage(from, 0, o).attributes,
+});
+
 const asReceived = (from: ReceivedMessage, messageId: string): ReceivedMessage => {
   const out = resentMessage(from, 0);
   return { ...from, messageId, receiveCount: 1, sentAt: 9_000, attributes: out.attributes };
@@ -34,6 +40,19 @@ describe('re-sending a message with no receive left', () => {
     expect(atReceiveLimit(base, 3)).toBe(true);
     expect(atReceiveLimit(base, 4)).toBe(false);
     expect(atReceiveLimit(base, undefined)).toBe(false);
+  });
+
+  it("carries the job's unfinished runs over any re-send, even with the sender's attributes filling the rest", () => {
+    const crowded: ReceivedMessage = {
+      ...base,
+      attributes: Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`a${i}`, { DataType: 'String', StringValue: 'x' }])),
+    };
+    const marked = asReceived(resentAs(crowded, { unfinishedRuns: { runs: 2, last: 'tok-2' } }), 'm-2');
+    expect(unfinishedRunsOf(marked)).toEqual({ runs: 2, last: 'tok-2' });
+    const deferred = asReceived(resentAs(marked, { countThisReceive: false }), 'm-3');
+    expect(unfinishedRunsOf(deferred)).toEqual({ runs: 2, last: 'tok-2' });
+    expect(Object.keys(deferred.attributes)).toHaveLength(10);
+    expect(resentMessage(base, 0).attributes[ATTR_UNFINISHED_RUNS]).toBeUndefined();
   });
 
   it('keeps the body and attributes, and carries the attempt, first send time and origin over re-sends', () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ATTR_DLQ_REASON } from '../../../../src/core/dead-letter.js';
-import { ATTR_ATTEMPTS_SPENT, ATTR_PRIOR_RECEIVES } from '../../../../src/core/delivery.js';
+import { ATTR_PRIOR_RECEIVES, ATTR_UNFINISHED_RUNS } from '../../../../src/core/delivery.js';
 import { defineJob } from '../../../../src/core/job.js';
 import type { JobInfo } from '../../../../src/core/job-events.js';
 import { handBackNow, leaseLost, type Outcome, poisoned } from '../../../../src/worker/fate/decide.js';
@@ -143,29 +143,47 @@ describe('settle: each outcome, carried out', () => {
     expect(h.events).toEqual(['job:handed-back']);
   });
 
-  it('hand back, not an attempt: re-sent for after its delay, this receive not counted, the job id free', async () => {
+  it('hand back, not an attempt: re-sent for after its delay, this receive not counted, the unfinished runs carried, the job id free', async () => {
     const h = await harness();
     const { lease, info } = await h.take();
-    const outcome: Outcome = { kind: 'hand-back', reason: 'running here', delaySeconds: 9, abandoned: false, notAnAttempt: true };
+    const outcome: Outcome = {
+      kind: 'hand-back',
+      reason: 'held here',
+      delaySeconds: 9,
+      abandoned: false,
+      notAnAttempt: true,
+      unfinishedRuns: { runs: 2, last: 'tok-2' },
+    };
     await h.settle(lease, info, outcome);
     const left = h.memory.peek(h.url);
     expect(left).toHaveLength(1);
     expect(left[0]!.messageId).not.toBe(info.messageId);
     expect(left[0]!.visibleInMs).toBeGreaterThan(8_000);
     expect(left[0]!.attributes[ATTR_PRIOR_RECEIVES]?.StringValue).toBe('0');
+    expect(left[0]!.attributes[ATTR_UNFINISHED_RUNS]?.StringValue).toBe('2 tok-2');
     expect(await claimAgain(h, info)).toBe('claimed');
-    expect(h.events).toEqual(['job:handed-back', 'job:resent']);
+    expect(h.events).toEqual(['job:handed-back']);
   });
 
-  it('hand back, not an attempt, its receives spent: the copy carries how many, to be dead-lettered once claimed', async () => {
-    const h = await harness();
+  it('hand back, not an attempt, the re-send refused on its last receive: re-sent counted, the unfinished runs still carried', async () => {
+    const h = await harness(1);
     const { lease, info } = await h.take();
-    const reason = 'running here, receives spent';
-    await h.settle(lease, info, { kind: 'hand-back', reason, delaySeconds: 35, abandoned: false, notAnAttempt: true, attemptsSpent: 3 });
+    h.ctx.resends.resend = async () => false; // SQS would not take the coalesced send
+    const outcome: Outcome = {
+      kind: 'hand-back',
+      reason: 'held here',
+      delaySeconds: 9,
+      abandoned: false,
+      notAnAttempt: true,
+      unfinishedRuns: { runs: 2, last: 'tok-2' },
+    };
+    await h.settle(lease, info, outcome);
     const left = h.memory.peek(h.url);
     expect(left).toHaveLength(1);
-    expect(left[0]!.visibleInMs).toBeGreaterThan(34_000);
-    expect(left[0]!.attributes[ATTR_ATTEMPTS_SPENT]?.StringValue).toBe('3');
+    expect(left[0]!.messageId).not.toBe(info.messageId);
+    expect(left[0]!.attributes[ATTR_PRIOR_RECEIVES]?.StringValue).toBe('1');
+    expect(left[0]!.attributes[ATTR_UNFINISHED_RUNS]?.StringValue).toBe('2 tok-2');
+    expect(h.events).toEqual(['job:handed-back', 'job:resent']);
   });
 
   it('lost: the message is left alone (someone else holds it), the job id freed', async () => {
