@@ -2,6 +2,7 @@ import type { DeadLetterReason } from './job-events.js';
 import type { MessageAttribute, OutgoingMessage, ReceivedMessage } from './message.js';
 import { isFifoQueue } from './queue-url.js';
 import { ATTR_JOB, ATTR_JOB_ID } from './envelope.js';
+import { ATTR_UNFINISHED_RUNS } from './delivery.js';
 
 const SQS_MAX_ATTRIBUTES = 10;
 
@@ -63,9 +64,11 @@ export function deadLetterMessage(
     [ATTR_DLQ_RECEIVE_COUNT]: { DataType: 'Number', StringValue: String(m.receiveCount) },
     [ATTR_DLQ_AT]: { DataType: 'String', StringValue: now.toISOString() },
   };
+  // Its unfinished runs stay behind: a copy moved back by any means (a console redrive too) starts with none.
+  const { [ATTR_UNFINISHED_RUNS]: _runs, ...carried } = m.attributes;
   return {
     body: m.body,
-    attributes: { ...carriedAttributes(m.attributes, ours), ...ours },
+    attributes: { ...carriedAttributes(carried, ours), ...ours },
     groupId: m.groupId,
     deduplicationId: isFifoQueue(m.queueUrl) ? `${m.messageId}-${m.receiveCount}` : undefined,
     awsTraceHeader: m.awsTraceHeader,

@@ -43,7 +43,7 @@ export interface WorkerContext {
   readonly deletes: DeleteCoalescer;
   /** Hand-backs by visibility, coalesced into ChangeMessageVisibilityBatch calls. */
   readonly visibility: VisibilityCoalescer;
-  /** Deferred jobs' copies, coalesced into SendMessageBatch calls. */
+  /** Copies re-sent with the receive not counted (deferrals, rule 5 of the receive budget), coalesced into SendMessageBatch calls. */
   readonly resends: ResendCoalescer;
   /** The deletes counted for the drain meter (admission's drain rate), when there is one. */
   readonly drains: DrainTally | undefined;

@@ -6,39 +6,39 @@ import type { RateLimits } from '../ports/rate-limits.js';
 // 'unavailable' rather than throw; a port that throws anyway is read the same way here, once, so
 // no caller needs its own guard. An error is "unknown", never "taken" or "full".
 
-/** `call`, answering 'unavailable' when it throws or rejects. */
-function unavailableOnThrow<A extends unknown[], R>(call: (...a: A) => Promise<R>): (...a: A) => Promise<R | 'unavailable'> {
+/** `call`, answering `answer` when it throws or rejects. */
+function answerOnThrow<A extends unknown[], R, F>(call: (...a: A) => Promise<R>, answer: F): (...a: A) => Promise<R | F> {
   return async (...a) => {
     try {
       return await call(...a);
     } catch {
-      return 'unavailable';
+      return answer;
     }
   };
 }
 
 export function guardedLock(lock: JobLock): JobLock {
   return {
-    claim: unavailableOnThrow((...a: Parameters<JobLock['claim']>) => lock.claim(...a)),
+    claim: answerOnThrow((...a: Parameters<JobLock['claim']>) => lock.claim(...a), 'unavailable' as const),
     extend: (...a) => lock.extend(...a),
     complete: (...a) => lock.complete(...a),
     release: (...a) => lock.release(...a),
     markDeadLettered: (...a) => lock.markDeadLettered(...a),
     ...(lock.leave === undefined ? {} : { leave: (...a: Parameters<NonNullable<JobLock['leave']>>) => lock.leave!(...a) }),
-    // Unknown when it throws: the worker then counts the run as a new one.
-    ...(lock.holder === undefined ? {} : { holder: (jobId: string) => lock.holder!(jobId).catch(() => undefined) }),
+    // Unknown when it throws (see afterClaim's runningHere for what an unknown holder counts).
+    ...(lock.holder === undefined ? {} : { holder: answerOnThrow((jobId: string) => lock.holder!(jobId), undefined) }),
     close: () => lock.close(),
   };
 }
 
 export function guardedPermits(permits: Permits): Permits {
   return {
-    take: unavailableOnThrow((...a: Parameters<Permits['take']>) => permits.take(...a)),
+    take: answerOnThrow((...a: Parameters<Permits['take']>) => permits.take(...a), 'unavailable' as const),
     extend: (...a) => permits.extend(...a),
     release: (...a) => permits.release(...a),
   };
 }
 
 export function guardedRateLimits(rates: RateLimits): RateLimits {
-  return { reserve: unavailableOnThrow((...a: Parameters<RateLimits['reserve']>) => rates.reserve(...a)) };
+  return { reserve: answerOnThrow((...a: Parameters<RateLimits['reserve']>) => rates.reserve(...a), 'unavailable' as const) };
 }

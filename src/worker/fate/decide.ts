@@ -5,7 +5,7 @@ import type { PoisonReason } from '../../core/envelope.js';
 import type { DeadLetterReason, DuplicateState, Limit } from '../../core/job-events.js';
 import type { ClaimResult } from '../../ports/lock.js';
 import type { RateSlot } from '../../core/rate-limit.js';
-import { SQS_MAX_DELAY_SECONDS } from '../../core/sqs-limits.js';
+import { SQS_MAX_DELAY_SECONDS, SQS_MAX_VISIBILITY_SECONDS } from '../../core/sqs-limits.js';
 import { retryDelayMs } from './backoff.js';
 import { mayHold, NOT_HELD, type Receives } from './resend.js';
 import type { Execution } from '../run/execute.js';
@@ -77,6 +77,9 @@ export interface ClaimFacts {
   readonly unfinished: UnfinishedRuns;
   /** With 'running': the token of the claim holding the job id, when the lock could say. */
   readonly holder: string | undefined;
+  /** This message's own receive count, and how long ago it was sent. */
+  readonly receiveCount: number;
+  readonly sentAgoMs: number;
   /** A FIFO message goes back by visibility here (a copy would join the back of its group). */
   readonly fifo: boolean;
 }
@@ -125,17 +128,32 @@ function runningHere(f: ClaimFacts): Outcome {
   if (f.fifo) return handBack(`${RUNNING_HERE}: handed back for one visibility timeout`, f.visibilityTimeoutSeconds);
   const max = f.maxReceiveCount;
   const { runs: before, last } = f.unfinished;
-  // Counted once: a copy that finds the run it counted still holding the claim does not count it again.
-  const runs = f.holder !== undefined && f.holder === last ? before : before + 1;
-  const unfinished = { runs, last: f.holder };
+  const runs = countedBefore(f) ? before : before + 1;
+  const unfinished = { runs, last: f.holder ?? last };
   if (max === undefined || runs < max)
     return notAnAttempt(`${RUNNING_HERE}: re-sent to come back once its claim lapses (${runs} unfinished run(s))`, f, unfinished);
   return notAnAttempt(`${RUNNING_HERE}; ${runs} runs never finished (maxReceiveCount ${max}): re-sent to be dead-lettered`, f, unfinished);
 }
 
-/** Not run on this receive, which is not counted: re-sent with a fresh count, back after the lock's TTL (the run holding it lapsed). */
+/**
+ * Whether the run holding the job id is the one this message counted last, so it counts once: the
+ * lock names it; or, where the lock cannot say, a copy back on its first receive before that run's
+ * claim could lapse (a lock TTL over SQS's 900 s delay).
+ */
+function countedBefore(f: ClaimFacts): boolean {
+  const { runs, last } = f.unfinished;
+  if (f.holder !== undefined) return f.holder === last;
+  return runs > 0 && f.receiveCount === 1 && f.sentAgoMs < f.lockTtlSeconds * 1000;
+}
+
+/**
+ * Not run on this receive, which is not counted: re-sent with a fresh count, back after the lock's
+ * TTL (the run holding it lapsed; SQS delays at most 900 s). Should SQS refuse the re-send, handed
+ * back by visibility for as long, at most SQS's 12 hours.
+ */
 function notAnAttempt(reason: string, f: ClaimFacts, unfinishedRuns: UnfinishedRuns): Outcome {
-  return { kind: 'hand-back', reason, delaySeconds: f.lockTtlSeconds, abandoned: false, notAnAttempt: true, unfinishedRuns };
+  const delaySeconds = Math.min(f.lockTtlSeconds, SQS_MAX_VISIBILITY_SECONDS);
+  return { kind: 'hand-back', reason, delaySeconds, abandoned: false, notAnAttempt: true, unfinishedRuns };
 }
 
 export interface PermitFacts {

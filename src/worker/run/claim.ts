@@ -67,6 +67,8 @@ export async function claimFor(
     maxReceiveCount: ctx.queueOf(m.queueUrl).maxReceiveCount,
     unfinished: unfinishedRunsOf(m),
     holder,
+    receiveCount: m.receiveCount,
+    sentAgoMs: Date.now() - m.sentAt,
     fifo,
   });
 }

@@ -3,7 +3,7 @@ import type { JobRegistry } from '../../core/job.js';
 import type { JobInfo } from '../../core/job-events.js';
 import type { ReceivedMessage } from '../../core/message.js';
 import { fieldIssues } from '../../core/validation.js';
-import { attemptOf } from '../../core/delivery.js';
+import { attemptOf, firstSentAt, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { eventRoutingFor } from './event-routing.js';
 import type { Reading } from './reading.js';
@@ -25,10 +25,11 @@ function registeredName(jobs: JobRegistry, name: string | undefined): string {
 }
 
 export function readMessage(jobs: JobRegistry, m: ReceivedMessage): Reading {
-  const decoded = decodeEnvelope(m.body, { messageId: m.messageId, sentAt: m.sentAt }, eventRoutingFor(jobs, m.queueUrl));
+  // A body without an id is the job of its first message: the same job id across the copies the worker re-sends.
+  const decoded = decodeEnvelope(m.body, { messageId: originOf(m), sentAt: firstSentAt(m) }, eventRoutingFor(jobs, m.queueUrl));
   if (!decoded.ok) {
     const info = {
-      jobId: m.attributes[ATTR_JOB_ID]?.StringValue ?? m.messageId,
+      jobId: m.attributes[ATTR_JOB_ID]?.StringValue ?? originOf(m),
       jobName: registeredName(jobs, m.attributes[ATTR_JOB]?.StringValue),
       messageId: m.messageId,
       queueUrl: m.queueUrl,

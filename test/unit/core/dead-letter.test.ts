@@ -9,6 +9,7 @@ import {
   carriedAttributes,
   deadLetterMessage,
 } from '../../../src/core/dead-letter.js';
+import { ATTR_UNFINISHED_RUNS } from '../../../src/core/delivery.js';
 import type { ReceivedMessage } from '../../../src/core/message.js';
 
 const text = (v: string) => ({ DataType: 'String', StringValue: v });
@@ -41,6 +42,16 @@ describe('the message sent to the DLQ', () => {
       [ATTR_DLQ_AT]: text('1970-01-01T00:00:00.000Z'),
     });
     expect(out.deduplicationId).toBeUndefined();
+  });
+
+  it("leaves the job's unfinished runs behind: a copy moved back by any means (a console redrive too) starts with none", () => {
+    const out = deadLetterMessage(
+      received('http://q/1/jobs', { [ATTR_UNFINISHED_RUNS]: text('3 tok-3'), keep: text('x') }),
+      'retries-exhausted',
+      'd',
+    );
+    expect(out.attributes?.[ATTR_UNFINISHED_RUNS]).toBeUndefined();
+    expect(out.attributes?.keep).toEqual(text('x'));
   });
 
   it('on FIFO: keeps the group, with a deduplication id per receive', () => {

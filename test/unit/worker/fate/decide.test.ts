@@ -34,6 +34,8 @@ const claimFacts = (over: Partial<ClaimFacts>): ClaimFacts => ({
   maxReceiveCount: 4,
   unfinished: { runs: 0, last: undefined },
   holder: undefined,
+  receiveCount: 1,
+  sentAgoMs: 0,
   fifo: false,
   ...over,
 });
@@ -96,15 +98,51 @@ describe('afterClaim: one row per rule', () => {
       },
     ],
     [
-      'the holder unknown (a lock that cannot say) → counted as a new run',
-      { claim: 'running', unfinished: { runs: 1, last: 'tok-1' } },
+      "the holder unknown (a lock that cannot say), the copy sent longer ago than the lock's TTL → counted as a new run, the last token kept",
+      { claim: 'running', unfinished: { runs: 1, last: 'tok-1' }, sentAgoMs: 36_000 },
       {
         kind: 'hand-back',
         reason: `${RUNNING_HERE}: re-sent to come back once its claim lapses (2 unfinished run(s))`,
         delaySeconds: 35,
         abandoned: false,
         notAnAttempt: true,
-        unfinishedRuns: { runs: 2, last: undefined },
+        unfinishedRuns: { runs: 2, last: 'tok-1' },
+      },
+    ],
+    [
+      'the holder unknown, the copy run and back on a later receive → counted as a new run',
+      { claim: 'running', unfinished: { runs: 1, last: 'tok-1' }, receiveCount: 2, sentAgoMs: 10_000 },
+      {
+        kind: 'hand-back',
+        reason: `${RUNNING_HERE}: re-sent to come back once its claim lapses (2 unfinished run(s))`,
+        delaySeconds: 35,
+        abandoned: false,
+        notAnAttempt: true,
+        unfinishedRuns: { runs: 2, last: 'tok-1' },
+      },
+    ],
+    [
+      "the holder unknown, the copy back on its first receive within the lock's TTL (a TTL over SQS's 900 s delay) → that run not counted again",
+      { claim: 'running', unfinished: { runs: 1, last: 'tok-1' }, sentAgoMs: 20_000 },
+      {
+        kind: 'hand-back',
+        reason: `${RUNNING_HERE}: re-sent to come back once its claim lapses (1 unfinished run(s))`,
+        delaySeconds: 35,
+        abandoned: false,
+        notAnAttempt: true,
+        unfinishedRuns: { runs: 1, last: 'tok-1' },
+      },
+    ],
+    [
+      "a lock TTL over SQS's 12-hour visibility ceiling → the hand-back's delay kept within it (should the re-send be refused)",
+      { claim: 'running', holder: 'tok-1', lockTtlSeconds: 43_205 },
+      {
+        kind: 'hand-back',
+        reason: `${RUNNING_HERE}: re-sent to come back once its claim lapses (1 unfinished run(s))`,
+        delaySeconds: 43_200,
+        abandoned: false,
+        notAnAttempt: true,
+        unfinishedRuns: { runs: 1, last: 'tok-1' },
       },
     ],
     [

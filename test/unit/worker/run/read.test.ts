@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ATTR_PRIOR_RECEIVES } from '../../../../src/core/delivery.js';
+import { ATTR_FIRST_SENT_AT, ATTR_ORIGIN, ATTR_PRIOR_RECEIVES } from '../../../../src/core/delivery.js';
 import { ATTR_JOB, ATTR_JOB_ID } from '../../../../src/core/envelope.js';
 import { defineEvent } from '../../../../src/core/event.js';
 import { defineJob, JobRegistry } from '../../../../src/core/job.js';
@@ -28,6 +28,27 @@ describe('readMessage: a message decoded and checked once', () => {
       ok: true,
       args: { width: 100 },
       info: { jobId: 'j1', jobName: 'resize', messageId: 'm1', attempt: 3, tenant: 'acme' },
+    });
+  });
+
+  it("a body without an id: the job id is its first message's id, the same on every copy the worker re-sends", () => {
+    const body = JSON.stringify({ v: 1, job: 'resize', args: {} });
+    expect(readMessage(jobs, message(body))).toMatchObject({
+      ok: true,
+      info: { jobId: 'm1' },
+      envelope: { id: 'm1', enqueuedAt: new Date(0).toISOString() },
+    });
+    const copy = {
+      ...message(body, {
+        [ATTR_ORIGIN]: { DataType: 'String', StringValue: 'm0' },
+        [ATTR_FIRST_SENT_AT]: { DataType: 'Number', StringValue: '1000' },
+      }),
+      sentAt: 9_000,
+    };
+    expect(readMessage(jobs, copy)).toMatchObject({
+      ok: true,
+      info: { jobId: 'm0' },
+      envelope: { id: 'm0', enqueuedAt: new Date(1_000).toISOString() },
     });
   });
 

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { UnrecoverableError } from '../../../../src/core/errors.js';
 import { defineJob, type JobContext } from '../../../../src/core/job.js';
+import { ATTR_UNFINISHED_RUNS } from '../../../../src/core/delivery.js';
+import { encodeEnvelope } from '../../../../src/core/envelope.js';
 import { readOnce } from '../../../../src/worker/run/read.js';
 import { type InMemoryWorker, inMemoryWorker, runToEnd } from '../../../helpers/worker-context.js';
 
@@ -118,5 +120,27 @@ describe('runJob', () => {
     await w.send('step', { n: 0 });
     const { outcome } = await run();
     expect(outcome).toMatchObject({ kind: 'dead-letter', reason: 'retries-exhausted', detail: 'failed on attempt 1 of 1: Error: zero' });
+  });
+
+  it('a message back while a killed run still holds its job id: not run, re-sent with that run counted once (the lock names it)', async () => {
+    w = await inMemoryWorker([step], { maxReceiveCount: 3 });
+    const id = await w.send('step', { n: 1 });
+    const messageId = w.memory.peek(w.url)[0]!.messageId;
+    await w.lock.claim(id, 'dead-run', 60, { messageId, receiveCount: 1 }); // the killed worker's claim, not lapsed yet
+    const { outcome } = await run();
+    expect(outcome).toMatchObject({ kind: 'hand-back', notAnAttempt: true, unfinishedRuns: { runs: 1, last: 'dead-run' } });
+    expect(seen).toHaveLength(0);
+  });
+
+  it('a copy carrying maxReceiveCount unfinished runs: dead-lettered with the reason once its job id is claimed, never run', async () => {
+    w = await inMemoryWorker([step], { maxReceiveCount: 3 });
+    const envelope = { v: 1 as const, id: 'job-killer', job: 'step', args: { n: 1 }, enqueuedAt: new Date().toISOString() };
+    await w.memory.send(w.url, {
+      body: encodeEnvelope(envelope),
+      attributes: { [ATTR_UNFINISHED_RUNS]: { DataType: 'String', StringValue: '3 run-3' } },
+    });
+    const { outcome } = await run();
+    expect(outcome).toMatchObject({ kind: 'dead-letter', reason: 'retries-exhausted' });
+    expect(seen).toHaveLength(0);
   });
 });
