@@ -114,9 +114,10 @@ export async function runFanOutChaos(o: ChaosOptions): Promise<ChaosResult> {
   const table = `fanout-${randomUUID().slice(0, 8)}`;
   await createJobTable(dynamo, table);
   const store = { table, endpoint: o.dynamodb };
-  // A kill costs the parent up to three receives (back after the visibility timeout, then handed
-  // back while its dead worker's lock lives): room for many kills before SQS's redrive.
-  const { queueUrl, dlqUrl } = await freshPair('fanout-crash', 5, 50);
+  // A kill costs the parent one unfinished run (its return while the dead worker's lock lives is
+  // re-sent, not counted), or a receive when the dead worker's long poll took one; at full scale
+  // on 2 cores the parent is killed about 50 times while it sends: room for twice that.
+  const { queueUrl, dlqUrl } = await freshPair('fanout-crash', 5, 100);
   const ws = workspace('fanout-crash');
   const env = {
     QUEUE_URL: queueUrl,

@@ -52,7 +52,7 @@ async function killOnStart(
   return killed;
 }
 
-it('a job whose worker is killed under it twice, with 3 receives allowed, still runs to its end: each kill costs one attempt', async () => {
+it('a job whose worker is killed under it twice, with 3 receives allowed, still runs to its end: each kill costs one receive', async () => {
   named('killed-running');
   const { queueUrl, dlqUrl } = await freshPair('killed', 5, MAX_RECEIVES);
   const ws = workspace('killed-running');
@@ -81,7 +81,7 @@ it('a job whose worker is killed under it twice, with 3 receives allowed, still 
   expect(dead, events.join('\n')).toEqual([]);
 }, 240_000);
 
-it('a job whose worker is killed under it on every attempt ends in the DLQ with the reason after its 3 attempts, not in a loop', async () => {
+it('a job whose worker is killed under it on every attempt ends in the DLQ with the reason after its 3 unfinished runs, not in a loop', async () => {
   named('killed-every-time');
   const { queueUrl, dlqUrl } = await freshPair('killer', 5, MAX_RECEIVES);
   const ws = workspace('killed-every-time');
