@@ -158,8 +158,9 @@ export class VisibilityCoalescer extends Coalescer<number> {
 /**
  * Copies of received messages sent to their own queue (a job deferred at its tenant's cap or its
  * rate limit, or back while a killed run holds its job id) in SendMessageBatch calls, ten to a call
- * and within SQS's batch payload: a burst of them costs one call per ten instead of one each. True once SQS took the copy. A copy SQS
- * refused for a passing reason is sent again; a call that threw is not (it may have been taken).
+ * and within SQS's batch payload: a burst of them costs one call per ten instead of one each. True
+ * once SQS took the copy. A copy SQS refused for a passing reason is sent again; a call that threw
+ * is not (it may have been taken).
  */
 export class ResendCoalescer extends Coalescer<OutgoingMessage> {
   resend(message: ReceivedMessage, copy: OutgoingMessage): Promise<boolean> {
