@@ -10,7 +10,7 @@ import { type Fallback, ifFails } from './fallback.js';
 import { recordEnd } from './record-end.js';
 import { Report } from './report.js';
 import { atReceiveLimit, resentMessage } from './resend.js';
-import { originOf, type UnfinishedRuns } from '../../core/delivery.js';
+import { originOf } from '../../core/delivery.js';
 
 /*
  * The one place where a received message ends: the only code that deletes, hands back, re-sends
@@ -21,10 +21,9 @@ import { originOf, type UnfinishedRuns } from '../../core/delivery.js';
  * (send to the DLQ, then delete), or left alone (lease lost). A cancelled job is deleted like a
  * success, and recorded as cancelled.
  *
- * The message stays held (the heartbeat keeps extending its visibility) until the moment settle
- * acts on it: a job store slower than the visibility timeout must not let it come back and spend
- * receives while its end is being recorded. Only the dedupe lock and the tenant's permit stop being
- * extended at once.
+ * The message stays held (its visibility extended) until settle acts on it: a job store slower than
+ * the visibility timeout must not let it come back and spend receives while its end is recorded.
+ * Only the dedupe lock and the tenant's permit stop being extended at once.
  */
 
 /** End a message as `outcome` says. Never leaves it tracked by the heartbeat. */
@@ -204,12 +203,12 @@ async function handBack(ctx: WorkerContext, lease: Lease, report: Report, second
   await makeVisible(ctx, lease, report, seconds);
 }
 
-type Carried = { readonly deadLettered?: boolean; readonly unfinishedRuns?: UnfinishedRuns | undefined };
-type Uncounted = Carried & { readonly delaySeconds: number; readonly reason: string; readonly rateSlotAt?: number };
+type Reasoned = { readonly delaySeconds: number; readonly reason: string };
+type Carried = NonNullable<Parameters<typeof resentMessage>[2]>;
 /** Re-send a message whose job did not run on this receive, the receive not counted, in SendMessageBatch calls (`sent`: told the copy's delay). */
-async function resendUncounted(ctx: WorkerContext, lease: Lease, report: Report, o: Uncounted, sent: (delay: number) => void) {
+async function resendUncounted(ctx: WorkerContext, lease: Lease, report: Report, o: Carried & Reasoned, sent: (delay: number) => void) {
   const m = lease.message;
-  const copy = resentMessage(m, o.delaySeconds, { countThisReceive: false, rateSlotAt: o.rateSlotAt, unfinishedRuns: o.unfinishedRuns });
+  const copy = resentMessage(m, o.delaySeconds, { ...o, countThisReceive: false });
   if (!(await ctx.resends.resend(m, copy))) return handBack(ctx, lease, report, o.delaySeconds, o.reason, o);
   sent(copy.delaySeconds ?? 0);
   await ctx.deletes.delete(m, false); // its copy is queued: not drained

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { isFifoQueue } from '../../core/queue-url.js';
 import type { WorkerContext } from '../context.js';
-import { afterClaim, afterPermit, afterRateSlot, DEAD_LETTERED_COPY, type Outcome } from '../fate/decide.js';
+import { afterClaim } from '../fate/decide-claim.js';
+import { afterPermit, afterRateSlot, DEAD_LETTERED_COPY, type Outcome } from '../fate/decide.js';
 import type { Receives } from '../fate/resend.js';
 import { HOLD_MARGIN_MS, slotKept } from '../../core/rate-limit.js';
 import { SQS_MAX_HOLD_MS } from '../../core/sqs-limits.js';

@@ -25,6 +25,8 @@ const BATCHED_ACTS = new Map([
 ]);
 
 const DECIDE = 'fate/decide.ts';
+/** Where Outcomes are built: decide.ts, and its parts named decide-<part>.ts. */
+const isDecider = (file: string) => /^fate\/decide(-[a-z]+)?\.ts$/.test(file);
 const SETTLE = 'fate/settle.ts';
 /** Who else may make which queue call, and why. */
 const ALSO_ALLOWED: Record<string, readonly string[]> = {
@@ -51,7 +53,7 @@ function findViolations(file: string, source: string): Finding[] {
     }
   });
   walk(ast, (n) => {
-    if (n.type === 'ObjectExpression' && file !== DECIDE && !statusEnds.has(n)) {
+    if (n.type === 'ObjectExpression' && !isDecider(file) && !statusEnds.has(n)) {
       for (const p of n.properties as Node[]) {
         const value = p.value as Node | undefined;
         if (
@@ -60,7 +62,7 @@ function findViolations(file: string, source: string): Finding[] {
           value?.type === 'StringLiteral' &&
           OUTCOME_KINDS.has(value.value as string)
         )
-          findings.push({ file, line: lineOf(n), what: `builds an Outcome ({ kind: '${value.value}' }): only ${DECIDE} may` });
+          findings.push({ file, line: lineOf(n), what: `builds an Outcome ({ kind: '${value.value}' }): only fate/decide*.ts may` });
       }
     }
     if (n.type !== 'CallExpression') return;
@@ -110,5 +112,6 @@ describe("a message's fate has one home", () => {
     expect(findViolations('hold/heartbeat.ts', source).map((f) => f.line)).toEqual([2, 3, 5, 6]);
     expect(findViolations(SETTLE, source).map((f) => f.line)).toEqual([2]);
     expect(findViolations(DECIDE, source).map((f) => f.line)).toEqual([3, 4, 5, 6]);
+    expect(findViolations('fate/decide-claim.ts', source).map((f) => f.line)).toEqual([3, 4, 5, 6]);
   });
 });

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { RetryLaterError, SqsJobsError, UnrecoverableError } from '../../../../src/core/errors.js';
 import type { ClaimResult } from '../../../../src/ports/lock.js';
 import {
-  afterClaim,
   afterPermit,
   afterRateSlot,
   afterRun,
@@ -12,12 +11,12 @@ import {
   leaseLost,
   onceLost,
   poisoned,
-  type ClaimFacts,
   type Outcome,
   type PermitFacts,
   type RateFacts,
   type RunFacts,
 } from '../../../../src/worker/fate/decide.js';
+import { afterClaim, type ClaimFacts } from '../../../../src/worker/fate/decide-claim.js';
 import { mayHold, type Receives } from '../../../../src/worker/fate/resend.js';
 import { COUNT_RETRY_SECONDS, ifFails } from '../../../../src/worker/fate/fallback.js';
 import { blocksGroup, retriesInPlace } from '../../../../src/worker/fate/outcome-rules.js';
