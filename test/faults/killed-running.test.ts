@@ -52,12 +52,13 @@ async function killOnStart(
   return killed;
 }
 
-it('a job whose worker is killed under it twice, with 3 receives allowed, still runs to its end: each kill costs one receive', async () => {
-  named('killed-running');
-  const { queueUrl, dlqUrl } = await freshPair('killed', 5, MAX_RECEIVES);
-  const ws = workspace('killed-running');
+/** A queue allowing MAX_RECEIVES receives holding one 2.5 s job, and the env of the one worker at a time that runs it. */
+async function oneJob(name: string, prefix: string) {
+  named(name);
+  const { queueUrl, dlqUrl } = await freshPair(prefix, 5, MAX_RECEIVES);
+  const ws = workspace(name);
   const trace = `${ws.dir}/trace.log`;
-  const jobId = `killed-${randomUUID().slice(0, 8)}`;
+  const jobId = `${prefix}-${randomUUID().slice(0, 8)}`;
   await send(queueUrl, [{ id: jobId, ms: 2_500 }]);
   const env = {
     QUEUE_URL: queueUrl,
@@ -67,6 +68,11 @@ it('a job whose worker is killed under it twice, with 3 receives allowed, still 
     VISIBILITY: '5',
     TRACE_LOG: trace,
   };
+  return { queueUrl, dlqUrl, ws, trace, jobId, env };
+}
+
+it('a job whose worker is killed under it twice, with 3 receives allowed, still runs to its end: each kill costs one receive', async () => {
+  const { queueUrl, dlqUrl, ws, trace, jobId, env } = await oneJob('killed-running', 'killed');
   // Its effect seen, and nothing of it left in the queue (a copy re-sent meanwhile ends as a duplicate).
   const ran = async () => {
     const q = await depth(queueUrl);
@@ -82,20 +88,7 @@ it('a job whose worker is killed under it twice, with 3 receives allowed, still 
 }, 240_000);
 
 it('a job whose worker is killed under it on every attempt ends in the DLQ with the reason after its 3 unfinished runs, not in a loop', async () => {
-  named('killed-every-time');
-  const { queueUrl, dlqUrl } = await freshPair('killer', 5, MAX_RECEIVES);
-  const ws = workspace('killed-every-time');
-  const trace = `${ws.dir}/trace.log`;
-  const jobId = `killer-${randomUUID().slice(0, 8)}`;
-  await send(queueUrl, [{ id: jobId, ms: 2_500 }]);
-  const env = {
-    QUEUE_URL: queueUrl,
-    EFFECTS_LOG: ws.effects,
-    LOCK_PREFIX: ws.lockPrefix,
-    CONCURRENCY: '1',
-    VISIBILITY: '5',
-    TRACE_LOG: trace,
-  };
+  const { dlqUrl, ws, trace, jobId, env } = await oneJob('killed-every-time', 'killer');
   const inDlq = async () => (await depth(dlqUrl)).visible > 0;
   // Up to 6 kills: a job still started after its 3rd would be looping.
   const kills = await killOnStart(env, jobId, 2 * MAX_RECEIVES, inDlq, 150_000);

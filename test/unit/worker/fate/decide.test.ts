@@ -41,6 +41,24 @@ const claimFacts = (over: Partial<ClaimFacts>): ClaimFacts => ({
 
 const RUNNING_HERE = 'the job id is running elsewhere under this same message (a redelivery), or that message is on its way to the DLQ';
 
+/** The held-claim re-send (maxReceiveCount 4): `runs` unfinished, the last `last`; `dlq`: the copy due for the DLQ. */
+const resentHeld = (runs: number, last: string | undefined, o: { dlq?: boolean; delaySeconds?: number } = {}): Outcome => ({
+  kind: 'hand-back',
+  reason: o.dlq
+    ? `${RUNNING_HERE}; ${runs} runs never finished (maxReceiveCount 4): re-sent to be dead-lettered`
+    : `${RUNNING_HERE}: re-sent to come back once its claim lapses (${runs} unfinished run(s))`,
+  delaySeconds: o.delaySeconds ?? 35,
+  abandoned: false,
+  notAnAttempt: true,
+  unfinishedRuns: { runs, last },
+});
+
+const NEVER_FINISHED_4: Outcome = {
+  kind: 'dead-letter',
+  reason: 'retries-exhausted',
+  detail: '4 runs never finished (maxReceiveCount 4): each time its worker stopped, or lost the message, while running it',
+};
+
 describe('afterClaim: one row per rule', () => {
   const rows: [string, Partial<ClaimFacts>, Outcome | 'run'][] = [
     ['claimed → run', {}, 'run'],
@@ -70,14 +88,7 @@ describe('afterClaim: one row per rule', () => {
     [
       "running under this same message (its holder killed) → re-sent for after the lock's TTL, this receive not an attempt, the run counted unfinished",
       { claim: 'running', holder: 'tok-1' },
-      {
-        kind: 'hand-back',
-        reason: `${RUNNING_HERE}: re-sent to come back once its claim lapses (1 unfinished run(s))`,
-        delaySeconds: 35,
-        abandoned: false,
-        notAnAttempt: true,
-        unfinishedRuns: { runs: 1, last: 'tok-1' },
-      },
+      resentHeld(1, 'tok-1'),
     ],
     [
       'running under this same message, FIFO → handed back by visibility (a re-sent copy would leave its place in the group)',
@@ -87,105 +98,48 @@ describe('afterClaim: one row per rule', () => {
     [
       'a copy that finds the run it counted still holding the claim → re-sent again, that run not counted twice',
       { claim: 'running', holder: 'tok-1', unfinished: { runs: 1, last: 'tok-1' } },
-      {
-        kind: 'hand-back',
-        reason: `${RUNNING_HERE}: re-sent to come back once its claim lapses (1 unfinished run(s))`,
-        delaySeconds: 35,
-        abandoned: false,
-        notAnAttempt: true,
-        unfinishedRuns: { runs: 1, last: 'tok-1' },
-      },
+      resentHeld(1, 'tok-1'),
     ],
     [
       "the holder unknown (a lock that cannot say), the copy sent longer ago than the lock's TTL → counted as a new run, the last token kept",
       { claim: 'running', unfinished: { runs: 1, last: 'tok-1' }, sentAgoMs: 36_000 },
-      {
-        kind: 'hand-back',
-        reason: `${RUNNING_HERE}: re-sent to come back once its claim lapses (2 unfinished run(s))`,
-        delaySeconds: 35,
-        abandoned: false,
-        notAnAttempt: true,
-        unfinishedRuns: { runs: 2, last: 'tok-1' },
-      },
+      resentHeld(2, 'tok-1'),
     ],
     [
       'the holder unknown, the copy run and back on a later receive → counted as a new run',
       { claim: 'running', unfinished: { runs: 1, last: 'tok-1' }, receiveCount: 2, sentAgoMs: 10_000 },
-      {
-        kind: 'hand-back',
-        reason: `${RUNNING_HERE}: re-sent to come back once its claim lapses (2 unfinished run(s))`,
-        delaySeconds: 35,
-        abandoned: false,
-        notAnAttempt: true,
-        unfinishedRuns: { runs: 2, last: 'tok-1' },
-      },
+      resentHeld(2, 'tok-1'),
     ],
     [
       "the holder unknown, the copy back on its first receive within the lock's TTL (a TTL over SQS's 900 s delay) → that run not counted again",
       { claim: 'running', unfinished: { runs: 1, last: 'tok-1' }, sentAgoMs: 20_000 },
-      {
-        kind: 'hand-back',
-        reason: `${RUNNING_HERE}: re-sent to come back once its claim lapses (1 unfinished run(s))`,
-        delaySeconds: 35,
-        abandoned: false,
-        notAnAttempt: true,
-        unfinishedRuns: { runs: 1, last: 'tok-1' },
-      },
+      resentHeld(1, 'tok-1'),
     ],
     [
       "a lock TTL over SQS's 12-hour visibility ceiling → the hand-back's delay kept within it (should the re-send be refused)",
       { claim: 'running', holder: 'tok-1', lockTtlSeconds: 43_205 },
-      {
-        kind: 'hand-back',
-        reason: `${RUNNING_HERE}: re-sent to come back once its claim lapses (1 unfinished run(s))`,
-        delaySeconds: 43_200,
-        abandoned: false,
-        notAnAttempt: true,
-        unfinishedRuns: { runs: 1, last: 'tok-1' },
-      },
+      resentHeld(1, 'tok-1', { delaySeconds: 43_200 }),
     ],
     [
       "another run unfinished, reaching maxReceiveCount → re-sent to be dead-lettered once the dead run's claim lapses",
       { claim: 'running', holder: 'tok-4', unfinished: { runs: 3, last: 'tok-3' } },
-      {
-        kind: 'hand-back',
-        reason: `${RUNNING_HERE}; 4 runs never finished (maxReceiveCount 4): re-sent to be dead-lettered`,
-        delaySeconds: 35,
-        abandoned: false,
-        notAnAttempt: true,
-        unfinishedRuns: { runs: 4, last: 'tok-4' },
-      },
+      resentHeld(4, 'tok-4', { dlq: true }),
     ],
     [
       'running under this same message, no redrive policy → re-sent, whatever the count',
       { claim: 'running', maxReceiveCount: undefined, holder: 'tok-41', unfinished: { runs: 40, last: 'tok-40' } },
-      {
-        kind: 'hand-back',
-        reason: `${RUNNING_HERE}: re-sent to come back once its claim lapses (41 unfinished run(s))`,
-        delaySeconds: 35,
-        abandoned: false,
-        notAnAttempt: true,
-        unfinishedRuns: { runs: 41, last: 'tok-41' },
-      },
+      resentHeld(41, 'tok-41'),
     ],
     ['claimed with unfinished runs short of maxReceiveCount → run', { unfinished: { runs: 3, last: 'tok-3' } }, 'run'],
     [
       'claimed with maxReceiveCount unfinished runs → dead-lettered with the reason',
       { unfinished: { runs: 4, last: 'tok-4' } },
-      {
-        kind: 'dead-letter',
-        reason: 'retries-exhausted',
-        detail: '4 runs never finished (maxReceiveCount 4): each time its worker stopped, or lost the message, while running it',
-      },
+      NEVER_FINISHED_4,
     ],
     [
       'maxReceiveCount unfinished runs, lock unavailable and failing open → dead-lettered too',
       { claim: 'unavailable', unfinished: { runs: 4, last: 'tok-4' } },
-      {
-        kind: 'dead-letter',
-        reason: 'retries-exhausted',
-        detail: '4 runs never finished (maxReceiveCount 4): each time its worker stopped, or lost the message, while running it',
-      },
+      NEVER_FINISHED_4,
     ],
     [
       "maxReceiveCount unfinished runs, the queue's maxReceiveCount raised since → run",

@@ -54,6 +54,16 @@ async function harness(maxReceiveCount = 3): Promise<Harness> {
   return h;
 }
 
+/** Back while a killed run (its second unfinished one) holds its job id: re-sent, this receive not counted. */
+const HELD_HERE: Outcome = {
+  kind: 'hand-back',
+  reason: 'held here',
+  delaySeconds: 9,
+  abandoned: false,
+  notAnAttempt: true,
+  unfinishedRuns: { runs: 2, last: 'tok-2' },
+};
+
 /** What claiming the job id again answers (another receive of the same message, or a copy). */
 const claimAgain = (h: Harness, info: JobInfo) => h.lock.claim(info.jobId, 'other', 60, { messageId: 'another', receiveCount: 1 });
 
@@ -146,15 +156,7 @@ describe('settle: each outcome, carried out', () => {
   it('hand back, not an attempt: re-sent for after its delay, this receive not counted, the unfinished runs carried, the job id free', async () => {
     const h = await harness();
     const { lease, info } = await h.take();
-    const outcome: Outcome = {
-      kind: 'hand-back',
-      reason: 'held here',
-      delaySeconds: 9,
-      abandoned: false,
-      notAnAttempt: true,
-      unfinishedRuns: { runs: 2, last: 'tok-2' },
-    };
-    await h.settle(lease, info, outcome);
+    await h.settle(lease, info, HELD_HERE);
     const left = h.memory.peek(h.url);
     expect(left).toHaveLength(1);
     expect(left[0]!.messageId).not.toBe(info.messageId);
@@ -168,16 +170,8 @@ describe('settle: each outcome, carried out', () => {
   it('hand back, not an attempt, the re-send refused on its last receive: re-sent counted, the unfinished runs still carried', async () => {
     const h = await harness(1);
     const { lease, info } = await h.take();
-    h.ctx.resends.resend = async () => false; // SQS would not take the coalesced send
-    const outcome: Outcome = {
-      kind: 'hand-back',
-      reason: 'held here',
-      delaySeconds: 9,
-      abandoned: false,
-      notAnAttempt: true,
-      unfinishedRuns: { runs: 2, last: 'tok-2' },
-    };
-    await h.settle(lease, info, outcome);
+    h.ctx.resends.resend = async () => false; // settle's fallback when the coalescer reports the copy not taken
+    await h.settle(lease, info, HELD_HERE);
     const left = h.memory.peek(h.url);
     expect(left).toHaveLength(1);
     expect(left[0]!.messageId).not.toBe(info.messageId);
