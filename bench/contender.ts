@@ -5,8 +5,7 @@
  * IPC to the parent: {type:'ready'}, {type:'progress', processed, held}, {type:'done', ...figures}.
  */
 import { type HeapPoint, leastHeapAfterGc, leastSquaresSlope } from './lib/heap-slope.js';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
+import { mkdirSync } from 'node:fs';
 import { writeHeapSnapshot } from 'node:v8';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -15,6 +14,7 @@ import { Consumer } from 'sqs-consumer';
 import { z } from 'zod';
 
 import { built, EmfSink, RECEIVE_ATTRIBUTES } from './lib/built.js';
+import { startProfiler } from './lib/cpu-profile.js';
 
 const { createWorker, defineJob } = built;
 
@@ -189,30 +189,11 @@ process.on('message', (m: { type?: string; count?: number }) => {
   }
   if (m.type === 'stop') void stop().then(() => send({ type: 'stopped' }));
 });
-const profiler = spec.profile === undefined ? undefined : await startProfiler(spec.profile);
+const profile = spec.profile;
+const profiler = profile === undefined ? undefined : await startProfiler(() => `${profile}-${Date.now()}.cpuprofile`);
 startCpu = process.cpuUsage();
 startedAt = performance.now();
 send({ type: 'ready' });
-
-/** The V8 profiler through the inspector, started now; save() stops it and writes the profile. */
-async function startProfiler(path: string): Promise<{ save: () => Promise<void> }> {
-  const session = new Session();
-  session.connect();
-  const post = (method: string, params?: object) =>
-    new Promise<unknown>((resolve, reject) =>
-      session.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))),
-    );
-  await post('Profiler.enable');
-  await post('Profiler.setSamplingInterval', { interval: 100 });
-  await post('Profiler.start');
-  return {
-    save: async () => {
-      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-      writeFileSync(`${path}-${Date.now()}.cpuprofile`, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
-}
 
 /**
  * The OpenTelemetry SDK as an app would register it (AsyncLocalStorage context, every span

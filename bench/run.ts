@@ -11,7 +11,7 @@ import { cpus, totalmem } from 'node:os';
 import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createQueues } from '../src/ops/wiring.js';
 import type { ContenderName } from './contender.js';
-import { cpuBuckets } from './lib/cpu-profile.js';
+import { bucketTable, cpuBuckets } from './lib/cpu-profile.js';
 import { SqsProxy } from './lib/sqs-proxy.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -185,22 +185,17 @@ async function alternate(
 
 /** Where the profiled no-op runs' CPU went, µs per message (each profile covers its runs' `messages`). */
 function profileTable(messages: number): string[] {
-  const names = ['sqs-jobs-on', 'sqs-jobs-off', 'raw-sdk'];
-  const sums = names.map((name) => {
-    const files = readdirSync(PROFILES).filter((f) => f.startsWith(name));
+  const columns = [
+    ['sqs-jobs-on', 'sqs-jobs, dedupe+metrics on'],
+    ['sqs-jobs-off', 'off'],
+    ['raw-sdk', 'raw SDK loop'],
+  ].map(([name, label]) => {
+    const files = readdirSync(PROFILES).filter((f) => f.startsWith(name!));
     const total = new Map<string, number>();
     for (const f of files) for (const [bucket, us] of cpuBuckets(`${PROFILES}/${f}`)) total.set(bucket, (total.get(bucket) ?? 0) + us);
-    return total;
+    return { label: label!, buckets: total, per: messages };
   });
-  const buckets = [...new Set(sums.flatMap((m) => [...m.keys()]))].sort((a, b) => (sums[0]!.get(b) ?? 0) - (sums[0]!.get(a) ?? 0));
-  const cell = (m: Map<string, number>, b: string) => fmt((m.get(b) ?? 0) / messages, 1);
-  const all = (m: Map<string, number>) => fmt([...m.values()].reduce((a, b) => a + b, 0) / messages, 1);
-  return [
-    '| CPU µs / message by where it went (V8 profiler self time, ready to done) | sqs-jobs, dedupe+metrics on | off | raw SDK loop |',
-    '|---|---|---|---|',
-    ...buckets.map((b) => `| ${b} | ${cell(sums[0]!, b)} | ${cell(sums[1]!, b)} | ${cell(sums[2]!, b)} |`),
-    `| all | ${all(sums[0]!)} | ${all(sums[1]!)} | ${all(sums[2]!)} |`,
-  ];
+  return bucketTable('CPU µs / message by where it went (V8 profiler self time, ready to done)', columns);
 }
 
 if (PROFILE) {

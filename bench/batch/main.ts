@@ -9,7 +9,9 @@
  *        item with a deep prefetch;
  *   6.   heap per held batch item (heap.ts).
  * --quick: 4,000 items, a 15 s trickle, 1,000 items failing once. Writes bench/batch/results/latest.json.
- * BATCH_CONTENDERS=batch,consumer-per-key: only those contenders of 1-2, and no 3-4 (e.g. to profile one).
+ * BATCH_CONTENDERS=batch,consumer-per-key: only those contenders of 1-2, and no 3-6.
+ * BATCH_PROFILE=1: each contender of 1-2 profiled (V8, from its start to its last item), and where
+ * this process's CPU went per item printed by bucket (profiles in bench/batch/results/profiles).
  * Exits 1 when an assertion fails.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,6 +24,13 @@ import { heapLines, runHeap } from './heap.js';
 import { runStaleness, stalenessLines } from './staleness.js';
 import { type ContenderResult, LABELS, runContender } from './throughput.js';
 import { fmt } from './stats.js';
+import { bucketTable, cpuBuckets } from '../lib/cpu-profile.js';
+
+/** Where each profiled contender's CPU went, µs per item (V8 self time by bucket). */
+function profileTable(results: readonly ContenderResult[]): string[] {
+  const columns = results.flatMap((r) => (r.profile === undefined ? [] : [{ label: r.id, buckets: cpuBuckets(r.profile), per: r.items }]));
+  return bucketTable('CPU µs / item by where it went (V8 profiler self time, start to last item)', columns);
+}
 
 const quick = process.argv.includes('--quick');
 const scale = quick
@@ -41,17 +50,20 @@ const contenders = (['batch', 'batch-1r', 'per-item', 'consumer-per-key', 'consu
 const warmUp = await warmElasticMq(stack, 10_000, quick ? 15_000 : 40_000, quick ? 30_000 : 90_000);
 console.error(`   ElasticMQ warmed up: ${warmUp.length} rounds of 10,000 messages, ${warmUp.map((ms) => fmt(ms / 1000, 1)).join(', ')} s`);
 for (const id of ['batch', 'consumer-per-key'] as const) await runContender(stack, id, 1_000);
+const profiles = process.env.BATCH_PROFILE === '1' ? 'bench/batch/results/profiles' : undefined;
+if (profiles !== undefined) mkdirSync(profiles, { recursive: true });
 const throughput: ContenderResult[] = [];
 for (const id of contenders) {
-  const r = await runContender(stack, id, scale.items);
+  const r = await runContender(stack, id, scale.items, profiles);
   throughput.push(r);
   console.error(
     `  ${LABELS[id]}: ${fmt(r.wallMs / 1000, 1)} s, ${fmt(r.downstreamCallsPerItem, 4)} downstream calls/item, ${fmt(r.sqsCallsPerItem, 3)} SQS calls/item`,
   );
 }
+const profileLines = profiles === undefined ? [] : ['', ...profileTable(throughput)];
 if (only !== undefined) {
   await stack.close();
-  console.log(throughputLines(throughput).join('\n'));
+  console.log([...throughputLines(throughput), ...profileLines].join('\n'));
   process.exit(0);
 }
 console.error(`3. trickle for ${scale.trickleSeconds} s`);
@@ -80,7 +92,7 @@ writeFileSync(
   `${JSON.stringify({ machine, quick, scale, throughput, staleness, failures, roundTrip, heap, passed, tookSeconds }, null, 2)}\n`,
 );
 console.log(`\n${machine}\n`);
-console.log(throughputLines(throughput).join('\n'));
+console.log([...throughputLines(throughput), ...profileLines].join('\n'));
 console.log(`\n${stalenessLines(staleness).join('\n')}`);
 console.log(`\n${failuresLines(failures).join('\n')}`);
 console.log(`\n${roundTripLines(roundTrip).join('\n')}`);

@@ -12,13 +12,13 @@ export function throughputLines(results: readonly ContenderResult[]): string[] {
   const lines = [
     `${results[0]?.items ?? 0} items over ${THROUGHPUT.keys} keys; downstream ${CALL_MS} ms + ${ITEM_MS} ms per item per call; concurrency ${THROUGHPUT.concurrency} (sqs-jobs) / ${THROUGHPUT.consumers} Consumers (sqs-consumer); long-poll wait ${THROUGHPUT.waitTimeSeconds} s; sqs-jobs with the memcached dedupe lock`,
     '',
-    '| contender | downstream calls / item | items / call (mean, p50, max) | wall s | items / s | CPU µs / item | event loop busy | SQS calls / item |',
-    '|---|---|---|---|---|---|---|---|',
+    '| contender | downstream calls / item | items / call (mean, p50, max) | wall s | items / s | CPU µs / item | ElasticMQ, memcached CPU µs / item | event loop busy | SQS calls / item |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of results) {
     const s = r.itemsPerCall;
     lines.push(
-      `| ${LABELS[r.id]} | ${fmt(r.downstreamCallsPerItem, 4)} | ${fmt(s.mean, 1)}, ${s.p50}, ${s.max} | ${fmt(r.wallMs / 1000, 1)} | ${fmt(r.itemsPerSecond, 0)} | ${fmt(r.cpuMicrosPerItem, 0)} | ${fmt(r.eventLoopBusy * 100, 0)}% | ${fmt(r.sqsCallsPerItem, 3)} |`,
+      `| ${LABELS[r.id]} | ${fmt(r.downstreamCallsPerItem, 4)} | ${fmt(s.mean, 1)}, ${s.p50}, ${s.max} | ${fmt(r.wallMs / 1000, 1)} | ${fmt(r.itemsPerSecond, 0)} | ${fmt(r.cpuMicrosPerItem, 0)} | ${serverCpu(r)} | ${fmt(r.eventLoopBusy * 100, 0)}% | ${fmt(r.sqsCallsPerItem, 3)} |`,
     );
   }
   if (a === undefined) return lines; // BATCH_CONTENDERS left (a) out: nothing to compare with
@@ -28,7 +28,7 @@ export function throughputLines(results: readonly ContenderResult[]): string[] {
     const o = by.get(id);
     if (o === undefined) continue;
     lines.push(
-      `  ${LABELS[id]}: ${fmt(o.downstreamCallsPerItem / a.downstreamCallsPerItem, 1)}x fewer downstream calls; (a) took ${fmt(a.wallMs / o.wallMs, 2)}x its wall time, ${fmt(a.cpuMicrosPerItem / o.cpuMicrosPerItem, 2)}x its CPU per item and ${fmt(a.sqsCallsPerItem / o.sqsCallsPerItem, 2)}x its SQS calls`,
+      `  ${LABELS[id]}: ${fmt(o.downstreamCallsPerItem / a.downstreamCallsPerItem, 1)}x fewer downstream calls; (a) took ${fmt(a.wallMs / o.wallMs, 2)}x its wall time, ${fmt(a.cpuMicrosPerItem / o.cpuMicrosPerItem, 2)}x its CPU per item (${fmt(withServers(a) / withServers(o), 2)}x with the servers') and ${fmt(a.sqsCallsPerItem / o.sqsCallsPerItem, 2)}x its SQS calls`,
     );
   }
   const repeated = results.filter((r) => r.repeated > 0);
@@ -36,6 +36,7 @@ export function throughputLines(results: readonly ContenderResult[]): string[] {
   lines.push(
     '',
     'CPU µs / item: this process, i.e. the contender plus the counting proxy that every contender shares',
+    'ElasticMQ, memcached CPU µs / item: what those servers spent meanwhile (those this bench started; on few cores they take turns with this process)',
     `SQS calls per item, (a): ${fmt(a.sqsCallsPerItem, 3)} (target <= ${SQS_TARGET}: ${a.sqsCallsPerItem <= SQS_TARGET ? 'met' : 'MISSED'})`,
     `  by call: ${breakdown(a.sqsByAction)}`,
     `  per item: ${Object.entries(a.sqsByAction)
@@ -52,6 +53,17 @@ export function throughputLines(results: readonly ContenderResult[]): string[] {
   );
   for (const r of results.filter((r) => r.id !== 'batch')) lines.push(`  ${r.id}: ${breakdown(r.sqsByAction)}`);
   return lines;
+}
+
+/** This process's CPU per item and the servers'. */
+function withServers(r: ContenderResult): number {
+  return r.cpuMicrosPerItem + Object.values(r.serverCpuMicrosPerItem).reduce((x, y) => x + y, 0);
+}
+
+/** The servers' CPU per item, e.g. "elasticmq 610, memcached 25", or "-" when this bench started none. */
+function serverCpu(r: ContenderResult): string {
+  const parts = Object.entries(r.serverCpuMicrosPerItem);
+  return parts.length === 0 ? '-' : parts.map(([name, us]) => `${name} ${fmt(us, 0)}`).join(', ');
 }
 
 /** Added to every SQS call in scenario 5: about an SQS round trip within a region, against ~1 ms on loopback. */

@@ -21,5 +21,5 @@ trap cleanup EXIT
 ensure_elasticmq "$EMQ_PORT"
 ensure_memcached "$MC_PORT"
 
-SQS_JOBS_ELASTICMQ_URL="http://127.0.0.1:$EMQ_PORT" SQS_JOBS_MEMCACHED="127.0.0.1:$MC_PORT" \
+BENCH_SERVER_PIDS="${server_pids[*]}" SQS_JOBS_ELASTICMQ_URL="http://127.0.0.1:$EMQ_PORT" SQS_JOBS_MEMCACHED="127.0.0.1:$MC_PORT" \
   timeout 900 node --expose-gc ${BATCH_NODE_ARGS:-} --import tsx bench/batch/main.ts "$@"

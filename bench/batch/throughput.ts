@@ -11,6 +11,8 @@ import { type Queue, type Stack, waitFor } from './stack.js';
 import { Tally } from './tally.js';
 import { startWorker } from './worker.js';
 import { mean, percentile } from './stats.js';
+import { startProfiler } from '../lib/cpu-profile.js';
+import { serverCpuSince } from '../lib/server-cpu.js';
 
 export const THROUGHPUT = {
   keys: 50,
@@ -57,10 +59,14 @@ export interface ContenderResult {
   readonly cpuMicrosPerItem: number;
   /** The share of the run this process's event loop was busy (1: it, not SQS, was the limit). */
   readonly eventLoopBusy: number;
+  /** The CPU each loopback server this bench started (ElasticMQ, memcached) spent meanwhile, per item (server-cpu.ts). */
+  readonly serverCpuMicrosPerItem: Record<string, number>;
   readonly repeated: number;
   readonly sqsCalls: number;
   readonly sqsCallsPerItem: number;
   readonly sqsByAction: Record<string, number>;
+  /** BATCH_PROFILE=1: the V8 CPU profile of this process from the contender's start to its last item. */
+  readonly profile?: string;
 }
 
 type Stop = () => Promise<void>;
@@ -106,7 +112,7 @@ function contenderJob(kind: 'batch' | 'per-item', downstream: Downstream, tally:
 }
 
 /** Fill a fresh queue with the items, run one contender until every item is done and deleted, count. */
-export async function runContender(stack: Stack, id: ContenderId, n: number): Promise<ContenderResult> {
+export async function runContender(stack: Stack, id: ContenderId, n: number, profileTo?: string): Promise<ContenderResult> {
   const items = makeItems(n, THROUGHPUT.keys);
   const queue = await stack.freshQueue(id);
   // The producer only needs the job's name and schema; either definition will do for filling.
@@ -117,6 +123,8 @@ export async function runContender(stack: Stack, id: ContenderId, n: number): Pr
   const downstream = new Downstream();
   const tally = new Tally(n);
   stack.proxy.resetCounts();
+  const profiler = profileTo === undefined ? undefined : await startProfiler(() => `${profileTo}/${id}.cpuprofile`);
+  const servers = serverCpuSince();
   const cpu0 = process.cpuUsage();
   const elu0 = performance.eventLoopUtilization();
   const t0 = performance.now();
@@ -125,6 +133,8 @@ export async function runContender(stack: Stack, id: ContenderId, n: number): Pr
   const wallMs = tally.lastAt - t0;
   const cpu = process.cpuUsage(cpu0);
   const elu = performance.eventLoopUtilization(elu0);
+  const serverMicros = servers();
+  const profile = await profiler?.save();
   await stack.drained(queue.directUrl);
   await stop();
   const sqsCalls = stack.proxy.total();
@@ -139,9 +149,11 @@ export async function runContender(stack: Stack, id: ContenderId, n: number): Pr
     itemsPerSecond: n / (wallMs / 1000),
     cpuMicrosPerItem: (cpu.user + cpu.system) / n,
     eventLoopBusy: elu.utilization,
+    serverCpuMicrosPerItem: Object.fromEntries(Object.entries(serverMicros).map(([name, us]) => [name, us / n])),
     repeated: tally.repeated,
     sqsCalls,
     sqsCallsPerItem: sqsCalls / n,
     sqsByAction: stack.proxy.counts(),
+    ...(profile === undefined ? {} : { profile }),
   };
 }

@@ -3,7 +3,8 @@
  * by the file each sampled function lives in. The buckets are the ones issue 22 measured: the AWS
  * SDK, the memcached client, sqs-jobs' own code by part, zod, pino, Node's internals, GC.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 
 interface ProfileNode {
   readonly id: number;
@@ -51,4 +52,47 @@ export function cpuBuckets(file: string): Map<string, number> {
     buckets.set(bucket, (buckets.get(bucket) ?? 0) + (profile.timeDeltas[i] ?? 0));
   });
   return buckets;
+}
+
+/** The V8 profiler through the inspector, started now (100 µs samples); save() stops it and writes the profile to `file`. */
+export async function startProfiler(file: () => string): Promise<{ save: () => Promise<string> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 100 });
+  await post('Profiler.start');
+  return {
+    save: async () => {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      const path = file();
+      writeFileSync(path, JSON.stringify(profile));
+      session.disconnect();
+      return path;
+    },
+  };
+}
+
+/** One column of a bucket table: a label, its summed buckets (µs), and the count to divide them by. */
+export interface ProfileColumn {
+  readonly label: string;
+  readonly buckets: ReadonlyMap<string, number>;
+  readonly per: number;
+}
+
+/** A markdown table of CPU µs per unit by bucket, one column per profile, rows by the first column's cost. */
+export function bucketTable(title: string, columns: readonly ProfileColumn[]): string[] {
+  const first = columns[0]?.buckets ?? new Map<string, number>();
+  const buckets = [...new Set(columns.flatMap((c) => [...c.buckets.keys()]))].sort((a, b) => (first.get(b) ?? 0) - (first.get(a) ?? 0));
+  const cell = (c: ProfileColumn, b: string) => ((c.buckets.get(b) ?? 0) / c.per).toFixed(1);
+  const all = (c: ProfileColumn) => ([...c.buckets.values()].reduce((a, b) => a + b, 0) / c.per).toFixed(1);
+  return [
+    `| ${title} | ${columns.map((c) => c.label).join(' | ')} |`,
+    `|---|${columns.map(() => '---|').join('')}`,
+    ...buckets.map((b) => `| ${b} | ${columns.map((c) => cell(c, b)).join(' | ')} |`),
+    `| all | ${columns.map(all).join(' | ')} |`,
+  ];
 }

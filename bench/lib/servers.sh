@@ -1,6 +1,8 @@
 # Sourced by bench run scripts: ElasticMQ and memcached on loopback, reused when they already
 # answer, else started (state in $STATE) and stopped by `cleanup` at exit. Needs STATE and say().
 started=()
+# name=pid of each server started here, for a bench that reads their CPU (bench/lib/server-cpu.ts).
+server_pids=()
 dynamodb_started=""
 cleanup() {
   for pid in "${started[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -42,6 +44,7 @@ ensure_elasticmq() {
   sed "s/9324/$port/g" infra/local/elasticmq/elasticmq.conf >"$STATE/elasticmq.conf"
   java -Xmx1g -Dconfig.file="$STATE/elasticmq.conf" -cp "$(elasticmq_classpath)" org.elasticmq.server.Main >"$STATE/elasticmq.log" 2>&1 &
   started+=("$!")
+  server_pids+=("elasticmq=$!")
   for _ in $(seq 150); do emq_answers "$port" && break; sleep 0.2; done
   emq_answers "$port" || { say "ElasticMQ did not answer within 30 s; see $STATE/elasticmq.log"; exit 1; }
 }
@@ -53,6 +56,7 @@ ensure_memcached() {
   command -v memcached >/dev/null || { say "memcached is missing: sudo apt-get install -y memcached"; exit 1; }
   memcached -l 127.0.0.1 -p "$port" -U 0 -m 64 $([[ $(id -u) -eq 0 ]] && echo "-u nobody") >"$STATE/memcached.log" 2>&1 &
   started+=("$!")
+  server_pids+=("memcached=$!")
   for _ in $(seq 50); do mc_answers "$port" && break; sleep 0.1; done
   mc_answers "$port" || { say "memcached did not answer on 127.0.0.1:$port"; exit 1; }
 }
