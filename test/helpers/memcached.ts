@@ -118,3 +118,25 @@ export function choppingProxy(targetPort: number, pieceBytes = 5): Promise<{ por
     });
   });
 }
+
+/**
+ * A loopback proxy to memcached that counts the NOOP requests its clients send (`noops`): the
+ * client ends each write that holds a quiet request with one, so it counts those writes.
+ */
+export async function noopCountingProxy(targetPort: number): Promise<{ port: number; noops: () => number; close: () => Promise<void> }> {
+  let noops = 0;
+  const proxy = await loopbackProxy((client, track) => {
+    const upstream = pipeTo(client, targetPort, track);
+    let pending = Buffer.alloc(0);
+    client.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      // Binary protocol requests: a 24-byte header (opcode at byte 1, body length at 8), then the body.
+      while (pending.length >= 24 && pending.length >= 24 + pending.readUInt32BE(8)) {
+        if (pending[1] === 0x0a) noops++;
+        pending = pending.subarray(24 + pending.readUInt32BE(8));
+      }
+    });
+    upstream.pipe(client);
+  });
+  return { ...proxy, noops: () => noops };
+}

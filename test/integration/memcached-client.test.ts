@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemcachedClient } from '../../src/adapters/memcached-client.js';
 import { MemcachedStatusError } from '../../src/adapters/memcached-wire.js';
 import { LOCAL_MEMCACHED, memcachedClient, sleep } from '../helpers/stack.js';
-import { PrivateMemcached, choppingProxy, droppingProxy, freePort, slowProxy } from '../helpers/memcached.js';
+import { PrivateMemcached, choppingProxy, droppingProxy, noopCountingProxy, freePort, slowProxy } from '../helpers/memcached.js';
 
 const k = () => `clienttest:${randomUUID()}`;
 
@@ -140,6 +140,23 @@ describe('MemcachedClient when the network or the server misbehaves', () => {
     memcached = await PrivateMemcached.start();
   });
   afterAll(() => memcached.stop());
+
+  it('writes the requests of one turn of the event loop together, made in separate callbacks', async () => {
+    const proxy = await noopCountingProxy(memcached.port);
+    const counted = new MemcachedClient(`127.0.0.1:${proxy.port}`, 2_000);
+    await counted.set(k(), 'connect first', 60);
+    const before = proxy.noops();
+    // Five immediates run in one check phase, each callback followed by its own ticks.
+    const keys = Array.from({ length: 5 }, k);
+    const answers = await Promise.all(
+      keys.map((key) => new Promise<boolean>((resolve) => setImmediate(() => resolve(counted.add(key, 'v', 60))))),
+    );
+    expect(answers).toEqual([true, true, true, true, true]);
+    // Quiet adds: a write that holds any ends with a NOOP, so one NOOP is one write.
+    expect(proxy.noops() - before).toBe(1);
+    counted.close();
+    await proxy.close();
+  });
 
   it('reads replies cut into pieces of a few bytes', async () => {
     const proxy = await choppingProxy(memcached.port, 3);
