@@ -15,8 +15,8 @@ interface Batch {
  * Where a turn's requests are written: the check phase of the event loop's turn, after every I/O
  * callback of its poll phase. A receive's claims, a flush's done marks and the jobs that settled
  * meanwhile share one write, where a write per tick took about one per job (a loopback write costs
- * 100-500 µs of CPU on a small host). Taken when this module loads, so a test's fake timers,
- * installed later, never hold a write back.
+ * tens to hundreds of µs of CPU on a small host: bench/README.md). Taken when this module loads,
+ * so a test's fake timers, installed later, never hold a write back.
  */
 const atCheckPhase = setImmediate;
 
