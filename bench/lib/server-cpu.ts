@@ -20,8 +20,9 @@ const servers = (process.env.BENCH_SERVER_PIDS ?? '')
 /** utime + stime of `pid` in µs, or undefined when it cannot be read (gone, not Linux). */
 function cpuMicros(pid: number): number | undefined {
   try {
-    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // The fields after the command's closing parenthesis (the last: a command may hold one): utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) * TICK_MICROS;
   } catch {
     return undefined;
