@@ -5,8 +5,9 @@
  *   3.   a trickle: the age of the oldest item at flush against maxWaitMs + one poll wait;
  *   4.   5% of items failing once: no succeeded item runs twice, every item succeeds;
  *   5.   an SQS round trip as in AWS (20 ms added to every call): one long poll per queue against
- *        the default (up to 4, opened as receives come back full), per item and batched, and per
- *        item with a deep prefetch;
+ *        the default (up to 10, opened as receives come back full), per item and batched, per item
+ *        with a deep prefetch, the batch job with the old default of 4, and sqs-consumer's ten
+ *        Consumers (one call per key);
  *   6.   heap per held batch item (heap.ts).
  * --quick: 4,000 items, a 15 s trickle, 1,000 items failing once. Writes bench/batch/results/latest.json.
  * BATCH_CONTENDERS=batch,consumer-per-key: only those contenders of 1-2, and no 3-6.
@@ -42,7 +43,7 @@ const stack = await Stack.open();
 
 console.error(`1-2. ${scale.items} items over 50 keys, each contender in turn`);
 const only = process.env.BATCH_CONTENDERS?.split(',');
-const contenders = (['batch', 'batch-1r', 'per-item', 'consumer-per-key', 'consumer-whole-batch'] as const).filter(
+const contenders = (['batch', 'batch-1r', 'batch-4r', 'per-item', 'consumer-per-key', 'consumer-whole-batch'] as const).filter(
   (id) => only === undefined || only.includes(id),
 );
 // Warm-up, not counted: ElasticMQ's JVM first (warm-up.ts: with only the two short runs below,
@@ -74,7 +75,7 @@ const failures = await runFailures(stack, scale.failingItems);
 console.error(`5. ${scale.roundTripItems} items, ${ROUND_TRIP_MS} ms added to every SQS call`);
 stack.proxy.setPlan({ latencyRate: 1, latencyMs: ROUND_TRIP_MS });
 const roundTrip: ContenderResult[] = [];
-for (const id of ['per-item-1r', 'per-item', 'per-item-prefetch', 'batch-1r', 'batch'] as const)
+for (const id of ['per-item-1r', 'per-item', 'per-item-prefetch', 'batch-1r', 'batch-4r', 'batch', 'consumer-per-key'] as const)
   roundTrip.push(await runContender(stack, id, scale.roundTripItems));
 stack.proxy.setPlan({});
 console.error(`6. heap per held batch item, up to ${scale.heapItems} held`);

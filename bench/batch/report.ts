@@ -49,7 +49,7 @@ export function throughputLines(results: readonly ContenderResult[]): string[] {
   }
   const receives = a.sqsByAction.ReceiveMessage ?? 0;
   lines.push(
-    `  (a) pace: ${receives} receives in ${fmt(a.wallMs / 1000, 1)} s = ${fmt(receives / (a.wallMs / 1000), 0)} receives/s (1 to 4 long polls open, by demand); at ${fmt(n / receives, 1)} items per receive that bounds items/s, and with maxWaitMs ${THROUGHPUT.maxWaitMs} a key's batch holds about items/s x maxWaitMs / ${THROUGHPUT.keys} keys`,
+    `  (a) pace: ${receives} receives in ${fmt(a.wallMs / 1000, 1)} s = ${fmt(receives / (a.wallMs / 1000), 0)} receives/s (1 to 10 long polls open, by demand); at ${fmt(n / receives, 1)} items per receive that bounds items/s, and with maxWaitMs ${THROUGHPUT.maxWaitMs} a key's batch holds about items/s x maxWaitMs / ${THROUGHPUT.keys} keys`,
   );
   for (const r of results.filter((r) => r.id !== 'batch')) lines.push(`  ${r.id}: ${breakdown(r.sqsByAction)}`);
   return lines;
@@ -78,14 +78,25 @@ export function roundTripLines(results: readonly ContenderResult[]): string[] {
       `  ${LABELS[r.id]}: ${fmt(r.wallMs / 1000, 1)} s, ${fmt(r.itemsPerSecond, 0)} items/s, ${fmt(r.sqsCallsPerItem, 3)} SQS calls/item`,
     );
   }
-  for (const [one, four] of [
+  for (const [one, many] of [
     ['per-item-1r', 'per-item'],
     ['batch-1r', 'batch'],
   ] as const) {
     const a = by.get(one);
-    const b = by.get(four);
+    const b = by.get(many);
     if (a !== undefined && b !== undefined)
-      lines.push(`  ${four}: the default took ${fmt(b.wallMs / a.wallMs, 2)}x the wall time of one long poll per queue`);
+      lines.push(`  ${many}: the default took ${fmt(b.wallMs / a.wallMs, 2)}x the wall time of one long poll per queue`);
+  }
+  const [old, now] = [by.get('batch-4r'), by.get('batch')];
+  if (old !== undefined && now !== undefined)
+    lines.push(`  batch: the default (up to 10 long polls) took ${fmt(now.wallMs / old.wallMs, 2)}x the wall time of up to 4`);
+  const consumer = by.get('consumer-per-key');
+  for (const id of ['batch', 'batch-4r'] as const) {
+    const r = by.get(id);
+    if (r !== undefined && consumer !== undefined)
+      lines.push(
+        `  ${id} against sqs-consumer per key: ${fmt(r.wallMs / consumer.wallMs, 2)}x its wall time, ${fmt(consumer.downstreamCallsPerItem / r.downstreamCallsPerItem, 1)}x fewer downstream calls`,
+      );
   }
   const [shallow, deep] = [by.get('per-item'), by.get('per-item-prefetch')];
   if (shallow !== undefined && deep !== undefined)

@@ -27,6 +27,7 @@ export const THROUGHPUT = {
 export type ContenderId =
   | 'batch'
   | 'batch-1r'
+  | 'batch-4r'
   | 'per-item'
   | 'per-item-1r'
   | 'per-item-prefetch'
@@ -39,6 +40,7 @@ const DEEP_PREFETCH = 100;
 export const LABELS: Record<ContenderId, string> = {
   batch: `(a) sqs-jobs defineBatchJob (key, maxSize ${THROUGHPUT.maxSize}, maxWaitMs ${THROUGHPUT.maxWaitMs})`,
   'batch-1r': "(a') the same with receiveConcurrency 1 (one long poll per queue: the old default)",
+  'batch-4r': "(a″) the same with receiveConcurrency 4 (the default before issue 22's thirteenth step)",
   'per-item': '(b) sqs-jobs defineJob, one call per item',
   'per-item-1r': "(b') the same with receiveConcurrency 1",
   'per-item-prefetch': `(b″) the same as (b) with prefetch ${DEEP_PREFETCH} (default 10)`,
@@ -74,8 +76,9 @@ type Stop = () => Promise<void>;
 /** Start one contender on a filled queue; it reports each finished item to the tally. */
 async function start(id: ContenderId, stack: Stack, queue: Queue, downstream: Downstream, tally: Tally): Promise<Stop> {
   const settings = { concurrency: THROUGHPUT.concurrency, waitTimeSeconds: THROUGHPUT.waitTimeSeconds };
-  if (id === 'batch' || id === 'batch-1r') {
-    const receiveConcurrency = id === 'batch-1r' ? 1 : undefined; // undefined: the default (up to 4, opened as receives come back full)
+  if (id === 'batch' || id === 'batch-1r' || id === 'batch-4r') {
+    // undefined: the default (up to 10, as many as sqs-consumer's Consumers here, opened as receives come back full)
+    const receiveConcurrency = id === 'batch-1r' ? 1 : id === 'batch-4r' ? 4 : undefined;
     const worker = await startWorker(stack, queue, contenderJob('batch', downstream, tally), { ...settings, receiveConcurrency });
     return () => worker.stop();
   }

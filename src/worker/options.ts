@@ -73,10 +73,13 @@ export const workerOptionsSchema = z
     maxHeldBatchItems: int.min(1, 'must be 1-100000').max(100_000, 'must be 1-100000').optional(),
     /**
      * The most long polls open at once per queue (each asks for up to 10 messages). One is always
-     * open; another opens each time a receive comes back full, and closes when one of its own
-     * comes back short: a deep queue is received from by several, an idle one by one.
+     * open; another opens each time a receive comes back full while the worker has room for
+     * another full receive, and closes when one of its own comes back short: a deep queue is
+     * received from by several, an idle one by one. Jobs of one message each are bounded by
+     * `concurrency + prefetch` (two receives of ten with the defaults); a queue of batch jobs only
+     * by `maxHeldBatchItems`, and there the ten pay (bench/README.md, batch jobs).
      */
-    receiveConcurrency: int.min(1, 'must be 1-10').max(10, 'must be 1-10').default(4),
+    receiveConcurrency: int.min(1, 'must be 1-10').max(10, 'must be 1-10').default(10),
     waitTimeSeconds: int.min(0, 'must be 0-20').max(20, 'must be 0-20 (SQS long-poll limit)').default(20),
     visibilityTimeoutSeconds: int.min(2, 'must be >= 2').max(SQS_MAX_VISIBILITY_SECONDS, 'must be <= 43200 (12 hours)').default(30),
     /** Default: half the visibility timeout. */
