@@ -39,7 +39,7 @@ const DEEP_PREFETCH = 100;
 
 export const LABELS: Record<ContenderId, string> = {
   batch: `(a) sqs-jobs defineBatchJob (key, maxSize ${THROUGHPUT.maxSize}, maxWaitMs ${THROUGHPUT.maxWaitMs})`,
-  'batch-1r': "(a') the same with receiveConcurrency 1 (one long poll per queue: the old default)",
+  'batch-1r': "(a') the same with receiveConcurrency 1 (one long poll per queue)",
   'batch-4r': "(a″) the same with receiveConcurrency 4 (the default before issue 22's thirteenth step)",
   'per-item': '(b) sqs-jobs defineJob, one call per item',
   'per-item-1r': "(b') the same with receiveConcurrency 1",
