@@ -24,7 +24,7 @@ export function throughputLines(results: readonly ContenderResult[]): string[] {
   if (a === undefined) return lines; // BATCH_CONTENDERS left (a) out: nothing to compare with
   const n = a.items;
   lines.push('', 'sqs-jobs batch (a) against:');
-  for (const id of ['batch-1r', 'per-item', 'consumer-per-key', 'consumer-whole-batch'] as ContenderId[]) {
+  for (const id of ['batch-1r', 'batch-4r', 'per-item', 'consumer-per-key', 'consumer-whole-batch'] as ContenderId[]) {
     const o = by.get(id);
     if (o === undefined) continue;
     lines.push(
@@ -69,7 +69,7 @@ function serverCpu(r: ContenderResult): string {
 /** Added to every SQS call in scenario 5: about an SQS round trip within a region, against ~1 ms on loopback. */
 export const ROUND_TRIP_MS = 20;
 
-/** Scenario 5: wall time and SQS calls with one long poll per queue against the default. */
+/** Scenario 5: wall time and SQS calls with one long poll per queue against the default, the batch job's default against 4, and against sqs-consumer. */
 export function roundTripLines(results: readonly ContenderResult[]): string[] {
   const by = new Map(results.map((r) => [r.id, r]));
   const lines = [`${ROUND_TRIP_MS} ms added to every SQS call (${results[0]?.items ?? 0} items each):`];
