@@ -73,21 +73,24 @@ export interface ContenderResult {
 
 type Stop = () => Promise<void>;
 
+/** The contenders that set receiveConcurrency; the others take the default (up to 10, opened as receives come back full). */
+const RECEIVE_CONCURRENCY: Partial<Record<ContenderId, number>> = { 'batch-1r': 1, 'batch-4r': 4, 'per-item-1r': 1 };
+
 /** Start one contender on a filled queue; it reports each finished item to the tally. */
 async function start(id: ContenderId, stack: Stack, queue: Queue, downstream: Downstream, tally: Tally): Promise<Stop> {
-  const settings = { concurrency: THROUGHPUT.concurrency, waitTimeSeconds: THROUGHPUT.waitTimeSeconds };
+  const settings = {
+    concurrency: THROUGHPUT.concurrency,
+    waitTimeSeconds: THROUGHPUT.waitTimeSeconds,
+    receiveConcurrency: RECEIVE_CONCURRENCY[id],
+  };
   if (id === 'batch' || id === 'batch-1r' || id === 'batch-4r') {
-    // undefined: the default (up to 10, as many as sqs-consumer's Consumers here, opened as receives come back full)
-    const receiveConcurrency = id === 'batch-1r' ? 1 : id === 'batch-4r' ? 4 : undefined;
-    const worker = await startWorker(stack, queue, contenderJob('batch', downstream, tally), { ...settings, receiveConcurrency });
+    const worker = await startWorker(stack, queue, contenderJob('batch', downstream, tally), settings);
     return () => worker.stop();
   }
   if (id === 'per-item' || id === 'per-item-1r' || id === 'per-item-prefetch') {
-    const receiveConcurrency = id === 'per-item-1r' ? 1 : undefined;
     const prefetch = id === 'per-item-prefetch' ? DEEP_PREFETCH : undefined;
     const worker = await startWorker(stack, queue, contenderJob('per-item', downstream, tally), {
       ...settings,
-      receiveConcurrency,
       prefetch,
     });
     return () => worker.stop();
