@@ -11,6 +11,7 @@ import { memcachedDrainMeter } from './memcached-drain-meter.js';
 import type { DrainMeter } from '../ports/drain-meter.js';
 import type { TenantMeter } from '../ports/tenant-meter.js';
 import { memcachedTenantMeter } from './memcached-tenant-meter.js';
+import { brand } from '../core/brand.js';
 
 export interface MemcachedLockOptions extends MemcachedConnectionOptions {
   readonly keyPrefix?: string;
@@ -21,6 +22,9 @@ const RELEASE_RETRIES_MS = [1_000, 5_000];
 
 /** JobLock on memcached (through a MemcachedConnection), and the fleet-wide counters on the same memcached. */
 export class MemcachedLock implements JobLock {
+  static {
+    brand(MemcachedLock, 'sqs-jobs/MemcachedLock'); // instanceof holds for another copy's MemcachedLock too
+  }
   readonly #m: MemcachedConnection;
   readonly #prefix: string;
 

@@ -45,18 +45,20 @@ const TYPESCRIPT = /\.[cm]?ts$/;
  * How to import `file`. JavaScript: as it is. TypeScript: through tsx when the app has it
  * installed (it takes every TypeScript, and imports without extensions), else by Node itself
  * where it strips types (22.18 and later); else a ConfigError that says what to do.
+ *
+ * tsx is registered for the whole process (its ESM and CommonJS hooks, as its own CLI does), not
+ * in a namespace of its own as `tsImport` would: a namespace loads the file's imports again, so
+ * the `sqs-jobs` a jobs file imports would be a second copy of the one running it.
  */
 function loaderOf(file: string): () => Promise<unknown> {
   const url = pathToFileURL(file).href;
   if (!TYPESCRIPT.test(file)) return () => import(url);
   const tsx = tsxApiFor(file);
   const strips = Boolean((process.features as { typescript?: unknown }).typescript);
-  if (typeof tsx === 'string') {
+  if (typeof tsx === 'object') {
     return async () => {
-      const api = (await import(tsx)) as Partial<TsxApi>;
-      if (typeof api.tsImport === 'function') return api.tsImport(url, import.meta.url);
-      if (strips) return import(url);
-      throw new ConfigError(`--jobs: ${file} is TypeScript, and this app's tsx has no tsImport(): update it (npm i -D tsx@^4.9)`);
+      for (const api of [tsx.esm, tsx.cjs]) ((await import(api)) as TsxApi).register();
+      return import(url);
     };
   }
   if (strips) return () => import(url);
@@ -72,15 +74,16 @@ function loaderOf(file: string): () => Promise<unknown> {
 }
 
 interface TsxApi {
-  tsImport(specifier: string, parentUrl: string): Promise<unknown>;
+  register(): unknown;
 }
 
 /**
- * The URL of tsx's ESM API as installed where `file` is (the app's node_modules); 'too old' for a
- * tsx without one; undefined when tsx is not installed there. By its package's `exports` (its
- * `import` entry): require.resolve would answer the CommonJS build, which cannot be imported.
+ * The URLs of tsx's ESM and CommonJS APIs as installed where `file` is (the app's node_modules);
+ * 'too old' for a tsx without them (3.x); undefined when tsx is not installed there. By its package's
+ * `exports` (their `import` entries): require.resolve would answer the CommonJS builds, which
+ * cannot be imported.
  */
-function tsxApiFor(file: string): string | 'too old' | undefined {
+function tsxApiFor(file: string): { esm: string; cjs: string } | 'too old' | undefined {
   let manifest: string;
   let exports: Record<string, { import?: { default?: string } | string }> | undefined;
   try {
@@ -90,10 +93,14 @@ function tsxApiFor(file: string): string | 'too old' | undefined {
   } catch {
     return undefined; // not installed
   }
-  // tsx before 4.9 has no ESM API (tsImport).
-  const entry = exports?.['./esm/api']?.import;
-  const path = typeof entry === 'string' ? entry : entry?.default;
-  return path === undefined ? 'too old' : new URL(path, pathToFileURL(manifest)).href;
+  const url = (name: string) => {
+    const entry = exports?.[name]?.import;
+    const path = typeof entry === 'string' ? entry : entry?.default;
+    return path === undefined ? undefined : new URL(path, pathToFileURL(manifest)).href;
+  };
+  const esm = url('./esm/api');
+  const cjs = url('./cjs/api');
+  return esm === undefined || cjs === undefined ? 'too old' : { esm, cjs };
 }
 
 async function entryFile(path: string): Promise<string> {

@@ -1,3 +1,6 @@
+import { types } from 'node:util';
+import { brand } from './brand.js';
+
 /**
  * The error catalogue. Every error sqs-jobs throws is an SqsJobsError with a stable `code`,
  * a message that says what was wrong (with the value) and what to do, and the `cause` when
@@ -31,8 +34,14 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+// Every class here is branded: `instanceof` holds for errors made by another copy of sqs-jobs
+// (a handler's UnrecoverableError from a jobs file loaded twice, say). core/brand.ts says how.
+
 /** The base of every error sqs-jobs throws: match on its stable `code`, never on the message; `cause` is kept when given. */
 export class SqsJobsError extends Error {
+  static {
+    brand(SqsJobsError, 'sqs-jobs/SqsJobsError');
+  }
   readonly code: ErrorCode;
 
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
@@ -44,6 +53,9 @@ export class SqsJobsError extends Error {
 
 /** Options or environment that cannot work: thrown at startup, before any network call. */
 export class ConfigError extends SqsJobsError {
+  static {
+    brand(ConfigError, 'sqs-jobs/ConfigError');
+  }
   constructor(message: string, options?: { cause?: unknown }) {
     super('CONFIG_INVALID', message, options);
   }
@@ -51,6 +63,9 @@ export class ConfigError extends SqsJobsError {
 
 /** A job name that no registry knows. */
 export class UnknownJobError extends SqsJobsError {
+  static {
+    brand(UnknownJobError, 'sqs-jobs/UnknownJobError');
+  }
   readonly jobName: string;
   constructor(jobName: string, known: readonly string[]) {
     const list = known.length > 0 ? known.join(', ') : 'none';
@@ -68,6 +83,9 @@ export interface FieldIssue {
 
 /** Arguments or options that fail their schema. The message names every field and its rule. */
 export class ValidationError extends SqsJobsError {
+  static {
+    brand(ValidationError, 'sqs-jobs/ValidationError');
+  }
   readonly issues: readonly FieldIssue[];
   constructor(code: 'ARGS_INVALID' | 'OPTIONS_INVALID', subject: string, issues: readonly FieldIssue[]) {
     const detail = issues.map((i) => `${i.field}: ${i.rule}`).join('; ');
@@ -78,6 +96,9 @@ export class ValidationError extends SqsJobsError {
 
 /** A message body bigger than the configured limit: store the payload elsewhere and send a reference. */
 export class PayloadTooLargeError extends SqsJobsError {
+  static {
+    brand(PayloadTooLargeError, 'sqs-jobs/PayloadTooLargeError');
+  }
   readonly size: number;
   readonly limit: number;
   /** `what`: the message's name in the error, e.g. `job "send-email"` or `event "order.placed" payloads[3]`. */
@@ -112,6 +133,9 @@ export interface FailedEntry {
 
 /** enqueueMany sent some entries and not others; `failed` names exactly which, `sent` the rest. */
 export class EnqueueBatchError extends SqsJobsError {
+  static {
+    brand(EnqueueBatchError, 'sqs-jobs/EnqueueBatchError');
+  }
   readonly failed: readonly FailedEntry[];
   readonly sent: readonly { index: number; jobId: string; messageId: string }[];
   constructor(failed: readonly FailedEntry[], sent: EnqueueBatchError['sent'], options?: { cause?: unknown }) {
@@ -133,6 +157,9 @@ export interface UnpublishedEvent {
 
 /** publishMany published some events and not others; `failed` names exactly which, `sent` the rest. */
 export class PublishBatchError extends SqsJobsError {
+  static {
+    brand(PublishBatchError, 'sqs-jobs/PublishBatchError');
+  }
   readonly failed: readonly UnpublishedEvent[];
   readonly sent: readonly { index: number; eventId: string; messageId: string }[];
   constructor(event: string, failed: readonly UnpublishedEvent[], sent: PublishBatchError['sent']) {
@@ -151,6 +178,9 @@ export class PublishBatchError extends SqsJobsError {
  * the job can never succeed (e.g. the record it refers to was deleted).
  */
 export class UnrecoverableError extends SqsJobsError {
+  static {
+    brand(UnrecoverableError, 'sqs-jobs/UnrecoverableError');
+  }
   constructor(message: string, options?: { cause?: unknown }) {
     super('UNRECOVERABLE', message, options);
   }
@@ -158,6 +188,9 @@ export class UnrecoverableError extends SqsJobsError {
 
 /** Throw from a handler to retry after `delayMs` instead of the computed backoff. */
 export class RetryLaterError extends SqsJobsError {
+  static {
+    brand(RetryLaterError, 'sqs-jobs/RetryLaterError');
+  }
   readonly delayMs: number;
   constructor(delayMs: number, message = `retry requested in ${delayMs} ms`, options?: { cause?: unknown }) {
     super('RETRY_LATER', message, options);
@@ -175,6 +208,9 @@ export class RetryLaterError extends SqsJobsError {
  * the same job and args until then.
  */
 export class QueueFullError extends SqsJobsError {
+  static {
+    brand(QueueFullError, 'sqs-jobs/QueueFullError');
+  }
   readonly retryAfterMs: number;
   /** Messages waiting to start when it was refused (estimated). */
   readonly backlog: number;
@@ -194,9 +230,9 @@ export class QueueFullError extends SqsJobsError {
   }
 }
 
-/** Turn anything thrown into an Error, once, at the boundary. */
+/** Turn anything thrown into an Error, once, at the boundary (an Error of another realm, a `vm` context's, is kept as it is). */
 export function toError(thrown: unknown): Error {
-  if (thrown instanceof Error) return thrown;
+  if (thrown instanceof Error || types.isNativeError(thrown)) return thrown;
   if (typeof thrown === 'string') return new Error(thrown);
   try {
     return new Error(`non-error thrown: ${JSON.stringify(thrown)}`);

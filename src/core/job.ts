@@ -15,6 +15,7 @@ import {
 } from './definition-rules.js';
 import type { AnyBatchJob } from './batch-job.js';
 import { type AnyEvent, onEventSchema, type Subscription, subscriptionOf } from './event.js';
+import { brand } from './brand.js';
 
 /** `ctx.progress`: report how far a job is. Cheap to call in a tight loop: writes are coalesced. */
 export interface ProgressFn {
@@ -204,6 +205,9 @@ export function isDefinition(value: unknown): value is AnyDefinition {
 
 /** The jobs a producer may send and a worker may run. Refuses two jobs with one name. */
 export class JobRegistry {
+  static {
+    brand(JobRegistry, 'sqs-jobs/JobRegistry'); // instanceof holds for another copy's JobRegistry too
+  }
   readonly #jobs = new Map<string, AnyDefinition>();
   constructor(jobs: Iterable<AnyDefinition> = []) {
     for (const job of jobs) this.register(job);

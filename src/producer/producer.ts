@@ -33,9 +33,13 @@ import type { AnyEvent, EventPayload } from '../core/event.js';
 import type { PublishManyOptions, PublishOptions, PublishResult } from './publish.js';
 import { EventPublisher } from './publisher.js';
 import { QueueLimit } from './queue-limit.js';
+import { brand } from '../core/brand.js';
 
 /** Sends jobs to one queue. Everything is validated before the first network call. */
 export class Producer {
+  static {
+    brand(Producer, 'sqs-jobs/Producer'); // instanceof holds for another copy's Producer too
+  }
   readonly queueUrl: string;
   readonly maxMessageBytes: number;
   /** Destroys the SDK client the producer made (none when a queue port or client was given). */

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -214,6 +214,43 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     expect(output).not.toMatch(/Error/);
   });
 
+  it("the Quick start's errors from a TypeScript jobs file, through the CLI (the app's tsx, and this Node's own type stripping where it has it): UnrecoverableError dead-letters after one run, RetryLaterError's delay holds, a batch item's UnrecoverableError dead-letters", async () => {
+    // The README's jobs.ts as written, and jobs of the test's own beside it, loaded as one module.
+    const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
+    writeFileSync(join(app, 'jobs.ts'), /```ts\n(\/\/ jobs\.ts[\s\S]*?)```/.exec(readme)![1]!);
+    mkdirSync(join(app, 'cli-jobs'), { recursive: true });
+    writeFileSync(join(app, 'cli-jobs/index.ts'), ["export * from '../jobs.ts';", ...errorJobs('sqs-jobs')].join('\n'));
+    const strips = Boolean((process.features as { typescript?: unknown }).typescript);
+    await npmInstall(app, ['tsx'], true);
+    for (const loader of strips ? ['tsx', 'Node'] : ['tsx']) {
+      if (loader === 'Node') await run('npm', ['uninstall', '--no-audit', '--no-fund', 'tsx'], { cwd: app });
+      await expectErrorsHonoured(loader, 'cli-jobs/index.ts', (queueUrl) => [
+        join(app, 'node_modules/.bin/sqs-jobs'),
+        ['worker', '--jobs', 'cli-jobs/index.ts', '--queue', queueUrl, '--wait-time', '1'],
+      ]);
+    }
+  }, 180_000);
+
+  it('createWorker honours the errors of jobs made by a second copy of the package (a bundle, a monorepo with two installs)', async () => {
+    cpSync(join(app, 'node_modules/sqs-jobs'), join(app, 'node_modules/sqs-jobs-copy'), { recursive: true });
+    writeFileSync(join(app, 'copy-jobs.mjs'), errorJobs('sqs-jobs-copy').join('\n'));
+    writeFileSync(
+      join(app, 'copy-worker.mjs'),
+      [
+        "import { createWorker, UnrecoverableError } from 'sqs-jobs';",
+        "import { UnrecoverableError as Theirs } from 'sqs-jobs-copy';",
+        "import * as jobs from './copy-jobs.mjs';",
+        "if (Theirs === UnrecoverableError) throw new Error('not a second copy');",
+        'await createWorker({ jobs: [jobs.resizeImage, jobs.later, jobs.items], waitTimeSeconds: 1, concurrency: 10 }).start();',
+      ].join('\n'),
+    );
+    await expectErrorsHonoured('createWorker', 'copy-jobs.mjs', (queueUrl) => [
+      'node',
+      ['copy-worker.mjs'],
+      { SQS_JOBS_QUEUE_URL: queueUrl },
+    ]);
+  }, 120_000);
+
   it('examples/testing-a-job, installed as its README says: it type-checks, and its tests pass with no server', async () => {
     const example = await installExample('testing-a-job', tmp, tarball);
     await typecheckExample(example);
@@ -223,3 +260,94 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     expect(stdout).toMatch(/^# fail 0$/m);
   });
 });
+
+/**
+ * Jobs that throw sqs-jobs' errors, imported from `from` (ES module source): `resize-image` as the
+ * README's (UnrecoverableError for a key outside uploads/), `later` (RetryLaterError(3000) on its
+ * first attempt), `items` (a batch job that reports its item failed with an UnrecoverableError).
+ */
+function errorJobs(from: string): string[] {
+  return [
+    "import { z } from 'zod';",
+    `import { defineBatchJob, defineJob, RetryLaterError, UnrecoverableError } from '${from}';`,
+    ...(from === 'sqs-jobs'
+      ? []
+      : [
+          "export const resizeImage = defineJob({ name: 'resize-image', args: z.object({ imageKey: z.string(), width: z.number() }),",
+          "  handle(args) { if (!args.imageKey.startsWith('uploads/')) throw new UnrecoverableError('not an upload: ' + args.imageKey); } });",
+        ]),
+    "export const later = defineJob({ name: 'later', args: z.object({}), handle(_args, ctx) {",
+    "  ctx.log.info({ attempt: ctx.attempt, at: Date.now() }, 'later ran');",
+    '  if (ctx.attempt === 1) throw new RetryLaterError(3000);',
+    '} });',
+    "export const items = defineBatchJob({ name: 'items', args: z.object({ n: z.number() }), maxSize: 1, maxWaitMs: 0,",
+    "  handle: (batch) => ({ failed: batch.map((item) => ({ jobId: item.jobId, error: new UnrecoverableError('never') })) }) });",
+    '',
+  ];
+}
+
+/**
+ * Start the worker `start` gives for a fresh queue, enqueue errorJobs' three jobs from `jobs`
+ * (through the CLI, as the README's "Run it locally" does), then stop it with SIGTERM: `resize-image` and
+ * `items` are dead-lettered as unrecoverable after one receive; `later` runs twice, 3 s apart.
+ */
+async function expectErrorsHonoured(
+  what: string,
+  jobs: string,
+  start: (queueUrl: string) => [string, string[], Record<string, string>?],
+): Promise<void> {
+  const env = { ...process.env, ...LOCAL_ENV, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+  const { queueUrl, dlqUrl } = await freshQueues(sqs, 'pkg-errors', { maxReceiveCount: 4 });
+  const [command, args, extra] = start(queueUrl);
+  const worker = spawn(command, args, { cwd: app, env: { ...env, SQS_JOBS_METRICS: 'off', ...extra } });
+  let output = '';
+  worker.stdout.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  worker.stderr.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => worker.on('exit', resolve));
+  const dead: { job: string; reason: string; receives: string }[] = [];
+  const cli = join(app, 'node_modules/.bin/sqs-jobs');
+  try {
+    for (const [job, json] of [
+      ['resize-image', '{"imageKey":"cat.png","width":640}'],
+      ['later', '{}'],
+      ['items', '{"n":1}'],
+    ] as const)
+      await run(cli, ['enqueue', job, '--jobs', jobs, '--args', json, '--queue', queueUrl], { cwd: app, env });
+    await eventually(
+      async () => {
+        for (const m of await drain(sqs, dlqUrl)) {
+          const a = m.MessageAttributes ?? {};
+          dead.push({
+            job: JSON.parse(m.Body!).job,
+            reason: a['sqsjobs-dlq-reason']?.StringValue ?? '',
+            receives: a['sqsjobs-dlq-receive-count']?.StringValue ?? '',
+          });
+        }
+        return dead.length >= 2 && (output.match(/"msg":"later ran"/g)?.length ?? 0) >= 2;
+      },
+      `two dead letters and two runs of later (${what})`,
+      30_000,
+    );
+  } finally {
+    worker.kill('SIGTERM');
+  }
+  expect(await exited, output).toBe(0);
+  expect(
+    dead.sort((a, b) => a.job.localeCompare(b.job)),
+    what,
+  ).toEqual([
+    { job: 'items', reason: 'unrecoverable', receives: '1' },
+    { job: 'resize-image', reason: 'unrecoverable', receives: '1' },
+  ]);
+  const runs = output
+    .split('\n')
+    .filter((l) => l.includes('"msg":"later ran"'))
+    .map((l) => JSON.parse(l) as { attempt: number; at: number });
+  expect(runs.map((r) => r.attempt)).toEqual([1, 2]);
+  // RetryLaterError(3000), not the default backoff's 1 s.
+  expect(runs[1]!.at - runs[0]!.at, what).toBeGreaterThanOrEqual(2900);
+}
