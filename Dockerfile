@@ -3,7 +3,7 @@
 # definition turns on a minimal init (initProcessEnabled) so SIGTERM reaches the worker and
 # children are reaped; with plain Docker, run it with `docker run --init`.
 
-FROM node:22-bookworm-slim AS build
+FROM node:26-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would build before the sources are here; the build runs below.
@@ -13,7 +13,7 @@ COPY src ./src
 COPY handlers ./handlers
 RUN npm run build && npm prune --omit=dev
 
-FROM node:22-bookworm-slim
+FROM node:26-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json

@@ -2,6 +2,9 @@
 # `npm run bench`: ElasticMQ and memcached on loopback, then bench/run.ts. Stops what it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# sqs-jobs needs Node >= 22.12: the machine's, or the LTS brought into .node/ (scripts/node.sh).
+source scripts/node.sh
+use_supported_node
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 bash scripts/ensure-deps.sh
 # The contenders run the built package, as users do.

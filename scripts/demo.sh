@@ -6,6 +6,9 @@
 # The stack stays up afterwards (`npm run stack:down` stops it, DynamoDB Local too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# sqs-jobs needs Node >= 22.12: the machine's, or the LTS brought into .node/ (scripts/node.sh).
+source scripts/node.sh
+use_supported_node
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 bash scripts/ensure-deps.sh
 stack="${SQS_JOBS_STACK:-localstack}"

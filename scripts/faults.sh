@@ -5,6 +5,9 @@
 # Starts what is not running and stops it again afterwards. Figures: .local/faults-report.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# sqs-jobs needs Node >= 22.12: the machine's, or the LTS brought into .node/ (scripts/node.sh).
+source scripts/node.sh
+use_supported_node
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 export FAULTS_SCALE="${FAULTS_SCALE:-full}"
 # The tests find ElasticMQ where infra/local/elasticmq.sh starts it (SQS_JOBS_ELASTICMQ_PORT, default 9324).

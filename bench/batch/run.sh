@@ -6,6 +6,9 @@
 # Needs node_modules (npm ci), Java, and ElasticMQ's classpath (resolved from Maven Central once).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# sqs-jobs needs Node >= 22.12: the machine's, or the LTS brought into .node/ (scripts/node.sh).
+source scripts/node.sh
+use_supported_node
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 EMQ_PORT="${BATCH_ELASTICMQ_PORT:-9424}"
 MC_PORT="${BATCH_MEMCACHED_PORT:-11311}"

@@ -9,6 +9,9 @@
 #   through. No memcached: the dedupe lock is off. ~3 min (300 events per path at 2/s); --quick ~40 s.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# sqs-jobs needs Node >= 22.12: the machine's, or the LTS brought into .node/ (scripts/node.sh).
+source scripts/node.sh
+use_supported_node
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 PORT="${BENCH_EVENTS_LOCALSTACK_PORT:-4590}"
 URL="http://127.0.0.1:$PORT"

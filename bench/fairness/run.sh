@@ -5,6 +5,9 @@
 #   FAIRNESS_SCALE, FAIRNESS_MODES, FAIRNESS_SCENARIOS: see main.ts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# sqs-jobs needs Node >= 22.12: the machine's, or the LTS brought into .node/ (scripts/node.sh).
+source scripts/node.sh
+use_supported_node
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 EMQ_PORT="${SQS_JOBS_ELASTICMQ_PORT:-9324}"
 MC_PORT="${SQS_JOBS_MEMCACHED_PORT:-11211}"

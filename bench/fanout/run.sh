@@ -7,6 +7,9 @@
 # Needs node_modules (npm ci), Java (+ javac and Maven for DynamoDB Local's first run), memcached.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# sqs-jobs needs Node >= 22.12: the machine's, or the LTS brought into .node/ (scripts/node.sh).
+source scripts/node.sh
+use_supported_node
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 EMQ_PORT="${FANOUT_ELASTICMQ_PORT:-9524}"
 MC_PORT="${FANOUT_MEMCACHED_PORT:-11511}"

@@ -1,11 +1,17 @@
 #!/usr/bin/env node
 import { run } from './program.js';
 
-// On Node 20 the AWS SDK prints an 8-line NodeVersionSupportWarning on every call; one line says it.
-if (Number(process.versions.node.split('.')[0]) < 22 && process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED === undefined) {
+// On a Node older than package.json's engines (22.12) the AWS SDK prints an 8-line warning on every
+// call; one line says it instead, once, on stderr, as the process exits: after any error line
+// (`sqs-jobs: CODE: ...`, which scripts read first), never before it.
+const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+if ((major < 22 || (major === 22 && minor < 12)) && process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED === undefined) {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  process.stderr.write(
-    `sqs-jobs: Node ${process.versions.node} is past its end of life; AWS SDK releases after the first week of January 2027 need Node >= 22\n`,
+  process.once('exit', () =>
+    process.stderr.write(
+      `sqs-jobs: notice: Node ${process.versions.node} is not supported: sqs-jobs needs Node >= 22.12 ` +
+        '(AWS SDK releases after the first week of January 2027 need Node >= 22); run it on Node 22, 24 or 26\n',
+    ),
   );
 }
 

@@ -15,7 +15,7 @@ const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as {
 describe('Dockerfile', () => {
   it('is multi-stage and runs as a non-root user', () => {
     expect(dockerfile.match(/^FROM /gm)).toHaveLength(2);
-    expect(dockerfile).toMatch(/^FROM node:22-\S+ AS build$/m);
+    expect(dockerfile).toMatch(/^FROM node:26-\S+ AS build$/m);
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/npm prune --omit=dev/);
   });
