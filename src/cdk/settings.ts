@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { thresholdIssues } from './alarm-thresholds.js';
 import { eventSettingSchema, eventSettingsIssues } from './event-settings.js';
 
 /**
@@ -13,9 +14,18 @@ export const settingsSchema = z
     maxReceiveCount: z.number().int().min(1).max(1000),
     /** The p99 handler time you expect; the visibility timeout is twice this. */
     p99ProcessingSeconds: z.number().positive().max(21_600, 'must be <= 21600 (twice it must fit in SQS 12-hour limit)'),
-    /** Alarm when the oldest message is older than this. */
+    /** Alarm when the oldest message is older than this (the queue itself: the normal lane). */
     oldestMessageSlaSeconds: z.number().int().min(60),
+    /** With tiers: the high and low lanes' own SLAs (default: a tenth of oldestMessageSlaSeconds, at least 60, and six times it). */
+    laneSlaSeconds: z
+      .object({ high: z.number().int().min(60).optional(), low: z.number().int().min(60).optional() })
+      .strict()
+      .optional(),
+    /** Alarm when more messages than this wait for 5 minutes (default: what maxTasks × concurrency clear within the SLA). */
+    backlogAlarmMessages: z.number().int().min(1).optional(),
     messageRetentionSeconds: z.number().int().min(60).max(1_209_600),
+    /** Alarm this long before SQS would delete the oldest message of the queue, or of the DLQ, unread (default: a quarter of messageRetentionSeconds, at most a day). */
+    retentionWarningSeconds: z.number().int().min(60).optional(),
     /** The module the worker loads its jobs from, inside the image. */
     jobsModule: z.string().min(1),
     concurrency: z.number().int().min(1),
@@ -61,6 +71,7 @@ export const settingsSchema = z
         message: `shutdownTimeoutSeconds + waitTimeSeconds + 10 must be <= 120 (the Fargate stopTimeout limit); it is ${stopTimeoutSeconds(s)}`,
       });
     }
+    for (const issue of thresholdIssues(s)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of eventSettingsIssues(s.events, { served: servedQueueNames(s), deadLetterQueue: `${s.queueName}-dlq` }))
       ctx.addIssue({ code: 'custom', ...issue });
   });

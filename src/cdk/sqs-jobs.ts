@@ -40,7 +40,7 @@ export interface SqsJobsProps extends DeploySettingsInput {
  * sqs-jobs on AWS in one construct: the job queue and its DLQ (with the spillover queue and the
  * priority tiers' lanes when asked), the job table, each event's topic and subscriber queues, the
  * Fargate service running `sqs-jobs worker` (stop timeout from its shutdown deadline, scaled on the
- * backlog), a one-node memcached for the dedupe lock, the two alarms and a CloudWatch dashboard.
+ * backlog), a one-node memcached for the dedupe lock, the alarms an operator needs (`alarms.ts`) and a CloudWatch dashboard.
  * The task role gets exactly the actions the worker uses; `grantEnqueue` gives a producer its own.
  */
 export class SqsJobs extends Construct {

@@ -1,12 +1,12 @@
 import { Duration } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { acrossQueues, MINUTE } from './queue-metrics.js';
 import { queueSpec, stopTimeoutSeconds, type DeploySettings } from './settings.js';
 
 export interface WorkerServiceParts {
@@ -93,17 +93,9 @@ export function addWorkerService(scope: Construct, s: DeploySettings, p: WorkerS
   });
   // Step scaling on the backlog: never below minTasks, more tasks the deeper the queues.
   const scaling = service.autoScaleTaskCount({ minCapacity: s.minTasks, maxCapacity: s.maxTasks });
-  const depth = (q: sqs.IQueue) => q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' });
+  const depth = (q: sqs.IQueue) => q.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' });
   scaling.scaleOnMetric('QueueDepthScaling', {
-    metric:
-      p.served.length > 1
-        ? new cloudwatch.MathExpression({
-            expression: p.served.map((_, i) => `q${i}`).join(' + '),
-            usingMetrics: Object.fromEntries(p.served.map((q, i) => [`q${i}`, depth(q)])),
-            period: Duration.minutes(1),
-            label: 'waiting (every queue the workers poll)',
-          })
-        : depth(p.queue),
+    metric: acrossQueues(p.served, depth, 'sum', 'waiting (every queue the workers poll)'),
     scalingSteps: [
       { upper: 0, change: -1 },
       { lower: s.concurrency * 5, change: +1 },

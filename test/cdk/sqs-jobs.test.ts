@@ -100,6 +100,73 @@ describe('SqsJobs', () => {
     t.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
   });
 
+  it('alarms as the playbook says: a backlog over what the fleet clears within the SLA for 5 minutes, and a message near its retention in the queue and in the DLQ', () => {
+    const t = synth({ maxTasks: 4, concurrency: 5, p99ProcessingSeconds: 20, oldestMessageSlaSeconds: 300, alarmEmail: 'ops@example.com' });
+    const alarms = alarmsByName(t);
+    expect(Object.keys(alarms).sort()).toEqual([
+      'jobs-backlog',
+      'jobs-dead-letters',
+      'jobs-dlq-retention',
+      'jobs-oldest-message',
+      'jobs-retention',
+    ]);
+    // 4 tasks × 5 handlers, 20 s a job: 300 in the 300-s SLA.
+    expect(alarms['jobs-backlog']).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 300,
+      EvaluationPeriods: 5,
+    });
+    expect(alarms['jobs-backlog']!.Dimensions).toEqual([
+      { Name: 'QueueName', Value: { 'Fn::GetAtt': [expect.stringMatching(/JobQueue/), 'QueueName'] } },
+    ]);
+    // The queue keeps a message 4 days: alarm a day before; the DLQ keeps 14 days from the first enqueue, and the message may have waited 4 in the queue.
+    expect(alarms['jobs-retention']).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 3 * DAY });
+    expect(alarms['jobs-dlq-retention']).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 9 * DAY });
+    expect(alarms['jobs-dlq-retention']!.Dimensions).toEqual([
+      { Name: 'QueueName', Value: { 'Fn::GetAtt': [expect.stringMatching(/DeadLetterQueue/), 'QueueName'] } },
+    ]);
+    for (const [name, alarm] of Object.entries(alarms)) {
+      expect(alarm.AlarmActions, name).toHaveLength(1); // each notifies the topic
+      expect(alarm.AlarmDescription, name).toMatch(/\. [A-Z`]/); // what it means, then what to do
+    }
+    expect(alarmsByName(synth({ backlogAlarmMessages: 50, retentionWarningSeconds: 2 * DAY }))).toMatchObject({
+      'jobs-backlog': { Threshold: 50 },
+      'jobs-retention': { Threshold: 2 * DAY },
+      'jobs-dlq-retention': { Threshold: 8 * DAY },
+    });
+  });
+
+  it('with tiers: each lane’s oldest message against its own SLA, the backlog summed and the retention the oldest over the lanes', () => {
+    const alarms = alarmsByName(synth({ tiers: 'strict', oldestMessageSlaSeconds: 900 }));
+    expect(alarms['jobs-high-oldest-message']).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 90 });
+    expect(alarms['jobs-oldest-message']).toMatchObject({ Threshold: 900 });
+    expect(alarms['jobs-low-oldest-message']).toMatchObject({ Threshold: 5400 });
+    expect(JSON.stringify(alarms['jobs-high-oldest-message']!.Dimensions)).toMatch(/HighQueue/);
+    expect(JSON.stringify(alarms['jobs-low-oldest-message']!.Dimensions)).toMatch(/LowQueue/);
+    expect(JSON.stringify(alarms['jobs-backlog']!.Metrics)).toContain('"Expression":"q0 + q1 + q2"');
+    expect(JSON.stringify(alarms['jobs-retention']!.Metrics)).toContain('"Expression":"MAX([q0, q1, q2])"');
+    const given = alarmsByName(synth({ tiers: 'weighted', laneSlaSeconds: { high: 60, low: 7200 } }));
+    expect([given['jobs-high-oldest-message']!.Threshold, given['jobs-low-oldest-message']!.Threshold]).toEqual([60, 7200]);
+  });
+
+  it('refuses alarm thresholds that cannot work, naming the setting and its rule', () => {
+    expect(() => synth({ laneSlaSeconds: { high: 60 } })).toThrow(/laneSlaSeconds: needs tiers/);
+    expect(() => synth({ tiers: 'strict', laneSlaSeconds: { high: 900 } })).toThrow(
+      /laneSlaSeconds\.high: must be <= oldestMessageSlaSeconds \(600\)/,
+    );
+    expect(() => synth({ tiers: 'strict', laneSlaSeconds: { low: 300 } })).toThrow(
+      /laneSlaSeconds\.low: must be >= oldestMessageSlaSeconds \(600\)/,
+    );
+    expect(() => synth({ messageRetentionSeconds: 3600, oldestMessageSlaSeconds: 600, retentionWarningSeconds: 3000 })).toThrow(
+      /retentionWarningSeconds: must leave messageRetentionSeconds \(3600\) minus it \(3000\) above the longest oldest-message SLA \(600\); it leaves 600/,
+    );
+    expect(alarmsByName(synth({ messageRetentionSeconds: DAY }))['jobs-retention']!.Threshold).toBe(DAY - DAY / 4);
+    expect(() => synth({ messageRetentionSeconds: 14 * DAY })).toThrow(
+      /messageRetentionSeconds: plus retentionWarningSeconds \(86400\) must stay an hour below the DLQ's 1209600 s/,
+    );
+    expect(() => synth({ backlogAlarmMessages: 0 })).toThrow(/backlogAlarmMessages/);
+  });
+
   it('gives the task role exactly the SQS and CloudWatch actions the worker uses, on these queues only', () => {
     const statements = taskRoleStatements(synth());
     const actions = statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
@@ -291,3 +358,25 @@ describe('SqsJobs as a construct in your own stack', () => {
     expect(() => new SqsJobs(stack, 'C', { image, minTasks: 3, maxTasks: 2 })).toThrow(/maxTasks: must be >= minTasks/);
   });
 });
+
+const DAY = 24 * 3600;
+
+type AlarmProps = {
+  MetricName?: string;
+  Threshold: number;
+  EvaluationPeriods: number;
+  Dimensions?: unknown;
+  Metrics?: unknown;
+  AlarmActions?: unknown[];
+  AlarmDescription: string;
+};
+
+/** The stack's alarms by name. */
+function alarmsByName(t: Template): Record<string, AlarmProps> {
+  return Object.fromEntries(
+    Object.values(t.findResources('AWS::CloudWatch::Alarm'))
+      .map((r) => r.Properties as AlarmProps & { AlarmName?: string })
+      .filter((p) => typeof p.AlarmName === 'string')
+      .map((p) => [p.AlarmName!, p]),
+  );
+}
