@@ -143,7 +143,7 @@ install_localstack() {
   stamp="$LOCALSTACK_VENV/.sqs-jobs-installed"
   if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && python_fits "$LOCALSTACK_VENV/bin/python"; then return 0; fi
   python=$(find_python) || { no_python; exit 3; }
-  say "installing localstack-core $LOCALSTACK_VERSION into $LOCALSTACK_VENV with $python (first run only, ~40 s)"
+  say "installing localstack-core $LOCALSTACK_VERSION into $LOCALSTACK_VENV with $python (first run only: about 40 s with a warm pip cache, 90 s or more without)"
   rm -rf "$LOCALSTACK_VENV"
   "$python" -m venv "$LOCALSTACK_VENV"
   "$LOCALSTACK_VENV/bin/pip" install --quiet --disable-pip-version-check \

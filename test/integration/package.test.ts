@@ -92,6 +92,9 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     expect(manifest.peerDependencies.zod).toBe('^4.0.0');
     expect(manifest.dependencies.zod).toBeUndefined();
     expect(manifest.engines.node).toBe('>=22.12');
+    // Only what an app's install reads: no scripts (npm would warn of `prepare`), no devDependencies.
+    expect(manifest.scripts).toBeUndefined();
+    expect(manifest.devDependencies).toBeUndefined();
   });
 
   it("an app imports it (ESM) and requires it (CommonJS) and shares the app's one zod", async () => {
