@@ -26,6 +26,12 @@ afterAll(() => {
 const node = (args: string[], cwd = app) =>
   run('node', args, { cwd, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
 
+/**
+ * On the other Nodes' legs of npm test (scripts/test.sh), what does not turn on the Node is left to
+ * the full leg: the examples (their own installs) and `local up` (a Python venv).
+ */
+const PARTIAL_LEG = process.env.SQS_JOBS_TEST_LEG === 'partial';
+
 /** Debian's Node (20 on these machines) when it is older than the package supports, else undefined. */
 const SYSTEM_NODE = (() => {
   if (!existsSync('/usr/bin/node')) return undefined;
@@ -150,44 +156,48 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     );
   });
 
-  it('`sqs-jobs local up moto` starts a local stack for the app (state in its .sqs-jobs/), `local env` points the app at it, `local down` stops it', async () => {
-    // Ports of its own, beside the suite's servers.
-    const env = {
-      ...process.env,
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      SQS_JOBS_MOTO_PORT: '4767',
-      SQS_JOBS_MEMCACHED_PORT: '11411',
-      SQS_JOBS_DYNAMODB_PORT: '4869',
-    };
-    const sh = (script: string) => run('bash', ['-c', script], { cwd: app, env, timeout: 600_000 });
-    try {
-      await sh('npx sqs-jobs local up moto');
-      expect(existsSync(join(app, '.sqs-jobs/venv-moto/bin/moto_server'))).toBe(true);
-      const printed = (await sh('npx sqs-jobs local env')).stdout;
-      expect(printed).toMatch(/^export AWS_ENDPOINT_URL=http:\/\/127\.0\.0\.1:4767$/m);
-      expect(printed).toMatch(/^export SQS_JOBS_MEMCACHED=127\.0\.0\.1:11411$/m);
-      expect(printed).toMatch(/^export AWS_ENDPOINT_URL_DYNAMODB=http:\/\/127\.0\.0\.1:4869$/m);
-      await sh('npx sqs-jobs local status');
-      // The app, pointed at it: a queue, the job store, a tracked job from its TypeScript jobs.
-      const out = await sh(
-        [
-          'eval "$(npx sqs-jobs local env)"',
-          'url=$(npx sqs-jobs queues create --name app-jobs --json | node -e "process.stdin.on(\'data\', (d) => console.log(JSON.parse(d).queueUrl))")',
-          'npx sqs-jobs store create --table app-jobs',
-          'npx sqs-jobs enqueue greet --jobs src/jobs.ts --args \'{"n":2}\' --queue "$url" --track --table app-jobs --job-id greet-1',
-          'npx sqs-jobs job greet-1 --table app-jobs --json',
-        ].join(' && '),
+  it.skipIf(PARTIAL_LEG)(
+    '`sqs-jobs local up moto` starts a local stack for the app (state in its .sqs-jobs/), `local env` points the app at it, `local down` stops it',
+    async () => {
+      // Ports of its own, beside the suite's servers.
+      const env = {
+        ...process.env,
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        SQS_JOBS_MOTO_PORT: '4767',
+        SQS_JOBS_MEMCACHED_PORT: '11411',
+        SQS_JOBS_DYNAMODB_PORT: '4869',
+      };
+      const sh = (script: string) => run('bash', ['-c', script], { cwd: app, env, timeout: 600_000 });
+      try {
+        await sh('npx sqs-jobs local up moto');
+        expect(existsSync(join(app, '.sqs-jobs/venv-moto/bin/moto_server'))).toBe(true);
+        const printed = (await sh('npx sqs-jobs local env')).stdout;
+        expect(printed).toMatch(/^export AWS_ENDPOINT_URL=http:\/\/127\.0\.0\.1:4767$/m);
+        expect(printed).toMatch(/^export SQS_JOBS_MEMCACHED=127\.0\.0\.1:11411$/m);
+        expect(printed).toMatch(/^export AWS_ENDPOINT_URL_DYNAMODB=http:\/\/127\.0\.0\.1:4869$/m);
+        await sh('npx sqs-jobs local status');
+        // The app, pointed at it: a queue, the job store, a tracked job from its TypeScript jobs.
+        const out = await sh(
+          [
+            'eval "$(npx sqs-jobs local env)"',
+            'url=$(npx sqs-jobs queues create --name app-jobs --json | node -e "process.stdin.on(\'data\', (d) => console.log(JSON.parse(d).queueUrl))")',
+            'npx sqs-jobs store create --table app-jobs',
+            'npx sqs-jobs enqueue greet --jobs src/jobs.ts --args \'{"n":2}\' --queue "$url" --track --table app-jobs --job-id greet-1',
+            'npx sqs-jobs job greet-1 --table app-jobs --json',
+          ].join(' && '),
+        );
+        expect(JSON.parse(out.stdout.trim().split('\n').at(-1)!)).toMatchObject({ jobId: 'greet-1', jobName: 'greet', state: 'waiting' });
+      } finally {
+        await sh('npx sqs-jobs local down');
+      }
+      const after = await sh('npx sqs-jobs local status').then(
+        () => 0,
+        (error: { code: number }) => error.code,
       );
-      expect(JSON.parse(out.stdout.trim().split('\n').at(-1)!)).toMatchObject({ jobId: 'greet-1', jobName: 'greet', state: 'waiting' });
-    } finally {
-      await sh('npx sqs-jobs local down');
-    }
-    const after = await sh('npx sqs-jobs local status').then(
-      () => 0,
-      (error: { code: number }) => error.code,
-    );
-    expect(after).toBe(1);
-  }, 900_000);
+      expect(after).toBe(1);
+    },
+    900_000,
+  );
 
   it("the README's Quick start runs as written: its jobs module and its service-and-worker code, against the local servers", async () => {
     const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
@@ -286,7 +296,7 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     },
   );
 
-  it.skipIf(process.env.SQS_JOBS_TEST_EXAMPLES === '0')(
+  it.skipIf(PARTIAL_LEG)(
     'examples/testing-a-job, installed as its README says: it type-checks, and its tests pass with no server',
     async () => {
       const example = await installExample('testing-a-job', tmp, tarball);
