@@ -72,6 +72,9 @@ export async function compareEstimators(o: {
     counts: (u: string) => admin.counts(u),
     drained: (u: string) => lock.drains.read(u),
     held: (u: string, period: number) => lock.drains.readHeld(u, period),
+    // The candidates are compared from nothing: no capacity kept from before.
+    kept: async () => undefined,
+    keep: async () => {},
   };
   const drain2 = new QueueEstimate(ports, queueUrl, 2_000);
   const drain5 = new QueueEstimate(ports, queueUrl, 5_000);

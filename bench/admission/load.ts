@@ -11,7 +11,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
+import { MemcachedLock } from '../../src/adapters/memcached-lock.js';
 import { SqsQueueAdmin } from '../../src/adapters/sqs-admin.js';
+import type { KeptCapacity } from '../../src/ports/drain-meter.js';
 import { QueueFullError } from '../../src/core/errors.js';
 import { createProducer, createQueues, createWorker, defineJob } from '../../src/index.js';
 import type { Priority } from '../../src/core/priority.js';
@@ -36,6 +38,8 @@ export interface PhaseSettings {
   readonly handlerMs: number;
   /** Admission's SLA; undefined: no admission. */
   readonly slaSeconds: number | undefined;
+  /** A capacity kept for the queue before the phase, as an earlier fleet's producer would have left it. */
+  readonly kept?: KeptCapacity;
 }
 
 export interface Second {
@@ -69,6 +73,8 @@ export interface PhaseResult {
   readonly firstRetryAdmitted: number;
   readonly eventuallyAdmitted: number;
   readonly refusals: number;
+  /** The longest Retry-After told (ms). */
+  readonly maxRetryAfterMs: number;
   /** This process's event-loop delay over the phase (ms): a loaded host shows here first. */
   readonly loopDelay: { readonly p99: number; readonly max: number };
 }
@@ -125,6 +131,11 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
     completions.push(since());
   });
   await worker.start();
+  if (s.kept !== undefined) {
+    const lock = new MemcachedLock({ servers: s.memcached, keyPrefix: lockKeyPrefix });
+    await lock.drains.keepCapacity(queueUrl, s.kept);
+    lock.close();
+  }
   const producer = createProducer(
     {
       queueUrl,
@@ -167,7 +178,16 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
     });
   }, 1_000);
 
-  const tally = { offered: 0, admitted: 0, refusedOnce: 0, retried: 0, firstRetryAdmitted: 0, eventuallyAdmitted: 0, refusals: 0 };
+  const tally = {
+    offered: 0,
+    admitted: 0,
+    refusedOnce: 0,
+    retried: 0,
+    firstRetryAdmitted: 0,
+    eventuallyAdmitted: 0,
+    refusals: 0,
+    maxRetryAfterMs: 0,
+  };
   const refusalsBy: Partial<Record<Priority, number>> = {};
   let lastMark: number | undefined;
   const endAt = started + s.seconds * 1000;
@@ -188,6 +208,7 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
         tally.refusals++;
         refusalsBy[priority] = (refusalsBy[priority] ?? 0) + 1;
         lastMark = error.highWaterMark;
+        tally.maxRetryAfterMs = Math.max(tally.maxRetryAfterMs, error.retryAfterMs);
         if (attempt === 0) tally.refusedOnce++;
         // Back when told, or at the end of the phase (a low tier may be told minutes).
         await sleep(Math.max(0, Math.min(error.retryAfterMs, endAt - Date.now())));
@@ -204,6 +225,17 @@ export async function runPhase(s: PhaseSettings): Promise<PhaseResult> {
     await sleep(20);
   }
   await Promise.all(clients);
+  // With admission, every job admitted gets to start before the phase ends (its wait counts); at
+  // most the SLA's worth, plus slack. Without, the backlog is left (it grows without bound).
+  if (s.slaSeconds !== undefined) {
+    const until = Date.now() + (2 * s.slaSeconds + 30) * 1000;
+    while (Date.now() < until) {
+      const counts = await Promise.all(lanes.map((url) => admin.counts(url)));
+      const left = counts.reduce((sum, c) => sum + c.visible + c.delayed, 0) + worker.inFlight.buffered;
+      if (left === 0) break;
+      await sleep(250);
+    }
+  }
   clearInterval(sampler);
   await worker.stop();
   producer.close();

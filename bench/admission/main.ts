@@ -2,7 +2,9 @@
  * `npm run bench:admission [-- --quick]`: issue 19's admission benchmark on ElasticMQ, in one run.
  *   1. The drain-rate candidates (estimators.ts): accuracy, reaction to a halved drain, cost.
  *   2. Offered load 3x the workers' drain for ADMISSION_SECONDS (60; --quick 20), without
- *      admission, then with it (SLA 10 s; --quick 5 s); clients honour Retry-After.
+ *      admission, then with it (SLA 10 s; --quick 5 s); clients honour Retry-After. Then, with
+ *      admission from the first second: 10x, and 3x with a capacity kept from before (an hour
+ *      old, right), and kept stale (a day old, from a fleet twice this one).
  *   3. Tiers, with admission: a high and a low tier each offered 0.65x the capacity measured in 2
  *      (high alone fits, both do not), on one queue, then on the tiers' lanes picked strictly,
  *      then by weight.
@@ -64,6 +66,14 @@ const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.cei
 const rate = (r: PhaseResult) => r.completions.filter((t) => t >= steadyFrom && t <= seconds).length / (seconds - steadyFrom);
 const capacity = rate(without);
 
+// Admission from the first second: the same worker, fresh queues, as a fleet starting up.
+console.error(`with admission at 10x: ${seconds} s offered ${10 * nominal}/s`);
+const tenfold = await runPhase({ ...common, loads: [{ priority: 'normal', perSecond: 10 * nominal }], name: 'with10x', slaSeconds: sla });
+console.error(`with admission at 3x, a capacity kept an hour ago (${capacity.toFixed(1)}/s, right)`);
+const kept = await runPhase({ ...common, name: 'kept', slaSeconds: sla, kept: { perSecond: capacity, at: Date.now() - 3_600_000 } });
+console.error(`with admission at 3x, a capacity kept a day ago by a fleet twice this one (${(2 * capacity).toFixed(1)}/s)`);
+const stale = await runPhase({ ...common, name: 'stale', slaSeconds: sla, kept: { perSecond: 2 * capacity, at: Date.now() - 86_400_000 } });
+
 // Tiers: loads set from the capacity just measured (a loaded host drains less than the nominal).
 const tierShare = 0.65;
 const tierLoads = [
@@ -99,6 +109,23 @@ const figures = (r: PhaseResult) => {
   };
 };
 const f = { without: figures(without), with: figures(withAdmission) };
+
+/** Over the whole phase, by when each job was accepted (its start less its wait): the first SLA window, and every job. */
+const fromFirstSecond = (r: PhaseResult) => {
+  const accepted = r.waits.map((w) => ({ at: w.t - w.ms / 1000, s: w.ms / 1000 })).filter((a) => a.at <= seconds);
+  return {
+    name: r.name,
+    firstWindowP99: p99(accepted.filter((a) => a.at < sla).map((a) => a.s)),
+    runP99: p99(accepted.map((a) => a.s)),
+    goodputRun: r.completions.filter((t) => t <= seconds).length / (capacity * seconds),
+    goodputFirstWindow: r.completions.filter((t) => t <= sla).length / (capacity * sla),
+    maxRetryAfterSeconds: r.maxRetryAfterMs / 1000,
+    refusals: r.refusals,
+    admitted: r.admitted,
+    offered: r.offered,
+  };
+};
+const firstSecond = [withAdmission, tenfold, kept, stale].map(fromFirstSecond);
 const steadySeconds = seconds - steadyFrom;
 const tierFigures = tierPhases.map((r) => {
   const of = (p: 'high' | 'low') => {
@@ -132,6 +159,19 @@ const lines = [
   `  event-loop delay p99 / max (ms)              ${`${f.without.loopDelay.p99.toFixed(0)} / ${f.without.loopDelay.max.toFixed(0)}`.padStart(17)} ${`${f.with.loopDelay.p99.toFixed(0)} / ${f.with.loopDelay.max.toFixed(0)}`.padStart(16)}`,
   `  offered / admitted / refusals                ${`${f.without.offered} / ${f.without.admitted} / ${f.without.refusals}`.padStart(17)} ${`${f.with.offered} / ${f.with.admitted} / ${f.with.refusals}`.padStart(16)}`,
 ];
+const firstRow = (label: string, cell: (t: (typeof firstSecond)[number]) => string) =>
+  `  ${label.padEnd(44)}${firstSecond.map((t) => cell(t).padStart(12)).join('')}`;
+lines.push(
+  '',
+  `admission from the first second: SLA ${sla} s, capacity ${capacity.toFixed(1)} jobs/s; jobs by when they were accepted`,
+  `  ${''.padEnd(44)}${['3x', '10x', '3x, kept', '3x, stale'].map((n) => n.padStart(12)).join('')}`,
+  firstRow(`accepted wait p99, first ${sla} s <= ${sla} s`, (t) => `${t.firstWindowP99.toFixed(1)} s`),
+  firstRow(`accepted wait p99, whole run <= ${sla} s`, (t) => `${t.runP99.toFixed(1)} s`),
+  firstRow('goodput, whole run >= 90%', (t) => pct(t.goodputRun)),
+  firstRow(`goodput, first ${sla} s >= 50%`, (t) => pct(t.goodputFirstWindow)),
+  firstRow('longest Retry-After told', (t) => `${t.maxRetryAfterSeconds} s`),
+  firstRow('offered / admitted', (t) => `${t.offered} / ${t.admitted}`),
+);
 const tierRow = (label: string, cell: (t: (typeof tierFigures)[number]) => string) =>
   `  ${label.padEnd(38)}${tierFigures.map((t) => cell(t).padStart(14)).join('')}`;
 lines.push(
@@ -147,7 +187,7 @@ lines.push(
 console.log(`\n${lines.join('\n')}`);
 writeFileSync(
   `${resultsDir}/latest.json`,
-  `${JSON.stringify({ machine, seconds, sla, capacity, mark, steadyFrom, estimators, figures: f, tiers: tierFigures, without: without.seconds, with: withAdmission.seconds }, null, 2)}\n`,
+  `${JSON.stringify({ machine, seconds, sla, capacity, mark, steadyFrom, estimators, figures: f, firstSecond, tiers: tierFigures, without: without.seconds, with: withAdmission.seconds }, null, 2)}\n`,
 );
 const rows: ChartRow[] = [without, withAdmission].flatMap((r) =>
   r.seconds

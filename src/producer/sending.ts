@@ -35,7 +35,10 @@ export async function sendOne(
   await s.queueLimit.check();
   s.admission?.admitAll([message]);
   try {
-    const { messageId } = await s.queue.send(message.queueUrl, outgoing(message));
+    const { messageId } = await s.queue.send(message.queueUrl, outgoing(message)).catch((error: unknown) => {
+      s.admission?.sent(message.queueUrl, 0, 1);
+      throw error;
+    });
     s.admission?.sent(message.queueUrl, 1);
     await recordWaiting(s.store, definition.name, [message]);
     return { jobId: message.jobId, messageId, queueUrl: message.queueUrl };
@@ -71,6 +74,7 @@ export async function sendMany(
   const { results, failed } = await sendAll(s.queue, messages, maxBytes);
   messages.forEach((m, i) => {
     if (results[i] !== undefined) s.admission?.sent(m.queueUrl, 1);
+    else s.admission?.sent(m.queueUrl, 0, 1);
   });
   await recordWaiting(
     s.store,

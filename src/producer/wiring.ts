@@ -118,6 +118,8 @@ export function producerAdmission(
     counts: queueCounts,
     drained: (url) => meter.read(url),
     held: (url, period) => meter.readHeld(url, period),
+    kept: (url) => meter.keptCapacity(url),
+    keep: (url, capacity) => meter.keepCapacity(url, capacity),
   });
   return { admission, close: () => admission.close() };
 }

@@ -1,4 +1,4 @@
-import type { DrainMeter } from '../ports/drain-meter.js';
+import { type DrainMeter, isCapacity, type KeptCapacity } from '../ports/drain-meter.js';
 
 /** Held periods kept per queue, as memcached keeps them a minute (20 periods of 3 s). */
 const HELD_PERIODS_KEPT = 20;
@@ -12,6 +12,7 @@ const HELD_PERIODS_KEPT = 20;
 export class MemoryDrainMeter implements DrainMeter {
   readonly #drained = new Map<string, number>();
   readonly #held = new Map<string, Map<number, number>>();
+  readonly #capacity = new Map<string, KeptCapacity>();
   down = false;
 
   async add(queueUrl: string, count: number): Promise<void> {
@@ -33,6 +34,14 @@ export class MemoryDrainMeter implements DrainMeter {
 
   async readHeld(queueUrl: string, period: number): Promise<number | undefined> {
     return this.down ? undefined : this.#held.get(queueUrl)?.get(period);
+  }
+
+  async keepCapacity(queueUrl: string, capacity: KeptCapacity): Promise<void> {
+    if (!this.down && isCapacity(capacity)) this.#capacity.set(queueUrl, { perSecond: capacity.perSecond, at: capacity.at });
+  }
+
+  async keptCapacity(queueUrl: string): Promise<KeptCapacity | undefined> {
+    return this.down ? undefined : this.#capacity.get(queueUrl);
   }
 }
 

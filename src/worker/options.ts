@@ -112,7 +112,7 @@ export const workerOptionsSchema = z
       .max(900, 'must be <= 900 (SQS delay limit)')
       .default(5),
     /** Where the worker counts its deletes and the messages it holds unstarted (admission's drain rate and backlog). Default: memcached's, when `memcached` is set. */
-    drains: implementing<DrainMeter>('DrainMeter', ['add', 'read', 'addHeld', 'readHeld']).optional(),
+    drains: implementing<DrainMeter>('DrainMeter', ['add', 'read', 'addHeld', 'readHeld', 'keepCapacity', 'keptCapacity']).optional(),
     /**
      * Where the worker reports what it sees of each tenant (the dashboard's tenants page), or false
      * for nowhere. Default: memcached's, when `memcached` is set.

@@ -77,11 +77,24 @@ describe.each(subjects)('drain meter port contract: %s', (_name, s) => {
     expect(await s.peer.read(q)).toBeUndefined(); // held is not drained
   });
 
+  it('kept capacity: the last kept wins, read by another client too; none kept, or not a rate, reads undefined', async () => {
+    const q = url();
+    expect(await s.peer.keptCapacity(q)).toBeUndefined();
+    await s.meter.keepCapacity(q, { perSecond: 16.5, at: 1_000 });
+    await s.peer.keepCapacity(q, { perSecond: 8.25, at: 2_000 });
+    for (const bad of [Number.NaN, -1, Number.POSITIVE_INFINITY]) await s.meter.keepCapacity(q, { perSecond: bad, at: 3_000 });
+    await s.meter.keepCapacity(q, { perSecond: 4, at: 1.5 });
+    expect(await s.meter.keptCapacity(q)).toEqual({ perSecond: 8.25, at: 2_000 });
+    expect(await s.meter.keptCapacity(url())).toBeUndefined(); // each queue its own
+  });
+
   it('never rejects when memcached cannot be reached: adds are lost, reads answer undefined', async () => {
     const down = await s.unreachable();
     await expect(down.add(url(), 3)).resolves.toBeUndefined();
     expect(await down.read(url())).toBeUndefined();
     await expect(down.addHeld(url(), 1, 3)).resolves.toBeUndefined();
     expect(await down.readHeld(url(), 1)).toBeUndefined();
+    await expect(down.keepCapacity(url(), { perSecond: 1, at: 1 })).resolves.toBeUndefined();
+    expect(await down.keptCapacity(url())).toBeUndefined();
   });
 });

@@ -39,19 +39,25 @@ describe('admission', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      // Offer more than the workers drain (in rounds of 20 every 250 ms: ~80/s) until admission refuses.
+      // Offer more than the workers drain (in rounds of 20 every 250 ms: ~80/s) until admission refuses
+      // on a capacity it knows (before, only its first mark: 10 waiting).
       let n = 0;
       let refusal: QueueFullError | undefined;
+      let first: QueueFullError | undefined;
       await eventually(
         async () => {
           const round = await Promise.allSettled(Array.from({ length: 20 }, () => producer.enqueue(job, { n: n++ })));
-          refusal ??= round.map((r) => (r.status === 'rejected' ? r.reason : undefined)).find((e) => e instanceof QueueFullError);
+          const refused = round.map((r) => (r.status === 'rejected' ? r.reason : undefined)).filter((e) => e instanceof QueueFullError);
+          first ??= refused[0];
+          refusal ??= refused.find((e) => e.drainPerSecond > 0);
           await sleepFor(250);
           return refusal !== undefined;
         },
         'a refusal',
         60_000,
       );
+      // The very first round already meets the first mark: a fleet that never ran keeps no capacity.
+      expect(first).toMatchObject({ highWaterMark: 10, drainPerSecond: 0 });
       expect(refusal!.retryAfterMs).toBeGreaterThanOrEqual(1_000);
       expect(refusal!.drainPerSecond).toBeGreaterThan(0);
       expect(refusal!.highWaterMark).toBeCloseTo(refusal!.drainPerSecond * 2, 0);
@@ -75,6 +81,28 @@ describe('admission', () => {
       expect((await post()).status).toBe(202);
       const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, { post?: { responses: object } }> };
       expect(Object.keys(doc.paths['/jobs/thumb']!.post!.responses)).toContain('429');
+
+      // A producer that starts now (a deploy, a scale-out) starts from the capacity this one kept in
+      // memcached, whole (it is fresh), instead of from its first mark.
+      const known = producer.admissionState(queueUrl)!;
+      expect(['measured', 'drained']).toContain(known.basis);
+      const later = createProducer(
+        { queueUrl, jobs: [job], memcached: LOCAL_MEMCACHED, lockKeyPrefix, admission: { slaSeconds: 2, sampleMs: 500, windowSeconds: 2 } },
+        LOCAL_ENV,
+      );
+      try {
+        await later.enqueue(job, { n: -2 }).catch((error: unknown) => {
+          if (!(error instanceof QueueFullError)) throw error;
+        });
+        const kept = await eventually(() => {
+          const state = later.admissionState(queueUrl);
+          return state?.basis === 'kept' ? state : undefined;
+        }, "the later producer's first sample");
+        expect(kept.drainPerSecond).toBeGreaterThan(0);
+        expect(kept.highWaterMark).toBeGreaterThan(10);
+      } finally {
+        later.close();
+      }
     } finally {
       await new Promise((r) => server.close(r));
       producer.close();
@@ -133,7 +161,7 @@ describe('admission', () => {
             ...(round++ % 3 === 0 ? ['q1', 'q2', 'q3'].map((t) => offer(t, 'quiet')) : []),
           ]);
           await sleepFor(250);
-          return firstRefusalAt !== undefined && Date.now() - firstRefusalAt > 3_000;
+          return firstRefusalAt !== undefined && Date.now() - firstRefusalAt > 3_000 && admitted.quiet + refused.quiet >= 12;
         },
         'the noisy tenant refused for 3 s',
         60_000,
@@ -160,11 +188,14 @@ describe('admission', () => {
       { queueUrl, jobs: [job], memcached: LOCAL_MEMCACHED, lockKeyPrefix, admission: { slaSeconds: 60, sampleMs: 500 } },
       LOCAL_ENV,
     );
+    const preload = createProducer({ queueUrl, jobs: [job] }, LOCAL_ENV);
     try {
-      await producer.enqueueMany(
+      // Sent without admission (with it, 30 at once are over the first mark of a queue with no capacity known).
+      await preload.enqueueMany(
         job,
-        Array.from({ length: 30 }, (_, n) => ({ n })),
+        Array.from({ length: 29 }, (_, n) => ({ n })),
       );
+      await producer.enqueue(job, { n: 29 }); // admission's sampling of the queue starts
       await worker.start();
       // SQS's count changes once per 3-s job; the producer samples every 0.5 s. Three looks 0.6 s
       // apart that each find admission's backlog above SQS's by about what the worker holds cannot
@@ -186,6 +217,7 @@ describe('admission', () => {
       console.log(`held: SQS visible ${seen.visible}, worker holds ${seen.held}, admission's backlog ${seen.backlog}`);
     } finally {
       producer.close();
+      preload.close();
     }
   });
 });

@@ -52,6 +52,9 @@ function row(q: NonNullable<QueueRow['dlq']>, dlq: boolean, slaSeconds: number |
 }
 
 /** Every queue with its DLQ, spillover queue and lanes; alarms; admission's view. */
+/** How admission knows a capacity it has not measured yet (AdmissionState.basis). */
+const BASIS = { kept: 'kept', drained: 'seen drained', none: 'first mark' } as const;
+
 export function overviewPage(
   stats: Stats,
   o: {
@@ -71,9 +74,9 @@ export function overviewPage(
   }
   const admission = [...o.admission].map(
     ([url, a]) => html`<tr><td><code>${queueNameOf(url)}</code></td><td class="n">${num(Math.round(a.backlog))}</td>
-<td class="n">${num(a.drainPerSecond)}</td><td class="n">${num(a.highWaterMark === undefined ? undefined : Math.round(a.highWaterMark))}</td>
+<td class="n">${num(a.drainPerSecond)}${a.basis === 'measured' ? '' : html` <span class="muted">(${BASIS[a.basis]})</span>`}</td><td class="n">${num(Math.round(a.highWaterMark))}</td>
 <td class="n">${num(a.turnsHeld)}</td>
-<td>${a.highWaterMark === undefined ? html`<span class="muted">measuring: admitting all</span>` : a.fillLine !== undefined && a.backlog >= a.fillLine ? html`<span class="badge warn">refusing new requests</span>` : html`<span class="badge ok">admitting</span>`}</td></tr>`,
+<td>${a.backlog >= a.fillLine ? html`<span class="badge warn">refusing new requests</span>` : html`<span class="badge ok">admitting</span>`}</td></tr>`,
   );
   return {
     title: 'Overview',

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { implementing } from '../../config/env.js';
 import type { DrainMeter } from '../../ports/drain-meter.js';
 import type { QueueCounts } from '../../ports/queue-admin.js';
-import { type EstimatePorts, QueueEstimate } from './estimate.js';
+import { type CapacityBasis, type EstimatePorts, QueueEstimate } from './estimate.js';
 import { AdmissionGate } from './gate.js';
 
 /** The producer's `admission` option. */
@@ -17,8 +17,12 @@ export const admissionOptionsSchema = z
     windowSeconds: z.number().min(1, 'must be 1-300').max(300, 'must be 1-300').default(5),
     /** How long after its time a refused request's turn is kept for it. */
     graceMs: z.number().int('must be a whole number').min(0).max(60_000).default(2_000),
+    /** The backlog admitted before any drain capacity is known (none kept, none drained yet). */
+    firstMark: z.number().int('must be a whole number').min(1, 'must be >= 1').default(10),
+    /** The longest Retry-After told; a request that would wait longer is told this and keeps no turn. */
+    maxRetryAfterSeconds: z.number().int('must be a whole number').min(1, 'must be 1-3600').max(3_600, 'must be 1-3600').default(30),
     /** Where the workers count what they drain and hold unstarted; default: the producer's memcached (its `memcached` option or SQS_JOBS_MEMCACHED). */
-    drains: implementing<DrainMeter>('DrainMeter', ['add', 'read', 'addHeld', 'readHeld']).optional(),
+    drains: implementing<DrainMeter>('DrainMeter', ['add', 'read', 'addHeld', 'readHeld', 'keepCapacity', 'keptCapacity']).optional(),
     /** The queue's counts; default: SQS's GetQueueAttributes on the producer's client. */
     counts: z.custom<(queueUrl: string) => Promise<QueueCounts>>((v) => typeof v === 'function', 'must be a function').optional(),
   })
@@ -36,18 +40,22 @@ type Settings = z.output<typeof admissionOptionsSchema>;
 export interface AdmissionState {
   /** Messages not yet started (visible, delayed, and held unstarted by the workers), projected from the last sample to now. */
   readonly backlog: number;
-  /** The workers' measured drain capacity (jobs/s); undefined until measured (everything is admitted). */
+  /** The workers' drain capacity (jobs/s) as known (`basis`); undefined with none known yet. */
   readonly drainPerSecond: number | undefined;
-  /** drainPerSecond × slaSeconds: no admission takes the backlog above it. */
-  readonly highWaterMark: number | undefined;
+  /** Where drainPerSecond comes from: measured here, kept by a producer before, drained as seen, or none yet (CapacityBasis). */
+  readonly basis: CapacityBasis;
+  /** drainPerSecond × slaSeconds (at least `firstMark` until measured): no admission takes the backlog above it. */
+  readonly highWaterMark: number;
   /** 90% of the mark: new requests are refused above it (the rest is room for those back on their turn). */
-  readonly fillLine: number | undefined;
+  readonly fillLine: number;
   /** Messages whose turn is kept for refused requests told to come back. */
   readonly turnsHeld: number;
 }
 
 /** New requests fill the backlog to 90% of the mark; the last 10% is room for requests back on their turn. */
 const HEADROOM = 0.1;
+/** How often a queue is sampled at most until its capacity is measured. */
+const WARMUP_SAMPLE_MS = 250;
 
 /**
  * Admission for a producer: per destination queue, an estimate sampled on a timer (started on the
@@ -57,7 +65,7 @@ const HEADROOM = 0.1;
 export class Admission {
   readonly #s: Settings;
   readonly #ports: EstimatePorts;
-  readonly #queues = new Map<string, { estimate: QueueEstimate; gate: AdmissionGate; timer: NodeJS.Timeout }>();
+  readonly #queues = new Map<string, { estimate: QueueEstimate; gate: AdmissionGate; timer: NodeJS.Timeout | undefined }>();
   readonly #now: () => number;
 
   constructor(settings: Settings, ports: EstimatePorts, now: () => number = Date.now) {
@@ -66,11 +74,15 @@ export class Admission {
     this.#now = now;
   }
 
-  /** Admit `count` messages to `queueUrl` under `key` (see admissionKey), or throw QueueFullError. */
+  /**
+   * Admit `count` messages to `queueUrl` under `key` (see admissionKey), or throw QueueFullError.
+   * Admitted ones count in the backlog at once; say what became of them with sent().
+   */
   admit(queueUrl: string, key: string, count: number): void {
     const q = this.#queue(queueUrl);
     const now = this.#now();
     q.gate.admit(key, count, q.estimate.view(now), now);
+    q.estimate.sending(count);
   }
 
   /**
@@ -84,24 +96,39 @@ export class Admission {
       if (q === undefined) byQueue.set(m.queueUrl, { key: m.admissionKey!, count: 1 });
       else q.count++;
     }
-    for (const [queueUrl, { key, count }] of byQueue) this.admit(queueUrl, key, count);
+    const admitted: [string, number][] = [];
+    try {
+      for (const [queueUrl, { key, count }] of byQueue) {
+        this.admit(queueUrl, key, count);
+        admitted.push([queueUrl, count]);
+      }
+    } catch (error) {
+      for (const [queueUrl, count] of admitted) this.sent(queueUrl, 0, count); // none of them goes
+      throw error;
+    }
   }
 
-  /** What admission sees for `queueUrl` now; undefined before its first enqueue there or its first sample. */
+  /** What admission sees for `queueUrl` now; undefined before its first enqueue there. */
   state(queueUrl: string): AdmissionState | undefined {
     const q = this.#queues.get(queueUrl);
+    if (q === undefined) return undefined;
     const now = this.#now();
-    const view = q?.estimate.view(now);
-    if (q === undefined || view === undefined) return undefined;
+    const view = q.estimate.view(now);
     q.gate.prune(now);
-    const highWaterMark = view.capacity === undefined ? undefined : view.capacity * this.#s.slaSeconds;
-    const fillLine = highWaterMark === undefined ? undefined : highWaterMark * (1 - HEADROOM);
-    return { backlog: view.backlog, drainPerSecond: view.capacity, highWaterMark, fillLine, turnsHeld: q.gate.held };
+    const highWaterMark = q.gate.markOf(view);
+    return {
+      backlog: view.backlog,
+      drainPerSecond: view.capacity,
+      basis: view.basis,
+      highWaterMark,
+      fillLine: highWaterMark * (1 - HEADROOM),
+      turnsHeld: q.gate.held,
+    };
   }
 
-  /** They were sent: counted in the backlog until the next sample sees them. */
-  sent(queueUrl: string, count: number): void {
-    this.#queues.get(queueUrl)?.estimate.sent(count);
+  /** Of the messages admitted to `queueUrl`, `count` were sent (counted until the next sample sees them) and `failed` were not. */
+  sent(queueUrl: string, count: number, failed = 0): void {
+    this.#queues.get(queueUrl)?.estimate.sent(count, failed);
   }
 
   /** Take a sample of every queue now (tests; the timers do this every sampleMs). */
@@ -110,7 +137,7 @@ export class Admission {
   }
 
   close(): void {
-    for (const q of this.#queues.values()) clearInterval(q.timer);
+    for (const q of this.#queues.values()) clearTimeout(q.timer);
     this.#queues.clear();
   }
 
@@ -118,14 +145,30 @@ export class Admission {
     let q = this.#queues.get(queueUrl);
     if (q === undefined) {
       const estimate = new QueueEstimate(this.#ports, queueUrl, this.#s.windowSeconds * 1000);
-      const timer = setInterval(() => void estimate.sample(this.#now), this.#s.sampleMs);
-      timer.unref();
-      void estimate.sample(this.#now);
-      const gate = new AdmissionGate({ slaSeconds: this.#s.slaSeconds, graceMs: this.#s.graceMs, headroom: HEADROOM });
-      q = { estimate, gate, timer };
+      const gate = new AdmissionGate({
+        slaSeconds: this.#s.slaSeconds,
+        graceMs: this.#s.graceMs,
+        headroom: HEADROOM,
+        firstMark: this.#s.firstMark,
+        maxRetryAfterMs: this.#s.maxRetryAfterSeconds * 1000,
+      });
+      q = { estimate, gate, timer: undefined };
       this.#queues.set(queueUrl, q);
+      this.#sampleNow(q);
     }
     return q;
+  }
+
+  /**
+   * Sample `q` now and again after `sampleMs`; every WARMUP_SAMPLE_MS at most while its capacity is
+   * not measured (the backlog admitted under the first mark is read that much sooner, so the
+   * workers are not left waiting for a sample to make room).
+   */
+  #sampleNow(q: { estimate: QueueEstimate; timer: NodeJS.Timeout | undefined }): void {
+    void q.estimate.sample(this.#now);
+    const every = q.estimate.view(this.#now()).basis === 'measured' ? this.#s.sampleMs : Math.min(WARMUP_SAMPLE_MS, this.#s.sampleMs);
+    q.timer = setTimeout(() => this.#sampleNow(q), every);
+    q.timer.unref();
   }
 }
 

@@ -1,4 +1,4 @@
-import { heldPeriodOf } from '../../ports/drain-meter.js';
+import { heldPeriodOf, type KeptCapacity } from '../../ports/drain-meter.js';
 import type { QueueCounts } from '../../ports/queue-admin.js';
 
 /** What an estimate reads, on a timer: the queue's counts (SQS) and what the workers report (memcached). */
@@ -8,6 +8,10 @@ export interface EstimatePorts {
   drained(queueUrl: string): Promise<number | undefined>;
   /** The messages of the queue the workers held unstarted in a held period (DrainMeter.readHeld). */
   held(queueUrl: string, period: number): Promise<number | undefined>;
+  /** The capacity last kept for the queue by any producer (DrainMeter.keptCapacity). */
+  kept(queueUrl: string): Promise<KeptCapacity | undefined>;
+  /** Keep a capacity measured here for producers that start later (DrainMeter.keepCapacity). */
+  keep(queueUrl: string, capacity: KeptCapacity): Promise<void>;
 }
 
 /** How much busy time the first capacity is measured over (the workers add their counts once a second). */
@@ -17,21 +21,44 @@ const FIRST_SPAN_MS = 3_000;
 const MIN_DELETES = 5;
 const LONGEST_WINDOW_MS = 60_000;
 
+/** A kept capacity younger than this was measured by a producer running now: taken as it is. */
+const FRESH_KEPT_MS = 60_000;
+/**
+ * An older kept capacity is taken at this share until this producer measures one: the fleet may
+ * have shrunk since (half keeps the SLA through a halving), and half of a right one still keeps
+ * the workers busy (the backlog stays above zero), so nothing is lost but some of the headroom.
+ */
+const OLD_KEPT_SHARE = 0.5;
+/** How often a producer keeps the capacity it measures, at most (one memcached set). */
+const KEEP_EVERY_MS = 10_000;
+
 interface Sample {
   readonly at: number;
   /** Messages not yet started: visible, delayed, and held by the workers. */
   readonly backlog: number;
-  /** Visible: work the workers could take now (delayed messages are not, yet). */
-  readonly visible: number;
+  /** The part of it the workers hold unstarted. */
+  readonly held: number;
+  /** Work the workers had to take: visible, or held by them unstarted (delayed messages are not, yet). */
+  readonly waiting: number;
   readonly drained: number | undefined;
 }
+
+/**
+ * Where a capacity comes from: `measured` here while work waited; before that, `kept` (the last
+ * one any producer kept, taken whole when fresh, at half when older) or `drained` (the most the
+ * workers were seen to drain, which they can at least do), the larger of the two; `none` yet.
+ */
+export type CapacityBasis = 'measured' | 'kept' | 'drained' | 'none';
 
 /** A queue as admission sees it now. */
 export interface QueueView {
   /** Messages not yet started (visible, delayed, and held unstarted by the workers), projected from the last sample to now. */
   readonly backlog: number;
-  /** Messages per second the workers take off the queue when they have work: undefined until measured. */
+  /** Of the backlog, what the workers held unstarted at the last sample (their prefetch). */
+  readonly held: number;
+  /** Messages per second the workers take off the queue when they have work, as well as known (`basis`); undefined with none. */
   readonly capacity: number | undefined;
+  readonly basis: CapacityBasis;
 }
 
 /**
@@ -41,7 +68,7 @@ export interface QueueView {
  * (SQS counts them in flight, but a job sent now waits for them too), as the workers reported them
  * for the last two whole held periods (the larger: a few seconds of clock skew lose nothing). The drain rate is the drain count's
  * rise over the last `windowMs`; it measures the workers' capacity only while they had work all
- * window long (a backlog at every sample), since an idle fleet drains only what arrives. So the
+ * window long (visible, or held unstarted by them, at every sample), since an idle fleet drains only what arrives. So the
  * capacity is the rate of the last such window, or a higher rate seen since (more workers), and
  * unknown until work has waited for 3 s (the first capacity is measured over that much). A window
  * with fewer than 5 deletes grows until it has them (slow jobs), up to a minute: a fleet that
@@ -54,6 +81,14 @@ export class QueueEstimate {
   readonly #windowMs: number;
   readonly #samples: Sample[] = [];
   #capacity: number | undefined;
+  /** Until #capacity is measured: the most the workers drained over a window (they can do at least that), and the kept capacity as taken. */
+  #drained: number | undefined;
+  #kept: number | undefined;
+  /** The first sample reads the kept capacity too; undefined once it did. */
+  #readKept = true;
+  #keptAt = 0;
+  /** Admitted by this producer and not yet answered by SQS: counted in the backlog meanwhile. */
+  #sending = 0;
   /** Sent by this producer since the last sample was asked for. */
   #sentSince = 0;
   /** The sample under way: one at a time, however slow SQS answers. */
@@ -83,13 +118,17 @@ export class QueueEstimate {
         this.#ports.counts(this.#queueUrl),
         this.#ports.drained(this.#queueUrl),
         this.#held(heldPeriodOf(now())),
+        this.#readKept ? this.#takeKept(now) : undefined,
       ]);
     } catch {
       return;
     }
     this.#sentSince -= sentBefore; // the sample counts what was sent before it was asked for
-    const backlog = counts.visible + counts.delayed + held;
-    const sample: Sample = { at: now(), backlog, visible: counts.visible, drained };
+    // The workers' reports are up to two periods old: what SQS counts in flight now (running and
+    // held) bounds them, so a fleet that has just run dry is not seen holding work.
+    const heldNow = Math.min(held, counts.inFlight);
+    const backlog = counts.visible + counts.delayed + heldNow;
+    const sample: Sample = { at: now(), backlog, held: heldNow, waiting: counts.visible + heldNow, drained };
     const last = this.#samples.at(-1);
     // A counter that went down restarted (evicted): the window starts again.
     if (last?.drained !== undefined && (drained === undefined || drained < last.drained)) this.#samples.length = 0;
@@ -116,16 +155,42 @@ export class QueueEstimate {
     return Math.max(last, before);
   }
 
-  /** This producer sent `n` messages to the queue (counted in the backlog until the next sample sees them). */
-  sent(n: number): void {
+  /** The kept capacity, as taken until one is measured here (whole when fresh, else OLD_KEPT_SHARE of it). A failed read keeps none. */
+  async #takeKept(now: () => number): Promise<void> {
+    const kept = await this.#ports.kept(this.#queueUrl).catch(() => undefined);
+    this.#readKept = false;
+    if (kept !== undefined) this.#kept = kept.perSecond * (now() - kept.at < FRESH_KEPT_MS ? 1 : OLD_KEPT_SHARE);
+  }
+
+  /**
+   * This producer admitted `n` messages for the queue: counted in the backlog from now, not from
+   * when SQS answers the send (under load, many sends are out at once).
+   */
+  sending(n: number): void {
+    this.#sending += n;
+  }
+
+  /** Of those, `n` were sent (counted until the next sample sees them); `failed` were not. */
+  sent(n: number, failed = 0): void {
+    this.#sending = Math.max(0, this.#sending - n - failed);
     this.#sentSince += n;
   }
 
-  view(now: number = Date.now()): QueueView | undefined {
+  /** The backlog and capacity now; before the first sample, the backlog is what this producer sent. */
+  view(now: number = Date.now()): QueueView {
+    const { capacity, basis } = this.#known();
     const last = this.#samples.at(-1);
-    if (last === undefined) return undefined;
-    const drainedSince = this.#capacity === undefined ? 0 : (this.#capacity * Math.max(0, now - last.at)) / 1000;
-    return { backlog: Math.max(0, last.backlog + this.#sentSince - drainedSince), capacity: this.#capacity };
+    const drainedSince = last === undefined || capacity === undefined ? 0 : (capacity * Math.max(0, now - last.at)) / 1000;
+    const backlog = Math.max(0, (last?.backlog ?? 0) + this.#sentSince - drainedSince) + this.#sending;
+    return { backlog, held: last?.held ?? 0, capacity, basis };
+  }
+
+  #known(): { capacity: number | undefined; basis: CapacityBasis } {
+    if (this.#capacity !== undefined) return { capacity: this.#capacity, basis: 'measured' };
+    const kept = this.#kept ?? -1;
+    const drained = this.#drained ?? -1;
+    if (kept < 0 && drained < 0) return { capacity: undefined, basis: 'none' };
+    return kept >= drained ? { capacity: kept, basis: 'kept' } : { capacity: drained, basis: 'drained' };
   }
 
   /** Whether the window from `from` to `to` is long enough to measure over (so anything older can go). */
@@ -148,8 +213,16 @@ export class QueueEstimate {
     // Few deletes in a short window: slow jobs, not stopped workers (that takes LONGEST_WINDOW_MS to say).
     if (deletes < MIN_DELETES && spanMs < LONGEST_WINDOW_MS) return;
     const rate = (deletes * 1000) / spanMs;
-    const busy = this.#samples.every((s) => s.visible > 0);
+    const busy = this.#samples.every((s) => s.waiting > 0);
     if (busy) this.#capacity = rate;
     else if (this.#capacity !== undefined && rate > this.#capacity) this.#capacity = rate;
+    else if (this.#capacity === undefined) this.#drained = Math.max(this.#drained ?? 0, rate);
+    // Kept for the producers to come: the capacity measured, else the most seen drained (a floor:
+    // when the backlog never builds in the queue itself, the workers absorbing it, it is all there is).
+    const known = this.#capacity ?? this.#drained;
+    if (known !== undefined && last.at - this.#keptAt >= KEEP_EVERY_MS) {
+      this.#keptAt = last.at;
+      void this.#ports.keep(this.#queueUrl, { perSecond: known, at: Math.round(last.at) }).catch(() => {});
+    }
   }
 }

@@ -26,6 +26,14 @@ export interface GateSettings {
    * kept for it may have been eaten by others meanwhile), never above it.
    */
   readonly headroom: number;
+  /**
+   * While the capacity is not measured here, the mark is at least this many waiting in the queue
+   * beyond what the workers hold (their prefetch, which they take whatever the load), or the kept or
+   * drained capacity × the SLA if larger.
+   */
+  readonly firstMark: number;
+  /** The longest Retry-After told: a request that would wait longer is told this and keeps no turn. */
+  readonly maxRetryAfterMs: number;
 }
 
 /**
@@ -35,7 +43,11 @@ export interface GateSettings {
  * args, or the same job id), so that a client that honours Retry-After finds room when it comes
  * back instead of racing new requests for it: the refusals space the turns at the drain rate, and
  * new requests are admitted only into room no turn due now holds (a turn not claimed leaves a
- * hole they may fill). Pure: time and the queue's view are given.
+ * hole they may fill). A request that would be told to wait longer than `maxRetryAfterMs` is told
+ * that much and keeps no turn (it comes back as a new request). Until the capacity is measured
+ * (from the first sample on: the estimate says so), the mark is the larger of `firstMark` and the
+ * capacity kept or seen drained × the SLA: a small first mark keeps the workers busy while the
+ * backlog it lets in waits little. Pure: time and the queue's view are given.
  */
 export class AdmissionGate {
   readonly #s: GateSettings;
@@ -50,11 +62,9 @@ export class AdmissionGate {
   }
 
   /** Admit `count` messages under `key`, or throw QueueFullError with when to come back. */
-  admit(key: string, count: number, view: QueueView | undefined, now: number): void {
+  admit(key: string, count: number, view: QueueView, now: number): void {
     const pressing = this.#pressing(now);
-    // No estimate yet (no sample, or the workers' capacity not measured): admit.
-    if (view?.capacity === undefined) return;
-    const mark = view.capacity * this.#s.slaSeconds;
+    const mark = this.markOf(view);
     const fill = mark * (1 - this.#s.headroom);
     const turn = this.#turns.get(key);
     if (turn !== undefined && now >= turn.dueAt) {
@@ -67,14 +77,23 @@ export class AdmissionGate {
     }
     // Room for it once the backlog and the turns kept before it have drained below the fill line.
     const excess = view.backlog + this.#held + count - fill;
-    const waitMs = view.capacity > 0 ? (excess * 1000) / view.capacity : 60_000;
+    const capacity = view.capacity ?? 0;
+    // With no capacity known yet, a second: by then the first drain counts are in.
+    const waitMs = capacity > 0 ? (excess * 1000) / capacity : view.basis === 'measured' ? 60_000 : 1_000;
     // Whole seconds, as Retry-After says it: the turn is due when an honouring client returns.
     const retryAfterMs = Math.max(1, Math.ceil(waitMs / 1000)) * 1000;
+    if (retryAfterMs > this.#s.maxRetryAfterMs) throw this.#refusal(view, mark, this.#s.maxRetryAfterMs);
     const kept = { dueAt: now + retryAfterMs, count };
     this.#turns.set(key, kept);
     this.#order.splice(this.#firstDueAfter(kept.dueAt), 0, { key, turn: kept });
     this.#held += count;
     throw this.#refusal(view, mark, retryAfterMs);
+  }
+
+  /** The high-water mark for `view`: capacity × SLA once measured; before, at least `firstMark` beyond what the workers hold. */
+  markOf(view: QueueView): number {
+    const mark = (view.capacity ?? 0) * this.#s.slaSeconds;
+    return view.basis === 'measured' ? mark : Math.max(this.#s.firstMark + view.held, mark);
   }
 
   /** The messages the kept turns hold room for (for tests and stats). */
