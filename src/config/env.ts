@@ -1,3 +1,5 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import { firstSet, parseConfig } from './parse.js';
@@ -25,7 +27,8 @@ export {
  * | endpoint (SQS)     | SQS_JOBS_ENDPOINT, else AWS_ENDPOINT_URL_SQS, else AWS_ENDPOINT_URL  |
  * | metrics.endpoint   | AWS_ENDPOINT_URL_CLOUDWATCH, else AWS_ENDPOINT_URL (never the SQS ones) |
  * | region             | AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1                  |
- * | memcached          | SQS_JOBS_MEMCACHED (host:port[,host:port])                           |
+ * | memcached          | SQS_JOBS_MEMCACHED ([tls://]host:port[,host:port])                   |
+ * | (memcached TLS)    | SQS_JOBS_MEMCACHED_CA (a PEM file), SQS_JOBS_MEMCACHED_SERVERNAME    |
  * | (logger)           | SQS_JOBS_LOG_LEVEL                                                   |
  */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -43,16 +46,36 @@ export const endpointSchema = httpUrl('http://127.0.0.1:4566');
 
 export const regionSchema = z.string().trim().regex(REGION, 'must be an AWS region such as us-east-1');
 
+/** The scheme that puts every server of a memcached list on TLS. */
+export const MEMCACHED_TLS = 'tls://';
+
 export const memcachedSchema = z
   .string()
   .trim()
   .superRefine((value, ctx) => {
-    if (!/^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/.test(value))
-      ctx.addIssue({ code: 'custom', message: 'must be host:port, or several joined by commas' });
-    else if (value.split(',').some((server) => !(Number(server.split(':')[1]) >= 1 && Number(server.split(':')[1]) <= 65_535))) {
+    const list = value.startsWith(MEMCACHED_TLS) ? value.slice(MEMCACHED_TLS.length) : value;
+    if (list.includes('://')) {
+      ctx.addIssue({ code: 'custom', message: 'may start with tls:// (once, for every server of the list), no other scheme' });
+    } else if (!/^[^\s,:/]+:\d{1,5}(,[^\s,:/]+:\d{1,5})*$/.test(list)) {
+      ctx.addIssue({ code: 'custom', message: 'must be host:port, or several joined by commas, after tls:// for TLS' });
+    } else if (list.split(',').some((server) => !(Number(server.split(':')[1]) >= 1 && Number(server.split(':')[1]) <= 65_535))) {
       ctx.addIssue({ code: 'custom', message: 'must have ports 1-65535' });
     }
   });
+
+/** The name a memcached's TLS certificate must hold, when it is not the host connected to (SNI takes no IP address). */
+export const memcachedServernameSchema = z
+  .string()
+  .trim()
+  .regex(/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, {
+    message: 'must be a DNS name the certificate holds, e.g. memcached.internal',
+  })
+  .refine((name) => !/^[\d.]+$/.test(name), 'must be a DNS name, not an IP address (the certificate is checked for the IP connected to)');
+
+/** MemcachedLock's `tls` option: the CA's PEM (default: Node's own CAs) and the name the certificates hold (default: the host). */
+export const memcachedTlsOptionSchema = z
+  .object({ ca: z.union([z.string().min(1), z.instanceof(Buffer)]).optional(), servername: memcachedServernameSchema.optional() })
+  .strict();
 
 export const metricsNamespaceSchema = z
   .string()
@@ -132,11 +155,71 @@ export function resolveQueueUrl(queueUrl: string | undefined, env: Env = process
   return parseConfig(queueUrlSchema, value, from, 'invalid queue URL');
 }
 
-/** memcached servers from options or SQS_JOBS_MEMCACHED; undefined when neither is set. */
+/** memcached servers from options or SQS_JOBS_MEMCACHED (the list only); undefined when neither is set. */
 export function resolveMemcached(servers: string | undefined, env: Env = process.env, name = 'memcached'): string | undefined {
   const [source, value] = servers !== undefined ? [name, servers] : ['SQS_JOBS_MEMCACHED', env.SQS_JOBS_MEMCACHED];
   if (value === undefined || value === '') return undefined;
   return parseConfig(memcachedSchema, value, source, 'invalid memcached address');
+}
+
+/** Where memcached is, and how a `tls://` list is verified: what every MemcachedLock made from the settings is given. */
+export interface MemcachedSettings {
+  /** `[tls://]host:port[,host:port]` */
+  readonly servers: string;
+  /** With `tls://`: the CA's PEM (none: Node's own CAs) and the name the certificates hold (none: each host). */
+  readonly tls?: { readonly ca?: Buffer; readonly servername?: string };
+}
+
+/**
+ * memcached's servers (the option, named `name`, or SQS_JOBS_MEMCACHED) and, for a `tls://` list,
+ * SQS_JOBS_MEMCACHED_CA (a PEM file, read here, once) and SQS_JOBS_MEMCACHED_SERVERNAME; undefined
+ * when no memcached is named. Either TLS variable beside a plain list is a ConfigError: the
+ * connection would not be what they say.
+ */
+export function resolveMemcachedSettings(
+  servers: string | undefined,
+  env: Env = process.env,
+  name = 'memcached',
+): MemcachedSettings | undefined {
+  const list = resolveMemcached(servers, env, name);
+  if (list === undefined) return undefined;
+  const ca = firstSet(env, ['SQS_JOBS_MEMCACHED_CA']);
+  const servername = firstSet(env, ['SQS_JOBS_MEMCACHED_SERVERNAME']);
+  if (!list.startsWith(MEMCACHED_TLS)) {
+    const set = [ca, servername].flatMap((v) => (v === undefined ? [] : [v[0]]));
+    if (set.length === 0) return Object.freeze({ servers: list });
+    throw new ConfigError(
+      `invalid memcached TLS settings: ${set.join(' and ')} set, but the memcached servers are plain host:port (${list}): write them as ${MEMCACHED_TLS}${list} for TLS, or unset ${set.join(' and ')}`,
+    );
+  }
+  const tls = {
+    ...(ca === undefined ? {} : { ca: readPemCertificate(ca[1], ca[0]) }),
+    ...(servername === undefined
+      ? {}
+      : { servername: parseConfig(memcachedServernameSchema, servername[1], servername[0], 'invalid memcached TLS settings') }),
+  };
+  return Object.freeze({ servers: list, tls: Object.freeze(tls) });
+}
+
+/** The PEM file at `path` (named by `variable`), checked to hold a certificate. */
+function readPemCertificate(path: string, variable: string): Buffer {
+  let pem: Buffer;
+  try {
+    pem = readFileSync(path);
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+    throw new ConfigError(`invalid memcached TLS settings: ${variable}: cannot read ${path} (${why}): it must name a PEM file of the CA`, {
+      cause: error,
+    });
+  }
+  try {
+    new X509Certificate(pem);
+  } catch (error) {
+    throw new ConfigError(`invalid memcached TLS settings: ${variable}: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`, {
+      cause: error,
+    });
+  }
+  return pem;
 }
 
 /** SQS_JOBS_LOG_LEVEL checked before pino sees it (pino throws a bare Error on an unknown level). */
