@@ -20,10 +20,10 @@ module.exports = {
     },
     {
       name: 'sockets-only-in-adapters',
-      comment: 'Raw sockets (node:net: the memcached client) are opened only by adapters.',
+      comment: 'Raw sockets (node:net and node:tls: the memcached client) are opened only by adapters.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/adapters/' },
-      to: { dependencyTypes: ['core'], path: '^(node:)?net$' },
+      to: { dependencyTypes: ['core'], path: '^(node:)?(net|tls)$' },
     },
     {
       name: 'cdk-only-in-cdk',

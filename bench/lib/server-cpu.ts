@@ -29,12 +29,15 @@ function cpuMicros(pid: number): number | undefined {
   }
 }
 
-/** Start measuring: the returned function gives each server's CPU (µs) since this call. */
-export function serverCpuSince(): () => Record<string, number> {
-  const start = servers.map((s) => cpuMicros(s.pid));
+/**
+ * Start measuring: the returned function gives each server's CPU (µs) since this call. `measured`:
+ * the servers by name and pid, for a bench that started its own (default: BENCH_SERVER_PIDS).
+ */
+export function serverCpuSince(measured: readonly { name: string; pid: number }[] = servers): () => Record<string, number> {
+  const start = measured.map((s) => cpuMicros(s.pid));
   return () => {
     const spent: Record<string, number> = {};
-    servers.forEach((s, i) => {
+    measured.forEach((s, i) => {
       const now = cpuMicros(s.pid);
       if (now !== undefined && start[i] !== undefined) spent[s.name] = now - start[i]!;
     });

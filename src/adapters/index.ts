@@ -11,6 +11,8 @@ export { SnsTopics, createSnsClient } from './sns-topics.js';
 export type { TopicPort, TopicAdmin, TopicSubscription, SubscriptionSettings } from '../ports/topics.js';
 export { CloudWatchReader } from './cloudwatch-reader.js';
 export { MemcachedLock } from './memcached-lock.js';
+export type { MemcachedLockOptions } from './memcached-lock.js';
+export type { MemcachedTlsOptions } from './memcached-socket.js';
 export { DynamoJobStore, createJobTable } from './dynamodb-store.js';
 export { createSqsClient, createCloudWatchClient, createDynamoClient } from './aws-clients.js';
 export type { QueuePort, DeadLetterTarget } from '../ports/queue.js';

@@ -1,11 +1,13 @@
 import { MemcachedServer } from './memcached-server.js';
+import type { MemcachedTlsOptions } from './memcached-socket.js';
 import { expiryExtras, incrementExtras, MemcachedStatusError, NOT_STORED, Op, parseServers, storeExtras } from './memcached-wire.js';
 
 /** An increment that keeps losing the race to create its counter (each time gone again before it asks) gives up. */
 const MAX_INCREMENT_TRIES = 3;
 
 /**
- * A memcached client: `host:port[,host:port]` (port 11211 when left out), a key's server chosen as
+ * A memcached client: `[tls://]host:port[,host:port]` (port 11211 when left out; with `tls://` every
+ * server on TLS, verified as `tls` says), a key's server chosen as
  * memjs chooses it (its string hash modulo the server count), so workers on an older sqs-jobs find
  * the same locks. Values are UTF-8 strings; expiries in seconds (0: none). A request fails on a
  * connection error or when its connection is stuck (`timeoutMs` with nothing moving on it, or 4×
@@ -15,8 +17,10 @@ const MAX_INCREMENT_TRIES = 3;
 export class MemcachedClient {
   readonly #servers: MemcachedServer[];
 
-  constructor(servers: string, timeoutMs: number) {
-    this.#servers = parseServers(servers).map(({ host, port }) => new MemcachedServer(host, port, timeoutMs));
+  constructor(servers: string, timeoutMs: number, tls?: MemcachedTlsOptions) {
+    const list = parseServers(servers);
+    if (tls !== undefined && !list.tls) throw new Error(`memcached "${servers}": TLS options need a tls:// server list`);
+    this.#servers = list.servers.map(({ host, port }) => new MemcachedServer(host, port, timeoutMs, list.tls ? (tls ?? {}) : undefined));
   }
 
   #server(key: string): MemcachedServer {

@@ -1,4 +1,7 @@
+import { parseConfig, memcachedTlsOptionSchema } from '../config/env.js';
+import { ConfigError } from '../core/errors.js';
 import { MemcachedClient } from './memcached-client.js';
+import type { MemcachedTlsOptions } from './memcached-socket.js';
 import { MemcachedStatusError } from './memcached-wire.js';
 
 /** How the memcached adapters make their calls, reporting memcached's availability. */
@@ -22,8 +25,14 @@ export function isMemcachedAnswer(error: unknown): boolean {
 }
 
 export interface MemcachedConnectionOptions {
-  /** host:port[,host:port] */
+  /** `host:port[,host:port]`; `tls://host:port[,host:port]` for TLS on every server (verified: see `tls`). */
   readonly servers: string;
+  /**
+   * With a `tls://` list: `ca`, the PEM of the CA that signed the servers' certificates (default:
+   * Node's own CAs), and `servername`, the name they hold (default: each server's host). Given
+   * with a plain list it is a ConfigError.
+   */
+  readonly tls?: MemcachedTlsOptions;
   /**
    * How long a request may wait for its reply while nothing comes or goes on its connection,
    * connecting included (default 500 ms; looked at every quarter of it), and at most 4× that on a
@@ -49,7 +58,14 @@ export class MemcachedConnection implements MemcachedCalls {
   #closed = false;
 
   constructor(options: MemcachedConnectionOptions) {
-    this.#client = new MemcachedClient(options.servers, options.timeoutMs ?? 500);
+    const tls =
+      options.tls === undefined
+        ? undefined
+        : parseConfig(memcachedTlsOptionSchema, options.tls, 'options.tls', 'invalid memcached options');
+    if (tls !== undefined && !options.servers.trimStart().startsWith('tls://')) {
+      throw new ConfigError(`invalid memcached options: options.tls: needs a tls:// server list (got "${options.servers}")`);
+    }
+    this.#client = new MemcachedClient(options.servers, options.timeoutMs ?? 500, tls);
     this.#onAvailability = options.onAvailability;
   }
 

@@ -1,5 +1,6 @@
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { encode, INVALID_ARGUMENTS, isQuiet, MAX_KEY_BYTES, MemcachedStatusError, Op, Request } from './memcached-wire.js';
+import { type MemcachedTlsOptions, notAReply, openSocket, serverName, socketError, stuckError } from './memcached-socket.js';
 
 const ignore = () => {};
 
@@ -28,7 +29,7 @@ interface Turn {
 }
 
 /**
- * One memcached server: one socket, opened on the first request and again after a failure. The
+ * One memcached server: one socket (TCP, or TLS with `tls`), opened on the first request and again after a failure. The
  * requests of one turn of the event loop leave in one write (ended by a NOOP when any is quiet),
  * at the turn's check phase (atCheckPhase); replies come in
  * order, so each is matched by walking the requests written before it. A connection found stuck
@@ -49,12 +50,17 @@ export class MemcachedServer {
   /** When bytes last came or went on the socket (performance.now()). */
   #movedAt = 0;
   #closed = false;
+  /** How errors name it: `host:port`, or `tls://host:port`. */
+  readonly #where: string;
 
   constructor(
     readonly host: string,
     readonly port: number,
     readonly timeoutMs: number,
-  ) {}
+    readonly tls?: MemcachedTlsOptions,
+  ) {
+    this.#where = serverName(host, port, tls);
+  }
 
   send<T>(op: Op, key: string, extras: Buffer | undefined, value: string | undefined, cas?: bigint | 'read'): Promise<T> {
     if (this.#closed) return Promise.reject(new Error('the memcached client is closed'));
@@ -108,11 +114,15 @@ export class MemcachedServer {
   }
 
   #connect(): Socket {
-    const socket = connect({ host: this.host, port: this.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000 });
+    const socket = openSocket(this.host, this.port, this.tls);
     this.#socket = socket;
-    socket.on('data', (chunk: Buffer) => this.#read(socket, chunk));
-    socket.on('error', (error) => this.#fail(socket, error));
-    socket.on('close', () => this.#fail(socket, new Error(`memcached ${this.host}:${this.port} closed the connection`)));
+    let replied = false;
+    socket.on('data', (chunk: Buffer) => {
+      replied = true;
+      this.#read(socket, chunk);
+    });
+    socket.on('error', (error) => this.#fail(socket, socketError(this.#where, socket, error, replied)));
+    socket.on('close', () => this.#fail(socket, new Error(`memcached ${this.#where} closed the connection`)));
     return socket;
   }
 
@@ -132,7 +142,7 @@ export class MemcachedServer {
     while (buf.length - at >= 24) {
       const end = at + 24 + buf.readUInt32BE(at + 8);
       if (buf.length < end) break;
-      if (buf[at] !== 0x81) return void socket.destroy(new Error('memcached sent something that is not a binary-protocol reply'));
+      if (buf[at] !== 0x81) return void socket.destroy(notAReply(this.#where, buf[at]));
       const from = at + 24 + buf[at + 4]! + buf.readUInt16BE(at + 2);
       if (!this.#answer(buf.readUInt32BE(at + 12), buf.readUInt16BE(at + 6), buf, at, from, end)) {
         return void socket.destroy(new Error('memcached answered a request out of order'));
@@ -199,8 +209,7 @@ export class MemcachedServer {
     const waited = now - oldest.at;
     const idle = now - this.#movedAt > this.timeoutMs;
     if (!late && ((idle && waited > this.timeoutMs) || waited > 4 * this.timeoutMs)) {
-      const ms = Math.round(waited);
-      this.#socket?.destroy(new Error(`memcached ${this.host}:${this.port} did not answer in ${ms} ms (timeout ${this.timeoutMs} ms)`));
+      this.#socket?.destroy(stuckError(this.#where, this.#socket, Math.round(waited), this.timeoutMs));
     }
   }
 

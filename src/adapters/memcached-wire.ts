@@ -143,14 +143,27 @@ export function incrementExtras(amount: number, initial: number, expires: number
   return b;
 }
 
-/** `host:port[,host:port]` (port 11211 when left out), or an error naming the server. */
-export function parseServers(servers: string): { readonly host: string; readonly port: number }[] {
-  return servers.split(',').map((s) => {
-    const text = s.trim();
-    if (text.includes('@')) throw new Error(`memcached server "${text}": user:password@ (SASL) is not supported`);
-    const colon = text.lastIndexOf(':');
-    const port = colon === -1 ? 11211 : Number(text.slice(colon + 1));
-    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`memcached server "${text}": the port must be 1-65535`);
-    return { host: colon === -1 ? text : text.slice(0, colon), port };
-  });
+/**
+ * `[tls://]host:port[,host:port]` (port 11211 when left out; `tls://` written once, before the first
+ * server, puts every server of the list on TLS), or an error naming the server.
+ */
+export function parseServers(servers: string): {
+  readonly tls: boolean;
+  readonly servers: { readonly host: string; readonly port: number }[];
+} {
+  const tls = servers.trimStart().startsWith('tls://');
+  const list = tls ? servers.trimStart().slice('tls://'.length) : servers;
+  return {
+    tls,
+    servers: list.split(',').map((s) => {
+      const text = s.trim();
+      if (text.includes('://'))
+        throw new Error(`memcached server "${text}": tls:// comes once, before the first server, and no other scheme`);
+      if (text.includes('@')) throw new Error(`memcached server "${text}": user:password@ (SASL) is not supported`);
+      const colon = text.lastIndexOf(':');
+      const port = colon === -1 ? 11211 : Number(text.slice(colon + 1));
+      if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`memcached server "${text}": the port must be 1-65535`);
+      return { host: colon === -1 ? text : text.slice(0, colon), port };
+    }),
+  };
 }

@@ -5,12 +5,15 @@ import type { Construct } from 'constructs';
 /**
  * A one-node ElastiCache memcached that only the workers reach (the memcached client has no ElastiCache
  * auto-discovery, and the lock fails open if the node is lost); returns its host:port and security group.
+ * With `transitEncryption` the node speaks only TLS (ElastiCache allows it from memcached 1.6.12, in a
+ * VPC, chosen when the cluster is created; with no engine version given ElastiCache picks its
+ * newest) and the endpoint is `tls://host:port`.
  */
 export function addMemcached(
   scope: Construct,
   vpc: ec2.IVpc,
   workers: ec2.ISecurityGroup,
-  nodeType: string,
+  settings: { readonly nodeType: string; readonly transitEncryption?: boolean | undefined },
 ): { endpoint: string; securityGroup: ec2.SecurityGroup } {
   const securityGroup = new ec2.SecurityGroup(scope, 'MemcachedSecurityGroup', {
     vpc,
@@ -24,10 +27,13 @@ export function addMemcached(
   });
   const cluster = new elasticache.CfnCacheCluster(scope, 'Memcached', {
     engine: 'memcached',
-    cacheNodeType: nodeType,
+    cacheNodeType: settings.nodeType,
     numCacheNodes: 1,
     cacheSubnetGroupName: subnets.ref,
     vpcSecurityGroupIds: [securityGroup.securityGroupId],
+    // Left out when off, so a stack made before the setting keeps its template (and its node).
+    ...(settings.transitEncryption ? { transitEncryptionEnabled: true } : {}),
   });
-  return { endpoint: `${cluster.attrConfigurationEndpointAddress}:${cluster.attrConfigurationEndpointPort}`, securityGroup };
+  const endpoint = `${cluster.attrConfigurationEndpointAddress}:${cluster.attrConfigurationEndpointPort}`;
+  return { endpoint: settings.transitEncryption ? `tls://${endpoint}` : endpoint, securityGroup };
 }

@@ -37,11 +37,14 @@ export const settingsSchema = z
     waitTimeSeconds: z.number().int().min(0).max(20),
     metrics: z.enum(['cloudwatch', 'emf']),
     metricsNamespace: z.string().regex(/^[A-Za-z0-9.\-_/#:]{1,255}$/),
-    /** Create an ElastiCache memcached cluster, or use an existing host:port. */
+    /**
+     * Create an ElastiCache memcached cluster (`transitEncryption`: with in-transit encryption, the
+     * workers on `tls://`), or use an existing host:port (`tls://host:port` for one that speaks TLS).
+     */
     memcached: z.union([
       // One node: the memcached client has no ElastiCache auto-discovery, and the lock fails open if it is lost.
-      z.object({ create: z.literal(true), nodeType: z.string() }).strict(),
-      z.object({ endpoint: z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port') }).strict(),
+      z.object({ create: z.literal(true), nodeType: z.string(), transitEncryption: z.boolean().optional() }).strict(),
+      z.object({ endpoint: z.string().regex(/^(tls:\/\/)?[^\s:/]+:\d{1,5}$/, 'must be host:port, or tls://host:port') }).strict(),
     ]),
     /** Tenant fairness: also create `<queueName>-spill`, polled by the workers at a fifth of the main queue's weight. */
     spillover: z.boolean(),

@@ -60,7 +60,7 @@ export class SqsJobs extends Construct {
   readonly service: ecs.FargateService;
   readonly alarms: JobAlarms;
   readonly dashboard: cloudwatch.Dashboard;
-  /** memcached's host:port (the one made here, or the `endpoint` given): producers that cancel jobs or use admission need it too. */
+  /** memcached's `host:port`, `tls://host:port` with TLS (the one made here, or the `endpoint` given): producers that cancel jobs or use admission need it too. */
   readonly memcachedEndpoint: string;
   /**
    * The security group of the memcached made here (undefined with an `endpoint`): only the workers
@@ -132,7 +132,7 @@ export class SqsJobs extends Construct {
     const cluster =
       givenCluster ?? new ecs.Cluster(this, 'Cluster', { vpc: givenVpc ?? new ec2.Vpc(this, 'Vpc', { maxAzs: 2, natGateways: 1 }) });
     const securityGroup = new ec2.SecurityGroup(this, 'WorkerSecurityGroup', { vpc: cluster.vpc, description: 'sqs-jobs workers' });
-    const made = 'endpoint' in s.memcached ? undefined : addMemcached(this, cluster.vpc, securityGroup, s.memcached.nodeType);
+    const made = 'endpoint' in s.memcached ? undefined : addMemcached(this, cluster.vpc, securityGroup, s.memcached);
     this.memcachedEndpoint = made?.endpoint ?? ('endpoint' in s.memcached ? s.memcached.endpoint : '');
     this.memcachedSecurityGroup = made?.securityGroup;
     this.service = addWorkerService(this, s, {

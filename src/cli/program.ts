@@ -28,7 +28,9 @@ Environment:
   AWS_ENDPOINT_URL_CLOUDWATCH, else AWS_ENDPOINT_URL
                                CloudWatch endpoint (--cloudwatch-endpoint wins)
   AWS_REGION, else AWS_DEFAULT_REGION   default us-east-1
-  SQS_JOBS_MEMCACHED           host:port[,host:port] for the worker's dedupe lock
+  SQS_JOBS_MEMCACHED           [tls://]host:port[,host:port] for the worker's dedupe lock
+  SQS_JOBS_MEMCACHED_CA        with tls://: a PEM file of the CA that signed memcached's certificate
+  SQS_JOBS_MEMCACHED_SERVERNAME  with tls://: the name memcached's certificate holds, when not the host
   SQS_JOBS_METRICS             cloudwatch (default), emf or off
   SQS_JOBS_METRICS_NAMESPACE   default SqsJobs
   SQS_JOBS_JOB_TABLE           the job store's DynamoDB table (job status, progress, fan-out)
@@ -69,7 +71,7 @@ export function buildProgram(io: CliIo): Command {
     .option('--visibility-timeout <seconds>', 'visibility timeout asked for on every receive (default 30)')
     .option('--wait-time <seconds>', 'long-poll wait, 0-20 (default 20)')
     .option('--shutdown-timeout-ms <ms>', 'how long a stop lets running handlers finish (default 30000)')
-    .option('--memcached <host:port>', 'memcached for the dedupe lock (default: SQS_JOBS_MEMCACHED)')
+    .option('--memcached <[tls://]host:port>', 'memcached for the dedupe lock (default: SQS_JOBS_MEMCACHED)')
     .option('--lock-fail-closed', 'leave jobs queued while memcached is unreachable (default: run them anyway)')
     .option('--table <name>', 'job store table for tracked jobs and fan-out (default: SQS_JOBS_JOB_TABLE)')
     .option('--tiers [pick]', "also serve the first queue's lanes <queue>-high and <queue>-low; pick: strict (default) or weighted")
@@ -152,7 +154,7 @@ export function buildProgram(io: CliIo): Command {
       .description('cancel a tracked job: not run if it waits, signalled (ctx.signal) if it runs, its fan-out children not yet run too')
       .argument('<job-id>', 'job id'),
   )
-    .option('--memcached <host:port>', "the workers' memcached, where they read cancels (default: SQS_JOBS_MEMCACHED)")
+    .option('--memcached <[tls://]host:port>', "the workers' memcached, where they read cancels (default: SQS_JOBS_MEMCACHED)")
     .option('--lock-key-prefix <prefix>', "the workers' lockKeyPrefix (default: sqsjobs:)")
     .option('--json', 'print JSON')
     // With globals: `job` takes the store flags too, and commander gives them to it when both do.
@@ -171,7 +173,7 @@ export function buildProgram(io: CliIo): Command {
     .option('--window <minutes>', 'rates and timings over this many minutes (default 60)')
     .option('--namespace <ns>', 'metrics namespace (default: SQS_JOBS_METRICS_NAMESPACE or SqsJobs)')
     .option('--table <name>', 'job store table, for job lookup (default: SQS_JOBS_JOB_TABLE)')
-    .option('--memcached <host:port>', "the workers' memcached, for cancel and the tenants page (default: SQS_JOBS_MEMCACHED)")
+    .option('--memcached <[tls://]host:port>', "the workers' memcached, for cancel and the tenants page (default: SQS_JOBS_MEMCACHED)")
     .option('--lock-key-prefix <prefix>', "the workers' lockKeyPrefix (default: sqsjobs:)")
     .addOption(cloudwatchEndpoint())
     .action((flags) => dashboardCommand(flags, ctx));

@@ -1,7 +1,11 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError, type FieldIssue } from '../core/errors.js';
+import { ConfigError } from '../core/errors.js';
+import { firstSet, parseConfig } from './parse.js';
 import { httpUrlProblem, REGION, queueUrlSchema } from '../core/queue-url.js';
 
+export { firstSet, implementing, parseConfig } from './parse.js';
 export {
   isFifoQueue,
   parseQueueUrl,
@@ -23,7 +27,8 @@ export {
  * | endpoint (SQS)     | SQS_JOBS_ENDPOINT, else AWS_ENDPOINT_URL_SQS, else AWS_ENDPOINT_URL  |
  * | metrics.endpoint   | AWS_ENDPOINT_URL_CLOUDWATCH, else AWS_ENDPOINT_URL (never the SQS ones) |
  * | region             | AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1                  |
- * | memcached          | SQS_JOBS_MEMCACHED (host:port[,host:port])                           |
+ * | memcached          | SQS_JOBS_MEMCACHED ([tls://]host:port[,host:port])                   |
+ * | (memcached TLS)    | SQS_JOBS_MEMCACHED_CA (a PEM file), SQS_JOBS_MEMCACHED_SERVERNAME    |
  * | (logger)           | SQS_JOBS_LOG_LEVEL                                                   |
  */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -41,16 +46,36 @@ export const endpointSchema = httpUrl('http://127.0.0.1:4566');
 
 export const regionSchema = z.string().trim().regex(REGION, 'must be an AWS region such as us-east-1');
 
+/** The scheme that puts every server of a memcached list on TLS. */
+export const MEMCACHED_TLS = 'tls://';
+
 export const memcachedSchema = z
   .string()
   .trim()
   .superRefine((value, ctx) => {
-    if (!/^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/.test(value))
-      ctx.addIssue({ code: 'custom', message: 'must be host:port, or several joined by commas' });
-    else if (value.split(',').some((server) => !(Number(server.split(':')[1]) >= 1 && Number(server.split(':')[1]) <= 65_535))) {
+    const list = value.startsWith(MEMCACHED_TLS) ? value.slice(MEMCACHED_TLS.length) : value;
+    if (list.includes('://')) {
+      ctx.addIssue({ code: 'custom', message: 'may start with tls:// (once, for every server of the list), no other scheme' });
+    } else if (!/^[^\s,:/]+:\d{1,5}(,[^\s,:/]+:\d{1,5})*$/.test(list)) {
+      ctx.addIssue({ code: 'custom', message: 'must be host:port, or several joined by commas, after tls:// for TLS' });
+    } else if (list.split(',').some((server) => !(Number(server.split(':')[1]) >= 1 && Number(server.split(':')[1]) <= 65_535))) {
       ctx.addIssue({ code: 'custom', message: 'must have ports 1-65535' });
     }
   });
+
+/** The name a memcached's TLS certificate must hold, when it is not the host connected to (SNI takes no IP address). */
+export const memcachedServernameSchema = z
+  .string()
+  .trim()
+  .regex(/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, {
+    message: 'must be a DNS name the certificate holds, e.g. memcached.internal',
+  })
+  .refine((name) => !/^[\d.]+$/.test(name), 'must be a DNS name, not an IP address (the certificate is checked for the IP connected to)');
+
+/** MemcachedLock's `tls` option: the CA's PEM (default: Node's own CAs) and the name the certificates hold (default: the host). */
+export const memcachedTlsOptionSchema = z
+  .object({ ca: z.union([z.string().min(1), z.instanceof(Buffer)]).optional(), servername: memcachedServernameSchema.optional() })
+  .strict();
 
 export const metricsNamespaceSchema = z
   .string()
@@ -68,85 +93,11 @@ export interface AwsSettings {
   readonly region: string;
 }
 
-/** Shown after a rule: the value that broke it, short, with any user:password@ hidden. */
-function shown(value: unknown): string {
-  if (typeof value === 'string') {
-    const text = value.replace(/[^\s/,@]*@/g, '***@');
-    return ` (got ${JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text)})`;
-  }
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value === null)
-    return ` (got ${String(value)})`;
-  return '';
-}
-
-function at(value: unknown, path: readonly PropertyKey[]): unknown {
-  let v = value;
-  for (const key of path) {
-    if (typeof v !== 'object' || v === null) return undefined;
-    v = (v as Record<PropertyKey, unknown>)[key];
-  }
-  return v;
-}
-
-type Issue = z.core.$ZodIssue;
-
-/**
- * "field: rule (got value)" for every issue. A union that failed is read through the branch that
- * got past the type check (so `queues[0].weight` is named, not "Invalid input"); when no branch
- * did, its own message, or the branches' type rules joined with "or".
- */
-function issuesOf(issues: readonly Issue[], root: string, input: unknown, prefix: readonly PropertyKey[] = []): FieldIssue[] {
-  return issues.flatMap((issue) => {
-    const path = [...prefix, ...issue.path];
-    if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-      const typeOnly = (branch: readonly Issue[]) =>
-        branch.every((i) => i.path.length === 0 && ['invalid_type', 'invalid_value', 'custom'].includes(i.code));
-      const deeper = issue.errors.find((branch) => !typeOnly(branch));
-      if (deeper !== undefined) return issuesOf(deeper, root, input, path);
-      const rule = issue.message !== 'Invalid input' ? issue.message : issue.errors.flatMap((b) => b.map((i) => i.message)).join(', or ');
-      return [{ field: fieldName(root, path), rule: `${rule}${shown(at(input, path))}` }];
-    }
-    return [{ field: fieldName(root, path), rule: `${issue.message}${issue.code === 'unrecognized_keys' ? '' : shown(at(input, path))}` }];
-  });
-}
-
-function fieldName(root: string, path: readonly PropertyKey[]): string {
-  return `${root}${path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}`.replace(/^\./, '');
-}
-
-/**
- * Parse a setting or a whole options object with `schema`; on failure throw a ConfigError
- * (CONFIG_INVALID) that names every field and its rule, with the value it got: never a zod or
- * URL TypeError.
- */
-/** A zod check that an option is an object with these methods (a port, a logger, a sink): `must implement <name> (<methods>)`. */
-export function implementing<T>(name: string, methods: readonly string[]) {
-  return z.custom<T>(
-    (v) => typeof v === 'object' && v !== null && methods.every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
-    `must implement ${name} (${methods.join(', ')})`,
-  );
-}
-
 /** The dedupe lock's key prefix in memcached: workers, and whoever cancels jobs, must agree on it. */
 export const lockKeyPrefixSchema = z
   .string()
   .regex(/^[\x21-\x7e]{0,64}$/, 'must be printable ASCII without spaces, at most 64 characters')
   .default('sqsjobs:');
-
-export function parseConfig<S extends z.ZodType>(schema: S, value: unknown, root: string, subject: string): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issues = issuesOf(result.error.issues, root, value);
-  throw new ConfigError(`${subject}: ${issues.map((i) => `${i.field}: ${i.rule}`).join('; ')}`);
-}
-
-export function firstSet(env: Env, names: readonly string[]): [string, string] | undefined {
-  for (const name of names) {
-    const value = env[name];
-    if (value !== undefined && value !== '') return [name, value];
-  }
-  return undefined;
-}
 
 function resolveRegion(region: unknown, env: Env, name = 'region'): string {
   const from: [string, unknown] | undefined = region !== undefined ? [name, region] : firstSet(env, ['AWS_REGION', 'AWS_DEFAULT_REGION']);
@@ -204,11 +155,71 @@ export function resolveQueueUrl(queueUrl: string | undefined, env: Env = process
   return parseConfig(queueUrlSchema, value, from, 'invalid queue URL');
 }
 
-/** memcached servers from options or SQS_JOBS_MEMCACHED; undefined when neither is set. */
+/** memcached servers from options or SQS_JOBS_MEMCACHED (the list only); undefined when neither is set. */
 export function resolveMemcached(servers: string | undefined, env: Env = process.env, name = 'memcached'): string | undefined {
   const [source, value] = servers !== undefined ? [name, servers] : ['SQS_JOBS_MEMCACHED', env.SQS_JOBS_MEMCACHED];
   if (value === undefined || value === '') return undefined;
   return parseConfig(memcachedSchema, value, source, 'invalid memcached address');
+}
+
+/** Where memcached is, and how a `tls://` list is verified: what every MemcachedLock made from the settings is given. */
+export interface MemcachedSettings {
+  /** `[tls://]host:port[,host:port]` */
+  readonly servers: string;
+  /** With `tls://`: the CA's PEM (none: Node's own CAs) and the name the certificates hold (none: each host). */
+  readonly tls?: { readonly ca?: Buffer; readonly servername?: string };
+}
+
+/**
+ * memcached's servers (the option, named `name`, or SQS_JOBS_MEMCACHED) and, for a `tls://` list,
+ * SQS_JOBS_MEMCACHED_CA (a PEM file, read here, once) and SQS_JOBS_MEMCACHED_SERVERNAME; undefined
+ * when no memcached is named. Either TLS variable beside a plain list is a ConfigError: the
+ * connection would not be what they say.
+ */
+export function resolveMemcachedSettings(
+  servers: string | undefined,
+  env: Env = process.env,
+  name = 'memcached',
+): MemcachedSettings | undefined {
+  const list = resolveMemcached(servers, env, name);
+  if (list === undefined) return undefined;
+  const ca = firstSet(env, ['SQS_JOBS_MEMCACHED_CA']);
+  const servername = firstSet(env, ['SQS_JOBS_MEMCACHED_SERVERNAME']);
+  if (!list.startsWith(MEMCACHED_TLS)) {
+    const set = [ca, servername].flatMap((v) => (v === undefined ? [] : [v[0]]));
+    if (set.length === 0) return Object.freeze({ servers: list });
+    throw new ConfigError(
+      `invalid memcached TLS settings: ${set.join(' and ')} set, but the memcached servers are plain host:port (${list}): write them as ${MEMCACHED_TLS}${list} for TLS, or unset ${set.join(' and ')}`,
+    );
+  }
+  const tls = {
+    ...(ca === undefined ? {} : { ca: readPemCertificate(ca[1], ca[0]) }),
+    ...(servername === undefined
+      ? {}
+      : { servername: parseConfig(memcachedServernameSchema, servername[1], servername[0], 'invalid memcached TLS settings') }),
+  };
+  return Object.freeze({ servers: list, tls: Object.freeze(tls) });
+}
+
+/** The PEM file at `path` (named by `variable`), checked to hold a certificate. */
+function readPemCertificate(path: string, variable: string): Buffer {
+  let pem: Buffer;
+  try {
+    pem = readFileSync(path);
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+    throw new ConfigError(`invalid memcached TLS settings: ${variable}: cannot read ${path} (${why}): it must name a PEM file of the CA`, {
+      cause: error,
+    });
+  }
+  try {
+    new X509Certificate(pem);
+  } catch (error) {
+    throw new ConfigError(`invalid memcached TLS settings: ${variable}: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`, {
+      cause: error,
+    });
+  }
+  return pem;
 }
 
 /** SQS_JOBS_LOG_LEVEL checked before pino sees it (pino throws a bare Error on an unknown level). */

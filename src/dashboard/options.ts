@@ -49,7 +49,7 @@ export const dashboardOptionsSchema = z
     cloudwatchEndpoint: z.string().optional(),
     /** The job store (job lookup): `{ table, endpoint?, region? }` or a JobStore; default SQS_JOBS_JOB_TABLE, else the producer's. */
     store: storeOptionSchema,
-    /** The workers' memcached, for cancel (with the store) and the tenants page. Default: SQS_JOBS_MEMCACHED. */
+    /** The workers' memcached (`[tls://]host:port[,…]`), for cancel (with the store) and the tenants page. Default: SQS_JOBS_MEMCACHED. */
     memcached: z.string().optional(),
     /** The workers' lockKeyPrefix (default `sqsjobs:`): cancel marks and tenant reports are where they put and look for them. */
     lockKeyPrefix: lockKeyPrefixSchema,

@@ -8,7 +8,7 @@ import {
   parseConfig,
   resolveAwsSettings,
   resolveCloudWatchSettings,
-  resolveMemcached,
+  resolveMemcachedSettings,
   resolveMetricsNamespace,
   resolveQueueUrl,
 } from '../config/env.js';
@@ -43,27 +43,19 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
     endpoint: 'options.cloudwatchEndpoint',
     region: 'options.region',
   });
-  const memcached = resolveMemcached(o.memcached, env, 'options.memcached');
+  const memcached = resolveMemcachedSettings(o.memcached, env, 'options.memcached');
   const owned = resolveJobStore(o.store, env);
   const store = owned ?? o.producer?.store;
   const closeOwned = () => {
     if (owned !== undefined && owned !== o.store) owned.close();
   };
-  let canceller: JobCanceller | undefined;
-  try {
-    canceller =
-      store !== undefined && memcached !== undefined
-        ? new JobCanceller({ memcached, ...(o.lockKeyPrefix === undefined ? {} : { lockKeyPrefix: o.lockKeyPrefix }) }, env, { store })
-        : undefined;
-  } catch (error) {
-    closeOwned();
-    throw error;
-  }
-  // The tenant meter: the option, else one on the workers' memcached (the same key prefix).
-  const tenantLock =
-    o.tenantMeter === undefined && memcached !== undefined
-      ? new MemcachedLock({ servers: memcached, keyPrefix: o.lockKeyPrefix })
+  // One client on the workers' memcached (the same key prefix), for cancel and the tenant meter (unless given).
+  const lock =
+    memcached !== undefined && (store !== undefined || o.tenantMeter === undefined)
+      ? new MemcachedLock({ ...memcached, keyPrefix: o.lockKeyPrefix })
       : undefined;
+  const canceller = store !== undefined && lock !== undefined ? new JobCanceller({ lock }, env, { store }) : undefined;
+  const tenantLock = o.tenantMeter === undefined ? lock : undefined;
   const sqs = createSqsClient(sqsSettings, {}, env);
   const cw = createCloudWatchClient(cwSettings, {}, env);
   const producer = o.producer;
@@ -79,7 +71,7 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
       tenants: o.tenantMeter ?? tenantLock?.tenants,
       close: () => {
         canceller?.close();
-        tenantLock?.close();
+        lock?.close();
         closeOwned();
         sqs.destroy();
         cw.destroy();

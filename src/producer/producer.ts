@@ -56,7 +56,7 @@ export class Producer {
   readonly #store: StatusStore | undefined;
   readonly #ownsStore: boolean;
   readonly #queueLimit: QueueLimit;
-  readonly #cancelOptions: Pick<ProducerOptions, 'memcached' | 'lock' | 'lockKeyPrefix'>;
+  readonly #cancelOptions: Pick<ProducerOptions, 'lock' | 'lockKeyPrefix'>;
   #canceller: JobCanceller | undefined;
   /** Whether cancel() can work here: a job store, and the workers' memcached (or a lock). */
   readonly cancellable: boolean;
@@ -79,7 +79,7 @@ export class Producer {
     checkTenantQueues(o.tenantQueues, fifo);
     this.#store = resolveJobStore(o.store, env);
     this.#ownsStore = this.#store !== o.store;
-    this.#cancelOptions = { memcached: o.memcached, lock: o.lock, lockKeyPrefix: o.lockKeyPrefix };
+    this.#cancelOptions = { lock: o.lock, lockKeyPrefix: o.lockKeyPrefix };
     this.#env = env;
     this.cancellable = this.#store !== undefined && (o.lock !== undefined || hasMemcached(o.memcached, env));
     const { queue, counts, close } = producerQueue(o, env);
@@ -203,7 +203,9 @@ export class Producer {
 
   /** Cancel a tracked job (see CancelResult): recorded in this producer's job store, marked in the workers' memcached. */
   async cancel(jobId: string): Promise<CancelResult> {
-    this.#canceller ??= new JobCanceller(this.#cancelOptions, this.#env, { store: this.#store });
+    // On the lock given, else on the memcached client admission and spillover use (its TLS settings read once).
+    const { lock, lockKeyPrefix } = this.#cancelOptions;
+    this.#canceller ??= new JobCanceller({ lock: lock ?? this.#memcached.get(), lockKeyPrefix }, this.#env, { store: this.#store });
     return this.#canceller.cancel(jobId);
   }
 

@@ -6,7 +6,7 @@ import { otelApi } from '../adapters/otel-api.js';
 import { OtelSendTracing } from '../adapters/otel-send.js';
 import type { SendTracing } from '../ports/tracing.js';
 import { ConfigError } from '../core/errors.js';
-import { queueAccountOf, resolveAwsSettings, resolveMemcached, type Env } from '../config/env.js';
+import { queueAccountOf, resolveAwsSettings, resolveMemcached, resolveMemcachedSettings, type Env } from '../config/env.js';
 import { resolveSnsSettings } from '../config/sns-endpoint.js';
 import type { TopicPort } from '../ports/topics.js';
 import type { eventsOptionSchema } from './publish.js';
@@ -40,7 +40,8 @@ export function producerQueue(
 
 /**
  * The workers' memcached as the producer uses it (admission's drain counts, shared spillover
- * allowances): the `memcached` option or SQS_JOBS_MEMCACHED, under their lockKeyPrefix. The client
+ * allowances, cancel's mark): the `memcached` option or SQS_JOBS_MEMCACHED (with its TLS settings),
+ * under their lockKeyPrefix. The client
  * is made when first asked for (at construction, when admission or spillover needs it; a malformed
  * address then throws there), once. `get` answers undefined when none is named.
  */
@@ -52,8 +53,8 @@ export function producerMemcached(
   return {
     get: () => {
       if (lock !== undefined) return lock;
-      const servers = resolveMemcached(o.memcached, env, 'options.memcached');
-      if (servers !== undefined) lock = new MemcachedLock({ servers, keyPrefix: o.lockKeyPrefix });
+      const settings = resolveMemcachedSettings(o.memcached, env, 'options.memcached');
+      if (settings !== undefined) lock = new MemcachedLock({ ...settings, keyPrefix: o.lockKeyPrefix });
       return lock;
     },
     close: () => lock?.close(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type Env, implementing, lockKeyPrefixSchema, parseConfig, resolveMemcached } from '../config/env.js';
+import { type Env, implementing, lockKeyPrefixSchema, parseConfig, resolveMemcachedSettings } from '../config/env.js';
 import { jobIdSchema } from '../core/envelope.js';
 import { ConfigError } from '../core/errors.js';
 import { parseWith } from '../core/validation.js';
@@ -15,7 +15,7 @@ export const cancelOptionsSchema = z
   .object({
     /** The job store: `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE. */
     store: storeOptionSchema,
-    /** The workers' memcached (host:port[,…]); default SQS_JOBS_MEMCACHED. */
+    /** The workers' memcached ([tls://]host:port[,…]); default SQS_JOBS_MEMCACHED (TLS: SQS_JOBS_MEMCACHED_CA, SQS_JOBS_MEMCACHED_SERVERNAME). */
     memcached: z.string().optional(),
     /** Or the lock port itself (a JobLock with `cancel`), e.g. sqs-jobs/testing's MemoryLock. */
     lock: implementing<JobLock>('JobLock with cancel', ['claim', 'extend', 'cancel', 'close']).optional(),
@@ -46,8 +46,8 @@ export class JobCanceller {
     const given = resolved === undefined ? (owned === o.store ? owned : undefined) : resolved.store;
     const store = given ?? owned;
     if (store === undefined) throw new ConfigError('cancel needs the job store: pass store ({ table }) or set SQS_JOBS_JOB_TABLE');
-    const servers = o.lock === undefined ? resolveMemcached(o.memcached, env, 'options.memcached') : undefined;
-    const lock = o.lock ?? (servers === undefined ? undefined : memcachedLock(servers, o.lockKeyPrefix));
+    const memcached = o.lock === undefined ? resolveMemcachedSettings(o.memcached, env, 'options.memcached') : undefined;
+    const lock = o.lock ?? (memcached === undefined ? undefined : memcachedLock(memcached, o.lockKeyPrefix));
     if (lock === undefined) {
       if (store !== given) store.close();
       throw new ConfigError('cancel needs the memcached the workers use: pass memcached (host:port) or set SQS_JOBS_MEMCACHED');

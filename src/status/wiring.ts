@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { createDynamoJobStore } from '../adapters/dynamodb-store.js';
 import { MemcachedLock } from '../adapters/memcached-lock.js';
 import type { JobLock } from '../ports/lock.js';
-import { type Env, jobTableSchema as tableSchema, parseConfig, resolveDynamoSettings } from '../config/env.js';
+import { type Env, jobTableSchema as tableSchema, type MemcachedSettings, parseConfig, resolveDynamoSettings } from '../config/env.js';
 import type { JobStore } from '../ports/job-store.js';
 import { isJobStore, type storeOptionSchema } from './store.js';
 
@@ -19,7 +19,7 @@ export function resolveJobStore(option: z.output<typeof storeOptionSchema>, env:
   return createDynamoJobStore(aws, settings.table, settings.ttlDays * 86_400, env);
 }
 
-/** The lock a cancel marks: MemcachedLock on the workers' memcached, under their key prefix. */
-export function memcachedLock(servers: string, keyPrefix: string): JobLock {
-  return new MemcachedLock({ servers, keyPrefix });
+/** The lock a cancel marks: MemcachedLock on the workers' memcached (over TLS as its settings say), under their key prefix. */
+export function memcachedLock(settings: MemcachedSettings, keyPrefix: string): JobLock {
+  return new MemcachedLock({ ...settings, keyPrefix });
 }

@@ -4,11 +4,12 @@ import {
   resolveAwsSettings,
   resolveCloudWatchSettings,
   resolveLogLevel,
-  resolveMemcached,
+  resolveMemcachedSettings,
   resolveMetricsNamespace,
   resolveQueueUrl,
   type AwsSettings,
   type Env,
+  type MemcachedSettings,
 } from '../config/env.js';
 import { ConfigError } from '../core/errors.js';
 import { JobRegistry } from '../core/job.js';
@@ -39,7 +40,8 @@ export type WorkerConfig = Readonly<
     queues: readonly QueueConfig[];
     jobs: JobRegistry;
     heartbeatIntervalMs: number;
-    memcached: string | undefined;
+    /** The servers, and their TLS settings (SQS_JOBS_MEMCACHED_CA, SQS_JOBS_MEMCACHED_SERVERNAME): read once, here. */
+    memcached: MemcachedSettings | undefined;
     aws: AwsSettings;
     /** How long a dedupe lock lives without a heartbeat: a little over one visibility timeout. */
     lockTtlSeconds: number;
@@ -63,7 +65,7 @@ export function resolveWorkerConfig(options: WorkerOptions, env: Env = process.e
     pick,
     jobs,
     heartbeatIntervalMs: o.heartbeatIntervalMs ?? Math.floor((o.visibilityTimeoutSeconds * 1000) / 2),
-    memcached: o.lock === undefined ? resolveMemcached(o.memcached, env, 'options.memcached') : undefined,
+    memcached: o.lock === undefined ? resolveMemcachedSettings(o.memcached, env, 'options.memcached') : undefined,
     aws,
     lockTtlSeconds: o.visibilityTimeoutSeconds + 5,
     maxHeldBatchItems: o.maxHeldBatchItems ?? defaultHeldBatchItems(jobs),

@@ -5,7 +5,7 @@ import type { WorkerContext } from './context.js';
 
 /** The worker's start line, and the warning when no dedupe lock is configured. */
 export function logStarted(log: Logger, c: WorkerConfig, queues: readonly { readonly url: string }[]): void {
-  const dedupe = c.memcached ?? (c.lock ? 'custom' : 'off');
+  const dedupe = c.memcached?.servers ?? (c.lock ? 'custom' : 'off');
   log.info(
     {
       queues: queues.map((q) => queueNameOf(q.url)),

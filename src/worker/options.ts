@@ -89,7 +89,10 @@ export const workerOptionsSchema = z
     shutdownTimeoutMs: int.min(0, 'must be >= 0').default(30_000),
     /** After a handler's signal fires, how long it may take to settle before it is abandoned (its lock then kept until the TTL). */
     abortGraceMs: int.min(0, 'must be 0-60000').max(60_000, 'must be 0-60000').default(1_000),
-    /** memcached host:port[,…]; default SQS_JOBS_MEMCACHED. Without it there is no dedupe lock. */
+    /**
+     * memcached `host:port[,…]`, or `tls://host:port[,…]` (verified with SQS_JOBS_MEMCACHED_CA and
+     * SQS_JOBS_MEMCACHED_SERVERNAME when set); default SQS_JOBS_MEMCACHED. Without it there is no dedupe lock.
+     */
     memcached: z.string().optional(),
     lock: implementing<JobLock>('JobLock', ['claim', 'extend', 'complete', 'release', 'markDeadLettered', 'close']).optional(),
     /**

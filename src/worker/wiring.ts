@@ -72,7 +72,7 @@ export function buildContext(
     c.lock ??
     (c.memcached === undefined
       ? new NoLock()
-      : new MemcachedLock({ servers: c.memcached, keyPrefix: c.lockKeyPrefix, timeoutMs: c.lockTimeoutMs, onAvailability }));
+      : new MemcachedLock({ ...c.memcached, keyPrefix: c.lockKeyPrefix, timeoutMs: c.lockTimeoutMs, onAvailability }));
   // The permits: the option, else those on the memcached the lock uses.
   const chosenPermits = c.permits ?? (chosenLock instanceof MemcachedLock ? chosenLock.permits : undefined);
   const lock = guardedLock(chosenLock);

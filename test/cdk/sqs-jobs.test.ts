@@ -259,6 +259,35 @@ describe('SqsJobs', () => {
     });
   });
 
+  it('creates memcached with in-transit encryption when asked, and gives the workers tls://', () => {
+    const off = synth();
+    expect(JSON.stringify(off.findResources('AWS::ElastiCache::CacheCluster'))).not.toContain('TransitEncryptionEnabled');
+    const { stack, jobs } = stackWith({ memcached: { create: true, nodeType: 'cache.t4g.micro', transitEncryption: true } });
+    const t = Template.fromStack(stack);
+    t.hasResourceProperties('AWS::ElastiCache::CacheCluster', { Engine: 'memcached', NumCacheNodes: 1, TransitEncryptionEnabled: true });
+    const env = t.findResources('AWS::ECS::TaskDefinition');
+    const memcached = Object.values(env)[0]!.Properties.ContainerDefinitions[0].Environment.find(
+      (e: { Name: string }) => e.Name === 'SQS_JOBS_MEMCACHED',
+    );
+    // tls:// then the node's configuration endpoint, resolved at deploy time.
+    expect(memcached.Value['Fn::Join'][1][0]).toBe('tls://');
+    expect(JSON.stringify(memcached.Value)).toContain('ConfigurationEndpoint.Address');
+    expect(stack.resolve(jobs.memcachedEndpoint)['Fn::Join'][1][0]).toBe('tls://');
+  });
+
+  it('takes a given tls://host:port endpoint as it is, and refuses other schemes', () => {
+    const given = synth({ memcached: { endpoint: 'tls://cache.internal:11211' } });
+    given.resourceCountIs('AWS::ElastiCache::CacheCluster', 0);
+    given.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      ContainerDefinitions: [
+        Match.objectLike({ Environment: Match.arrayWith([{ Name: 'SQS_JOBS_MEMCACHED', Value: 'tls://cache.internal:11211' }]) }),
+      ],
+    });
+    expect(() => synth({ memcached: { endpoint: 'ssl://cache.internal:11211' } })).toThrow(
+      /memcached.endpoint: must be host:port, or tls:\/\/host:port/,
+    );
+  });
+
   it('puts enqueue vs dequeue, depth and per-job wait percentiles on a dashboard', () => {
     const t = synth();
     const body = JSON.stringify(Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody);

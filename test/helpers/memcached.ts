@@ -32,6 +32,11 @@ export class PrivateMemcached {
     return `127.0.0.1:${this.port}`;
   }
 
+  /** The running memcached's process id (a bench reads its CPU), undefined when stopped. */
+  get pid(): number | undefined {
+    return this.#child?.exitCode === null ? this.#child.pid : undefined;
+  }
+
   async restart(): Promise<void> {
     const user = process.getuid?.() === 0 ? ['-u', 'nobody'] : [];
     this.#child = spawn('memcached', ['-l', '127.0.0.1', '-p', String(this.port), '-U', '0', '-m', '16', ...this.args, ...user], {

@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { rootCertificates } from 'node:tls';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/core/errors.js';
 import {
   isFifoQueue,
@@ -9,6 +13,7 @@ import {
   resolveAwsSettings,
   resolveCloudWatchSettings,
   resolveMemcached,
+  resolveMemcachedSettings,
   resolveQueueUrl,
 } from '../../../src/config/env.js';
 
@@ -159,6 +164,70 @@ describe('resolveMemcached', () => {
     expect(resolveMemcached(undefined, { SQS_JOBS_MEMCACHED: '127.0.0.1:11211,10.0.0.2:11211' })).toBe('127.0.0.1:11211,10.0.0.2:11211');
     expect(resolveMemcached(undefined, {})).toBeUndefined();
     expect(() => resolveMemcached('127.0.0.1', {})).toThrow(/memcached: must be host:port/);
+  });
+});
+
+describe('memcached over TLS: the tls:// list, SQS_JOBS_MEMCACHED_CA and SQS_JOBS_MEMCACHED_SERVERNAME', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sqs-jobs-env-'));
+  const ca = join(dir, 'ca.pem');
+  writeFileSync(ca, rootCertificates[0]!); // any CA's PEM does
+  const notPem = join(dir, 'key.txt');
+  writeFileSync(notPem, 'not a certificate');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('accepts tls:// once, before the list, and refuses it elsewhere or any other scheme', () => {
+    expect(resolveMemcached(undefined, { SQS_JOBS_MEMCACHED: 'tls://a.internal:11211,10.0.0.2:11211' })).toBe(
+      'tls://a.internal:11211,10.0.0.2:11211',
+    );
+    expect(() => resolveMemcached('a:1,tls://b:2', {})).toThrow(
+      /memcached: may start with tls:\/\/ \(once, for every server of the list\)/,
+    );
+    expect(() => resolveMemcached('memcached://a:1', {})).toThrow(/no other scheme/);
+    expect(() => resolveMemcached('tls://a', {})).toThrow(/must be host:port, or several joined by commas, after tls:\/\/ for TLS/);
+    expect(() => resolveMemcached(undefined, { SQS_JOBS_MEMCACHED: 'tls://a:0' })).toThrow(/SQS_JOBS_MEMCACHED: must have ports 1-65535/);
+  });
+
+  it('reads the CA once, at resolution, and takes the server name', () => {
+    const settings = resolveMemcachedSettings(undefined, {
+      SQS_JOBS_MEMCACHED: 'tls://127.0.0.1:11311',
+      SQS_JOBS_MEMCACHED_CA: ca,
+      SQS_JOBS_MEMCACHED_SERVERNAME: 'memcached.internal',
+    });
+    expect(settings?.servers).toBe('tls://127.0.0.1:11311');
+    expect(settings?.tls?.ca?.toString()).toBe(rootCertificates[0]);
+    expect(settings?.tls?.servername).toBe('memcached.internal');
+    expect(Object.isFrozen(settings)).toBe(true);
+    // the option wins over SQS_JOBS_MEMCACHED; the TLS settings still come from the environment
+    expect(resolveMemcachedSettings('tls://b:1', { SQS_JOBS_MEMCACHED: 'a:1', SQS_JOBS_MEMCACHED_CA: ca })?.servers).toBe('tls://b:1');
+    expect(resolveMemcachedSettings(undefined, { SQS_JOBS_MEMCACHED: 'tls://a:1' })).toEqual({ servers: 'tls://a:1', tls: {} });
+    expect(resolveMemcachedSettings(undefined, { SQS_JOBS_MEMCACHED: 'a:1' })).toEqual({ servers: 'a:1' });
+    expect(resolveMemcachedSettings(undefined, { SQS_JOBS_MEMCACHED_CA: ca })).toBeUndefined(); // no memcached: nothing to check
+  });
+
+  it('fails with a ConfigError naming the variable and the path when the CA cannot be read or is no PEM certificate', () => {
+    const env = (path: string) => ({ SQS_JOBS_MEMCACHED: 'tls://a:1', SQS_JOBS_MEMCACHED_CA: path });
+    const missing = join(dir, 'missing.pem');
+    expect(() => resolveMemcachedSettings(undefined, env(missing))).toThrow(ConfigError);
+    expect(() => resolveMemcachedSettings(undefined, env(missing))).toThrow(
+      `invalid memcached TLS settings: SQS_JOBS_MEMCACHED_CA: cannot read ${missing} (ENOENT): it must name a PEM file of the CA`,
+    );
+    expect(() => resolveMemcachedSettings(undefined, env(dir))).toThrow(/SQS_JOBS_MEMCACHED_CA: cannot read .* \(EISDIR\)/);
+    expect(() => resolveMemcachedSettings(undefined, env(notPem))).toThrow(
+      `invalid memcached TLS settings: SQS_JOBS_MEMCACHED_CA: ${notPem} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
+    );
+  });
+
+  it('refuses a server name that is no DNS name, and TLS settings beside a plain list', () => {
+    const tls = (servername: string) => ({ SQS_JOBS_MEMCACHED: 'tls://a:1', SQS_JOBS_MEMCACHED_SERVERNAME: servername });
+    expect(() => resolveMemcachedSettings(undefined, tls('10.0.0.1'))).toThrow(
+      /SQS_JOBS_MEMCACHED_SERVERNAME: must be a DNS name, not an IP address/,
+    );
+    expect(() => resolveMemcachedSettings(undefined, tls('bad name'))).toThrow(
+      /SQS_JOBS_MEMCACHED_SERVERNAME: must be a DNS name the certificate holds/,
+    );
+    expect(() => resolveMemcachedSettings('a:1', { SQS_JOBS_MEMCACHED_CA: ca, SQS_JOBS_MEMCACHED_SERVERNAME: 'm.internal' })).toThrow(
+      'invalid memcached TLS settings: SQS_JOBS_MEMCACHED_CA and SQS_JOBS_MEMCACHED_SERVERNAME set, but the memcached servers are plain host:port (a:1): write them as tls://a:1 for TLS, or unset SQS_JOBS_MEMCACHED_CA and SQS_JOBS_MEMCACHED_SERVERNAME',
+    );
   });
 });
 
