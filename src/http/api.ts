@@ -5,6 +5,7 @@ import type { StatusStore } from '../ports/status-store.js';
 import type { CancelResult } from '../status/cancel.js';
 import type { EnqueueOptions } from '../producer/options.js';
 import type { Producer } from '../producer/producer.js';
+import { checkedArgs } from '../producer/args.js';
 import { readJsonBody } from './body.js';
 import type { Mountable } from './mountable.js';
 import { type ApiOptions, parseApiOptions } from './options.js';
@@ -124,6 +125,12 @@ export class JobsApi implements Mountable {
     const body = await readJsonBody(request, this.#maxBodyBytes);
     if (!body.ok) return problem(body.status, body.slug, body.detail);
     if (key !== null && this.#store !== undefined) {
+      // Args first: a replay answers only a request the first one could have been.
+      try {
+        checkedArgs(job, body.value, 'args');
+      } catch (error) {
+        return enqueueProblem(error, this.#retryAfterSeconds);
+      }
       const earlier = await this.#read(key);
       if (earlier instanceof Response) return earlier;
       if (earlier !== undefined) {

@@ -119,6 +119,16 @@ describe('POST /jobs/:name', () => {
     expect(reused.status).toBe(409);
   });
 
+  it('checks the args before a replay: a retry with args the first could not have had is a 422, not a 200', async () => {
+    // Found by schemathesis: `[null, null]` with a key used before was answered 200 with that job.
+    const { call } = setup();
+    const headers = { 'idempotency-key': 'order-43' };
+    expect((await call('POST', '/jobs/send-email', { body: '{"userId":"u1"}', headers })).status).toBe(202);
+    const res = await call('POST', '/jobs/send-email', { body: '[null, null]', headers });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toMatchObject({ type: 'tag:sqs-jobs,2026:args-invalid' });
+  });
+
   it('answers 503 with Retry-After when SQS does not take the message', async () => {
     const queue = new MemoryQueue();
     const queueUrl = queue.create('down');
