@@ -42,11 +42,18 @@ export class Dashboard implements Mountable {
     return pathname === this.basePath || pathname === `${this.basePath}/` || this.#route(pathname) !== undefined;
   }
 
+  /** The methods served at `pathname`: POST at an action, GET and HEAD at a page or an asset. */
+  allows(pathname: string): readonly string[] {
+    const route = this.#route(pathname);
+    if (route === undefined) return [];
+    return route.startsWith('post:') ? ['POST'] : ['GET', 'HEAD'];
+  }
+
   /** The answer to a method not served at `pathname` (405 with Allow), else 404. */
   refuse(pathname: string, method: string): Response {
-    const route = this.#route(pathname);
-    if (route === undefined) return text(404, `nothing at ${pathname}`);
-    const allow = route.startsWith('post:') ? 'POST' : 'GET, HEAD';
+    const served = this.allows(pathname);
+    if (served.length === 0) return text(404, `nothing at ${pathname}`);
+    const allow = served.join(', ');
     return text(405, `${method} is not served here; allowed: ${allow}`, { allow });
   }
 

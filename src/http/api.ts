@@ -1,15 +1,17 @@
 import { jobIdSchema } from '../core/envelope.js';
-import { PayloadTooLargeError, QueueFullError, SqsJobsError, ValidationError, toError } from '../core/errors.js';
+import { SqsJobsError, toError } from '../core/errors.js';
 import type { AnyDefinition } from '../core/job.js';
 import type { StatusStore } from '../ports/status-store.js';
 import type { CancelResult } from '../status/cancel.js';
 import type { EnqueueOptions } from '../producer/options.js';
 import type { Producer } from '../producer/producer.js';
+import { checkedArgs } from '../producer/args.js';
 import { readJsonBody } from './body.js';
 import type { Mountable } from './mountable.js';
 import { type ApiOptions, parseApiOptions } from './options.js';
 import { openApiDocument } from './openapi.js';
-import { json, problem } from './responses.js';
+import { enqueueProblem, json, problem } from './responses.js';
+import { allowHeader, type Offer, placeOf, servedAt } from './routes.js';
 import { statusBody } from './status-view.js';
 
 /**
@@ -32,6 +34,7 @@ export class JobsApi implements Mountable {
   readonly #maxBodyBytes: number;
   readonly #retryAfterSeconds: number;
   readonly #enqueueOptions: ApiOptions['enqueueOptions'];
+  readonly #offer: Offer;
   #openapi: string | undefined;
 
   constructor(options: ApiOptions) {
@@ -43,6 +46,13 @@ export class JobsApi implements Mountable {
     this.#maxBodyBytes = o.maxBodyBytes ?? 2 * o.producer.maxMessageBytes;
     this.#retryAfterSeconds = o.retryAfterSeconds;
     this.#enqueueOptions = o.enqueueOptions;
+    const jobs = this.#jobs;
+    this.#offer = {
+      basePath: this.basePath,
+      isJob: (name) => jobs.has(name),
+      statusKept: this.#store !== undefined,
+      cancellable: o.producer.cancellable,
+    };
   }
 
   /** Fastify route patterns that reach it (fastifyPlugin). */
@@ -53,6 +63,11 @@ export class JobsApi implements Mountable {
   /** Whether a request for this path is the API's to answer (adapters pass the others on). */
   handles(pathname: string): boolean {
     return pathname === `${this.basePath}/openapi.json` || pathname.startsWith(`${this.basePath}/jobs/`);
+  }
+
+  /** The methods served at `pathname` (routes.ts says which): what `Allow` lists, besides OPTIONS. */
+  allows(pathname: string): readonly string[] {
+    return servedAt(this.#offer, placeOf(this.#offer, pathname));
   }
 
   /** Answer one request. Never throws: whatever goes wrong is an answer with a problem body. */
@@ -68,54 +83,54 @@ export class JobsApi implements Mountable {
   async #route(request: Request): Promise<Response> {
     const { pathname } = new URL(request.url);
     const method = request.method.toUpperCase();
-    const place = this.#place(pathname);
-    if (place === 'openapi.json' && (method === 'GET' || method === 'HEAD')) {
-      this.#openapi ??= JSON.stringify(
-        openApiDocument(this.#jobs, {
-          basePath: this.basePath,
-          statusRoute: this.#store !== undefined,
-          cancelRoute: this.#producer.cancellable,
-          admission: this.#producer.admits,
-        }),
-      );
-      return new Response(method === 'HEAD' ? null : this.#openapi, { headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const place = placeOf(this.#offer, pathname);
+    const served = servedAt(this.#offer, place);
+    if (place === 'openapi.json' && served.includes(method)) return this.#document();
+    if (typeof place === 'object' && served.includes(method)) {
+      if (method === 'POST') return this.#enqueue(request, this.#jobs.get(place.segment)!);
+      return method === 'DELETE' ? this.#cancel(place.segment) : this.#status(place.segment);
     }
-    if (typeof place === 'object' && method === 'POST') return this.#enqueue(request, place.segment);
-    if (typeof place === 'object' && (method === 'GET' || method === 'HEAD')) return this.#status(place.segment);
-    if (typeof place === 'object' && method === 'DELETE' && this.#producer.cancellable) return this.#cancel(place.segment);
+    if (method === 'OPTIONS' && served.length > 0) return new Response(null, { status: 204, headers: { allow: allowHeader(served) } });
+    if (typeof place === 'object') {
+      // A POST names a job type and a GET a job: say which one is not there.
+      if (method === 'POST') return problem(404, 'job-unknown', `no job type "${place.segment}" can be enqueued here`);
+      if (!this.#offer.statusKept && (method === 'GET' || method === 'HEAD')) {
+        return problem(404, 'status-not-kept', 'job status is not kept here (the producer has no job store)');
+      }
+    }
     return this.refuse(pathname, method);
   }
 
-  /** What a path names: the document, `{basePath}/jobs/{segment}` (a job's name or a job id), or nothing. */
-  #place(pathname: string): 'openapi.json' | { readonly segment: string } | undefined {
-    if (pathname === `${this.basePath}/openapi.json`) return 'openapi.json';
-    const prefix = `${this.basePath}/jobs/`;
-    const segment = pathname.startsWith(prefix) ? decodeSegment(pathname.slice(prefix.length)) : undefined;
-    return segment === undefined ? undefined : { segment };
+  /** The OpenAPI document, made once. HEAD gets the same answer: the server sends its headers only. */
+  #document(): Response {
+    this.#openapi ??= JSON.stringify(
+      openApiDocument(this.#jobs, {
+        basePath: this.basePath,
+        statusRoute: this.#store !== undefined,
+        cancelRoute: this.#producer.cancellable,
+        admission: this.#producer.admits,
+      }),
+    );
+    return new Response(this.#openapi, { headers: { 'content-type': 'application/json; charset=utf-8' } });
   }
 
   /**
-   * The answer to a method not served at `pathname`: 405 with `Allow` listing what the OpenAPI
-   * document offers there (POST at a job's name, GET at a job id), else 404. Adapters use it for
-   * methods a web-standard Request cannot carry (TRACE, CONNECT).
+   * The answer to a method not served at `pathname`: 405 with `Allow` listing what is (see
+   * allows), else 404. Adapters use it for methods a web-standard Request cannot carry (TRACE,
+   * CONNECT) and for requests their framework refuses before the API sees them.
    */
   refuse(pathname: string, method: string): Response {
-    const place = this.#place(pathname);
-    let allow: string | undefined;
-    if (place === 'openapi.json') allow = 'GET';
-    else if (place !== undefined) allow = this.#jobs.has(place.segment) ? 'POST' : this.#idMethods();
-    if (allow === undefined) return problem(404, 'not-found', `nothing at ${pathname}`);
+    const served = this.allows(pathname);
+    if (served.length === 0) return problem(404, 'not-found', `nothing at ${pathname}`);
+    const allow = allowHeader(served);
     return problem(405, 'method-not-allowed', `${method} is not served here; allowed: ${allow}`, { headers: { allow } });
   }
 
-  async #enqueue(request: Request, name: string): Promise<Response> {
-    const job = this.#jobs.get(name);
-    if (job === undefined) return problem(404, 'job-unknown', `no job type "${name}" can be enqueued here`);
+  async #enqueue(request: Request, job: AnyDefinition): Promise<Response> {
     const key = request.headers.get('idempotency-key');
     if (key !== null) {
-      const parsed = jobIdSchema.safeParse(key);
-      if (!parsed.success) {
-        const rule = parsed.error.issues[0]?.message ?? 'is not a valid job id';
+      const rule = this.#keyRule(key);
+      if (rule !== undefined) {
         return problem(422, 'idempotency-key-invalid', `the Idempotency-Key header ${rule}`, {
           errors: [{ field: 'header.Idempotency-Key', rule }],
         });
@@ -124,10 +139,16 @@ export class JobsApi implements Mountable {
     const body = await readJsonBody(request, this.#maxBodyBytes);
     if (!body.ok) return problem(body.status, body.slug, body.detail);
     if (key !== null && this.#store !== undefined) {
+      // Args first: a replay answers only a request the first one could have been.
+      try {
+        checkedArgs(job, body.value, 'args');
+      } catch (error) {
+        return enqueueProblem(error, this.#retryAfterSeconds);
+      }
       const earlier = await this.#read(key);
       if (earlier instanceof Response) return earlier;
       if (earlier !== undefined) {
-        if (earlier.jobName !== name) {
+        if (earlier.jobName !== job.name) {
           return problem(409, 'idempotency-key-reused', `the Idempotency-Key "${key}" was used for a job of another type`);
         }
         return this.#accepted(key, 200, { 'idempotent-replayed': 'true' });
@@ -147,8 +168,18 @@ export class JobsApi implements Mountable {
     }
   }
 
+  /**
+   * Why `key` cannot be a job id here, or undefined. With a job store, not an offered job's name
+   * either: its status would be read at that job's own path, where only POST is served.
+   */
+  #keyRule(key: string): string | undefined {
+    const parsed = jobIdSchema.safeParse(key);
+    if (!parsed.success) return parsed.error.issues[0]?.message ?? 'is not a valid job id';
+    if (this.#store !== undefined && this.#jobs.has(key)) return 'must not be the name of a job offered here';
+    return undefined;
+  }
+
   async #status(id: string): Promise<Response> {
-    if (this.#store === undefined) return problem(404, 'status-not-kept', 'job status is not kept here (the producer has no job store)');
     if (!jobIdSchema.safeParse(id).success) return problem(404, 'job-not-found', `no job "${id}"`);
     const status = await this.#read(id);
     if (status instanceof Response) return status;
@@ -166,12 +197,6 @@ export class JobsApi implements Mountable {
         headers: { 'retry-after': String(this.#retryAfterSeconds) },
       });
     }
-  }
-
-  /** What is served at a job id: GET with a job store, and DELETE when cancels can be made. */
-  #idMethods(): string | undefined {
-    if (this.#store === undefined) return undefined;
-    return this.#producer.cancellable ? 'GET, DELETE' : 'GET';
   }
 
   async #cancel(id: string): Promise<Response> {
@@ -202,32 +227,6 @@ export class JobsApi implements Mountable {
     if (this.#store === undefined) return json(status, { jobId }, headers);
     const statusUrl = `${this.basePath}/jobs/${encodeURIComponent(jobId)}`;
     return json(status, { jobId, statusUrl }, { location: statusUrl, ...headers });
-  }
-}
-
-/** What an enqueue that failed answers: the caller's mistake (4xx, with the field), or try again later (503). */
-function enqueueProblem(error: unknown, retryAfterSeconds: number): Response {
-  if (error instanceof ValidationError) {
-    const slug = error.code === 'ARGS_INVALID' ? 'args-invalid' : 'options-invalid';
-    return problem(422, slug, error.message, { errors: error.issues });
-  }
-  if (error instanceof PayloadTooLargeError) return problem(413, 'payload-too-large', error.message);
-  if (error instanceof QueueFullError) {
-    return problem(429, 'queue-full', error.message, { headers: { 'retry-after': String(Math.ceil(error.retryAfterMs / 1000)) } });
-  }
-  if (error instanceof SqsJobsError && error.code === 'ENQUEUE_FAILED') {
-    return problem(503, 'enqueue-failed', error.message, { headers: { 'retry-after': String(retryAfterSeconds) } });
-  }
-  throw error;
-}
-
-/** One path segment, percent-decoded; undefined when it is empty, nested, or badly encoded. */
-function decodeSegment(raw: string): string | undefined {
-  if (raw === '' || raw.includes('/')) return undefined;
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return undefined;
   }
 }
 

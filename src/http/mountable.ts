@@ -9,7 +9,13 @@ export interface Mountable {
   readonly routes: readonly string[];
   /** Whether a request for this path is its to answer (adapters pass the others on). */
   handles(pathname: string): boolean;
-  /** The answer to a method a web-standard Request cannot carry (TRACE, CONNECT) at this path. */
+  /** The methods served at this path (none where nothing is): what a 405's `Allow` lists. */
+  allows(pathname: string): readonly string[];
+  /**
+   * The answer to a method not served at this path (405 with `Allow`, or 404): for methods a
+   * web-standard Request cannot carry (TRACE, CONNECT), and requests a framework refuses before
+   * they can be handed over.
+   */
   refuse(pathname: string, method: string): Response;
   /** Answer one request; never throws. */
   fetch(request: Request): Promise<Response>;

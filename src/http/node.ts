@@ -54,19 +54,22 @@ export async function sendResponse(response: Response, req: IncomingMessage, res
 }
 
 /** The request's full path, without the query. */
-function pathOf(req: IncomingMessage): string {
+export function pathOf(req: IncomingMessage): string {
   return ((req as NodeRequest).originalUrl ?? req.url ?? '/').split('?')[0]!;
 }
 
-/** Methods a web-standard Request can carry (undici refuses CONNECT, TRACE and TRACK). */
-const REQUEST_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+/** Methods a web-standard Request cannot carry (undici refuses them); any other goes to the API's fetch. */
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
 
-/** The API's answer to a Node request; one a Request cannot even be made of is refused here. */
-async function answer(api: Mountable, req: IncomingMessage): Promise<Response> {
-  if (!REQUEST_METHODS.has(req.method ?? '')) return api.refuse(pathOf(req), req.method ?? '');
+/**
+ * The API's answer to a Node request (its body from `stream`, see toRequest), for every adapter on
+ * Node's http: a method a Request cannot carry is refused here, with the same 405 and `Allow`.
+ */
+export async function answer(api: Mountable, req: IncomingMessage, stream?: Readable): Promise<Response> {
+  if (FORBIDDEN_METHODS.has(req.method ?? '')) return api.refuse(pathOf(req), req.method ?? '');
   let request: Request;
   try {
-    request = toRequest(req);
+    request = toRequest(req, stream);
   } catch (error) {
     return problem(400, 'request-invalid', `the request could not be read: ${(error as Error).message}`);
   }

@@ -44,8 +44,17 @@ export function openApiDocument(
     required: false,
     description:
       'Becomes the job id: a POST retried with the same key enqueues the job once' +
-      (o.statusRoute ? ' (the retry answers 200 with the same job id).' : ' (the workers run it once).'),
-    schema: { type: 'string', minLength: 1, maxLength: 128, pattern: JOB_ID_PATTERN.source },
+      (o.statusRoute
+        ? ' (the retry answers 200 with the same job id). It cannot be the name of a job offered here.'
+        : ' (the workers run it once).'),
+    schema: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 128,
+      pattern: JOB_ID_PATTERN.source,
+      // A job's status is read at {jobId}, and an offered job's own path serves only POST.
+      ...(o.statusRoute ? { not: { enum: [...jobs.keys()].sort() } } : {}),
+    },
   };
   const accepted = {
     description: 'Enqueued',

@@ -1,4 +1,4 @@
-import type { FieldIssue } from '../core/errors.js';
+import { type FieldIssue, PayloadTooLargeError, QueueFullError, SqsJobsError, ValidationError } from '../core/errors.js';
 
 /** JSON bodies of the HTTP API: what it answers, and problems in RFC 9457 form. */
 
@@ -55,4 +55,20 @@ export function problem(
     status,
     headers: { 'content-type': 'application/problem+json; charset=utf-8', 'cache-control': 'no-store', ...extra.headers },
   });
+}
+
+/** What an enqueue that failed answers: the caller's mistake (4xx, with the field), or try again later (503). */
+export function enqueueProblem(error: unknown, retryAfterSeconds: number): Response {
+  if (error instanceof ValidationError) {
+    const slug = error.code === 'ARGS_INVALID' ? 'args-invalid' : 'options-invalid';
+    return problem(422, slug, error.message, { errors: error.issues });
+  }
+  if (error instanceof PayloadTooLargeError) return problem(413, 'payload-too-large', error.message);
+  if (error instanceof QueueFullError) {
+    return problem(429, 'queue-full', error.message, { headers: { 'retry-after': String(Math.ceil(error.retryAfterMs / 1000)) } });
+  }
+  if (error instanceof SqsJobsError && error.code === 'ENQUEUE_FAILED') {
+    return problem(503, 'enqueue-failed', error.message, { headers: { 'retry-after': String(retryAfterSeconds) } });
+  }
+  throw error;
 }

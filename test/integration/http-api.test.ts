@@ -1,18 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
-import express from 'express';
-import Fastify from 'fastify';
-import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createDynamoClient } from '../../src/adapters/aws-clients.js';
 import { createJobTable } from '../../src/adapters/dynamodb-store.js';
 import { defineJob } from '../../src/core/job.js';
-import { createJobsApi, fastifyPlugin, honoHandler, nodeHandler, type JobsApi } from '../../src/http/index.js';
+import { createJobsApi, type JobsApi } from '../../src/http/index.js';
 import { createProducer, type Producer } from '../../src/producer/producer.js';
 import type { Worker } from '../../src/worker/worker.js';
+import { type AdapterName, adapters } from '../helpers/http-adapters.js';
 import { LOCAL_DYNAMODB, LOCAL_ENV, eventually, freshQueues, sqsClient } from '../helpers/stack.js';
 import { testWorker } from '../helpers/worker.js';
 
@@ -62,60 +57,14 @@ afterAll(async () => {
   dynamo.destroy();
 });
 
-/** Each way of serving the API, with a route of the host's own beside it. */
-const servers: Record<string, () => Promise<{ url: string; close: () => Promise<void> }>> = {
-  'node:http': async () => {
-    const handle = nodeHandler(api);
-    return listen(createServer((req, res) => (req.url === '/health' ? res.end('ok') : handle(req, res))));
-  },
-  express: async () => {
-    const app = express();
-    app.get('/health', (_req, res) => {
-      res.send('ok');
-    });
-    app.use(nodeHandler(api));
-    return listen(createServer(app));
-  },
-  'express with express.json() before it': async () => {
-    const app = express();
-    app.use(express.json());
-    app.get('/health', (_req, res) => {
-      res.send('ok');
-    });
-    app.use('/api', nodeHandler(api));
-    return listen(createServer(app));
-  },
-  fastify: async () => {
-    const app = Fastify();
-    app.get('/health', async () => 'ok');
-    await app.register(fastifyPlugin(api));
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const { port } = app.server.address() as AddressInfo;
-    return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
-  },
-  hono: async () => {
-    const app = new Hono();
-    app.get('/health', (c) => c.text('ok'));
-    app.all('/api/*', honoHandler(api));
-    const server = await new Promise<Server>((resolve) => {
-      const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s as Server));
-    });
-    const { port } = server.address() as AddressInfo;
-    return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
-  },
-};
+/** Each way of serving the API the docs show (test/helpers/http-adapters.ts), with a route of the host's own beside it. */
+const MOUNTS: readonly AdapterName[] = ['node:http', 'express', 'express under /api, after express.json()', 'fastify', 'hono'];
 
-async function listen(server: Server) {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
-describe.each(Object.keys(servers))('the HTTP API on %s', (name) => {
+describe.each(MOUNTS)('the HTTP API on %s', (name) => {
   let base: string;
   let close: () => Promise<void>;
   beforeAll(async () => {
-    ({ url: base, close } = await servers[name]!());
+    ({ url: base, close } = await adapters[name](api));
   });
   afterAll(() => close());
   const post = (path: string, body: string, headers: Record<string, string> = {}) =>

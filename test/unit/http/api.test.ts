@@ -119,6 +119,31 @@ describe('POST /jobs/:name', () => {
     expect(reused.status).toBe(409);
   });
 
+  it('checks the args before a replay: a retry with args the first could not have had is a 422, not a 200', async () => {
+    // Found by schemathesis: `[null, null]` with a key used before was answered 200 with that job.
+    const { call } = setup();
+    const headers = { 'idempotency-key': 'order-43' };
+    expect((await call('POST', '/jobs/send-email', { body: '{"userId":"u1"}', headers })).status).toBe(202);
+    const res = await call('POST', '/jobs/send-email', { body: '[null, null]', headers });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toMatchObject({ type: 'tag:sqs-jobs,2026:args-invalid' });
+  });
+
+  it("refuses, with a job store, an Idempotency-Key that is an offered job's name: its path serves POST only", async () => {
+    const { call, sent } = setup();
+    const res = await call('POST', '/jobs/send-email', { body: '{"userId":"u1"}', headers: { 'idempotency-key': 'send-email' } });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toMatchObject({
+      errors: [{ field: 'header.Idempotency-Key', rule: 'must not be the name of a job offered here' }],
+    });
+    expect(await sent()).toEqual([]);
+    // Without one there is no status to read: the key is only the job id.
+    const bare = setup({ store: false });
+    expect(
+      (await bare.call('POST', '/jobs/send-email', { body: '{"userId":"u1"}', headers: { 'idempotency-key': 'send-email' } })).status,
+    ).toBe(202);
+  });
+
   it('answers 503 with Retry-After when SQS does not take the message', async () => {
     const queue = new MemoryQueue();
     const queueUrl = queue.create('down');
@@ -240,24 +265,66 @@ describe('DELETE /jobs/:id', () => {
     expect(await (await call('GET', `/jobs/${jobId}`)).json()).toMatchObject({ status: 'waiting' });
   });
 
-  it('is not offered without the memcached workers read: 405, Allow GET only', async () => {
+  it('is not offered without the memcached workers read: 405, Allow without DELETE', async () => {
     const { call } = setup();
     const res = await call('DELETE', '/jobs/some-id');
     expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('GET');
+    expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
   });
 });
 
 describe('routing', () => {
   it('answers 405 with Allow for other methods, and 404 outside its base path', async () => {
     const { call, api } = setup({ basePath: '/api' });
-    // Allow says what the OpenAPI document offers at the path: POST at a job's name, GET at a job id.
+    // Allow says what the OpenAPI document offers at the path (HEAD wherever GET is, and OPTIONS).
     const res = await call('PUT', '/api/jobs/send-email', { body: '{}' });
     expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('POST');
-    expect((await call('DELETE', '/api/jobs/some-id')).headers.get('allow')).toBe('GET');
+    expect(res.headers.get('allow')).toBe('POST, OPTIONS');
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect((await call('PATCH', '/api/jobs/some-id')).headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    expect((await call('POST', '/api/openapi.json')).headers.get('allow')).toBe('GET, HEAD, OPTIONS');
     expect((await call('GET', '/jobs/x')).status).toBe(404);
     expect(api.handles('/api/jobs/x')).toBe(true);
     expect(api.handles('/other')).toBe(false);
+  });
+
+  it("serves only POST at an offered job's name, as OpenAPI matches a concrete path before {jobId}", async () => {
+    const { call, api } = setup({ basePath: '/api' });
+    for (const method of ['GET', 'HEAD', 'DELETE']) {
+      const res = await call(method, '/api/jobs/send-email');
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST, OPTIONS');
+    }
+    expect(api.allows('/api/jobs/send-email')).toEqual(['POST']);
+    // Any other segment is a job id; a POST there names a job type that is not offered.
+    expect((await call('POST', '/api/jobs/some-id', { body: '{}' })).status).toBe(404);
+    expect(api.allows('/api/jobs/some-id')).toEqual(['GET', 'HEAD']);
+  });
+
+  it('answers OPTIONS with 204 and Allow wherever something is served, and 404 where nothing is', async () => {
+    const { call } = setup({ basePath: '/api' });
+    for (const [path, allow] of [
+      ['/api/jobs/send-email', 'POST, OPTIONS'],
+      ['/api/jobs/some-id', 'GET, HEAD, OPTIONS'],
+      ['/api/openapi.json', 'GET, HEAD, OPTIONS'],
+    ] as const) {
+      const res = await call('OPTIONS', path);
+      expect(res.status, path).toBe(204);
+      expect(res.headers.get('allow')).toBe(allow);
+      expect(await res.text()).toBe('');
+    }
+    expect((await call('OPTIONS', '/api/jobs/')).status).toBe(404);
+    // Without a job store no job id is a resource: nothing is served there.
+    const bare = setup({ store: false, basePath: '/api' });
+    expect((await bare.call('OPTIONS', '/api/jobs/some-id')).status).toBe(404);
+    expect((await bare.call('PUT', '/api/jobs/some-id')).status).toBe(404);
+  });
+
+  it('answers HEAD as it answers GET (the server sends the headers only)', async () => {
+    const { call } = setup({ basePath: '/api' });
+    const [get, head] = await Promise.all([call('GET', '/api/openapi.json'), call('HEAD', '/api/openapi.json')]);
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect((await call('HEAD', '/api/jobs/never-seen')).status).toBe(404);
   });
 });

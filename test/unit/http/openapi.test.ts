@@ -46,6 +46,9 @@ describe('the OpenAPI document', () => {
       required: ['email'],
       properties: { email: { type: 'string', format: 'email' }, role: { enum: ['admin', 'member'], default: 'member' } },
     });
+    // A key becomes the job id, read at {jobId}: an offered job's own path serves only POST.
+    const post = (paths['/api/jobs/index'] as Record<string, { parameters: { name: string; schema: unknown }[] }>).post!;
+    expect(post.parameters.find((p) => p.name === 'Idempotency-Key')!.schema).toMatchObject({ not: { enum: ['index', 'team.invite'] } });
   });
 
   it('without a job store it offers no status route and promises no Location', async () => {
@@ -54,5 +57,6 @@ describe('the OpenAPI document', () => {
     const paths = doc.paths as Record<string, unknown>;
     expect(Object.keys(paths).sort()).toEqual(['/jobs/team.invite', '/openapi.json']);
     expect(JSON.stringify(doc)).not.toMatch(/Location/);
+    expect(JSON.stringify(doc)).not.toMatch(/"not"/);
   });
 });
