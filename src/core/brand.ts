@@ -29,7 +29,8 @@ export function brand(cls: Class, name: string): void {
       // Only a class branded itself is matched by brand: an app's subclass of a branded class is not.
       if (!Object.hasOwn(this.prototype, BRANDS)) return false;
       const own = (this.prototype as Branded)[BRANDS]!.at(-1)!;
-      return isObject(value) && ((value as Branded)[BRANDS]?.includes(own) ?? false);
+      const brands = isObject(value) ? (value as Branded)[BRANDS] : undefined;
+      return Array.isArray(brands) && brands.includes(own);
     },
   });
 }

@@ -26,6 +26,7 @@ describe('brand: instanceof across copies of sqs-jobs', () => {
     expect(new Error('x')).not.toBeInstanceOf(SqsJobsError);
     expect(Object.assign(new Error('x'), { code: 'UNRECOVERABLE', name: 'UnrecoverableError' })).not.toBeInstanceOf(UnrecoverableError);
     for (const value of [null, undefined, 'UnrecoverableError', 42]) expect(value).not.toBeInstanceOf(UnrecoverableError);
+    expect({ [Symbol.for('sqs-jobs.brands')]: 'sqs-jobs/UnrecoverableError' }).not.toBeInstanceOf(UnrecoverableError); // not a list
   });
 
   it('a subclass an app writes itself keeps plain instanceof: its parent’s instances are not its own', () => {
