@@ -13,7 +13,13 @@ import type { TenantMeter } from '../ports/tenant-meter.js';
 import { memcachedTenantMeter } from './memcached-tenant-meter.js';
 import { brand } from '../core/brand.js';
 
+/**
+ * What a MemcachedLock is made with: the servers (`[tls://]host:port[,host:port]`), with a `tls://`
+ * list its `tls` settings, the request timeout and the availability callback (MemcachedConnectionOptions),
+ * and the key prefix every key it writes starts with.
+ */
 export interface MemcachedLockOptions extends MemcachedConnectionOptions {
+  /** Default `sqsjobs:`: workers, producers and the dashboard must agree on it. */
   readonly keyPrefix?: string;
 }
 
