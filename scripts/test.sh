@@ -97,20 +97,33 @@ else
   done
   # The other Nodes people run: the unit suite and the first stack's integration suite on each, but
   # the examples, which install their own packages (Node from the npm registry's node-linux
-  # package, into .node/).
+  # package, into .node/). The legs run side by side, each its output in .local/leg-<version>.log,
+  # shown when both are done: the integration suite waits on its servers half the time (the CPU
+  # was about half busy through one leg), so two share the machine in not much more than one's time.
+  legs=()
   for version in ${SQS_JOBS_TEST_NODES-$OTHER_NODES}; do
     if ! bin=$(bash scripts/ensure-node.sh "$version"); then
       echo "[test] Node $version could not be installed: its runs are skipped, and the run fails" >&2
       status=1
       continue
     fi
-    for project in unit "integration:${stacks[0]}"; do
-      echo "[test] ---- $project on Node $version ----" >&2
-      report=".local/vitest-node${version%%.*}-${project/:/-}-report.json"
-      PATH="$bin:$PATH" SQS_JOBS_TEST_LEG=partial npx vitest run --project "$project" --exclude 'test/integration/example-*.test.ts' \
-        --reporter=default --reporter=json --outputFile.json="$report" || status=$?
-      reports+=("$report")
-    done
+    (
+      leg_status=0
+      for project in unit "integration:${stacks[0]}"; do
+        echo "[test] ---- $project on Node $version ----"
+        report=".local/vitest-node${version%%.*}-${project/:/-}-report.json"
+        PATH="$bin:$PATH" SQS_JOBS_TEST_LEG=partial npx vitest run --project "$project" --exclude 'test/integration/example-*.test.ts' \
+          --reporter=default --reporter=json --outputFile.json="$report" || leg_status=$?
+      done
+      exit "$leg_status"
+    ) >".local/leg-$version.log" 2>&1 &
+    legs+=("$!:$version")
+    for project in unit "integration:${stacks[0]}"; do reports+=(".local/vitest-node${version%%.*}-${project/:/-}-report.json"); done
+  done
+  for leg in "${legs[@]}"; do
+    wait "${leg%%:*}" || status=1
+    echo "[test] ---- Node ${leg#*:}: unit and integration:${stacks[0]} (its output, from .local/leg-${leg#*:}.log) ----" >&2
+    cat ".local/leg-${leg#*:}.log" >&2
   done
   # The CDK construct (sqs-jobs/cdk): offline synth and template assertions.
   echo "[test] ---- cdk ----" >&2
