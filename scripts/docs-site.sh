@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../site"
 if [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.json ]]; then
   echo "[deps] npm ci (site)" >&2
-  npm ci --no-audit --no-fund
+  source ../scripts/retry.sh
+  retry npm ci --no-audit --no-fund
 fi
 rm -rf ../docs/api
 # Vite's root is the pages' folder (../docs): what they compile to imports Vue, found through this link.

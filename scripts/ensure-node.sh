@@ -17,7 +17,8 @@ if [[ ! -x $bin/node ]] || [[ $("$bin/node" --version) != "v$version" ]]; then
   echo "[node] installing Node.js $version (npm package node-linux-$arch@$version) into $dir" >&2
   rm -rf "$dir"
   mkdir -p "$dir"
-  npm install --prefix "$dir" --no-save --no-audit --no-fund --no-package-lock "node-linux-$arch@$version" >&2
+  source scripts/retry.sh
+  retry npm install --prefix "$dir" --no-save --no-audit --no-fund --no-package-lock "node-linux-$arch@$version" >&2
 fi
 "$bin/node" --version >/dev/null
 echo "$bin"
