@@ -31,10 +31,8 @@ describe('admission', () => {
     const job = defineJob({ name: 'thumb', args: z.object({ n: z.number() }), handle: () => sleepFor(200) });
     const worker = start({ queues: [queueUrl], jobs: [job], concurrency: 4, lockKeyPrefix });
     await worker.start();
-    const producer = createProducer(
-      { queueUrl, jobs: [job], memcached: LOCAL_MEMCACHED, lockKeyPrefix, admission: { slaSeconds: 2, sampleMs: 500, windowSeconds: 2 } },
-      LOCAL_ENV,
-    );
+    const admission = { slaSeconds: 2, sampleMs: 500, windowSeconds: 2 };
+    const producer = createProducer({ queueUrl, jobs: [job], memcached: LOCAL_MEMCACHED, lockKeyPrefix, admission }, LOCAL_ENV);
     const server: Server = createServer(nodeHandler(createJobsApi({ producer })));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -67,6 +65,9 @@ describe('admission', () => {
         `admission: drain ${refusal!.drainPerSecond.toFixed(1)}/s, mark ${refusal!.highWaterMark}, backlog ${backlog}, refused after ${n} offered`,
       );
 
+      // The turns of the requests refused above (never claimed) run out first (within the longest
+      // Retry-After, 30 s, and the grace): the request below is then told a short time, and keeps its turn.
+      await eventually(() => producer.admissionState(queueUrl)!.turnsHeld === 0, 'the unclaimed turns to run out', 40_000);
       // Over HTTP: 429, a problem body, and Retry-After in seconds. Honoured, the same request gets in.
       const post = () => fetch(`${base}/jobs/thumb`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":-1}' });
       const full = await eventually(async () => {
@@ -86,10 +87,7 @@ describe('admission', () => {
       // memcached, whole (it is fresh), instead of from its first mark.
       const known = producer.admissionState(queueUrl)!;
       expect(['measured', 'drained']).toContain(known.basis);
-      const later = createProducer(
-        { queueUrl, jobs: [job], memcached: LOCAL_MEMCACHED, lockKeyPrefix, admission: { slaSeconds: 2, sampleMs: 500, windowSeconds: 2 } },
-        LOCAL_ENV,
-      );
+      const later = createProducer({ queueUrl, jobs: [job], memcached: LOCAL_MEMCACHED, lockKeyPrefix, admission }, LOCAL_ENV);
       try {
         await later.enqueue(job, { n: -2 }).catch((error: unknown) => {
           if (!(error instanceof QueueFullError)) throw error;
@@ -107,7 +105,7 @@ describe('admission', () => {
       await new Promise((r) => server.close(r));
       producer.close();
     }
-  });
+  }, 150_000);
 
   it('with spillover, the 429 goes to the tenant over its share while quiet tenants are still admitted', async () => {
     const { queueUrl, spilloverQueueUrl } = await freshQueues(sqs, 'admfair', { spillover: true });

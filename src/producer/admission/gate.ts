@@ -47,7 +47,8 @@ export interface GateSettings {
  * that much and keeps no turn (it comes back as a new request). Until the capacity is measured
  * (from the first sample on: the estimate says so), the mark is the larger of `firstMark` and the
  * capacity kept or seen drained × the SLA: a small first mark keeps the workers busy while the
- * backlog it lets in waits little. Pure: time and the queue's view are given.
+ * backlog it lets in waits little; with no capacity known at all a refusal keeps no turn. Pure:
+ * time and the queue's view are given.
  */
 export class AdmissionGate {
   readonly #s: GateSettings;
@@ -75,11 +76,13 @@ export class AdmissionGate {
     } else if (view.backlog + pressing + count <= fill) {
       return;
     }
+    // No capacity known yet: come back in a second (the first drain counts are in by then), as a new
+    // request. Turns are spaced at the drain rate; without one they would all fall due at once and
+    // hold the first mark's room against every new request.
+    if (view.capacity === undefined) throw this.#refusal(view, mark, 1_000);
     // Room for it once the backlog and the turns kept before it have drained below the fill line.
     const excess = view.backlog + this.#held + count - fill;
-    const capacity = view.capacity ?? 0;
-    // With no capacity known yet, a second: by then the first drain counts are in.
-    const waitMs = capacity > 0 ? (excess * 1000) / capacity : view.basis === 'measured' ? 60_000 : 1_000;
+    const waitMs = view.capacity > 0 ? (excess * 1000) / view.capacity : 60_000;
     // Whole seconds, as Retry-After says it: the turn is due when an honouring client returns.
     const retryAfterMs = Math.max(1, Math.ceil(waitMs / 1000)) * 1000;
     if (retryAfterMs > this.#s.maxRetryAfterMs) throw this.#refusal(view, mark, this.#s.maxRetryAfterMs);

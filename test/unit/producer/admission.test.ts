@@ -272,6 +272,7 @@ describe('AdmissionGate', () => {
     expect(gate().markOf({ backlog: 0, capacity: undefined, basis: 'none', held: 20 })).toBe(30);
     const e = refusal(() => g.admit('b', 1, { backlog: 9, capacity: undefined, basis: 'none', held: 0 }, 0));
     expect(e).toMatchObject({ retryAfterMs: 1_000, highWaterMark: 10 });
+    expect(g.held).toBe(0); // no turn: without a drain rate there is nothing to space turns by
     const k = gate();
     k.admit('c', 1, { backlog: 89, capacity: 10, basis: 'kept', held: 0 }, 0); // kept 10/s × 10 s: mark 100, fill 90
     refusal(() => k.admit('d', 1, { backlog: 90, capacity: 10, basis: 'kept', held: 0 }, 0));
