@@ -22,8 +22,9 @@ export interface GateSettings {
   readonly graceMs: number;
   /**
    * The share of the mark kept for returning requests: new requests fill the backlog up to
-   * mark × (1 − headroom); a request back on its turn is admitted up to the mark itself (the room
-   * kept for it may have been eaten by others meanwhile), never above it.
+   * mark × (1 − headroom); a request back on its turn is admitted up to mark × (1 − headroom / 2)
+   * (the room kept for it may have been eaten by others meanwhile), never above it: a backlog at
+   * the mark itself makes the last job's wait the SLA, and the workers' pace wanders about it.
    */
   readonly headroom: number;
   /**
@@ -70,7 +71,7 @@ export class AdmissionGate {
     const turn = this.#turns.get(key);
     if (turn !== undefined && now >= turn.dueAt) {
       this.#drop(key, turn);
-      if (view.backlog + count <= mark) return;
+      if (view.backlog + count <= mark * (1 - this.#s.headroom / 2)) return;
     } else if (turn !== undefined) {
       throw this.#refusal(view, mark, turn.dueAt - now);
     } else if (view.backlog + pressing + count <= fill) {

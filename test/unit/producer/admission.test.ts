@@ -310,11 +310,11 @@ describe('AdmissionGate', () => {
     // A new request while turns are kept and the room is theirs: behind them.
     const behind = { backlog: 178, capacity: 20, basis: 'measured' as const, held: 0 };
     expect(refusal(() => g.admit('c', 1, behind, 900)).retryAfterMs).toBe(1_000);
-    // On time: admitted into the headroom, up to the mark and never above it.
-    g.admit('a', 1, { backlog: 195, capacity: 20, basis: 'measured', held: 0 }, 1_000);
-    g.admit('b', 1, { backlog: 199, capacity: 20, basis: 'measured', held: 0 }, 1_020);
+    // On time: admitted into the headroom, up to half of it (95% of the mark) and never above it.
+    g.admit('a', 1, { backlog: 185, capacity: 20, basis: 'measured', held: 0 }, 1_000);
+    g.admit('b', 1, { backlog: 189, capacity: 20, basis: 'measured', held: 0 }, 1_020);
     expect(g.held).toBe(1);
-    expect(refusal(() => g.admit('c', 1, { backlog: 200, capacity: 20, basis: 'measured', held: 0 }, 1_100)).highWaterMark).toBe(200);
+    expect(refusal(() => g.admit('c', 1, { backlog: 190, capacity: 20, basis: 'measured', held: 0 }, 1_100)).highWaterMark).toBe(200);
   });
 
   it('a turn not claimed within the grace is dropped; a returning request far over the mark is refused again', () => {
