@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { LOCAL_ENV } from './stack.js';
+import { LOCAL_ENV, eventually, queueCounts, sqsClient } from './stack.js';
 
 /** One line a worker process printed (test/fixtures/worker-process.ts). */
 export interface WorkerLine {
@@ -33,4 +33,43 @@ export function spawnWorker(queueUrl: string, env: Record<string, string> = {}) 
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, lines, exited, count: (event: string) => lines.filter((l) => l.event === event).length };
+}
+
+/**
+ * `sqs-jobs worker` from this checkout's sources (`node --import tsx src/cli/main.ts worker ...args`,
+ * for the reason above), run until `queueUrl` holds nothing, then stopped with SIGTERM: answers its
+ * exit code and everything it printed.
+ */
+export async function runCliWorkerUntilEmpty(
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+  queueUrl: string,
+): Promise<{ code: number | null; logs: string }> {
+  const worker = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker', ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let logs = '';
+  worker.stdout.on('data', (d: Buffer) => {
+    logs += d.toString();
+  });
+  worker.stderr.on('data', (d: Buffer) => {
+    logs += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => worker.on('exit', (code) => resolve(code)));
+  const sqs = sqsClient();
+  try {
+    await eventually(
+      async () => {
+        const c = await queueCounts(sqs, queueUrl);
+        return c.visible === 0 && c.inFlight === 0;
+      },
+      `the worker ran the job (logs: ${logs})`,
+      30_000,
+    );
+  } finally {
+    worker.kill('SIGTERM');
+    sqs.destroy();
+  }
+  return { code: await exited, logs };
 }

@@ -1,8 +1,9 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LOCAL_ENV, drain, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { runCliWorkerUntilEmpty } from '../helpers/worker-process.js';
 
 /**
  * The `sqs-jobs` command as a user runs it (issue 9, items 5 and 8): per-command --help, --version,
@@ -172,45 +173,12 @@ describe('sqs-jobs commands keep working', () => {
     expect(JSON.parse(sent.stdout)).toMatchObject({ jobId: 'cli-1' });
     expect((await queueCounts(sqs, queueUrl)).visible).toBe(1);
 
-    // `node --import tsx`, not the tsx command, which SIGKILLs a child slow to acknowledge a signal (exit 130).
-    const worker = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'worker',
-        '--jobs',
-        'handlers',
-        '--queue',
-        `${queueUrl}@2`,
-        '--wait-time',
-        '1',
-        '--concurrency',
-        '2',
-      ],
-      {
-        env: { ...baseEnv, ...LOCAL_ENV, SQS_JOBS_METRICS: 'off', SQS_JOBS_LOG_LEVEL: 'info' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+    const { code, logs } = await runCliWorkerUntilEmpty(
+      ['--jobs', 'handlers', '--queue', `${queueUrl}@2`, '--wait-time', '1', '--concurrency', '2'],
+      { ...baseEnv, ...LOCAL_ENV, SQS_JOBS_METRICS: 'off', SQS_JOBS_LOG_LEVEL: 'info' },
+      queueUrl,
     );
-    let logs = '';
-    worker.stdout.on('data', (d: Buffer) => (logs += d.toString()));
-    worker.stderr.on('data', (d: Buffer) => (logs += d.toString()));
-    const exited = new Promise<number | null>((resolve) => worker.on('exit', (code) => resolve(code)));
-    try {
-      await eventually(
-        async () => {
-          const c = await queueCounts(sqs, queueUrl);
-          return c.visible === 0 && c.inFlight === 0;
-        },
-        `the worker ran the job (logs: ${logs})`,
-        30_000,
-      );
-    } finally {
-      worker.kill('SIGTERM');
-    }
-    expect(await exited, logs).toBe(0);
+    expect(code, logs).toBe(0);
   });
 });
 

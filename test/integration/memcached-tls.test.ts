@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:tls';
@@ -13,6 +12,7 @@ import { PrivateMemcached } from '../helpers/memcached.js';
 import { LOCAL_ENV, LOCAL_STACK, eventually, freshQueues, queueCounts, quietLogger, sqsClient } from '../helpers/stack.js';
 import { makeTestCertificates, type TestCertificates } from '../helpers/tls-certs.js';
 import { recordEvents } from '../helpers/worker.js';
+import { runCliWorkerUntilEmpty } from '../helpers/worker-process.js';
 
 /*
  * memcached over TLS, against Debian's memcached started with -Z on loopback, with a CA and a server
@@ -229,42 +229,23 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('memcached over TLS (memcached -Z 
         { userId: 'u1', failureRate: 0 },
       );
       producer.close();
-      const worker = spawn(
-        process.execPath,
-        ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--jobs', 'handlers', '--queue', queueUrl, '--wait-time', '1'],
+      const { code, logs } = await runCliWorkerUntilEmpty(
+        ['--jobs', 'handlers', '--queue', queueUrl, '--wait-time', '1'],
         {
-          env: {
-            PATH: process.env.PATH,
-            HOME: process.env.HOME,
-            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-            AWS_ACCESS_KEY_ID: 'test',
-            AWS_SECRET_ACCESS_KEY: 'test',
-            ...LOCAL_ENV,
-            SQS_JOBS_MEMCACHED: `tls://${one.servers}`,
-            SQS_JOBS_MEMCACHED_CA: certs.ca,
-            SQS_JOBS_MEMCACHED_SERVERNAME: 'other.test',
-            SQS_JOBS_METRICS: 'off',
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          AWS_ACCESS_KEY_ID: 'test',
+          AWS_SECRET_ACCESS_KEY: 'test',
+          ...LOCAL_ENV,
+          SQS_JOBS_MEMCACHED: `tls://${one.servers}`,
+          SQS_JOBS_MEMCACHED_CA: certs.ca,
+          SQS_JOBS_MEMCACHED_SERVERNAME: 'other.test',
+          SQS_JOBS_METRICS: 'off',
         },
+        queueUrl,
       );
-      let logs = '';
-      worker.stdout.on('data', (d: Buffer) => (logs += d.toString()));
-      worker.stderr.on('data', (d: Buffer) => (logs += d.toString()));
-      const exited = new Promise<number | null>((resolve) => worker.on('exit', (code) => resolve(code)));
-      try {
-        await eventually(
-          async () => {
-            const c = await queueCounts(sqs, queueUrl);
-            return c.visible === 0 && c.inFlight === 0;
-          },
-          `the worker ran the job (logs: ${logs})`,
-          30_000,
-        );
-      } finally {
-        worker.kill('SIGTERM');
-      }
-      expect(await exited, logs).toBe(0);
+      expect(code, logs).toBe(0);
       const outages = logs.split('\n').filter((line) => line.includes('memcached unreachable'));
       expect(outages, logs).toHaveLength(1);
       expect(outages[0]).toMatch(/running jobs without the dedupe lock \(at-least-once\)/);
