@@ -6,7 +6,8 @@
  * @module sqs-jobs
  */
 // Jobs
-export { defineJob, JobRegistry } from './core/job.js';
+export { defineJob } from './core/job.js';
+export { JobRegistry } from './core/job-registry.js';
 export type { JobDefinition, JobContext, JobArgs, AnyJob, AnyDefinition } from './core/job.js';
 export { defineBatchJob } from './core/batch-job.js';
 // Events

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../core/errors.js';
 import { type AnyEvent, isEventDefinition } from '../core/event.js';
-import { JobRegistry, isDefinition } from '../core/job.js';
+import { JobRegistry, isDefinition } from '../core/job-registry.js';
 
 /**
  * Import a module (or a folder's index) named on the command line and register every job it

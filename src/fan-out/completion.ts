@@ -1,6 +1,7 @@
 import { derivedJobId } from '../core/envelope.js';
 import { z } from 'zod';
-import { type AnyDefinition, defineJob, type JobRegistry } from '../core/job.js';
+import { type AnyDefinition, defineJob } from '../core/job.js';
+import type { JobRegistry } from '../core/job-registry.js';
 import { isFifoQueue } from '../core/queue-url.js';
 import type { CompletionSpec, FanOutStatus, FanOutStore } from '../ports/fan-out-store.js';
 import type { Producer } from '../producer/producer.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseConfig } from '../config/env.js';
-import { type AnyDefinition, isDefinition, JobRegistry } from '../core/job.js';
+import type { AnyDefinition } from '../core/job.js';
+import { isDefinition, JobRegistry } from '../core/job-registry.js';
 import { ConfigError } from '../core/errors.js';
 import type { EnqueueOptions } from '../producer/options.js';
 import { Producer } from '../producer/producer.js';

@@ -1,7 +1,8 @@
 import { isFifoQueue, parseConfig, resolveQueueUrl, type Env } from '../config/env.js';
 import { ConfigError, EnqueueBatchError, ValidationError } from '../core/errors.js';
 import type { Spillover } from './spillover.js';
-import { JobRegistry, type AnyDefinition, type JobArgs } from '../core/job.js';
+import type { AnyDefinition, JobArgs } from '../core/job.js';
+import { JobRegistry } from '../core/job-registry.js';
 import {
   hasMemcached,
   producerAdmission,

@@ -12,7 +12,7 @@ import {
   type MemcachedSettings,
 } from '../config/env.js';
 import { ConfigError } from '../core/errors.js';
-import { JobRegistry } from '../core/job.js';
+import { JobRegistry } from '../core/job-registry.js';
 import type { MetricsSettings } from '../metrics/settings.js';
 import { type WorkerOptions, tiersSchema, workerOptionsSchema } from './options.js';
 import { laneUrlFor, type Priority, rankOf } from '../core/priority.js';

@@ -1,6 +1,7 @@
 import type { EventRouting } from '../../core/envelope.js';
 import { type AnyEvent, type Subscription, subscriberQueueNameFor, topicNameOf } from '../../core/event.js';
-import type { AnyJob, JobRegistry } from '../../core/job.js';
+import type { AnyJob } from '../../core/job.js';
+import type { JobRegistry } from '../../core/job-registry.js';
 import { queueAccountOf, queueNameOf } from '../../core/queue-url.js';
 
 const cache = new WeakMap<JobRegistry, Map<string, EventRouting>>();

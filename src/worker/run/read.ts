@@ -1,5 +1,5 @@
 import { ATTR_JOB, ATTR_JOB_ID, decodeEnvelope } from '../../core/envelope.js';
-import type { JobRegistry } from '../../core/job.js';
+import type { JobRegistry } from '../../core/job-registry.js';
 import type { JobInfo } from '../../core/job-events.js';
 import type { ReceivedMessage } from '../../core/message.js';
 import { fieldIssues } from '../../core/validation.js';

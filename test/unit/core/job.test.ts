@@ -4,7 +4,8 @@ import { z as z3 } from 'zod/v3';
 import * as zm from 'zod/mini';
 import { ValidationError, SqsJobsError, UnknownJobError } from '../../../src/core/errors.js';
 import { DEFAULT_BACKOFF } from '../../../src/core/definition-rules.js';
-import { JobRegistry, defineJob, validateArgs } from '../../../src/core/job.js';
+import { defineJob, validateArgs } from '../../../src/core/job.js';
+import { JobRegistry } from '../../../src/core/job-registry.js';
 
 const email = defineJob({
   name: 'send-email',

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { ATTR_FIRST_SENT_AT, ATTR_ORIGIN, ATTR_PRIOR_RECEIVES } from '../../../../src/core/delivery.js';
 import { ATTR_JOB, ATTR_JOB_ID } from '../../../../src/core/envelope.js';
 import { defineEvent } from '../../../../src/core/event.js';
-import { defineJob, JobRegistry } from '../../../../src/core/job.js';
+import { defineJob } from '../../../../src/core/job.js';
+import { JobRegistry } from '../../../../src/core/job-registry.js';
 import type { MessageAttributes, ReceivedMessage } from '../../../../src/core/message.js';
 import { readMessage } from '../../../../src/worker/run/read.js';
 
