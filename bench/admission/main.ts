@@ -160,11 +160,11 @@ const lines = [
   `  offered / admitted / refusals                ${`${f.without.offered} / ${f.without.admitted} / ${f.without.refusals}`.padStart(17)} ${`${f.with.offered} / ${f.with.admitted} / ${f.with.refusals}`.padStart(16)}`,
 ];
 const firstRow = (label: string, cell: (t: (typeof firstSecond)[number]) => string) =>
-  `  ${label.padEnd(44)}${firstSecond.map((t) => cell(t).padStart(12)).join('')}`;
+  `  ${label.padEnd(44)}${firstSecond.map((t) => cell(t).padStart(14)).join('')}`;
 lines.push(
   '',
   `admission from the first second: SLA ${sla} s, capacity ${capacity.toFixed(1)} jobs/s; jobs by when they were accepted`,
-  `  ${''.padEnd(44)}${['3x', '10x', '3x, kept', '3x, stale'].map((n) => n.padStart(12)).join('')}`,
+  `  ${''.padEnd(44)}${['3x', '10x', '3x, kept', '3x, stale'].map((n) => n.padStart(14)).join('')}`,
   firstRow(`accepted wait p99, first ${sla} s <= ${sla} s`, (t) => `${t.firstWindowP99.toFixed(1)} s`),
   firstRow(`accepted wait p99, whole run <= ${sla} s`, (t) => `${t.runP99.toFixed(1)} s`),
   firstRow('goodput, whole run >= 90%', (t) => pct(t.goodputRun)),

@@ -46,14 +46,14 @@ export interface AdmissionState {
   readonly basis: CapacityBasis;
   /** drainPerSecond × slaSeconds (at least `firstMark` until measured): no admission takes the backlog above it. */
   readonly highWaterMark: number;
-  /** 90% of the mark: new requests are refused above it (the rest is room for those back on their turn). */
+  /** 85% of the mark: new requests are refused above it (the rest is room for those back on their turn). */
   readonly fillLine: number;
   /** Messages whose turn is kept for refused requests told to come back. */
   readonly turnsHeld: number;
 }
 
-/** New requests fill the backlog to 90% of the mark; the last 10% is room for requests back on their turn. */
-const HEADROOM = 0.1;
+/** New requests fill the backlog to 85% of the mark; the last 15% is room for requests back on their turn (and for the workers' pace, which wanders about the mean wait). */
+const HEADROOM = 0.15;
 /** How often a queue is sampled at most until its capacity is measured. */
 const WARMUP_SAMPLE_MS = 250;
 
