@@ -24,7 +24,9 @@ const FUNCTIONS = new Set([
 function instrument(js, file) {
   const SENTINEL = '0;\n';
   const text = Buffer.from(SENTINEL + js, 'utf8');
-  const ast = parseSync(text.toString('utf8'), { syntax: 'ecmascript' });
+  // TypeScript syntax: tsx hands this hook plain JavaScript on some Nodes and the TypeScript source on others (26),
+  // which is compiled after the hooks; the inserted calls are valid in both.
+  const ast = parseSync(text.toString('utf8'), { syntax: 'typescript' });
   const base = ast.span.start; // the sentinel is byte 0
   const inserts = []; // [byte offset, text, visit order]
   const tag = JSON.stringify(file);

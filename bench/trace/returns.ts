@@ -114,7 +114,10 @@ function report(what: string, events: string[]) {
   }
   const returns = [...returnsTo.values()].reduce((a, b) => a + b, 0);
   const top = [...returnsTo.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6);
-  console.log(`\n${what}: ${seen.size} files entered, ${moves} moves between files, ${returns} returns to a file already left`);
+  const inWorker = [...seen].filter((f) => f.startsWith('src/worker/')).length;
+  console.log(
+    `\n${what}: ${seen.size} files entered (${inWorker} in src/worker/), ${moves} moves between files, ${returns} returns to a file already left`,
+  );
   console.log(`  returned to most: ${top.map(([f, n]) => `${f} ${n}`).join(', ')}`);
   console.log(`  files: ${[...seen].sort().join(', ')}`);
   if (process.env.TRACE_PATH) {
