@@ -22,6 +22,13 @@ const PROFILE = process.env.BENCH_PROFILE === '1';
 const PROFILES = 'bench/results/profiles';
 /** BENCH_HEAP_SNAPSHOTS=1: the heap run writes a V8 heap snapshot at half and at full (compare them in DevTools). */
 const HEAP_SNAPSHOTS = process.env.BENCH_HEAP_SNAPSHOTS === '1';
+/**
+ * BENCH_BASELINE=<tree>: the same runs of sqs-jobs with that tree's build too (its dist/, built
+ * first: `npm run build` there), alternated with this tree's in the no-op runs and measured after
+ * it in the heap run, each figure printed beside it as a ratio (a change to the worker against the
+ * commit before it).
+ */
+const BASELINE = process.env.BENCH_BASELINE === undefined ? undefined : `${process.env.BENCH_BASELINE.replace(/\/$/, '')}/dist`;
 const EMQ = process.env.SQS_JOBS_ELASTICMQ_URL ?? 'http://127.0.0.1:9324';
 const MEMCACHED = process.env.SQS_JOBS_MEMCACHED ?? '127.0.0.1:11211';
 const direct = new SQSClient({ endpoint: EMQ, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
@@ -98,7 +105,11 @@ function start(contender: ContenderName, spec: Record<string, unknown>): Run {
     {
       execArgv: ['--expose-gc', '--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      env: {
+        ...process.env,
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        ...(spec.baseline === true && BASELINE !== undefined ? { BENCH_DIST: BASELINE } : {}),
+      },
     },
   );
   const waiting = new Map<string, { resolve: (m: Record<string, number>) => void; reject: (e: Error) => void }>();
@@ -223,6 +234,12 @@ if (ONLY.has('noop')) {
       ['sqs-consumer batchSize 10', 'sqs-consumer-batch10', {}],
       ['raw SDK loop (receive 10, delete batch)', 'raw-sdk', { ...profiled('raw-sdk') }],
       ['raw SDK loop, receiving what sqs-jobs asks for', 'raw-sdk', { askAsSqsJobs: true }],
+      ...(BASELINE === undefined
+        ? []
+        : ([
+            ['baseline: sqs-jobs (dedupe+metrics on)', 'sqs-jobs', { memcached: MEMCACHED, baseline: true }],
+            ['baseline: sqs-jobs (dedupe+metrics off)', 'sqs-jobs', { memcached: undefined, metrics: false, baseline: true }],
+          ] satisfies [string, ContenderName, Record<string, unknown>][])),
     ],
     2,
     N,
@@ -233,10 +250,24 @@ if (ONLY.has('noop')) {
   lines.push(`| no-op handler, ${N} messages | SQS calls / message | messages / s | CPU µs / message | CPU vs the raw SDK loop |`);
   lines.push('|---|---|---|---|---|');
   for (const [label, f] of noop) {
-    const ratio = label.startsWith('sqs-jobs') ? '' : ` (sqs-jobs ${fmt(f.callsPerMessage / ours.callsPerMessage, 1)}× fewer)`;
+    const ratio = /^(baseline: )?sqs-jobs/.test(label) ? '' : ` (sqs-jobs ${fmt(f.callsPerMessage / ours.callsPerMessage, 1)}× fewer)`;
     lines.push(
       `| ${label} | ${fmt(f.callsPerMessage, 3)}${ratio} | ${fmt(f.perSecond, 0)} | ${fmt(f.cpuMicrosPerMessage, 0)} | ${fmt(f.cpuMicrosPerMessage / raw.cpuMicrosPerMessage, 2)}× |`,
     );
+  }
+  if (BASELINE !== undefined) {
+    lines.push(
+      '',
+      `| against the baseline (${process.env.BENCH_BASELINE}) | CPU µs / message, this tree | baseline | this tree / baseline |`,
+      '|---|---|---|---|',
+    );
+    for (const mode of ['on', 'off'] as const) {
+      const now = noop.get(`sqs-jobs (dedupe+metrics ${mode})`)!;
+      const before = noop.get(`baseline: sqs-jobs (dedupe+metrics ${mode})`)!;
+      lines.push(
+        `| dedupe+metrics ${mode} | ${fmt(now.cpuMicrosPerMessage, 0)} (${fmt(now.callsPerMessage, 3)} calls) | ${fmt(before.cpuMicrosPerMessage, 0)} (${fmt(before.callsPerMessage, 3)} calls) | ${fmt(now.cpuMicrosPerMessage / before.cpuMicrosPerMessage, 2)}× |`,
+      );
+    }
   }
   if (PROFILE) lines.push('', ...profileTable(N * 2));
 }
@@ -325,6 +356,8 @@ if (ONLY.has('heap')) {
     return { from: points[0]!.held, to: points[3]!.held, perMessage: leastSquaresSlope(points), handlerBytes };
   };
   const ours = await slope('sqs-jobs', { concurrency: held, prefetch: 0, memcached: MEMCACHED });
+  const before =
+    BASELINE === undefined ? undefined : await slope('sqs-jobs', { concurrency: held, prefetch: 0, memcached: MEMCACHED, baseline: true });
   // The body as V8 keeps it (a one-byte string: a 16 B header, its bytes rounded up to 8), which
   // the message holds until it is settled (a re-send or the DLQ sends it as received).
   const bodyHeap = 16 + Math.ceil(bodyBytes / 8) * 8;
@@ -343,6 +376,12 @@ if (ONLY.has('heap')) {
   lines.push(
     `| sqs-jobs' own beyond the body (its ${bodyBytes} B held as a ${bodyHeap} B string; goal ≤ 2,048) | ${fmt(ownBeyondBodyBytes, 0)} |`,
   );
+  if (before !== undefined) {
+    const beforeOwn = before.perMessage - before.handlerBytes - bodyHeap;
+    lines.push(
+      `| baseline (${process.env.BENCH_BASELINE}): its own beyond the body; this tree / baseline | ${fmt(beforeOwn, 0)}; ${fmt(ownBeyondBodyBytes / beforeOwn, 2)}× |`,
+    );
+  }
   // sqs-consumer is not measured here: it holds at most one batch per Consumer, so holding 1,000
   // takes 100+ Consumers whose idle long polls come and go with the load, and the slope measures
   // those rather than the messages (it came out negative).
