@@ -9,7 +9,7 @@ import { Batching } from './batch/batching.js';
 import { CapTurns } from './cap-turns.js';
 import type { WorkerContext } from './context.js';
 import { Fate } from './fate/conclude.js';
-import { internalError } from './fate/decide.js';
+import { Delivery, type DeliveryHost } from './delivery.js';
 import type { Lease } from './hold/lease.js';
 import { ReceiveCapacity } from './intake/capacity.js';
 import { type Intake, pollQueue } from './intake/poller.js';
@@ -18,10 +18,8 @@ import { closingSteps, logStarted } from './lifecycle.js';
 import { resolveWorkerConfig, type WorkerConfig } from './config.js';
 import type { WorkerOptions } from './options.js';
 import { type QueueState, queueState, resolveDeadLetterQueue } from './queue-state.js';
-import { describeLease, readOnce } from './run/read.js';
-import { batchJobOf, type Reading } from './run/reading.js';
-import type { WaitRoom } from './run/claim.js';
-import { runJob, type RunEnded } from './run/runner.js';
+import { readOnce } from './run/read.js';
+import { batchJobOf } from './run/reading.js';
 import { handleSignals, shutdown } from './shutdown.js';
 import { buildContext } from './wiring.js';
 
@@ -47,7 +45,7 @@ export class Worker extends EventSource<WorkerEvents> {
    * Where a job at its tenant's cap or its rate limit may wait: one that has waited keeps its place;
    * a new one while fewer than twice the free room wait; of one tenant, at most the free room.
    */
-  readonly #room: WaitRoom;
+  readonly #deliveries: DeliveryHost;
   #pollers: Promise<void>[] = [];
   #started: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
@@ -85,12 +83,18 @@ export class Worker extends EventSource<WorkerEvents> {
     this.#fate = new Fate(ctx, this.#scheduler, this.#activity, () => this.#dispatch());
     this.#batching = new Batching(ctx, this.#activity, this.#fate, () => this.#dispatch());
     this.#hasCaps = ctx.permits !== undefined && Object.keys(c.tenantCaps).length > 0;
-    this.#room = {
-      admits: (lease) => this.#scheduler.hasWaited(lease) || this.#fate.waiting() < 2 * this.#freeRoom,
-      hasWaited: (lease) => this.#scheduler.hasWaited(lease),
-      waitingFor: (tenant) => this.#fate.waitingFor(tenant),
-      perTenant: this.#freeRoom,
-      turns: new CapTurns(),
+    this.#deliveries = {
+      ctx,
+      room: {
+        admits: (lease) => this.#scheduler.hasWaited(lease) || this.#fate.waiting() < 2 * this.#freeRoom,
+        hasWaited: (lease) => this.#scheduler.hasWaited(lease),
+        waitingFor: (tenant) => this.#fate.waitingFor(tenant),
+        perTenant: this.#freeRoom,
+        turns: new CapTurns(),
+      },
+      activity: this.#activity,
+      fate: this.#fate,
+      dispatch: () => this.#dispatch(),
     };
   }
 
@@ -152,7 +156,7 @@ export class Worker extends EventSource<WorkerEvents> {
       capacity: this.#capacity,
       received: (url, leases, asked) => {
         // Who shares each queue, for tenant caps (CapTurns.contended): read now, as every message is once.
-        if (this.#hasCaps) for (const lease of leases) this.#room.turns.seen(url, readOnce(this.config.jobs, lease).info.tenant);
+        if (this.#hasCaps) for (const lease of leases) this.#deliveries.room.turns.seen(url, readOnce(this.config.jobs, lease).info.tenant);
         this.#scheduler.add(url, leases);
         if (this.#hasBatchJobs) this.#batching.received(url, asked, leases);
         this.#dispatch();
@@ -181,7 +185,7 @@ export class Worker extends EventSource<WorkerEvents> {
       const batchJob = batchJobOf(read);
       if (!(batchJob === undefined ? free : this.#batching.hasRoom())) setAside.push(next.lease);
       else if (batchJob !== undefined && read.ok) this.#batching.admit(next.lease, read, batchJob);
-      else this.#run(next.lease, read);
+      else Delivery.start(this.#deliveries, next.lease, read);
     }
     for (const lease of setAside.reverse()) this.#scheduler.putBack(lease);
     if (this.#hasBatchJobs) this.#batching.pump();
@@ -189,36 +193,6 @@ export class Worker extends EventSource<WorkerEvents> {
     if (orphans.length > 0) this.#fate.handBack(orphans, 'an earlier message of its FIFO group was lost while waiting');
     this.#capacity.grant();
   }
-
-  #run(lease: Lease, read: Reading): void {
-    // A job that waited (for its tenant's permit, its rate slot) until its hold ran out (SQS's 12-hour limit) goes back unstarted.
-    if (this.#scheduler.hasWaited(lease) && lease.abortReason !== undefined) {
-      this.#activity.track(this.#fate.handBackWaiting(lease, 'held too long waiting for its turn'));
-      return;
-    }
-    this.#activity.started(lease);
-    runJob(this.#ctx, lease, read, this.#ended, this.#room).catch((error: unknown) => {
-      // runJob is written not to throw; if it does before its run ended, hand the message back rather than lose track of it.
-      this.#error('run', error);
-      if (this.#activity.running.has(lease)) {
-        this.#ended(lease, describeLease(this.config.jobs, lease), internalError(toError(error), this.config.visibilityTimeoutSeconds));
-      }
-    });
-  }
-
-  /**
-   * Every run's end (one function for all the jobs held): the slot frees as soon as the outcome is
-   * known; the SQS calls that settle it go on in the background.
-   */
-  readonly #ended: RunEnded = (lease, info, outcome) => {
-    try {
-      this.#activity.ended(lease);
-      this.#fate.conclude(lease, info, outcome);
-    } catch (error) {
-      this.#error('run', error);
-    }
-    this.#dispatch();
-  };
 
   /** Messages that may wait here without being counted against receiving more: concurrency + prefetch. The room is twice that. */
   get #freeRoom(): number {

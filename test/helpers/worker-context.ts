@@ -15,8 +15,9 @@ import { MemoryQueue } from '../../src/testing/memory-queue.js';
 import type { JobInfo } from '../../src/core/job-events.js';
 import type { Outcome } from '../../src/worker/fate/decide.js';
 import type { Reading } from '../../src/worker/run/reading.js';
-import { runJob } from '../../src/worker/run/runner.js';
-import type { WaitRoom } from '../../src/worker/run/claim.js';
+import { Activity } from '../../src/worker/activity.js';
+import { Delivery } from '../../src/worker/delivery.js';
+import { noWaitRoom, type WaitRoom } from '../../src/worker/run/claim.js';
 
 /** The events a test of one phase records, in order. */
 const RECORDED = [
@@ -29,6 +30,7 @@ const RECORDED = [
   'job:deferred',
   'job:dead-lettered',
   'job:lock-unavailable',
+  'job:waiting',
 ] as const;
 
 /** A worker's context on the in-memory queue, lock and permits: for unit tests of one phase. */
@@ -43,8 +45,8 @@ export interface InMemoryWorker {
   readonly events: string[];
   /** Where the worker reported errors so far (ctx.onError's `where`). */
   readonly errors: string[];
-  /** Send a job's envelope to the queue; answers its job id. */
-  send(job: string, args: unknown, o?: { readonly id?: string; readonly tenant?: string }): Promise<string>;
+  /** Send a job's envelope to the queue (`groupId`: a FIFO queue's message group); answers its job id. */
+  send(job: string, args: unknown, o?: { readonly id?: string; readonly tenant?: string; readonly groupId?: string }): Promise<string>;
   /** Receive the next visible message, held under the heartbeat as the poller would. */
   receive(): Promise<Lease>;
   /** Stop the heartbeat (call after each test). */
@@ -53,12 +55,12 @@ export interface InMemoryWorker {
 
 export async function inMemoryWorker(
   jobs: readonly AnyDefinition[],
-  o: { readonly maxReceiveCount?: number; readonly options?: Partial<WorkerOptions> } = {},
+  o: { readonly maxReceiveCount?: number; readonly options?: Partial<WorkerOptions>; readonly queueName?: string } = {},
 ): Promise<InMemoryWorker> {
   const memory = new MemoryQueue();
   const dlq = memory.create('jobs-dlq');
   const maxReceiveCount = o.maxReceiveCount ?? 3;
-  const url = memory.create('jobs', { deadLetterQueueUrl: dlq, maxReceiveCount });
+  const url = memory.create(o.queueName ?? 'jobs', { deadLetterQueueUrl: dlq, maxReceiveCount });
   const lock = new MemoryLock();
   const permits = new MemoryPermits();
   const log = pino({ level: 'silent' });
@@ -104,7 +106,11 @@ export async function inMemoryWorker(
         enqueuedAt: new Date().toISOString(),
         ...(s.tenant === undefined ? {} : { tenant: s.tenant }),
       };
-      await memory.send(url, { body: encodeEnvelope(envelope), attributes: {} });
+      await memory.send(url, {
+        body: encodeEnvelope(envelope),
+        attributes: {},
+        ...(s.groupId === undefined ? {} : { groupId: s.groupId }),
+      });
       return id;
     },
     async receive() {
@@ -116,9 +122,22 @@ export async function inMemoryWorker(
   };
 }
 
-/** runJob() until its run has ended: the info and outcome it told, or its rejection. */
+/** A delivery of `lease` until its outcome is known (what it concluded, in place of settling it), or its walk's error. */
 export function runToEnd(ctx: WorkerContext, lease: Lease, read: Reading, room?: WaitRoom): Promise<{ info: JobInfo; outcome: Outcome }> {
   return new Promise((resolve, reject) => {
-    runJob(ctx, lease, read, (_lease, info, outcome) => resolve({ info, outcome }), room).catch(reject);
+    Delivery.start(
+      {
+        ctx: { ...ctx, onError: (_where, error) => reject(error) },
+        room: room ?? noWaitRoom(),
+        activity: new Activity(1, (_where, error) => reject(error)),
+        fate: {
+          conclude: (_lease, info, outcome) => resolve({ info, outcome }),
+          handBackWaiting: () => Promise.reject(new Error('a delivery in a test handed back a waiting message')),
+        },
+        dispatch: () => {},
+      },
+      lease,
+      read,
+    );
   });
 }

@@ -39,7 +39,7 @@ export function execute(handler: () => unknown, lease: Interruptible, o: Execute
 /**
  * One handler run, watched: its timeout, its signal, its result, whichever ends it first; then
  * `ended` is called once, with how. A class to extend rather than closures: the worker's run of a
- * message is one of these (run/runner.ts), one object for as long as the handler runs, for every
+ * message is one of these (its Delivery, worker/delivery.ts), one object for as long as the handler runs, for every
  * job a worker holds. `ended` is called at once when the signal fired before the handler could start.
  */
 export abstract class Watched<L extends Interruptible = Interruptible> {

@@ -102,7 +102,7 @@ describe("a message's fate has one home", () => {
       '  this.#send(m.queueUrl);',
       '}',
     ].join('\n');
-    expect(findViolations('run/runner.ts', source).map((f) => [f.line, f.what.split(': only')[0]])).toEqual([
+    expect(findViolations('delivery.ts', source).map((f) => [f.line, f.what.split(': only')[0]])).toEqual([
       [2, "builds an Outcome ({ kind: 'hand-back' })"],
       [3, "calls the queue port's send()"],
       [4, "calls the queue port's changeVisibilityBatch()"],

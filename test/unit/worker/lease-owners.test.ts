@@ -5,7 +5,8 @@ import { type Node, name, parse, tsFiles, walk } from '../../helpers/ast.js';
 
 /*
  * Each field of a Lease (src/worker/hold/lease.ts) is written by the phase that owns it: the
- * heartbeat the hold's times, the run (or batch) phase what was read and who runs it, the
+ * heartbeat the hold's times, the run (or batch) phase what was read and who runs it (the run phase
+ * being a message's delivery, delivery.ts, and its steps in run/), the
  * scheduler a FIFO job's retries in place. The claims (lock, permit) are private, written only
  * through hold() and endClaims(). This reads src/worker/ with swc and fails on a write
  * (`=`, `??=`, `+=`, `++` …) to `lease.<field>` or `<x>.lease.<field>` from another folder.
@@ -14,15 +15,15 @@ import { type Node, name, parse, tsFiles, walk } from '../../helpers/ast.js';
 
 const WORKER = join(import.meta.dirname, '../../../src/worker');
 
-/** Which folders of src/worker/ may write each field (lease.ts itself may write them all). */
+/** Which folders (or files) of src/worker/ may write each field (lease.ts itself may write them all). */
 const OWNERS: Record<string, readonly string[]> = {
   visibleAt: ['hold/'],
   nextExtendAt: ['hold/'],
   pending: ['hold/'],
   reading: ['run/'],
-  info: ['run/', 'batch/'],
-  tracking: ['run/', 'batch/'],
-  progress: ['run/', 'batch/'],
+  info: ['delivery.ts', 'run/', 'batch/'],
+  tracking: ['delivery.ts', 'run/', 'batch/'],
+  progress: ['delivery.ts', 'run/', 'batch/'],
   retries: ['intake/'],
   notBefore: ['intake/'],
 };
@@ -68,14 +69,14 @@ describe('each Lease field has one owner', () => {
       '}',
     ].join('\n');
     expect(findWrites('fate/settle.ts', source)).toEqual([
-      'src/worker/fate/settle.ts:2 writes lease.info: only run/ or batch/ may',
+      'src/worker/fate/settle.ts:2 writes lease.info: only delivery.ts or run/ or batch/ may',
       'src/worker/fate/settle.ts:3 writes lease.visibleAt: only hold/ may',
       'src/worker/fate/settle.ts:4 writes lease.retries: only intake/ may',
       'src/worker/fate/settle.ts:5 writes lease.reading: only run/ may',
     ]);
-    expect(findWrites('run/runner.ts', source)).toEqual([
-      'src/worker/run/runner.ts:3 writes lease.visibleAt: only hold/ may',
-      'src/worker/run/runner.ts:4 writes lease.retries: only intake/ may',
+    expect(findWrites('run/claim.ts', source)).toEqual([
+      'src/worker/run/claim.ts:3 writes lease.visibleAt: only hold/ may',
+      'src/worker/run/claim.ts:4 writes lease.retries: only intake/ may',
     ]);
   });
 });

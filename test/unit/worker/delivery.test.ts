@@ -1,14 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { UnrecoverableError } from '../../../../src/core/errors.js';
-import { defineJob, type JobContext } from '../../../../src/core/job.js';
-import { ATTR_UNFINISHED_RUNS } from '../../../../src/core/delivery.js';
-import { encodeEnvelope } from '../../../../src/core/envelope.js';
-import { readOnce } from '../../../../src/worker/run/read.js';
-import { type InMemoryWorker, inMemoryWorker, runToEnd } from '../../../helpers/worker-context.js';
+import { UnrecoverableError } from '../../../src/core/errors.js';
+import { defineJob, type JobContext } from '../../../src/core/job.js';
+import { ATTR_UNFINISHED_RUNS } from '../../../src/core/delivery.js';
+import { encodeEnvelope } from '../../../src/core/envelope.js';
+import { noWaitRoom } from '../../../src/worker/run/claim.js';
+import { readOnce } from '../../../src/worker/run/read.js';
+import { MemoryRateLimits } from '../../../src/testing/memory-rate-limits.js';
+import { type InMemoryWorker, inMemoryWorker, runToEnd } from '../../helpers/worker-context.js';
 
 /*
- * runJob: one message from read to outcome (claim the job id, take the tenant's permit, run the
+ * A delivery: one message from read to outcome (claim the job id, take the tenant's permit, run the
  * handler under the lease's signal, decide), on the in-memory queue, lock and permits.
  */
 
@@ -37,7 +39,7 @@ async function run(o: { stopping?: boolean } = {}) {
   return { lease, ...(await runToEnd(w.ctx, lease, readOnce(w.ctx.config.jobs, lease))) };
 }
 
-describe('runJob', () => {
+describe('a delivery', () => {
   it('claims the job id, runs the handler with its context, and decides success with the result', async () => {
     w = await inMemoryWorker([step]);
     const id = await w.send('step', { n: 21 }, { tenant: 'acme' });
@@ -142,5 +144,24 @@ describe('runJob', () => {
     const { outcome } = await run();
     expect(outcome).toMatchObject({ kind: 'dead-letter', reason: 'retries-exhausted' });
     expect(seen).toHaveLength(0);
+  });
+
+  it('a job at its rate limit waits here for its slot when the room admits it, else is deferred to about then', async () => {
+    const limited = defineJob({ name: 'limited', args: z.object({}), rateLimit: { perSecond: 0.01 }, handle: () => {} });
+    const rates = new MemoryRateLimits();
+    w = await inMemoryWorker([limited], { options: { rateLimits: rates } });
+    // Starts taken elsewhere in the fleet: the next free slot is at least 100 s away.
+    for (let i = 0; i < 2; i++) await rates.reserve('limited', limited.rateLimit!, Date.now());
+    await w.send('limited', {});
+    await w.send('limited', {});
+    const room = { ...noWaitRoom(), admits: () => true };
+    const kept = await w.receive();
+    const waits = await runToEnd(w.ctx, kept, readOnce(w.ctx.config.jobs, kept), room);
+    expect(waits.outcome).toMatchObject({ kind: 'wait', limit: 'rate-limit', until: { at: expect.any(Number) } });
+    expect(kept.rateSlotAt).toBe((waits.outcome as { until: { at: number } }).until.at); // the slot it reserved is its own
+    const deferred = await run(); // no room: re-sent to come back at about its slot
+    expect(deferred.outcome).toMatchObject({ kind: 'defer', limit: 'rate-limit' });
+    expect((deferred.outcome as { delaySeconds: number }).delaySeconds).toBeGreaterThan(50);
+    expect(seen).toEqual([]);
   });
 });
