@@ -9,17 +9,18 @@ import type { WorkerContext } from './context.js';
 import type { Fate } from './fate/conclude.js';
 import { afterRun, internalError, type Outcome, poisoned } from './fate/decide.js';
 import type { Lease } from './hold/lease.js';
-import { claimFor, newToken, permitFor, rateSlotFor, type WaitRoom } from './run/claim.js';
+import { claimFor, newToken } from './run/claim.js';
 import { type Execution, Watched } from './run/execute.js';
 import { RunContext } from './run/job-context.js';
 import { carriedBy, type GoodReading, type Reading } from './run/reading.js';
 import { endSpan, spanFor, unrunSpan } from './run/span-end.js';
+import { type Room, turnFor } from './turns/turn.js';
 
 /** What a delivery needs of its worker: the context, where it may wait, its handler slot, and the way to its end. */
 export interface DeliveryHost {
   readonly ctx: WorkerContext;
   /** Where a job at its tenant's cap or its rate limit may wait. */
-  readonly room: WaitRoom;
+  readonly room: Room;
   /** The handler slots: a delivery holds one from its start until its outcome is known. */
   readonly activity: Activity;
   /** Where every outcome goes: settled, or kept here (waiting for its turn; a FIFO job retried in place). */
@@ -80,11 +81,10 @@ export class Delivery extends Watched<Lease> {
     if (read.job.kind !== 'sqs-jobs/job') throw new Error(`a delivery was handed the batch job "${read.job.name}"`);
     if (ctx.status !== undefined) lease.tracking = trackingOf(read.envelope, read.job.track, originOf(m));
     const token = newToken();
-    // The job id's lock, then its tenant's permit, then its rate slot: each 'run', or how the message ends instead.
-    let turn = await claimFor(ctx, lease, read, token, true);
-    if (turn === 'run') turn = await permitFor(ctx, lease, read, token, this.host.room);
-    if (turn === 'run') turn = await rateSlotFor(ctx, lease, read, this.host.room);
-    if (turn !== 'run') this.#unrun(read, turn);
+    // The job id's lock, then its turn (its tenant's permit, its rate slot): each 'run', or how the message ends instead.
+    let next = await claimFor(ctx, lease, read, token, true);
+    if (next === 'run') next = await turnFor(ctx, lease, read, token, this.host.room);
+    if (next !== 'run') this.#unrun(read, next);
     else this.#begin(read, read.job);
   }
 

@@ -6,7 +6,6 @@ import type { WorkerEvents } from '../core/job-events.js';
 import { createLogger } from '../config/log.js';
 import { Activity } from './activity.js';
 import { Batching } from './batch/batching.js';
-import { CapTurns } from './cap-turns.js';
 import type { WorkerContext } from './context.js';
 import { Fate } from './fate/conclude.js';
 import { Delivery, type DeliveryHost } from './delivery.js';
@@ -21,6 +20,7 @@ import { type QueueState, queueState, resolveDeadLetterQueue } from './queue-sta
 import { readOnce } from './run/read.js';
 import { batchJobOf } from './run/reading.js';
 import { handleSignals, shutdown } from './shutdown.js';
+import { WaitingRoom } from './turns/room.js';
 import { buildContext } from './wiring.js';
 
 /**
@@ -37,6 +37,8 @@ export class Worker extends EventSource<WorkerEvents> {
   readonly #capacity: ReceiveCapacity<QueueState>;
   readonly #activity: Activity;
   readonly #fate: Fate;
+  /** Where a job at its tenant's cap or its rate limit waits (held, in no handler slot) for its turn. */
+  readonly #room: WaitingRoom;
   readonly #batching: Batching;
   readonly #hasBatchJobs: boolean;
   /** Tenant caps are set (with the permits to count them): who shares a queue is tracked. */
@@ -69,29 +71,30 @@ export class Worker extends EventSource<WorkerEvents> {
       { concurrency: c.concurrency, prefetch: c.prefetch, pick: c.pick, receiveConcurrency: c.receiveConcurrency },
       {
         running: () => this.#activity.running.size,
-        // Messages waiting for a permit or a rate slot have a room of their own, twice concurrency +
-        // prefetch. The first half is not counted at all, so a few waiting never keep other work
-        // from being received. Past it they count against the intake of the queues they came from
-        // only: those are received from no faster than they leave (rather than messages received
-        // only to be re-sent), while the worker's other queues go on.
+        // Messages waiting for their turn are the waiting room's (turns/room.ts): not buffered here,
+        // and counted against their queue's intake only past the room's free part.
         buffered: (q) => (q === undefined ? this.#scheduler.size - this.#scheduler.waiting : this.#scheduler.bufferedOf(q.url, false)),
         startable: () => this.#scheduler.startable(),
-        waiting: (q) => Math.min(this.#fate.waiting(q.url), this.#waitingCounted()),
+        waiting: (q) => this.#room.counted(q.url),
         ...(this.#hasBatchJobs ? { batches: { feeds: (q) => this.#batching.feeds(q.url), room: () => this.#batching.room() } } : {}),
       },
     );
-    this.#fate = new Fate(ctx, this.#scheduler, this.#activity, () => this.#dispatch());
+    this.#room = new WaitingRoom(
+      {
+        ctx,
+        scheduler: this.#scheduler,
+        activity: this.#activity,
+        wake: () => this.#dispatch(),
+        handBackWaiting: (lease, reason) => this.#fate.handBackWaiting(lease, reason),
+      },
+      c.concurrency + c.prefetch,
+    );
+    this.#fate = new Fate(ctx, this.#scheduler, this.#activity, this.#room, () => this.#dispatch());
     this.#batching = new Batching(ctx, this.#activity, this.#fate, () => this.#dispatch());
     this.#hasCaps = ctx.permits !== undefined && Object.keys(c.tenantCaps).length > 0;
     this.#deliveries = {
       ctx,
-      room: {
-        admits: (lease) => this.#scheduler.hasWaited(lease) || this.#fate.waiting() < 2 * this.#freeRoom,
-        hasWaited: (lease) => this.#scheduler.hasWaited(lease),
-        waitingFor: (tenant) => this.#fate.waitingFor(tenant),
-        perTenant: this.#freeRoom,
-        turns: new CapTurns(),
-      },
+      room: this.#room,
       activity: this.#activity,
       fate: this.#fate,
       dispatch: () => this.#dispatch(),
@@ -126,7 +129,7 @@ export class Worker extends EventSource<WorkerEvents> {
       },
       pollers: () => this.#pollers,
       close: [
-        ['stop permit polls', () => this.#fate.close()],
+        ['stop permit polls', () => this.#room.close()],
         ...closingSteps(this.#ctx),
         ['remove signal listeners', () => this.#removeSignalListeners()],
       ],
@@ -156,7 +159,7 @@ export class Worker extends EventSource<WorkerEvents> {
       capacity: this.#capacity,
       received: (url, leases, asked) => {
         // Who shares each queue, for tenant caps (CapTurns.contended): read now, as every message is once.
-        if (this.#hasCaps) for (const lease of leases) this.#deliveries.room.turns.seen(url, readOnce(this.config.jobs, lease).info.tenant);
+        if (this.#hasCaps) for (const lease of leases) this.#room.turns.seen(url, readOnce(this.config.jobs, lease).info.tenant);
         this.#scheduler.add(url, leases);
         if (this.#hasBatchJobs) this.#batching.received(url, asked, leases);
         this.#dispatch();
@@ -192,23 +195,6 @@ export class Worker extends EventSource<WorkerEvents> {
     const orphans = this.#scheduler.takeOrphans();
     if (orphans.length > 0) this.#fate.handBack(orphans, 'an earlier message of its FIFO group was lost while waiting');
     this.#capacity.grant();
-  }
-
-  /** Messages that may wait here without being counted against receiving more: concurrency + prefetch. The room is twice that. */
-  get #freeRoom(): number {
-    return this.config.concurrency + this.config.prefetch;
-  }
-
-  /**
-   * Waiting messages counted against receiving: those past the free room, rounded up to a whole
-   * receive (10, or the room when smaller), so that as they leave one by one the worker receives in
-   * full batches rather than one message per call.
-   */
-  #waitingCounted(): number {
-    const past = this.#fate.waiting() - this.#freeRoom;
-    if (past <= 0) return 0;
-    const batch = Math.min(10, this.#freeRoom);
-    return Math.ceil(past / batch) * batch;
   }
 
   #error(where: string, error: unknown): void {

@@ -17,7 +17,11 @@ import type { Outcome } from '../../src/worker/fate/decide.js';
 import type { Reading } from '../../src/worker/run/reading.js';
 import { Activity } from '../../src/worker/activity.js';
 import { Delivery } from '../../src/worker/delivery.js';
-import { noWaitRoom, type WaitRoom } from '../../src/worker/run/claim.js';
+import { Fate } from '../../src/worker/fate/conclude.js';
+import type { Scheduler } from '../../src/worker/intake/scheduler.js';
+import type { QueueState } from '../../src/worker/queue-state.js';
+import { WaitingRoom } from '../../src/worker/turns/room.js';
+import { noRoom, type Room } from '../../src/worker/turns/turn.js';
 
 /** The events a test of one phase records, in order. */
 const RECORDED = [
@@ -123,12 +127,12 @@ export async function inMemoryWorker(
 }
 
 /** A delivery of `lease` until its outcome is known (what it concluded, in place of settling it), or its walk's error. */
-export function runToEnd(ctx: WorkerContext, lease: Lease, read: Reading, room?: WaitRoom): Promise<{ info: JobInfo; outcome: Outcome }> {
+export function runToEnd(ctx: WorkerContext, lease: Lease, read: Reading, room?: Room): Promise<{ info: JobInfo; outcome: Outcome }> {
   return new Promise((resolve, reject) => {
     Delivery.start(
       {
         ctx: { ...ctx, onError: (_where, error) => reject(error) },
-        room: room ?? noWaitRoom(),
+        room: room ?? noRoom(),
         activity: new Activity(1, (_where, error) => reject(error)),
         fate: {
           conclude: (_lease, info, outcome) => resolve({ info, outcome }),
@@ -140,4 +144,19 @@ export function runToEnd(ctx: WorkerContext, lease: Lease, read: Reading, room?:
       read,
     );
   });
+}
+
+/** A worker's fate and waiting room over `scheduler` and `activity`, as the worker wires them (`wake`: its dispatch). */
+export function fateOf(
+  ctx: WorkerContext,
+  scheduler: Scheduler<QueueState>,
+  activity: Activity,
+  wake: () => void,
+): { fate: Fate; room: WaitingRoom } {
+  const room: WaitingRoom = new WaitingRoom(
+    { ctx, scheduler, activity, wake, handBackWaiting: (lease, reason) => fate.handBackWaiting(lease, reason) },
+    ctx.config.concurrency + ctx.config.prefetch,
+  );
+  const fate = new Fate(ctx, scheduler, activity, room, wake);
+  return { fate, room };
 }

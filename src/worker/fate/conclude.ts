@@ -7,69 +7,42 @@ import type { Scheduler } from '../intake/scheduler.js';
 import type { QueueState } from '../queue-state.js';
 import { describeLease } from '../run/read.js';
 import { batchJobOf } from '../run/reading.js';
-import type { Outcome, WaitUntil } from './decide.js';
+import type { WaitingRoom } from '../turns/room.js';
+import type { Outcome } from './decide.js';
 import { blocksGroup, retriesInPlace, waitsHere } from './outcome-rules.js';
-import { letWait, retryInPlace } from './keep.js';
+import { retryInPlace } from './keep.js';
 import { handBackUnstarted, settle } from './settle.js';
 
 /**
- * The way into settle for the rest of the worker: orders a message's end with its FIFO group (a
- * group whose message comes back must send its buffered messages back behind it, and a failed
- * FIFO job is retried here, its group waiting) and keeps every settle tracked until it ends.
+ * Where every started message's outcome goes: settled (settle.ts), or kept here: waiting for its
+ * turn (the waiting room, turns/room.ts), or, on FIFO, retried in place, its group waiting. Orders
+ * a message's end with its FIFO group (a group whose message comes back must send its buffered
+ * messages back behind it) and keeps every settle tracked until it ends.
  */
 export class Fate {
   readonly #ctx: WorkerContext;
   readonly #scheduler: Scheduler<QueueState>;
   readonly #activity: Activity;
-  /** Start what can start now: called when a FIFO job retried here is due, or a permit may be free. */
+  readonly #room: WaitingRoom;
+  /** Start what can start now: called when a FIFO job retried here is due. */
   readonly #wake: () => void;
-  /** Per tenant with messages waiting here for a permit: the timer that lets one ask again. */
-  readonly #polls = new Map<string, NodeJS.Timeout>();
-  /** Per queue, messages on their way to wait here (their claims being let go): not in the buffer yet, no longer running. */
-  readonly #goingToWait = new Map<string, number>();
-  /** The same, per tenant whose permit they are to wait for. */
-  readonly #goingToWaitFor = new Map<string, number>();
 
-  constructor(ctx: WorkerContext, scheduler: Scheduler<QueueState>, activity: Activity, wake: () => void) {
+  constructor(ctx: WorkerContext, scheduler: Scheduler<QueueState>, activity: Activity, room: WaitingRoom, wake: () => void) {
     this.#ctx = ctx;
     this.#scheduler = scheduler;
     this.#activity = activity;
+    this.#room = room;
     this.#wake = wake;
   }
 
   /**
-   * A started message's outcome is known: settle it (or retry it here, or let it wait here for its
-   * tenant's permit or its rate slot), and free or hand back its FIFO group; a permit it gives back
-   * wakes a message waiting for one.
+   * A started message's outcome is known: settle it (or retry it here, or let it wait in the room
+   * for its tenant's permit or its rate slot), and free or hand back its FIFO group; a permit it
+   * gives back wakes a message waiting for one.
    */
   conclude(lease: Lease, info: JobInfo, outcome: Outcome): void {
     if (waitsHere(outcome, { leaseLost: lease.lost, stopping: this.#ctx.stop.signal.aborted })) {
-      const first = !this.#scheduler.hasWaited(lease);
-      const url = lease.message.queueUrl;
-      const tenant = 'permitOf' in outcome.until ? outcome.until.permitOf : undefined;
-      this.#goingToWait.set(url, (this.#goingToWait.get(url) ?? 0) + 1);
-      if (tenant !== undefined) this.#goingToWaitFor.set(tenant, (this.#goingToWaitFor.get(tenant) ?? 0) + 1);
-      const arrived = () => {
-        this.#goingToWait.set(url, this.#goingToWait.get(url)! - 1);
-        if (tenant === undefined) return;
-        const left = this.#goingToWaitFor.get(tenant)! - 1;
-        if (left === 0) this.#goingToWaitFor.delete(tenant);
-        else this.#goingToWaitFor.set(tenant, left);
-      };
-      this.#activity.track(
-        letWait(this.#ctx, lease, info, outcome, first).then(
-          (freed) => {
-            arrived();
-            if (freed !== undefined) this.#permitFreed(freed);
-            return this.#wait(lease, outcome.until);
-          },
-          (error: unknown) => {
-            arrived();
-            this.#ctx.onError('wait', error);
-            return this.handBackWaiting(lease, 'internal error while it was to wait');
-          },
-        ),
-      );
+      this.#room.keep(lease, info, outcome);
       return;
     }
     const fifo = this.#ctx.queueOf(lease.message.queueUrl).fifo;
@@ -79,32 +52,8 @@ export class Fate {
       return;
     }
     const behind = this.#scheduler.finish(lease, blocksGroup(outcome));
-    this.#activity.track(settle(this.#ctx, lease, info, outcome, this.#permitFreed));
+    this.#activity.track(settle(this.#ctx, lease, info, outcome, this.#room.permitFreed));
     if (behind.length > 0) this.handBack(behind, 'an earlier message of its FIFO group comes back first');
-  }
-
-  /** Messages waiting here for a permit or a rate slot, and those on their way to: of one queue, or of all. */
-  waiting(queueUrl?: string): number {
-    if (queueUrl !== undefined) return this.#scheduler.waitingOf(queueUrl) + (this.#goingToWait.get(queueUrl) ?? 0);
-    let going = 0;
-    for (const n of this.#goingToWait.values()) going += n;
-    return this.#scheduler.waiting + going;
-  }
-
-  /** Messages waiting here for a permit of `tenant`, and those on their way to. */
-  waitingFor(tenant: string): number {
-    return this.#scheduler.waitingFor(tenant) + (this.#goingToWaitFor.get(tenant) ?? 0);
-  }
-
-  /** A permit of `tenant` was given back (settle tells it before its own calls): the longest waiting job may start. */
-  readonly #permitFreed = (tenant: string): void => {
-    if (this.#scheduler.permitFreed(tenant)) this.#wake();
-  };
-
-  /** Stop the permit polls (shutdown; safe to call twice). */
-  close(): void {
-    for (const poll of this.#polls.values()) clearInterval(poll);
-    this.#polls.clear();
   }
 
   /** Hand unstarted messages back to their queues at once (see handBackUnstarted). */
@@ -115,37 +64,6 @@ export class Fate {
   /** As handBack, for a caller that waits for it. */
   handBackNow(leases: readonly Lease[], reason: string): Promise<void> {
     return handBackUnstarted(this.#ctx, leases, reason, (lease) => describeLease(this.#ctx.config.jobs, lease));
-  }
-
-  /**
-   * Keep a waiting message in the buffer. For a permit of its tenant: until one frees here (the
-   * longest waiting starts) or, for one freed on another worker, the tenant's next poll: one
-   * message per tenant asks again every `retryMs`, however many wait. For its rate slot: until the
-   * slot's time.
-   */
-  async #wait(lease: Lease, until: WaitUntil): Promise<void> {
-    if (this.#ctx.stop.signal.aborted || lease.lost) {
-      await this.handBackWaiting(lease, 'worker is stopping');
-      return;
-    }
-    if ('at' in until) {
-      this.#scheduler.wait(lease, undefined, until.at);
-      this.#wakeAt(until.at);
-      return;
-    }
-    const tenant = until.permitOf;
-    this.#scheduler.wait(lease, tenant, Number.POSITIVE_INFINITY);
-    if (this.#polls.has(tenant)) return;
-    const poll = setInterval(() => {
-      if (this.#ctx.stop.signal.aborted || !this.#scheduler.permitFreed(tenant)) {
-        clearInterval(poll);
-        this.#polls.delete(tenant);
-        return;
-      }
-      this.#wake();
-    }, until.retryMs);
-    poll.unref();
-    this.#polls.set(tenant, poll);
   }
 
   /**
@@ -162,13 +80,6 @@ export class Fate {
     }
     await this.handBackNow([lease], reason);
     if (behind.length > 0) await this.handBackNow(behind, why);
-  }
-
-  /** Start what can start at `at` (a timer may fire a little early: it is set again for the rest). */
-  #wakeAt(at: number): void {
-    const left = at - Date.now();
-    if (left <= 0) this.#wake();
-    else setTimeout(() => this.#wakeAt(at), left).unref();
   }
 
   /** Put a FIFO job back at the head of its group, to start after `delayMs`. */

@@ -4,7 +4,7 @@ import { UnrecoverableError } from '../../../src/core/errors.js';
 import { defineJob, type JobContext } from '../../../src/core/job.js';
 import { ATTR_UNFINISHED_RUNS } from '../../../src/core/delivery.js';
 import { encodeEnvelope } from '../../../src/core/envelope.js';
-import { noWaitRoom } from '../../../src/worker/run/claim.js';
+import { noRoom } from '../../../src/worker/turns/turn.js';
 import { readOnce } from '../../../src/worker/run/read.js';
 import { MemoryRateLimits } from '../../../src/testing/memory-rate-limits.js';
 import { type InMemoryWorker, inMemoryWorker, runToEnd } from '../../helpers/worker-context.js';
@@ -154,7 +154,7 @@ describe('a delivery', () => {
     for (let i = 0; i < 2; i++) await rates.reserve('limited', limited.rateLimit!, Date.now());
     await w.send('limited', {});
     await w.send('limited', {});
-    const room = { ...noWaitRoom(), admits: () => true };
+    const room = { ...noRoom(), admits: () => true };
     const kept = await w.receive();
     const waits = await runToEnd(w.ctx, kept, readOnce(w.ctx.config.jobs, kept), room);
     expect(waits.outcome).toMatchObject({ kind: 'wait', limit: 'rate-limit', until: { at: expect.any(Number) } });

@@ -4,12 +4,11 @@ import { type AnyBatchJob, defineBatchJob } from '../../../../src/core/batch-job
 import { defineJob } from '../../../../src/core/job.js';
 import { Activity } from '../../../../src/worker/activity.js';
 import { Batching } from '../../../../src/worker/batch/batching.js';
-import { Fate } from '../../../../src/worker/fate/conclude.js';
 import { Scheduler } from '../../../../src/worker/intake/scheduler.js';
 import { queueState } from '../../../../src/worker/queue-state.js';
 import { readOnce } from '../../../../src/worker/run/read.js';
 import { eventually } from '../../../helpers/stack.js';
-import { type InMemoryWorker, inMemoryWorker } from '../../../helpers/worker-context.js';
+import { fateOf, type InMemoryWorker, inMemoryWorker } from '../../../helpers/worker-context.js';
 
 /*
  * Batching: admit a batch job's messages (claim each job id), hold them by key, flush a batch when
@@ -41,7 +40,7 @@ async function batching(concurrency = 2, tenantCaps: Record<string, number> = {}
   const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
   let b: Batching;
   const wake = () => b.pump();
-  const fate = new Fate(w.ctx, scheduler, activity, wake);
+  const { fate } = fateOf(w.ctx, scheduler, activity, wake);
   b = new Batching(w.ctx, activity, fate, wake);
   /** Receive every message in the queue and admit it, as the worker's dispatch does. */
   const admitAll = async () => {
@@ -199,7 +198,7 @@ describe('Batching', () => {
     const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
     let b: Batching;
     const wake = () => b.pump();
-    b = new Batching(w.ctx, activity, new Fate(w.ctx, scheduler, activity, wake), wake);
+    b = new Batching(w.ctx, activity, fateOf(w.ctx, scheduler, activity, wake).fate, wake);
     for (const [doc, shard] of [
       ['a', 's1'],
       ['b', 's1'],
@@ -222,7 +221,7 @@ describe('Batching', () => {
     w = await inMemoryWorker([index, plain], { options: { maxHeldBatchItems: 4 } });
     const activity = new Activity(2, w.ctx.onError);
     const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
-    const fate = new Fate(w.ctx, scheduler, activity, () => {});
+    const { fate } = fateOf(w.ctx, scheduler, activity, () => {});
     const b = new Batching(w.ctx, activity, fate, () => {});
     expect(b.feeds(w.url)).toBe(false);
     expect(b.room()).toBe(4);

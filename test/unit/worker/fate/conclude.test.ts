@@ -4,13 +4,14 @@ import { DEFAULT_BACKOFF } from '../../../../src/core/definition-rules.js';
 import { defineJob } from '../../../../src/core/job.js';
 import type { JobInfo } from '../../../../src/core/job-events.js';
 import { Activity } from '../../../../src/worker/activity.js';
-import { Fate } from '../../../../src/worker/fate/conclude.js';
+import type { Fate } from '../../../../src/worker/fate/conclude.js';
 import { afterRun, afterRateSlot, afterPermit, type Outcome } from '../../../../src/worker/fate/decide.js';
 import type { Lease } from '../../../../src/worker/hold/lease.js';
 import { Scheduler } from '../../../../src/worker/intake/scheduler.js';
 import type { QueueState } from '../../../../src/worker/queue-state.js';
 import { readOnce } from '../../../../src/worker/run/read.js';
-import { type InMemoryWorker, inMemoryWorker } from '../../../helpers/worker-context.js';
+import type { WaitingRoom } from '../../../../src/worker/turns/room.js';
+import { fateOf, type InMemoryWorker, inMemoryWorker } from '../../../helpers/worker-context.js';
 
 /*
  * Fate.conclude: where a started message's outcome goes. Settled (deleted, handed back, re-sent);
@@ -24,6 +25,7 @@ const receives = { count: 1, attempt: 1, max: 3 };
 
 interface Harness extends InMemoryWorker {
   readonly fate: Fate;
+  readonly room: WaitingRoom;
   readonly scheduler: Scheduler<QueueState>;
   readonly activity: Activity;
   /** How many times the fate asked the worker to start what can start. */
@@ -35,7 +37,7 @@ interface Harness extends InMemoryWorker {
 const harnesses: Harness[] = [];
 afterEach(async () => {
   for (const h of harnesses.splice(0)) {
-    h.fate.close();
+    h.room.close();
     await h.close();
   }
 });
@@ -44,12 +46,14 @@ async function harness(queueName = 'jobs'): Promise<Harness> {
   const w = await inMemoryWorker([job], { queueName, options: { tenantCaps: { acme: 1 } } });
   const scheduler = new Scheduler([w.ctx.queueOf(w.url)]);
   const activity = new Activity(10, (where) => w.errors.push(where));
+  const { fate, room } = fateOf(w.ctx, scheduler, activity, () => h.woken++);
   const h: Harness = {
     ...w,
     scheduler,
     activity,
     woken: 0,
-    fate: new Fate(w.ctx, scheduler, activity, () => h.woken++),
+    fate,
+    room,
     async start() {
       const lease = await w.receive();
       scheduler.add(w.url, [lease]);
@@ -111,10 +115,10 @@ describe('Fate.conclude', () => {
     });
     expect(outcome).toMatchObject({ kind: 'wait' });
     h.fate.conclude(lease, info, outcome as Outcome);
-    expect(h.fate.waiting()).toBe(1); // counted from the moment it is on its way
+    expect(h.room.waiting()).toBe(1); // counted from the moment it is on its way
     await h.activity.settled();
-    expect(h.fate.waiting(h.url)).toBe(1);
-    expect(h.fate.waitingFor('acme')).toBe(1);
+    expect(h.room.waiting(h.url)).toBe(1);
+    expect(h.room.waitingFor('acme')).toBe(1);
     expect(h.scheduler.hasWaited(lease)).toBe(true);
     expect(h.scheduler.next()).toBeUndefined(); // waits for a permit, not for a time
     expect(await h.memory.counts(h.url)).toMatchObject({ visible: 0, inFlight: 1 }); // still held: no receive spent
@@ -163,7 +167,7 @@ describe('Fate.conclude', () => {
     await h.activity.settled();
     await h.ctx.visibility.flush();
     expect(await h.memory.counts(h.url)).toMatchObject({ visible: 1, inFlight: 0 });
-    expect(h.fate.waiting()).toBe(0);
+    expect(h.room.waiting()).toBe(0);
   });
 
   it('FIFO: retries a failed job in place, ahead of its group, its lock let go, after its delay', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CapTurns } from '../../../src/worker/cap-turns.js';
+import { CapTurns } from '../../../../src/worker/turns/cap-turns.js';
 
 /** A tenant whose jobs started here every `everyMs`, `n` times, the last at `at`. */
 function startedEvery(turns: CapTurns, tenant: string, everyMs: number, n: number, at: number): void {

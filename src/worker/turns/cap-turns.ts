@@ -1,4 +1,4 @@
-import { SQS_MAX_DELAY_SECONDS } from '../core/sqs-limits.js';
+import { SQS_MAX_DELAY_SECONDS } from '../../core/sqs-limits.js';
 
 /** Starts of a capped tenant remembered here, to tell how fast its jobs start… */
 const STARTS_KEPT = 16;
