@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { QueuePair } from '../../src/ops/queues.js';
 import { createQueues } from '../../src/ops/wiring.js';
@@ -134,11 +135,25 @@ export interface WorkerProcess {
   readonly ready: Promise<void>;
 }
 
+/**
+ * FAULTS_MIXED_FLEET=<tree>: every second worker process runs that tree's worker instead (a
+ * checkout from before a change, its node_modules installed), so the fault tests run a fleet that
+ * mixes old and new workers on each queue, as a rolling deploy does. The tree's
+ * test/faults/worker-process.ts must take the same settings as this one.
+ */
+const MIXED_FLEET = process.env.FAULTS_MIXED_FLEET;
+let spawned = 0;
+
 export function spawnWorker(env: Record<string, string>, execArgv: string[] = []): WorkerProcess {
-  const child = fork('test/faults/worker-process.ts', [], {
+  const other = MIXED_FLEET !== undefined && spawned++ % 2 === 1 ? resolve(MIXED_FLEET) : undefined;
+  // The other tree's worker runs there: the files this test shares with it are named from here.
+  const shared =
+    other === undefined ? env : Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.startsWith('.local/') ? resolve(v) : v]));
+  const child = fork(other === undefined ? 'test/faults/worker-process.ts' : `${other}/test/faults/worker-process.ts`, [], {
     execArgv: ['--import', 'tsx', ...execArgv],
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ENDPOINT: ELASTICMQ, MEMCACHED, ...env },
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ENDPOINT: ELASTICMQ, MEMCACHED, ...shared },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    ...(other === undefined ? {} : { cwd: other }),
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
   const ready = new Promise<void>((resolve, reject) => {
