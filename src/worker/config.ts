@@ -16,9 +16,16 @@ import { JobRegistry } from '../core/job-registry.js';
 import type { MetricsSettings } from '../metrics/settings.js';
 import { type WorkerOptions, tiersSchema, workerOptionsSchema } from './options.js';
 import { laneUrlFor, type Priority, rankOf } from '../core/priority.js';
-import type { TierPick } from './intake/lanes.js';
 
 /* The worker's options resolved once, where they enter (options.ts holds what may be given). */
+
+/**
+ * How lanes of different tiers share the worker. `strict`: the highest tier with work goes first,
+ * but a lower tier with work waiting is given a turn once it has been passed over `1/minShare - 1`
+ * times in a row, so it keeps at least `minShare` of the turns. `weighted`: every lane by its weight
+ * (the tiers' weights already folded in), whatever its tier.
+ */
+export type TierPick = { readonly mode: 'strict'; readonly minShare: number } | { readonly mode: 'weighted' };
 
 export interface QueueConfig {
   readonly url: string;

@@ -12,7 +12,7 @@ import type { Lease } from './hold/lease.js';
 import { claimFor, newToken } from './run/claim.js';
 import { type Execution, Watched } from './run/execute.js';
 import { RunContext } from './run/job-context.js';
-import { carriedBy, type GoodReading, type Reading } from './run/reading.js';
+import { carriedBy, type GoodReading, type Reading } from './reading.js';
 import { endSpan, spanFor, unrunSpan } from './run/span-end.js';
 import { type Room, turnFor } from './turns/turn.js';
 

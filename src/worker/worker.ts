@@ -18,7 +18,7 @@ import { resolveWorkerConfig, type WorkerConfig } from './config.js';
 import type { WorkerOptions } from './options.js';
 import { type QueueState, queueState, resolveDeadLetterQueue } from './queue-state.js';
 import { readOnce } from './run/read.js';
-import { batchJobOf } from './run/reading.js';
+import { batchJobOf } from './reading.js';
 import { handleSignals, shutdown } from './shutdown.js';
 import { WaitingRoom } from './turns/room.js';
 import { buildContext } from './wiring.js';

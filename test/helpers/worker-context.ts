@@ -14,7 +14,7 @@ import { MemoryPermits } from '../../src/testing/memory-permits.js';
 import { MemoryQueue } from '../../src/testing/memory-queue.js';
 import type { JobInfo } from '../../src/core/job-events.js';
 import type { Outcome } from '../../src/worker/fate/decide.js';
-import type { Reading } from '../../src/worker/run/reading.js';
+import type { Reading } from '../../src/worker/reading.js';
 import { Activity } from '../../src/worker/activity.js';
 import { Delivery } from '../../src/worker/delivery.js';
 import { Fate } from '../../src/worker/fate/conclude.js';

@@ -11,7 +11,7 @@ import { slotKept } from '../../core/rate-limit.js';
 import { type Execution, execute } from '../run/execute.js';
 import type { AbortCode, AbortWatcher, Interruptible } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
-import { carriedBy } from '../run/reading.js';
+import { carriedBy } from '../reading.js';
 import { takeFlushPermits } from './flush-permits.js';
 import { newToken } from '../run/claim.js';
 import { batchSpanFor, endBatchSpan } from '../run/span-end.js';

@@ -8,7 +8,7 @@ import { handBackNow, internalError, poisoned } from '../fate/decide.js';
 import { originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken } from '../run/claim.js';
-import { batchJobOf, type GoodReading } from '../run/reading.js';
+import { batchJobOf, type GoodReading } from '../reading.js';
 import { unrunSpan } from '../run/span-end.js';
 import { readOnce } from '../run/read.js';
 import { BatchRun, runBatch } from './batch-run.js';

@@ -1,6 +1,6 @@
 import { cancelledWhile, leaseLost, type Outcome } from '../fate/decide.js';
 import { abortedWith, type Lease } from '../hold/lease.js';
-import type { GoodReading } from '../run/reading.js';
+import type { GoodReading } from '../reading.js';
 import type { Held } from './batches.js';
 
 /** Why an item ended without running. */

@@ -6,12 +6,19 @@ import type { Lease } from '../hold/lease.js';
 import type { Scheduler } from '../intake/scheduler.js';
 import type { QueueState } from '../queue-state.js';
 import { describeLease } from '../run/read.js';
-import { batchJobOf } from '../run/reading.js';
-import type { WaitingRoom } from '../turns/room.js';
+import { batchJobOf } from '../reading.js';
 import type { Outcome } from './decide.js';
 import { blocksGroup, retriesInPlace, waitsHere } from './outcome-rules.js';
 import { retryInPlace } from './keep.js';
 import { handBackUnstarted, settle } from './settle.js';
+
+/** Where a message waits for its turn: the worker's waiting room (turns/room.ts). */
+export interface Waits {
+  /** Keep `lease` waiting (held, its claims let go) until its turn. */
+  keep(lease: Lease, info: JobInfo, outcome: Extract<Outcome, { kind: 'wait' }>): void;
+  /** A permit of `tenant` was given back here: a message waiting for one may start. */
+  readonly permitFreed: (tenant: string) => void;
+}
 
 /**
  * Where every started message's outcome goes: settled (settle.ts), or kept here: waiting for its
@@ -23,11 +30,11 @@ export class Fate {
   readonly #ctx: WorkerContext;
   readonly #scheduler: Scheduler<QueueState>;
   readonly #activity: Activity;
-  readonly #room: WaitingRoom;
+  readonly #room: Waits;
   /** Start what can start now: called when a FIFO job retried here is due. */
   readonly #wake: () => void;
 
-  constructor(ctx: WorkerContext, scheduler: Scheduler<QueueState>, activity: Activity, room: WaitingRoom, wake: () => void) {
+  constructor(ctx: WorkerContext, scheduler: Scheduler<QueueState>, activity: Activity, room: Waits, wake: () => void) {
     this.#ctx = ctx;
     this.#scheduler = scheduler;
     this.#activity = activity;

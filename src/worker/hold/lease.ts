@@ -3,7 +3,7 @@ import type { JobInfo } from '../../core/job-events.js';
 import type { ReceivedMessage } from '../../core/message.js';
 import type { ProgressReporter } from '../../status/progress.js';
 import type { Tracking } from '../../status/tracker.js';
-import type { Reading } from '../run/reading.js';
+import type { Reading } from '../reading.js';
 
 /** Why a lease's signal fired: the code of the SqsJobsError it carries. */
 export type AbortCode = 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN' | 'CANCELLED';

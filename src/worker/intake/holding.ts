@@ -1,4 +1,4 @@
-import type { TierPick } from './lanes.js';
+import type { TierPick } from '../config.js';
 
 // What ReceiveCapacity is given: the worker's limits, and a view of what it holds now.
 

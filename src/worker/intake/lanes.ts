@@ -1,16 +1,9 @@
+import type { TierPick } from '../config.js';
 /** A queue as a lane: its weight, and its tier's rank (0 = high; lower ranks first under strict). */
 export interface Lane {
   readonly weight: number;
   readonly rank: number;
 }
-
-/**
- * How lanes of different tiers share the worker. `strict`: the highest tier with work goes first,
- * but a lower tier with work waiting is given a turn once it has been passed over `1/minShare - 1`
- * times in a row, so it keeps at least `minShare` of the turns. `weighted`: every lane by its weight
- * (the tiers' weights already folded in), whatever its tier.
- */
-export type TierPick = { readonly mode: 'strict'; readonly minShare: number } | { readonly mode: 'weighted' };
 
 /** What a lane's turn costs: one per turn (starts), or the messages it brought (receives, whose sizes differ). */
 export type TurnCost = 'turn' | 'message';

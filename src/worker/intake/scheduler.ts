@@ -1,5 +1,6 @@
 import type { Lease } from '../hold/lease.js';
-import { type Lane, LanePicker, type TierPick } from './lanes.js';
+import type { TierPick } from '../config.js';
+import { type Lane, LanePicker } from './lanes.js';
 import { Waiters } from './waiters.js';
 
 /** A queue as the scheduler sees it. */

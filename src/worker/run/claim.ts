@@ -5,7 +5,7 @@ import { afterClaim } from '../fate/decide-claim.js';
 import { DEAD_LETTERED_COPY, type Outcome } from '../fate/decide.js';
 import { isDeadLetteredCopy, originOf, unfinishedRunsOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
-import type { GoodReading } from './reading.js';
+import type { GoodReading } from '../reading.js';
 
 /**
  * Claim the job id of a message read well: 'run' (the lock is the lease's now), or how the message

@@ -6,7 +6,7 @@ import { fieldIssues } from '../../core/validation.js';
 import { attemptOf, firstSentAt, originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { eventRoutingFor } from './event-routing.js';
-import type { Reading } from './reading.js';
+import type { Reading } from '../reading.js';
 
 /** The message of `lease` as read: decoded and validated once, by the first phase that needs it. */
 export function readOnce(jobs: JobRegistry, lease: Lease): Reading {

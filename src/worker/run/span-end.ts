@@ -1,7 +1,7 @@
 import type { JobInfo } from '../../core/job-events.js';
 import type { TraceContext } from '../../core/trace-context.js';
 import type { ReceivedMessage } from '../../core/message.js';
-import { carriedBy, type Reading } from './reading.js';
+import { carriedBy, type Reading } from '../reading.js';
 import type { BatchItemTrace, ProcessSpan, SpanEvent } from '../../ports/tracing.js';
 import type { WorkerContext } from '../context.js';
 import type { Outcome } from '../fate/decide.js';

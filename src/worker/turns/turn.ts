@@ -6,7 +6,7 @@ import type { WorkerContext } from '../context.js';
 import { afterPermit, afterRateSlot, type Outcome } from '../fate/decide.js';
 import type { Receives } from '../fate/resend.js';
 import type { Lease } from '../hold/lease.js';
-import type { GoodReading } from '../run/reading.js';
+import type { GoodReading } from '../reading.js';
 import { CapTurns } from './cap-turns.js';
 
 /**

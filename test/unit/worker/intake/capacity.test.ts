@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { LONG_POLL_MS, ReceiveCapacity } from '../../../../src/worker/intake/capacity.js';
-import type { TierPick } from '../../../../src/worker/intake/lanes.js';
+import type { TierPick } from '../../../../src/worker/config.js';
 
 describe('ReceiveCapacity', () => {
   it('reserves at most 10 and never more than is free', async () => {

@@ -1,9 +1,9 @@
-import type { Envelope, PoisonReason } from '../../core/envelope.js';
-import type { ReceivedMessage } from '../../core/message.js';
-import { fromAwsTraceHeader, type TraceContext } from '../../core/trace-context.js';
-import type { AnyDefinition } from '../../core/job.js';
-import { type AnyBatchJob, isBatchJob } from '../../core/batch-job.js';
-import type { JobInfo } from '../../core/job-events.js';
+import type { Envelope, PoisonReason } from '../core/envelope.js';
+import type { ReceivedMessage } from '../core/message.js';
+import { fromAwsTraceHeader, type TraceContext } from '../core/trace-context.js';
+import type { AnyDefinition } from '../core/job.js';
+import { type AnyBatchJob, isBatchJob } from '../core/batch-job.js';
+import type { JobInfo } from '../core/job-events.js';
 
 /** What reading a message gave: a registered job with valid args, or poison. */
 export type Reading =
