@@ -84,6 +84,22 @@ module.exports = {
       to: { path: '^src/(worker|ops|metrics|cli)/' },
     },
     {
+      name: 'worker-intake-knows-no-run',
+      comment:
+        "Inside the worker, a message flows one way: intake/ receives and orders held messages and never reaches for what runs, ends or batches them (run/, fate/, batch/, turns/, the delivery).",
+      severity: 'error',
+      from: { path: '^src/worker/intake/' },
+      to: { path: '^src/worker/(run|fate|batch|turns)/|^src/worker/delivery[.]ts$' },
+    },
+    {
+      name: 'worker-run-does-not-settle',
+      comment:
+        'The run phase decides, it does not act: run/ and turns/ never import settle or the coalescers that carry its deletes, hand-backs and re-sends (only fate/ settles a message).',
+      severity: 'error',
+      from: { path: '^src/worker/(run|turns)/' },
+      to: { path: '^src/worker/fate/(settle|coalescers|conclude|keep)[.]ts$' },
+    },
+    {
       name: 'producer-before-fan-out',
       severity: 'error',
       from: { path: '^src/producer/' },
