@@ -7,7 +7,6 @@ import type { RateLimits } from '../ports/rate-limits.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { FanOutDeps } from '../fan-out/fan-out.js';
 import type { StatusTracker } from '../status/tracker.js';
-import type { DeleteCoalescer, ResendCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
 import type { Heartbeat } from './hold/heartbeat.js';
 import type { DrainTally } from './drain-tally.js';
 import type { TenantTally } from './tenant-tally.js';
@@ -17,6 +16,8 @@ import type { ProcessTracing } from '../ports/tracing.js';
 
 export type Emit = <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
 export type OnError = (where: string, error: unknown) => void;
+/** What of the queue port every phase may use: receive (the poller), and find a queue's DLQ (start). */
+export type ReceivingPort = Pick<QueuePort, 'receive' | 'deadLetterTarget'>;
 
 /**
  * What every phase of a worker shares, one per worker: its settings, its ports (given, or built
@@ -32,19 +33,14 @@ export interface WorkerContext {
   readonly stop: AbortController;
   /** Aborted by a second signal, or once running handlers are done: ends open polls and every wait at once. */
   readonly force: AbortController;
-  readonly sqs: QueuePort;
+  /** The queue port as the phases see it: receive, and a queue's DLQ. Acting on a message is settle's (fate/acts.ts). */
+  readonly sqs: ReceivingPort;
   readonly lock: JobLock;
   /** Fleet-wide permits (tenant caps, exclusive batch keys): the option, else memcached's. */
   readonly permits: Permits | undefined;
   /** Fleet-wide starts per second (jobs' rateLimit): the option, else memcached's. */
   readonly rates: RateLimits | undefined;
   readonly heartbeat: Heartbeat;
-  /** Deletes, coalesced into DeleteMessageBatch calls. */
-  readonly deletes: DeleteCoalescer;
-  /** Hand-backs by visibility, coalesced into ChangeMessageVisibilityBatch calls. */
-  readonly visibility: VisibilityCoalescer;
-  /** Copies re-sent with the receive not counted (deferrals, rule 5 of the receive budget), coalesced into SendMessageBatch calls. */
-  readonly resends: ResendCoalescer;
   /** The deletes counted for the drain meter (admission's drain rate), when there is one. */
   readonly drains: DrainTally | undefined;
   /** What this worker sees of each tenant, reported to the tenant meter (the dashboard's tenants page), when there is one. */

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { queueNameOf } from '../config/env.js';
 import type { WorkerConfig } from './config.js';
+import { type Acts, flushSteps } from './fate/acts.js';
 import type { WorkerContext } from './context.js';
 
 /** The worker's start line, and the warning when no dedupe lock is configured. */
@@ -24,11 +25,9 @@ export function logStarted(log: Logger, c: WorkerConfig, queues: readonly { read
 }
 
 /** Shutdown's closing steps, in order, once every message is settled. */
-export function closingSteps(ctx: WorkerContext): (readonly [string, () => unknown])[] {
+export function closingSteps(ctx: WorkerContext, acts: Acts): (readonly [string, () => unknown])[] {
   return [
-    ['flush re-sends', () => ctx.resends.flush()],
-    ['flush deletes', () => ctx.deletes.flush()],
-    ['flush hand-backs', () => ctx.visibility.flush()],
+    ...flushSteps(acts),
     ['flush job status', () => ctx.status?.tracker.flush()],
     ['flush drain counts', () => ctx.drains?.close()],
     ['report tenants', () => ctx.tenants?.close()],

@@ -3,10 +3,14 @@ import { rankOf } from '../core/priority.js';
 import { ConfigError, toError } from '../core/errors.js';
 import type { DeadLetterTarget, QueuePort } from '../ports/queue.js';
 import type { QueueConfig } from './config.js';
-import type { ScheduledQueue } from './intake/scheduler.js';
 
-/** What the worker knows of one of its queues. */
-export interface QueueState extends ScheduledQueue {
+/** What the worker knows of one of its queues (a ScheduledQueue to the scheduler: its lane and whether it is FIFO). */
+export interface QueueState {
+  readonly url: string;
+  readonly fifo: boolean;
+  /** Its lane: its weight, and its tier's rank (0 = high). */
+  readonly weight: number;
+  readonly rank: number;
   readonly config: QueueConfig;
   /** Where poison and exhausted messages go: the option, else the redrive policy's target. */
   deadLetterQueueUrl: string;
@@ -27,7 +31,7 @@ export function queueState(config: QueueConfig): QueueState {
 }
 
 /** Read the queue's redrive policy. Rejects with ConfigError when the queue has no DLQ to send poison to. */
-export async function resolveDeadLetterQueue(sqs: QueuePort, q: QueueState): Promise<void> {
+export async function resolveDeadLetterQueue(sqs: Pick<QueuePort, 'deadLetterTarget'>, q: QueueState): Promise<void> {
   let target: DeadLetterTarget | undefined;
   try {
     target = await sqs.deadLetterTarget(q.url);

@@ -12,6 +12,7 @@ import { MetricsRecorder } from '../metrics/recorder.js';
 import { resolveMetricsSink } from '../metrics/wiring.js';
 import { NoLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
+import { actsOn, type Acts } from './fate/acts.js';
 import { DeleteCoalescer, ResendCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
 import { DrainTally } from './drain-tally.js';
 import { TenantTally } from './tenant-tally.js';
@@ -38,7 +39,7 @@ export function buildContext(
   events: SafeEmitter<WorkerEvents>,
   queues: readonly QueueState[],
   onError: OnError,
-): WorkerContext {
+): { ctx: WorkerContext; acts: Acts } {
   let sqs = c.queue;
   let closeClients = () => {};
   if (sqs === undefined) {
@@ -148,7 +149,7 @@ export function buildContext(
     status?.close();
   };
   const byUrl = new Map(queues.map((q) => [q.url, q]));
-  return {
+  const ctx: WorkerContext = {
     config: c,
     log,
     emit: events.emit.bind(events),
@@ -160,9 +161,6 @@ export function buildContext(
     permits,
     rates,
     heartbeat,
-    deletes,
-    visibility,
-    resends,
     drains,
     tenants,
     metrics: metricsRecorder(c, log, env),
@@ -175,6 +173,7 @@ export function buildContext(
     },
     closeClients: close,
   };
+  return { ctx, acts: actsOn(sqs, { deletes, visibility, resends }) };
 }
 
 /** The job store's parts, when one is configured: the tracker, and producers for fan-out children (one per queue). */

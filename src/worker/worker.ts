@@ -7,6 +7,7 @@ import { createLogger } from '../config/log.js';
 import { Activity } from './activity.js';
 import { Batching } from './batch/batching.js';
 import type { WorkerContext } from './context.js';
+import type { Acts } from './fate/acts.js';
 import { Fate } from './fate/conclude.js';
 import { Delivery, type DeliveryHost } from './delivery.js';
 import type { Lease } from './hold/lease.js';
@@ -32,6 +33,8 @@ import { buildContext } from './wiring.js';
 export class Worker extends EventSource<WorkerEvents> {
   readonly config: WorkerConfig;
   readonly #ctx: WorkerContext;
+  /** What may be done to a held message: the fate's alone (fate/acts.ts). */
+  readonly #acts: Acts;
   readonly #queues: QueueState[];
   readonly #scheduler: Scheduler<QueueState>;
   readonly #capacity: ReceiveCapacity<QueueState>;
@@ -60,8 +63,9 @@ export class Worker extends EventSource<WorkerEvents> {
     this.config = c;
     const onError = (where: string, error: unknown) => this.#error(where, error);
     this.#queues = c.queues.map(queueState);
-    const ctx = buildContext(c, env, log, this.events, this.#queues, onError);
+    const { ctx, acts } = buildContext(c, env, log, this.events, this.#queues, onError);
     this.#ctx = ctx;
+    this.#acts = acts;
     ctx.metrics?.attach(this);
     this.#activity = new Activity(c.concurrency, onError);
     ctx.tenants?.attach(this, () => this.#activity.jobsRunning());
@@ -89,7 +93,7 @@ export class Worker extends EventSource<WorkerEvents> {
       },
       c.concurrency + c.prefetch,
     );
-    this.#fate = new Fate(ctx, this.#scheduler, this.#activity, this.#room, () => this.#dispatch());
+    this.#fate = new Fate(ctx, acts, this.#scheduler, this.#activity, this.#room, () => this.#dispatch());
     this.#batching = new Batching(ctx, this.#activity, this.#fate, () => this.#dispatch());
     this.#hasCaps = ctx.permits !== undefined && Object.keys(c.tenantCaps).length > 0;
     this.#deliveries = {
@@ -130,7 +134,7 @@ export class Worker extends EventSource<WorkerEvents> {
       pollers: () => this.#pollers,
       close: [
         ['stop permit polls', () => this.#room.close()],
-        ...closingSteps(this.#ctx),
+        ...closingSteps(this.#ctx, this.#acts),
         ['remove signal listeners', () => this.#removeSignalListeners()],
       ],
     }).then(() => this.events.emit('stopped'));

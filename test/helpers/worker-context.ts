@@ -13,10 +13,11 @@ import { MemoryLock } from '../../src/testing/memory-lock.js';
 import { MemoryPermits } from '../../src/testing/memory-permits.js';
 import { MemoryQueue } from '../../src/testing/memory-queue.js';
 import type { JobInfo } from '../../src/core/job-events.js';
-import type { Outcome } from '../../src/worker/fate/decide.js';
+import type { Outcome } from '../../src/worker/decide/decide.js';
 import type { Reading } from '../../src/worker/reading.js';
 import { Activity } from '../../src/worker/activity.js';
 import { Delivery } from '../../src/worker/delivery.js';
+import type { Acts } from '../../src/worker/fate/acts.js';
 import { Fate } from '../../src/worker/fate/conclude.js';
 import type { Scheduler } from '../../src/worker/intake/scheduler.js';
 import type { QueueState } from '../../src/worker/queue-state.js';
@@ -40,6 +41,8 @@ const RECORDED = [
 /** A worker's context on the in-memory queue, lock and permits: for unit tests of one phase. */
 export interface InMemoryWorker {
   readonly ctx: WorkerContext;
+  /** What settle may do to a held message (the fate's alone in a worker). */
+  readonly acts: Acts;
   readonly memory: MemoryQueue;
   readonly lock: MemoryLock;
   readonly permits: MemoryPermits;
@@ -90,9 +93,10 @@ export async function inMemoryWorker(
   const emitter = new SafeEmitter<WorkerEvents>(() => {});
   for (const e of RECORDED) emitter.on(e, () => events.push(e));
   const errors: string[] = [];
-  const ctx = buildContext(c, {}, log, emitter, queues, (where) => errors.push(where));
+  const { ctx, acts } = buildContext(c, {}, log, emitter, queues, (where) => errors.push(where));
   return {
     ctx,
+    acts,
     memory,
     lock,
     permits,
@@ -149,6 +153,7 @@ export function runToEnd(ctx: WorkerContext, lease: Lease, read: Reading, room?:
 /** A worker's fate and waiting room over `scheduler` and `activity`, as the worker wires them (`wake`: its dispatch). */
 export function fateOf(
   ctx: WorkerContext,
+  acts: Acts,
   scheduler: Scheduler<QueueState>,
   activity: Activity,
   wake: () => void,
@@ -157,6 +162,6 @@ export function fateOf(
     { ctx, scheduler, activity, wake, handBackWaiting: (lease, reason) => fate.handBackWaiting(lease, reason) },
     ctx.config.concurrency + ctx.config.prefetch,
   );
-  const fate = new Fate(ctx, scheduler, activity, room, wake);
+  const fate = new Fate(ctx, acts, scheduler, activity, room, wake);
   return { fate, room };
 }

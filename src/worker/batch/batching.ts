@@ -4,7 +4,7 @@ import { trackingOf } from '../../status/tracker.js';
 import type { Activity } from '../activity.js';
 import type { WorkerContext } from '../context.js';
 import type { Fate } from '../fate/conclude.js';
-import { handBackNow, internalError, poisoned } from '../fate/decide.js';
+import { handBackNow, internalError, poisoned } from '../decide/decide.js';
 import { originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken } from '../run/claim.js';

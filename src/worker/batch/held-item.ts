@@ -1,4 +1,4 @@
-import { cancelledWhile, leaseLost, type Outcome } from '../fate/decide.js';
+import { cancelledWhile, leaseLost, type Outcome } from '../decide/decide.js';
 import { abortedWith, type Lease } from '../hold/lease.js';
 import type { GoodReading } from '../reading.js';
 import type { Held } from './batches.js';

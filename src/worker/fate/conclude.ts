@@ -2,12 +2,13 @@ import type { JobInfo } from '../../core/job-events.js';
 import { sleep } from '../../core/sleep.js';
 import type { Activity } from '../activity.js';
 import type { WorkerContext } from '../context.js';
+import type { Acts } from './acts.js';
 import type { Lease } from '../hold/lease.js';
 import type { Scheduler } from '../intake/scheduler.js';
 import type { QueueState } from '../queue-state.js';
 import { describeLease } from '../run/read.js';
 import { batchJobOf } from '../reading.js';
-import type { Outcome } from './decide.js';
+import type { Outcome } from '../decide/decide.js';
 import { blocksGroup, retriesInPlace, waitsHere } from './outcome-rules.js';
 import { retryInPlace } from './keep.js';
 import { handBackUnstarted, settle } from './settle.js';
@@ -28,14 +29,16 @@ export interface Waits {
  */
 export class Fate {
   readonly #ctx: WorkerContext;
+  readonly #acts: Acts;
   readonly #scheduler: Scheduler<QueueState>;
   readonly #activity: Activity;
   readonly #room: Waits;
   /** Start what can start now: called when a FIFO job retried here is due. */
   readonly #wake: () => void;
 
-  constructor(ctx: WorkerContext, scheduler: Scheduler<QueueState>, activity: Activity, room: Waits, wake: () => void) {
+  constructor(ctx: WorkerContext, acts: Acts, scheduler: Scheduler<QueueState>, activity: Activity, room: Waits, wake: () => void) {
     this.#ctx = ctx;
+    this.#acts = acts;
     this.#scheduler = scheduler;
     this.#activity = activity;
     this.#room = room;
@@ -59,7 +62,7 @@ export class Fate {
       return;
     }
     const behind = this.#scheduler.finish(lease, blocksGroup(outcome));
-    this.#activity.track(settle(this.#ctx, lease, info, outcome, this.#room.permitFreed));
+    this.#activity.track(settle(this.#ctx, this.#acts, lease, info, outcome, this.#room.permitFreed));
     if (behind.length > 0) this.handBack(behind, 'an earlier message of its FIFO group comes back first');
   }
 
@@ -70,7 +73,7 @@ export class Fate {
 
   /** As handBack, for a caller that waits for it. */
   handBackNow(leases: readonly Lease[], reason: string): Promise<void> {
-    return handBackUnstarted(this.#ctx, leases, reason, (lease) => describeLease(this.#ctx.config.jobs, lease));
+    return handBackUnstarted(this.#ctx, this.#acts, leases, reason, (lease) => describeLease(this.#ctx.config.jobs, lease));
   }
 
   /**

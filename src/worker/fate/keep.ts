@@ -1,7 +1,7 @@
 import type { JobInfo } from '../../core/job-events.js';
 import type { WorkerContext } from '../context.js';
 import type { Lease } from '../hold/lease.js';
-import type { Outcome } from './decide.js';
+import type { Outcome } from '../decide/decide.js';
 import { recordEnd } from './record-end.js';
 import { Report } from './report.js';
 

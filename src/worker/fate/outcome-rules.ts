@@ -1,4 +1,4 @@
-import type { Outcome } from './decide.js';
+import type { Outcome } from '../decide/decide.js';
 
 /* Questions asked of an Outcome decided already (which way it goes on): none builds one. */
 

@@ -3,13 +3,14 @@ import { toError } from '../../core/errors.js';
 import type { JobInfo } from '../../core/job-events.js';
 import { groupByQueue, inBatches } from '../../core/sqs-batch.js';
 import type { WorkerContext } from '../context.js';
+import type { Acts } from './acts.js';
 import type { Lease } from '../hold/lease.js';
-import { visibilitySeconds } from './backoff.js';
-import { handBackNow, onceLost, type Outcome } from './decide.js';
+import { visibilitySeconds } from '../decide/backoff.js';
+import { handBackNow, onceLost, type Outcome } from '../decide/decide.js';
 import { type Fallback, ifFails } from './fallback.js';
 import { recordEnd } from './record-end.js';
 import { Report } from './report.js';
-import { atReceiveLimit, resentMessage } from './resend.js';
+import { atReceiveLimit, resentMessage } from '../decide/resend.js';
 import { originOf } from '../../core/delivery.js';
 
 /*
@@ -29,13 +30,14 @@ import { originOf } from '../../core/delivery.js';
 /** End a message as `outcome` says. Never leaves it tracked by the heartbeat. */
 export async function settle(
   ctx: WorkerContext,
+  acts: Acts,
   lease: Lease,
   info: JobInfo,
   outcome: Outcome,
   permitFreed: (tenant: string) => void = () => {},
 ): Promise<void> {
   try {
-    await carryOut(ctx, lease, info, outcome, permitFreed);
+    await carryOut(ctx, acts, lease, info, outcome, permitFreed);
   } finally {
     // carryOut lets go of the message before it acts; this is for one that threw before it could.
     await ctx.heartbeat.stopHolding(lease);
@@ -45,6 +47,7 @@ export async function settle(
 /** `permitFreed`: told as soon as the tenant's permit is given back, before the message's own calls, so a job waiting for it starts at once. */
 async function carryOut(
   ctx: WorkerContext,
+  acts: Acts,
   lease: Lease,
   info: JobInfo,
   decided: Outcome,
@@ -68,12 +71,12 @@ async function carryOut(
   }
   /** Hand back, unless the lease was lost while the message was held (then it is someone else's). */
   const giveBack = async (f: Fallback) => {
-    if (await letGo(ctx, lease)) await handBack(ctx, lease, report, f.seconds, f.reason, f);
+    if (await letGo(ctx, lease)) await handBack(ctx, acts, lease, report, f.seconds, f.reason, f);
   };
   /** Delete: even after a lost lease (a stale handle fails harmlessly, and the copy ends as a duplicate). */
   const remove = async () => {
     await letGo(ctx, lease);
-    await ctx.deletes.delete(m);
+    await acts.deletes.delete(m);
   };
   const vt = ctx.config.visibilityTimeoutSeconds;
 
@@ -111,7 +114,7 @@ async function carryOut(
       report.handedBack(outcome.reason);
       if (!outcome.notAnAttempt) await giveBack({ seconds: outcome.delaySeconds, reason: outcome.reason, deadLettered: false });
       else if (await letGo(ctx, lease))
-        await resendUncounted(ctx, lease, report, outcome, (d) => report.resentUnfinished(outcome.unfinishedRuns?.runs, d));
+        await resendUncounted(ctx, acts, lease, report, outcome, (d) => report.resentUnfinished(outcome.unfinishedRuns?.runs, d));
       return;
     }
     case 'cancelled': {
@@ -134,7 +137,7 @@ async function carryOut(
     case 'defer': {
       await unlock();
       const deferred = (delay: number) => report.deferred(outcome.reason, delay, outcome.limit);
-      if (await letGo(ctx, lease)) await resendUncounted(ctx, lease, report, outcome, deferred);
+      if (await letGo(ctx, lease)) await resendUncounted(ctx, acts, lease, report, outcome, deferred);
       return;
     }
     case 'dead-letter': {
@@ -148,7 +151,7 @@ async function carryOut(
       try {
         const e = lease.reading?.envelope;
         const event = e?.event === undefined ? undefined : { job: e.job, jobId: e.id };
-        await ctx.sqs.send(dlq, deadLetterMessage(m, outcome.reason, outcome.detail, new Date(), event));
+        await acts.send(dlq, deadLetterMessage(m, outcome.reason, outcome.detail, new Date(), event));
       } catch (error) {
         // Not moved: hand it back to come again (re-sent at its last receive: SQS's redrive must not take it without the reason).
         await unlock(false);
@@ -185,38 +188,53 @@ async function letGo(ctx: WorkerContext, lease: Lease): Promise<boolean> {
  * the DLQ on its next receive, re-send it (same body and job id, fresh receive count) and delete it.
  * A message already in the DLQ (`deadLettered`) goes back marked so, to be counted and never run.
  */
-async function handBack(ctx: WorkerContext, lease: Lease, report: Report, seconds: number, reason: string, carry: Carried = {}) {
+async function handBack(
+  ctx: WorkerContext,
+  acts: Acts,
+  lease: Lease,
+  report: Report,
+  seconds: number,
+  reason: string,
+  carry: Carried = {},
+) {
   const m = lease.message;
   if (atReceiveLimit(m, ctx.queueOf(m.queueUrl).maxReceiveCount)) {
     const copy = resentMessage(m, seconds, carry);
     try {
-      await ctx.sqs.send(m.queueUrl, copy);
+      await acts.send(m.queueUrl, copy);
     } catch (error) {
       report.resendFailed(error, reason);
-      await makeVisible(ctx, lease, report, seconds);
+      await makeVisible(acts, lease, report, seconds);
       return;
     }
     report.resent(reason, copy.delaySeconds ?? 0);
-    await ctx.deletes.delete(m, false); // its copy is queued: not drained
+    await acts.deletes.delete(m, false); // its copy is queued: not drained
     return;
   }
-  await makeVisible(ctx, lease, report, seconds);
+  await makeVisible(acts, lease, report, seconds);
 }
 
 type Reasoned = { readonly delaySeconds: number; readonly reason: string };
 type Carried = NonNullable<Parameters<typeof resentMessage>[2]>;
 /** Re-send a message whose job did not run on this receive, the receive not counted, in SendMessageBatch calls (`sent`: told the copy's delay). */
-async function resendUncounted(ctx: WorkerContext, lease: Lease, report: Report, o: Carried & Reasoned, sent: (delay: number) => void) {
+async function resendUncounted(
+  ctx: WorkerContext,
+  acts: Acts,
+  lease: Lease,
+  report: Report,
+  o: Carried & Reasoned,
+  sent: (delay: number) => void,
+) {
   const m = lease.message;
   const copy = resentMessage(m, o.delaySeconds, { ...o, countThisReceive: false });
-  if (!(await ctx.resends.resend(m, copy))) return handBack(ctx, lease, report, o.delaySeconds, o.reason, o);
+  if (!(await acts.resends.resend(m, copy))) return handBack(ctx, acts, lease, report, o.delaySeconds, o.reason, o);
   sent(copy.delaySeconds ?? 0);
-  await ctx.deletes.delete(m, false); // its copy is queued: not drained
+  await acts.deletes.delete(m, false); // its copy is queued: not drained
 }
 
-async function makeVisible(ctx: WorkerContext, lease: Lease, report: Report, seconds: number): Promise<void> {
+async function makeVisible(acts: Acts, lease: Lease, report: Report, seconds: number): Promise<void> {
   // Coalesced with other hand-backs into ChangeMessageVisibilityBatch calls; a failure is logged by the coalescer.
-  if (!(await ctx.visibility.change(lease.message, seconds))) report.visibilityUnchanged();
+  if (!(await acts.visibility.change(lease.message, seconds))) report.visibilityUnchanged();
 }
 
 /**
@@ -226,6 +244,7 @@ async function makeVisible(ctx: WorkerContext, lease: Lease, report: Report, sec
  */
 export async function handBackUnstarted(
   ctx: WorkerContext,
+  acts: Acts,
   leases: readonly Lease[],
   reason: string,
   describe: (lease: Lease) => JobInfo,
@@ -234,12 +253,12 @@ export async function handBackUnstarted(
   const held = leases.filter((l) => !l.lost);
   const last = held.filter((l) => atReceiveLimit(l.message, ctx.queueOf(l.message.queueUrl).maxReceiveCount));
   const rest = held.filter((l) => !last.includes(l));
-  const calls: Promise<void>[] = last.map((lease) => settle(ctx, lease, describe(lease), handBackNow(reason)));
+  const calls: Promise<void>[] = last.map((lease) => settle(ctx, acts, lease, describe(lease), handBackNow(reason)));
   for (const [queueUrl, list] of groupByQueue(rest)) {
     const entries = (batch: readonly Lease[]) =>
       batch.map((l, i) => ({ id: String(i), receiptHandle: l.message.receiptHandle, visibilityTimeout: 0 }));
     calls.push(
-      inBatches(list, (batch) => ctx.sqs.changeVisibilityBatch(queueUrl, entries(batch))).then((failed) => {
+      inBatches(list, (batch) => acts.changeVisibilityBatch(queueUrl, entries(batch))).then((failed) => {
         for (const { failure } of failed)
           ctx.onError('hand back', new Error(`could not hand a message back: ${failure.code} ${failure.message}`));
       }),

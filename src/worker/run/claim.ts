@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { isFifoQueue } from '../../core/queue-url.js';
 import type { WorkerContext } from '../context.js';
-import { afterClaim } from '../fate/decide-claim.js';
-import { DEAD_LETTERED_COPY, type Outcome } from '../fate/decide.js';
+import { afterClaim } from '../decide/decide-claim.js';
+import { DEAD_LETTERED_COPY, type Outcome } from '../decide/decide.js';
 import { isDeadLetteredCopy, originOf, unfinishedRunsOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import type { GoodReading } from '../reading.js';

@@ -1,22 +1,6 @@
 import { toError } from '../../core/errors.js';
+import type { Execution } from '../decide/decide.js';
 import type { AbortCode, Interruptible } from '../hold/lease.js';
-
-/** How a handler's run ended. */
-export type Execution =
-  /** `value`: what the handler returned (a batch handler's failed items). */
-  | { readonly kind: 'returned'; readonly value: unknown; readonly processMs: number }
-  | { readonly kind: 'threw'; readonly error: Error; readonly processMs: number }
-  /**
-   * The lease's signal fired first. `abandoned`: the handler had not settled `graceMs` after it,
-   * and may still be running.
-   */
-  | {
-      readonly kind: 'aborted';
-      readonly code: AbortCode | undefined;
-      readonly reason: Error;
-      readonly abandoned: boolean;
-      readonly processMs: number;
-    };
 
 export interface ExecuteOptions {
   /** Abort the lease with JOB_TIMEOUT after this long. */

@@ -4,7 +4,7 @@ import type { ReceivedMessage } from '../../core/message.js';
 import { carriedBy, type Reading } from '../reading.js';
 import type { BatchItemTrace, ProcessSpan, SpanEvent } from '../../ports/tracing.js';
 import type { WorkerContext } from '../context.js';
-import type { Outcome } from '../fate/decide.js';
+import type { Outcome } from '../decide/decide.js';
 
 /** The span of a run that begins (tracing is on); a tracer that throws is reported, and the job runs untraced. */
 export function spanFor(ctx: WorkerContext, info: JobInfo, trace: TraceContext | undefined): ProcessSpan | undefined {

@@ -1,7 +1,7 @@
 import type { JobInfo } from '../../core/job-events.js';
 import type { Activity } from '../activity.js';
 import type { WorkerContext } from '../context.js';
-import type { Outcome, WaitUntil } from '../fate/decide.js';
+import type { Outcome, WaitUntil } from '../decide/decide.js';
 import { Report } from '../fate/report.js';
 import type { Lease } from '../hold/lease.js';
 import type { Scheduler } from '../intake/scheduler.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { brand } from '../../../src/core/brand.js';
 import { RetryLaterError, SqsJobsError, UnrecoverableError, ValidationError } from '../../../src/core/errors.js';
 import { JobRegistry } from '../../../src/core/job-registry.js';
-import { afterRun } from '../../../src/worker/fate/decide.js';
+import { afterRun } from '../../../src/worker/decide/decide.js';
 
 /** The error catalogue as a second copy of the package has it: the same source, loaded again as a module of its own. */
 async function secondCopy(): Promise<typeof import('../../../src/core/errors.js')> {

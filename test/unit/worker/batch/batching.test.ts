@@ -40,7 +40,7 @@ async function batching(concurrency = 2, tenantCaps: Record<string, number> = {}
   const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
   let b: Batching;
   const wake = () => b.pump();
-  const { fate } = fateOf(w.ctx, scheduler, activity, wake);
+  const { fate } = fateOf(w.ctx, w.acts, scheduler, activity, wake);
   b = new Batching(w.ctx, activity, fate, wake);
   /** Receive every message in the queue and admit it, as the worker's dispatch does. */
   const admitAll = async () => {
@@ -56,8 +56,8 @@ async function batching(concurrency = 2, tenantCaps: Record<string, number> = {}
   const settled = async () => {
     await eventually(() => b.held === 0, 'every item to leave the batches');
     await activity.settled();
-    await w.ctx.deletes.flush();
-    await w.ctx.visibility.flush();
+    await w.acts.deletes.flush();
+    await w.acts.visibility.flush();
   };
   return { b, activity, admitAll, settled };
 }
@@ -198,7 +198,7 @@ describe('Batching', () => {
     const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
     let b: Batching;
     const wake = () => b.pump();
-    b = new Batching(w.ctx, activity, fateOf(w.ctx, scheduler, activity, wake).fate, wake);
+    b = new Batching(w.ctx, activity, fateOf(w.ctx, w.acts, scheduler, activity, wake).fate, wake);
     for (const [doc, shard] of [
       ['a', 's1'],
       ['b', 's1'],
@@ -221,7 +221,7 @@ describe('Batching', () => {
     w = await inMemoryWorker([index, plain], { options: { maxHeldBatchItems: 4 } });
     const activity = new Activity(2, w.ctx.onError);
     const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
-    const { fate } = fateOf(w.ctx, scheduler, activity, () => {});
+    const { fate } = fateOf(w.ctx, w.acts, scheduler, activity, () => {});
     const b = new Batching(w.ctx, activity, fate, () => {});
     expect(b.feeds(w.url)).toBe(false);
     expect(b.room()).toBe(4);

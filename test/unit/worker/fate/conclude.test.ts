@@ -5,7 +5,7 @@ import { defineJob } from '../../../../src/core/job.js';
 import type { JobInfo } from '../../../../src/core/job-events.js';
 import { Activity } from '../../../../src/worker/activity.js';
 import type { Fate } from '../../../../src/worker/fate/conclude.js';
-import { afterRun, afterRateSlot, afterPermit, type Outcome } from '../../../../src/worker/fate/decide.js';
+import { afterRun, afterRateSlot, afterPermit, type Outcome } from '../../../../src/worker/decide/decide.js';
 import type { Lease } from '../../../../src/worker/hold/lease.js';
 import { Scheduler } from '../../../../src/worker/intake/scheduler.js';
 import type { QueueState } from '../../../../src/worker/queue-state.js';
@@ -46,7 +46,7 @@ async function harness(queueName = 'jobs'): Promise<Harness> {
   const w = await inMemoryWorker([job], { queueName, options: { tenantCaps: { acme: 1 } } });
   const scheduler = new Scheduler([w.ctx.queueOf(w.url)]);
   const activity = new Activity(10, (where) => w.errors.push(where));
-  const { fate, room } = fateOf(w.ctx, scheduler, activity, () => h.woken++);
+  const { fate, room } = fateOf(w.ctx, w.acts, scheduler, activity, () => h.woken++);
   const h: Harness = {
     ...w,
     scheduler,
@@ -92,7 +92,7 @@ describe('Fate.conclude', () => {
     const { lease, info } = await h.start();
     h.fate.conclude(lease, info, succeeded);
     await h.activity.settled();
-    await h.ctx.deletes.flush();
+    await h.acts.deletes.flush();
     expect(await h.memory.counts(h.url)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
     expect(await lockState(h, info.jobId)).toBe('completed');
     expect(h.scheduler.size).toBe(0);
@@ -165,7 +165,7 @@ describe('Fate.conclude', () => {
       until: { permitOf: 'acme', retryMs: 100 },
     } as Outcome);
     await h.activity.settled();
-    await h.ctx.visibility.flush();
+    await h.acts.visibility.flush();
     expect(await h.memory.counts(h.url)).toMatchObject({ visible: 1, inFlight: 0 });
     expect(h.room.waiting()).toBe(0);
   });
@@ -193,7 +193,7 @@ describe('Fate.conclude', () => {
     expect(h.scheduler.next()).toBeUndefined(); // its group is busy
     h.fate.conclude(lease, info, { kind: 'hand-back', reason: 'x', delaySeconds: 0, abandoned: false } as Outcome);
     await h.activity.settled();
-    await h.ctx.visibility.flush();
+    await h.acts.visibility.flush();
     expect(h.scheduler.size).toBe(0);
     expect(await h.memory.counts(h.url)).toMatchObject({ visible: 2, inFlight: 0 });
   });

@@ -4,7 +4,7 @@ import { ATTR_DLQ_REASON } from '../../../../src/core/dead-letter.js';
 import { ATTR_PRIOR_RECEIVES, ATTR_UNFINISHED_RUNS } from '../../../../src/core/delivery.js';
 import { defineJob } from '../../../../src/core/job.js';
 import type { JobInfo } from '../../../../src/core/job-events.js';
-import { handBackNow, leaseLost, type Outcome, poisoned } from '../../../../src/worker/fate/decide.js';
+import { handBackNow, leaseLost, type Outcome, poisoned } from '../../../../src/worker/decide/decide.js';
 import { settle } from '../../../../src/worker/fate/settle.js';
 import type { Lease } from '../../../../src/worker/hold/lease.js';
 import { type InMemoryWorker, inMemoryWorker } from '../../../helpers/worker-context.js';
@@ -45,9 +45,9 @@ async function harness(maxReceiveCount = 3): Promise<Harness> {
       return { lease, info };
     },
     async settle(lease, info, outcome) {
-      await settle(w.ctx, lease, info, outcome);
-      await w.ctx.deletes.flush();
-      await w.ctx.visibility.flush();
+      await settle(w.ctx, w.acts, lease, info, outcome);
+      await w.acts.deletes.flush();
+      await w.acts.visibility.flush();
     },
   };
   harnesses.push(h);
@@ -85,9 +85,9 @@ describe('settle: each outcome, carried out', () => {
     vi.spyOn(h.ctx.lock, 'complete').mockImplementation(
       (...args) => new Promise<boolean>((resolve) => (land = () => resolve(complete(...args)))),
     );
-    const settled = settle(h.ctx, lease, info, { kind: 'succeeded', waitMs: 1, processMs: 1 });
+    const settled = settle(h.ctx, h.acts, lease, info, { kind: 'succeeded', waitMs: 1, processMs: 1 });
     await vi.waitFor(async () => {
-      await h.ctx.deletes.flush();
+      await h.acts.deletes.flush();
       expect(h.memory.peek(h.url)).toEqual([]);
     });
     expect(await claimAgain(h, info)).toBe('running-copy');
@@ -170,7 +170,7 @@ describe('settle: each outcome, carried out', () => {
   it('hand back, not an attempt, the re-send refused on its last receive: re-sent counted, the unfinished runs still carried', async () => {
     const h = await harness(1);
     const { lease, info } = await h.take();
-    h.ctx.resends.resend = async () => false; // settle's fallback when the coalescer reports the copy not taken
+    h.acts.resends.resend = async () => false; // settle's fallback when the coalescer reports the copy not taken
     await h.settle(lease, info, HELD_HERE);
     const left = h.memory.peek(h.url);
     expect(left).toHaveLength(1);

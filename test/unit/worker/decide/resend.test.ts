@@ -9,7 +9,7 @@ import {
   isDeadLetteredCopy,
   originOf,
 } from '../../../../src/core/delivery.js';
-import { atReceiveLimit, resentMessage } from '../../../../src/worker/fate/resend.js';
+import { atReceiveLimit, resentMessage } from '../../../../src/worker/decide/resend.js';
 import type { ReceivedMessage } from '../../../../src/core/message.js';
 import { ATTR_REPLAY, deadLetterMessage } from '../../../../src/core/dead-letter.js';
 

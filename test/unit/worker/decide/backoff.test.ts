@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF } from '../../../../src/core/definition-rules.js';
 import { SQS_MAX_HOLD_MS as MAX_HOLD_MS } from '../../../../src/core/sqs-limits.js';
-import { retryDelayMs, visibilitySeconds } from '../../../../src/worker/fate/backoff.js';
+import { retryDelayMs, visibilitySeconds } from '../../../../src/worker/decide/backoff.js';
 
 describe('retryDelayMs', () => {
   const noJitter = { ...DEFAULT_BACKOFF, jitter: 0 };

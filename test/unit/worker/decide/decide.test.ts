@@ -15,13 +15,13 @@ import {
   type PermitFacts,
   type RateFacts,
   type RunFacts,
-} from '../../../../src/worker/fate/decide.js';
-import { afterClaim, type ClaimFacts } from '../../../../src/worker/fate/decide-claim.js';
-import { mayHold, type Receives } from '../../../../src/worker/fate/resend.js';
+} from '../../../../src/worker/decide/decide.js';
+import { afterClaim, type ClaimFacts } from '../../../../src/worker/decide/decide-claim.js';
+import { mayHold, type Receives } from '../../../../src/worker/decide/resend.js';
 import { COUNT_RETRY_SECONDS, ifFails } from '../../../../src/worker/fate/fallback.js';
 import { blocksGroup, retriesInPlace } from '../../../../src/worker/fate/outcome-rules.js';
 import type { AbortCode } from '../../../../src/worker/hold/lease.js';
-import type { Execution } from '../../../../src/worker/run/execute.js';
+import type { Execution } from '../../../../src/worker/decide/decide.js';
 
 const claimFacts = (over: Partial<ClaimFacts>): ClaimFacts => ({
   claim: 'claimed',

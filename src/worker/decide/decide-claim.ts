@@ -5,7 +5,7 @@ import { handBack, handBackNow, leaseLost, type Outcome } from './decide.js';
 
 /*
  * What happens to a message once its job id is claimed (or found held): the claim's rules, beside
- * decide.ts's others, pure functions to an Outcome; one row per rule in test/unit/worker/fate/decide.test.ts.
+ * decide.ts's others, pure functions to an Outcome; one row per rule in test/unit/worker/decide/decide.test.ts.
  */
 
 export interface ClaimFacts {

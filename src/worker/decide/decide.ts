@@ -7,13 +7,30 @@ import type { RateSlot } from '../../core/rate-limit.js';
 import { SQS_MAX_DELAY_SECONDS } from '../../core/sqs-limits.js';
 import { retryDelayMs } from './backoff.js';
 import { mayHold, NOT_HELD, type Receives } from './resend.js';
-import type { Execution } from '../run/execute.js';
+import type { AbortCode } from '../hold/lease.js';
+
+/** How a handler's run ended. */
+export type Execution =
+  /** `value`: what the handler returned (a batch handler's failed items). */
+  | { readonly kind: 'returned'; readonly value: unknown; readonly processMs: number }
+  | { readonly kind: 'threw'; readonly error: Error; readonly processMs: number }
+  /**
+   * The lease's signal fired first. `abandoned`: the handler had not settled `graceMs` after it,
+   * and may still be running.
+   */
+  | {
+      readonly kind: 'aborted';
+      readonly code: AbortCode | undefined;
+      readonly reason: Error;
+      readonly abandoned: boolean;
+      readonly processMs: number;
+    };
 
 /**
  * What happens to a received message: pure functions from what is known about it to an Outcome,
  * which settle() carries out. With decide-claim.ts (the rules after the claim of its job id), the
  * only place an Outcome is built (test/unit/worker/fate-home.test.ts fails on one built elsewhere);
- * each rule has one row in test/unit/worker/fate/decide.test.ts.
+ * each rule has one row in test/unit/worker/decide/decide.test.ts.
  */
 export type Outcome =
   /** `result`: what the handler returned (recorded, when small, for a tracked job). */
