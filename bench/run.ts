@@ -8,6 +8,7 @@ import { leastSquaresSlope } from './lib/heap-slope.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
 import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createQueues } from '../src/ops/wiring.js';
 import type { ContenderName } from './contender.js';
@@ -28,7 +29,7 @@ const HEAP_SNAPSHOTS = process.env.BENCH_HEAP_SNAPSHOTS === '1';
  * it in the heap run, each figure printed beside it as a ratio (a change to the worker against the
  * commit before it).
  */
-const BASELINE = process.env.BENCH_BASELINE === undefined ? undefined : `${process.env.BENCH_BASELINE.replace(/\/$/, '')}/dist`;
+const BASELINE = process.env.BENCH_BASELINE === undefined ? undefined : join(resolve(process.env.BENCH_BASELINE), 'dist');
 const EMQ = process.env.SQS_JOBS_ELASTICMQ_URL ?? 'http://127.0.0.1:9324';
 const MEMCACHED = process.env.SQS_JOBS_MEMCACHED ?? '127.0.0.1:11211';
 const direct = new SQSClient({ endpoint: EMQ, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
