@@ -38,7 +38,7 @@ export interface DeliveryHost {
  * outcome is known; the SQS calls that settle it go on in the background.
  */
 export class Delivery extends Watched<Lease> {
-  #info: JobInfo;
+  readonly #info: JobInfo;
   #job: AnyJob | undefined;
   #args: unknown;
   #jobCtx: RunContext | undefined;

@@ -26,9 +26,10 @@ import { buildContext } from './wiring.js';
 
 /**
  * Long-polls its queues, runs handlers up to `concurrency` at once, and settles every message, one
- * way: receive (intake/) → schedule (intake/scheduler) → run (run/, or batch/ for batch jobs) →
- * decide and settle (fate/). This class wires them and owns the lifecycle. start() and stop() each
- * return the same promise on every call.
+ * way: receive (intake/) → schedule (intake/scheduler) → deliver (delivery.ts: claim, its turn in
+ * turns/, run in run/, decide in decide/; batch/ for batch jobs) → conclude and settle (fate/). This
+ * class wires them, dispatches, and owns the lifecycle. start() and stop() each return the same
+ * promise on every call.
  */
 export class Worker extends EventSource<WorkerEvents> {
   readonly config: WorkerConfig;
