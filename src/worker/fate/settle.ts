@@ -10,13 +10,14 @@ import { handBackNow, onceLost, type Outcome } from '../decide/decide.js';
 import { type Fallback, ifFails } from './fallback.js';
 import { recordEnd } from './record-end.js';
 import { Report } from './report.js';
-import { atReceiveLimit, resentMessage } from '../decide/resend.js';
+import { atReceiveLimit } from '../decide/resend.js';
+import { handBack, letGo, resendUncounted } from './settle-back.js';
 import { originOf } from '../../core/delivery.js';
 
 /*
- * The one place where a received message ends: the only code that deletes, hands back, re-sends
- * or dead-letters one (test/unit/worker/fate-home.test.ts fails on another caller; the heartbeat's
- * extensions excepted). Every Outcome maps to exactly one of: delete (success, duplicate), hand
+ * The one place where a received message ends: with settle-back.ts (its ways back to the queue),
+ * the only code that deletes, hands back, re-sends or dead-letters one
+ * (test/unit/worker/fate-home.test.ts fails on another caller; the heartbeat's extensions excepted). Every Outcome maps to exactly one of: delete (success, duplicate), hand
  * back (visible again after a delay; re-sent when it has no receive left, or, the receive not
  * counted, when the job did not run on it), defer (re-sent, the receive not counted), dead-letter
  * (send to the DLQ, then delete), or left alone (lease lost). A cancelled job is deleted like a
@@ -172,69 +173,6 @@ async function carryOut(
       return;
     }
   }
-}
-
-/**
- * Stop holding the message and let an extension in flight land, so nothing the heartbeat sends can
- * undo the act that follows. False: the lease was lost meanwhile (another consumer may hold it).
- */
-async function letGo(ctx: WorkerContext, lease: Lease): Promise<boolean> {
-  await ctx.heartbeat.stopHolding(lease);
-  return !lease.lost;
-}
-
-/**
- * Make a message visible again after `seconds`, or, when that would let SQS's redrive move it to
- * the DLQ on its next receive, re-send it (same body and job id, fresh receive count) and delete it.
- * A message already in the DLQ (`deadLettered`) goes back marked so, to be counted and never run.
- */
-async function handBack(
-  ctx: WorkerContext,
-  acts: Acts,
-  lease: Lease,
-  report: Report,
-  seconds: number,
-  reason: string,
-  carry: Carried = {},
-) {
-  const m = lease.message;
-  if (atReceiveLimit(m, ctx.queueOf(m.queueUrl).maxReceiveCount)) {
-    const copy = resentMessage(m, seconds, carry);
-    try {
-      await acts.send(m.queueUrl, copy);
-    } catch (error) {
-      report.resendFailed(error, reason);
-      await makeVisible(acts, lease, report, seconds);
-      return;
-    }
-    report.resent(reason, copy.delaySeconds ?? 0);
-    await acts.deletes.delete(m, false); // its copy is queued: not drained
-    return;
-  }
-  await makeVisible(acts, lease, report, seconds);
-}
-
-type Reasoned = { readonly delaySeconds: number; readonly reason: string };
-type Carried = NonNullable<Parameters<typeof resentMessage>[2]>;
-/** Re-send a message whose job did not run on this receive, the receive not counted, in SendMessageBatch calls (`sent`: told the copy's delay). */
-async function resendUncounted(
-  ctx: WorkerContext,
-  acts: Acts,
-  lease: Lease,
-  report: Report,
-  o: Carried & Reasoned,
-  sent: (delay: number) => void,
-) {
-  const m = lease.message;
-  const copy = resentMessage(m, o.delaySeconds, { ...o, countThisReceive: false });
-  if (!(await acts.resends.resend(m, copy))) return handBack(ctx, acts, lease, report, o.delaySeconds, o.reason, o);
-  sent(copy.delaySeconds ?? 0);
-  await acts.deletes.delete(m, false); // its copy is queued: not drained
-}
-
-async function makeVisible(acts: Acts, lease: Lease, report: Report, seconds: number): Promise<void> {
-  // Coalesced with other hand-backs into ChangeMessageVisibilityBatch calls; a failure is logged by the coalescer.
-  if (!(await acts.visibility.change(lease.message, seconds))) report.visibilityUnchanged();
 }
 
 /**

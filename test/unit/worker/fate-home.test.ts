@@ -28,6 +28,8 @@ const DECIDE = 'decide/decide.ts';
 /** Where Outcomes are built: decide.ts, and its parts named decide-<part>.ts. */
 const isDecider = (file: string) => /^decide\/decide(-[a-z]+)?\.ts$/.test(file);
 const SETTLE = 'fate/settle.ts';
+/** Settle's files: settle.ts, and its parts named settle-<part>.ts (settle-back.ts: its ways back to the queue). */
+const isSettle = (file: string) => /^fate\/settle(-[a-z]+)?\.ts$/.test(file);
 /** Who else may make which queue call, and why. */
 const ALSO_ALLOWED: Record<string, readonly string[]> = {
   'hold/heartbeat.ts': ['changeVisibilityBatch'], // extends held messages: it ends none
@@ -72,12 +74,12 @@ function findViolations(file: string, source: string): Finding[] {
     // A private method (`this.#send`) is never the queue port's.
     const method = (callee.property as Node).type === 'Identifier' ? name(callee.property) : undefined;
     if (method === undefined) return;
-    if (QUEUE_ACTS.has(method) && file !== SETTLE && !(ALSO_ALLOWED[file] ?? []).includes(method))
-      findings.push({ file, line: lineOf(n), what: `calls the queue port's ${method}(): only ${SETTLE} acts on a received message` });
+    if (QUEUE_ACTS.has(method) && !isSettle(file) && !(ALSO_ALLOWED[file] ?? []).includes(method))
+      findings.push({ file, line: lineOf(n), what: `calls the queue port's ${method}(): only fate/settle*.ts acts on a received message` });
     const owner = callee.object as Node;
     const batcher = owner.type === 'MemberExpression' ? name(owner.property) : name(owner);
-    if (batcher !== undefined && BATCHED_ACTS.get(batcher) === method && file !== SETTLE)
-      findings.push({ file, line: lineOf(n), what: `calls ${batcher}.${method}(): only ${SETTLE} acts on a received message` });
+    if (batcher !== undefined && BATCHED_ACTS.get(batcher) === method && !isSettle(file))
+      findings.push({ file, line: lineOf(n), what: `calls ${batcher}.${method}(): only fate/settle*.ts acts on a received message` });
   });
   return findings;
 }
@@ -112,6 +114,8 @@ describe("a message's fate has one home", () => {
     ]);
     expect(findViolations('hold/heartbeat.ts', source).map((f) => f.line)).toEqual([2, 3, 5, 6]);
     expect(findViolations(SETTLE, source).map((f) => f.line)).toEqual([2]);
+    expect(findViolations('fate/settle-back.ts', source).map((f) => f.line)).toEqual([2]);
+    expect(findViolations('fate/settled.ts', source).map((f) => f.line)).toEqual([2, 3, 4, 5, 6]); // a name like settle's is not settle's
     expect(findViolations(DECIDE, source).map((f) => f.line)).toEqual([3, 4, 5, 6]);
     expect(findViolations('decide/decide-claim.ts', source).map((f) => f.line)).toEqual([3, 4, 5, 6]);
   });
