@@ -184,19 +184,18 @@ async function alternate(
   /** Where each round's figures are kept too (for medians). */
   each = new Map<string, Figures[]>(),
 ) {
-  const runs = each;
   for (let r = 0; r < rounds; r++) {
     // Every other round in reverse (ABBA): a server still warming up, or a host slowing down,
     // favours neither end of the list.
     for (const [label, name, spec] of r % 2 === 0 ? contenders : [...contenders].reverse()) {
       const f = await measure(name, n, spec, msFor);
-      runs.set(label, [...(runs.get(label) ?? []), f]);
+      each.set(label, [...(each.get(label) ?? []), f]);
       console.error(
         `  ${label.padEnd(28)} round ${r + 1}: ${f.perSecond.toFixed(0)} msg/s, ${f.callsPerMessage.toFixed(3)} calls/msg, ${f.cpuMicrosPerMessage.toFixed(0)} µs CPU/msg, ${f.connections} connections`,
       );
     }
   }
-  return new Map([...runs].map(([label, fs]) => [label, average(fs)]));
+  return new Map([...each].map(([label, fs]) => [label, average(fs)]));
 }
 
 /** Where the profiled no-op runs' CPU went, µs per message (each profile covers its runs' `messages`). */
