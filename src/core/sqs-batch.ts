@@ -1,4 +1,5 @@
 import type { BatchFailure, FailureKind } from './message.js';
+import { sleep } from './sleep.js';
 import { SQS_BATCH_LIMIT } from './sqs-limits.js';
 
 /** SQS takes at most 10 entries in one batch call. */
@@ -75,6 +76,34 @@ export async function inBatches<T>(
     }),
   );
   return answers.flat();
+}
+
+/** Tries per entry of a batch call (SendMessageBatch, DeleteMessageBatch, PublishBatch...): one refused for a transient reason is sent again. */
+export const ENTRY_ATTEMPTS = 3;
+
+/**
+ * The one retry of batch entries (the worker's coalescers and the producer's batch sends use it):
+ * `call` for `items`, then again for those it answers failed for a transient reason, `attempts`
+ * tries in all, pausing 200 ms, then 400 ms. Which failures are transient is `call`'s to say (a
+ * call that threw may have been taken: a sender answers those as fatal). Answers what still failed.
+ */
+export async function retryTransient<T>(
+  items: readonly T[],
+  call: (items: readonly T[]) => Promise<readonly ItemFailure<T>[]>,
+  attempts = ENTRY_ATTEMPTS,
+): Promise<ItemFailure<T>[]> {
+  const failed: ItemFailure<T>[] = [];
+  let pending = items;
+  for (let attempt = 1; pending.length > 0; attempt++) {
+    const retry: T[] = [];
+    for (const f of await call(pending)) {
+      if (f.failure.kind === 'transient' && attempt < attempts) retry.push(f.item);
+      else failed.push(f);
+    }
+    if (retry.length > 0) await sleep(100 * 2 ** attempt);
+    pending = retry;
+  }
+  return failed;
 }
 
 /** Group leases (or anything holding a message) by the queue they came from. */

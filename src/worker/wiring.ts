@@ -127,21 +127,9 @@ export function buildContext(
     onFailure: (m, reason) =>
       onError('delete', new Error(`could not delete message ${m.messageId} from ${m.queueUrl}: ${reason}; it will be delivered again`)),
   });
-  const visibility = new VisibilityCoalescer({
-    sqs,
-    flushMs: c.deleteFlushMs,
-    onFailure: (m, reason) =>
-      log.warn(
-        { messageId: m.messageId, queueUrl: m.queueUrl, reason },
-        'could not change visibility; the message returns when its current visibility timeout ends',
-      ),
-  });
-  const resends = new ResendCoalescer({
-    sqs,
-    flushMs: c.deleteFlushMs,
-    onFailure: (m, reason) =>
-      onError('defer', new Error(`could not re-send message ${m.messageId} to ${m.queueUrl}: ${reason}; it is handed back`)),
-  });
+  // Settle reports a hand-back or a re-send SQS refused: what it means depends on why it was made.
+  const visibility = new VisibilityCoalescer({ sqs, flushMs: c.deleteFlushMs });
+  const resends = new ResendCoalescer({ sqs, flushMs: c.deleteFlushMs });
   const tracing = c.tracing ? processTracing() : undefined;
   const status = buildStatus(c, env, log, sqs, onError, tracing);
   const close = () => {

@@ -1,11 +1,11 @@
 import type { QueuePort } from '../../ports/queue.js';
 import type { BatchEntry, BatchFailure, OutgoingMessage, ReceivedMessage } from '../../core/message.js';
-import { chunkBySize, inBatches } from '../../core/sqs-batch.js';
+import { chunkBySize, inBatches, retryTransient } from '../../core/sqs-batch.js';
 import { SQS_BATCH_LIMIT as BATCH, SQS_DEFAULT_MESSAGE_BYTES } from '../../core/sqs-limits.js';
 import { messageSize } from '../../core/sqs-text.js';
-import { sleep } from '../../core/sleep.js';
 
-const ATTEMPTS = 3;
+/** Why SQS would not take an entry (its code and message), after retries of transient failures; undefined once it did. */
+export type Refusal = string | undefined;
 
 interface Pending<T> {
   /** The received message the entry is for (deleted, made visible, or re-sent). */
@@ -14,23 +14,24 @@ interface Pending<T> {
   readonly data: T;
   /** Counted in onConfirmed (a delete that ends the job, not one that follows a re-send of it). */
   readonly counted: boolean;
-  readonly resolve: (done: boolean) => void;
+  readonly resolve: (refusal: Refusal) => void;
 }
 
 export interface CoalescerOptions {
   readonly sqs: QueuePort;
   /** How long an entry may wait for nine others before its batch is sent anyway. */
   readonly flushMs: number;
-  /** An entry SQS would not take (after retries of transient failures), with the reason. */
-  readonly onFailure: (message: ReceivedMessage, reason: string) => void;
+  /** An entry SQS would not take (after retries of transient failures), with the reason; else its caller reports it. */
+  readonly onFailure?: (message: ReceivedMessage, reason: string) => void;
   /** How many counted entries of a queue SQS confirmed, after each call. */
   readonly onConfirmed?: (queueUrl: string, count: number) => void;
 }
 
 /**
  * Coalesces per-message SQS calls into their batch forms: as soon as 10 entries are ready for a
- * queue, or `flushMs` after the first one. A failed entry is retried when the failure is transient
- * and reported when it is not; every entry's promise resolves, to true once SQS confirmed it.
+ * queue, or `flushMs` after the first one (at once: submitNow). A failed entry is retried
+ * when the failure is transient (retryTransient); every entry's promise resolves: to undefined once
+ * SQS confirmed it, else to why not.
  */
 abstract class Coalescer<T> {
   readonly #o: CoalescerOptions;
@@ -54,13 +55,25 @@ abstract class Coalescer<T> {
     return 0;
   }
 
-  protected submit(message: ReceivedMessage, data: T, counted: boolean): Promise<boolean> {
+  protected submit(message: ReceivedMessage, data: T, counted: boolean): Promise<Refusal> {
+    const answer = this.#add(message, data, counted);
+    if (this.#pending.size > 0) this.#timer ??= setTimeout(() => this.#sendAll(), this.#o.flushMs);
+    return answer;
+  }
+
+  /** Entries sent at once, ten to a call per queue, not waiting for others. */
+  protected submitNow(entries: readonly { readonly message: ReceivedMessage; readonly data: T }[]): Promise<Refusal>[] {
+    const answers = entries.map((e) => this.#add(e.message, e.data, false));
+    for (const queueUrl of new Set(entries.map((e) => e.message.queueUrl))) this.#send(queueUrl);
+    return answers;
+  }
+
+  #add(message: ReceivedMessage, data: T, counted: boolean): Promise<Refusal> {
     return new Promise((resolve) => {
       const list = this.#pending.get(message.queueUrl) ?? [];
       list.push({ message, data, counted, resolve });
       this.#pending.set(message.queueUrl, list);
       if (list.length >= BATCH) this.#send(message.queueUrl);
-      else this.#timer ??= setTimeout(() => this.#sendAll(), this.#o.flushMs);
     });
   }
 
@@ -90,8 +103,7 @@ abstract class Coalescer<T> {
   }
 
   async #sendBatch(queueUrl: string, batch: Pending<T>[]): Promise<void> {
-    let pending = batch;
-    for (let attempt = 1; pending.length > 0; attempt++) {
+    const failed = await retryTransient(batch, async (pending) => {
       const failed = await inBatches(
         pending,
         (entries) =>
@@ -102,24 +114,18 @@ abstract class Coalescer<T> {
           ),
         (items) => chunkBySize(items, (p) => this.bytes(p.data), SQS_DEFAULT_MESSAGE_BYTES),
       );
-      const failures = new Map(failed.map((f) => [f.item, f.failure]));
-      const retry: Pending<T>[] = [];
-      const confirmed = pending.filter((p) => p.counted && !failures.has(p)).length;
-      if (confirmed > 0) this.#o.onConfirmed?.(queueUrl, confirmed);
-      for (const p of pending) {
-        const f = failures.get(p);
-        if (f === undefined) p.resolve(true);
-        else if (f.kind === 'transient' && attempt < ATTEMPTS) retry.push(p);
-        else this.#fail(p, `${f.code} ${f.message}`.trim());
-      }
-      if (retry.length > 0) await sleep(200 * attempt);
-      pending = retry;
+      const refused = new Set(failed.map((f) => f.item));
+      const confirmed = pending.filter((p) => !refused.has(p));
+      const counted = confirmed.filter((p) => p.counted).length;
+      if (counted > 0) this.#o.onConfirmed?.(queueUrl, counted);
+      for (const p of confirmed) p.resolve(undefined);
+      return failed;
+    });
+    for (const { item, failure } of failed) {
+      const reason = `${failure.code} ${failure.message}`.trim();
+      this.#o.onFailure?.(item.message, reason);
+      item.resolve(reason);
     }
-  }
-
-  #fail(p: Pending<T>, reason: string): void {
-    this.#o.onFailure(p.message, reason);
-    p.resolve(false);
   }
 }
 
@@ -127,7 +133,7 @@ abstract class Coalescer<T> {
 export class DeleteCoalescer extends Coalescer<undefined> {
   /** `ends`: the job ends with this delete (false after a re-send: its copy is still queued). */
   delete(message: ReceivedMessage, ends = true): Promise<boolean> {
-    return this.submit(message, undefined, ends);
+    return this.submit(message, undefined, ends).then((refusal) => refusal === undefined);
   }
 
   protected call(sqs: QueuePort, queueUrl: string, entries: readonly BatchEntry[]): Promise<BatchFailure[]> {
@@ -139,12 +145,17 @@ export class DeleteCoalescer extends Coalescer<undefined> {
 }
 
 /**
- * Hand-backs (visible again after a delay) in ChangeMessageVisibilityBatch calls: a batch job's
- * failed items, or a burst of failing jobs, cost one call per ten instead of one each.
+ * The one way a held message is made visible again (after a delay; unstarted ones at once), in ChangeMessageVisibilityBatch calls: a batch job's failed items, or a burst of failing
+ * jobs, cost one call per ten instead of one each.
  */
 export class VisibilityCoalescer extends Coalescer<number> {
-  change(message: ReceivedMessage, seconds: number): Promise<boolean> {
+  change(message: ReceivedMessage, seconds: number): Promise<Refusal> {
     return this.submit(message, seconds, false);
+  }
+
+  /** Messages made visible at once (unstarted ones handed back), ten to a call. */
+  changeNow(messages: readonly ReceivedMessage[], seconds: number): Promise<Refusal>[] {
+    return this.submitNow(messages.map((message) => ({ message, data: seconds })));
   }
 
   protected call(sqs: QueuePort, queueUrl: string, entries: readonly (BatchEntry & { readonly data: number })[]): Promise<BatchFailure[]> {
@@ -156,14 +167,14 @@ export class VisibilityCoalescer extends Coalescer<number> {
 }
 
 /**
- * Copies of received messages sent to their own queue (a job deferred at its tenant's cap or its
- * rate limit, or back while a killed run holds its job id) in SendMessageBatch calls, ten to a call
- * and within SQS's batch payload: a burst of them costs one call per ten instead of one each. True
- * once SQS took the copy. A copy SQS refused for a passing reason is sent again; a call that threw
- * is not (it may have been taken).
+ * The one way a received message is re-sent to its own queue (a job deferred at its tenant's cap or
+ * its rate limit, back while a killed run holds its job id, or handed back with no receive left),
+ * in SendMessageBatch calls, ten to a call and within SQS's batch payload: a burst of them costs one
+ * call per ten instead of one each. A copy SQS refused for a passing reason is sent again; a call
+ * that threw is not (it may have been taken).
  */
 export class ResendCoalescer extends Coalescer<OutgoingMessage> {
-  resend(message: ReceivedMessage, copy: OutgoingMessage): Promise<boolean> {
+  resend(message: ReceivedMessage, copy: OutgoingMessage): Promise<Refusal> {
     return this.submit(message, copy, false);
   }
 

@@ -96,9 +96,8 @@ export class Report {
     if (this.#ctx.log.isLevelEnabled('debug')) this.#log().debug({ reason, limit }, 'waiting here for its turn');
   }
 
-  visibilityUnchanged(): void {
-    if (this.#ctx.log.isLevelEnabled('debug'))
-      this.#log().debug('could not change visibility; the message returns when its current visibility timeout ends');
+  visibilityUnchanged(reason: string): void {
+    this.#log().warn({ reason }, 'could not change visibility; the message returns when its current visibility timeout ends');
   }
 }
 

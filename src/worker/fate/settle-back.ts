@@ -36,10 +36,9 @@ export async function handBack(
   const m = lease.message;
   if (atReceiveLimit(m, ctx.queueOf(m.queueUrl).maxReceiveCount)) {
     const copy = resentMessage(m, seconds, carry);
-    try {
-      await acts.send(m.queueUrl, copy);
-    } catch (error) {
-      report.resendFailed(error, reason);
+    const refusal = await acts.resends.resend(m, copy);
+    if (refusal !== undefined) {
+      report.resendFailed(new Error(`could not re-send message ${m.messageId} to ${m.queueUrl}: ${refusal}`), reason);
       await makeVisible(acts, lease, report, seconds);
       return;
     }
@@ -63,12 +62,17 @@ export async function resendUncounted(
 ) {
   const m = lease.message;
   const copy = resentMessage(m, o.delaySeconds, { ...o, countThisReceive: false });
-  if (!(await acts.resends.resend(m, copy))) return handBack(ctx, acts, lease, report, o.delaySeconds, o.reason, o);
+  const refusal = await acts.resends.resend(m, copy);
+  if (refusal !== undefined) {
+    ctx.onError('defer', new Error(`could not re-send message ${m.messageId} to ${m.queueUrl}: ${refusal}; it is handed back`));
+    return handBack(ctx, acts, lease, report, o.delaySeconds, o.reason, o);
+  }
   sent(copy.delaySeconds ?? 0);
   await acts.deletes.delete(m, false); // its copy is queued: not drained
 }
 
 async function makeVisible(acts: Acts, lease: Lease, report: Report, seconds: number): Promise<void> {
-  // Coalesced with other hand-backs into ChangeMessageVisibilityBatch calls; a failure is logged by the coalescer.
-  if (!(await acts.visibility.change(lease.message, seconds))) report.visibilityUnchanged();
+  // Coalesced with other hand-backs into ChangeMessageVisibilityBatch calls.
+  const refusal = await acts.visibility.change(lease.message, seconds);
+  if (refusal !== undefined) report.visibilityUnchanged(refusal);
 }

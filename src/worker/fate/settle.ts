@@ -1,7 +1,6 @@
 import { deadLetterMessage } from '../../core/dead-letter.js';
 import { toError } from '../../core/errors.js';
 import type { JobInfo } from '../../core/job-events.js';
-import { groupByQueue, inBatches } from '../../core/sqs-batch.js';
 import type { WorkerContext } from '../context.js';
 import type { Acts } from './acts.js';
 import type { Lease } from '../hold/lease.js';
@@ -152,7 +151,7 @@ async function carryOut(
       try {
         const e = lease.reading?.envelope;
         const event = e?.event === undefined ? undefined : { job: e.job, jobId: e.id };
-        await acts.send(dlq, deadLetterMessage(m, outcome.reason, outcome.detail, new Date(), event));
+        await acts.deadLetter(dlq, deadLetterMessage(m, outcome.reason, outcome.detail, new Date(), event));
       } catch (error) {
         // Not moved: hand it back to come again (re-sent at its last receive: SQS's redrive must not take it without the reason).
         await unlock(false);
@@ -192,16 +191,15 @@ export async function handBackUnstarted(
   const last = held.filter((l) => atReceiveLimit(l.message, ctx.queueOf(l.message.queueUrl).maxReceiveCount));
   const rest = held.filter((l) => !last.includes(l));
   const calls: Promise<void>[] = last.map((lease) => settle(ctx, acts, lease, describe(lease), handBackNow(reason)));
-  for (const [queueUrl, list] of groupByQueue(rest)) {
-    const entries = (batch: readonly Lease[]) =>
-      batch.map((l, i) => ({ id: String(i), receiptHandle: l.message.receiptHandle, visibilityTimeout: 0 }));
+  for (const answer of acts.visibility.changeNow(
+    rest.map((l) => l.message),
+    0,
+  ))
     calls.push(
-      inBatches(list, (batch) => acts.changeVisibilityBatch(queueUrl, entries(batch))).then((failed) => {
-        for (const { failure } of failed)
-          ctx.onError('hand back', new Error(`could not hand a message back: ${failure.code} ${failure.message}`));
+      answer.then((refusal) => {
+        if (refusal !== undefined) ctx.onError('hand back', new Error(`could not hand a message back: ${refusal}`));
       }),
     );
-  }
   await Promise.all(calls);
   if (leases.length > 0) ctx.log.info({ handedBack: leases.length, resent: last.length, reason }, 'handed back unstarted messages');
 }

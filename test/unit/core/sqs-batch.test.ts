@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { chunk, classifyFailure, inBatches } from '../../../src/core/sqs-batch.js';
+import { describe, expect, it, vi } from 'vitest';
+import { chunk, classifyFailure, inBatches, retryTransient } from '../../../src/core/sqs-batch.js';
 
 describe('SQS batch calls', () => {
   it('chunks by 10', () => {
@@ -28,5 +28,28 @@ describe('SQS batch calls', () => {
     // Calls 1 and 3 refuse their 4th entry (i3, i23); call 2 throws, so all of i10..i19 failed.
     expect(failed.map((f) => f.item).sort()).toEqual(['i3', ...items.slice(10, 20), 'i23'].sort());
     expect(failed.find((f) => f.item === 'i12')?.failure.kind).toBe('transient');
+  });
+
+  it('retries only transient failures, three tries in all, pausing 200 then 400 ms, and answers what still failed', async () => {
+    vi.useFakeTimers();
+    try {
+      const calls: string[][] = [];
+      const kindOf = (item: string) => (item === 'fatal' ? 'fatal' : 'transient');
+      const done = retryTransient(['ok', 'fatal', 'flaky', 'stuck'], async (items) => {
+        calls.push([...items]);
+        const failing = items.filter((i) => i === 'fatal' || i === 'stuck' || (i === 'flaky' && calls.length === 1));
+        return failing.map((item) => ({ item, failure: { id: item, code: 'X', message: '', kind: kindOf(item) } as const }));
+      });
+      await vi.advanceTimersByTimeAsync(199);
+      expect(calls).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(calls).toHaveLength(2);
+      await vi.advanceTimersByTimeAsync(400);
+      const failed = await done;
+      expect(calls).toEqual([['ok', 'fatal', 'flaky', 'stuck'], ['flaky', 'stuck'], ['stuck']]);
+      expect(failed.map((f) => f.item)).toEqual(['fatal', 'stuck']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

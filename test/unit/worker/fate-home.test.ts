@@ -34,7 +34,7 @@ const isSettle = (file: string) => /^fate\/settle(-[a-z]+)?\.ts$/.test(file);
 const ALSO_ALLOWED: Record<string, readonly string[]> = {
   'hold/heartbeat.ts': ['changeVisibilityBatch'], // extends held messages: it ends none
   'fate/coalescers.ts': ['deleteBatch', 'changeVisibilityBatch', 'sendBatch'], // carries settle's deletes, hand-backs and deferrals in batches
-  'fate/acts.ts': ['send', 'changeVisibilityBatch'], // settle's acting port, the one way to them (the context's port only receives)
+  'fate/acts.ts': ['send'], // settle's acting port: the dead letter's send (the context's port only receives)
 };
 
 interface Finding {

@@ -62,15 +62,29 @@ describe('DeleteCoalescer', () => {
 describe('VisibilityCoalescer', () => {
   it('coalesces hand-backs into ChangeMessageVisibilityBatch calls, each entry with its own timeout', async () => {
     const sqs = new FakeQueuePort();
-    const batcher = new VisibilityCoalescer({ sqs, flushMs: 50, onFailure: () => {} });
+    const batcher = new VisibilityCoalescer({ sqs, flushMs: 50 });
     const done = Array.from({ length: 12 }, (_, i) => batcher.change(message(i), i + 1));
     await vi.advanceTimersByTimeAsync(0);
     await vi.advanceTimersByTimeAsync(50);
-    expect(await Promise.all(done)).toEqual(Array(12).fill(true));
+    expect(await Promise.all(done)).toEqual(Array(12).fill(undefined));
     expect(sqs.visibilityCalls.map((c) => c.entries.length)).toEqual([10, 2]);
     expect(sqs.visibilityCalls.flatMap((c) => c.entries.map((e) => e.visibilityTimeout))).toEqual(
       Array.from({ length: 12 }, (_, i) => i + 1),
     );
+  });
+
+  it('makes unstarted messages visible at once, ten to a call per queue, without waiting for the flush timer', async () => {
+    const sqs = new FakeQueuePort();
+    const batcher = new VisibilityCoalescer({ sqs, flushMs: 60_000 });
+    const other = { ...message(99), queueUrl: 'http://q/other' };
+    const done = batcher.changeNow([...Array.from({ length: 11 }, (_, i) => message(i)), other], 0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await Promise.all(done)).toEqual(Array(12).fill(undefined));
+    expect(sqs.visibilityCalls.map((c) => [c.queueUrl, c.entries.length])).toEqual([
+      [message(0).queueUrl, 10],
+      [message(0).queueUrl, 1],
+      ['http://q/other', 1],
+    ]);
   });
 });
 
@@ -79,18 +93,18 @@ describe('ResendCoalescer', () => {
 
   it('sends deferred copies in SendMessageBatch calls of ten, to the queue each came from', async () => {
     const sqs = new FakeQueuePort();
-    const resends = new ResendCoalescer({ sqs, flushMs: 50, onFailure: () => {} });
+    const resends = new ResendCoalescer({ sqs, flushMs: 50 });
     const done = Array.from({ length: 12 }, (_, i) => resends.resend(message(i), copy(`b${i}`)));
     await vi.advanceTimersByTimeAsync(50);
     expect(sqs.sendBatchCalls.map((c) => c.entries.length)).toEqual([10, 2]);
     expect(sqs.sendBatchCalls[1]!.entries.map((e) => e.message.body)).toEqual(['b10', 'b11']);
     expect(sqs.sendBatchCalls[0]!.entries[0]!.message.delaySeconds).toBe(3);
-    expect(await Promise.all(done)).toEqual(Array(12).fill(true));
+    expect(await Promise.all(done)).toEqual(Array(12).fill(undefined));
   });
 
   it('keeps a batch within SQS payload limit: large copies go in calls of their own', async () => {
     const sqs = new FakeQueuePort();
-    const resends = new ResendCoalescer({ sqs, flushMs: 10, onFailure: () => {} });
+    const resends = new ResendCoalescer({ sqs, flushMs: 10 });
     const big = 'x'.repeat(100_000);
     void Promise.all([0, 1, 2, 3].map((i) => resends.resend(message(i), copy(big))));
     await resends.flush();
@@ -98,7 +112,7 @@ describe('ResendCoalescer', () => {
     expect(sqs.sendBatchCalls.map((c) => c.entries.length)).toEqual([2, 2]);
   });
 
-  it('retries a transient refusal and answers false for a copy SQS will not take', async () => {
+  it('retries a transient refusal and answers why for a copy SQS will not take', async () => {
     const sqs = new FakeQueuePort();
     let calls = 0;
     sqs.sendAnswer = (m) => {
@@ -106,24 +120,22 @@ describe('ResendCoalescer', () => {
       if (m.body === 'flaky' && calls++ === 0) return { code: 'InternalError', message: 'again', senderFault: false };
       return undefined;
     };
-    const failures: string[] = [];
-    const resends = new ResendCoalescer({ sqs, flushMs: 10, onFailure: (m, reason) => failures.push(`${m.messageId} ${reason}`) });
+    const resends = new ResendCoalescer({ sqs, flushMs: 10 });
     const results = [resends.resend(message(1), copy('flaky')), resends.resend(message(2), copy('bad'))];
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(await Promise.all(results)).toEqual([true, false]);
-    expect(failures).toEqual(['m2 InvalidMessageContents no']);
+    expect(await Promise.all(results)).toEqual([undefined, 'InvalidMessageContents no']);
     expect(sqs.sendBatchCalls.map((c) => c.entries.map((e) => e.message.body))).toEqual([['flaky', 'bad'], ['flaky']]);
   });
 
-  it('does not send again after a call that threw (SQS may have taken it): answers false for each copy', async () => {
+  it('does not send again after a call that threw (SQS may have taken it): answers why for each copy', async () => {
     const sqs = new FakeQueuePort();
     sqs.sendAnswer = () => 'throw';
-    const failures: string[] = [];
-    const resends = new ResendCoalescer({ sqs, flushMs: 10, onFailure: (m) => failures.push(m.messageId) });
+    const resends = new ResendCoalescer({ sqs, flushMs: 10 });
     const results = [resends.resend(message(1), copy('a')), resends.resend(message(2), copy('b'))];
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(await Promise.all(results)).toEqual([false, false]);
+    const refusals = await Promise.all(results);
+    expect(refusals).toHaveLength(2);
+    for (const r of refusals) expect(r).toEqual(expect.any(String));
     expect(sqs.sendBatchCalls).toHaveLength(1);
-    expect(failures).toEqual(['m1', 'm2']);
   });
 });

@@ -170,7 +170,14 @@ describe('settle: each outcome, carried out', () => {
   it('hand back, not an attempt, the re-send refused on its last receive: re-sent counted, the unfinished runs still carried', async () => {
     const h = await harness(1);
     const { lease, info } = await h.take();
-    h.acts.resends.resend = async () => false; // settle's fallback when the coalescer reports the copy not taken
+    // The uncounted re-send refused (a passing failure): settle hands it back, re-sending it counted.
+    const resend = h.acts.resends.resend.bind(h.acts.resends);
+    let refused = false;
+    h.acts.resends.resend = async (m, copy) => {
+      if (refused) return resend(m, copy);
+      refused = true;
+      return 'InternalError try again';
+    };
     await h.settle(lease, info, HELD_HERE);
     const left = h.memory.peek(h.url);
     expect(left).toHaveLength(1);
