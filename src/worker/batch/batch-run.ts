@@ -6,13 +6,11 @@ import type { WorkerContext } from '../context.js';
 import type { Batch } from './batches.js';
 import { afterRun, type Execution, handBackNow, type Outcome } from '../decide/decide.js';
 import { endedWhileHeld, type HeldItem } from './held-item.js';
-import { sleep } from '../../core/sleep.js';
-import { slotKept } from '../../core/rate-limit.js';
 import { execute } from '../run/execute.js';
 import type { AbortCode, AbortWatcher, Interruptible } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
 import { carriedBy } from '../reading.js';
-import { takeFlushPermits } from './flush-permits.js';
+import { batchTurn, type Later } from '../turns/batch-turn.js';
 import { newToken } from '../run/claim.js';
 import { batchSpanFor, endBatchSpan } from '../run/span-end.js';
 
@@ -52,78 +50,34 @@ export class BatchRun implements Interruptible {
   }
 }
 
-/** How soon a batch held back (its key flushed elsewhere, a tenant of it at its cap) is tried again. */
-const RETRY_MS = 100;
-
 /** What became of a batch: items that ended (ran, or ended without running), and items that go back to fill, tried again from `retryAt`. */
 export interface FlushResult {
   readonly ended: ItemOutcome[];
-  readonly back?: { readonly items: HeldItem[]; readonly retryAt: number; readonly rateSlotAt?: number; readonly behind?: boolean };
+  readonly back?: Later<HeldItem>;
 }
 
 /**
- * Flush one batch: take its permits (the key's when the job is exclusive, one per capped tenant:
- * flush-permits.ts), drop items whose lease was lost while they waited, call the handler once
- * under the run's signal, and decide each item's outcome on its own: an item the handler reported
- * failed retries (or is dead-lettered) alone; when the handler throws or times out, every item
- * failed; at the shutdown deadline every item is handed back. Back to fill: the whole batch when
- * its key is flushed elsewhere now or its rate's turn is far off; a capped tenant's items while
- * the others run. Never throws.
+ * Flush one batch: ask its turn (turns/batch-turn.ts: its key's lock, its capped tenants' permits,
+ * its rate slot), drop items whose lease was lost while they waited, call the handler once under
+ * the run's signal, and decide each item's outcome on its own: an item the handler reported failed
+ * retries (or is dead-lettered) alone; when the handler throws or times out, every item failed; at
+ * the shutdown deadline every item is handed back. Back to fill: what its turn says. Never throws.
  */
 export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<FlushResult> {
   const all = run.batch.items;
-  const permits = await takeFlushPermits(ctx, run.batch, run.token);
-  if (permits === 'busy') return { ended: [], back: { items: all, retryAt: Date.now() + RETRY_MS } };
-  const capped = new Set(permits.capped);
-  const items = capped.size === 0 ? all : all.filter((i) => !capped.has(i));
-  const waiting = capped.size === 0 ? undefined : { items: [...capped], retryAt: Date.now() + RETRY_MS, behind: true };
-  if (items.length === 0) return { ended: [], back: waiting! };
+  const turn = await batchTurn(ctx, run.batch, run.token, run.signal);
+  if ('back' in turn) return { ended: [], back: turn.back };
   let abandoned = false;
   try {
-    const turn = await rateTurn(ctx, run);
-    if (turn !== 'now') return { ended: [], back: { items: all, ...turn } };
     // Stopped while it waited for its turn: handed back, never started.
     if (run.signal.aborted)
       return { ended: all.map((item) => ({ item, info: item.read.info, outcome: handBackNow('worker is stopping') })) };
-    const ended = await flush(ctx, run, items);
+    const ended = await flush(ctx, run, turn.run);
     abandoned = ended.some((o) => 'abandoned' in o.outcome && o.outcome.abandoned);
-    return waiting === undefined ? { ended } : { ended, back: waiting };
+    return turn.capped === undefined ? { ended } : { ended, back: turn.capped };
   } finally {
-    await permits.release(abandoned);
+    await turn.release(abandoned);
   }
-}
-
-/** The longest a flush waits for its rate slot, holding its handler slot; a turn further off is asked for again then. */
-const MAX_FLUSH_WAIT_MS = 30_000;
-
-/**
- * A batch job with a rateLimit takes one slot per handler call and waits here for it, its items
- * held and its handler slot taken (the wait ends early when the run is stopped): 'now' to call the
- * handler; Later when its turn is further off than MAX_FLUSH_WAIT_MS (the batch goes back to fill
- * with its slot, and is flushed on it). memcached unreachable: no limit.
- */
-async function rateTurn(ctx: WorkerContext, run: BatchRun): Promise<'now' | Later> {
-  const limit = run.batch.job.rateLimit;
-  if (limit === undefined || ctx.rates === undefined) return 'now';
-  // The slot it reserved when last tried, unless too late for it now.
-  const kept = run.batch.rateSlotAt;
-  const slot =
-    kept !== undefined && slotKept(kept, Date.now())
-      ? { at: kept, reserved: true }
-      : await ctx.rates.reserve(run.batch.job.name, limit, Date.now());
-  if (slot === 'unavailable') return 'now';
-  const wait = slot.at - Date.now();
-  if (!slot.reserved) return { retryAt: slot.at };
-  // Too far off to wait for holding a handler slot: back to fill, keeping the slot, until shortly before it.
-  if (wait > MAX_FLUSH_WAIT_MS) return { retryAt: slot.at - MAX_FLUSH_WAIT_MS, rateSlotAt: slot.at };
-  if (wait > 0) await sleep(wait, run.signal);
-  return 'now';
-}
-
-/** A batch to be tried again from `retryAt`, with the rate slot it reserved, if any. */
-export interface Later {
-  readonly retryAt: number;
-  readonly rateSlotAt?: number;
 }
 
 async function flush(ctx: WorkerContext, run: BatchRun, held: readonly HeldItem[]): Promise<ItemOutcome[]> {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { defineBatchJob } from '../../../../src/core/batch-job.js';
 import { itemExecution, reportedFailures } from '../../../../src/worker/batch/batch-run.js';
 import type { HeldItem } from '../../../../src/worker/batch/held-item.js';
-import { exclusiveKey } from '../../../../src/worker/batch/flush-permits.js';
+import { exclusiveKey } from '../../../../src/worker/turns/batch-turn.js';
 
 const log = pino({ level: 'silent' });
 const items = ['a', 'b', 'c'].map((id) => ({ read: { envelope: { id } } }) as unknown as HeldItem);
