@@ -62,6 +62,14 @@ module.exports = {
       to: { path: '^src/adapters/|node_modules/@aws-sdk/' },
     },
     {
+      name: 'fleet-speaks-ports',
+      comment:
+        'src/fleet/ writes each fleet-wide protocol (the dedupe lock, permits, rate limits, allowances, the meters) once, over the key-value port: it imports core/, ports/ and itself, never an adapter (memcached is one implementation of the port, MemoryKeyValues the other).',
+      severity: 'error',
+      from: { path: '^src/fleet/' },
+      to: { path: '^src/', pathNot: '^src/(fleet|ports|core)/' },
+    },
+    {
       name: 'core-is-vocabulary',
       comment: 'src/core/ is the vocabulary everything else speaks (jobs, the envelope, messages, errors, limits): it imports only itself.',
       severity: 'error',

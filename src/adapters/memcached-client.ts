@@ -1,3 +1,4 @@
+import type { KeyValues } from '../ports/key-values.js';
 import { MemcachedServer } from './memcached-server.js';
 import type { MemcachedTlsOptions } from './memcached-socket.js';
 import { expiryExtras, incrementExtras, MemcachedStatusError, NOT_STORED, Op, parseServers, storeExtras } from './memcached-wire.js';
@@ -14,7 +15,7 @@ const MAX_INCREMENT_TRIES = 3;
  * `timeoutMs`); memcached's error answers reject with a
  * MemcachedStatusError; misses and refusals answer null or false.
  */
-export class MemcachedClient {
+export class MemcachedClient implements KeyValues {
   readonly #servers: MemcachedServer[];
 
   constructor(servers: string, timeoutMs: number, tls?: MemcachedTlsOptions) {

@@ -2,27 +2,7 @@ import { parseConfig, memcachedTlsOptionSchema } from '../config/env.js';
 import { ConfigError } from '../core/errors.js';
 import { MemcachedClient } from './memcached-client.js';
 import type { MemcachedTlsOptions } from './memcached-socket.js';
-import { MemcachedStatusError } from './memcached-wire.js';
-
-/** How the memcached adapters make their calls, reporting memcached's availability. */
-export interface MemcachedCalls {
-  call<T>(op: (client: MemcachedClient) => Promise<T>): Promise<T>;
-  /** A call answered: memcached is up. */
-  ok<T>(result: T): T;
-  /** A call failed: answer `result` (memcached is down). */
-  failed<T>(result: T, error: unknown): T;
-}
-
-/** memcached reads an expiry past 30 days as a point in time: relative expiries are kept under it. */
-export const MAX_RELATIVE_EXPIRY_S = 30 * 24 * 3600 - 1;
-
-/**
- * Whether `error` is memcached's answer to a request (e.g. an append that would pass the item
- * size limit): the connection works, memcached is up.
- */
-export function isMemcachedAnswer(error: unknown): boolean {
-  return error instanceof MemcachedStatusError;
-}
+import type { KeyValueCalls } from '../ports/key-values.js';
 
 export interface MemcachedConnectionOptions {
   /** `host:port[,host:port]`; `tls://host:port[,host:port]` for TLS on every server (verified: see `tls`). */
@@ -51,7 +31,7 @@ export interface MemcachedConnectionOptions {
  * memcached's availability told once per change. The lock and every fleet-wide counter on the same memcached (permits, rate limits, allowances,
  * meters) make their calls through one of these.
  */
-export class MemcachedConnection implements MemcachedCalls {
+export class MemcachedConnection implements KeyValueCalls {
   readonly #client: MemcachedClient;
   readonly #onAvailability: MemcachedConnectionOptions['onAvailability'];
   #up = true;

@@ -1,3 +1,4 @@
+import { KeyValueAnswer } from '../ports/key-values.js';
 /**
  * memcached's binary protocol, the few commands sqs-jobs needs. Quiet variants where there is one:
  * memcached answers them only when there is something to say (an `add` that found the key, a
@@ -42,7 +43,7 @@ const OP_NAME: Readonly<Record<number, string>> = { 0: 'get', 1: 'set', 2: 'add'
 const LOUD: Readonly<Record<number, number>> = { 9: 0x00, 17: 0x01, 18: 0x02, 20: 0x04, 25: 0x0e };
 
 /** memcached answered a request with an error status: the connection works, memcached is up. */
-export class MemcachedStatusError extends Error {
+export class MemcachedStatusError extends KeyValueAnswer {
   constructor(
     op: Op,
     readonly status: number,

@@ -6,6 +6,7 @@
  * @module sqs-jobs/testing
  */
 export { MemoryQueue } from './memory-queue.js';
+export { MemoryKeyValues } from './memory-key-values.js';
 export { MemoryLock } from './memory-lock.js';
 export { MemoryPermits } from './memory-permits.js';
 export { MemoryRateLimits } from './memory-rate-limits.js';

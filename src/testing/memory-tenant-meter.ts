@@ -1,25 +1,21 @@
-import { TENANT_REPORTS_KEPT_MINUTES, type TenantMeter, type TenantReport } from '../ports/tenant-meter.js';
+import { tenantMeterOn } from '../fleet/tenant-meter.js';
+import type { TenantMeter, TenantReport } from '../ports/tenant-meter.js';
+import { OnMemoryStore } from './memory-key-values.js';
 
 /**
  * The tenant meter in memory, for tests that run workers and a dashboard in one process without
- * memcached. It passes the same contract as MemcachedLock's on a real memcached
- * (test/contracts/tenant-meter-port.test.ts). `down = true` makes it answer as an unreachable
- * memcached does.
+ * memcached: memcached's protocol (fleet/tenant-meter.ts) on a MemoryKeyValues, passing the same
+ * contract (test/contracts/tenant-meter-port.test.ts). `down = true` makes it answer as an
+ * unreachable memcached does.
  */
-export class MemoryTenantMeter implements TenantMeter {
-  readonly #reports = new Map<string, TenantReport[]>();
-  down = false;
+export class MemoryTenantMeter extends OnMemoryStore implements TenantMeter {
+  readonly #meter = tenantMeterOn(this.store, (name) => name);
 
-  async report(queueUrl: string, report: TenantReport): Promise<void> {
-    if (this.down) return;
-    const kept = (this.#reports.get(queueUrl) ?? []).filter((r) => r.at >= Date.now() - (TENANT_REPORTS_KEPT_MINUTES + 5) * 60_000);
-    // A copy: the reader gets what was reported, not an object the worker may change later.
-    kept.push(structuredClone(report));
-    this.#reports.set(queueUrl, kept);
+  report(queueUrl: string, report: TenantReport): Promise<void> {
+    return this.#meter.report(queueUrl, report);
   }
 
-  async read(queueUrl: string, sinceMs: number): Promise<TenantReport[] | undefined> {
-    if (this.down) return undefined;
-    return (this.#reports.get(queueUrl) ?? []).filter((r) => r.at >= sinceMs).sort((a, b) => a.at - b.at);
+  read(queueUrl: string, sinceMs: number): Promise<TenantReport[] | undefined> {
+    return this.#meter.read(queueUrl, sinceMs);
   }
 }

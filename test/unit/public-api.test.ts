@@ -62,6 +62,7 @@ describe('the public API', () => {
       'MemoryAllowances',
       'MemoryDrainMeter',
       'MemoryJobStore',
+      'MemoryKeyValues',
       'MemoryLock',
       'MemoryPermits',
       'MemoryQueue',

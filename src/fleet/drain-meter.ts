@@ -1,20 +1,20 @@
 import { queueAccountOf, queueNameOf } from '../core/queue-url.js';
 import { type DrainMeter, isCapacity, type KeptCapacity } from '../ports/drain-meter.js';
-import { MAX_RELATIVE_EXPIRY_S, type MemcachedCalls } from './memcached-connection.js';
+import { type KeyValueCalls, MAX_RELATIVE_EXPIRY_S } from '../ports/key-values.js';
 
 /** A held period's sum outlives its reading (the period after it) by far; then memcached drops it. */
 const HELD_EXPIRES_SECONDS = 60;
 
 /**
- * The drain meter on a MemcachedLock's memcached, under the lock's key prefix (so workers and
- * producers that agree on the prefix and the queue agree on the keys, whatever endpoint form their
- * queue URLs take). `incr` with an initial value creates a counter:
+ * The drain meter on a key-value store (a MemcachedLock's memcached, or MemoryKeyValues), under
+ * the lock's key prefix (so workers and producers that agree on the prefix and the queue agree on
+ * the keys, whatever endpoint form their queue URLs take). `incr` with an initial value creates a counter:
  *   - `drained/<account>/<name>` never expires; an eviction restarts it (readers take that as a restart);
  *   - `held/<account>/<name>/<period>` expires a minute after it is made;
  *   - `capacity/<account>/<name>` holds the kept capacity as JSON (`{"perSecond":..,"at":..}`), set
  *     over the last one, for 30 days.
  */
-export function memcachedDrainMeter(m: MemcachedCalls, prefixed: (name: string) => string): DrainMeter {
+export function drainMeterOn(m: KeyValueCalls, prefixed: (name: string) => string): DrainMeter {
   const queueKey = (queueUrl: string) => `${queueAccountOf(queueUrl) ?? '-'}/${queueNameOf(queueUrl)}`;
   const add = async (key: string, count: number, expires: number) => {
     if (!Number.isSafeInteger(count) || count <= 0) return;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { queueAccountOf, queueNameOf } from '../core/queue-url.js';
 import { TENANT_REPORTS_KEPT_MINUTES, type TenantMeter, type TenantReport } from '../ports/tenant-meter.js';
-import { isMemcachedAnswer, type MemcachedCalls } from './memcached-connection.js';
+import { KeyValueAnswer, type KeyValueCalls } from '../ports/key-values.js';
 
 /** One key per queue and 15 seconds (a worker reports every 15 s: about one report each per key). */
 const SLOT_MS = 15_000;
@@ -32,15 +32,15 @@ const CLOSED_AFTER_MS = 20_000;
 const PARALLEL_GETS = 16;
 
 /**
- * The tenant meter on a MemcachedLock's memcached: one key per queue and 15 seconds,
- * `tenants/<account>/<name>/<slot>` under the lock's key prefix, to which each worker adds its
- * reports as JSON lines (`add`, or `append` once the key exists). A report names at most 20
- * tenants (3-4 KB; 8 KB with 128-character names), so a key holds the reports of about 300
- * workers (125 with the longest names); past memcached's item size (1 MB by default) a report is
- * dropped. A reader gets the slots it looks back over, at most 16 at a time, and keeps what it read
- * of closed slots: a page that refreshes reads the last few slots only.
+ * The tenant meter on a key-value store (a MemcachedLock's memcached, or MemoryKeyValues): one key
+ * per queue and 15 seconds, `tenants/<account>/<name>/<slot>` under the lock's key prefix, to
+ * which each worker adds its reports as JSON lines (`add`, or `append` once the key exists). A
+ * report names at most 20 tenants (3-4 KB; 8 KB with 128-character names), so a key holds the
+ * reports of about 300 workers (125 with the longest names); past memcached's item size (1 MB by
+ * default) a report is dropped. A reader gets the slots it looks back over, at most 16 at a time,
+ * and keeps what it read of closed slots: a page that refreshes reads the last few slots only.
  */
-export function memcachedTenantMeter(m: MemcachedCalls, prefixed: (name: string) => string): TenantMeter {
+export function tenantMeterOn(m: KeyValueCalls, prefixed: (name: string) => string): TenantMeter {
   const key = (queueUrl: string, slot: number) => prefixed(`tenants/${queueAccountOf(queueUrl) ?? '-'}/${queueNameOf(queueUrl)}/${slot}`);
   /** Closed slots' reports, by key (dropped once older than any read looks). */
   const closed = new Map<string, { readonly slot: number; readonly reports: readonly TenantReport[] }>();
@@ -66,7 +66,7 @@ export function memcachedTenantMeter(m: MemcachedCalls, prefixed: (name: string)
       } catch (error) {
         // memcached answered with an error status: this report is dropped; memcached is up. (A key
         // already full answers the append with false: the report is dropped too.)
-        if (isMemcachedAnswer(error)) return;
+        if (error instanceof KeyValueAnswer) return;
         m.failed(undefined, error);
       }
     },

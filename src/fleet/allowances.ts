@@ -1,17 +1,18 @@
 import { createHash } from 'node:crypto';
 import { allowanceWindow, withinAllowance } from '../core/allowance.js';
 import type { Allowances } from '../ports/allowances.js';
-import { type MemcachedCalls, MAX_RELATIVE_EXPIRY_S } from './memcached-connection.js';
+import { type KeyValueCalls, MAX_RELATIVE_EXPIRY_S } from '../ports/key-values.js';
 
 /** memcached refuses keys longer than this. */
 const MAX_KEY = 250;
 
 /**
- * Spillover allowances on a MemcachedLock's memcached: window w of key `key` is the counter
- * `allowance/<key>/<w>` under the lock's prefix, `incr`ed by each send's count (created by the
- * first, kept a minute past its window). A key too long for memcached is hashed.
+ * Spillover allowances on a key-value store (a MemcachedLock's memcached, or MemoryKeyValues):
+ * window w of key `key` is the counter `allowance/<key>/<w>` under the lock's prefix, `incr`ed by
+ * each send's count (created by the first, kept a minute past its window). A key too long for
+ * memcached is hashed.
  */
-export function memcachedAllowances(m: MemcachedCalls, prefixed: (name: string) => string): Allowances {
+export function allowancesOn(m: KeyValueCalls, prefixed: (name: string) => string): Allowances {
   const counter = (key: string, window: number) => {
     const name = prefixed(`allowance/${key}/${window}`);
     return name.length <= MAX_KEY ? name : prefixed(`allowance/#${createHash('sha256').update(key).digest('base64url')}/${window}`);

@@ -1,13 +1,14 @@
-import type { MemcachedCalls } from './memcached-connection.js';
+import type { KeyValueCalls } from '../ports/key-values.js';
 import type { Permits } from '../ports/permits.js';
 
 /**
- * Fleet-wide permits on a MemcachedLock's memcached (tenant caps, exclusive batch keys): permit i
- * of `key` is the memcached key `slotKey(key, i)`, taken with `add`. A tenant is printable ASCII
+ * Fleet-wide permits (tenant caps, exclusive batch keys) on a key-value store (a MemcachedLock's
+ * memcached, or MemoryKeyValues): permit i of `key` is the key `slotKey(key, i)`, taken with `add`,
+ * starting at a random one so workers do not all race for permit 0. A tenant is printable ASCII
  * without spaces (the envelope's rule), so it fits a memcached key. ("slot/" is the key's name
  * since 0.1: workers of both versions must agree on it.)
  */
-export function memcachedPermits(m: MemcachedCalls, slotKey: (key: string, index: number) => string): Permits {
+export function permitsOn(m: KeyValueCalls, slotKey: (key: string, index: number) => string): Permits {
   return {
     take: async (key, cap, token, ttlSeconds) => {
       if (!Number.isSafeInteger(cap) || cap < 1) return 'unavailable';
