@@ -70,11 +70,6 @@ export default defineConfig({
         collapsed: true,
         items: [
           page('Admission', '/admission'),
-          page('Fair queues', '/fair-queues'),
-          page('Rate limits', '/rate-limits'),
-          page('Tiers', '/tiers'),
-          page('Events', '/events'),
-          page('HTTP API', '/http-api'),
           page('Dashboard', '/dashboard'),
           page('The demo', '/demo'),
           page('Not yet here', '/not-yet'),

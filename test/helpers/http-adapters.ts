@@ -13,7 +13,7 @@ export interface Served {
 }
 
 /**
- * The HTTP API (or the dashboard) mounted in each server docs/http-api.md names, exactly as its
+ * The HTTP API (or the dashboard) mounted in each server docs/guide/http-api.md names, exactly as its
  * table shows, with the real framework, for an API whose basePath is `/api`. Each has a route of
  * the host's own beside it (`GET /health` answers "ok"), which the API must leave alone.
  */

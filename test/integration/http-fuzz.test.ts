@@ -15,7 +15,7 @@ import { LOCAL_DYNAMODB, LOCAL_ENV, LOCAL_STACK, freshQueues, sqsClient } from '
 
 // The HTTP API fuzzed from its own OpenAPI document by schemathesis (PyPI; installed into
 // .venv-schemathesis by scripts/ensure-schemathesis.sh, which `npm test` runs), through each
-// adapter docs/http-api.md names, mounted as it shows: requests the schema allows and requests it
+// adapter docs/guide/http-api.md names, mounted as it shows: requests the schema allows and requests it
 // forbids, methods it does not declare, and stateful chains (enqueue, read, cancel). Every check
 // runs (test/integration/schemathesis.toml says so, and names the one exception and why); any
 // failure, error or warning fails the test. Runs in the first stack's project.

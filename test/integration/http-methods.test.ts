@@ -13,7 +13,7 @@ import { createProducer, type Producer } from '../../src/producer/producer.js';
 import { adapters } from '../helpers/http-adapters.js';
 import { LOCAL_DYNAMODB, LOCAL_ENV, freshQueues, sqsClient } from '../helpers/stack.js';
 
-// Every method each route does not serve, sent through every mount docs/http-api.md shows: 405 with
+// Every method each route does not serve, sent through every mount docs/guide/http-api.md shows: 405 with
 // `Allow` (RFC 9110 §15.5.6) in the API's problem shape, the same on each adapter; OPTIONS 204 with
 // `Allow`; HEAD answered as GET with no content on the wire. Plain requests: schemathesis
 // (http-fuzz.test.ts) samples some of these, this sends them all.
