@@ -63,7 +63,7 @@ export default defineConfig({
       },
       {
         text: 'Reference',
-        items: [page('Configuration', '/reference/configuration'), page('Command line', '/reference/cli'), page('Wire format', '/reference/wire-format'), page('Errors', '/reference/errors')],
+        items: [page('Configuration', '/reference/configuration'), page('Command line', '/reference/cli'), page('Wire format', '/reference/wire-format'), page('Errors', '/reference/errors'), page('Glossary', '/reference/glossary')],
       },
       {
         text: 'Deeper',

@@ -50,7 +50,7 @@ export class Activity {
   }
 
   /** Keep track of settling work until it ends; a failure is reported, never thrown. */
-  track(work: Promise<void>): void {
+  follow(work: Promise<void>): void {
     const tracked = work.catch((error: unknown) => this.#onError('settle', error)).finally(() => this.#settling.delete(tracked));
     this.#settling.add(tracked);
   }

@@ -49,7 +49,7 @@ export class Delivery extends Watched<Lease> {
   static start(host: DeliveryHost, lease: Lease, read: Reading): void {
     // A job that waited (for its tenant's permit, its rate slot) until its hold ran out (SQS's 12-hour limit) goes back unstarted.
     if (host.room.hasWaited(lease) && lease.abortReason !== undefined) {
-      host.activity.track(host.fate.handBackWaiting(lease, 'held too long waiting for its turn'));
+      host.activity.follow(host.fate.handBackWaiting(lease, 'held too long waiting for its turn'));
       return;
     }
     host.activity.started(lease);

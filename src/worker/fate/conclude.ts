@@ -58,17 +58,17 @@ export class Fate {
     const fifo = this.#ctx.queueOf(lease.message.queueUrl).fifo;
     const batchItem = batchJobOf(lease.reading) !== undefined;
     if (retriesInPlace(outcome, { fifo, leaseLost: lease.lost, batchItem })) {
-      this.#activity.track(retryInPlace(this.#ctx, lease, info, outcome).then(() => this.#retryLater(lease, outcome.delayMs)));
+      this.#activity.follow(retryInPlace(this.#ctx, lease, info, outcome).then(() => this.#retryLater(lease, outcome.delayMs)));
       return;
     }
     const behind = this.#scheduler.finish(lease, blocksGroup(outcome));
-    this.#activity.track(settle(this.#ctx, this.#acts, lease, info, outcome, this.#room.permitFreed));
+    this.#activity.follow(settle(this.#ctx, this.#acts, lease, info, outcome, this.#room.permitFreed));
     if (behind.length > 0) this.handBack(behind, 'an earlier message of its FIFO group comes back first');
   }
 
   /** Hand unstarted messages back to their queues at once (see handBackUnstarted). */
   handBack(leases: readonly Lease[], reason: string): void {
-    this.#activity.track(this.handBackNow(leases, reason));
+    this.#activity.follow(this.handBackNow(leases, reason));
   }
 
   /** As handBack, for a caller that waits for it. */

@@ -2,8 +2,8 @@ import { SQS_RECEIVE_LIMIT } from '../../core/sqs-limits.js';
 import type { BatchHolding, CapacityLimits, Holding } from './holding.js';
 import type { Reservations } from './reservations.js';
 
-/** A poller waiting for room: its lane, the most it asks for, and where its count goes. */
-export interface Waiter<Q> {
+/** A poller's ask for room to receive, not yet granted: its lane, the most it asks for, and where its count goes. */
+export interface Asking<Q> {
   readonly lane: Q | undefined;
   readonly max: number;
   readonly resolve: (count: number) => void;
@@ -34,7 +34,7 @@ export class BatchLanes<Q> {
     return lane !== undefined && this.#batches.feeds(lane);
   }
 
-  /** Slots promised to receives of lanes that bring batch jobs' messages. */
+  /** Places promised to receives of lanes that bring batch jobs' messages. */
   promised(): number {
     return this.#reserved.sum((l) => this.#batches.feeds(l));
   }
@@ -55,17 +55,17 @@ export class BatchLanes<Q> {
    * Serve the waiting pollers of such lanes, in arrival order, with what each may have: they
    * neither wait for a full receive nor take turns with the other lanes. The others stay waiting.
    */
-  grant(waiters: Waiter<Q>[], handlersFree: () => number): void {
-    for (let i = 0; i < waiters.length; ) {
-      const waiter = waiters[i]!;
-      const count = this.feeds(waiter.lane) ? Math.min(waiter.max, this.free(waiter.lane!, handlersFree())) : 0;
+  grant(asking: Asking<Q>[], handlersFree: () => number): void {
+    for (let i = 0; i < asking.length; ) {
+      const ask = asking[i]!;
+      const count = this.feeds(ask.lane) ? Math.min(ask.max, this.free(ask.lane!, handlersFree())) : 0;
       if (count <= 0) {
         i++;
         continue;
       }
-      waiters.splice(i, 1);
-      this.#reserved.take(waiter.lane, count, Date.now());
-      waiter.resolve(count);
+      asking.splice(i, 1);
+      this.#reserved.take(ask.lane, count, Date.now());
+      ask.resolve(count);
     }
   }
 }

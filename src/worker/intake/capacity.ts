@@ -1,6 +1,6 @@
 import { LaneAsks } from './lane-asks.js';
 import type { CapacityLimits, Holding } from './holding.js';
-import { BatchLanes, type Waiter } from './batch-lanes.js';
+import { BatchLanes, type Asking } from './batch-lanes.js';
 import { bufferQuota, type Lane, LanePicker } from './lanes.js';
 import { Reservations } from './reservations.js';
 
@@ -13,10 +13,10 @@ export { LONG_POLL_MS } from './reservations.js';
  * (running and buffered) less what open receive calls were promised. With several lanes busy, a
  * lane may also hold no more of the buffer than its quota (bufferQuota), beyond free handler slots.
  *
- * Reservations are made synchronously, so pollers woken together cannot count the same slots
+ * Reservations are made synchronously, so pollers woken together cannot count the same places
  * twice. Pollers waiting for room are served by their lanes (see LanePicker: a higher tier first
- * under strict, else by weight), in arrival order within a lane; a poller that just freed a slot
- * cannot take it again ahead of one already waiting (with one slot and two queues, both get polled).
+ * under strict, else by weight), in arrival order within a lane; a poller that just freed a place
+ * cannot take it again ahead of one already waiting (with one place and two queues, both get polled).
  * While every handler has a message to go on with, the poller whose turn it is waits until a full
  * receive is free (see #fullReceive), keeping its turn: one call per ten messages, not per one or two.
  */
@@ -30,9 +30,9 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   /** What each lane's poller last asked for; `busy`: the lanes whose last poll found some. */
   readonly #asks = new LaneAsks<Q>();
   readonly #busy = this.#asks.busy;
-  /** Set while a waiter is held back by a lane whose receive may go stale: grant() runs again then. */
+  /** Set while an ask is held back by a lane whose receive may go stale: grant() runs again then. */
   #staleCheck: NodeJS.Timeout | undefined;
-  #waiters: Waiter<Q>[] = [];
+  #asking: Asking<Q>[] = [];
   #closed = false;
 
   constructor(limits: CapacityLimits, holding: Holding<Q>) {
@@ -48,7 +48,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
   }
 
   /**
-   * Up to `max` (at most 10) slots for a receive from `lane`, once it is its turn, the lane has room
+   * Up to `max` (at most 10) places for a receive from `lane`, once it is its turn, the lane has room
    * and the receive would be full or a handler would otherwise go idle; 0 once closed. `max` 1 says
    * the lane's last poll found nothing.
    */
@@ -58,13 +58,13 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
       // Work again: level with the lanes that had it meanwhile (join skips the lane itself).
       if (this.#asks.asked(lane, max)) this.#picker.join(lane, this.#busy);
     }
-    const promise = new Promise<number>((resolve) => this.#waiters.push({ lane, max, resolve }));
+    const promise = new Promise<number>((resolve) => this.#asking.push({ lane, max, resolve }));
     this.grant();
     return promise;
   }
 
-  /** A receive promised `count` slots has ended, having brought `received` (already counted as held). */
-  returnSlots(count: number, lane?: Q, received = count): void {
+  /** A receive promised `count` places has ended, having brought `received` (already counted as held). */
+  returnReserved(count: number, lane?: Q, received = count): void {
     // Turns are charged only to lanes served in turn (not those of batch jobs, BatchLanes).
     if (lane !== undefined && this.#batchLanes?.feeds(lane) !== true) this.#picker.refund(lane, count - received);
     this.#reserved.give(lane, count);
@@ -73,33 +73,33 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
 
   /** Capacity may have changed: hand it to waiting pollers with room, the lane whose turn it is first. */
   grant(): void {
-    this.#batchLanes?.grant(this.#waiters, () => this.#free());
-    while (this.#waiters.length > 0) {
+    this.#batchLanes?.grant(this.#asking, () => this.#free());
+    while (this.#asking.length > 0) {
       const free = Math.min(10, this.#free());
       if (free <= 0) return;
-      const lanes = [...new Set(this.#waiters.map((w) => w.lane))].filter((l) => this.#batchLanes?.feeds(l) !== true && this.#room(l) > 0);
+      const lanes = [...new Set(this.#asking.map((w) => w.lane))].filter((l) => this.#batchLanes?.feeds(l) !== true && this.#room(l) > 0);
       if (lanes.length === 0) return;
       // Whose turn it is (counted only once served: a turn that waits for a full receive keeps its place).
       const lane = lanes.length === 1 || lanes.includes(undefined) ? lanes[0] : this.#picker.peek(lanes as Q[]);
-      const index = this.#waiters.findIndex((w) => w.lane === lane);
-      const waiter = this.#waiters[index]!;
-      // Not full yet: more free slots would make it fuller. (A lane held below that by its quota
+      const index = this.#asking.findIndex((w) => w.lane === lane);
+      const ask = this.#asking[index]!;
+      // Not full yet: more free places would make it fuller. (A lane held below that by its quota
       // gets what it can: waiting would not give it more. One braked by its waiting messages has
       // no room until a full receive fits: #room.)
-      if (free < this.#fullReceive(waiter) && !this.#starving()) {
+      if (free < this.#fullReceive(ask) && !this.#starving()) {
         this.#armStaleCheck();
         return;
       }
-      const count = Math.min(free, waiter.max, this.#room(waiter.lane));
+      const count = Math.min(free, ask.max, this.#room(ask.lane));
       if (lane !== undefined)
         this.#picker.commit(
           lanes.filter((l) => l !== undefined),
           lane,
           count,
         );
-      this.#waiters.splice(index, 1);
-      this.#reserved.take(waiter.lane, count, Date.now());
-      waiter.resolve(count);
+      this.#asking.splice(index, 1);
+      this.#reserved.take(ask.lane, count, Date.now());
+      ask.resolve(count);
     }
   }
 
@@ -110,27 +110,27 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
     return Math.min(this.#free(), this.#room(lane)) >= count;
   }
 
-  /** Wake every waiter with 0; later calls to reserve() resolve 0 at once. */
+  /** Answer every ask with 0; later calls to reserve() resolve 0 at once. */
   close(): void {
     this.#closed = true;
     if (this.#staleCheck !== undefined) clearTimeout(this.#staleCheck);
-    for (const w of this.#waiters.splice(0)) w.resolve(0);
+    for (const w of this.#asking.splice(0)) w.resolve(0);
   }
 
   /**
-   * How many free slots make `waiter`'s receive worth its call while every handler has a message to
+   * How many free places make `ask`'s receive worth its call while every handler has a message to
    * go on with: what it asks for (10, or fewer after a poll that found few), its lane's buffer quota
    * when smaller, and at most half of `concurrency + prefetch` (so a small room still receives ahead
-   * of need). Waiting for them, a busy worker receives ten at a time as slots free rather than one
+   * of need). Waiting for them, a busy worker receives ten at a time as places free rather than one
    * or two per call; a handler slot about to go idle is served at once (#starving).
    */
-  #fullReceive(waiter: Waiter<Q>): number {
+  #fullReceive(ask: Asking<Q>): number {
     const { concurrency, prefetch, pick } = this.#limits;
     const quota =
-      waiter.lane === undefined || pick === undefined
+      ask.lane === undefined || pick === undefined
         ? Number.POSITIVE_INFINITY
-        : bufferQuota(pick, waiter.lane, this.#busyNow(), prefetch, (l) => this.#need(l));
-    return Math.min(waiter.max, quota, Math.ceil((concurrency + prefetch) / 2));
+        : bufferQuota(pick, ask.lane, this.#busyNow(), prefetch, (l) => this.#need(l));
+    return Math.min(ask.max, quota, Math.ceil((concurrency + prefetch) / 2));
   }
 
   /**
@@ -197,7 +197,7 @@ export class ReceiveCapacity<Q extends Lane = Lane> {
    * What `lane` may still ask for: what is free less its waiting messages that count (Holding's
    * `waiting`); and with tiers, its buffer quota less what it buffers and has asked for, plus the
    * handler slots idle now. Other lanes' open polls are not counted against the quota: a poll that
-   * waits for work that trickles in would otherwise keep idle slots from a lane with work waiting
+   * waits for work that trickles in would otherwise keep idle places from a lane with work waiting
    * (the total stays within concurrency + prefetch either way).
    */
   #room(lane: Q | undefined): number {

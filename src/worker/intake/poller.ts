@@ -52,16 +52,16 @@ async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQueue, f
   const queueUrl = queue.url;
   const { visibilityTimeoutSeconds } = ctx.config;
   // A loop beyond the first waits at most a second: it helps only while the queue is deep (SQS
-  // answers at once then), and its empty poll after a burst must not hold the slots it asked for
+  // answers at once then), and its empty poll after a burst must not hold the places it asked for
   // (other queues' receives) for a full wait.
   const waitTimeSeconds = first ? ctx.config.waitTimeSeconds : Math.min(1, ctx.config.waitTimeSeconds);
   const stopping = ctx.stop.signal;
   const force = ctx.force.signal;
   const capacity = intake.capacity;
   let failures = 0;
-  // A long poll holds the slots it asked for until it returns, so a queue asks for about what it
+  // A long poll holds the places it asked for until it returns, so a queue asks for about what it
   // found last time (twice that, 1 to 10): an idle lane, or one whose work trickles in, must not
-  // keep slots from the lanes with work waiting. A poll that found as many as it asked for asks
+  // keep places from the lanes with work waiting. A poll that found as many as it asked for asks
   // for twice that; one held below its ask (by its lane's quota) that came back full, for 10.
   let ask = 10;
   while (!stopping.aborted) {
@@ -77,7 +77,7 @@ async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQueue, f
       // asks for 2, not 10: an idle queue's long poll holds what it asked for).
       ask = messages.length === count && count < ask ? 10 : Math.min(10, Math.max(1, 2 * messages.length));
     } catch (error) {
-      capacity.returnSlots(count, queue, 0);
+      capacity.returnReserved(count, queue, 0);
       if (force.aborted) break; // the poll was aborted: the worker is stopping
       failures++;
       ctx.onError('receive', error);
@@ -90,13 +90,13 @@ async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQueue, f
     const leases = messages.map((m) => ctx.heartbeat.hold(m, now));
     if (stopping.aborted) {
       // The poll returned while running handlers drained (or before its abort took effect): hand these back at once.
-      capacity.returnSlots(count, queue, leases.length);
+      capacity.returnReserved(count, queue, leases.length);
       await intake.receivedWhileStopping(leases);
       break;
     }
     // Held first, then the reservation returned: capacity never counts these messages twice or not at all.
     intake.received(queueUrl, leases, count);
-    capacity.returnSlots(count, queue, leases.length);
+    capacity.returnReserved(count, queue, leases.length);
     // Full, and the worker has room for another full receive at once: the queue is deep and
     // the worker keeps up (batch jobs, fast handlers). A worker whose handlers are all busy, or a
     // queue braked by jobs waiting for their turn, gains nothing from another poll.

@@ -2,7 +2,7 @@
 export const LONG_POLL_MS = 1_000;
 
 /**
- * The slots promised to receives still out, in total and per lane, and when each lane's current
+ * The places promised to receives still out, in total and per lane, and when each lane's current
  * receive was granted (one out LONG_POLL_MS or more waits on a queue that has run dry).
  * ReceiveCapacity's ledger: it decides, this counts.
  */
@@ -15,7 +15,7 @@ export class Reservations<Q> {
     return this.#total;
   }
 
-  /** Slots promised to `lane`'s receives out now. */
+  /** Places promised to `lane`'s receives out now. */
   of(lane: Q | undefined): number {
     return Math.max(0, this.#byLane.get(lane) ?? 0);
   }
@@ -36,14 +36,14 @@ export class Reservations<Q> {
     return this.of(lane) > 0 && now - (this.#grantedAt.get(lane) ?? now) >= LONG_POLL_MS;
   }
 
-  /** Slots promised to receives not yet stale, of the lanes `counts` accepts. */
+  /** Places promised to receives not yet stale, of the lanes `counts` accepts. */
   live(now: number, counts: (lane: Q | undefined) => boolean): number {
     let n = 0;
     for (const [lane, count] of this.#byLane) if (count > 0 && counts(lane) && !this.isStale(lane, now)) n += count;
     return n;
   }
 
-  /** Slots promised to the lanes `pick` accepts. */
+  /** Places promised to the lanes `pick` accepts. */
   sum(pick: (lane: Q) => boolean): number {
     let n = 0;
     for (const [lane, count] of this.#byLane) if (lane !== undefined && count > 0 && pick(lane)) n += count;

@@ -9,7 +9,7 @@ export interface ScheduledQueue extends Lane {
   readonly fifo: boolean;
 }
 
-interface Slot<Q> {
+interface QueueBuffer<Q> {
   readonly queue: Q;
   readonly buffer: Lease[];
   /** FIFO: message groups with a job running now; the next message of such a group waits. */
@@ -20,12 +20,12 @@ interface Slot<Q> {
  * Holds received, unstarted messages and answers "which runs next". Queues are taken as their
  * lanes' tiers and weights say (see LanePicker). On a FIFO queue, one message per message group runs at a time, in
  * the order received; different groups run side by side. A group whose job is handed back (retry,
- * release, lost lease) is blocked: its buffered messages must go back to SQS behind it, which
- * `finish` returns for the caller to release.
+ * hand-back, lost lease) is blocked: its buffered messages must go back to SQS behind it, which
+ * `finish` returns for the caller to hand back.
  */
 export class Scheduler<Q extends ScheduledQueue> {
-  readonly #slots: Slot<Q>[];
-  readonly #byUrl = new Map<string, Slot<Q>>();
+  readonly #buffers: QueueBuffer<Q>[];
+  readonly #byUrl = new Map<string, QueueBuffer<Q>>();
   /** FIFO messages whose earlier group message was lost while buffered: to be handed back behind it. */
   #orphans: Lease[] = [];
   readonly #picker: LanePicker<Q>;
@@ -34,12 +34,12 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   constructor(queues: readonly Q[], pick?: TierPick) {
     this.#picker = new LanePicker(pick);
-    this.#slots = queues.map((queue) => ({ queue, buffer: [], activeGroups: new Set() }));
-    for (const s of this.#slots) this.#byUrl.set(s.queue.url, s);
+    this.#buffers = queues.map((queue) => ({ queue, buffer: [], activeGroups: new Set() }));
+    for (const s of this.#buffers) this.#byUrl.set(s.queue.url, s);
   }
 
   get size(): number {
-    return this.#slots.reduce((n, s) => n + s.buffer.length, 0);
+    return this.#buffers.reduce((n, s) => n + s.buffer.length, 0);
   }
 
   /** Messages waiting here for a permit of their tenant or their rate slot (see wait). */
@@ -63,7 +63,7 @@ export class Scheduler<Q extends ScheduledQueue> {
    */
   startable(now = Date.now()): number {
     let n = 0;
-    for (const s of this.#slots) {
+    for (const s of this.#buffers) {
       if (s.buffer.length === 0) continue;
       if (!s.queue.fifo) {
         for (const l of s.buffer) if (l.notBefore <= now && !l.lost) n++;
@@ -87,7 +87,7 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   /** Messages of one queue waiting to start (`withWaiting` false: not those waiting for a permit or a rate slot). */
   bufferedOf(queueUrl: string, withWaiting = true): number {
-    const buffer = this.#slot(queueUrl).buffer;
+    const buffer = this.#bufferOf(queueUrl).buffer;
     if (withWaiting || !this.#waiters.any) return buffer.length;
     let n = 0;
     for (const l of buffer) if (!this.#waiters.has(l)) n++;
@@ -97,21 +97,21 @@ export class Scheduler<Q extends ScheduledQueue> {
   /** Messages of one queue that start before one received now: buffered, not waiting (for a permit, a rate slot), not lost. */
   aheadOf(queueUrl: string): number {
     let n = 0;
-    for (const l of this.#slot(queueUrl).buffer) if (!l.lost && !this.#waiters.has(l)) n++;
+    for (const l of this.#bufferOf(queueUrl).buffer) if (!l.lost && !this.#waiters.has(l)) n++;
     return n;
   }
 
   add(queueUrl: string, leases: readonly Lease[]): void {
-    this.#slot(queueUrl).buffer.push(...leases);
+    this.#bufferOf(queueUrl).buffer.push(...leases);
   }
 
   /** The next message to start and its queue, or undefined when nothing can start now. */
   next(): { queue: Q; lease: Lease } | undefined {
     for (;;) {
-      const ready = this.#slots.filter((s) => this.#startable(s) !== -1);
+      const ready = this.#buffers.filter((s) => this.#startable(s) !== -1);
       const slot = this.#picker.choose(ready.map((s) => s.queue));
       if (slot === undefined) return undefined;
-      const s = this.#slot(slot.url);
+      const s = this.#bufferOf(slot.url);
       const lease = s.buffer.splice(this.#startable(s), 1)[0]!;
       this.#waiters.delete(lease);
       if (lease.lost) {
@@ -133,10 +133,10 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   /**
    * A started message has its outcome. When its FIFO group must wait for it to come back
-   * (`blocksGroup`), the group's buffered messages are taken out and returned, to be released.
+   * (`blocksGroup`), the group's buffered messages are taken out and returned, to be handed back.
    */
   finish(lease: Lease, blocksGroup: boolean): Lease[] {
-    const s = this.#slot(lease.message.queueUrl);
+    const s = this.#bufferOf(lease.message.queueUrl);
     const group = this.#group(s, lease);
     if (group === undefined) return [];
     s.activeGroups.delete(group);
@@ -152,7 +152,7 @@ export class Scheduler<Q extends ScheduledQueue> {
    * blocked behind a message whose visibility was changed).
    */
   retryLater(lease: Lease, delayMs: number, now = Date.now()): void {
-    const s = this.#slot(lease.message.queueUrl);
+    const s = this.#bufferOf(lease.message.queueUrl);
     const group = this.#group(s, lease);
     if (group !== undefined) s.activeGroups.delete(group);
     lease.retries++;
@@ -167,7 +167,7 @@ export class Scheduler<Q extends ScheduledQueue> {
    * it holds no handler slot meanwhile. On FIFO its group waits with it.
    */
   wait(lease: Lease, tenant: string | undefined, notBefore: number): void {
-    const s = this.#slot(lease.message.queueUrl);
+    const s = this.#bufferOf(lease.message.queueUrl);
     const group = this.#group(s, lease);
     if (group !== undefined) s.activeGroups.delete(group);
     this.#waiters.add(lease, tenant);
@@ -185,7 +185,7 @@ export class Scheduler<Q extends ScheduledQueue> {
 
   /** A message `next` gave that cannot start now after all (no free slot for its kind): first again, its FIFO group free. */
   putBack(lease: Lease): void {
-    const s = this.#slot(lease.message.queueUrl);
+    const s = this.#bufferOf(lease.message.queueUrl);
     const group = this.#group(s, lease);
     if (group !== undefined) s.activeGroups.delete(group);
     s.buffer.unshift(lease);
@@ -201,11 +201,11 @@ export class Scheduler<Q extends ScheduledQueue> {
   /** Take every buffered message out (shutdown). */
   drain(): Lease[] {
     this.#waiters.clear();
-    return this.#slots.flatMap((s) => s.buffer.splice(0));
+    return this.#buffers.flatMap((s) => s.buffer.splice(0));
   }
 
   /** Index of the first message that may start, or -1. */
-  #startable(s: Slot<Q>): number {
+  #startable(s: QueueBuffer<Q>): number {
     if (!s.queue.fifo) {
       if (s.buffer.length === 0) return -1;
       if (s.buffer[0]!.notBefore === 0) return 0;
@@ -228,11 +228,11 @@ export class Scheduler<Q extends ScheduledQueue> {
     return -1;
   }
 
-  #group(s: Slot<Q>, lease: Lease): string | undefined {
+  #group(s: QueueBuffer<Q>, lease: Lease): string | undefined {
     return s.queue.fifo ? (lease.message.groupId ?? '') : undefined;
   }
 
-  #slot(queueUrl: string): Slot<Q> {
+  #bufferOf(queueUrl: string): QueueBuffer<Q> {
     const s = this.#byUrl.get(queueUrl);
     if (s === undefined) throw new Error(`no queue ${queueUrl} in the scheduler`);
     return s;

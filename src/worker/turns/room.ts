@@ -101,7 +101,7 @@ export class WaitingRoom implements Room {
       if (left === 0) this.#goingToWaitFor.delete(tenant);
       else this.#goingToWaitFor.set(tenant, left);
     };
-    host.activity.track(
+    host.activity.follow(
       this.#letGo(lease, info, outcome, first).then(
         (freed) => {
           arrived();

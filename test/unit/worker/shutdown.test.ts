@@ -37,7 +37,7 @@ describe('shutdown', () => {
     const order: string[] = [];
     const running = handler(activity);
     let settled = false;
-    activity.track(
+    activity.follow(
       new Promise<void>((r) => setTimeout(r, 50)).then(() => {
         settled = true;
       }),

@@ -11,7 +11,7 @@ describe('ReceiveCapacity', () => {
     expect(await c.reserve()).toBe(5);
     expect(c.reserved).toBe(25);
     held = 3;
-    c.returnSlots(10); // 3 came back from that receive
+    c.returnReserved(10); // 3 came back from that receive
     expect(await c.reserve()).toBe(7);
   });
 
@@ -34,11 +34,11 @@ describe('ReceiveCapacity', () => {
     const order: string[] = [];
     expect(await c.reserve()).toBe(1); // poller A holds the only slot
     const b = c.reserve().then((n) => order.push(`B${n}`));
-    c.returnSlots(1); // A's receive ends: B, who was waiting, gets it
+    c.returnReserved(1); // A's receive ends: B, who was waiting, gets it
     const a = c.reserve().then((n) => order.push(`A${n}`)); // A asks again and waits
     await b;
     expect(order).toEqual(['B1']);
-    c.returnSlots(1);
+    c.returnReserved(1);
     await a;
     expect(order).toEqual(['B1', 'A1']);
   });
@@ -53,15 +53,15 @@ describe('ReceiveCapacity', () => {
     );
     expect(await c.reserve(limited)).toBe(6); // 10 free, 4 of them taken by its waiting messages
     expect(await c.reserve(other)).toBe(4); // the rest, to the other queue
-    c.returnSlots(6, limited);
-    c.returnSlots(4, other);
+    c.returnReserved(6, limited);
+    c.returnReserved(4, other);
     waiting = 10;
     let got: number | undefined;
     void c.reserve(limited).then((n) => (got = n));
     await Promise.resolve();
     expect(got).toBeUndefined(); // none until some leave
     expect(await c.reserve(other)).toBe(10);
-    c.returnSlots(10, other);
+    c.returnReserved(10, other);
     waiting = 0;
     c.grant();
     await Promise.resolve();
@@ -124,11 +124,11 @@ describe('ReceiveCapacity with lanes', () => {
       for (let i = 0; i < 8; i++) {
         if ((await c.reserve(l)) === 0) return;
         served.push(l.name);
-        queueMicrotask(() => c.returnSlots(1, l));
+        queueMicrotask(() => c.returnReserved(1, l));
       }
     };
     const both = Promise.all([loop(low), loop(high)]);
-    c.returnSlots(1, high);
+    c.returnReserved(1, high);
     await new Promise((r) => setTimeout(r, 10));
     c.close();
     await both;
@@ -148,10 +148,10 @@ describe('ReceiveCapacity with lanes', () => {
     // Every handler slot is taken; both lanes have work.
     expect(await c.reserve(high)).toBe(10);
     buffered.set(high, 3);
-    c.returnSlots(10, high); // 3 came
+    c.returnReserved(10, high); // 3 came
     expect(await c.reserve(low)).toBe(1); // low's share of the buffer: 5% of 10, at least 1
     buffered.set(low, 1);
-    c.returnSlots(1, low);
+    c.returnReserved(1, low);
     buffered.set(high, 2); // a high one started: 7 slots are free
     let lowGot: number | undefined;
     void c.reserve(low).then((n) => (lowGot = n));
@@ -183,7 +183,7 @@ describe('ReceiveCapacity with lanes', () => {
     // A handler slot about to go idle (nothing buffered or asked for to take it): whatever is free is received at once.
     got = undefined;
     buffered = 19;
-    c.returnSlots(10);
+    c.returnReserved(10);
     void c.reserve().then((n) => (got = n));
     await Promise.resolve();
     expect(got).toBeUndefined();
@@ -251,7 +251,7 @@ describe('ReceiveCapacity with lanes', () => {
       expect(await c.reserve(main)).toBe(10);
       // spill, the lower tier, holds its minimum share of the buffer while main has work: 1 of 20.
       expect(await c.reserve(spill)).toBe(1);
-      c.returnSlots(1, spill); // nothing came
+      c.returnReserved(1, spill); // nothing came
       vi.setSystemTime(Date.now() + LONG_POLL_MS);
       expect(await c.reserve(spill)).toBe(10);
       c.close();
@@ -308,8 +308,8 @@ describe('ReceiveCapacity with lanes', () => {
       await Promise.resolve();
       expect(third).toBeUndefined(); // the budget is promised in full
       now.room = 5; // the two receives brought 15 items, then a flush of 5 ended
-      c.returnSlots(10, batchQueue);
-      c.returnSlots(5, batchQueue);
+      c.returnReserved(10, batchQueue);
+      c.returnReserved(5, batchQueue);
       await Promise.resolve();
       expect(third).toBe(5);
     });
