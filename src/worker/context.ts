@@ -55,3 +55,26 @@ export interface WorkerContext {
   /** Destroys the SDK clients this worker made (none when the queue port or clients were given), and closes the job store. */
   readonly closeClients: () => void;
 }
+
+/*
+ * What each phase may use of the worker's context. A phase's functions take its part, so their
+ * signatures (with their imports) say what each touches; the delivery, the batching and the worker
+ * hold the whole context to hand each phase its part. Acting on a message is in none of them: it
+ * is settle's own port (fate/acts.ts).
+ */
+
+/** How a phase reports: events, logs, errors (fate/report.ts). */
+export type ReportNeeds = Pick<WorkerContext, 'emit' | 'log' | 'onError'>;
+/** intake/: receive, and hold what came. */
+export type IntakeNeeds = Pick<WorkerContext, 'config' | 'stop' | 'force' | 'sqs' | 'heartbeat' | 'onError'>;
+/** run/claim.ts: the job id's lock. */
+export type ClaimNeeds = Pick<WorkerContext, 'config' | 'stop' | 'emit' | 'lock' | 'queueOf'>;
+/** turns/: a job's or a batch call's turn (permits, rate slots). */
+export type TurnNeeds = Pick<WorkerContext, 'config' | 'stop' | 'log' | 'permits' | 'rates' | 'queueOf'>;
+/** run/ and batch/batch-run.ts: a handler's run, its ctx and its span. */
+export type RunNeeds = Pick<WorkerContext, 'config' | 'emit' | 'log' | 'onError' | 'queueOf' | 'status' | 'tracing'>;
+/** fate/: where an outcome goes and how it is carried out (with its acts). Reporting takes three of its fields. */
+export type FateNeeds = Pick<
+  WorkerContext,
+  'config' | 'stop' | 'emit' | 'log' | 'onError' | 'heartbeat' | 'lock' | 'permits' | 'queueOf' | 'status'
+>;

@@ -25,7 +25,10 @@ export function logStarted(log: Logger, c: WorkerConfig, queues: readonly { read
 }
 
 /** Shutdown's closing steps, in order, once every message is settled. */
-export function closingSteps(ctx: WorkerContext, acts: Acts): (readonly [string, () => unknown])[] {
+export function closingSteps(
+  ctx: Pick<WorkerContext, 'heartbeat' | 'lock' | 'metrics' | 'status' | 'drains' | 'tenants' | 'closeClients'>,
+  acts: Acts,
+): (readonly [string, () => unknown])[] {
   return [
     ...flushSteps(acts),
     ['flush job status', () => ctx.status?.tracker.flush()],

@@ -21,7 +21,7 @@ export interface Stopping {
  * brought meanwhile is handed back), wait for every settle, then close. A step that fails is
  * reported and the next one runs.
  */
-export async function shutdown(ctx: WorkerContext, p: Stopping): Promise<void> {
+export async function shutdown(ctx: Pick<WorkerContext, 'config' | 'stop' | 'force' | 'log' | 'onError'>, p: Stopping): Promise<void> {
   ctx.stop.abort();
   p.capacity.close();
   const c = ctx.config;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { BatchItem } from '../../core/batch-job.js';
 import { SqsJobsError, toError } from '../../core/errors.js';
 import type { JobInfo } from '../../core/job-events.js';
-import type { WorkerContext } from '../context.js';
+import type { RunNeeds, TurnNeeds } from '../context.js';
 import type { Batch } from './batches.js';
 import { afterRun, type Execution, handBackNow, type Outcome } from '../decide/decide.js';
 import { endedWhileHeld, type HeldItem } from './held-item.js';
@@ -63,7 +63,7 @@ export interface FlushResult {
  * retries (or is dead-lettered) alone; when the handler throws or times out, every item failed; at
  * the shutdown deadline every item is handed back. Back to fill: what its turn says. Never throws.
  */
-export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<FlushResult> {
+export async function runBatch(ctx: RunNeeds & TurnNeeds, run: BatchRun): Promise<FlushResult> {
   const all = run.batch.items;
   const turn = await batchTurn(ctx, run.batch, run.token, run.signal);
   if ('back' in turn) return { ended: [], back: turn.back };
@@ -80,7 +80,7 @@ export async function runBatch(ctx: WorkerContext, run: BatchRun): Promise<Flush
   }
 }
 
-async function flush(ctx: WorkerContext, run: BatchRun, held: readonly HeldItem[]): Promise<ItemOutcome[]> {
+async function flush(ctx: RunNeeds, run: BatchRun, held: readonly HeldItem[]): Promise<ItemOutcome[]> {
   const { job, key } = run.batch;
   const results: ItemOutcome[] = [];
   const items: HeldItem[] = [];

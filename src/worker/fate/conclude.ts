@@ -1,7 +1,7 @@
 import type { JobInfo } from '../../core/job-events.js';
 import { sleep } from '../../core/sleep.js';
 import type { Activity } from '../activity.js';
-import type { WorkerContext } from '../context.js';
+import type { FateNeeds } from '../context.js';
 import type { Acts } from './acts.js';
 import type { Lease } from '../hold/lease.js';
 import type { Scheduler } from '../intake/scheduler.js';
@@ -28,7 +28,7 @@ export interface Waits {
  * messages back behind it) and keeps every settle tracked until it ends.
  */
 export class Fate {
-  readonly #ctx: WorkerContext;
+  readonly #ctx: FateNeeds;
   readonly #acts: Acts;
   readonly #scheduler: Scheduler<QueueState>;
   readonly #activity: Activity;
@@ -36,7 +36,7 @@ export class Fate {
   /** Start what can start now: called when a FIFO job retried here is due. */
   readonly #wake: () => void;
 
-  constructor(ctx: WorkerContext, acts: Acts, scheduler: Scheduler<QueueState>, activity: Activity, room: Waits, wake: () => void) {
+  constructor(ctx: FateNeeds, acts: Acts, scheduler: Scheduler<QueueState>, activity: Activity, room: Waits, wake: () => void) {
     this.#ctx = ctx;
     this.#acts = acts;
     this.#scheduler = scheduler;

@@ -1,5 +1,5 @@
 import type { JobInfo } from '../../core/job-events.js';
-import type { WorkerContext } from '../context.js';
+import type { FateNeeds } from '../context.js';
 import type { Lease } from '../hold/lease.js';
 import type { Outcome } from '../decide/decide.js';
 import { recordEnd } from './record-end.js';
@@ -16,7 +16,7 @@ import { Report } from './report.js';
  * decide's retriesInPlace). The message stays held; its lock is released for the next run.
  */
 export async function retryInPlace(
-  ctx: WorkerContext,
+  ctx: FateNeeds,
   lease: Lease,
   info: JobInfo,
   outcome: Extract<Outcome, { kind: 'retry' }>,

@@ -2,7 +2,7 @@ import type { JobInfo } from '../../core/job-events.js';
 import { sleep } from '../../core/sleep.js';
 import { countChild } from '../../fan-out/count.js';
 import type { StatusEnd } from '../../status/tracker.js';
-import type { WorkerContext } from '../context.js';
+import type { FateNeeds } from '../context.js';
 import type { Lease } from '../hold/lease.js';
 
 /**
@@ -20,7 +20,7 @@ export const STORE_HOLD_MS = 90_000;
  * count failed (or did not answer in time), so the message must come back, not be deleted. A count
  * that lands later does no harm: a child is counted once per child id.
  */
-export async function recordEnd(ctx: WorkerContext, lease: Lease, info: JobInfo, end: StatusEnd): Promise<boolean> {
+export async function recordEnd(ctx: FateNeeds, lease: Lease, info: JobInfo, end: StatusEnd): Promise<boolean> {
   const status = ctx.status;
   const tracking = lease.tracking;
   if (tracking === undefined || status === undefined) return true;

@@ -1,6 +1,6 @@
 import type { DeadLetterReason, DuplicateState, JobInfo, Limit } from '../../core/job-events.js';
 import type { Logger } from 'pino';
-import type { WorkerContext } from '../context.js';
+import type { ReportNeeds } from '../context.js';
 import { jobLogger } from '../run/job-logger.js';
 
 /**
@@ -8,11 +8,11 @@ import { jobLogger } from '../run/job-logger.js';
  * function per act. Reporting only: nothing here touches the message.
  */
 export class Report {
-  readonly #ctx: WorkerContext;
+  readonly #ctx: ReportNeeds;
   readonly #info: JobInfo;
   #child: Logger | undefined;
 
-  constructor(ctx: WorkerContext, info: JobInfo) {
+  constructor(ctx: ReportNeeds, info: JobInfo) {
     this.#ctx = ctx;
     this.#info = info;
   }

@@ -1,4 +1,4 @@
-import type { WorkerContext } from '../context.js';
+import type { FateNeeds } from '../context.js';
 import { resentMessage, atReceiveLimit } from '../decide/resend.js';
 import type { Lease } from '../hold/lease.js';
 import type { Acts } from './acts.js';
@@ -14,7 +14,7 @@ import type { Report } from './report.js';
  * Stop holding the message and let an extension in flight land, so nothing the heartbeat sends can
  * undo the act that follows. False: the lease was lost meanwhile (another consumer may hold it).
  */
-export async function letGo(ctx: WorkerContext, lease: Lease): Promise<boolean> {
+export async function letGo(ctx: FateNeeds, lease: Lease): Promise<boolean> {
   await ctx.heartbeat.stopHolding(lease);
   return !lease.lost;
 }
@@ -25,7 +25,7 @@ export async function letGo(ctx: WorkerContext, lease: Lease): Promise<boolean> 
  * A message already in the DLQ (`deadLettered`) goes back marked so, to be counted and never run.
  */
 export async function handBack(
-  ctx: WorkerContext,
+  ctx: FateNeeds,
   acts: Acts,
   lease: Lease,
   report: Report,
@@ -53,7 +53,7 @@ export type Reasoned = { readonly delaySeconds: number; readonly reason: string 
 export type Carried = NonNullable<Parameters<typeof resentMessage>[2]>;
 /** Re-send a message whose job did not run on this receive, the receive not counted, in SendMessageBatch calls (`sent`: told the copy's delay). */
 export async function resendUncounted(
-  ctx: WorkerContext,
+  ctx: FateNeeds,
   acts: Acts,
   lease: Lease,
   report: Report,

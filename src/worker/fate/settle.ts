@@ -1,7 +1,7 @@
 import { deadLetterMessage } from '../../core/dead-letter.js';
 import { toError } from '../../core/errors.js';
 import type { JobInfo } from '../../core/job-events.js';
-import type { WorkerContext } from '../context.js';
+import type { FateNeeds } from '../context.js';
 import type { Acts } from './acts.js';
 import type { Lease } from '../hold/lease.js';
 import { visibilitySeconds } from '../decide/backoff.js';
@@ -29,7 +29,7 @@ import { originOf } from '../../core/delivery.js';
 
 /** End a message as `outcome` says. Never leaves it tracked by the heartbeat. */
 export async function settle(
-  ctx: WorkerContext,
+  ctx: FateNeeds,
   acts: Acts,
   lease: Lease,
   info: JobInfo,
@@ -46,7 +46,7 @@ export async function settle(
 
 /** `permitFreed`: told as soon as the tenant's permit is given back, before the message's own calls, so a job waiting for it starts at once. */
 async function carryOut(
-  ctx: WorkerContext,
+  ctx: FateNeeds,
   acts: Acts,
   lease: Lease,
   info: JobInfo,
@@ -180,7 +180,7 @@ async function carryOut(
  * own, and re-sent.
  */
 export async function handBackUnstarted(
-  ctx: WorkerContext,
+  ctx: FateNeeds,
   acts: Acts,
   leases: readonly Lease[],
   reason: string,

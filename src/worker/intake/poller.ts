@@ -1,6 +1,6 @@
 import type { ReceivedMessage } from '../../core/message.js';
 import { SQS_RECEIVE_LIMIT } from '../../core/sqs-limits.js';
-import type { WorkerContext } from '../context.js';
+import type { IntakeNeeds } from '../context.js';
 import { sleep } from '../../core/sleep.js';
 import type { ReceiveCapacity } from './capacity.js';
 import type { ScheduledQueue } from './scheduler.js';
@@ -24,7 +24,7 @@ export interface Intake {
  * an idle, trickling or braked one keeps one open (a burst costs each extra loop one empty
  * receive at most). Resolves once every loop has ended (stop).
  */
-export function pollQueue(ctx: WorkerContext, intake: Intake, queue: ScheduledQueue, most: number): Promise<void> {
+export function pollQueue(ctx: IntakeNeeds, intake: Intake, queue: ScheduledQueue, most: number): Promise<void> {
   return new Promise((resolve) => {
     let open = 0;
     const start = (first: boolean) => {
@@ -48,7 +48,7 @@ export function pollQueue(ctx: WorkerContext, intake: Intake, queue: ScheduledQu
  * without holding capacity, so other queues go on. `first`: the queue's loop that never ends
  * before stop; `more`: a receive came back full, another loop may open (pollQueue).
  */
-async function poll(ctx: WorkerContext, intake: Intake, queue: ScheduledQueue, first: boolean, more: () => void): Promise<void> {
+async function poll(ctx: IntakeNeeds, intake: Intake, queue: ScheduledQueue, first: boolean, more: () => void): Promise<void> {
   const queueUrl = queue.url;
   const { visibilityTimeoutSeconds } = ctx.config;
   // A loop beyond the first waits at most a second: it helps only while the queue is deep (SQS

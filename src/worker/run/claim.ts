@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { isFifoQueue } from '../../core/queue-url.js';
-import type { WorkerContext } from '../context.js';
+import type { ClaimNeeds } from '../context.js';
 import { afterClaim } from '../decide/decide-claim.js';
 import { DEAD_LETTERED_COPY, type Outcome } from '../decide/decide.js';
 import { isDeadLetteredCopy, originOf, unfinishedRunsOf } from '../../core/delivery.js';
@@ -13,7 +13,7 @@ import type { GoodReading } from '../reading.js';
  * claim is held and flushed by stop() instead).
  */
 export async function claimFor(
-  ctx: WorkerContext,
+  ctx: ClaimNeeds,
   lease: Lease,
   read: GoodReading,
   token: string,

@@ -4,7 +4,7 @@ import type { JobInfo } from '../../core/job-events.js';
 import { SqsJobsError } from '../../core/errors.js';
 import { originOf } from '../../core/delivery.js';
 import { fanOut } from '../../fan-out/fan-out.js';
-import type { WorkerContext } from '../context.js';
+import type { RunNeeds } from '../context.js';
 import type { Lease } from '../hold/lease.js';
 import { jobLogger } from './job-logger.js';
 import { NO_PROGRESS } from '../../status/progress.js';
@@ -23,7 +23,7 @@ export class RunContext implements JobContext {
   readonly tenant: string | undefined;
   readonly queueUrl: string;
   readonly event: { readonly name: string; readonly id: string } | undefined;
-  readonly #ctx: WorkerContext;
+  readonly #ctx: RunNeeds;
   readonly #lease: Lease;
   readonly #info: JobInfo;
   readonly #enqueuedAt: string;
@@ -33,7 +33,7 @@ export class RunContext implements JobContext {
   #progress: ProgressFn | undefined;
 
   constructor(
-    ctx: WorkerContext,
+    ctx: RunNeeds,
     lease: Lease,
     info: JobInfo,
     envelope: { readonly id: string; readonly enqueuedAt: string; readonly tenant?: string; readonly event?: JobContext['event'] },

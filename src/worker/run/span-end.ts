@@ -3,11 +3,11 @@ import type { TraceContext } from '../../core/trace-context.js';
 import type { ReceivedMessage } from '../../core/message.js';
 import { carriedBy, type Reading } from '../reading.js';
 import type { BatchItemTrace, ProcessSpan, SpanEvent } from '../../ports/tracing.js';
-import type { WorkerContext } from '../context.js';
+import type { RunNeeds } from '../context.js';
 import type { Outcome } from '../decide/decide.js';
 
 /** The span of a run that begins (tracing is on); a tracer that throws is reported, and the job runs untraced. */
-export function spanFor(ctx: WorkerContext, info: JobInfo, trace: TraceContext | undefined): ProcessSpan | undefined {
+export function spanFor(ctx: RunNeeds, info: JobInfo, trace: TraceContext | undefined): ProcessSpan | undefined {
   try {
     return ctx.tracing?.process(info, trace);
   } catch (error) {
@@ -18,7 +18,7 @@ export function spanFor(ctx: WorkerContext, info: JobInfo, trace: TraceContext |
 
 /** The span of a batch handler's call on `items` (tracing is on); a tracer that throws is reported, and the call runs untraced. */
 export function batchSpanFor(
-  ctx: WorkerContext,
+  ctx: RunNeeds,
   jobName: string,
   queueUrl: string,
   key: string,
@@ -33,7 +33,7 @@ export function batchSpanFor(
 }
 
 /** End a run's span with its outcome (see endOf); a tracer that throws is reported, never in the way of the message's fate. */
-export function endSpan(ctx: WorkerContext, span: ProcessSpan, outcome: Outcome): void {
+export function endSpan(ctx: RunNeeds, span: ProcessSpan, outcome: Outcome): void {
   try {
     const { error, event } = endOf(outcome);
     span.ended(error, event);
@@ -48,7 +48,7 @@ export function endSpan(ctx: WorkerContext, span: ProcessSpan, outcome: Outcome)
  * that begins and ends at once, with what became of it; a deferral or a wait is not one (the run
  * that follows is).
  */
-export function unrunSpan(ctx: WorkerContext, info: JobInfo, read: Reading, m: ReceivedMessage, outcome: Outcome): void {
+export function unrunSpan(ctx: RunNeeds, info: JobInfo, read: Reading, m: ReceivedMessage, outcome: Outcome): void {
   if (ctx.tracing === undefined || (outcome.kind !== 'duplicate' && outcome.kind !== 'dead-letter')) return;
   const span = spanFor(ctx, info, carriedBy(read, m));
   if (span !== undefined) endSpan(ctx, span, outcome);
@@ -60,7 +60,7 @@ export function unrunSpan(ctx: WorkerContext, info: JobInfo, read: Reading, m: R
  * did not end so (with its job id), such as an item the handler reported failed alone.
  */
 export function endBatchSpan(
-  ctx: WorkerContext,
+  ctx: RunNeeds,
   span: ProcessSpan,
   whole: boolean,
   items: readonly { readonly info: JobInfo; readonly outcome: Outcome }[],

@@ -3,7 +3,7 @@ import type { AnyBatchJob } from '../../core/batch-job.js';
 import { isFifoQueue } from '../../core/queue-url.js';
 import { slotKept } from '../../core/rate-limit.js';
 import { sleep } from '../../core/sleep.js';
-import type { WorkerContext } from '../context.js';
+import type { TurnNeeds } from '../context.js';
 
 /*
  * A batch handler call's turn: the same rules as one job's (turn.ts), asked once per call. Its
@@ -55,7 +55,7 @@ const MAX_FLUSH_WAIT_MS = 30_000;
  * rate slot happens here, the handler slot taken (ended early by `signal`).
  */
 export async function batchTurn<T extends TenantItem>(
-  ctx: WorkerContext,
+  ctx: TurnNeeds,
   batch: TurnBatch<T>,
   token: string,
   signal: AbortSignal,
@@ -106,7 +106,7 @@ interface FlushPermits<T extends TenantItem> {
  * and no caps, as for ordinary jobs. Held permits are extended while the call runs.
  */
 async function takeFlushPermits<T extends TenantItem>(
-  ctx: WorkerContext,
+  ctx: TurnNeeds,
   batch: TurnBatch<T>,
   token: string,
 ): Promise<FlushPermits<T> | 'busy'> {
@@ -163,7 +163,7 @@ async function takeFlushPermits<T extends TenantItem>(
  * handler; later when its turn is further off than MAX_FLUSH_WAIT_MS (the batch goes back to fill
  * with its slot, and is flushed on it). memcached unreachable: no limit.
  */
-async function rateTurn(ctx: WorkerContext, batch: TurnBatch<unknown>, signal: AbortSignal): Promise<'now' | Omit<Later<never>, 'items'>> {
+async function rateTurn(ctx: TurnNeeds, batch: TurnBatch<unknown>, signal: AbortSignal): Promise<'now' | Omit<Later<never>, 'items'>> {
   const limit = batch.job.rateLimit;
   if (limit === undefined || ctx.rates === undefined) return 'now';
   // The slot it reserved when last tried, unless too late for it now.

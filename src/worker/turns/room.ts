@@ -1,6 +1,6 @@
 import type { JobInfo } from '../../core/job-events.js';
 import type { Activity } from '../activity.js';
-import type { WorkerContext } from '../context.js';
+import type { ReportNeeds, WorkerContext } from '../context.js';
 import type { Outcome, WaitUntil } from '../decide/decide.js';
 import { Report } from '../fate/report.js';
 import type { Lease } from '../hold/lease.js';
@@ -11,7 +11,7 @@ import type { Room } from './turn.js';
 
 /** What the room needs of its worker. */
 export interface RoomHost {
-  readonly ctx: WorkerContext;
+  readonly ctx: Pick<WorkerContext, 'stop' | 'lock' | 'permits'> & ReportNeeds;
   /** Holds the waiting messages in its buffers, first of their queue, until their time or a freed permit. */
   readonly scheduler: Scheduler<QueueState>;
   readonly activity: Activity;

@@ -2,7 +2,7 @@ import { isFifoQueue } from '../../core/queue-url.js';
 import { HOLD_MARGIN_MS, slotKept } from '../../core/rate-limit.js';
 import { SQS_MAX_HOLD_MS } from '../../core/sqs-limits.js';
 import { attemptOf, carriedRateSlot } from '../../core/delivery.js';
-import type { WorkerContext } from '../context.js';
+import type { TurnNeeds } from '../context.js';
 import { afterPermit, afterRateSlot, type Outcome } from '../decide/decide.js';
 import type { Receives } from '../decide/resend.js';
 import type { Lease } from '../hold/lease.js';
@@ -36,7 +36,7 @@ export function noRoom(): Room {
  * rate limit. 'run' now; or how the message ends instead: wait in the room (held, no receive
  * spent), or deferred (re-sent to come back at about its turn), or handed back.
  */
-export async function turnFor(ctx: WorkerContext, lease: Lease, read: GoodReading, token: string, room: Room): Promise<Outcome | 'run'> {
+export async function turnFor(ctx: TurnNeeds, lease: Lease, read: GoodReading, token: string, room: Room): Promise<Outcome | 'run'> {
   const permitted = await permitFor(ctx, lease, read, token, room);
   return permitted === 'run' ? rateSlotFor(ctx, lease, read, room) : permitted;
 }
@@ -51,7 +51,7 @@ const CAP_WAIT_RETRY_MS = 100;
  * to its pace), and the room has space; else deferred: re-sent once, to come back at about its
  * turn (CapTurns).
  */
-async function permitFor(ctx: WorkerContext, lease: Lease, read: GoodReading, token: string, room: Room): Promise<Outcome | 'run'> {
+async function permitFor(ctx: TurnNeeds, lease: Lease, read: GoodReading, token: string, room: Room): Promise<Outcome | 'run'> {
   const { tenantCaps: caps, capDelaySeconds } = ctx.config;
   const tenant = read.envelope.tenant;
   const queueUrl = lease.message.queueUrl;
@@ -91,7 +91,7 @@ async function permitFor(ctx: WorkerContext, lease: Lease, read: GoodReading, to
  * the room has space (a FIFO message always waits: its group waits with it), else
  * deferred until about then.
  */
-async function rateSlotFor(ctx: WorkerContext, lease: Lease, read: GoodReading, room: Room): Promise<Outcome | 'run'> {
+async function rateSlotFor(ctx: TurnNeeds, lease: Lease, read: GoodReading, room: Room): Promise<Outcome | 'run'> {
   const job = read.job;
   const limit = job.rateLimit;
   if (limit === undefined || ctx.rates === undefined) return 'run';
@@ -120,7 +120,7 @@ async function rateSlotFor(ctx: WorkerContext, lease: Lease, read: GoodReading, 
   return outcome;
 }
 
-const receivesOf = (ctx: WorkerContext, lease: Lease): Receives => ({
+const receivesOf = (ctx: TurnNeeds, lease: Lease): Receives => ({
   count: lease.message.receiveCount,
   attempt: attemptOf(lease.message),
   max: ctx.queueOf(lease.message.queueUrl).maxReceiveCount,
