@@ -29,9 +29,9 @@ export interface CoalescerOptions {
 
 /**
  * Coalesces per-message SQS calls into their batch forms: as soon as 10 entries are ready for a
- * queue, or `flushMs` after the first one (at once: submitNow). A failed entry is retried
- * when the failure is transient (retryTransient); every entry's promise resolves: to undefined once
- * SQS confirmed it, else to why not.
+ * queue, or `flushMs` after the first one (at once: submitNow). A failed entry is retried when
+ * the failure is transient (retryTransient); every entry's promise resolves: to undefined once SQS
+ * confirmed it, else to why not.
  */
 abstract class Coalescer<T> {
   readonly #o: CoalescerOptions;
@@ -145,8 +145,9 @@ export class DeleteCoalescer extends Coalescer<undefined> {
 }
 
 /**
- * The one way a held message is made visible again (after a delay; unstarted ones at once), in ChangeMessageVisibilityBatch calls: a batch job's failed items, or a burst of failing
- * jobs, cost one call per ten instead of one each.
+ * The one way a held message is made visible again (after a delay; unstarted ones at once), in
+ * ChangeMessageVisibilityBatch calls: a batch job's failed items, or a burst of failing jobs, cost
+ * one call per ten instead of one each.
  */
 export class VisibilityCoalescer extends Coalescer<number> {
   change(message: ReceivedMessage, seconds: number): Promise<Refusal> {
