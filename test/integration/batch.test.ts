@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -297,7 +298,7 @@ describe('batch jobs: across workers and at shutdown', () => {
       job,
       Array.from({ length: 40 }, (_, n) => ({ n, user: 'acme' })),
     );
-    const lockKeyPrefix = `batch-excl-${Date.now()}:`;
+    const lockKeyPrefix = `batch-excl-${randomUUID()}:`;
     const a = start({ queues: [queueUrl], jobs: [job], lockKeyPrefix });
     const b = start({ queues: [queueUrl], jobs: [job], lockKeyPrefix });
     const ea = recordEvents(a);
@@ -339,7 +340,7 @@ describe('batch jobs: across workers and at shutdown', () => {
       await producer.enqueueMany(job, args, { tenant });
     }
     producer.close();
-    const lockKeyPrefix = `batch-cap-${Date.now()}:`;
+    const lockKeyPrefix = `batch-cap-${randomUUID()}:`;
     const options = { queues: [queueUrl], jobs: [job], lockKeyPrefix, concurrency: 4, tenantCaps: { acme: 1 } };
     const a = start(options);
     const b = start(options);

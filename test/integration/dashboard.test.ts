@@ -207,7 +207,11 @@ describe('the dashboard', () => {
     const worker = start(options);
     const events = recordEvents(worker);
     await worker.start();
-    const producer = createProducer({ queueUrl, spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 3 } }, LOCAL_ENV);
+    // Its own key prefix: allowances are per tenant, and another run of the suite may share the memcached.
+    const producer = createProducer(
+      { queueUrl, lockKeyPrefix: `dash-${randomUUID()}:`, spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 3 } },
+      LOCAL_ENV,
+    );
     await producer.enqueueMany(
       render,
       Array.from({ length: 8 }, () => ({})),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createCloudWatchClient } from '../../src/adapters/aws-clients.js';
@@ -30,7 +31,12 @@ describe('tenant fairness (spillover)', () => {
         await new Promise((r) => setTimeout(r, 5));
       },
     });
-    const producer = createProducer({ queueUrl, spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 5 } }, LOCAL_ENV);
+    // Its own key prefix: allowances are per tenant, and another run of this suite may share the memcached.
+    const lockKeyPrefix = `fair-${randomUUID()}:`;
+    const producer = createProducer(
+      { queueUrl, lockKeyPrefix, spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 5 } },
+      LOCAL_ENV,
+    );
     const burst = 150;
     await producer.enqueueMany(
       job,
@@ -123,7 +129,11 @@ describe('tenant fairness (spillover)', () => {
     const { queueUrl, spilloverQueueUrl } = await freshQueues(sqs, 'fairstats', { spillover: true });
     const namespace = `FairStats${Date.now()}`;
     const job = defineJob({ name: 'upload', args: z.object({}), handle: () => {} });
-    const producer = createProducer({ queueUrl, spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 2 } }, LOCAL_ENV);
+    const lockKeyPrefix = `fair-${randomUUID()}:`; // allowances are per tenant: not shared with another run on this memcached
+    const producer = createProducer(
+      { queueUrl, lockKeyPrefix, spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 2 } },
+      LOCAL_ENV,
+    );
     await producer.enqueueMany(job, [{}, {}, {}, {}, {}], { tenant: 'noisy' }); // 2 to the main queue, 3 spilled
     await producer.enqueue(job, {}, { tenant: 'noisy' }); // spilled too: the allowance is used up
     const worker = start({
@@ -193,7 +203,7 @@ describe('spillover allowances shared by every producer (memcached)', () => {
   it("two producers give a tenant one allowance, and a tenantGroup one allowance for all of a customer's names", async () => {
     const { queueUrl, spilloverQueueUrl } = await freshQueues(sqs, 'fair-shared', { spillover: true });
     const job = defineJob({ name: 'upload', args: z.object({ n: z.number() }), handle: () => {} });
-    const lockKeyPrefix = `shared-${Date.now()}:`;
+    const lockKeyPrefix = `shared-${randomUUID()}:`;
     // A burst of 5 per window of 5,000 s: the whole test sends within one window. Per-process buckets
     // would let 10 through (5 per producer), and so would shared ones per tenant name (5 per name).
     const spillover = { queueUrl: spilloverQueueUrl!, ratePerSecond: 0.001, burst: 5, tenantGroup: (t: string) => t.split(':')[0]! };
@@ -224,7 +234,7 @@ describe('spillover allowances shared by every producer (memcached)', () => {
 describe('tenant caps (fleet-wide)', () => {
   it('never runs more of a tenant at once than its cap across two workers; the rest wait in the workers, nothing re-sent, no attempt lost', async () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'caps');
-    const lockKeyPrefix = `caps-${Date.now()}:`;
+    const lockKeyPrefix = `caps-${randomUUID()}:`;
     const n = 12;
     const { job, seen } = await cappedRun(queueUrl, n, 300);
     const options = {
@@ -269,7 +279,7 @@ describe('tenant caps (fleet-wide)', () => {
     const worker = start({
       queues: [queueUrl],
       jobs: [job],
-      lockKeyPrefix: `caps-half-${Date.now()}:`,
+      lockKeyPrefix: `caps-half-${randomUUID()}:`,
       concurrency: 4,
       tenantCaps: { acme: 1 },
       capDelaySeconds: 1,
@@ -299,7 +309,7 @@ describe('tenant caps (fleet-wide)', () => {
     const worker = start({
       queues: [queueUrl],
       jobs: [job],
-      lockKeyPrefix: `caps-full-${Date.now()}:`,
+      lockKeyPrefix: `caps-full-${randomUUID()}:`,
       concurrency: 2,
       prefetch: 1,
       tenantCaps: { acme: 1 },
@@ -336,7 +346,7 @@ describe('tenant caps (fleet-wide)', () => {
     const worker = start({
       queues: [queueUrl],
       jobs: [job],
-      lockKeyPrefix: `caps-mixed-${Date.now()}:`,
+      lockKeyPrefix: `caps-mixed-${randomUUID()}:`,
       concurrency: 2,
       prefetch: 1,
       tenantCaps: { acme: 1 },

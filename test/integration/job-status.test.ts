@@ -221,7 +221,7 @@ describe('fan-out', () => {
     });
     const producer = createProducer({ queueUrl, store }, LOCAL_ENV);
     const { jobId: parentId } = await producer.enqueue(parent, { rows: 100 }, { track: true });
-    const options = { queues: [queueUrl], jobs: [parent, child, done], store, lockKeyPrefix: `fan-${Date.now()}:`, concurrency: 8 };
+    const options = { queues: [queueUrl], jobs: [parent, child, done], store, lockKeyPrefix: `fan-${randomUUID()}:`, concurrency: 8 };
     const a = start(options);
     const b = start(options);
     const errors = [recordEvents(a), recordEvents(b)];

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineJob } from '../../src/core/job.js';
@@ -34,7 +35,7 @@ describe('rate limits per job (fleet-wide, memcached)', () => {
     const n = 60;
     const perSecond = 20;
     await enqueue(queueUrl, n);
-    const env = { RATE_PER_SECOND: String(perSecond), CONCURRENCY: '5', PREFETCH: '5', LOCK_KEY_PREFIX: `rate-${Date.now()}:` };
+    const env = { RATE_PER_SECOND: String(perSecond), CONCURRENCY: '5', PREFETCH: '5', LOCK_KEY_PREFIX: `rate-${randomUUID()}:` };
     const a = spawnWorker(queueUrl, env);
     const b = spawnWorker(queueUrl, env);
     try {
@@ -70,7 +71,7 @@ describe('rate limits per job (fleet-wide, memcached)', () => {
     const { queueUrl, dlqUrl } = await freshQueues(sqs, 'rate-kill', { visibilityTimeout: 5 });
     const n = 40;
     await enqueue(queueUrl, n);
-    const env = { RATE_PER_SECOND: '4', CONCURRENCY: '5', PREFETCH: '5', LOCK_KEY_PREFIX: `rate-kill-${Date.now()}:` };
+    const env = { RATE_PER_SECOND: '4', CONCURRENCY: '5', PREFETCH: '5', LOCK_KEY_PREFIX: `rate-kill-${randomUUID()}:` };
     const doomed = spawnWorker(queueUrl, env);
     await eventually(() => doomed.count('waiting') >= 5, 'jobs waiting for their turn in the doomed worker', 30_000);
     doomed.child.kill('SIGKILL');
