@@ -19,7 +19,7 @@ export class KeyValueLock implements JobLock {
     this.#prefix = keyPrefix;
   }
 
-  /** The key of `jobId`'s lock: the key prefix (`keyPrefix`, default `sqsjobs:`), then the job id. */
+  /** The key of `jobId`'s lock: the key prefix (MemcachedLock's `keyPrefix`, default `sqsjobs:`; none in memory), then the job id. */
   key(jobId: string): string {
     return `${this.#prefix}${jobId}`;
   }
