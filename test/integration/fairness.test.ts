@@ -131,7 +131,8 @@ describe('tenant fairness (spillover)', () => {
     const job = defineJob({ name: 'upload', args: z.object({}), handle: () => {} });
     const lockKeyPrefix = `fair-${randomUUID()}:`; // allowances are per tenant: not shared with another run on this memcached
     const producer = createProducer(
-      { queueUrl, lockKeyPrefix, spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 1, burst: 2 } },
+      // A refill of one per 1,000 s: the allowance of 2 cannot grow back between the two sends, however slow the stack.
+      { queueUrl, lockKeyPrefix, spillover: { queueUrl: spilloverQueueUrl!, ratePerSecond: 0.001, burst: 2 } },
       LOCAL_ENV,
     );
     await producer.enqueueMany(job, [{}, {}, {}, {}, {}], { tenant: 'noisy' }); // 2 to the main queue, 3 spilled
