@@ -19,6 +19,13 @@ export type OnError = (where: string, error: unknown) => void;
 /** What of the queue port every phase may use: receive (the poller), and find a queue's DLQ (start). */
 export type ReceivingPort = Pick<QueuePort, 'receive' | 'deadLetterTarget'>;
 
+/** How a worker reports, one per worker: its events (`worker.on`), its logger, and where an error it survives goes. */
+export interface Reporting {
+  readonly emit: Emit;
+  readonly log: Logger;
+  readonly onError: OnError;
+}
+
 /**
  * What every phase of a worker shares, one per worker: its settings, its ports (given, or built
  * from the SDKs) and the services on them, how it reports, what it knows of each queue, and
@@ -26,9 +33,8 @@ export type ReceivingPort = Pick<QueuePort, 'receive' | 'deadLetterTarget'>;
  */
 export interface WorkerContext {
   readonly config: WorkerConfig;
-  readonly log: Logger;
-  readonly emit: Emit;
-  readonly onError: OnError;
+  /** How every phase reports: events, logs, errors. */
+  readonly report: Reporting;
   /** Aborted when stop() begins: no new receive or handler starts. */
   readonly stop: AbortController;
   /** Aborted by a second signal, or once running handlers are done: ends open polls and every wait at once. */
@@ -63,18 +69,13 @@ export interface WorkerContext {
  * is settle's own port (fate/acts.ts).
  */
 
-/** How a phase reports: events, logs, errors (fate/report.ts). */
-export type ReportNeeds = Pick<WorkerContext, 'emit' | 'log' | 'onError'>;
 /** intake/: receive, and hold what came. */
-export type IntakeNeeds = Pick<WorkerContext, 'config' | 'stop' | 'force' | 'sqs' | 'heartbeat' | 'onError'>;
+export type IntakeNeeds = Pick<WorkerContext, 'config' | 'stop' | 'force' | 'sqs' | 'heartbeat' | 'report'>;
 /** run/claim.ts: the job id's lock. */
-export type ClaimNeeds = Pick<WorkerContext, 'config' | 'stop' | 'emit' | 'lock' | 'queueOf'>;
+export type ClaimNeeds = Pick<WorkerContext, 'config' | 'stop' | 'report' | 'lock' | 'queueOf'>;
 /** turns/: a job's or a batch call's turn (permits, rate slots). */
-export type TurnNeeds = Pick<WorkerContext, 'config' | 'stop' | 'log' | 'permits' | 'rates' | 'queueOf'>;
+export type TurnNeeds = Pick<WorkerContext, 'config' | 'stop' | 'report' | 'permits' | 'rates' | 'queueOf'>;
 /** run/ and batch/batch-run.ts: a handler's run, its ctx and its span. */
-export type RunNeeds = Pick<WorkerContext, 'config' | 'emit' | 'log' | 'onError' | 'queueOf' | 'status' | 'tracing'>;
-/** fate/: where an outcome goes and how it is carried out (with its acts). Reporting takes three of its fields. */
-export type FateNeeds = Pick<
-  WorkerContext,
-  'config' | 'stop' | 'emit' | 'log' | 'onError' | 'heartbeat' | 'lock' | 'permits' | 'queueOf' | 'status'
->;
+export type RunNeeds = Pick<WorkerContext, 'config' | 'report' | 'queueOf' | 'status' | 'tracing'>;
+/** fate/: where an outcome goes and how it is carried out (with its acts). */
+export type FateNeeds = Pick<WorkerContext, 'config' | 'stop' | 'report' | 'heartbeat' | 'lock' | 'permits' | 'queueOf' | 'status'>;

@@ -101,8 +101,8 @@ export class Delivery extends Watched<Lease> {
     this.#jobCtx = new RunContext(ctx, lease, info, read.envelope);
     this.#waitMs = Math.max(0, Date.now() - firstSentAt(lease.message));
     lease.handlerStarted = true;
-    ctx.emit('job:start', { ...info, waitMs: this.#waitMs });
-    if (ctx.log.isLevelEnabled('debug'))
+    ctx.report.emit('job:start', { ...info, waitMs: this.#waitMs });
+    if (ctx.report.log.isLevelEnabled('debug'))
       this.#jobCtx.log.debug(ctx.config.logArgs ? { args: read.args, waitMs: this.#waitMs } : { waitMs: this.#waitMs }, 'job started');
     this.#span = ctx.tracing === undefined ? undefined : spanFor(ctx, info, carriedBy(read, lease.message));
     this.run();
@@ -160,7 +160,7 @@ export class Delivery extends Watched<Lease> {
       host.activity.ended(this.lease);
       host.fate.conclude(this.lease, this.#info, outcome);
     } catch (error) {
-      host.ctx.onError('run', error);
+      host.ctx.report.onError('run', error);
     }
     host.dispatch();
   }
@@ -168,7 +168,7 @@ export class Delivery extends Watched<Lease> {
   /** The walk is written not to throw; if it does before the outcome is known, hand the message back rather than lose track of it. */
   #failed(error: unknown): void {
     const { host } = this;
-    host.ctx.onError('run', error);
+    host.ctx.report.onError('run', error);
     if (host.activity.running.has(this.lease)) this.#conclude(internalError(toError(error), host.ctx.config.visibilityTimeoutSeconds));
   }
 }

@@ -21,7 +21,7 @@ export interface Stopping {
  * brought meanwhile is handed back), wait for every settle, then close. A step that fails is
  * reported and the next one runs.
  */
-export async function shutdown(ctx: Pick<WorkerContext, 'config' | 'stop' | 'force' | 'log' | 'onError'>, p: Stopping): Promise<void> {
+export async function shutdown(ctx: Pick<WorkerContext, 'config' | 'stop' | 'force' | 'report'>, p: Stopping): Promise<void> {
   ctx.stop.abort();
   p.capacity.close();
   const c = ctx.config;
@@ -38,7 +38,7 @@ export async function shutdown(ctx: Pick<WorkerContext, 'config' | 'stop' | 'for
       async () => {
         const running = p.activity.running;
         if (running.size === 0) return;
-        ctx.log.info({ running: running.size, deadlineMs: c.shutdownTimeoutMs }, 'waiting for running jobs');
+        ctx.report.log.info({ running: running.size, deadlineMs: c.shutdownTimeoutMs }, 'waiting for running jobs');
         await within(p.activity.idle(), c.shutdownTimeoutMs);
         for (const handler of running) handler.abort('SHUTDOWN', 'the worker is stopping and the shutdown deadline passed');
         await p.activity.idle();
@@ -71,10 +71,10 @@ export async function shutdown(ctx: Pick<WorkerContext, 'config' | 'stop' | 'for
     try {
       await step();
     } catch (error) {
-      ctx.onError(`shutdown: ${name}`, error);
+      ctx.report.onError(`shutdown: ${name}`, error);
     }
   }
-  ctx.log.info('worker stopped');
+  ctx.report.log.info('worker stopped');
 }
 
 /** SIGTERM/SIGINT stop the worker; a second signal stops it at once. Returns the remover. */

@@ -139,9 +139,7 @@ export function buildContext(
   const byUrl = new Map(queues.map((q) => [q.url, q]));
   const ctx: WorkerContext = {
     config: c,
-    log,
-    emit: events.emit.bind(events),
-    onError,
+    report: { emit: events.emit.bind(events), log, onError },
     stop: new AbortController(),
     force: new AbortController(),
     sqs,

@@ -150,7 +150,7 @@ export class Worker extends EventSource<WorkerEvents> {
     }
     if (this.config.handleSignals) {
       this.#removeSignalListeners = handleSignals(
-        this.#ctx.log,
+        this.#ctx.report.log,
         () => stop.signal.aborted,
         () => void this.stop(),
         () => this.#ctx.force.abort(),
@@ -172,7 +172,7 @@ export class Worker extends EventSource<WorkerEvents> {
       receivedWhileStopping: (leases) => this.#fate.handBackNow(leases, 'worker is stopping'),
     };
     this.#pollers = this.#queues.map((q) => pollQueue(this.#ctx, intake, q, this.config.receiveConcurrency));
-    logStarted(this.#ctx.log, this.config, this.#queues);
+    logStarted(this.#ctx.report.log, this.config, this.#queues);
   }
 
   /**
@@ -204,7 +204,7 @@ export class Worker extends EventSource<WorkerEvents> {
 
   #error(where: string, error: unknown): void {
     const e = toError(error);
-    this.#ctx.log.warn({ err: e, where }, `${where} failed`);
+    this.#ctx.report.log.warn({ err: e, where }, `${where} failed`);
     this.events.emit('error', e);
   }
 }

@@ -50,7 +50,7 @@ export interface InMemoryWorker {
   readonly dlq: string;
   /** The events emitted so far, by name. */
   readonly events: string[];
-  /** Where the worker reported errors so far (ctx.onError's `where`). */
+  /** Where the worker reported errors so far (ctx.report.onError's `where`). */
   readonly errors: string[];
   /** Send a job's envelope to the queue (`groupId`: a FIFO queue's message group); answers its job id. */
   send(job: string, args: unknown, o?: { readonly id?: string; readonly tenant?: string; readonly groupId?: string }): Promise<string>;
@@ -135,7 +135,7 @@ export function runToEnd(ctx: WorkerContext, lease: Lease, read: Reading, room?:
   return new Promise((resolve, reject) => {
     Delivery.start(
       {
-        ctx: { ...ctx, onError: (_where, error) => reject(error) },
+        ctx: { ...ctx, report: { ...ctx.report, onError: (_where, error) => reject(error) } },
         room: room ?? noRoom(),
         activity: new Activity(1, (_where, error) => reject(error)),
         fate: {

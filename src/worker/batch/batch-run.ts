@@ -92,14 +92,14 @@ async function flush(ctx: RunNeeds, run: BatchRun, held: readonly HeldItem[]): P
   if (items.length === 0) return results;
   const now = Date.now();
   const info = { jobName: job.name, key, queueUrl: items[0]!.queueUrl, size: items.length };
-  ctx.emit('batch:start', { ...info, heldMs: now - Math.min(...items.map((i) => i.heldAt)) });
+  ctx.report.emit('batch:start', { ...info, heldMs: now - Math.min(...items.map((i) => i.heldAt)) });
   const waits = items.map((item) => {
     const waitMs = Math.max(0, now - firstSentAt(item.lease.message));
-    ctx.emit('job:start', { ...item.read.info, waitMs });
+    ctx.report.emit('job:start', { ...item.read.info, waitMs });
     if (item.lease.tracking !== undefined) ctx.status?.tracker.running(item.read.info, item.lease.tracking);
     return waitMs;
   });
-  const log = ctx.log.child({ job: job.name, key, size: items.length });
+  const log = ctx.report.log.child({ job: job.name, key, size: items.length });
   const span =
     ctx.tracing === undefined
       ? undefined
@@ -143,7 +143,7 @@ async function flush(ctx: RunNeeds, run: BatchRun, held: readonly HeldItem[]): P
     results.push({ item, info: item.read.info, outcome });
   });
   if (span !== undefined) endBatchSpan(ctx, span, execution.kind !== 'returned', results.slice(results.length - items.length));
-  ctx.emit('batch:end', { ...info, failed, processMs: execution.processMs });
+  ctx.report.emit('batch:end', { ...info, failed, processMs: execution.processMs });
   return results;
 }
 

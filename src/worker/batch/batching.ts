@@ -114,7 +114,7 @@ export class Batching {
           else watcher.onAbort(); // lost while it was being claimed
         },
         (error: unknown) => {
-          this.#ctx.onError('batch admit', error);
+          this.#ctx.report.onError('batch admit', error);
           this.#fate.conclude(lease, read.info, internalError(toError(error), 0));
         },
       )
@@ -189,7 +189,7 @@ export class Batching {
           }
         },
         (error: unknown) => {
-          this.#ctx.onError('batch', error);
+          this.#ctx.report.onError('batch', error);
           for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, internalError(toError(error), 0));
         },
       )

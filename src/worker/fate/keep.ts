@@ -26,8 +26,8 @@ export async function retryInPlace(
   try {
     if (lock !== undefined) await ctx.lock.release(lock.jobId, lock.token);
   } catch (error) {
-    ctx.onError('unlock', error); // a JobLock should not throw; the lock then ends with its TTL
+    ctx.report.onError('unlock', error); // a JobLock should not throw; the lock then ends with its TTL
   }
   await recordEnd(ctx, lease, info, { kind: 'retry', error: outcome.error, delayMs: outcome.delayMs });
-  new Report(ctx, info).failed(outcome.error, outcome.processMs, outcome.delayMs, true);
+  new Report(ctx.report, info).failed(outcome.error, outcome.processMs, outcome.delayMs, true);
 }

@@ -1,6 +1,6 @@
 import type { DeadLetterReason, DuplicateState, JobInfo, Limit } from '../../core/job-events.js';
 import type { Logger } from 'pino';
-import type { ReportNeeds } from '../context.js';
+import type { Reporting } from '../context.js';
 import { jobLogger } from '../run/job-logger.js';
 
 /**
@@ -8,34 +8,34 @@ import { jobLogger } from '../run/job-logger.js';
  * function per act. Reporting only: nothing here touches the message.
  */
 export class Report {
-  readonly #ctx: ReportNeeds;
+  readonly #to: Reporting;
   readonly #info: JobInfo;
   #child: Logger | undefined;
 
-  constructor(ctx: ReportNeeds, info: JobInfo) {
-    this.#ctx = ctx;
+  constructor(to: Reporting, info: JobInfo) {
+    this.#to = to;
     this.#info = info;
   }
 
   /** The job's logger, made on first use. */
   #log(): Logger {
-    this.#child ??= jobLogger(this.#ctx.log, this.#info);
+    this.#child ??= jobLogger(this.#to.log, this.#info);
     return this.#child;
   }
 
   succeeded(waitMs: number, processMs: number): void {
-    this.#ctx.emit('job:succeeded', { ...this.#info, waitMs, processMs });
-    if (this.#ctx.log.isLevelEnabled('debug')) this.#log().debug({ processMs, waitMs }, 'job succeeded');
+    this.#to.emit('job:succeeded', { ...this.#info, waitMs, processMs });
+    if (this.#to.log.isLevelEnabled('debug')) this.#log().debug({ processMs, waitMs }, 'job succeeded');
   }
 
   duplicate(state: DuplicateState): void {
-    this.#ctx.emit('job:duplicate', { ...this.#info, state });
+    this.#to.emit('job:duplicate', { ...this.#info, state });
     this.#log().info({ state }, DUPLICATE_LOG[state]);
   }
 
   /** The handler failed; `retryDelayMs`: when it runs again (undefined: it does not, it goes to the DLQ). */
   failed(error: Error, processMs: number, retryDelayMs: number | undefined, inPlace = false): void {
-    this.#ctx.emit('job:failed', { ...this.#info, error, processMs, retryDelayMs });
+    this.#to.emit('job:failed', { ...this.#info, error, processMs, retryDelayMs });
     if (retryDelayMs === undefined) return;
     if (inPlace)
       this.#log().warn({ err: error, retryInMs: retryDelayMs }, 'job failed; it will be retried here, its FIFO group waiting for it');
@@ -43,30 +43,30 @@ export class Report {
   }
 
   cancelled(reason: string): void {
-    this.#ctx.emit('job:cancelled', { ...this.#info, reason });
+    this.#to.emit('job:cancelled', { ...this.#info, reason });
     this.#log().info({ reason }, 'job cancelled: message deleted, not run again');
   }
 
   handedBack(reason: string): void {
-    this.#ctx.emit('job:handed-back', { ...this.#info, reason });
+    this.#to.emit('job:handed-back', { ...this.#info, reason });
   }
 
   deadLettered(reason: DeadLetterReason, detail: string): void {
-    this.#ctx.emit('job:dead-lettered', { ...this.#info, reason, detail });
+    this.#to.emit('job:dead-lettered', { ...this.#info, reason, detail });
     this.#log().error({ reason, detail }, 'message moved to the dead-letter queue');
   }
 
   deadLetterFailed(error: Error, reason: DeadLetterReason, dlq: string): void {
     this.#log().error({ err: error, reason }, 'could not send the message to the DLQ; it stays in the queue');
     const m = this.#info;
-    this.#ctx.onError(
+    this.#to.onError(
       'dead-letter',
       new Error(`could not dead-letter message ${m.messageId} to ${dlq}: ${error.message}`, { cause: error }),
     );
   }
 
   resent(reason: string, delaySeconds: number): void {
-    this.#ctx.emit('job:resent', { ...this.#info, reason, delaySeconds });
+    this.#to.emit('job:resent', { ...this.#info, reason, delaySeconds });
     this.#log().warn({ reason, delaySeconds }, 'the message had no receive left: re-sent with the same job id rather than handed back');
   }
 
@@ -79,7 +79,7 @@ export class Report {
   }
 
   resendFailed(error: unknown, reason: string): void {
-    this.#ctx.onError('re-send', error);
+    this.#to.onError('re-send', error);
     this.#log().error(
       { err: error, reason },
       'could not re-send a message with no receive left; handed back, and SQS may dead-letter it on its next receive',
@@ -87,13 +87,13 @@ export class Report {
   }
 
   deferred(reason: string, delaySeconds: number, limit: Limit): void {
-    this.#ctx.emit('job:deferred', { ...this.#info, reason, delaySeconds, limit });
-    if (this.#ctx.log.isLevelEnabled('debug')) this.#log().debug({ reason, delaySeconds }, 'deferred: re-sent to run later');
+    this.#to.emit('job:deferred', { ...this.#info, reason, delaySeconds, limit });
+    if (this.#to.log.isLevelEnabled('debug')) this.#log().debug({ reason, delaySeconds }, 'deferred: re-sent to run later');
   }
 
   waiting(reason: string, limit: Limit): void {
-    this.#ctx.emit('job:waiting', { ...this.#info, reason, limit });
-    if (this.#ctx.log.isLevelEnabled('debug')) this.#log().debug({ reason, limit }, 'waiting here for its turn');
+    this.#to.emit('job:waiting', { ...this.#info, reason, limit });
+    if (this.#to.log.isLevelEnabled('debug')) this.#log().debug({ reason, limit }, 'waiting here for its turn');
   }
 
   visibilityUnchanged(reason: string): void {

@@ -64,7 +64,7 @@ export async function resendUncounted(
   const copy = resentMessage(m, o.delaySeconds, { ...o, countThisReceive: false });
   const refusal = await acts.resends.resend(m, copy);
   if (refusal !== undefined) {
-    ctx.onError('defer', new Error(`could not re-send message ${m.messageId} to ${m.queueUrl}: ${refusal}; it is handed back`));
+    ctx.report.onError('defer', new Error(`could not re-send message ${m.messageId} to ${m.queueUrl}: ${refusal}; it is handed back`));
     return handBack(ctx, acts, lease, report, o.delaySeconds, o.reason, o);
   }
   sent(copy.delaySeconds ?? 0);

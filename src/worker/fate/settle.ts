@@ -58,7 +58,7 @@ async function carryOut(
   // The heartbeat may have found the lease lost meanwhile: then act only where it is safe.
   const outcome = lease.lost ? onceLost(decided) : decided;
   const m = lease.message;
-  const report = new Report(ctx, info);
+  const report = new Report(ctx.report, info);
   const abandoned = 'abandoned' in outcome && outcome.abandoned;
   // An abandoned handler may still be running: its lock and its tenant's permit are kept until their TTL.
   const unlock = async (keep = abandoned) => {
@@ -66,7 +66,9 @@ async function carryOut(
   };
   if (permit !== undefined && !abandoned) {
     // Permits should not throw; one that does must not keep the message from ending (the permit then lapses at its TTL).
-    await ctx.permits?.release(permit.key, permit.index, permit.token).catch((error: unknown) => ctx.onError('permit release', error));
+    await ctx.permits
+      ?.release(permit.key, permit.index, permit.token)
+      .catch((error: unknown) => ctx.report.onError('permit release', error));
     permitFreed(permit.key);
   }
   /** Hand back, unless the lease was lost while the message was held (then it is someone else's). */
@@ -84,7 +86,8 @@ async function carryOut(
     case 'succeeded': {
       // The done mark need not come before the delete: until it lands, a copy reads "running", never a job to run.
       const marked =
-        lock && ctx.lock.complete(lock.jobId, lock.token, ctx.config.completedTtlSeconds).catch((e) => ctx.onError('lock complete', e));
+        lock &&
+        ctx.lock.complete(lock.jobId, lock.token, ctx.config.completedTtlSeconds).catch((e) => ctx.report.onError('lock complete', e));
       report.succeeded(outcome.waitMs, outcome.processMs);
       if (await recordEnd(ctx, lease, info, { kind: 'succeeded', result: outcome.result })) await remove();
       else await giveBack(ifFails('count', vt));
@@ -197,9 +200,9 @@ export async function handBackUnstarted(
   ))
     calls.push(
       answer.then((refusal) => {
-        if (refusal !== undefined) ctx.onError('hand back', new Error(`could not hand a message back: ${refusal}`));
+        if (refusal !== undefined) ctx.report.onError('hand back', new Error(`could not hand a message back: ${refusal}`));
       }),
     );
   await Promise.all(calls);
-  if (leases.length > 0) ctx.log.info({ handedBack: leases.length, resent: last.length, reason }, 'handed back unstarted messages');
+  if (leases.length > 0) ctx.report.log.info({ handedBack: leases.length, resent: last.length, reason }, 'handed back unstarted messages');
 }

@@ -33,7 +33,7 @@ export function pollQueue(ctx: IntakeNeeds, intake: Intake, queue: ScheduledQueu
         if (open < most && !ctx.stop.signal.aborted) start(false);
       };
       poll(ctx, intake, queue, first, more)
-        .catch((error: unknown) => ctx.onError('receive loop', error))
+        .catch((error: unknown) => ctx.report.onError('receive loop', error))
         .finally(() => {
           if (--open === 0) resolve();
         });
@@ -80,7 +80,7 @@ async function poll(ctx: IntakeNeeds, intake: Intake, queue: ScheduledQueue, fir
       capacity.returnReserved(count, queue, 0);
       if (force.aborted) break; // the poll was aborted: the worker is stopping
       failures++;
-      ctx.onError('receive', error);
+      ctx.report.onError('receive', error);
       await sleep(Math.min(30_000, 250 * 2 ** failures), stopping);
       continue;
     } finally {

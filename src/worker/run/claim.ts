@@ -31,7 +31,7 @@ export async function claimFor(
     ...(read.envelope.parent === undefined ? {} : { parentId: read.envelope.parent }),
   });
   if (claim === 'claimed') lease.hold({ lock: { jobId: read.envelope.id, token } });
-  if (claim === 'unavailable') ctx.emit('job:lock-unavailable', lease.info ?? read.info);
+  if (claim === 'unavailable') ctx.report.emit('job:lock-unavailable', lease.info ?? read.info);
   const fifo = isFifoQueue(m.queueUrl);
   // Back while its job id is held under it: which run holds it, to count each unfinished run once.
   const holder = claim === 'running' && !fifo ? await ctx.lock.holder?.(read.envelope.id) : undefined;

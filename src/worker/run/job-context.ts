@@ -78,7 +78,7 @@ export class RunContext implements JobContext {
   }
 
   get log(): Logger {
-    this.#log ??= jobLogger(this.#ctx.log, this.#info);
+    this.#log ??= jobLogger(this.#ctx.report.log, this.#info);
     return this.#log;
   }
 

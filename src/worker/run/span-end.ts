@@ -11,7 +11,7 @@ export function spanFor(ctx: RunNeeds, info: JobInfo, trace: TraceContext | unde
   try {
     return ctx.tracing?.process(info, trace);
   } catch (error) {
-    ctx.onError('tracing', error);
+    ctx.report.onError('tracing', error);
     return undefined;
   }
 }
@@ -27,7 +27,7 @@ export function batchSpanFor(
   try {
     return ctx.tracing?.processBatch(jobName, queueUrl, key, items);
   } catch (error) {
-    ctx.onError('tracing', error);
+    ctx.report.onError('tracing', error);
     return undefined;
   }
 }
@@ -38,7 +38,7 @@ export function endSpan(ctx: RunNeeds, span: ProcessSpan, outcome: Outcome): voi
     const { error, event } = endOf(outcome);
     span.ended(error, event);
   } catch (error) {
-    ctx.onError('tracing', error);
+    ctx.report.onError('tracing', error);
   }
 }
 
@@ -82,12 +82,12 @@ export function endBatchSpan(
       });
     }
   } catch (error) {
-    ctx.onError('tracing', error);
+    ctx.report.onError('tracing', error);
   } finally {
     try {
       span.ended(first.error, first.event);
     } catch (error) {
-      ctx.onError('tracing', error);
+      ctx.report.onError('tracing', error);
     }
   }
 }

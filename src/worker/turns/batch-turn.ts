@@ -120,7 +120,7 @@ async function takeFlushPermits<T extends TenantItem>(
     const lock = exclusiveKey(job, key);
     const permit = await permits.take(lock, 1, token, ttl);
     if (permit === 'full') return 'busy';
-    if (permit === 'unavailable') ctx.log.warn({ job: job.name, key }, 'flushing without the key lock: memcached unavailable');
+    if (permit === 'unavailable') ctx.report.log.warn({ job: job.name, key }, 'flushing without the key lock: memcached unavailable');
     else held.push({ key: lock, index: permit });
   }
   const caps = ctx.config.tenantCaps;

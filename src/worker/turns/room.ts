@@ -1,6 +1,6 @@
 import type { JobInfo } from '../../core/job-events.js';
 import type { Activity } from '../activity.js';
-import type { ReportNeeds, WorkerContext } from '../context.js';
+import type { WorkerContext } from '../context.js';
 import type { Outcome, WaitUntil } from '../decide/decide.js';
 import { Report } from '../fate/report.js';
 import type { Lease } from '../hold/lease.js';
@@ -11,7 +11,7 @@ import type { Room } from './turn.js';
 
 /** What the room needs of its worker. */
 export interface RoomHost {
-  readonly ctx: Pick<WorkerContext, 'stop' | 'lock' | 'permits'> & ReportNeeds;
+  readonly ctx: Pick<WorkerContext, 'stop' | 'lock' | 'permits' | 'report'>;
   /** Holds the waiting messages in its buffers, first of their queue, until their time or a freed permit. */
   readonly scheduler: Scheduler<QueueState>;
   readonly activity: Activity;
@@ -110,7 +110,7 @@ export class WaitingRoom implements Room {
         },
         (error: unknown) => {
           arrived();
-          host.ctx.onError('wait', error);
+          host.ctx.report.onError('wait', error);
           return host.handBackWaiting(lease, 'internal error while it was to wait');
         },
       ),
@@ -138,9 +138,9 @@ export class WaitingRoom implements Room {
       // Held when it waits for its rate slot after taking its tenant's permit: given back meanwhile.
       if (permit !== undefined) await ctx.permits?.release(permit.key, permit.index, permit.token);
     } catch (error) {
-      ctx.onError('unlock', error); // the ports should not throw; the claims then end with their TTL
+      ctx.report.onError('unlock', error); // the ports should not throw; the claims then end with their TTL
     }
-    if (first) new Report(ctx, info).waiting(outcome.reason, outcome.limit);
+    if (first) new Report(ctx.report, info).waiting(outcome.reason, outcome.limit);
     return permit?.key;
   }
 

@@ -33,7 +33,7 @@ function handler(activity: Activity) {
 describe('shutdown', () => {
   it('hands back first, lets running handlers finish within the deadline, waits for settles, then closes in order', async () => {
     w = await inMemoryWorker([step], { options: { shutdownTimeoutMs: 5_000 } });
-    const activity = new Activity(2, w.ctx.onError);
+    const activity = new Activity(2, w.ctx.report.onError);
     const order: string[] = [];
     const running = handler(activity);
     let settled = false;
@@ -61,7 +61,7 @@ describe('shutdown', () => {
 
   it('aborts handlers still running at the deadline with SHUTDOWN', async () => {
     w = await inMemoryWorker([step], { options: { shutdownTimeoutMs: 100 } });
-    const activity = new Activity(2, w.ctx.onError);
+    const activity = new Activity(2, w.ctx.report.onError);
     const stuck = handler(activity);
     await shutdown(w.ctx, {
       capacity: new ReceiveCapacity({ concurrency: 10, prefetch: 0 }, { running: () => 0, buffered: () => 0 }),
@@ -76,7 +76,7 @@ describe('shutdown', () => {
 
   it('reports a step that fails and runs the next', async () => {
     w = await inMemoryWorker([step]);
-    const activity = new Activity(2, w.ctx.onError);
+    const activity = new Activity(2, w.ctx.report.onError);
     const ran: string[] = [];
     await shutdown(w.ctx, {
       capacity: new ReceiveCapacity({ concurrency: 10, prefetch: 0 }, { running: () => 0, buffered: () => 0 }),

@@ -36,7 +36,7 @@ afterEach(async () => {
 
 async function batching(concurrency = 2, tenantCaps: Record<string, number> = {}) {
   w = await inMemoryWorker([index], { options: { concurrency, tenantCaps } });
-  const activity = new Activity(concurrency, w.ctx.onError);
+  const activity = new Activity(concurrency, w.ctx.report.onError);
   const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
   let b: Batching;
   const wake = () => b.pump();
@@ -194,7 +194,7 @@ describe('Batching', () => {
       },
     });
     w = await inMemoryWorker([slow], { options: { concurrency: 2, tenantCaps: { acme: 1 } } });
-    const activity = new Activity(2, w.ctx.onError);
+    const activity = new Activity(2, w.ctx.report.onError);
     const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
     let b: Batching;
     const wake = () => b.pump();
@@ -219,7 +219,7 @@ describe('Batching', () => {
   it('knows which queues bring only batch jobs, by their last receive that brought any, and the room left in its budget', async () => {
     const plain = defineJob({ name: 'plain', args: z.object({}), handle: () => {} });
     w = await inMemoryWorker([index, plain], { options: { maxHeldBatchItems: 4 } });
-    const activity = new Activity(2, w.ctx.onError);
+    const activity = new Activity(2, w.ctx.report.onError);
     const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
     const { fate } = fateOf(w.ctx, w.acts, scheduler, activity, () => {});
     const b = new Batching(w.ctx, activity, fate, () => {});
