@@ -127,7 +127,7 @@ export class Worker extends EventSource<WorkerEvents> {
       activity: this.#activity,
       handBackBuffered: async () => {
         try {
-          await this.#fate.handBackNow(this.#scheduler.drain(), 'worker is stopping');
+          await this.#fate.handBackUnstarted(this.#scheduler.drain(), 'worker is stopping');
         } finally {
           await this.#batching.stop();
         }
@@ -169,7 +169,7 @@ export class Worker extends EventSource<WorkerEvents> {
         if (this.#hasBatchJobs) this.#batching.received(url, asked, leases);
         this.#dispatch();
       },
-      receivedWhileStopping: (leases) => this.#fate.handBackNow(leases, 'worker is stopping'),
+      receivedWhileStopping: (leases) => this.#fate.handBackUnstarted(leases, 'worker is stopping'),
     };
     this.#pollers = this.#queues.map((q) => pollQueue(this.#ctx, intake, q, this.config.receiveConcurrency));
     logStarted(this.#ctx.report.log, this.config, this.#queues);
@@ -198,7 +198,8 @@ export class Worker extends EventSource<WorkerEvents> {
     for (const lease of setAside.reverse()) this.#scheduler.putBack(lease);
     if (this.#hasBatchJobs) this.#batching.pump();
     const orphans = this.#scheduler.takeOrphans();
-    if (orphans.length > 0) this.#fate.handBack(orphans, 'an earlier message of its FIFO group was lost while waiting');
+    if (orphans.length > 0)
+      this.#activity.follow(this.#fate.handBackUnstarted(orphans, 'an earlier message of its FIFO group was lost while waiting'));
     this.#capacity.grant();
   }
 

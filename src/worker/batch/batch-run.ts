@@ -4,7 +4,7 @@ import { SqsJobsError, toError } from '../../core/errors.js';
 import type { JobInfo } from '../../core/job-events.js';
 import type { RunNeeds, TurnNeeds } from '../context.js';
 import type { Batch } from './batches.js';
-import { afterRun, type Execution, handBackNow, type Outcome } from '../decide/decide.js';
+import { afterRun, type Execution, handedBackNow, type Outcome } from '../decide/decide.js';
 import { endedWhileHeld, type HeldItem } from './held-item.js';
 import { execute } from '../run/execute.js';
 import type { AbortCode, AbortWatcher, Interruptible } from '../hold/lease.js';
@@ -71,7 +71,7 @@ export async function runBatch(ctx: RunNeeds & TurnNeeds, run: BatchRun): Promis
   try {
     // Stopped while it waited for its turn: handed back, never started.
     if (run.signal.aborted)
-      return { ended: all.map((item) => ({ item, info: item.read.info, outcome: handBackNow('worker is stopping') })) };
+      return { ended: all.map((item) => ({ item, info: item.read.info, outcome: handedBackNow('worker is stopping') })) };
     const ended = await flush(ctx, run, turn.run);
     abandoned = ended.some((o) => 'abandoned' in o.outcome && o.outcome.abandoned);
     return turn.capped === undefined ? { ended } : { ended, back: turn.capped };

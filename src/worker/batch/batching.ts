@@ -4,7 +4,7 @@ import { trackingOf } from '../../status/tracker.js';
 import type { Activity } from '../activity.js';
 import type { WorkerContext } from '../context.js';
 import type { Fate } from '../fate/conclude.js';
-import { handBackNow, internalError, poisoned } from '../decide/decide.js';
+import { handedBackNow, internalError, poisoned } from '../decide/decide.js';
 import { originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken } from '../run/claim.js';
@@ -165,7 +165,7 @@ export class Batching {
     while (this.#claims.size > 0) await Promise.all([...this.#claims]);
     for (const batch of this.#buffer.takeAll()) {
       if (this.#ctx.config.shutdownTimeoutMs > 0) this.#start(batch);
-      else for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, handBackNow('worker is stopping'));
+      else for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, handedBackNow('worker is stopping'));
     }
   }
 
@@ -180,7 +180,7 @@ export class Batching {
           for (const r of ended) this.#fate.conclude(r.item.lease, r.info, r.outcome);
           if (back === undefined) return;
           if (this.#ctx.stop.signal.aborted) {
-            for (const item of back.items) this.#fate.conclude(item.lease, item.read.info, handBackNow('worker is stopping'));
+            for (const item of back.items) this.#fate.conclude(item.lease, item.read.info, handedBackNow('worker is stopping'));
           } else {
             // Its key flushed elsewhere now, its rate's turn far off, or its tenant at its cap: back to fill until then.
             this.#buffer.putBack({ ...batch, items: back.items }, back.retryAt, back.rateSlotAt, back.behind);

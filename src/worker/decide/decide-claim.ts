@@ -1,7 +1,7 @@
 import type { UnfinishedRuns } from '../../core/delivery.js';
 import { SQS_MAX_VISIBILITY_SECONDS } from '../../core/sqs-limits.js';
 import type { ClaimResult } from '../../ports/lock.js';
-import { handBack, handBackNow, leaseLost, type Outcome } from './decide.js';
+import { handedBack, handedBackNow, leaseLost, type Outcome } from './decide.js';
 
 /*
  * What happens to a message once its job id is claimed (or found held): the claim's rules, beside
@@ -46,7 +46,7 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
     case 'running':
       return runningHere(f);
     case 'unavailable':
-      if (f.lockFailClosed) return handBack('dedupe lock unavailable (failing closed)', f.visibilityTimeoutSeconds);
+      if (f.lockFailClosed) return handedBack('dedupe lock unavailable (failing closed)', f.visibilityTimeoutSeconds);
       break;
     case 'claimed':
       break;
@@ -55,7 +55,7 @@ export function afterClaim(f: ClaimFacts): Outcome | 'run' {
     const detail = `${f.unfinished.runs} runs never finished (maxReceiveCount ${f.maxReceiveCount}): each time its worker stopped, or lost the message, while running it`;
     return { kind: 'dead-letter', reason: 'retries-exhausted', detail };
   }
-  if (f.stopping) return handBackNow('worker is stopping');
+  if (f.stopping) return handedBackNow('worker is stopping');
   return 'run';
 }
 
@@ -71,7 +71,7 @@ const RUNNING_HERE = 'the job id is running elsewhere under this same message (a
  * (a copy would lose its place in its group).
  */
 function runningHere(f: ClaimFacts): Outcome {
-  if (f.fifo) return handBack(`${RUNNING_HERE}: handed back for one visibility timeout`, f.visibilityTimeoutSeconds);
+  if (f.fifo) return handedBack(`${RUNNING_HERE}: handed back for one visibility timeout`, f.visibilityTimeoutSeconds);
   const max = f.maxReceiveCount;
   const { runs: before, last } = f.unfinished;
   const runs = countedBefore(f) ? before : before + 1;

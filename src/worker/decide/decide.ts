@@ -101,7 +101,7 @@ export interface PermitFacts {
  */
 export function afterPermit(f: PermitFacts): Outcome | 'run' {
   if (f.leaseLost) return leaseLost('a permit of its tenant was being taken');
-  if (f.stopping) return handBackNow('worker is stopping');
+  if (f.stopping) return handedBackNow('worker is stopping');
   // 'unavailable': memcached cannot be asked; the job runs without the cap rather than wait for it.
   if (f.permit !== 'full') return 'run';
   const reason = `tenant "${f.tenant}" has ${f.cap} job(s) running, its cap`;
@@ -136,7 +136,7 @@ export interface RateFacts {
  */
 export function afterRateSlot(f: RateFacts): Outcome | 'run' {
   if (f.leaseLost) return leaseLost('its rate limit was being asked');
-  if (f.stopping) return handBackNow('worker is stopping');
+  if (f.stopping) return handedBackNow('worker is stopping');
   // 'unavailable': memcached cannot be asked; the job runs without the limit rather than wait for it.
   if (f.slot === 'unavailable' || (f.slot.reserved && f.slot.at <= f.now)) return 'run';
   const reason = `${f.what} is at its rate limit (${f.perSecond}/s)`;
@@ -216,15 +216,15 @@ export function cancelledWhile(doing: string): Outcome {
 }
 
 /** Not run (and not running here): visible again after `delaySeconds`. */
-export function handBack(reason: string, delaySeconds: number): Outcome {
+export function handedBack(reason: string, delaySeconds: number): Outcome {
   return { kind: 'hand-back', reason, delaySeconds, abandoned: false };
 }
 
 /** Not started, and not to be: visible again at once, without spending an attempt. */
-export const handBackNow = (reason: string): Outcome => handBack(reason, 0);
+export const handedBackNow = (reason: string): Outcome => handedBack(reason, 0);
 
 /** The worker failed on it (a bug, never the job's fault): handed back after `delaySeconds`. */
-export const internalError = (error: Error, delaySeconds: number): Outcome => handBack(`internal error: ${error.message}`, delaySeconds);
+export const internalError = (error: Error, delaySeconds: number): Outcome => handedBack(`internal error: ${error.message}`, delaySeconds);
 
 /**
  * The heartbeat found the lease lost after the outcome was decided: only what is safe on a message

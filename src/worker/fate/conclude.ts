@@ -61,18 +61,13 @@ export class Fate {
       this.#activity.follow(retryInPlace(this.#ctx, lease, info, outcome).then(() => this.#retryLater(lease, outcome.delayMs)));
       return;
     }
-    const behind = this.#scheduler.finish(lease, blocksGroup(outcome));
+    const behind = this.#scheduler.concluded(lease, blocksGroup(outcome));
     this.#activity.follow(settle(this.#ctx, this.#acts, lease, info, outcome, this.#room.permitFreed));
-    if (behind.length > 0) this.handBack(behind, 'an earlier message of its FIFO group comes back first');
+    if (behind.length > 0) this.#activity.follow(this.handBackUnstarted(behind, 'an earlier message of its FIFO group comes back first'));
   }
 
-  /** Hand unstarted messages back to their queues at once (see handBackUnstarted). */
-  handBack(leases: readonly Lease[], reason: string): void {
-    this.#activity.follow(this.handBackNow(leases, reason));
-  }
-
-  /** As handBack, for a caller that waits for it. */
-  handBackNow(leases: readonly Lease[], reason: string): Promise<void> {
+  /** Hand messages that were never started back to their queues at once (settle.ts's handBackUnstarted). */
+  handBackUnstarted(leases: readonly Lease[], reason: string): Promise<void> {
     return handBackUnstarted(this.#ctx, this.#acts, leases, reason, (lease) => describeLease(this.#ctx.config.jobs, lease));
   }
 
@@ -81,15 +76,15 @@ export class Fate {
    * is only let go), and on FIFO its group's buffered messages go back behind it.
    */
   async handBackWaiting(lease: Lease, reason: string): Promise<void> {
-    const behind = this.#scheduler.finish(lease, true);
+    const behind = this.#scheduler.concluded(lease, true);
     const why = 'an earlier message of its FIFO group comes back first';
     if (lease.lost) {
       await this.#ctx.heartbeat.stopHolding(lease);
-      if (behind.length > 0) await this.handBackNow(behind, why);
+      if (behind.length > 0) await this.handBackUnstarted(behind, why);
       return;
     }
-    await this.handBackNow([lease], reason);
-    if (behind.length > 0) await this.handBackNow(behind, why);
+    await this.handBackUnstarted([lease], reason);
+    if (behind.length > 0) await this.handBackUnstarted(behind, why);
   }
 
   /** Put a FIFO job back at the head of its group, to start after `delayMs`. */
@@ -98,8 +93,8 @@ export class Fate {
     if (stop.aborted || lease.lost) {
       // Stopping: hand it back. Lost meanwhile: SQS gives it out again, so its group's buffered
       // messages must go back behind it.
-      const behind = this.#scheduler.finish(lease, lease.lost);
-      await this.handBackNow(
+      const behind = this.#scheduler.concluded(lease, lease.lost);
+      await this.handBackUnstarted(
         [lease, ...behind],
         lease.lost ? 'an earlier message of its FIFO group comes back first' : 'worker is stopping',
       );

@@ -5,7 +5,7 @@ import type { FateNeeds } from '../context.js';
 import type { Acts } from './acts.js';
 import type { Lease } from '../hold/lease.js';
 import { visibilitySeconds } from '../decide/backoff.js';
-import { handBackNow, onceLost, type Outcome } from '../decide/decide.js';
+import { handedBackNow, onceLost, type Outcome } from '../decide/decide.js';
 import { type Fallback, ifFails } from './fallback.js';
 import { recordEnd } from './record-end.js';
 import { Report } from './report.js';
@@ -193,7 +193,7 @@ export async function handBackUnstarted(
   const held = leases.filter((l) => !l.lost);
   const last = held.filter((l) => atReceiveLimit(l.message, ctx.queueOf(l.message.queueUrl).maxReceiveCount));
   const rest = held.filter((l) => !last.includes(l));
-  const calls: Promise<void>[] = last.map((lease) => settle(ctx, acts, lease, describe(lease), handBackNow(reason)));
+  const calls: Promise<void>[] = last.map((lease) => settle(ctx, acts, lease, describe(lease), handedBackNow(reason)));
   for (const answer of acts.visibility.changeNow(
     rest.map((l) => l.message),
     0,

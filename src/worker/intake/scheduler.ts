@@ -21,7 +21,7 @@ interface QueueBuffer<Q> {
  * lanes' tiers and weights say (see LanePicker). On a FIFO queue, one message per message group runs at a time, in
  * the order received; different groups run side by side. A group whose job is handed back (retry,
  * hand-back, lost lease) is blocked: its buffered messages must go back to SQS behind it, which
- * `finish` returns for the caller to hand back.
+ * `concluded` returns for the caller to hand back.
  */
 export class Scheduler<Q extends ScheduledQueue> {
   readonly #buffers: QueueBuffer<Q>[];
@@ -135,7 +135,7 @@ export class Scheduler<Q extends ScheduledQueue> {
    * A started message has its outcome. When its FIFO group must wait for it to come back
    * (`blocksGroup`), the group's buffered messages are taken out and returned, to be handed back.
    */
-  finish(lease: Lease, blocksGroup: boolean): Lease[] {
+  concluded(lease: Lease, blocksGroup: boolean): Lease[] {
     const s = this.#bufferOf(lease.message.queueUrl);
     const group = this.#group(s, lease);
     if (group === undefined) return [];

@@ -53,7 +53,7 @@ export abstract class Watched<L extends Interruptible = Interruptible> {
   run(): void {
     const lease = this.lease;
     if (lease.abortReason !== undefined) {
-      this.#finish(aborted(lease, false, 0));
+      this.#end(aborted(lease, false, 0));
       return;
     }
     this.#startedAt = Date.now();
@@ -83,13 +83,13 @@ export abstract class Watched<L extends Interruptible = Interruptible> {
 
   #settled(value: unknown, threw: boolean): void {
     const processMs = Date.now() - this.#startedAt;
-    if (this.lease.abortReason !== undefined) this.#finish(aborted(this.lease, false, this.#startedAt));
-    else if (threw) this.#finish({ kind: 'threw', error: toError(value), processMs });
-    else this.#finish({ kind: 'returned', value, processMs });
+    if (this.lease.abortReason !== undefined) this.#end(aborted(this.lease, false, this.#startedAt));
+    else if (threw) this.#end({ kind: 'threw', error: toError(value), processMs });
+    else this.#end({ kind: 'returned', value, processMs });
   }
 
   /** Once: an abandoned handler settling late has its result go nowhere. */
-  #finish(execution: Execution): void {
+  #end(execution: Execution): void {
     if (this.#over) return;
     this.#over = true;
     if (this.#timeout !== undefined) clearTimeout(this.#timeout);
@@ -100,7 +100,7 @@ export abstract class Watched<L extends Interruptible = Interruptible> {
 
   /** The grace after the signal ran out: the handler is abandoned. */
   abandon(): void {
-    this.#finish(aborted(this.lease, true, this.#startedAt));
+    this.#end(aborted(this.lease, true, this.#startedAt));
   }
 }
 

@@ -6,7 +6,7 @@ import {
   afterRateSlot,
   afterRun,
   DEAD_LETTERED_COPY,
-  handBackNow,
+  handedBackNow,
   internalError,
   leaseLost,
   onceLost,
@@ -465,7 +465,7 @@ describe('onceLost: the lease was lost after the outcome was decided', () => {
     ['a duplicate is still deleted', { kind: 'duplicate', state: 'completed' }, 'duplicate'],
     ['a cancelled job is still deleted', { kind: 'cancelled', reason: 'cancelled before it ran', abandoned: false }, 'cancelled'],
     ['a retry is left to the new holder', { kind: 'retry', error, delayMs: 1_000, processMs: 2, abandoned: false }, 'lost'],
-    ['a hand-back is left to the new holder', handBackNow('worker is stopping'), 'lost'],
+    ['a hand-back is left to the new holder', handedBackNow('worker is stopping'), 'lost'],
     ['a deferral is left to the new holder', { kind: 'defer', reason: 'cap', delaySeconds: 5, limit: 'tenant-cap' }, 'lost'],
     ['a dead-letter is left to the new holder', poisoned('invalid-args', 'args.x: required'), 'lost'],
   ];
@@ -486,7 +486,7 @@ describe('FIFO groups', () => {
   it('a message that comes back blocks its group; one that ends frees it', () => {
     const wait: Outcome = { kind: 'wait', reason: 'rate', limit: 'rate-limit', until: { at: 5 } };
     // A wait settled (not kept: stopping, or its lease lost) is handed back: its group waits for it.
-    expect([retry, handBackNow('x'), leaseLost('x'), wait].map(blocksGroup)).toEqual([true, true, true, true]);
+    expect([retry, handedBackNow('x'), leaseLost('x'), wait].map(blocksGroup)).toEqual([true, true, true, true]);
     expect(
       [
         { kind: 'succeeded', waitMs: 1, processMs: 1 } as Outcome,
@@ -504,7 +504,7 @@ describe('FIFO groups', () => {
     expect(retriesInPlace(retry, { ...facts, leaseLost: true })).toBe(false);
     expect(retriesInPlace(retry, { ...facts, batchItem: true })).toBe(false);
     expect(retriesInPlace({ ...retry, abandoned: true } as Outcome, facts)).toBe(false);
-    expect(retriesInPlace(handBackNow('x'), facts)).toBe(false);
+    expect(retriesInPlace(handedBackNow('x'), facts)).toBe(false);
   });
 });
 

@@ -4,7 +4,7 @@ import { ATTR_DLQ_REASON } from '../../../../src/core/dead-letter.js';
 import { ATTR_PRIOR_RECEIVES, ATTR_UNFINISHED_RUNS } from '../../../../src/core/delivery.js';
 import { defineJob } from '../../../../src/core/job.js';
 import type { JobInfo } from '../../../../src/core/job-events.js';
-import { handBackNow, leaseLost, type Outcome, poisoned } from '../../../../src/worker/decide/decide.js';
+import { handedBackNow, leaseLost, type Outcome, poisoned } from '../../../../src/worker/decide/decide.js';
 import { settle } from '../../../../src/worker/fate/settle.js';
 import type { Lease } from '../../../../src/worker/hold/lease.js';
 import { type InMemoryWorker, inMemoryWorker } from '../../../helpers/worker-context.js';
@@ -148,7 +148,7 @@ describe('settle: each outcome, carried out', () => {
   it('hand back now: visible at once, without a re-send', async () => {
     const h = await harness();
     const { lease, info } = await h.take();
-    await h.settle(lease, info, handBackNow('worker is stopping'));
+    await h.settle(lease, info, handedBackNow('worker is stopping'));
     expect(h.memory.peek(h.url)).toMatchObject([{ messageId: info.messageId, visibleInMs: 0 }]);
     expect(h.events).toEqual(['job:handed-back']);
   });

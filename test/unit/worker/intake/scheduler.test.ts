@@ -57,7 +57,7 @@ describe('Scheduler', () => {
     const second = s.next()!;
     expect([first.lease.message.messageId, second.lease.message.messageId]).toEqual(['x1', 'y1']);
     expect(s.next()).toBeUndefined(); // x2 waits for x1
-    expect(s.finish(first.lease, false)).toEqual([]);
+    expect(s.concluded(first.lease, false)).toEqual([]);
     expect(s.next()?.lease.message.messageId).toBe('x2');
   });
 
@@ -65,7 +65,7 @@ describe('Scheduler', () => {
     const s = new Scheduler([queue('q.fifo')]);
     s.add('q.fifo', [lease('q.fifo', 'x1', 'x'), lease('q.fifo', 'x2', 'x'), lease('q.fifo', 'y1', 'y'), lease('q.fifo', 'x3', 'x')]);
     const head = s.next()!;
-    expect(ids(s.finish(head.lease, true))).toEqual(['x2', 'x3']);
+    expect(ids(s.concluded(head.lease, true))).toEqual(['x2', 'x3']);
     expect(s.next()?.lease.message.messageId).toBe('y1');
     expect(s.size).toBe(0);
   });
@@ -97,7 +97,7 @@ describe('Scheduler', () => {
     s.add('std', [lease('std', 'a', 'tenant-1'), lease('std', 'b', 'tenant-1')]);
     const first = s.next()!;
     expect(s.next()?.lease.message.messageId).toBe('b');
-    expect(s.finish(first.lease, true)).toEqual([]);
+    expect(s.concluded(first.lease, true)).toEqual([]);
     expect(ids(s.drain())).toEqual([]);
   });
 
