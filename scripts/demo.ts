@@ -7,15 +7,10 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { pino } from 'pino';
 import { chargeInvoice, importDone, importFile, importRow, resizeImage, sendWelcomeEmail } from '../handlers/index.js';
 import { createProducer, createQueues, createWorker, JobStatusReader, type Worker } from '../src/index.js';
-import {
-  CloudWatchReader,
-  createCloudWatchClient,
-  createDynamoClient,
-  createJobTable,
-  createSqsClient,
-  SqsQueueAdmin,
-  SqsQueuePort,
-} from '../src/adapters/index.js';
+import { createCloudWatchClient, createDynamoClient, createSqsClient, SqsQueuePort } from '../src/adapters/index.js';
+import { CloudWatchReader } from '../src/adapters/cloudwatch-reader.js';
+import { createJobTable } from '../src/adapters/dynamodb-store.js';
+import { SqsQueueAdmin } from '../src/adapters/sqs-admin.js';
 import { renderJob } from '../src/cli/job-commands.js';
 import { resolveAwsSettings, resolveCloudWatchSettings, resolveDynamoSettings } from '../src/config/env.js';
 import { Progress } from './demo-progress.js';

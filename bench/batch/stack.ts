@@ -4,7 +4,8 @@
  * producer's calls are not counted: only what consuming costs is).
  */
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { AnyDefinition, Producer } from '../../src/index.js';
+import type { AnyDefinition } from '../../src/core/job.js';
+import type { Producer } from '../../src/index.js';
 import { built } from '../lib/built.js';
 import { SqsProxy } from '../lib/sqs-proxy.js';
 

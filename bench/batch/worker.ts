@@ -3,7 +3,8 @@
  * memcached dedupe lock on, metrics aggregated and serialised (EMF lines that go nowhere), logs off.
  */
 import { pino } from 'pino';
-import type { AnyDefinition, Worker } from '../../src/index.js';
+import type { AnyDefinition } from '../../src/core/job.js';
+import type { Worker } from '../../src/index.js';
 import { built, EmfSink } from '../lib/built.js';
 import { FAKE_CREDENTIALS, MEMCACHED, type Queue, type Stack } from './stack.js';
 

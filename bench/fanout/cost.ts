@@ -9,7 +9,8 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { DynamoJobStore } from '../../src/adapters/dynamodb-store.js';
 import { createDynamoClient } from '../../src/adapters/aws-clients.js';
-import { type AnyDefinition, createProducer, createWorker, defineJob, fanOutResultSchema, type Worker } from '../../src/index.js';
+import type { AnyDefinition } from '../../src/core/job.js';
+import { createProducer, createWorker, defineJob, fanOutResultSchema, type Worker } from '../../src/index.js';
 import { CREDENTIALS, EMQ, freshQueue, MEMCACHED, waitFor } from './stack.js';
 
 /** A DynamoDB client whose send() counts each call by operation. */

@@ -6,7 +6,8 @@
  * names, args and each child's args are fixed here so a duplicate sent by the test is the same job.
  */
 import { z } from 'zod';
-import { type AnyJob, defineJob, fanOutResultSchema, type JobContext } from '../../src/index.js';
+import type { AnyJob } from '../../src/core/job.js';
+import { defineJob, fanOutResultSchema, type JobContext } from '../../src/index.js';
 
 export const parentArgs = z.object({
   children: z.number().int().min(0).max(100_000),

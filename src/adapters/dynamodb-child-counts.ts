@@ -8,7 +8,7 @@ import { fanOutOf, jobKey, N, readItem, S, type TableRef, Update } from './dynam
 const CONFLICT_ATTEMPTS = 6;
 
 /** Child markers in one transaction: DynamoDB takes 100 actions, one of them the parent's counters. */
-export const MAX_CHILDREN_PER_COMMIT = 99;
+const MAX_CHILDREN_PER_COMMIT = 99;
 
 /** Fan-out totals remembered (a total never changes once opened); the oldest is forgotten past this. */
 const TOTALS_KEPT = 10_000;
@@ -20,7 +20,7 @@ const TOTALS_KEPT = 10_000;
  *   a redelivery, whose completion may be its own to send again): read the parent and claim;
  * - no-fan-out: the parent has no fan-out record.
  */
-export type ChildCountResult = 'counted' | 'check' | 'no-fan-out';
+type ChildCountResult = 'counted' | 'check' | 'no-fan-out';
 
 /**
  * Fan-out children counted on DynamoDB by group commit, per parent: one count transaction in

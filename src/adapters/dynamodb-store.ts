@@ -30,7 +30,7 @@ export function createDynamoJobStore(aws: AwsSettings, table: string, ttlSeconds
   });
 }
 
-export interface DynamoJobStoreOptions {
+interface DynamoJobStoreOptions {
   readonly client: DynamoDBClient;
   readonly table: string;
   /** How long records and child markers live after their last write (the table's TTL attribute `expiresAt`). */

@@ -5,34 +5,21 @@
  *
  * @module sqs-jobs/adapters
  */
+// Adapters: build one yourself to give it your own client or settings.
 export { SqsQueuePort } from './sqs-queue.js';
-export { SqsQueueAdmin } from './sqs-admin.js';
 export { SnsTopics, createSnsClient } from './sns-topics.js';
-export type { TopicPort, TopicAdmin, TopicSubscription, SubscriptionSettings } from '../ports/topics.js';
-export { CloudWatchReader } from './cloudwatch-reader.js';
 export { MemcachedLock } from './memcached-lock.js';
 export type { MemcachedLockOptions } from './memcached-lock.js';
-export type { MemcachedTlsOptions } from './memcached-socket.js';
-export { DynamoJobStore, createJobTable } from './dynamodb-store.js';
+export { DynamoJobStore } from './dynamodb-store.js';
 export { createSqsClient, createCloudWatchClient, createDynamoClient } from './aws-clients.js';
-export type { QueuePort, DeadLetterTarget } from '../ports/queue.js';
-export type { QueueAdmin, QueueCounts, QueueSettings } from '../ports/queue-admin.js';
-export type { MetricsReader, MetricQuery, Point } from '../ports/metrics-reader.js';
-export type {
-  BatchEntry,
-  BatchFailure,
-  FailureKind,
-  MessageAttribute,
-  MessageAttributes,
-  OutgoingMessage,
-  ReceivedMessage,
-} from '../core/message.js';
-export type { JobLock, ClaimResult, ExtendResult, ClaimingMessage } from '../ports/lock.js';
+// Ports: what an option takes in place of an adapter (see each option in the docs).
+export type { QueuePort } from '../ports/queue.js';
+export type { ReceivedMessage, OutgoingMessage } from '../core/message.js';
+export type { TopicPort } from '../ports/topics.js';
+export type { JobLock } from '../ports/lock.js';
 export type { Permits } from '../ports/permits.js';
-export type { RateLimits, RateLimit, RateSlot } from '../ports/rate-limits.js';
-export type { Allowances, Allowance } from '../ports/allowances.js';
+export type { RateLimits } from '../ports/rate-limits.js';
+export type { Allowances } from '../ports/allowances.js';
 export type { DrainMeter } from '../ports/drain-meter.js';
-export type { TenantMeter, TenantReport, TenantFigures, TenantTotals } from '../ports/tenant-meter.js';
+export type { TenantMeter } from '../ports/tenant-meter.js';
 export type { JobStore } from '../ports/job-store.js';
-export type { StatusStore, Transition, ProgressUpdate, JobStatus, JobState, JobViewState, Progress } from '../ports/status-store.js';
-export type { FanOutStore, ChildEnd, ChildCount, FanOutStatus, CompletionSpec } from '../ports/fan-out-store.js';

@@ -1,7 +1,7 @@
 import { DLQ_RETENTION_SECONDS } from '../ops/queues.js';
 
 /** The settings the alarms' thresholds come from. */
-export interface ThresholdSettings {
+interface ThresholdSettings {
   readonly oldestMessageSlaSeconds: number;
   readonly p99ProcessingSeconds: number;
   readonly concurrency: number;

@@ -31,7 +31,7 @@ export interface JobAlarms {
 }
 
 /** The queues the alarms watch. */
-export interface WatchedQueues {
+interface WatchedQueues {
   readonly queue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
   readonly spilloverQueue: sqs.IQueue | undefined;

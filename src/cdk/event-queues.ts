@@ -10,7 +10,7 @@ import { filterPolicyOf } from '../ops/events.js';
 import { DLQ_RETENTION_SECONDS, dlqNameFor } from '../ops/queues.js';
 import { type EventSetting, subscriptionOf, topicKeyOf } from './event-settings.js';
 
-export interface SubscriberQueuesProps {
+interface SubscriberQueuesProps {
   /** Checked already (settings.ts): the rules are provisionEvents'. */
   readonly events: readonly EventSetting[];
   /** What each subscriber queue gets: the job queue's settings, as `events create --visibility-timeout --max-receive-count` takes them. */

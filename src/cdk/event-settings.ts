@@ -72,7 +72,7 @@ export function eventSettingsOf(jobs: readonly unknown[]): EventSetting[] {
     }));
 }
 
-export interface EventIssue {
+interface EventIssue {
   readonly path: (string | number)[];
   readonly message: string;
 }

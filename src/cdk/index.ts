@@ -6,21 +6,5 @@
  */
 export { SqsJobs, type SqsJobsProps } from './sqs-jobs.js';
 export type { JobAlarms } from './alarms.js';
-export { SubscriberQueues, type Subscriber } from './event-queues.js';
-export { type EventSetting, eventSettingsOf } from './event-settings.js';
-export {
-  DEFAULT_SETTINGS,
-  type DeploySettings,
-  type DeploySettingsInput,
-  queueSpec,
-  resolveSettings,
-  stopTimeoutSeconds,
-  visibilityTimeoutSeconds,
-} from './settings.js';
-export {
-  PRODUCER_QUEUE_ACTIONS,
-  PRODUCER_STORE_ACTIONS,
-  WORKER_DLQ_ACTIONS,
-  WORKER_QUEUE_ACTIONS,
-  WORKER_STORE_ACTIONS,
-} from './permissions.js';
+export { eventSettingsOf } from './event-settings.js';
+export { DEFAULT_SETTINGS, resolveSettings } from './settings.js';

@@ -6,7 +6,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 export const MINUTE = Duration.minutes(1);
 
 /** How a metric of several queues is combined: summed (messages waiting) or the largest (an age). */
-export type Combine = 'sum' | 'max';
+type Combine = 'sum' | 'max';
 
 /**
  * A per-minute metric over `queues`: the one queue's itself, or a math expression over all of

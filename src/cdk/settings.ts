@@ -7,7 +7,7 @@ import { eventSettingSchema, eventSettingsIssues } from './event-settings.js';
  * local stack's queues, so local and deployed queues get the same attributes. Each has a default
  * (`DEFAULT_SETTINGS`); `resolveSettings` puts the given ones on top and checks them all.
  */
-export const settingsSchema = z
+const settingsSchema = z
   .object({
     queueName: z.string().regex(/^[A-Za-z0-9_-]{1,75}$/, 'must be 1-75 letters, digits, - or _'),
     /** Receives before SQS moves a message to the DLQ. */
@@ -140,7 +140,7 @@ export function stopTimeoutSeconds(s: Pick<DeploySettings, 'shutdownTimeoutSecon
 }
 
 /** The stack's own queues the workers serve: the queue, its spillover queue, the tiers' lanes. */
-export function servedQueueNames(s: Pick<DeploySettings, 'queueName' | 'spillover' | 'tiers'>): string[] {
+function servedQueueNames(s: Pick<DeploySettings, 'queueName' | 'spillover' | 'tiers'>): string[] {
   const q = s.queueName;
   return [q, ...(s.spillover ? [`${q}-spill`] : []), ...(s.tiers === false ? [] : [`${q}-high`, `${q}-low`])];
 }

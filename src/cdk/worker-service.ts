@@ -9,7 +9,7 @@ import type { Construct } from 'constructs';
 import { acrossQueues, MINUTE } from './queue-metrics.js';
 import { queueSpec, stopTimeoutSeconds, type DeploySettings } from './settings.js';
 
-export interface WorkerServiceParts {
+interface WorkerServiceParts {
   readonly image: ecs.ContainerImage;
   readonly cluster: ecs.ICluster;
   readonly securityGroup: ec2.ISecurityGroup;

@@ -64,7 +64,7 @@ function inFlagTerms<T>(flags: Readonly<Record<string, string>>, make: () => T):
   }
 }
 
-export interface QueuesCreateFlags extends AwsFlags {
+interface QueuesCreateFlags extends AwsFlags {
   readonly name?: string;
   readonly maxReceiveCount?: string;
   readonly visibilityTimeout?: string;
@@ -103,7 +103,7 @@ export async function queuesCreate(flags: QueuesCreateFlags, { out, env }: CliCo
   }
 }
 
-export interface WorkerFlags extends AwsFlags {
+interface WorkerFlags extends AwsFlags {
   readonly jobs?: string;
   readonly queue?: string[] | undefined;
   readonly concurrency?: string;
@@ -170,7 +170,7 @@ export async function worker(flags: WorkerFlags, { env }: CliContext): Promise<v
   await new Promise<void>((resolve) => w.once('stopped', resolve));
 }
 
-export interface EnqueueFlags extends AwsFlags {
+interface EnqueueFlags extends AwsFlags {
   readonly jobs?: string;
   readonly queue?: string;
   readonly args: string;

@@ -4,7 +4,7 @@ import { createDashboard } from '../dashboard/dashboard.js';
 import { nodeHandler } from '../http/node.js';
 import { integer, type AwsFlags, type CliContext } from './commands.js';
 
-export interface DashboardFlags extends AwsFlags {
+interface DashboardFlags extends AwsFlags {
   readonly port?: string;
   readonly host?: string;
   readonly queue?: string[];

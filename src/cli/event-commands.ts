@@ -6,7 +6,7 @@ import { type AwsFlags, type CliContext, integer, jsonFlag } from './commands.js
 import { loadEvents, loadJobs } from './load-jobs.js';
 import { renderEventChanges } from './render.js';
 
-export interface EventsCreateFlags extends AwsFlags {
+interface EventsCreateFlags extends AwsFlags {
   readonly jobs?: string;
   readonly maxReceiveCount?: string;
   readonly visibilityTimeout?: string;
@@ -40,7 +40,7 @@ export async function eventsCreate(flags: EventsCreateFlags, { out, env }: CliCo
   out(renderEventChanges(made.changes));
 }
 
-export interface PublishFlags extends AwsFlags {
+interface PublishFlags extends AwsFlags {
   readonly jobs?: string;
   readonly payload: string;
   readonly id?: string;

@@ -8,7 +8,7 @@ import { type JobView, JobStatusReader } from '../status/get-job.js';
 import { JobCanceller } from '../status/cancel-job.js';
 import { integer, type CliContext } from './commands.js';
 
-export interface StoreFlags {
+interface StoreFlags {
   readonly table?: string;
   readonly dynamodbEndpoint?: string;
   readonly region?: string;
@@ -38,7 +38,7 @@ export async function storeCreate(flags: StoreFlags, { out, env }: CliContext): 
   }
 }
 
-export interface JobFlags extends StoreFlags {
+interface JobFlags extends StoreFlags {
   readonly watch?: boolean;
   readonly every?: string;
   readonly json?: boolean;
@@ -71,7 +71,7 @@ export async function jobCommand(jobId: string, flags: JobFlags, { out, env, sig
   }
 }
 
-export interface CancelFlags extends StoreFlags {
+interface CancelFlags extends StoreFlags {
   readonly memcached?: string;
   readonly lockKeyPrefix?: string;
   readonly json?: boolean;
@@ -103,7 +103,7 @@ export async function jobCancelCommand(jobId: string, flags: CancelFlags, { out,
 }
 
 /** A progress bar `[#####-----] 37/100 37%`, or the count alone when there is no total. */
-export function progressBar(done: number, total: number | undefined, width = 24): string {
+function progressBar(done: number, total: number | undefined, width = 24): string {
   if (total === undefined || total <= 0) return `${done} done`;
   const share = Math.min(1, Math.max(0, done / total));
   const filled = Math.round(share * width);

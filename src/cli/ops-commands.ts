@@ -13,7 +13,7 @@ import { subscribersOf } from './event-commands.js';
 import { integer, sqsSettings, UsageError, type AwsFlags, type CliContext } from './commands.js';
 import { renderDeadLetters, renderStats } from './render.js';
 
-export interface StatsFlags extends AwsFlags {
+interface StatsFlags extends AwsFlags {
   readonly queue?: string[] | undefined;
   readonly namespace?: string;
   readonly window?: string;
@@ -63,7 +63,7 @@ export async function stats(flags: StatsFlags, { out, env, signal }: CliContext)
 
 const hasQueueUrl = (env: Env) => env.SQS_JOBS_QUEUE_URL !== undefined && env.SQS_JOBS_QUEUE_URL !== '';
 
-export interface DlqFlags extends AwsFlags {
+interface DlqFlags extends AwsFlags {
   readonly queue?: string;
   readonly dlq?: string;
 }
@@ -126,7 +126,7 @@ export async function dlqList(flags: DlqFlags & FilterFlags & { limit?: string; 
 }
 
 /** The filter flags every DLQ command takes. */
-export interface FilterFlags {
+interface FilterFlags {
   readonly job?: string;
   readonly id?: string;
   readonly reason?: string;
@@ -137,7 +137,7 @@ export interface FilterFlags {
 }
 
 /** The dead-letter filter the flags name; errors name the flag. */
-export function filterOf(flags: FilterFlags): DeadLetterFilter {
+function filterOf(flags: FilterFlags): DeadLetterFilter {
   const filter = {
     job: flags.job,
     id: flags.id,
@@ -158,7 +158,7 @@ export function filterOf(flags: FilterFlags): DeadLetterFilter {
   return parsed.data;
 }
 
-export interface DlqReplayFlags extends DlqFlags, FilterFlags {
+interface DlqReplayFlags extends DlqFlags, FilterFlags {
   readonly limit?: string;
   readonly dryRun?: boolean;
   readonly json?: boolean;

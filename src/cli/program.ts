@@ -11,7 +11,7 @@ import { dlqList, dlqPurge, dlqReplay, stats } from './ops-commands.js';
 import { addLocalCommand } from './local-command.js';
 import { packageVersion } from './version.js';
 
-export interface CliIo {
+interface CliIo {
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
   readonly env: Env;
@@ -47,7 +47,7 @@ Environment:
  * `job <id>` exits 3 when there is no such job and 4 when the job store does not answer; `job cancel
  * <id>` also exits 4 when memcached does not answer, and 5 when the job has ended already.
  */
-export function buildProgram(io: CliIo): Command {
+function buildProgram(io: CliIo): Command {
   const ctx: CliContext = { out: (line) => io.out(`${line}\n`), env: io.env, signal: io.signal, status: io.status };
   const program = new Command('sqs-jobs')
     .description('Background jobs on Amazon SQS: run workers, create queues, enqueue, read stats, manage the dead-letter queue.')

@@ -44,12 +44,12 @@ const httpUrl = (example: string) =>
 
 export const endpointSchema = httpUrl('http://127.0.0.1:4566');
 
-export const regionSchema = z.string().trim().regex(REGION, 'must be an AWS region such as us-east-1');
+const regionSchema = z.string().trim().regex(REGION, 'must be an AWS region such as us-east-1');
 
 /** The scheme that puts every server of a memcached list on TLS. */
-export const MEMCACHED_TLS = 'tls://';
+const MEMCACHED_TLS = 'tls://';
 
-export const memcachedSchema = z
+const memcachedSchema = z
   .string()
   .trim()
   .superRefine((value, ctx) => {
@@ -64,7 +64,7 @@ export const memcachedSchema = z
   });
 
 /** The name a memcached's TLS certificate must hold, when it is not the host connected to (SNI takes no IP address). */
-export const memcachedServernameSchema = z
+const memcachedServernameSchema = z
   .string()
   .trim()
   .regex(/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, {
@@ -85,8 +85,8 @@ export const metricsNamespaceSchema = z
 /** A DynamoDB table name, as the job store's `--table` / SQS_JOBS_JOB_TABLE must be. */
 export const jobTableSchema = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name: 3-255 letters, digits, _ - .');
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export const logLevelSchema = z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` });
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const logLevelSchema = z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` });
 
 export interface AwsSettings {
   readonly endpoint: string | undefined;

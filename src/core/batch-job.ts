@@ -31,7 +31,7 @@ export interface BatchItem<Args> {
   readonly enqueuedAt: Date;
 }
 
-export interface BatchContext {
+interface BatchContext {
   readonly jobName: string;
   /** The key the batch's items share (`key(args)`, or the job name). */
   readonly key: string;
@@ -107,7 +107,7 @@ export interface BatchJobSpec<Args extends z.ZodType> {
 }
 
 /** The largest batch: a handler call holds this many messages, each under the heartbeat. */
-export const MAX_BATCH_SIZE = 10_000;
+const MAX_BATCH_SIZE = 10_000;
 
 const batchSpecSchema = z
   .object({

@@ -72,7 +72,7 @@ export interface UnfinishedRuns {
   readonly last: string | undefined;
 }
 
-export const NO_UNFINISHED_RUNS: UnfinishedRuns = { runs: 0, last: undefined };
+const NO_UNFINISHED_RUNS: UnfinishedRuns = { runs: 0, last: undefined };
 
 /** What a message says of its job's unfinished runs: none when it carries no (well-formed) count. */
 export function unfinishedRunsOf(m: ReceivedMessage): UnfinishedRuns {

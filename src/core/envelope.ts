@@ -48,7 +48,7 @@ export const tenantSchema = z
   .max(128, 'must be at most 128 characters (SQS MessageGroupId limit)')
   .regex(/^[\x21-\x7e]+$/, 'may contain only printable ASCII without spaces (SQS MessageGroupId rule)');
 
-export const envelopeSchema = z.object({
+const envelopeSchema = z.object({
   v: z.literal(ENVELOPE_VERSION),
   id: jobIdSchema.optional(),
   job: z.string().min(1).max(80).optional(),
@@ -111,12 +111,12 @@ export interface EventRouting {
 }
 
 /** A reader that takes no event (producers, DLQ tools): every event is an unknown job, every notification an unknown topic. */
-export const NO_EVENTS: EventRouting = {
+const NO_EVENTS: EventRouting = {
   topicAllowed: () => false,
   subscriber: (event) => ({ reason: 'unknown-job', detail: `no job here subscribes to the event "${event}"` }),
 };
 
-export type Decoded =
+type Decoded =
   | { readonly ok: true; readonly envelope: Envelope }
   | { readonly ok: false; readonly reason: PoisonReason; readonly detail: string };
 

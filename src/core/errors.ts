@@ -147,7 +147,7 @@ export class EnqueueBatchError extends SqsJobsError {
 }
 
 /** What became of one event of publishMany that SNS did not take. */
-export interface UnpublishedEvent {
+interface UnpublishedEvent {
   /** Position in the payloads given to publishMany. */
   readonly index: number;
   readonly eventId: string;

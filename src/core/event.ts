@@ -65,7 +65,7 @@ const eventSpecSchema = z
       ctx.addIssue({ code: 'custom', path: ['fifo'], message: 'must be true: the topic is a FIFO topic (.fifo)' });
   });
 
-export interface EventSpec<Payload extends z.ZodType> {
+interface EventSpec<Payload extends z.ZodType> {
   name: string;
   payload: Payload;
   topic?: string;
@@ -111,7 +111,7 @@ export interface Subscription {
 }
 
 /** `on: event` or `on: [event, filterPolicy]`, as defineJob takes it. */
-export type OnEvent = AnyEvent | readonly [AnyEvent, FilterPolicy];
+type OnEvent = AnyEvent | readonly [AnyEvent, FilterPolicy];
 
 export const onEventSchema = z.union([
   z.custom<AnyEvent>(isEventDefinition, 'must be an event made by defineEvent()'),
@@ -128,7 +128,7 @@ export function subscriptionOf(on: OnEvent, from?: (payload: unknown) => unknown
 }
 
 /** The SNS notification a queue gets from a subscription without raw delivery (one someone else made). */
-export interface SnsNotification {
+interface SnsNotification {
   readonly topicArn: string;
   readonly message: string;
   readonly messageId: string | undefined;

@@ -1,5 +1,5 @@
 /** How a GroupCommit groups its items and how many calls it keeps in flight. */
-export interface GroupCommitOptions<T> {
+interface GroupCommitOptions<T> {
   /** Items in one call at most (the store's batch limit). */
   readonly maxItems: number;
   /** Calls in flight at once; an item that finds them all busy waits for the next group. */

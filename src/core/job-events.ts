@@ -11,7 +11,7 @@ export interface JobInfo {
 }
 
 /** What batch events say about a batch (defineBatchJob). */
-export interface BatchInfo {
+interface BatchInfo {
   readonly jobName: string;
   readonly key: string;
   /** The queue of its first item (a batch may hold items of several queues). */

@@ -148,7 +148,7 @@ export interface JobSpec<Args extends z.ZodType> {
 type OnSpec<E extends AnyEvent> = E | readonly [E, Readonly<Record<string, readonly unknown[]>>];
 
 /** A job that runs on an event: its args are the event's payload (the `args` schema may be given, e.g. a stricter one). */
-export type EventJobSpec<E extends AnyEvent> = Omit<JobSpec<E['payload']>, 'args' | 'on' | 'from'> & {
+type EventJobSpec<E extends AnyEvent> = Omit<JobSpec<E['payload']>, 'args' | 'on' | 'from'> & {
   on: OnSpec<E>;
   args?: E['payload'];
 };
@@ -158,7 +158,7 @@ export type EventJobSpec<E extends AnyEvent> = Omit<JobSpec<E['payload']>, 'args
  * (the payload checked by the event's schema first, the result by `args`); enqueued directly, it
  * takes its args as any job does.
  */
-export type MappedEventJobSpec<E extends AnyEvent, Args extends z.ZodType> = Omit<JobSpec<Args>, 'on' | 'from'> & {
+type MappedEventJobSpec<E extends AnyEvent, Args extends z.ZodType> = Omit<JobSpec<Args>, 'on' | 'from'> & {
   on: OnSpec<E>;
   from: (payload: z.output<E['payload']>) => z.input<Args>;
 };
@@ -190,10 +190,6 @@ export function defineJob(spec: JobSpec<z.ZodType> | EventJobSpec<AnyEvent> | Ma
     on,
     rateLimit: parsed.rateLimit === undefined ? undefined : rateLimitOf(parsed.rateLimit),
   });
-}
-
-export function isJobDefinition(value: unknown): value is AnyJob {
-  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'sqs-jobs/job';
 }
 
 /** Validate args against the job's schema; throws ARGS_INVALID naming each field and rule. */

@@ -7,7 +7,7 @@
  *   cancelled:<ISO time>                   cancelled
  * Tokens never hold a `:` (base64url and `.`), nor do SQS message ids.
  */
-export const RUNNING = 'running:';
+const RUNNING = 'running:';
 export const LEAVING = 'leaving:';
 export const DONE = 'done:';
 export const CANCELLED = 'cancelled:';

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * queues of their own named after it (`<name>-high`, `<name>-low`, before any `.fifo`), made by
  * `sqs-jobs queues create --tiers`. Workers serving the lanes start higher tiers first.
  */
-export const PRIORITIES = ['high', 'normal', 'low'] as const;
+const PRIORITIES = ['high', 'normal', 'low'] as const;
 export type Priority = (typeof PRIORITIES)[number];
 
 export const prioritySchema = z.enum(PRIORITIES, { message: 'must be high, normal or low' });

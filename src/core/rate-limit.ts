@@ -45,7 +45,7 @@ export const LATE_MS = 100;
 export const HOLD_MARGIN_MS = 10 * 60_000;
 
 /** The grid of a rate: slots `slotMs` apart, counted `perWindow` to a window of `windowMs`. */
-export interface RateGrid {
+interface RateGrid {
   readonly slotMs: number;
   readonly perWindow: number;
   readonly windowMs: number;

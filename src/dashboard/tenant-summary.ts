@@ -3,7 +3,7 @@ import type { Point } from '../ports/metrics-reader.js';
 import type { TenantReport, TenantTotals } from '../ports/tenant-meter.js';
 
 /** A worker's report is current (its `running` counts now) for this long: two flushes and some slack. */
-export const CURRENT_MS = 35_000;
+const CURRENT_MS = 35_000;
 
 /** One tenant over the window, summed over every worker and every queue of a family (queue, spillover, lanes). */
 export interface TenantSummary extends TenantTotals {

@@ -18,7 +18,7 @@ export const fanOutResultSchema = z.object({
  * What a fan-out's completion job gets besides its own args: the parent's job id, its number of
  * children (`total`), and how many `succeeded` and `failed` (dead-lettered or cancelled).
  */
-export type FanOutResult = z.output<typeof fanOutResultSchema>;
+type FanOutResult = z.output<typeof fanOutResultSchema>;
 
 /** Where a completion goes: the store that marks it sent, a producer per queue (on the worker's queue port), and the worker's jobs. */
 export interface CompletionDeps {

@@ -10,7 +10,7 @@ export interface CountDeps extends CompletionDeps {
 }
 
 /** A fan-out child's end, as its worker saw it. */
-export interface ChildOutcome {
+interface ChildOutcome {
   readonly jobId: string;
   readonly parentId: string;
   readonly succeeded: boolean;

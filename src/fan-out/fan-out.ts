@@ -8,7 +8,7 @@ import type { CompletionSpec } from '../ports/fan-out-store.js';
 /** What ctx.fanOut and a child's count work with: the fan-out store, producers and the worker's jobs. */
 export type FanOutDeps = CountDeps;
 
-export interface FanOutParent {
+interface FanOutParent {
   readonly jobId: string;
   readonly jobName: string;
   readonly queueUrl: string;

@@ -1,6 +1,6 @@
 /** Reading a request's JSON body within a byte limit, never more of it than the limit. */
 
-export type BodyReading =
+type BodyReading =
   | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly status: 400 | 413 | 415; readonly slug: string; readonly detail: string };
 

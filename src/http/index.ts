@@ -5,13 +5,10 @@
  *
  * @module sqs-jobs/http
  */
-export { JobsApi, createJobsApi } from './api.js';
+export { createJobsApi } from './api.js';
 export type { ApiOptions } from './options.js';
-export type { Problem } from './responses.js';
-export type { StatusBody } from './status-view.js';
 export { nodeHandler } from './node.js';
 export { fastifyPlugin } from './fastify.js';
 export { honoHandler } from './hono.js';
-export type { Mountable } from './mountable.js';
-export { Dashboard, createDashboard } from '../dashboard/dashboard.js';
+export { createDashboard } from '../dashboard/dashboard.js';
 export type { DashboardOptions, Authorize } from '../dashboard/options.js';

@@ -10,7 +10,7 @@ type NodeRequest = IncomingMessage & { readonly originalUrl?: string; readonly b
  * A Node request as a web-standard Request: the full path (Express's originalUrl), headers, and
  * the body from `stream` (default: the request itself, unless a body parser read it already).
  */
-export function toRequest(req: NodeRequest, stream?: Readable): Request {
+function toRequest(req: NodeRequest, stream?: Readable): Request {
   const host = req.headers.host ?? 'localhost';
   const url = new URL(req.originalUrl ?? req.url ?? '/', `http://${/^[\w.:[\]-]+$/.test(host) ? host : 'localhost'}`);
   const headers = new Headers();
@@ -45,7 +45,7 @@ function bodyOf(req: NodeRequest, headers: Headers): RequestInit['body'] {
  * Write a web-standard Response to a Node response. A request whose body was not read whole (refused
  * for its size) closes the connection after the answer: the rest of it must not be read as the next request.
  */
-export async function sendResponse(response: Response, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function sendResponse(response: Response, req: IncomingMessage, res: ServerResponse): Promise<void> {
   res.statusCode = response.status;
   for (const [name, value] of response.headers) res.setHeader(name, value);
   if (!req.complete) res.setHeader('connection', 'close');

@@ -5,7 +5,7 @@ import type { AnyDefinition } from '../core/job.js';
 type Schema = Record<string, unknown>;
 
 /** A job's args as JSON Schema (draft 2020-12, what OpenAPI 3.1 speaks): what a client may send. */
-export function argsJsonSchema(job: AnyDefinition): Schema {
+function argsJsonSchema(job: AnyDefinition): Schema {
   const { $schema: _, ...schema } = z.toJSONSchema(job.args as z.ZodType, {
     target: 'draft-2020-12',
     io: 'input',

@@ -42,7 +42,7 @@ const schema = z
   })
   .strict();
 
-export type ApiSettings = Omit<z.output<typeof schema>, 'jobs'> & { readonly jobs: readonly AnyDefinition[] };
+type ApiSettings = Omit<z.output<typeof schema>, 'jobs'> & { readonly jobs: readonly AnyDefinition[] };
 
 /** The options, checked once: the jobs given (unique names), else the producer's; at least one. */
 export function parseApiOptions(options: ApiOptions): ApiSettings {

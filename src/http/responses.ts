@@ -15,7 +15,7 @@ export interface Problem {
  * Problem types are tag URIs (RFC 4151: names, not addresses): this plus the problem's slug, e.g.
  * `tag:sqs-jobs,2026:args-invalid`. docs/guide/http-api.md lists them.
  */
-export const PROBLEM_BASE = 'tag:sqs-jobs,2026:';
+const PROBLEM_BASE = 'tag:sqs-jobs,2026:';
 
 const TITLES: Readonly<Record<number, string>> = {
   400: 'Bad Request',

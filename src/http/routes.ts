@@ -5,7 +5,7 @@
  */
 
 /** What a path names: the document, a `jobs/` segment (an offered job's name or a job id), or nothing. */
-export type Place = 'openapi.json' | { readonly segment: string } | undefined;
+type Place = 'openapi.json' | { readonly segment: string } | undefined;
 
 /** What the API offers, as far as routing is concerned. */
 export interface Offer {

@@ -5,7 +5,7 @@ import type { JobStatus } from '../ports/status-store.js';
  * web front ends poll for), plus the attempt, times, result or error, and a fan-out's children.
  * Who ran it (host and pid) is left out: that is for operators (`sqs-jobs job`), not API clients.
  */
-export interface StatusBody {
+interface StatusBody {
   readonly jobId: string;
   readonly job: string;
   readonly status: JobStatus['state'];

@@ -1,9 +1,9 @@
 import type { MetricPoint } from '../ports/metrics-sink.js';
 
 /** Distributions in milliseconds (bucketed, see bucketValue). BatchWait: how long a batch's oldest item was held before its flush. */
-export const TIMING_METRICS = ['WaitTime', 'ProcessTime', 'BatchWait'] as const;
+const TIMING_METRICS = ['WaitTime', 'ProcessTime', 'BatchWait'] as const;
 /** Distributions of counts, kept exact: the items per batch handed to a batch handler. */
-export const SIZE_METRICS = ['BatchSize'] as const;
+const SIZE_METRICS = ['BatchSize'] as const;
 export const COUNT_METRICS = [
   'Succeeded',
   'Failed',
@@ -14,10 +14,10 @@ export const COUNT_METRICS = [
   'Resent',
   'Deferred',
 ] as const;
-export type TimingMetric = (typeof TIMING_METRICS)[number];
-export type SizeMetric = (typeof SIZE_METRICS)[number];
+type TimingMetric = (typeof TIMING_METRICS)[number];
+type SizeMetric = (typeof SIZE_METRICS)[number];
 type DistributionMetric = TimingMetric | SizeMetric;
-export type CountMetric = (typeof COUNT_METRICS)[number];
+type CountMetric = (typeof COUNT_METRICS)[number];
 
 /** CloudWatch keeps percentiles for Values/Counts data only up to 150 distinct values per datum: one point becomes one datum. */
 export const MAX_VALUES_PER_POINT = 150;

@@ -8,7 +8,7 @@ interface EventSource {
   on<K extends keyof WorkerEvents & string>(event: K, listener: (...args: WorkerEvents[K]) => void): unknown;
 }
 
-export interface MetricsRecorderOptions {
+interface MetricsRecorderOptions {
   readonly sink: MetricsSink;
   readonly namespace: string;
   readonly flushIntervalMs: number;

@@ -1,7 +1,7 @@
 import type { AwsSettings } from '../config/env.js';
 import type { MetricsSink } from '../ports/metrics-sink.js';
 
-export type MetricsSinkName = 'cloudwatch' | 'emf' | 'off';
+type MetricsSinkName = 'cloudwatch' | 'emf' | 'off';
 
 export interface MetricsSettings {
   readonly sink: MetricsSinkName | MetricsSink;

@@ -13,7 +13,7 @@ export type EventChange =
   | { readonly topic: string; readonly queue: string; readonly change: 'subscribed' | 'subscription changed' };
 
 /** A job that runs on an event, as set up: its event's topic, its own queue and DLQ, and its SNS subscription. */
-export interface SubscriberQueue {
+interface SubscriberQueue {
   readonly job: string;
   readonly event: string;
   readonly topicArn: string;

@@ -3,11 +3,11 @@ import type { QueuePort } from '../ports/queue.js';
 import type { DeadLetter } from './dlq.js';
 import { type SweepOptions, type SweepResult, sweepDeadLetters } from './sweep.js';
 
-export interface PurgeOptions extends SweepOptions {
+interface PurgeOptions extends SweepOptions {
   readonly onDeleted?: (letter: DeadLetter) => void;
 }
 
-export interface PurgeResult extends SweepResult {
+interface PurgeResult extends SweepResult {
   readonly deleted: number;
 }
 

@@ -61,7 +61,7 @@ export interface QueuePair {
 }
 
 /** What a new queue gets for a setting left out (an existing queue keeps its own). */
-export const QUEUE_DEFAULTS = { visibilityTimeout: 30, messageRetentionSeconds: 4 * 24 * 3600, maxReceiveCount: 5 } as const;
+const QUEUE_DEFAULTS = { visibilityTimeout: 30, messageRetentionSeconds: 4 * 24 * 3600, maxReceiveCount: 5 } as const;
 
 /** The spillover queue of tenant fairness (standard queues only). */
 export function spilloverNameFor(name: string): string {

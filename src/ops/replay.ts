@@ -19,13 +19,13 @@ import { type Chosen, type Shortfall, type SweepOptions, type SweepResult, sweep
  * carried the job's attempt across re-sends are dropped, so its attempts start again at 1.
  */
 
-export interface ReplayOptions extends SweepOptions {
+interface ReplayOptions extends SweepOptions {
   /** Where a message goes when it does not name its source (SQS redrive does not). */
   readonly sourceQueueUrl: string | undefined;
   readonly onMoved?: (letter: DeadLetter, to: string) => void;
 }
 
-export interface ReplayResult extends SweepResult {
+interface ReplayResult extends SweepResult {
   /** This replay's id, carried by every message it sent (`sqsjobs-replay`). */
   readonly replayId: string;
   readonly moved: number;

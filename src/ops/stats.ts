@@ -6,7 +6,7 @@ import type { QueuePort } from '../ports/queue.js';
 import { spilloverNameFor } from './queues.js';
 import { laneNameFor } from '../core/priority.js';
 
-export interface QueueDepth {
+interface QueueDepth {
   readonly name: string;
   readonly url: string;
   readonly visible: number;
@@ -18,7 +18,7 @@ export interface QueueDepth {
   readonly enqueuedPerMinute: number | undefined;
 }
 
-export interface JobStats {
+interface JobStats {
   readonly job: string;
   readonly queue: string;
   /** Handler starts per minute over the window (WaitTime samples). */
@@ -31,7 +31,7 @@ export interface JobStats {
 }
 
 /** Percentiles come from CloudWatch; an emulator without percentile statistics leaves them undefined. */
-export interface Percentiles {
+interface Percentiles {
   readonly p50: number | undefined;
   readonly p99: number | undefined;
   readonly average: number | undefined;
@@ -46,7 +46,7 @@ export interface Stats {
   readonly events: readonly EventSubscriberStats[];
 }
 
-export interface EventSubscriberStats {
+interface EventSubscriberStats {
   readonly event: string;
   readonly job: string;
   readonly queue: string;
@@ -61,7 +61,7 @@ export interface StatsSources {
   readonly metrics: MetricsReader;
 }
 
-export interface StatsOptions {
+interface StatsOptions {
   readonly queueUrls: readonly string[];
   readonly namespace: string;
   readonly windowMinutes: number;

@@ -42,7 +42,7 @@ export interface SweepOptions {
 }
 
 /** Why a message the sweep looked at was left in the DLQ without being chosen. */
-export interface PassedOver {
+interface PassedOver {
   /** Not matched by the filter (or past the limit). */
   readonly notChosen: number;
   /** Moved by this sweep already, and dead-lettered again since (it ran and failed). */
@@ -80,7 +80,7 @@ export interface Shortfall {
 }
 
 /** What a sweep does to the messages it chose; resolves what fell short. */
-export type SweepAction = (chosen: readonly Chosen[], sweepId: string) => Promise<Shortfall[]>;
+type SweepAction = (chosen: readonly Chosen[], sweepId: string) => Promise<Shortfall[]>;
 
 /**
  * One pass over the DLQ, acting on what the filter matches. `refuse` says why a matched letter

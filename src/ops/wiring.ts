@@ -8,7 +8,7 @@ import type { QueueAdmin } from '../ports/queue-admin.js';
 import { provisionQueues, type QueuePair, type QueueSpec } from './queues.js';
 
 /** An SQSClient (@aws-sdk/client-sqs), or any QueueAdmin. */
-export type QueueAdminOrClient = QueueAdmin | ConstructorParameters<typeof SqsQueueAdmin>[0];
+type QueueAdminOrClient = QueueAdmin | ConstructorParameters<typeof SqsQueueAdmin>[0];
 
 function isQueueAdmin(v: QueueAdminOrClient): v is QueueAdmin {
   return typeof (v as QueueAdmin).findQueue === 'function' && typeof (v as QueueAdmin).applySettings === 'function';

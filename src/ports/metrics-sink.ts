@@ -4,7 +4,7 @@
  * them as CloudWatch Embedded Metric Format lines, and `metrics: { sink }` takes your own.
  */
 
-export type MetricUnit = 'Milliseconds' | 'Count';
+type MetricUnit = 'Milliseconds' | 'Count';
 
 /** One metric of one job on one queue, over one flush interval. */
 interface PointBase {

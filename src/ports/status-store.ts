@@ -37,7 +37,7 @@ export interface Progress {
  * A job's state as read: a stored JobState, or `waiting-children` for a fan-out parent whose own
  * run completed while some of its children have not ended yet (derived on read, never stored).
  */
-export type JobViewState = JobState | 'waiting-children';
+type JobViewState = JobState | 'waiting-children';
 
 /** What the store knows about a job. */
 export interface JobStatus {

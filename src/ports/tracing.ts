@@ -47,7 +47,7 @@ export interface BatchItemTrace {
 }
 
 /** Attribute values an event may carry. */
-export type EventAttributes = Readonly<Record<string, string | number | boolean>>;
+type EventAttributes = Readonly<Record<string, string | number | boolean>>;
 
 /** Something that happened to a run's message: a retry and its delay, the DLQ and its reason. */
 export interface SpanEvent {

@@ -9,7 +9,7 @@ export interface BatchAnswer {
 }
 
 /** An entry it could not send, by its index in the caller's list. */
-export interface UnsentEntry {
+interface UnsentEntry {
   readonly index: number;
   readonly code: string;
   readonly message: string;

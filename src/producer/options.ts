@@ -70,7 +70,7 @@ export const producerOptionsSchema = z
           z.array(z.custom<AnyDefinition>(isDefinition, 'must be a job made by defineJob() or defineBatchJob()')),
         ],
         {
-          error: 'must be an array of jobs made by defineJob() or defineBatchJob(), or a JobRegistry',
+          error: "must be an array of jobs made by defineJob() or defineBatchJob() (or a producer's jobs)",
         },
       )
       .optional(),

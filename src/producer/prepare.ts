@@ -83,7 +83,7 @@ export function destinationOf(p: Preparing, job: AnyDefinition, opts: EnqueueSet
 }
 
 /** The queue of `tenant`'s own (tenantQueues), if it has one. Own properties only: a tenant named "constructor" has none unless given. */
-export function ownQueueOf(p: Pick<Preparing, 'tenantQueues'>, tenant: string | undefined): string | undefined {
+function ownQueueOf(p: Pick<Preparing, 'tenantQueues'>, tenant: string | undefined): string | undefined {
   return tenant !== undefined && Object.hasOwn(p.tenantQueues, tenant) ? p.tenantQueues[tenant] : undefined;
 }
 

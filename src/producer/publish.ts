@@ -185,7 +185,7 @@ export function prepareEvent(
  * FIFO topic (which deduplicates topic-wide) never drop each other's ids; its SHA-256 (base64url)
  * when that passes SNS's 128 characters.
  */
-export function deduplicationIdOf(eventName: string, eventId: string): string {
+function deduplicationIdOf(eventName: string, eventId: string): string {
   const id = `${eventName}:${eventId}`;
   return id.length <= 128 ? id : createHash('sha256').update(id).digest('base64url');
 }

@@ -28,7 +28,7 @@ export const cancelOptionsSchema = z
  * Where cancelJob and JobCanceller record a cancel (the job store, default SQS_JOBS_JOB_TABLE) and
  * mark it for the workers (their memcached, default SQS_JOBS_MEMCACHED, or a lock).
  */
-export type CancelOptions = z.input<typeof cancelOptionsSchema>;
+type CancelOptions = z.input<typeof cancelOptionsSchema>;
 
 /** Cancels tracked jobs (see cancelWith); one store client and one memcached client for many cancels. */
 export class JobCanceller {

@@ -6,7 +6,7 @@ import { ENDED_STATES, type JobState, type JobStatus, type StatusStore } from '.
  * How long a cancel mark lives in memcached: 14 days, the longest SQS keeps a message, so a job
  * cancelled while it waits is still refused when its message is received, however late.
  */
-export const CANCEL_MARK_SECONDS = 14 * 86_400;
+const CANCEL_MARK_SECONDS = 14 * 86_400;
 
 /** What a cancel did. */
 export type CancelResult =
@@ -21,7 +21,7 @@ export type CancelResult =
   /** The job store has no record of it (never tracked, or its record expired). */
   | { readonly outcome: 'not-found'; readonly jobId: string };
 
-export interface CancelPorts {
+interface CancelPorts {
   readonly store: StatusStore;
   /** Where workers read the cancel (the dedupe lock's memcached). */
   readonly lock: JobLock;

@@ -6,7 +6,7 @@ import { resolveJobStore } from './wiring.js';
 import { parseConfig } from '../config/env.js';
 
 /** The store could not be asked: the job's state is not known (never a guess). */
-export interface UnknownStatus {
+interface UnknownStatus {
   readonly jobId: string;
   readonly state: 'unknown';
   readonly error: string;

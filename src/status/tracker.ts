@@ -37,7 +37,7 @@ interface Run {
   write: Promise<void> | undefined;
 }
 
-export interface StatusDeps {
+interface StatusDeps {
   readonly store: StatusStore;
   /** Who runs jobs here (host:pid), written with `running`. */
   readonly worker: string;

@@ -1,7 +1,7 @@
 import type { StatusStore } from '../ports/status-store.js';
 
 /** A sent message, as far as its `waiting` record goes. */
-export interface SentJob {
+interface SentJob {
   readonly jobId: string;
   /** Set when it was enqueued with `track: true`. */
   readonly track: { readonly enqueuedAt: string; readonly parentId: string | undefined } | undefined;

@@ -15,4 +15,3 @@ export { MemoryJobStore } from './memory-job-store.js';
 export { MemoryDrainMeter } from './memory-drain-meter.js';
 export { MemoryTenantMeter } from './memory-tenant-meter.js';
 export { runHandler, runBatchHandler } from './run-handler.js';
-export type { HandlerRun, HandlerRunOptions } from './run-handler.js';

@@ -7,7 +7,7 @@ import { type AnyDefinition, type FanOutOptions, type JobContext, type JobDefini
 import { checkedArgs } from '../producer/args.js';
 
 /** What a test may set of the context a handler runs with (each has a plain default). */
-export interface HandlerRunOptions {
+interface HandlerRunOptions {
   readonly jobId?: string;
   /** 1 unless given: a test of retry logic sets it. */
   readonly attempt?: number;
@@ -23,7 +23,7 @@ export interface HandlerRunOptions {
 }
 
 /** What a handler did in a test run, besides what it returned. */
-export interface HandlerRun {
+interface HandlerRun {
   /** What the handler returned. */
   readonly result: unknown;
   /** Progress as the job store would hold it: the last `done`, `total` and `data`, plus every `add`. */

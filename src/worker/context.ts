@@ -14,10 +14,10 @@ import type { WorkerConfig } from './config.js';
 import type { QueueState } from './queue-state.js';
 import type { ProcessTracing } from '../ports/tracing.js';
 
-export type Emit = <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
+type Emit = <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
 export type OnError = (where: string, error: unknown) => void;
 /** What of the queue port every phase may use: receive (the poller), and find a queue's DLQ (start). */
-export type ReceivingPort = Pick<QueuePort, 'receive' | 'deadLetterTarget'>;
+type ReceivingPort = Pick<QueuePort, 'receive' | 'deadLetterTarget'>;
 
 /** How a worker reports, one per worker: its events (`worker.on`), its logger, and where an error it survives goes. */
 export interface Reporting {

@@ -1,7 +1,7 @@
 import { type DrainMeter, HELD_PERIOD_MS, heldPeriodOf } from '../ports/drain-meter.js';
 
 /** Per queue URL, the messages this worker holds received and not started. */
-export type HeldNow = () => Iterable<readonly [queueUrl: string, held: number]>;
+type HeldNow = () => Iterable<readonly [queueUrl: string, held: number]>;
 
 /**
  * What this worker tells producers' admission (src/producer/admission/), once per `flushMs`:

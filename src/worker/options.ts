@@ -60,7 +60,7 @@ export const workerOptionsSchema = z
     jobs: z.union(
       [z.instanceof(JobRegistry), z.array(z.custom<AnyDefinition>(isDefinition, 'must be a job made by defineJob() or defineBatchJob()'))],
       {
-        error: 'must be an array of jobs made by defineJob() or defineBatchJob(), or a JobRegistry',
+        error: "must be an array of jobs made by defineJob() or defineBatchJob() (or a producer's jobs)",
       },
     ),
     concurrency: int.min(1, 'must be >= 1').default(10),

@@ -12,7 +12,7 @@ interface EventSource {
 
 type Counts = MutableTenantTotals;
 
-export interface TenantTallyOptions {
+interface TenantTallyOptions {
   readonly flushMs: number;
   /** The worker's tenant caps (tenantCaps): a report says each tenant's cap. */
   readonly caps: Readonly<Record<string, number>>;

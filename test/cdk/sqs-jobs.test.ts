@@ -5,7 +5,8 @@ import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, resolveSettings, stopTimeoutSeconds, visibilityTimeoutSeconds } from '../../src/cdk/settings.js';
-import { SqsJobs, WORKER_DLQ_ACTIONS, WORKER_QUEUE_ACTIONS } from '../../src/cdk/index.js';
+import { SqsJobs } from '../../src/cdk/index.js';
+import { WORKER_DLQ_ACTIONS, WORKER_QUEUE_ACTIONS } from '../../src/cdk/permissions.js';
 import { hasOutput, stackWith, synth, taskRoleStatements } from './synth.js';
 
 describe('SqsJobs', () => {

@@ -18,15 +18,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { childArgsOf, fanOutJobs } from '../../bench/fanout/jobs.js';
-import {
-  type AnyDefinition,
-  createWorker,
-  defineBatchJob,
-  defineJob,
-  type JobInfo,
-  JobStatusReader,
-  UnrecoverableError,
-} from '../../src/index.js';
+import { createWorker, defineBatchJob, defineJob, type JobInfo, JobStatusReader, UnrecoverableError } from '../../src/index.js';
+import type { AnyDefinition } from '../../src/core/job.js';
 
 const env = process.env;
 const args = z.object({ ms: z.number().int().min(0).max(60_000), note: z.string().max(1_000).optional() });

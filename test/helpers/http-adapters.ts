@@ -4,7 +4,8 @@ import { serve } from '@hono/node-server';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
-import { fastifyPlugin, honoHandler, type Mountable, nodeHandler } from '../../src/http/index.js';
+import { fastifyPlugin, honoHandler, nodeHandler } from '../../src/http/index.js';
+import type { Mountable } from '../../src/http/mountable.js';
 
 /** A server listening on loopback: its origin (`http://127.0.0.1:<port>`) and how to stop it. */
 export interface Served {

@@ -25,7 +25,7 @@ export const FILTER_PARAMS: Readonly<Record<(typeof FILTER_FIELDS)[number], stri
 };
 
 /** The filter as URL parameters (and hidden form fields). */
-export function filterParams(dlq: DlqRef, f: DeadLetterFilter): Record<string, string | undefined> {
+function filterParams(dlq: DlqRef, f: DeadLetterFilter): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = { dlq: dlq.key };
   for (const k of FILTER_FIELDS) out[FILTER_PARAMS[k]] = f[k] === undefined ? undefined : String(f[k]);
   return out;
@@ -59,7 +59,7 @@ function row(d: DeadLetterMessage): Html {
 </details></td></tr>`;
 }
 
-export interface DeadLettersView {
+interface DeadLettersView {
   readonly dlqs: readonly DlqRef[];
   readonly dlq: DlqRef;
   readonly filter: DeadLetterFilter;

@@ -34,7 +34,7 @@ function alarms(q: QueueRow['dlq'] & object, dlq: boolean, slaSeconds: number | 
 }
 
 /** What the overview draws over the last hour: the depth samples the dashboard took, and the metrics' series. */
-export interface OverviewCharts {
+interface OverviewCharts {
   readonly series: Series;
   readonly depth: (url: string) => Point[];
 }

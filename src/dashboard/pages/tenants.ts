@@ -5,7 +5,7 @@ import { sparkline } from '../spark.js';
 import { atCap, TENANT_ORDERS, type TenantOrder, type TenantSummary, type TenantsView } from '../tenant-summary.js';
 
 /** Tenants shown at most (the filter finds the others). */
-export const TENANT_ROWS = 100;
+const TENANT_ROWS = 100;
 
 /** A job queue and its spillover queue (when it has one): where the spillover holds a tenant's excess. */
 export interface SpillRow {
@@ -14,7 +14,7 @@ export interface SpillRow {
   readonly spill: { readonly name: string; readonly counts: QueueCounts | undefined } | undefined;
 }
 
-export interface TenantsPageInput {
+interface TenantsPageInput {
   /** Undefined: no tenant meter (no memcached given), or it could not be read (`problem`). */
   readonly view: TenantsView | undefined;
   readonly problem: Html | undefined;

@@ -6,7 +6,11 @@ import type { QueueCounts } from '../../ports/queue-admin.js';
 import { type CapacityBasis, type EstimatePorts, QueueEstimate } from './estimate.js';
 import { AdmissionGate } from './gate.js';
 
-/** The producer's `admission` option. */
+/**
+ * The producer's `admission` option: refuse new jobs (QueueFullError, HTTP 429) once a queue's backlog
+ * reaches 90% of the workers' drain capacity × `slaSeconds`. It needs the workers' drain counts: `drains`,
+ * else the producer's `memcached` (or SQS_JOBS_MEMCACHED).
+ */
 export const admissionOptionsSchema = z
   .object({
     /** The most a job should wait to start, in seconds: the high-water mark is the drain capacity × this. */
@@ -28,12 +32,6 @@ export const admissionOptionsSchema = z
   })
   .strict();
 
-/**
- * The producer's `admission` option: refuse new jobs (QueueFullError, HTTP 429) once a queue's backlog
- * reaches 90% of the workers' drain capacity × `slaSeconds`. It needs the workers' drain counts: `drains`,
- * else the producer's `memcached` (or SQS_JOBS_MEMCACHED).
- */
-export type AdmissionOptions = z.input<typeof admissionOptionsSchema>;
 type Settings = z.output<typeof admissionOptionsSchema>;
 
 /** Admission's view of one queue (`producer.admissionState(queueUrl)`). */

@@ -15,7 +15,7 @@ interface Reservation {
   readonly count: number;
 }
 
-export interface GateSettings {
+interface GateSettings {
   /** The most a job should wait: the high-water mark is capacity × SLA. */
   readonly slaSeconds: number;
   /** How long after its time a turn is kept for a request that was told to come back. */

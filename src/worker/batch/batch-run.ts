@@ -14,7 +14,7 @@ import { batchTurn, type Later } from '../turns/batch-turn.js';
 import { newToken } from '../run/claim.js';
 import { batchSpanFor, endBatchSpan } from '../run/span-end.js';
 
-export interface ItemOutcome {
+interface ItemOutcome {
   readonly item: HeldItem;
   readonly info: JobInfo;
   readonly outcome: Outcome;
@@ -51,7 +51,7 @@ export class BatchRun implements Interruptible {
 }
 
 /** What became of a batch: items that ended (ran, or ended without running), and items that go back to fill, tried again from `retryAt`. */
-export interface FlushResult {
+interface FlushResult {
   readonly ended: ItemOutcome[];
   readonly back?: Later<HeldItem>;
 }

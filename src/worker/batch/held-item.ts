@@ -4,7 +4,7 @@ import type { GoodReading } from '../reading.js';
 import type { Held } from './batches.js';
 
 /** Why an item ended without running. */
-export const WAITED_IN_BATCH = 'it waited in its batch';
+const WAITED_IN_BATCH = 'it waited in its batch';
 
 /** A batch job's message, claimed and held until its batch is flushed. */
 export interface HeldItem extends Held {

@@ -5,7 +5,7 @@ import { SQS_BATCH_LIMIT as BATCH, SQS_DEFAULT_MESSAGE_BYTES } from '../../core/
 import { messageSize } from '../../core/sqs-text.js';
 
 /** Why SQS would not take an entry (its code and message), after retries of transient failures; undefined once it did. */
-export type Refusal = string | undefined;
+type Refusal = string | undefined;
 
 interface Pending<T> {
   /** The received message the entry is for (deleted, made visible, or re-sent). */
@@ -17,7 +17,7 @@ interface Pending<T> {
   readonly resolve: (refusal: Refusal) => void;
 }
 
-export interface CoalescerOptions {
+interface CoalescerOptions {
   readonly sqs: QueuePort;
   /** How long an entry may wait for nine others before its batch is sent anyway. */
   readonly flushMs: number;

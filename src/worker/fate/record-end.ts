@@ -12,7 +12,7 @@ import type { Lease } from '../hold/lease.js';
  * taken as failed and the message handed back, so a store that never answers cannot hold a
  * message, or a stop, for good.
  */
-export const STORE_HOLD_MS = 90_000;
+const STORE_HOLD_MS = 90_000;
 
 /**
  * Record how a message ended in the job store: its state (in the background), then for a fan-out

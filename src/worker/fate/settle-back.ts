@@ -49,8 +49,8 @@ export async function handBack(
   await makeVisible(acts, lease, report, seconds);
 }
 
-export type Reasoned = { readonly delaySeconds: number; readonly reason: string };
-export type Carried = NonNullable<Parameters<typeof resentMessage>[2]>;
+type Reasoned = { readonly delaySeconds: number; readonly reason: string };
+type Carried = NonNullable<Parameters<typeof resentMessage>[2]>;
 /** Re-send a message whose job did not run on this receive, the receive not counted, in SendMessageBatch calls (`sent`: told the copy's delay). */
 export async function resendUncounted(
   ctx: FateNeeds,

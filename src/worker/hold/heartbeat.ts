@@ -6,7 +6,7 @@ import { groupByQueue, inBatches } from '../../core/sqs-batch.js';
 import { SQS_MAX_HOLD_MS as MAX_HOLD_MS } from '../../core/sqs-limits.js';
 import { Lease } from './lease.js';
 
-export interface HeartbeatOptions {
+interface HeartbeatOptions {
   readonly sqs: QueuePort;
   readonly lock: JobLock;
   readonly permits?: Permits | undefined;

@@ -34,13 +34,13 @@ export interface AbortWatcher {
 }
 
 /** The dedupe lock on a message's job id, held while its job runs. */
-export interface HeldLock {
+interface HeldLock {
   readonly jobId: string;
   readonly token: string;
 }
 
 /** A fleet-wide permit of the message's tenant (its cap), held while its job runs. */
-export interface HeldPermit {
+interface HeldPermit {
   readonly key: string;
   readonly index: number;
   readonly token: string;

@@ -6,7 +6,7 @@ export interface Lane {
 }
 
 /** What a lane's turn costs: one per turn (starts), or the messages it brought (receives, whose sizes differ). */
-export type TurnCost = 'turn' | 'message';
+type TurnCost = 'turn' | 'message';
 
 /** Per message: the most messages a lane may be owed (its pass behind its tier's floor, × its weight). */
 const MOST_OWED = 40;

@@ -2,7 +2,7 @@ import { toError } from '../../core/errors.js';
 import type { Execution } from '../decide/decide.js';
 import type { AbortCode, Interruptible } from '../hold/lease.js';
 
-export interface ExecuteOptions {
+interface ExecuteOptions {
   /** Abort the lease with JOB_TIMEOUT after this long. */
   readonly timeoutMs: number | undefined;
   /** What timed out, for the message (made only then): `job "x"` or `batch job "x"`. */

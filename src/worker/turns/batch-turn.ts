@@ -19,7 +19,7 @@ export interface TenantItem {
 }
 
 /** The call's batch as its turn sees it. */
-export interface TurnBatch<T> {
+interface TurnBatch<T> {
   readonly job: AnyBatchJob;
   readonly key: string;
   readonly items: readonly T[];
@@ -36,7 +36,7 @@ export interface Later<T> {
 }
 
 /** The call may run `run` now, under permits given back by `release`; `capped` items wait (their tenant at its cap). */
-export interface BatchGo<T> {
+interface BatchGo<T> {
   readonly run: readonly T[];
   readonly capped?: Later<T>;
   /** Give every permit back (an abandoned handler may still run: its permits then end with their TTL). */

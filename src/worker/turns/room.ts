@@ -10,7 +10,7 @@ import { CapTurns } from './cap-turns.js';
 import type { Room } from './turn.js';
 
 /** What the room needs of its worker. */
-export interface RoomHost {
+interface RoomHost {
   readonly ctx: Pick<WorkerContext, 'stop' | 'lock' | 'permits' | 'report'>;
   /** Holds the waiting messages in its buffers, first of their queue, until their time or a freed permit. */
   readonly scheduler: Scheduler<QueueState>;
