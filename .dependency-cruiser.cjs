@@ -70,6 +70,14 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/(fleet|ports|core)/' },
     },
     {
+      name: 'schedules-read-time',
+      comment:
+        'src/schedules/ reads when a schedule fires (definitions, occurrences in a zone, catch-up): it speaks core and itself, and reaches no adapter, worker or producer.',
+      severity: 'error',
+      from: { path: '^src/schedules/' },
+      to: { path: '^src/', pathNot: '^src/(core|schedules)/' },
+    },
+    {
       name: 'core-is-vocabulary',
       comment: 'src/core/ is the vocabulary everything else speaks (jobs, the envelope, messages, errors, limits): it imports only itself.',
       severity: 'error',

@@ -1,0 +1,71 @@
+import type { Recurrence } from './recurrence.js';
+
+/*
+ * Which due occurrences a tick fires: the ones from the first not fired yet to now. Normally that
+ * is one, a second or two late. After every worker was down there may be many, and `catchUp` says
+ * which of them still run; the others are counted as skipped (each schedule shows how many).
+ */
+
+/**
+ * `none`: only an occurrence at most ON_TIME_S late runs (the latest due); `latest`: the latest
+ * due runs however late; `{ within, max }`: every due occurrence at most `within` seconds late,
+ * oldest first, at most the latest `max` of them.
+ */
+export type CatchUp = 'none' | 'latest' | { readonly withinS: number; readonly max: number };
+
+/** How late an occurrence may be and still count as on time: a tick that waited for a busy store, a worker restarting. */
+export const ON_TIME_S = 60;
+/** The most occurrences `{ within, max }` runs at once. */
+export const MAX_CATCH_UP = 1_000;
+/** Skipped occurrences of a cron are counted one by one up to this many (then reported as at least this). */
+const COUNT_CAP = 10_000;
+
+/** What a tick does with a schedule whose first unfired occurrence is `fromS`. */
+export interface Due {
+  /** The occurrences to fire now, oldest first. */
+  readonly fire: readonly number[];
+  /** Due occurrences that do not run (at least this many, when the count reached its cap). */
+  readonly skipped: number;
+  /** The first occurrence after now: where the schedule waits next; undefined when it has none left. */
+  readonly next: number | undefined;
+}
+
+export function dueAt(r: Recurrence, fromS: number, nowS: number, catchUp: CatchUp): Due {
+  const next = r.next(nowS);
+  const latest = r.last(nowS);
+  if (latest === undefined || latest < fromS) return { fire: [], skipped: 0, next: fromS > nowS ? fromS : next };
+  const due = countBetween(r, fromS, latest);
+  const fire = chosen(r, fromS, latest, nowS, catchUp);
+  return { fire, skipped: due - fire.length, next };
+}
+
+function chosen(r: Recurrence, fromS: number, latest: number, nowS: number, catchUp: CatchUp): number[] {
+  if (catchUp === 'latest') return [latest];
+  if (catchUp === 'none') return nowS - latest <= ON_TIME_S ? [latest] : [];
+  const oldest = Math.max(fromS, nowS - catchUp.withinS);
+  const out: number[] = [];
+  for (let at: number | undefined = latest; at !== undefined && at >= oldest && out.length < catchUp.max; at = r.last(at - 1))
+    out.unshift(at);
+  return out;
+}
+
+/** Occurrences from `fromS` to `toS`, both included (both occurrences). */
+function countBetween(r: Recurrence, fromS: number, toS: number): number {
+  if (r.periodS !== undefined) return Math.round((toS - fromS) / r.periodS) + 1;
+  let n = 1;
+  for (let at = r.next(fromS); at !== undefined && at <= toS && n < COUNT_CAP; at = r.next(at)) n++;
+  return n;
+}
+
+/** `r` within `[startS, endS]` (either open when undefined). */
+export function bounded(r: Recurrence, startS: number | undefined, endS: number | undefined): Recurrence {
+  const within = (at: number | undefined) => (at === undefined || (endS !== undefined && at > endS) ? undefined : at);
+  return {
+    periodS: r.periodS,
+    next: (afterS) => within(r.next(startS === undefined ? afterS : Math.max(afterS, startS - 1))),
+    last: (atS) => {
+      const at = r.last(endS === undefined ? atS : Math.min(atS, endS));
+      return at === undefined || (startS !== undefined && at < startS) ? undefined : at;
+    },
+  };
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { bounded, dueAt, ON_TIME_S } from '../../../src/schedules/catch-up.js';
+import { cronRecurrence, everyRecurrence } from '../../../src/schedules/recurrence.js';
+
+const minute = everyRecurrence('1m', 0);
+
+describe('which due occurrences a tick fires', () => {
+  it('on time: the one due, nothing skipped, and the next after now', () => {
+    expect(dueAt(minute, 600, 601, 'none')).toEqual({ fire: [600], skipped: 0, next: 660 });
+    expect(dueAt(minute, 600, 601, 'latest')).toEqual({ fire: [600], skipped: 0, next: 660 });
+  });
+
+  it('nothing due yet: nothing fired, it waits for its first unfired occurrence', () => {
+    expect(dueAt(minute, 660, 601, 'latest')).toEqual({ fire: [], skipped: 0, next: 660 });
+  });
+
+  it("after every worker was down 20 minutes: 'none' runs the latest only if it is on time", () => {
+    // Due: 600 … 1800 (21 occurrences); now 1801: the latest (1800) is 1 s late.
+    expect(dueAt(minute, 600, 1_801, 'none')).toEqual({ fire: [1_800], skipped: 20, next: 1_860 });
+    // Every 5 minutes, now 1800 + ON_TIME_S + 40: even the latest (1800) is too late, and all 5 are skipped.
+    expect(dueAt(everyRecurrence('5m', 0), 600, 1_800 + ON_TIME_S + 40, 'none')).toEqual({ fire: [], skipped: 5, next: 2_100 });
+  });
+
+  it("'latest' runs the latest due however late; the rest are skipped", () => {
+    expect(dueAt(minute, 600, 1_830, 'latest')).toEqual({ fire: [1_800], skipped: 20, next: 1_860 });
+  });
+
+  it('{ within, max }: every occurrence within the window, oldest first, at most the latest max', () => {
+    expect(dueAt(minute, 600, 1_830, { withinS: 300, max: 100 })).toEqual({
+      fire: [1_560, 1_620, 1_680, 1_740, 1_800],
+      skipped: 16,
+      next: 1_860,
+    });
+    expect(dueAt(minute, 600, 1_830, { withinS: 3_600, max: 3 })).toEqual({ fire: [1_680, 1_740, 1_800], skipped: 18, next: 1_860 });
+  });
+
+  it('counts a cron’s skipped occurrences one by one, and a year of a 1-second every by arithmetic', () => {
+    const hourly = cronRecurrence('0 * * * *', 'Europe/Berlin');
+    const from = Date.parse('2027-10-30T22:00:00Z') / 1000;
+    const now = Date.parse('2027-10-31T04:30:00Z') / 1000; // across the fall-back: 7 real hours
+    expect(dueAt(hourly, from, now, 'latest')).toEqual({ fire: [from + 6 * 3_600], skipped: 6, next: from + 7 * 3_600 });
+    const second = everyRecurrence('1s', 0);
+    expect(dueAt(second, 1, 366 * 86_400, 'latest').skipped).toBe(366 * 86_400 - 1);
+  });
+});
+
+describe('a schedule’s start and end', () => {
+  it('bound its occurrences on both sides', () => {
+    const r = bounded(minute, 300, 480);
+    expect(r.next(0)).toBe(300);
+    expect(r.next(420)).toBe(480);
+    expect(r.next(480)).toBeUndefined();
+    expect(r.last(1_000)).toBe(480);
+    expect(r.last(299)).toBeUndefined();
+    expect(dueAt(r, 300, 10_000, 'latest')).toEqual({ fire: [480], skipped: 3, next: undefined });
+  });
+});
