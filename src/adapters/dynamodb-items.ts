@@ -17,12 +17,13 @@ export const S = (s: string): AttributeValue => ({ S: s });
 export const N = (n: number): AttributeValue => ({ N: String(n) });
 export const jobKey = (jobId: string): Item => ({ pk: S(`job#${jobId}`) });
 
-/** Builds one UpdateItem's expression: SET/ADD clauses with placeholder names and values. */
+/** Builds one UpdateItem's expression: SET, ADD and REMOVE clauses with placeholder names and values. */
 export class Update {
   readonly names: Record<string, string> = {};
   readonly values: Item = {};
   readonly #set: string[] = [];
   readonly #add: string[] = [];
+  readonly #remove: string[] = [];
   #n = 0;
 
   name(attribute: string): string {
@@ -49,8 +50,17 @@ export class Update {
     return this;
   }
 
+  remove(attribute: string): this {
+    this.#remove.push(this.name(attribute));
+    return this;
+  }
+
   get expression(): string {
-    return [this.#set.length ? `SET ${this.#set.join(', ')}` : '', this.#add.length ? `ADD ${this.#add.join(', ')}` : '']
+    return [
+      this.#set.length ? `SET ${this.#set.join(', ')}` : '',
+      this.#add.length ? `ADD ${this.#add.join(', ')}` : '',
+      this.#remove.length ? `REMOVE ${this.#remove.join(', ')}` : '',
+    ]
       .filter(Boolean)
       .join(' ');
   }

@@ -31,8 +31,13 @@ export async function storeCreate(flags: StoreFlags, { out, env }: CliContext): 
   const { table, aws } = storeFrom(flags, env);
   const client = createDynamoClient(aws, {}, env);
   try {
-    const created = await createJobTable(client, table);
-    out(`job store table: ${table} (${created ? 'created: on-demand, TTL on expiresAt' : 'already there'})`);
+    const done = await createJobTable(client, table);
+    const said = {
+      created: 'created: on-demand, TTL on expiresAt',
+      'index added': 'already there; the schedules index added',
+      'already there': 'already there',
+    };
+    out(`job store table: ${table} (${said[done]})`);
   } finally {
     client.destroy();
   }

@@ -14,7 +14,7 @@ export function jobStoreSubjects(): [string, JobStore][] {
   const client = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1' }, {}, {});
   const table = `jobs-${randomUUID().slice(0, 8)}`;
   beforeAll(async () => {
-    expect(await createJobTable(client, table)).toBe(true);
+    expect(await createJobTable(client, table)).toBe('created');
   });
   afterAll(() => client.destroy());
   return [

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { DescribeTimeToLiveCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  GetItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJobTable, DynamoJobStore } from '../../src/adapters/dynamodb-store.js';
 import { createDynamoClient } from '../../src/adapters/aws-clients.js';
@@ -9,8 +15,8 @@ const client = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1
 const table = `jobs-${randomUUID().slice(0, 8)}`;
 const store = new DynamoJobStore({ client, table, ttlSeconds: 3_600 });
 beforeAll(async () => {
-  expect(await createJobTable(client, table)).toBe(true);
-  expect(await createJobTable(client, table)).toBe(false); // idempotent
+  expect(await createJobTable(client, table)).toBe('created');
+  expect(await createJobTable(client, table)).toBe('already there'); // idempotent
 });
 afterAll(() => client.destroy());
 
@@ -186,5 +192,26 @@ describe('DynamoJobStore on DynamoDB Local', () => {
       // A copy of a counted child is counted once; the completion is another's claim, not sent yet: it comes back later.
       expect(await end(5)).toMatchObject({ kind: 'completion-pending', status: { succeeded: 27, failed: 3 } });
     });
+  });
+});
+
+describe('store create on a table made before the schedules index', () => {
+  it('adds the due index to it, once, and keeps its items', async () => {
+    const old = `jobs-old-${randomUUID().slice(0, 8)}`;
+    await client.send(
+      new CreateTableCommand({
+        TableName: old,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      }),
+    );
+    const before = new DynamoJobStore({ client, table: old, ttlSeconds: 3_600 });
+    await before.transition({ jobId: 'kept', jobName: 'import', state: 'waiting', attempt: 0, at: new Date() });
+    expect(await createJobTable(client, old)).toBe('index added');
+    expect(await createJobTable(client, old)).toBe('already there');
+    const indexes = (await client.send(new DescribeTableCommand({ TableName: old }))).Table?.GlobalSecondaryIndexes ?? [];
+    expect(indexes.map((i) => [i.IndexName, i.IndexStatus])).toEqual([['schedules-due', 'ACTIVE']]);
+    expect((await before.get('kept'))?.state).toBe('waiting');
   });
 });
