@@ -70,12 +70,12 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/(fleet|ports|core)/' },
     },
     {
-      name: 'schedules-read-time',
+      name: 'schedules-fire-through-ports',
       comment:
-        'src/schedules/ reads when a schedule fires (definitions, occurrences in a zone, catch-up): it speaks core and itself, and reaches no adapter, worker or producer.',
+        'src/schedules/ decides when a schedule fires and fires it through its ports (definitions, occurrences in a zone, catch-up, the tick): it speaks core, ports and itself, and reaches no adapter, worker or producer.',
       severity: 'error',
       from: { path: '^src/schedules/' },
-      to: { path: '^src/', pathNot: '^src/(core|schedules)/' },
+      to: { path: '^src/', pathNot: '^src/(core|ports|schedules)/' },
     },
     {
       name: 'core-is-vocabulary',

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineJob } from '../../../src/core/job.js';
+import { shardOf } from '../../../src/ports/schedule-store.js';
+import { defineSchedule, type ScheduleSpec } from '../../../src/schedules/define.js';
+import { storedSpec } from '../../../src/schedules/stored.js';
+import { CLAIM_S, type TickPorts, tickShard } from '../../../src/schedules/tick.js';
+import { MemorySchedules } from '../../../src/testing/memory-schedules.js';
+
+const report = defineJob({ name: 'report', args: z.object({ team: z.string() }), handle: () => {} });
+const QUEUE = 'http://127.0.0.1:4566/000000000000/jobs';
+
+/** A fleet of `workers` ticking one store, each with the sends it made; job states as a test sets them. */
+async function fleet(spec: Partial<ScheduleSpec<typeof report>>, workers = 1) {
+  const store = new MemorySchedules();
+  const def = defineSchedule({ id: 'nightly', job: report, args: { team: 'a' }, every: '1m', ...spec } as ScheduleSpec<typeof report>);
+  const first = def.occurrences.next(-1)!;
+  await store.putSchedule({ id: def.id, owner: 'app:test', spec: storedSpec(def, QUEUE), next: first });
+  const sent: string[] = [];
+  const states = new Map<string, { state: string; updatedAtS: number }>();
+  const problems: string[] = [];
+  const failSends = { on: false };
+  const ports = Array.from(
+    { length: workers },
+    (_, i): TickPorts => ({
+      store,
+      me: `w${i}`,
+      staleRunningS: 120,
+      async send(o) {
+        if (failSends.on) throw new Error('SQS unreachable');
+        expect(o).toMatchObject({ job: 'report', args: { team: 'a' }, queueUrl: QUEUE });
+        sent.push(o.jobId);
+      },
+      stateOf: async (jobId) => states.get(jobId),
+      onProblem: (id, problem) => problems.push(`${id}: ${problem}`),
+    }),
+  );
+  const tick = (worker: number, nowS: number) => tickShard(ports[worker]!, shardOf(def.id), nowS);
+  return { store, def, sent, states, problems, failSends, tick };
+}
+
+describe('the schedule tick', () => {
+  it('fires each occurrence once however many workers tick at once, each with its deterministic job id', async () => {
+    const f = await fleet({}, 3);
+    for (let now = 0; now <= 180; now += 1) await Promise.all([f.tick(0, now), f.tick(1, now), f.tick(2, now)]);
+    expect(f.sent).toEqual(['nightly:0', 'nightly:60', 'nightly:120', 'nightly:180']);
+    expect(await f.store.getSchedule('nightly')).toMatchObject({ next: 240, lastFired: 180, skipped: 0, claim: undefined });
+  });
+
+  it('a tick that dies after its claim: once the claim lapses, the next tick sends the same job id again', async () => {
+    const f = await fleet({});
+    await f.store.claimSchedule('nightly', { next: 0, revision: 1 }, { by: 'dead', untilS: CLAIM_S, nowS: 0 }); // claimed, never advanced
+    await f.tick(0, 1);
+    expect(f.sent).toEqual([]);
+    await f.tick(0, CLAIM_S);
+    expect(f.sent).toEqual(['nightly:0']);
+  });
+
+  it('a send that fails leaves the occurrence due: said, and sent again after the claim lapses', async () => {
+    const f = await fleet({});
+    f.failSends.on = true;
+    await f.tick(0, 0);
+    expect(f.problems).toEqual(['nightly: occurrence 0 not sent: SQS unreachable']);
+    f.failSends.on = false;
+    await f.tick(0, CLAIM_S - 1);
+    expect(f.sent).toEqual([]);
+    await f.tick(0, CLAIM_S);
+    expect(f.sent).toEqual(['nightly:0']);
+  });
+
+  it("catch-up 'latest' after every worker was down: the latest runs, the rest are counted skipped", async () => {
+    const f = await fleet({ catchUp: 'latest' });
+    await f.tick(0, 20 * 60 + 5);
+    expect(f.sent).toEqual(['nightly:1200']);
+    expect(await f.store.getSchedule('nightly')).toMatchObject({ next: 1_260, skipped: 20 });
+  });
+
+  it("overlap 'skip': an occurrence whose predecessor still runs is skipped; one left running by a dead worker blocks no longer than staleRunningS", async () => {
+    const f = await fleet({ overlap: 'skip' });
+    await f.tick(0, 0);
+    f.states.set('nightly:0', { state: 'running', updatedAtS: 0 });
+    await f.tick(0, 60);
+    expect(f.sent).toEqual(['nightly:0']);
+    expect(await f.store.getSchedule('nightly')).toMatchObject({ next: 120, lastFired: 0, skipped: 1 });
+    await f.tick(0, 120); // still "running" at 120 s: its worker died (staleRunningS 120)
+    expect(f.sent).toEqual(['nightly:0', 'nightly:120']);
+    f.states.set('nightly:120', { state: 'completed', updatedAtS: 130 });
+    await f.tick(0, 180);
+    expect(f.sent).toEqual(['nightly:0', 'nightly:120', 'nightly:180']);
+  });
+
+  it("overlap 'buffer-one': the occurrence waits for its predecessor, then runs", async () => {
+    const f = await fleet({ overlap: 'buffer-one' });
+    await f.tick(0, 0);
+    f.states.set('nightly:0', { state: 'running', updatedAtS: 0 });
+    await f.tick(0, 60);
+    expect(f.sent).toEqual(['nightly:0']);
+    f.states.set('nightly:0', { state: 'completed', updatedAtS: 70 });
+    await f.tick(0, 70); // the waiting occurrence is held by the claim until it lapses
+    expect(f.sent).toEqual(['nightly:0']);
+    await f.tick(0, 60 + CLAIM_S);
+    expect(f.sent).toEqual(['nightly:0', 'nightly:60']);
+  });
+
+  it('leaves a schedule it cannot read alone, and says why', async () => {
+    const f = await fleet({});
+    await f.store.putSchedule({ id: 'nightly', owner: 'app:test', spec: '{"v":2}', next: 0 });
+    await f.tick(0, 0);
+    expect(f.sent).toEqual([]);
+    expect(f.problems[0]).toMatch(/^nightly: its spec is not one this version reads/);
+  });
+});
