@@ -24,6 +24,8 @@ export interface TickPorts {
   stateOf(jobId: string): Promise<{ readonly state: string; readonly updatedAtS: number } | undefined>;
   /** This worker, as its claims name it. */
   readonly me: string;
+  /** Whether this worker has the job: one that has not leaves the schedule to a worker that has (workers of other apps, or of another version, share a table). */
+  has(job: string): boolean;
   /** A job recorded `running` for longer than this no longer blocks its schedule: its worker died (the visibility timeout and a margin). */
   readonly staleRunningS: number;
   /** A schedule that cannot be fired (its spec unreadable, a send that failed): said, never thrown. */
@@ -36,16 +38,22 @@ export interface TickReport {
   skipped: number;
   /** Due schedules another tick claimed first. */
   claimedElsewhere: number;
+  /** Due schedules of jobs this worker does not have: left to one that has. */
+  notMine: number;
 }
 
 export async function tickShard(p: TickPorts, shard: number, nowS: number): Promise<TickReport> {
-  const report: TickReport = { fired: 0, skipped: 0, claimedElsewhere: 0 };
+  const report: TickReport = { fired: 0, skipped: 0, claimedElsewhere: 0, notMine: 0 };
   for (const r of await p.store.dueSchedules(shard, nowS, PER_TICK)) {
     // The index is read eventually consistent: what it shows may have moved on already.
     if (r.paused || r.next === undefined || r.next > nowS || (r.claim !== undefined && r.claim.untilS > nowS)) continue;
     const plan = planOf(r.spec);
     if (typeof plan === 'string') {
       p.onProblem(r.id, plan);
+      continue;
+    }
+    if (!p.has(plan.job)) {
+      report.notMine++;
       continue;
     }
     await fire(p, r, r.next, plan, nowS, report);

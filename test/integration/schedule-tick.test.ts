@@ -42,6 +42,7 @@ describe('the schedule tick on DynamoDB', () => {
         store: new DynamoSchedules({ client: clients[i]!, table, expiresAt: () => 0 }),
         me,
         staleRunningS: 120,
+        has: () => true,
         send: async (o) => {
           sent.push(o.jobId);
         },

@@ -26,6 +26,7 @@ async function fleet(spec: Partial<ScheduleSpec<typeof report>>, workers = 1) {
       store,
       me: `w${i}`,
       staleRunningS: 120,
+      has: (job) => job === 'report',
       async send(o) {
         if (failSends.on) throw new Error('SQS unreachable');
         expect(o).toMatchObject({ job: 'report', args: { team: 'a' }, queueUrl: QUEUE });
@@ -100,6 +101,16 @@ describe('the schedule tick', () => {
     expect(f.sent).toEqual(['nightly:0']);
     await f.tick(0, 60 + CLAIM_S);
     expect(f.sent).toEqual(['nightly:0', 'nightly:60']);
+  });
+
+  it('leaves the schedule of a job it does not have to a worker that has it, without claiming it', async () => {
+    const f = await fleet({});
+    const other = defineJob({ name: 'invoice', args: z.object({}), handle: () => {} });
+    const def = defineSchedule({ id: 'nightly', job: other, args: {}, every: '1m' });
+    await f.store.putSchedule({ id: 'nightly', owner: 'app:test', spec: storedSpec(def, QUEUE), next: 0 });
+    expect(await f.tick(0, 0)).toMatchObject({ fired: 0, notMine: 1 });
+    expect(f.sent).toEqual([]);
+    expect((await f.store.getSchedule('nightly'))?.claim).toBeUndefined();
   });
 
   it('leaves a schedule it cannot read alone, and says why', async () => {
