@@ -148,7 +148,8 @@ export async function updateIf(t: TableRef, key: Item, u: Update, condition?: st
         UpdateExpression: u.expression,
         ...(condition === undefined ? {} : { ConditionExpression: condition }),
         ExpressionAttributeNames: u.names,
-        ExpressionAttributeValues: u.values,
+        // DynamoDB refuses an empty map: an update that only removes has no values.
+        ...(Object.keys(u.values).length === 0 ? {} : { ExpressionAttributeValues: u.values }),
       }),
     );
     return true;

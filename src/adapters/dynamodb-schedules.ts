@@ -31,15 +31,21 @@ export class DynamoSchedules implements ScheduleStore {
       if (stored.owner !== s.owner) return 'owned-by-other';
       if (stored.spec === s.spec) return 'unchanged';
       // A new revision waits at its own next occurrence; a claim on the old one ends (its advance will not match).
-      const u = new Update()
-        .set('spec', S(s.spec))
+      // Written only over what was read: the same revision, owner and pause (a pause meanwhile is read again).
+      const u = new Update();
+      const condition = [
+        `${u.name('revision')} = ${u.value(N(stored.revision))}`,
+        `${u.name('owner')} = ${u.value(S(stored.owner))}`,
+        `${u.name('paused')} = ${u.value({ BOOL: stored.paused })}`,
+      ].join(' AND ');
+      u.set('spec', S(s.spec))
         .set('revision', N(stored.revision + 1))
         .set('schedDue', N(stored.paused ? NEVER_DUE : (s.next ?? NEVER_DUE)))
         .remove('claimBy')
         .remove('claimUntil');
       if (s.next !== undefined) u.set('next', N(s.next));
       else u.remove('next');
-      if (await updateIf(this.#t, key(s.id), u, `${u.name('revision')} = ${u.value(N(stored.revision))}`)) return 'updated';
+      if (await updateIf(this.#t, key(s.id), u, condition)) return 'updated';
     }
     throw new Error(`schedule ${s.id}: changed by others three times while it was being put`);
   }
@@ -108,8 +114,13 @@ export class DynamoSchedules implements ScheduleStore {
     };
   }
 
-  async dueSchedules(shard: number, nowS: number, limit: number): Promise<readonly ScheduleRecord[]> {
-    return (await this.#query(shard, 'schedDue <= :now', { ':now': N(nowS) }, limit, undefined)).items.map(recordOf);
+  async dueSchedules(shard: number, nowS: number, limit: number, cursor?: string) {
+    const start = cursor === undefined ? undefined : (JSON.parse(Buffer.from(cursor, 'base64url').toString()) as Item);
+    const page = await this.#query(shard, 'schedDue <= :now', { ':now': N(nowS) }, limit, start);
+    return {
+      schedules: page.items.map(recordOf),
+      cursor: page.last === undefined ? undefined : Buffer.from(JSON.stringify(page.last)).toString('base64url'),
+    };
   }
 
   async #query(shard: number, due: string, values: Item, limit: number, start: Item | undefined) {
@@ -144,7 +155,7 @@ export class DynamoSchedules implements ScheduleStore {
 
   async advanceSchedule(
     id: string,
-    claim: { by: string; from: number },
+    claim: { by: string; from: number; revision: number },
     to: { next: number | undefined; lastFired: number | undefined; skipped: number },
   ): Promise<boolean> {
     // Paused meanwhile: it advances all the same, and stays out of the due index until resumed.
@@ -153,6 +164,7 @@ export class DynamoSchedules implements ScheduleStore {
       const condition = [
         `${u.name('claimBy')} = ${u.value(S(claim.by))}`,
         `${u.name('next')} = ${u.value(N(claim.from))}`,
+        `${u.name('revision')} = ${u.value(N(claim.revision))}`,
         `${u.name('paused')} = ${u.value({ BOOL: paused })}`,
       ].join(' AND ');
       if (to.next !== undefined) u.set('next', N(to.next));
@@ -166,10 +178,18 @@ export class DynamoSchedules implements ScheduleStore {
     return false;
   }
 
-  setPaused(id: string, paused: boolean, next?: number): Promise<boolean> {
-    const u = new Update().set('paused', { BOOL: paused }).set('schedDue', N(paused ? NEVER_DUE : (next ?? NEVER_DUE)));
-    if (!paused && next !== undefined) u.set('next', N(next));
+  pause(id: string): Promise<boolean> {
+    const u = new Update().set('paused', { BOOL: true }).set('schedDue', N(NEVER_DUE));
     return updateIf(this.#t, key(id), u, 'attribute_exists(pk)');
+  }
+
+  resume(id: string, seen: { revision: number }, next: number | undefined): Promise<boolean> {
+    const u = new Update();
+    const condition = `${u.name('revision')} = ${u.value(N(seen.revision))}`;
+    u.set('paused', { BOOL: false }).set('schedDue', N(next ?? NEVER_DUE));
+    if (next !== undefined) u.set('next', N(next));
+    else u.remove('next');
+    return updateIf(this.#t, key(id), u, condition);
   }
 }
 

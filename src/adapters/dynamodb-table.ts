@@ -54,24 +54,25 @@ export async function createJobTable(client: DynamoDBClient, table: string): Pro
   return 'created';
 }
 
-/** Add the schedules' due index to a table made without it, and wait until it is active: false when it had it. */
+/** Add the schedules' due index to a table made without it, and wait until it is active (one being added already too): false when it had it. */
 async function addScheduleIndex(client: DynamoDBClient, table: string): Promise<boolean> {
   const indexOf = async () =>
     (await client.send(new DescribeTableCommand({ TableName: table }))).Table?.GlobalSecondaryIndexes?.find(
       (i) => i.IndexName === SCHEDULE_INDEX,
     );
-  if ((await indexOf()) !== undefined) return false;
-  await client.send(
-    new UpdateTableCommand({
-      TableName: table,
-      AttributeDefinitions: ATTRIBUTES,
-      GlobalSecondaryIndexUpdates: [{ Create: SCHEDULE_INDEX_SPEC }],
-    }),
-  );
+  const added = (await indexOf()) === undefined;
+  if (added)
+    await client.send(
+      new UpdateTableCommand({
+        TableName: table,
+        AttributeDefinitions: ATTRIBUTES,
+        GlobalSecondaryIndexUpdates: [{ Create: SCHEDULE_INDEX_SPEC }],
+      }),
+    );
   // DynamoDB builds the index from the table's items (backfilling): on a large table, minutes.
   for (let waited = 0; (await indexOf())?.IndexStatus !== 'ACTIVE'; waited += 2) {
     if (waited > 1_800) throw new Error(`the index ${SCHEDULE_INDEX} of ${table} is not active after 30 minutes`);
     await sleep(2_000);
   }
-  return true;
+  return added;
 }

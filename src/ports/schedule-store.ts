@@ -53,8 +53,16 @@ export interface ScheduleStore {
   removeSchedule(id: string, owner?: string): Promise<boolean>;
   /** Every schedule, in pages of the due index (`cursor`: the last page's, undefined at the start). */
   listSchedules(cursor?: string): Promise<{ readonly schedules: readonly ScheduleRecord[]; readonly cursor: string | undefined }>;
-  /** Schedules of `shard` due at `nowS` (next, or a lapsed claim), soonest first, at most `limit`; eventually consistent. */
-  dueSchedules(shard: number, nowS: number, limit: number): Promise<readonly ScheduleRecord[]>;
+  /**
+   * Schedules of `shard` due at `nowS` (next, or a lapsed claim), soonest first, in pages of at most
+   * `limit` (`cursor`: the last page's); eventually consistent.
+   */
+  dueSchedules(
+    shard: number,
+    nowS: number,
+    limit: number,
+    cursor?: string,
+  ): Promise<{ readonly schedules: readonly ScheduleRecord[]; readonly cursor: string | undefined }>;
   /**
    * Claim the schedule to fire what is due: only while it is still at `next` and `revision`, and no
    * claim holds it (or its claim lapsed by `nowS`). False: another tick has it, or it changed.
@@ -64,14 +72,19 @@ export interface ScheduleStore {
     seen: { readonly next: number; readonly revision: number },
     claim: { readonly by: string; readonly untilS: number; readonly nowS: number },
   ): Promise<boolean>;
-  /** Under `by`'s claim of the occurrence `from`: move to `next` (undefined: none left), record the last fired and the skipped, end the claim. */
+  /**
+   * Under the claim `by` (a token for this one claim) of the occurrence `from` at `revision`: move to
+   * `next` (undefined: none left), record the last fired and the skipped, end the claim.
+   */
   advanceSchedule(
     id: string,
-    claim: { readonly by: string; readonly from: number },
+    claim: { readonly by: string; readonly from: number; readonly revision: number },
     to: { readonly next: number | undefined; readonly lastFired: number | undefined; readonly skipped: number },
   ): Promise<boolean>;
-  /** Pause (it is never due) or resume (due again at `next`, which the caller recomputes): false when there is no such schedule. */
-  setPaused(id: string, paused: boolean, next?: number): Promise<boolean>;
+  /** Pause it: never due until resumed; a tick firing it now still advances it. False when there is no such schedule. */
+  pause(id: string): Promise<boolean>;
+  /** Resume it at `next` (the caller computes it from the spec of `revision`): false when it is gone or its spec changed. */
+  resume(id: string, seen: { readonly revision: number }, next: number | undefined): Promise<boolean>;
 }
 
 /** The due index's shard of a schedule: fixed by its id. */

@@ -17,14 +17,14 @@ export type CatchUp = 'none' | 'latest' | { readonly withinS: number; readonly m
 export const ON_TIME_S = 60;
 /** The most occurrences `{ within, max }` runs at once. */
 export const MAX_CATCH_UP = 1_000;
-/** Skipped occurrences of a cron are counted one by one up to this many (then reported as at least this). */
+/** Skipped occurrences of a cron are counted one by one up to this many (beyond it, this many are counted). */
 const COUNT_CAP = 10_000;
 
 /** What a tick does with a schedule whose first unfired occurrence is `fromS`. */
 export interface Due {
   /** The occurrences to fire now, oldest first. */
   readonly fire: readonly number[];
-  /** Due occurrences that do not run (at least this many, when the count reached its cap). */
+  /** Due occurrences that do not run (a cron's counted up to 10,000). */
   readonly skipped: number;
   /** The first occurrence after now: where the schedule waits next; undefined when it has none left. */
   readonly next: number | undefined;
@@ -49,11 +49,13 @@ function chosen(r: Recurrence, fromS: number, latest: number, nowS: number, catc
   return out;
 }
 
-/** Occurrences from `fromS` to `toS`, both included (both occurrences). */
+/** Occurrences from `fromS` to the occurrence `toS`, both included (`fromS` need not be one). */
 function countBetween(r: Recurrence, fromS: number, toS: number): number {
-  if (r.periodS !== undefined) return Math.round((toS - fromS) / r.periodS) + 1;
+  const first = r.next(fromS - 1);
+  if (first === undefined || first > toS) return 0;
+  if (r.periodS !== undefined) return Math.round((toS - first) / r.periodS) + 1;
   let n = 1;
-  for (let at = r.next(fromS); at !== undefined && at <= toS && n < COUNT_CAP; at = r.next(at)) n++;
+  for (let at = r.next(first); at !== undefined && at <= toS && n < COUNT_CAP; at = r.next(at)) n++;
   return n;
 }
 

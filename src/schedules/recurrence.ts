@@ -7,8 +7,8 @@ import { everySeconds, lastOnGrid, nextOnGrid } from './every.js';
  * rule below at real 2027 transitions), `every` by our own grid.
  *
  * The DST rule (docs/guide/schedules.md): a cron pattern runs on the local clock of its zone.
- * - A fixed time (one value or a list in the seconds, minutes and hours fields, no `*`, `?` or
- *   step: `30 2 * * *`, `0 2,14 * * *`) runs once a day whatever the clock does: a local time the
+ * - A fixed time (one value, a list or a range in the seconds, minutes and hours fields, no `*`,
+ *   `?` or step: `30 2 * * *`, `0 2,14 * * *`) runs once a day whatever the clock does: a local time the
  *   clock skips runs at the first instant after the gap (02:30 on a spring-forward night runs at
  *   03:00); a local time the clock passes twice runs on its first pass only.
  * - A pattern with a `*` or a step in those fields follows the clock: a skipped local time does not

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ScheduleRecord, ScheduleStore } from '../ports/schedule-store.js';
 import { dueAt } from './catch-up.js';
 import { occurrenceJobId } from './define.js';
@@ -13,8 +14,11 @@ import { type Plan, planOf } from './stored.js';
 
 /** How long a tick's claim holds a schedule: what a dead worker's claim delays its occurrence by at most. */
 export const CLAIM_S = 30;
-/** Schedules one tick takes from a shard. */
+/** A claim stops sending this long before it lapses, and leaves the rest due: no send outlives its claim. */
+const CLAIM_MARGIN_S = 5;
+/** Schedules one tick fires from a shard, and the index pages it reads for them at most. */
 const PER_TICK = 25;
+const PAGES = 10;
 
 export interface TickPorts {
   readonly store: ScheduleStore;
@@ -28,6 +32,8 @@ export interface TickPorts {
   has(job: string): boolean;
   /** A job recorded `running` for longer than this no longer blocks its schedule: its worker died (the visibility timeout and a margin). */
   readonly staleRunningS: number;
+  /** The time, in epoch seconds: read for each schedule and before each send. */
+  now(): number;
   /** A schedule that cannot be fired (its spec unreadable, a send that failed): said, never thrown. */
   onProblem(scheduleId: string, problem: string): void;
 }
@@ -42,47 +48,77 @@ export interface TickReport {
   notMine: number;
 }
 
-export async function tickShard(p: TickPorts, shard: number, nowS: number): Promise<TickReport> {
+export async function tickShard(p: TickPorts, shard: number): Promise<TickReport> {
   const report: TickReport = { fired: 0, skipped: 0, claimedElsewhere: 0, notMine: 0 };
-  for (const r of await p.store.dueSchedules(shard, nowS, PER_TICK)) {
-    // The index is read eventually consistent: what it shows may have moved on already.
-    if (r.paused || r.next === undefined || r.next > nowS || (r.claim !== undefined && r.claim.untilS > nowS)) continue;
-    const plan = planOf(r.spec);
-    if (typeof plan === 'string') {
-      p.onProblem(r.id, plan);
-      continue;
+  let taken = 0;
+  let cursor: string | undefined;
+  // Schedules this worker leaves alone keep their place at the front of the index: read past them.
+  for (let page = 0; page < PAGES && taken < PER_TICK; page++) {
+    const due = await p.store.dueSchedules(shard, p.now(), PER_TICK, cursor);
+    for (const r of due.schedules) {
+      if (taken >= PER_TICK) break;
+      const nowS = p.now();
+      // The index is read eventually consistent: what it shows may have moved on already.
+      if (r.paused || r.next === undefined || r.next > nowS || (r.claim !== undefined && r.claim.untilS > nowS)) continue;
+      const plan = planOf(r.spec);
+      if (typeof plan === 'string') {
+        p.onProblem(r.id, plan);
+        continue;
+      }
+      if (!p.has(plan.job)) {
+        report.notMine++;
+        continue;
+      }
+      taken++;
+      await fire(p, r, r.next, plan, report);
     }
-    if (!p.has(plan.job)) {
-      report.notMine++;
-      continue;
-    }
-    await fire(p, r, r.next, plan, nowS, report);
+    if (due.cursor === undefined) break;
+    cursor = due.cursor;
   }
   return report;
 }
 
-async function fire(p: TickPorts, r: ScheduleRecord, from: number, plan: Plan, nowS: number, report: TickReport): Promise<void> {
+async function fire(p: TickPorts, r: ScheduleRecord, from: number, plan: Plan, report: TickReport): Promise<void> {
+  const nowS = p.now();
   const due = dueAt(plan.occurrences, from, nowS, plan.catchUp);
-  const claimed = await p.store.claimSchedule(r.id, { next: from, revision: r.revision }, { by: p.me, untilS: nowS + CLAIM_S, nowS });
-  if (!claimed) {
+  const token = `${p.me}:${randomUUID().slice(0, 8)}`;
+  const untilS = nowS + CLAIM_S;
+  if (!(await p.store.claimSchedule(r.id, { next: from, revision: r.revision }, { by: token, untilS, nowS }))) {
     report.claimedElsewhere++;
     return;
   }
   let skipped = due.skipped;
   let lastFired = r.lastFired;
-  const advance = (next: number | undefined) => p.store.advanceSchedule(r.id, { by: p.me, from }, { next, lastFired, skipped });
-  for (const occurrence of due.fire) {
-    if (plan.overlap !== 'allow' && lastFired !== undefined && (await stillBusy(p, occurrenceJobId(r.id, lastFired), nowS))) {
-      if (plan.overlap === 'skip') {
-        skipped++;
-        continue;
+  const advance = async (next: number | undefined) => {
+    report.skipped += skipped;
+    await p.store.advanceSchedule(r.id, { by: token, from, revision: r.revision }, { next, lastFired, skipped });
+  };
+  // Overlap is asked once, of the last occurrence fired before this tick: the ones a tick sends
+  // together (catching up) do not wait for each other.
+  const busy = plan.overlap !== 'allow' && lastFired !== undefined && (await stillBusy(p, occurrenceJobId(r.id, lastFired), nowS));
+  let sending: readonly number[] = due.fire;
+  let then = due.next;
+  if (plan.overlap === 'buffer-one') {
+    // One occurrence waits at most: the first not fired (however late: it was kept), and past it the latest due.
+    const dueCount = due.skipped + due.fire.length; // every occurrence due, `from` the first
+    const latest = Math.max(from, ...due.fire);
+    if (busy) {
+      // Kept at `from` under the claim, looked at again when it lapses; a later one is kept instead of it.
+      if (latest > from) {
+        skipped = dueCount - 1;
+        await advance(latest);
       }
-      // buffer-one: this occurrence waits for the one before it. The first due waits under the
-      // claim, looked at again when it lapses; a later one (catching up) becomes the next due.
-      report.skipped += skipped;
-      if (occurrence !== from) await advance(occurrence);
       return;
     }
+    sending = [from];
+    then = latest > from ? latest : due.next;
+    skipped = dueCount - (latest > from ? 2 : 1);
+  } else if (busy) {
+    skipped += sending.length;
+    sending = [];
+  }
+  for (const occurrence of sending) {
+    if (p.now() >= untilS - CLAIM_MARGIN_S) return void (await advance(occurrence));
     try {
       await p.send({ job: plan.job, args: plan.args, jobId: occurrenceJobId(r.id, occurrence), queueUrl: plan.queueUrl });
     } catch (error) {
@@ -93,8 +129,7 @@ async function fire(p: TickPorts, r: ScheduleRecord, from: number, plan: Plan, n
     lastFired = occurrence;
     report.fired++;
   }
-  report.skipped += skipped;
-  await advance(due.next);
+  await advance(then);
 }
 
 /** The previous occurrence's job still waits or runs (one left running by a dead worker counts no longer than staleRunningS). */

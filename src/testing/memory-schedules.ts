@@ -40,11 +40,11 @@ export class MemorySchedules implements ScheduleStore {
     return { schedules, cursor: shard + 1 < SCHEDULE_SHARDS ? String(shard + 1) : undefined };
   }
 
-  async dueSchedules(shard: number, nowS: number, limit: number): Promise<readonly ScheduleRecord[]> {
-    return this.#inShard(shard)
-      .filter((s) => s.due <= nowS)
-      .slice(0, limit)
-      .map((s) => this.#copy(s)!);
+  async dueSchedules(shard: number, nowS: number, limit: number, cursor?: string) {
+    const from = cursor === undefined ? 0 : Number(cursor);
+    const due = this.#inShard(shard).filter((s) => s.due <= nowS);
+    const schedules = due.slice(from, from + limit).map((s) => this.#copy(s)!);
+    return { schedules, cursor: from + limit < due.length ? String(from + limit) : undefined };
   }
 
   async claimSchedule(id: string, seen: { next: number; revision: number }, claim: { by: string; untilS: number; nowS: number }) {
@@ -58,22 +58,28 @@ export class MemorySchedules implements ScheduleStore {
 
   async advanceSchedule(
     id: string,
-    claim: { by: string; from: number },
+    claim: { by: string; from: number; revision: number },
     to: { next: number | undefined; lastFired: number | undefined; skipped: number },
   ): Promise<boolean> {
     const s = this.#items.get(id);
-    if (s === undefined || s.claim?.by !== claim.by || s.next !== claim.from) return false;
+    if (s === undefined || s.claim?.by !== claim.by || s.next !== claim.from || s.revision !== claim.revision) return false;
     Object.assign(s, { next: to.next, lastFired: to.lastFired ?? s.lastFired, skipped: s.skipped + to.skipped, claim: undefined });
     if (!s.paused) s.due = to.next ?? NEVER_DUE;
     return true;
   }
 
-  async setPaused(id: string, paused: boolean, next?: number): Promise<boolean> {
+  async pause(id: string): Promise<boolean> {
     const s = this.#items.get(id);
     if (s === undefined) return false;
-    s.paused = paused;
-    if (!paused && next !== undefined) s.next = next;
-    s.due = paused ? NEVER_DUE : (next ?? NEVER_DUE);
+    s.paused = true;
+    s.due = NEVER_DUE;
+    return true;
+  }
+
+  async resume(id: string, seen: { revision: number }, next: number | undefined): Promise<boolean> {
+    const s = this.#items.get(id);
+    if (s === undefined || s.revision !== seen.revision) return false;
+    Object.assign(s, { paused: false, next, due: next ?? NEVER_DUE });
     return true;
   }
 

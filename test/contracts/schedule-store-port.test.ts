@@ -28,7 +28,7 @@ const id = (name: string) => `${name}-${randomUUID().slice(0, 8)}`;
 const spec = (every: string) => JSON.stringify({ job: 'report', args: {}, every });
 
 describe.each(subjects)('schedule store contract: %s', (_name, store) => {
-  const dueIds = async (s: string, nowS: number) => (await store.dueSchedules(shardOf(s), nowS, 100)).map((r) => r.id);
+  const dueIds = async (s: string, nowS: number) => (await store.dueSchedules(shardOf(s), nowS, 100)).schedules.map((r) => r.id);
 
   it('puts a schedule once per spec: created, unchanged, updated with a new revision; never over another owner’s', async () => {
     const s = id('nightly');
@@ -46,15 +46,39 @@ describe.each(subjects)('schedule store contract: %s', (_name, store) => {
     await store.putSchedule({ id: s, owner: 'runtime', spec: spec('1m'), next: 600 });
     await eventually(async () => (await dueIds(s, 600)).includes(s), 'due at 600');
     expect(await dueIds(s, 599)).not.toContain(s);
-    expect(await store.setPaused(s, true)).toBe(true);
+    expect(await store.pause(s)).toBe(true);
     await eventually(async () => !(await dueIds(s, NEVER_DUE - 1)).includes(s), 'paused: not due');
-    expect(await store.setPaused(s, false, 660)).toBe(true);
+    expect(await store.resume(s, { revision: 2 }, 660)).toBe(false); // not its revision
+    expect(await store.resume(s, { revision: 1 }, 660)).toBe(true);
     expect(await store.getSchedule(s)).toMatchObject({ paused: false, next: 660 });
     await eventually(async () => (await dueIds(s, 660)).includes(s), 'resumed: due at its next');
     const ended = id('ended');
     await store.putSchedule({ id: ended, owner: 'runtime', spec: spec('1m'), next: undefined });
     expect(await dueIds(ended, NEVER_DUE - 1)).not.toContain(ended);
-    expect(await store.setPaused(id('none'), true)).toBe(false);
+    expect(await store.pause(id('none'))).toBe(false);
+  });
+
+  it('pages the due schedules of a shard', async () => {
+    // Three schedules of one shard, due far in the past, so nothing another test puts comes before them.
+    const mine: string[] = [];
+    for (let n = 0; mine.length < 3; n++) {
+      const s = id(`page${n}`);
+      if (shardOf(s) === 0) mine.push(s);
+    }
+    for (const [i, s] of mine.entries()) await store.putSchedule({ id: s, owner: 'runtime', spec: spec('1h'), next: 10 + i });
+    const seen: string[] = [];
+    await eventually(async () => {
+      seen.length = 0;
+      let cursor: string | undefined;
+      do {
+        const page = await store.dueSchedules(0, 12, 1, cursor);
+        expect(page.schedules.length).toBeLessThanOrEqual(1);
+        seen.push(...page.schedules.map((r) => r.id));
+        cursor = page.cursor;
+      } while (cursor !== undefined);
+      return mine.every((s) => seen.includes(s));
+    }, 'every due schedule, one page at a time');
+    expect(seen.filter((s) => mine.includes(s))).toEqual(mine); // soonest first
   });
 
   it('lets one tick claim an occurrence; a lapsed claim is claimed again; only the claimer advances it', async () => {
@@ -65,8 +89,8 @@ describe.each(subjects)('schedule store contract: %s', (_name, store) => {
     expect(await store.claimSchedule(s, seen, { by: 'w2', untilS: 631, nowS: 602 })).toBe(false); // w1 holds it
     await eventually(async () => !(await dueIds(s, 629)).includes(s), 'claimed: not due until the claim lapses');
     expect(await store.claimSchedule(s, seen, { by: 'w2', untilS: 660, nowS: 630 })).toBe(true); // w1 died: lapsed
-    expect(await store.advanceSchedule(s, { by: 'w1', from: 600 }, { next: 660, lastFired: 600, skipped: 0 })).toBe(false);
-    expect(await store.advanceSchedule(s, { by: 'w2', from: 600 }, { next: 660, lastFired: 600, skipped: 2 })).toBe(true);
+    expect(await store.advanceSchedule(s, { by: 'w1', from: 600, revision: 1 }, { next: 660, lastFired: 600, skipped: 0 })).toBe(false);
+    expect(await store.advanceSchedule(s, { by: 'w2', from: 600, revision: 1 }, { next: 660, lastFired: 600, skipped: 2 })).toBe(true);
     expect(await store.getSchedule(s)).toMatchObject({ next: 660, lastFired: 600, skipped: 2, claim: undefined });
     await eventually(async () => (await dueIds(s, 660)).includes(s), 'advanced: due at its next');
     expect(await store.claimSchedule(s, seen, { by: 'w3', untilS: 700, nowS: 670 })).toBe(false); // it moved on
@@ -77,7 +101,7 @@ describe.each(subjects)('schedule store contract: %s', (_name, store) => {
     await store.putSchedule({ id: s, owner: 'app:a', spec: spec('1m'), next: 600 });
     expect(await store.claimSchedule(s, { next: 600, revision: 1 }, { by: 'w1', untilS: 630, nowS: 600 })).toBe(true);
     expect(await store.putSchedule({ id: s, owner: 'app:a', spec: spec('5m'), next: 900 })).toBe('updated');
-    expect(await store.advanceSchedule(s, { by: 'w1', from: 600 }, { next: 660, lastFired: 600, skipped: 0 })).toBe(false);
+    expect(await store.advanceSchedule(s, { by: 'w1', from: 600, revision: 1 }, { next: 660, lastFired: 600, skipped: 0 })).toBe(false);
     expect(await store.getSchedule(s)).toMatchObject({ revision: 2, next: 900, claim: undefined });
     expect(await store.claimSchedule(s, { next: 900, revision: 1 }, { by: 'w2', untilS: 930, nowS: 900 })).toBe(false);
     expect(await store.claimSchedule(s, { next: 900, revision: 2 }, { by: 'w2', untilS: 930, nowS: 900 })).toBe(true);
@@ -87,8 +111,8 @@ describe.each(subjects)('schedule store contract: %s', (_name, store) => {
     const s = id('paused-mid');
     await store.putSchedule({ id: s, owner: 'runtime', spec: spec('1m'), next: 600 });
     await store.claimSchedule(s, { next: 600, revision: 1 }, { by: 'w1', untilS: 630, nowS: 600 });
-    await store.setPaused(s, true);
-    expect(await store.advanceSchedule(s, { by: 'w1', from: 600 }, { next: 660, lastFired: 600, skipped: 0 })).toBe(true);
+    await store.pause(s);
+    expect(await store.advanceSchedule(s, { by: 'w1', from: 600, revision: 1 }, { next: 660, lastFired: 600, skipped: 0 })).toBe(true);
     expect(await store.getSchedule(s)).toMatchObject({ paused: true, next: 660, lastFired: 600 });
     await eventually(async () => !(await dueIds(s, NEVER_DUE - 1)).includes(s), 'paused: not due');
   });

@@ -44,6 +44,13 @@ describe('which due occurrences a tick fires', () => {
   });
 });
 
+describe('a first unfired occurrence that is not one (a spec changed)', () => {
+  it('counts only real occurrences', () => {
+    const hourly = cronRecurrence('0 * * * *', 'UTC');
+    expect(dueAt(hourly, 30, 7_200, { withinS: 86_400, max: 100 })).toEqual({ fire: [3_600, 7_200], skipped: 0, next: 10_800 });
+  });
+});
+
 describe('a schedule’s start and end', () => {
   it('bound its occurrences on both sides', () => {
     const r = bounded(minute, 300, 480);

@@ -56,6 +56,14 @@ describe('cron occurrences at the 2027 DST transitions (the rule in docs/guide/s
     ]);
   });
 
+  it('a range of fixed times too: 01:30, 02:30 and 03:30 in Berlin, the 02:30 at 03:00 on the spring-forward night', () => {
+    expect(between(cronRecurrence('30 1-3 * * *', 'Europe/Berlin'), '2027-03-27T23:00:00Z', '2027-03-28T03:00:00Z')).toEqual([
+      '2027-03-28T00:30:00Z',
+      '2027-03-28T01:00:00Z',
+      '2027-03-28T01:30:00Z',
+    ]);
+  });
+
   it('hourly follows the clock: every real hour through both transitions, none missing, none twice', () => {
     const hourly = cronRecurrence('0 * * * *', 'Europe/Berlin');
     for (const [from, to] of [

@@ -20,6 +20,8 @@ async function fleet(spec: Partial<ScheduleSpec<typeof report>>, workers = 1) {
   const states = new Map<string, { state: string; updatedAtS: number }>();
   const problems: string[] = [];
   const failSends = { on: false };
+  const slowSends = { by: 0 };
+  const clock = { nowS: 0 };
   const ports = Array.from(
     { length: workers },
     (_, i): TickPorts => ({
@@ -27,8 +29,10 @@ async function fleet(spec: Partial<ScheduleSpec<typeof report>>, workers = 1) {
       me: `w${i}`,
       staleRunningS: 120,
       has: (job) => job === 'report',
+      now: () => clock.nowS,
       async send(o) {
         if (failSends.on) throw new Error('SQS unreachable');
+        clock.nowS += slowSends.by;
         expect(o).toMatchObject({ job: 'report', args: { team: 'a' }, queueUrl: QUEUE });
         sent.push(o.jobId);
       },
@@ -36,8 +40,11 @@ async function fleet(spec: Partial<ScheduleSpec<typeof report>>, workers = 1) {
       onProblem: (id, problem) => problems.push(`${id}: ${problem}`),
     }),
   );
-  const tick = (worker: number, nowS: number) => tickShard(ports[worker]!, shardOf(def.id), nowS);
-  return { store, def, sent, states, problems, failSends, tick };
+  const tick = (worker: number, nowS: number) => {
+    clock.nowS = nowS;
+    return tickShard(ports[worker]!, shardOf(def.id));
+  };
+  return { store, def, sent, states, problems, failSends, slowSends, tick };
 }
 
 describe('the schedule tick', () => {
@@ -50,7 +57,7 @@ describe('the schedule tick', () => {
 
   it('a tick that dies after its claim: once the claim lapses, the next tick sends the same job id again', async () => {
     const f = await fleet({});
-    await f.store.claimSchedule('nightly', { next: 0, revision: 1 }, { by: 'dead', untilS: CLAIM_S, nowS: 0 }); // claimed, never advanced
+    await f.store.claimSchedule('nightly', { next: 0, revision: 1 }, { by: 'dead:1', untilS: CLAIM_S, nowS: 0 }); // claimed, never advanced
     await f.tick(0, 1);
     expect(f.sent).toEqual([]);
     await f.tick(0, CLAIM_S);
@@ -111,6 +118,48 @@ describe('the schedule tick', () => {
     expect(await f.tick(0, 0)).toMatchObject({ fired: 0, notMine: 1 });
     expect(f.sent).toEqual([]);
     expect((await f.store.getSchedule('nightly'))?.claim).toBeUndefined();
+  });
+
+  it('reads past the schedules it leaves alone: 40 of another app’s at the front of the shard do not starve its own', async () => {
+    const f = await fleet({ every: '1m' });
+    const other = defineJob({ name: 'invoice', args: z.object({}), handle: () => {} });
+    let put = 0;
+    for (let n = 0; put < 40; n++) {
+      const def = defineSchedule({ id: `other-${n}`, job: other, args: {}, every: '1m' });
+      if (shardOf(def.id) !== shardOf('nightly')) continue;
+      await f.store.putSchedule({ id: def.id, owner: 'app:other', spec: storedSpec(def, QUEUE), next: -60 }); // due before ours
+      put++;
+    }
+    expect(await f.tick(0, 0)).toMatchObject({ fired: 1 });
+    expect(f.sent).toEqual(['nightly:0']);
+  });
+
+  it("catching up with overlap 'skip': the occurrences sent together do not skip each other", async () => {
+    const f = await fleet({ overlap: 'skip', catchUp: { within: '1h' } });
+    await f.tick(0, 600);
+    expect(f.sent).toEqual(Array.from({ length: 11 }, (_, k) => `nightly:${k * 60}`));
+    expect(await f.store.getSchedule('nightly')).toMatchObject({ next: 660, lastFired: 600, skipped: 0 });
+  });
+
+  it("overlap 'buffer-one' keeps the waiting occurrence however late it gets, even with catchUp 'none'", async () => {
+    const f = await fleet({ overlap: 'buffer-one', catchUp: 'none', every: '5m' });
+    await f.tick(0, 0);
+    f.states.set('nightly:0', { state: 'running', updatedAtS: 0 });
+    await f.tick(0, 300); // 300 is kept, waiting for 0
+    f.states.set('nightly:0', { state: 'completed', updatedAtS: 420 });
+    await f.tick(0, 420); // 2 minutes late: still sent, as it was kept
+    expect(f.sent).toEqual(['nightly:0', 'nightly:300']);
+    expect(await f.store.getSchedule('nightly')).toMatchObject({ next: 600, lastFired: 300 });
+  });
+
+  it('stops sending before its claim lapses, leaves the rest due, and the next tick sends them: none twice', async () => {
+    const f = await fleet({ catchUp: { within: '1h' } });
+    f.slowSends.by = 4; // each send takes 4 s of the claim's 30
+    await f.tick(0, 600);
+    expect(f.sent.length).toBeLessThan(11);
+    f.slowSends.by = 0;
+    await f.tick(0, 660);
+    expect(f.sent).toEqual(Array.from({ length: 12 }, (_, k) => `nightly:${k * 60}`)); // 0 … 660, each once
   });
 
   it('leaves a schedule it cannot read alone, and says why', async () => {
