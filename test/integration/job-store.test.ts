@@ -195,8 +195,15 @@ describe('DynamoJobStore on DynamoDB Local', () => {
   });
 });
 
+/*
+ * DynamoDB Local marks a new index active from a background pass that slows with its load: 2 s
+ * alone, 14 s beside three more suites, and past 60 s while the Node 22 and 24 legs both run on it.
+ * What this checks is DynamoDB's, the same on every Node: the legs leave it to the full run.
+ */
+const PARTIAL_LEG = process.env.SQS_JOBS_TEST_LEG === 'partial';
+
 describe('store create on a table made before the schedules index', () => {
-  it('adds the due index to it, once, and keeps its items', async () => {
+  it.skipIf(PARTIAL_LEG)('adds the due index to it, once, and keeps its items', { timeout: 180_000 }, async () => {
     const old = `jobs-old-${randomUUID().slice(0, 8)}`;
     await client.send(
       new CreateTableCommand({
