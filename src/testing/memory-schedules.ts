@@ -41,10 +41,15 @@ export class MemorySchedules implements ScheduleStore {
   }
 
   async dueSchedules(shard: number, nowS: number, limit: number, cursor?: string) {
-    const from = cursor === undefined ? 0 : Number(cursor);
-    const due = this.#inShard(shard).filter((s) => s.due <= nowS);
-    const schedules = due.slice(from, from + limit).map((s) => this.#copy(s)!);
-    return { schedules, cursor: from + limit < due.length ? String(from + limit) : undefined };
+    // As DynamoDB pages: after the last item's key (due, id), whatever moved meanwhile.
+    const after = cursor === undefined ? undefined : (JSON.parse(cursor) as [number, string]);
+    const due = this.#inShard(shard).filter((s) => s.due <= nowS && (after === undefined || byKey(s, after) > 0));
+    const page = due.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      schedules: page.map((s) => this.#copy(s)!),
+      cursor: due.length > limit && last !== undefined ? JSON.stringify([last.due, last.id]) : undefined,
+    };
   }
 
   async claimSchedule(id: string, seen: { next: number; revision: number }, claim: { by: string; untilS: number; nowS: number }) {
@@ -83,9 +88,9 @@ export class MemorySchedules implements ScheduleStore {
     return true;
   }
 
-  /** A shard's schedules in the due index's order. */
+  /** A shard's schedules in the due index's order (due, then id). */
   #inShard(shard: number): Stored[] {
-    return [...this.#items.values()].filter((s) => shardOf(s.id) === shard).sort((a, b) => a.due - b.due);
+    return [...this.#items.values()].filter((s) => shardOf(s.id) === shard).sort((a, b) => byKey(a, [b.due, b.id]));
   }
 
   #copy(s: Stored | undefined): ScheduleRecord | undefined {
@@ -93,4 +98,9 @@ export class MemorySchedules implements ScheduleStore {
     const { due: _due, ...record } = s;
     return { ...record, claim: s.claim === undefined ? undefined : { ...s.claim } };
   }
+}
+
+/** Where `s` stands against the index key `[due, id]`: negative before it, positive after. */
+function byKey(s: Stored, [due, id]: readonly [number, string]): number {
+  return s.due - due || (s.id < id ? -1 : s.id > id ? 1 : 0);
 }
