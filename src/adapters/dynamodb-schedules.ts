@@ -100,7 +100,7 @@ export class DynamoSchedules implements ScheduleStore {
   }
 
   async listSchedules(cursor?: string): Promise<{ schedules: readonly ScheduleRecord[]; cursor: string | undefined }> {
-    const at = cursor === undefined ? { shard: 0, key: undefined } : (JSON.parse(Buffer.from(cursor, 'base64url').toString()) as Cursor);
+    const at = cursor === undefined ? { shard: 0, key: undefined } : fromCursor<Cursor>(cursor);
     const page = await this.#query(at.shard, 'schedDue >= :zero', { ':zero': N(0) }, 100, at.key);
     const next: Cursor | undefined =
       page.last !== undefined
@@ -110,16 +110,16 @@ export class DynamoSchedules implements ScheduleStore {
           : undefined;
     return {
       schedules: page.items.map(recordOf),
-      cursor: next === undefined ? undefined : Buffer.from(JSON.stringify(next)).toString('base64url'),
+      cursor: next === undefined ? undefined : toCursor(next),
     };
   }
 
   async dueSchedules(shard: number, nowS: number, limit: number, cursor?: string) {
-    const start = cursor === undefined ? undefined : (JSON.parse(Buffer.from(cursor, 'base64url').toString()) as Item);
+    const start = cursor === undefined ? undefined : fromCursor<Item>(cursor);
     const page = await this.#query(shard, 'schedDue <= :now', { ':now': N(nowS) }, limit, start);
     return {
       schedules: page.items.map(recordOf),
-      cursor: page.last === undefined ? undefined : Buffer.from(JSON.stringify(page.last)).toString('base64url'),
+      cursor: page.last === undefined ? undefined : toCursor(page.last),
     };
   }
 
@@ -192,6 +192,10 @@ export class DynamoSchedules implements ScheduleStore {
     return updateIf(this.#t, key(id), u, condition);
   }
 }
+
+/** A page's position, handed to the caller as opaque text. */
+const toCursor = (at: unknown): string => Buffer.from(JSON.stringify(at)).toString('base64url');
+const fromCursor = <T>(text: string): T => JSON.parse(Buffer.from(text, 'base64url').toString()) as T;
 
 interface Cursor {
   readonly shard: number;

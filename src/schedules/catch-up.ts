@@ -1,4 +1,4 @@
-import type { Recurrence } from './recurrence.js';
+import { cronRecurrence, everyRecurrence, type Recurrence } from './recurrence.js';
 
 /*
  * Which due occurrences a tick fires: the ones from the first not fired yet to now. Normally that
@@ -70,4 +70,16 @@ export function bounded(r: Recurrence, startS: number | undefined, endS: number 
       return at === undefined || (startS !== undefined && at < startS) ? undefined : at;
     },
   };
+}
+
+/** A schedule's occurrences (its cron in `tz`, or its every on a grid from its start), within its start and end; both already checked. */
+export function occurrencesOf(s: {
+  readonly cron?: string | undefined;
+  readonly every?: string | undefined;
+  readonly tz: string;
+  readonly startS?: number | undefined;
+  readonly endS?: number | undefined;
+}): Recurrence {
+  const base = s.every !== undefined ? everyRecurrence(s.every, s.startS ?? 0) : cronRecurrence(s.cron!, s.tz);
+  return bounded(base, s.startS, s.endS);
 }

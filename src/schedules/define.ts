@@ -3,9 +3,9 @@ import { isDefinition } from '../core/job-registry.js';
 import { type AnyDefinition, type JobArgs, validateArgs } from '../core/job.js';
 import { ValidationError } from '../core/errors.js';
 import { parseWith } from '../core/validation.js';
-import { bounded, type CatchUp, MAX_CATCH_UP } from './catch-up.js';
+import { type CatchUp, MAX_CATCH_UP, occurrencesOf } from './catch-up.js';
 import { everyProblem, everySeconds } from './every.js';
-import { cronProblem, cronRecurrence, everyRecurrence, type Recurrence, zoneProblem } from './recurrence.js';
+import { cronProblem, type Recurrence, zoneProblem } from './recurrence.js';
 
 /*
  * A schedule: a job with its args, run at each occurrence of a cron pattern (in a time zone) or of
@@ -15,7 +15,8 @@ import { cronProblem, cronRecurrence, everyRecurrence, type Recurrence, zoneProb
  */
 
 /** What to do with an occurrence while the previous one's job is still waiting or running. */
-export type Overlap = 'skip' | 'buffer-one' | 'allow';
+export const OVERLAPS = ['skip', 'buffer-one', 'allow'] as const;
+export type Overlap = (typeof OVERLAPS)[number];
 
 /** Schedule ids: like job names, and short enough that `<id>:<epoch seconds>` is a job id (≤ 128). */
 const SCHEDULE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
@@ -73,7 +74,7 @@ const specSchema = z
     cron: z.string().optional(),
     every: z.string().optional(),
     tz: z.string().optional(),
-    overlap: z.enum(['skip', 'buffer-one', 'allow'], { error: "must be 'skip', 'buffer-one' or 'allow'" }).optional(),
+    overlap: z.enum(OVERLAPS, { error: "must be 'skip', 'buffer-one' or 'allow'" }).optional(),
     catchUp: z
       .union(
         [z.enum(['none', 'latest']), z.object({ within: z.string(), max: z.number().int().min(1).max(MAX_CATCH_UP).optional() }).strict()],
@@ -111,7 +112,6 @@ export function defineSchedule<J extends AnyDefinition>(spec: ScheduleSpec<J>): 
   const startS = s.start === undefined ? undefined : Math.ceil(seconds(s.start));
   const endS = s.end === undefined ? undefined : Math.floor(seconds(s.end));
   const tz = s.tz ?? 'UTC';
-  const base = s.cron === undefined ? everyRecurrence(s.every!, startS ?? 0) : cronRecurrence(s.cron, tz);
   const catchUp: CatchUp =
     s.catchUp === undefined || typeof s.catchUp === 'string'
       ? (s.catchUp ?? 'latest')
@@ -128,7 +128,7 @@ export function defineSchedule<J extends AnyDefinition>(spec: ScheduleSpec<J>): 
     catchUp,
     startS,
     endS,
-    occurrences: bounded(base, startS, endS),
+    occurrences: occurrencesOf({ cron: s.cron, every: s.every, tz, startS, endS }),
   });
 }
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { bounded, type CatchUp, MAX_CATCH_UP } from './catch-up.js';
-import type { Overlap, ScheduleDefinition } from './define.js';
+import { type CatchUp, MAX_CATCH_UP, occurrencesOf } from './catch-up.js';
+import { OVERLAPS, type Overlap, type ScheduleDefinition } from './define.js';
 import { everyProblem } from './every.js';
-import { cronProblem, cronRecurrence, everyRecurrence, type Recurrence, zoneProblem } from './recurrence.js';
+import { cronProblem, type Recurrence, zoneProblem } from './recurrence.js';
 
 /*
  * A schedule as the store keeps it (ScheduleRecord.spec): JSON that any worker, of this version or
@@ -18,7 +18,7 @@ const storedSchema = z.object({
   cron: z.string().optional(),
   every: z.string().optional(),
   tz: z.string(),
-  overlap: z.enum(['skip', 'buffer-one', 'allow']),
+  overlap: z.enum(OVERLAPS),
   catchUp: z.union([
     z.enum(['none', 'latest']),
     z.object({ withinS: z.number().int().min(1), max: z.number().int().min(1).max(MAX_CATCH_UP) }),
@@ -71,13 +71,12 @@ export function planOf(text: string): Plan | string {
   if ((s.cron === undefined) === (s.every === undefined)) return 'its spec has neither cron nor every, or both';
   const problem = s.every !== undefined ? everyProblem(s.every) : (zoneProblem(s.tz) ?? cronProblem(s.cron!, s.tz));
   if (problem !== undefined) return `its ${s.every !== undefined ? 'every' : 'cron or zone'} ${problem}`;
-  const base = s.every !== undefined ? everyRecurrence(s.every, s.startS ?? 0) : cronRecurrence(s.cron!, s.tz);
   return {
     job: s.job,
     args: s.args,
     queueUrl: s.queueUrl,
     overlap: s.overlap,
     catchUp: s.catchUp,
-    occurrences: bounded(base, s.startS, s.endS),
+    occurrences: occurrencesOf(s),
   };
 }
