@@ -6,6 +6,7 @@ import { type JobStatus, type ProgressUpdate, smallJson, type Transition } from 
 import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../ports/fan-out-store.js';
 import { ChildCounts } from './dynamodb-child-counts.js';
 import * as fanOut from './dynamodb-fan-out.js';
+import { DynamoSchedules } from './dynamodb-schedules.js';
 import { Transitions } from './dynamodb-transitions.js';
 import { jobKey, N, readItem, S, type TableRef, toStatus, Update, updateIf } from './dynamodb-items.js';
 
@@ -57,12 +58,15 @@ export class DynamoJobStore implements JobStore {
   readonly #t: TableRef;
   readonly #counts: ChildCounts;
   readonly #transitions: Transitions;
+  /** Schedules, in the same table (dynamodb-schedules.ts): kept without a TTL. */
+  readonly schedules: DynamoSchedules;
 
   constructor(options: DynamoJobStoreOptions) {
     this.#o = options;
     this.#t = { client: options.client, table: options.table, expiresAt: () => Math.floor(Date.now() / 1000) + options.ttlSeconds };
     this.#counts = new ChildCounts(this.#t);
     this.#transitions = new Transitions(this.#t);
+    this.schedules = new DynamoSchedules(this.#t);
   }
 
   transition(t: Transition): Promise<'applied' | 'stale'> {

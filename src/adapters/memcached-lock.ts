@@ -4,11 +4,13 @@ import { drainMeterOn } from '../fleet/drain-meter.js';
 import { permitsOn } from '../fleet/permits.js';
 import { rateLimitsOn } from '../fleet/rate-limits.js';
 import { tenantMeterOn } from '../fleet/tenant-meter.js';
+import { tickRotaOn } from '../fleet/tick-rota.js';
 import type { Allowances } from '../ports/allowances.js';
 import type { DrainMeter } from '../ports/drain-meter.js';
 import type { Permits } from '../ports/permits.js';
 import type { RateLimits } from '../ports/rate-limits.js';
 import type { TenantMeter } from '../ports/tenant-meter.js';
+import type { TickRota } from '../ports/tick-rota.js';
 import { MemcachedConnection, type MemcachedConnectionOptions } from './memcached-connection.js';
 import { brand } from '../core/brand.js';
 
@@ -47,6 +49,9 @@ export class MemcachedLock extends KeyValueLock {
   /** What the workers saw of each tenant, per queue, on the same memcached (the dashboard's tenants page reads it): see TenantMeter. */
   readonly tenants: TenantMeter;
 
+  /** Which worker reads each shard of the schedules' due index each second, on the same memcached: see TickRota. */
+  readonly ticks: TickRota;
+
   constructor(options: MemcachedLockOptions) {
     const m = new MemcachedConnection(options);
     const prefix = options.keyPrefix ?? 'sqsjobs:';
@@ -57,9 +62,10 @@ export class MemcachedLock extends KeyValueLock {
     this.allowances = allowancesOn(m, (name) => prefix + name);
     this.drains = drainMeterOn(m, (name) => prefix + name);
     this.tenants = tenantMeterOn(m, (name) => prefix + name);
+    this.ticks = tickRotaOn(m, (name) => prefix + name);
   }
 
-  /** Closes the memcached connection, which `permits`, `rates`, `allowances`, `drains` and `tenants` share. */
+  /** Closes the memcached connection, which `permits`, `rates`, `allowances`, `drains`, `tenants` and `ticks` share. */
   override close(): void {
     this.#m.close();
   }

@@ -116,6 +116,7 @@ interface WorkerFlags extends AwsFlags {
   readonly cloudwatchEndpoint?: string;
   readonly table?: string;
   readonly tiers?: boolean | string;
+  readonly schedules?: boolean;
 }
 
 const WORKER_FLAGS = {
@@ -130,7 +131,9 @@ const WORKER_FLAGS = {
   'metrics.endpoint': '--cloudwatch-endpoint',
   memcached: '--memcached',
   'store.table': '--table',
+  store: '--table',
   'tiers.pick': '--tiers',
+  schedules: '--schedules',
 };
 
 /** `<url>[@weight]`: the weight is what follows the last @, when that is not part of the URL. */
@@ -162,6 +165,7 @@ export async function worker(flags: WorkerFlags, { env }: CliContext): Promise<v
     metrics: { ...(flags.cloudwatchEndpoint === undefined ? {} : { endpoint: flags.cloudwatchEndpoint }) },
     ...(flags.table === undefined ? {} : { store: { table: flags.table } }),
     ...(flags.tiers === undefined ? {} : { tiers: flags.tiers === true ? true : { pick: flags.tiers as 'strict' } }),
+    schedules: flags.schedules === true,
     handleSignals: true,
   };
   const jobs = await loadJobs(flags.jobs);

@@ -1,4 +1,5 @@
 import type { FanOutStore } from './fan-out-store.js';
+import type { ScheduleStore } from './schedule-store.js';
 import type { StatusStore } from './status-store.js';
 
 /**
@@ -8,6 +9,12 @@ import type { StatusStore } from './status-store.js';
  * an in-memory one.
  */
 export interface JobStore extends StatusStore, FanOutStore {
+  /**
+   * Where schedules are kept (defineSchedule, `sqs-jobs schedules`), beside the jobs they send; a
+   * store without it refuses schedules with a clear error. DynamoDB's and MemoryJobStore have one,
+   * passing test/contracts/schedule-store-port.test.ts.
+   */
+  readonly schedules?: ScheduleStore;
   /** Free what the store holds (a client it made). sqs-jobs closes only stores it made; one passed as `store` is yours to close. */
   close(): void;
 }

@@ -7,9 +7,11 @@ import { cronRecurrence, everyRecurrence, type Recurrence } from './recurrence.j
  */
 
 /**
- * `none`: only an occurrence at most ON_TIME_S late runs (the latest due); `latest`: the latest
- * due runs however late; `{ within, max }`: every due occurrence at most `within` seconds late,
- * oldest first, at most the latest `max` of them.
+ * What runs of occurrences more than ON_TIME_S late (after every worker was down): `none`: none of
+ * them; `latest`: the latest due, when none is on time; `{ within, max }`: every one at most
+ * `within` seconds late. Occurrences at most ON_TIME_S late always run (a tick delayed by a busy
+ * store or a restarting worker is not downtime), oldest first; `max` caps how many run at once
+ * (MAX_CATCH_UP for the others), the latest kept.
  */
 export type CatchUp = 'none' | 'latest' | { readonly withinS: number; readonly max: number };
 
@@ -40,13 +42,12 @@ export function dueAt(r: Recurrence, fromS: number, nowS: number, catchUp: Catch
 }
 
 function chosen(r: Recurrence, fromS: number, latest: number, nowS: number, catchUp: CatchUp): number[] {
-  if (catchUp === 'latest') return [latest];
-  if (catchUp === 'none') return nowS - latest <= ON_TIME_S ? [latest] : [];
-  const oldest = Math.max(fromS, nowS - catchUp.withinS);
+  const windowS = typeof catchUp === 'object' ? Math.max(catchUp.withinS, ON_TIME_S) : ON_TIME_S;
+  const cap = typeof catchUp === 'object' ? catchUp.max : MAX_CATCH_UP;
+  const oldest = Math.max(fromS, nowS - windowS);
   const out: number[] = [];
-  for (let at: number | undefined = latest; at !== undefined && at >= oldest && out.length < catchUp.max; at = r.last(at - 1))
-    out.unshift(at);
-  return out;
+  for (let at: number | undefined = latest; at !== undefined && at >= oldest && out.length < cap; at = r.last(at - 1)) out.unshift(at);
+  return out.length === 0 && catchUp === 'latest' ? [latest] : out;
 }
 
 /** Occurrences from `fromS` to the occurrence `toS`, both included (`fromS` need not be one). */

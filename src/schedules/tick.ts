@@ -26,12 +26,19 @@ export interface TickPorts {
   send(o: { readonly job: string; readonly args: unknown; readonly jobId: string; readonly queueUrl: string }): Promise<void>;
   /** A job's state in the job store, for the overlap rule; undefined when it has no record. */
   stateOf(jobId: string): Promise<{ readonly state: string; readonly updatedAtS: number } | undefined>;
+  /** Whether a run holds the job id in the dedupe lock now (its heartbeat keeps it); false when none does or the lock cannot tell. */
+  held(jobId: string): Promise<boolean>;
   /** This worker, as its claims name it. */
   readonly me: string;
   /** Whether this worker has the job: one that has not leaves the schedule to a worker that has (workers of other apps, or of another version, share a table). */
   has(job: string): boolean;
-  /** A job recorded `running` for longer than this no longer blocks its schedule: its worker died (the visibility timeout and a margin). */
+  /**
+   * A job recorded `running` longer ago than this, that no run holds in the lock, no longer blocks
+   * its schedule: its worker died (the visibility timeout and a margin).
+   */
   readonly staleRunningS: number;
+  /** Aborted: the tick fires no further schedule, and sends no further occurrence (what is left stays due). */
+  readonly signal?: AbortSignal;
   /** The time, in epoch seconds: read for each schedule and before each send. */
   now(): number;
   /** A schedule that cannot be fired (its spec unreadable, a send that failed): said, never thrown. */
@@ -56,7 +63,7 @@ export async function tickShard(p: TickPorts, shard: number): Promise<TickReport
   for (let page = 0; page < PAGES && taken < PER_TICK; page++) {
     const due = await p.store.dueSchedules(shard, p.now(), PER_TICK, cursor);
     for (const r of due.schedules) {
-      if (taken >= PER_TICK) break;
+      if (taken >= PER_TICK || p.signal?.aborted) break;
       const nowS = p.now();
       // The index is read eventually consistent: what it shows may have moved on already.
       if (r.paused || r.next === undefined || r.next > nowS || (r.claim !== undefined && r.claim.untilS > nowS)) continue;
@@ -118,7 +125,7 @@ async function fire(p: TickPorts, r: ScheduleRecord, from: number, plan: Plan, r
     sending = [];
   }
   for (const occurrence of sending) {
-    if (p.now() >= untilS - CLAIM_MARGIN_S) return void (await advance(occurrence));
+    if (p.now() >= untilS - CLAIM_MARGIN_S || p.signal?.aborted) return void (await advance(occurrence));
     try {
       await p.send({ job: plan.job, args: plan.args, jobId: occurrenceJobId(r.id, occurrence), queueUrl: plan.queueUrl });
     } catch (error) {
@@ -132,10 +139,15 @@ async function fire(p: TickPorts, r: ScheduleRecord, from: number, plan: Plan, r
   await advance(then);
 }
 
-/** The previous occurrence's job still waits or runs (one left running by a dead worker counts no longer than staleRunningS). */
+/**
+ * The previous occurrence's job still waits or runs, by its status: a run the lock shows held runs
+ * however long; one recorded running that no run holds (its worker died) blocks no longer than
+ * staleRunningS after its record's last write.
+ */
 async function stillBusy(p: TickPorts, jobId: string, nowS: number): Promise<boolean> {
   const status = await p.stateOf(jobId);
   if (status === undefined) return false;
   if (status.state === 'waiting' || status.state === 'retrying') return true;
-  return status.state === 'running' && nowS - status.updatedAtS < p.staleRunningS;
+  if (status.state !== 'running') return false;
+  return nowS - status.updatedAtS < p.staleRunningS || (await p.held(jobId));
 }

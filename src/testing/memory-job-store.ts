@@ -1,5 +1,6 @@
 import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../ports/fan-out-store.js';
 import type { JobStore } from '../ports/job-store.js';
+import { MemorySchedules } from './memory-schedules.js';
 import {
   ENDED_STATES,
   isLater,
@@ -46,6 +47,8 @@ export class MemoryJobStore implements JobStore {
   readonly #jobs = new Map<string, JobRecord>();
   /** Counted children: `<parent id>#<child id>`. */
   readonly #children = new Set<string>();
+  /** Schedules, kept as DynamoDB's are (memory-schedules.ts). */
+  readonly schedules = new MemorySchedules();
   down = false;
 
   async transition(t: Transition): Promise<'applied' | 'stale'> {

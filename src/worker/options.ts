@@ -130,6 +130,12 @@ export const workerOptionsSchema = z
     fairness: z.undefined({ error: 'was renamed: use tenantCaps ({ tenant: cap }) and capDelaySeconds' }).optional(),
     /** Job status (tracked jobs, progress, fan-out): `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE, else none. */
     store: storeOptionSchema,
+    /**
+     * Fire the schedules kept in the job store (defineSchedule; `sqs-jobs schedules sync`) whose job
+     * this worker has. Every worker with it on ticks; the store's conditional writes send each
+     * occurrence once. Needs the job store.
+     */
+    schedules: z.boolean().default(false),
     /** A tracked job's progress is written at most once per this interval. */
     progressIntervalMs: int.min(100, 'must be 100-60000').max(60_000, 'must be 100-60000').default(1_000),
     /** The queue port: the SQS calls the worker makes. Default: the AWS SDK (src/adapters/sqs-queue.ts). */

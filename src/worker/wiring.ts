@@ -30,6 +30,8 @@ import { createProducer, type Producer } from '../producer/producer.js';
 import { resolveJobStore } from '../status/wiring.js';
 import { guardedLock, guardedPermits, guardedRateLimits } from './guarded-ports.js';
 import { StatusTracker } from '../status/tracker.js';
+import { EVERY_WORKER } from '../ports/tick-rota.js';
+import { type ScheduleTicks, scheduleTicks } from './schedule-ticks.js';
 
 /** Build a worker's context: its ports from the options (or the SDKs), and the services on them. */
 export function buildContext(
@@ -39,7 +41,7 @@ export function buildContext(
   events: SafeEmitter<WorkerEvents>,
   queues: readonly QueueState[],
   onError: OnError,
-): { ctx: WorkerContext; acts: Acts } {
+): { ctx: WorkerContext; acts: Acts; ticks: ScheduleTicks | undefined } {
   let sqs = c.queue;
   let closeClients = () => {};
   if (sqs === undefined) {
@@ -159,7 +161,10 @@ export function buildContext(
     },
     closeClients: close,
   };
-  return { ctx, acts: actsOn(sqs, { deletes, visibility, resends }) };
+  // Which worker reads each shard of the due index each second: one of the fleet, on the lock's memcached.
+  const rota = chosenLock instanceof MemcachedLock ? chosenLock.ticks : EVERY_WORKER;
+  const ticks = c.schedules ? scheduleTicks(ctx, status && { store: status.store, producer: status.fanOut.producer }, rota) : undefined;
+  return { ctx, acts: actsOn(sqs, { deletes, visibility, resends }), ticks };
 }
 
 /** The job store's parts, when one is configured: the tracker, and producers for fan-out children (one per queue). */
@@ -187,6 +192,7 @@ function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onE
   };
   return {
     tracker,
+    store,
     fanOut: { store, producer, jobs: c.jobs, reclaimAfterMs, logger: log, onError, tracing },
     close: () => {
       for (const p of producers.values()) p.close();

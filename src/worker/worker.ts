@@ -22,6 +22,7 @@ import { readOnce } from './run/read.js';
 import { batchJobOf } from './reading.js';
 import { handleSignals, shutdown } from './shutdown.js';
 import { WaitingRoom } from './turns/room.js';
+import type { ScheduleTicks } from './schedule-ticks.js';
 import { buildContext } from './wiring.js';
 
 /**
@@ -43,6 +44,8 @@ export class Worker extends EventSource<WorkerEvents> {
   readonly #fate: Fate;
   /** Where a job at its tenant's cap or its rate limit waits (held, in no handler slot) for its turn. */
   readonly #room: WaitingRoom;
+  /** The schedule ticks (option `schedules`). */
+  readonly #ticks: ScheduleTicks | undefined;
   readonly #batching: Batching;
   readonly #hasBatchJobs: boolean;
   /** Tenant caps are set (with the permits to count them): who shares a queue is tracked. */
@@ -64,9 +67,10 @@ export class Worker extends EventSource<WorkerEvents> {
     this.config = c;
     const onError = (where: string, error: unknown) => this.#error(where, error);
     this.#queues = c.queues.map(queueState);
-    const { ctx, acts } = buildContext(c, env, log, this.events, this.#queues, onError);
+    const { ctx, acts, ticks } = buildContext(c, env, log, this.events, this.#queues, onError);
     this.#ctx = ctx;
     this.#acts = acts;
+    this.#ticks = ticks;
     ctx.metrics?.attach(this);
     this.#activity = new Activity(c.concurrency, onError);
     ctx.tenants?.attach(this, () => this.#activity.jobsRunning());
@@ -134,6 +138,7 @@ export class Worker extends EventSource<WorkerEvents> {
       },
       pollers: () => this.#pollers,
       close: [
+        ['end schedule ticks', () => this.#ticks?.ended()],
         ['stop permit polls', () => this.#room.close()],
         ...closingSteps(this.#ctx, this.#acts),
         ['remove signal listeners', () => this.#removeSignalListeners()],
@@ -172,6 +177,7 @@ export class Worker extends EventSource<WorkerEvents> {
       receivedWhileStopping: (leases) => this.#fate.handBackUnstarted(leases, 'worker is stopping'),
     };
     this.#pollers = this.#queues.map((q) => pollQueue(this.#ctx, intake, q, this.config.receiveConcurrency));
+    this.#ticks?.start();
     logStarted(this.#ctx.report.log, this.config, this.#queues);
   }
 

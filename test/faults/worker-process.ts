@@ -12,6 +12,7 @@
  *   then) and "<id>#fanned <ms> <attempt> <pid>" once every child is sent; fan-child appends
  *   "<id> <ms>" after its 2-10 ms of work (then throws UnrecoverableError when its args say fail);
  *   fan-done appends "<id> <ms> <args as JSON>".
+ * With SCHEDULES=1, the worker fires the schedules in JOB_TABLE (on DYNAMODB_ENDPOINT) whose job it has.
  */
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -79,12 +80,17 @@ function fanOutMode(): { jobs: AnyDefinition[]; store: { table: string; endpoint
   return { jobs: [jobs.parent, jobs.child, jobs.done], store };
 }
 const fanOut = env.FANOUT === '1' ? fanOutMode() : undefined;
+const scheduled =
+  env.SCHEDULES === '1'
+    ? { store: { table: env.JOB_TABLE!, endpoint: env.DYNAMODB_ENDPOINT ?? 'http://127.0.0.1:4569' }, schedules: true }
+    : {};
 
 const worker = createWorker(
   {
     queues: [env.QUEUE_URL!],
     jobs: fanOut?.jobs ?? [work],
     ...(fanOut === undefined ? {} : { store: fanOut.store }),
+    ...scheduled,
     concurrency: Number(env.CONCURRENCY ?? 10),
     visibilityTimeoutSeconds: Number(env.VISIBILITY ?? 5),
     ...(env.HEARTBEAT_MS ? { heartbeatIntervalMs: Number(env.HEARTBEAT_MS) } : {}),

@@ -49,6 +49,7 @@ describe('the schedule tick on DynamoDB', () => {
           sent.push(o.jobId);
         },
         stateOf: async () => undefined,
+        held: async () => false,
         onProblem: (id, problem) => {
           throw new Error(`${id}: ${problem}`);
         },

@@ -131,6 +131,12 @@ const garbage: Garbage[] = [
     /must be an http\(s\) URL/,
   ],
   [['worker', '--jobs', 'no/such/module', '--queue', QUEUE], {}, '--jobs', /does not exist/],
+  [
+    ['worker', '--jobs', 'handlers', '--queue', QUEUE, '--schedules'],
+    {},
+    '--schedules',
+    /kept in the job store: set --table or SQS_JOBS_JOB_TABLE/,
+  ],
   [['worker', '--queue', QUEUE], {}, '--jobs', /worker needs --jobs/],
   ...(
     [

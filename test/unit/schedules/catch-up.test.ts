@@ -23,6 +23,16 @@ describe('which due occurrences a tick fires', () => {
 
   it("'latest' runs the latest due however late; the rest are skipped", () => {
     expect(dueAt(minute, 600, 1_830, 'latest')).toEqual({ fire: [1_800], skipped: 20, next: 1_860 });
+    expect(dueAt(everyRecurrence('5m', 0), 600, 1_800 + ON_TIME_S + 40, 'latest')).toEqual({ fire: [1_800], skipped: 4, next: 2_100 });
+  });
+
+  it('occurrences at most ON_TIME_S late all run whatever the rule: a tick a few seconds late is not downtime', () => {
+    const second = everyRecurrence('1s', 0);
+    for (const rule of ['none', 'latest', { withinS: 1, max: 1_000 }] as const)
+      expect(dueAt(second, 100, 103, rule)).toEqual({ fire: [100, 101, 102, 103], skipped: 0, next: 104 });
+    // Down 5 minutes: the last ON_TIME_S seconds run, the 240 before them are skipped.
+    const late = dueAt(second, 100, 400, 'latest');
+    expect([late.fire.length, late.fire[0], late.skipped]).toEqual([ON_TIME_S + 1, 400 - ON_TIME_S, 240]);
   });
 
   it('{ within, max }: every occurrence within the window, oldest first, at most the latest max', () => {
@@ -40,7 +50,8 @@ describe('which due occurrences a tick fires', () => {
     const now = Date.parse('2027-10-31T04:30:00Z') / 1000; // across the fall-back: 7 real hours
     expect(dueAt(hourly, from, now, 'latest')).toEqual({ fire: [from + 6 * 3_600], skipped: 6, next: from + 7 * 3_600 });
     const second = everyRecurrence('1s', 0);
-    expect(dueAt(second, 1, 366 * 86_400, 'latest').skipped).toBe(366 * 86_400 - 1);
+    // The last ON_TIME_S + 1 seconds are on time and run.
+    expect(dueAt(second, 1, 366 * 86_400, 'latest').skipped).toBe(366 * 86_400 - (ON_TIME_S + 1));
   });
 });
 

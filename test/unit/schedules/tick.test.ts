@@ -18,16 +18,20 @@ async function fleet(spec: Partial<ScheduleSpec<typeof report>>, workers = 1) {
   await store.putSchedule({ id: def.id, owner: 'app:test', spec: storedSpec(def, QUEUE), next: first });
   const sent: string[] = [];
   const states = new Map<string, { state: string; updatedAtS: number }>();
+  const held = new Set<string>();
   const problems: string[] = [];
   const failSends = { on: false };
   const slowSends = { by: 0 };
   const clock = { nowS: 0 };
+  const stop = new AbortController();
+  const stopAfter = { sends: 0 };
   const ports = Array.from(
     { length: workers },
     (_, i): TickPorts => ({
       store,
       me: `w${i}`,
       staleRunningS: 120,
+      signal: stop.signal,
       has: (job) => job === 'report',
       now: () => clock.nowS,
       async send(o) {
@@ -35,8 +39,10 @@ async function fleet(spec: Partial<ScheduleSpec<typeof report>>, workers = 1) {
         clock.nowS += slowSends.by;
         expect(o).toMatchObject({ job: 'report', args: { team: 'a' }, queueUrl: QUEUE });
         sent.push(o.jobId);
+        if (sent.length === stopAfter.sends) stop.abort();
       },
       stateOf: async (jobId) => states.get(jobId),
+      held: async (jobId) => held.has(jobId),
       onProblem: (id, problem) => problems.push(`${id}: ${problem}`),
     }),
   );
@@ -44,7 +50,7 @@ async function fleet(spec: Partial<ScheduleSpec<typeof report>>, workers = 1) {
     clock.nowS = nowS;
     return tickShard(ports[worker]!, shardOf(def.id));
   };
-  return { store, def, sent, states, problems, failSends, slowSends, tick };
+  return { store, def, sent, states, held, stopAfter, problems, failSends, slowSends, tick };
 }
 
 describe('the schedule tick', () => {
@@ -62,6 +68,14 @@ describe('the schedule tick', () => {
     expect(f.sent).toEqual([]);
     await f.tick(0, CLAIM_S);
     expect(f.sent).toEqual(['nightly:0']);
+  });
+
+  it('a tick stopped mid-way sends nothing more: the first occurrence not sent is left due, unclaimed', async () => {
+    const f = await fleet({ catchUp: { within: '1h' } });
+    f.stopAfter.sends = 2; // catching up 0, 60, 120, 180, 240, 300: the worker stops after two sends
+    await f.tick(0, 300);
+    expect(f.sent).toEqual(['nightly:0', 'nightly:60']);
+    expect(await f.store.getSchedule('nightly')).toMatchObject({ next: 120, lastFired: 60, claim: undefined });
   });
 
   it('a send that fails leaves the occurrence due: said, and sent again after the claim lapses', async () => {
@@ -95,6 +109,19 @@ describe('the schedule tick', () => {
     f.states.set('nightly:120', { state: 'completed', updatedAtS: 130 });
     await f.tick(0, 180);
     expect(f.sent).toEqual(['nightly:0', 'nightly:120', 'nightly:180']);
+  });
+
+  it("overlap 'skip': a run the lock shows held blocks its schedule however long it runs, past staleRunningS", async () => {
+    const f = await fleet({ overlap: 'skip' });
+    await f.tick(0, 0);
+    f.states.set('nightly:0', { state: 'running', updatedAtS: 0 });
+    f.held.add('nightly:0'); // its worker's heartbeat keeps the lock
+    for (const now of [60, 120, 180, 240]) await f.tick(0, now);
+    expect(f.sent).toEqual(['nightly:0']);
+    expect(await f.store.getSchedule('nightly')).toMatchObject({ next: 300, lastFired: 0, skipped: 4 });
+    f.held.delete('nightly:0'); // the worker died: the lock lapsed, the record still says running
+    await f.tick(0, 300);
+    expect(f.sent).toEqual(['nightly:0', 'nightly:300']);
   });
 
   it("overlap 'buffer-one': the occurrence waits for its predecessor, then runs", async () => {

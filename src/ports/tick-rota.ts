@@ -1,0 +1,13 @@
+/**
+ * The tick rota: which worker reads a shard of the schedules' due index in a given second. One
+ * does, fleet-wide, so an idle fleet's reads do not grow with its size (SCHEDULE_SHARDS a second in
+ * all). It only saves reads: the store's conditional writes decide what fires, so two workers that
+ * both read a shard (the rota unreachable, or none configured) fire nothing twice.
+ */
+export interface TickRota {
+  /** Whether this worker reads `shard` in the second `second` (epoch seconds): true for one asker. Never rejects; true when it cannot tell. */
+  mine(shard: number, second: number): Promise<boolean>;
+}
+
+/** Without a shared store every worker reads every shard each second (it costs reads, not correctness). */
+export const EVERY_WORKER: TickRota = { mine: async () => true };
