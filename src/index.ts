@@ -47,6 +47,11 @@ export type { MetricsSink, MetricPoint } from './ports/metrics-sink.js';
 export { getJob, JobStatusReader } from './status/get-job.js';
 export type { JobView } from './status/get-job.js';
 export { cancelJob } from './status/cancel-job.js';
+// Schedules
+export { defineSchedule } from './schedules/define.js';
+export type { ScheduleDefinition } from './schedules/define.js';
+export { createSchedules } from './ops/wiring.js';
+export type { Schedules } from './ops/schedules.js';
 // Queues
 export { createQueues } from './ops/wiring.js';
 export type { QueueSpec } from './ops/queues.js';

@@ -8,14 +8,14 @@ import { type JobView, JobStatusReader } from '../status/get-job.js';
 import { JobCanceller } from '../status/cancel-job.js';
 import { integer, type CliContext } from './commands.js';
 
-interface StoreFlags {
+export interface StoreFlags {
   readonly table?: string;
   readonly dynamodbEndpoint?: string;
   readonly region?: string;
 }
 
 /** The job store flags: --table (else SQS_JOBS_JOB_TABLE), --dynamodb-endpoint (else AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL). */
-function storeFrom(flags: StoreFlags, env: Env) {
+export function storeFrom(flags: StoreFlags, env: Env) {
   const [source, value] = flags.table !== undefined ? ['--table', flags.table] : ['SQS_JOBS_JOB_TABLE', env.SQS_JOBS_JOB_TABLE];
   if (value === undefined || value === '') throw new ConfigError('name the job store table: --table <name> or SQS_JOBS_JOB_TABLE');
   // Checked here, before any call: DynamoDB would answer a bad name with a bare ValidationException.

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../core/errors.js';
 import { type AnyEvent, isEventDefinition } from '../core/event.js';
 import { JobRegistry, isDefinition } from '../core/job-registry.js';
+import { isScheduleDefinition, type ScheduleDefinition } from '../schedules/define.js';
 
 /**
  * Import a module (or a folder's index) named on the command line and register every job it
@@ -27,6 +28,14 @@ export async function loadEvents(path: string): Promise<Map<string, AnyEvent>> {
       events.set(value.on.event.name, value.on.event);
   }
   return events;
+}
+
+/** The schedules a module exports (defineSchedule): ConfigError when it exports none. */
+export async function loadSchedules(path: string): Promise<ScheduleDefinition[]> {
+  const { file, exports } = await loadModule(path);
+  const schedules = Object.values(exports).filter(isScheduleDefinition);
+  if (schedules.length === 0) throw new ConfigError(`${file} exports no schedule made by defineSchedule()`);
+  return schedules;
 }
 
 async function loadModule(path: string): Promise<{ file: string; exports: Record<string, unknown> }> {

@@ -9,6 +9,7 @@ import { addProvisionCommands } from './provision-program.js';
 import { jobCancelCommand, jobCommand, storeCreate } from './job-commands.js';
 import { dlqList, dlqPurge, dlqReplay, stats } from './ops-commands.js';
 import { addLocalCommand } from './local-command.js';
+import { addScheduleCommands } from './schedule-program.js';
 import { packageVersion } from './version.js';
 
 interface CliIo {
@@ -44,7 +45,7 @@ Environment:
  * The `sqs-jobs` command. Every command and subcommand answers --help/-h with its own usage;
  * usage errors (an unknown command or option, a missing argument, `dlq purge` without --yes) name
  * the command and exit 2; configuration errors print `CONFIG_INVALID` and the rule and exit 1;
- * `job <id>` exits 3 when there is no such job and 4 when the job store does not answer; `job cancel
+ * `job <id>` (and `schedules show <id>` and the like) exits 3 when there is no such job (schedule) and 4 when the job store does not answer; `job cancel
  * <id>` also exits 4 when memcached does not answer, and 5 when the job has ended already.
  */
 function buildProgram(io: CliIo): Command {
@@ -58,6 +59,7 @@ function buildProgram(io: CliIo): Command {
 
   addProvisionCommands(program, ctx);
   addLocalCommand(program, ctx);
+  addScheduleCommands(program, ctx);
 
   withAws(program.command('worker').description('run a worker for the jobs a module exports, until SIGTERM/SIGINT'))
     .option('--jobs <module>', 'module or folder (its index) that exports jobs made by defineJob() or defineBatchJob() (required)')
@@ -207,6 +209,7 @@ function configureTree(command: Command, io: CliIo): void {
 /** Errors with an exit status of their own (every other error exits 1, a usage error 2). */
 export const EXIT_STATUS: Partial<Record<ErrorCode, number>> = {
   JOB_NOT_FOUND: 3,
+  SCHEDULE_NOT_FOUND: 3,
   STORE_UNREACHABLE: 4,
   LOCK_UNREACHABLE: 4,
   JOB_ENDED: 5,

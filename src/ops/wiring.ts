@@ -1,6 +1,12 @@
 import { createSqsClient } from '../adapters/aws-clients.js';
 import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
-import { type Env, resolveAwsSettings } from '../config/env.js';
+import { z } from 'zod';
+import { type Env, parseConfig, resolveAwsSettings, resolveQueueUrl } from '../config/env.js';
+import { ConfigError } from '../core/errors.js';
+import { createProducer, type Producer } from '../producer/producer.js';
+import { storeOptionSchema } from '../status/store.js';
+import { resolveJobStore } from '../status/wiring.js';
+import { Schedules } from './schedules.js';
 import { resolveSnsSettings } from '../config/sns-endpoint.js';
 import type { AnyDefinition } from '../core/job.js';
 import { type EventsProvisioned, provisionEvents } from './events.js';
@@ -48,4 +54,46 @@ export async function createEvents(
     sqs.destroy();
     sns.destroy();
   }
+}
+
+const schedulesOptionsSchema = z
+  .object({
+    /** Where schedules are kept: `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE. */
+    store: storeOptionSchema,
+    /** Where the schedules this puts send their jobs; default SQS_JOBS_QUEUE_URL. */
+    queueUrl: z.string().optional(),
+    /** SQS's endpoint and region, for `trigger`. */
+    endpoint: z.string().optional(),
+    region: z.string().optional(),
+  })
+  .strict();
+
+export type SchedulesOptions = z.input<typeof schedulesOptionsSchema>;
+
+/**
+ * Schedules in the job store: put (`upsert` at run time, `sync` for an app's declared ones), list,
+ * pause, resume, trigger, remove. Throws ConfigError without a job store. close() when done.
+ */
+export function createSchedules(options: SchedulesOptions = {}, env: Env = process.env): Schedules {
+  const o = parseConfig(schedulesOptionsSchema, options, 'options', 'invalid schedules options');
+  const store = resolveJobStore(o.store, env);
+  if (store === undefined)
+    throw new ConfigError('invalid schedules options: schedules are kept in the job store: pass options.store or set SQS_JOBS_JOB_TABLE');
+  const producers = new Map<string, Producer>();
+  return new Schedules({
+    store,
+    queueUrl: () => resolveQueueUrl(o.queueUrl, env, 'options.queueUrl'),
+    producer: (queueUrl) => {
+      let p = producers.get(queueUrl);
+      if (p === undefined) {
+        p = createProducer({ queueUrl, store, endpoint: o.endpoint, region: o.region }, env);
+        producers.set(queueUrl, p);
+      }
+      return p;
+    },
+    close: () => {
+      for (const p of producers.values()) p.close();
+      if (store !== o.store) store.close();
+    },
+  });
 }

@@ -140,3 +140,8 @@ export function occurrenceJobId(scheduleId: string, occurrenceS: number): string
 function seconds(at: Date | string): number {
   return (typeof at === 'string' ? Date.parse(at) : at.getTime()) / 1000;
 }
+
+/** Whether `v` was made by defineSchedule (of this copy of sqs-jobs or another). */
+export function isScheduleDefinition(v: unknown): v is ScheduleDefinition {
+  return typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'sqs-jobs/schedule';
+}

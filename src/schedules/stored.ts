@@ -31,6 +31,8 @@ export type StoredSpec = z.infer<typeof storedSchema>;
 
 /** What a tick needs of a stored schedule: what to send where, its rules, its occurrences. */
 export interface Plan {
+  /** The spec as stored. */
+  readonly spec: StoredSpec;
   readonly job: string;
   readonly args: unknown;
   readonly queueUrl: string;
@@ -72,6 +74,7 @@ export function planOf(text: string): Plan | string {
   const problem = s.every !== undefined ? everyProblem(s.every) : (zoneProblem(s.tz) ?? cronProblem(s.cron!, s.tz));
   if (problem !== undefined) return `its ${s.every !== undefined ? 'every' : 'cron or zone'} ${problem}`;
   return {
+    spec: s,
     job: s.job,
     args: s.args,
     queueUrl: s.queueUrl,

@@ -1,0 +1,193 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createDynamoClient } from '../../src/adapters/aws-clients.js';
+import { createJobTable } from '../../src/adapters/dynamodb-store.js';
+import { defineJob } from '../../src/core/job.js';
+import { createSchedules } from '../../src/ops/wiring.js';
+import { defineSchedule } from '../../src/schedules/define.js';
+import { LOCAL_DYNAMODB, LOCAL_ENDPOINT, LOCAL_ENV, drain, eventually, freshQueues, sleep, sqsClient } from '../helpers/stack.js';
+import { useWorkers } from '../helpers/worker.js';
+
+/**
+ * Schedules as a user runs them: declared in a module and put by `sqs-jobs schedules sync`, read and
+ * steered from the CLI, made at run time, and fired by real workers (LocalStack's SQS, DynamoDB
+ * Local, memcached).
+ */
+const sqs = sqsClient();
+const dynamo = createDynamoClient(
+  { endpoint: LOCAL_DYNAMODB, region: 'us-east-1' },
+  {},
+  { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' },
+);
+const table = `sched-${randomUUID().slice(0, 8)}`;
+const store = { table, endpoint: LOCAL_DYNAMODB };
+const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+beforeAll(async () => {
+  expect(await createJobTable(dynamo, table)).toBe('created');
+});
+afterAll(() => {
+  sqs.destroy();
+  dynamo.destroy();
+});
+const start = useWorkers();
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `sqs-jobs` from this checkout, in a clean environment pointed at the local stack and the test's table. */
+function cli(args: string[], env: Record<string, string> = {}): Promise<Result> {
+  const base = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...CREDENTIALS,
+    AWS_ENDPOINT_URL: LOCAL_ENDPOINT,
+    AWS_ENDPOINT_URL_DYNAMODB: LOCAL_DYNAMODB,
+    AWS_REGION: 'us-east-1',
+    SQS_JOBS_JOB_TABLE: table,
+  };
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: { ...base, ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+    });
+  });
+}
+
+describe('sqs-jobs schedules', () => {
+  it('sync puts the declared schedules, idempotently; two syncs at once leave one each; a later version removes what it dropped', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'sched-sync');
+    const tag = `s${randomUUID().slice(0, 6)}`;
+    const sync = (env: Record<string, string> = {}, dryRun = false) =>
+      cli(
+        [
+          'schedules',
+          'sync',
+          '--jobs',
+          'test/fixtures/schedule-jobs.ts',
+          '--app',
+          'billing',
+          '--queue',
+          queueUrl,
+          ...(dryRun ? ['--dry-run'] : []),
+        ],
+        { SCHEDULE_TAG: tag, ...env },
+      );
+    // Two deploys syncing at once: both succeed; each schedule is created once.
+    const [a, b] = await Promise.all([sync(), sync()]);
+    expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0]);
+    const said = `${a.stdout}\n${b.stdout}`;
+    expect(said.match(new RegExp(`created  ${tag}\\.nightly`, 'g'))).toHaveLength(1);
+    expect(said.match(new RegExp(`created  ${tag}\\.hourly`, 'g'))).toHaveLength(1);
+    const again = await sync();
+    expect(again.stdout).toContain(`unchanged  ${tag}.nightly`);
+    expect(again.stdout).toContain('0 of 2 changed');
+    const mine = async () =>
+      (JSON.parse((await cli(['schedules', 'list', '--json'])).stdout) as { id: string; owner: string }[]).filter((s) =>
+        s.id.startsWith(tag),
+      );
+    // A later version of the app declares only the nightly one: a dry run says so, and changes nothing.
+    const dry = await sync({ SCHEDULE_SET: 'small' }, true);
+    expect(dry.stdout).toContain(`would be removed  ${tag}.hourly`);
+    expect(await mine()).toHaveLength(2);
+    const smaller = await sync({ SCHEDULE_SET: 'small' });
+    expect(smaller.stdout).toContain(`removed  ${tag}.hourly`);
+    expect(await mine()).toEqual([expect.objectContaining({ id: `${tag}.nightly`, owner: 'app:billing' })]);
+  });
+
+  it('show, pause, resume, trigger and remove from the CLI; an unknown id exits 3', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'sched-steer');
+    const tag = `t${randomUUID().slice(0, 6)}`;
+    const id = `${tag}.nightly`;
+    expect(
+      (
+        await cli(['schedules', 'sync', '--jobs', 'test/fixtures/schedule-jobs.ts', '--app', 'steer', '--queue', queueUrl], {
+          SCHEDULE_TAG: tag,
+        })
+      ).code,
+    ).toBe(0);
+    const show = await cli(['schedules', 'show', id]);
+    expect(show.stdout).toMatch(/when {8}30 2 \* \* \* Europe\/Berlin/);
+    expect(show.stdout).toMatch(/next \(UTC\) {2}\d{4}-\d\d-\d\dT0[01]:30:00\.000Z, /);
+    expect((await cli(['schedules', 'pause', id])).stdout).toBe(`paused  ${id}\n`);
+    expect(JSON.parse((await cli(['schedules', 'show', id, '--json'])).stdout)).toMatchObject({ id, paused: true });
+    expect((await cli(['schedules', 'resume', id])).stdout).toBe(`resumed  ${id}\n`);
+    const trigger = JSON.parse((await cli(['schedules', 'trigger', id, '--json'])).stdout) as { jobId: string };
+    expect(trigger.jobId).toMatch(new RegExp(`^${id}:\\d{10}$`));
+    const [message] = await drain(sqs, queueUrl);
+    expect(JSON.parse(message!.Body!)).toMatchObject({ id: trigger.jobId, job: 'nightly-report', args: { team: 'all' } });
+    expect((await cli(['job', trigger.jobId, '--json'])).stdout).toContain('"state":"waiting"');
+    expect((await cli(['schedules', 'remove', id])).stdout).toBe(`removed  ${id}\n`);
+    const missing = await cli(['schedules', 'show', id]);
+    expect([missing.code, missing.stderr]).toEqual([3, expect.stringContaining(`no schedule ${id} in ${table}`)]);
+  });
+});
+
+describe('schedules fired by workers', () => {
+  it("overlap 'skip': an every-1s schedule whose job takes 2.5 s never runs two at once, and counts what it skipped", async () => {
+    const { queueUrl } = await freshQueues(sqs, 'sched-skip');
+    let running = 0;
+    let most = 0;
+    const ran: string[] = [];
+    const slow = defineJob({
+      name: 'slow-sync',
+      args: z.object({}),
+      handle: async (_args, ctx) => {
+        most = Math.max(most, ++running);
+        await sleep(2_500);
+        running--;
+        ran.push(ctx.jobId);
+      },
+    });
+    const schedules = createSchedules({ store, queueUrl }, { ...LOCAL_ENV, ...CREDENTIALS });
+    const id = `skip-${randomUUID().slice(0, 6)}`;
+    await schedules.upsert(defineSchedule({ id, job: slow, args: {}, every: '1s' }));
+    const workers = [0, 1].map(() => start({ queues: [queueUrl], jobs: [slow], store, schedules: true, visibilityTimeoutSeconds: 2 }));
+    await Promise.all(workers.map((w) => w.start()));
+    await eventually(async () => ran.length >= 3, 'three runs');
+    expect(await schedules.pause(id)).toBe(true);
+    await Promise.all(workers.map((w) => w.stop()));
+    const view = (await schedules.get(id))!;
+    schedules.close();
+    expect(most).toBe(1); // never two at once, though it runs longer than its period and its visibility timeout
+    expect(view.skipped).toBeGreaterThanOrEqual(ran.length); // about two skipped per run
+    expect(new Set(ran).size).toBe(ran.length);
+    for (const jobId of ran) expect(jobId).toMatch(new RegExp(`^${id}:\\d{10}$`));
+  });
+
+  it('1,000 per-tenant schedules due in the same second: each fires once, as its own job', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'sched-many');
+    const seen = new Map<string, number>();
+    const weekly = defineJob({
+      name: 'tenant-digest',
+      args: z.object({ tenant: z.string() }),
+      handle: (_args, ctx) => void seen.set(ctx.jobId, (seen.get(ctx.jobId) ?? 0) + 1),
+    });
+    const schedules = createSchedules({ store, queueUrl }, { ...LOCAL_ENV, ...CREDENTIALS });
+    const run = randomUUID().slice(0, 6);
+    // All due in one second; the workers start once all are put (an occurrence a few seconds late still runs).
+    const at = Math.floor(Date.now() / 1000) + 2;
+    const ids = Array.from({ length: 1_000 }, (_, i) => `t${i}-${run}:digest`);
+    for (let i = 0; i < ids.length; i += 50)
+      await Promise.all(
+        ids
+          .slice(i, i + 50)
+          .map((id, j) =>
+            schedules.upsert(
+              defineSchedule({ id, job: weekly, args: { tenant: `t${i + j}` }, every: '7d', start: new Date(at * 1000), overlap: 'allow' }),
+            ),
+          ),
+      );
+    const workers = [0, 1].map(() => start({ queues: [queueUrl], jobs: [weekly], store, schedules: true, concurrency: 50 }));
+    await Promise.all(workers.map((w) => w.start()));
+    await eventually(async () => seen.size === ids.length, 'every schedule fired', 120_000);
+    await sleep(2_000); // a second fire would show by now
+    schedules.close();
+    expect([...seen.keys()].sort()).toEqual(ids.map((id) => `${id}:${at}`).sort());
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+  }, 240_000);
+});
