@@ -50,6 +50,7 @@ export default defineConfig({
           page('Rate limits', '/guide/rate-limits'),
           page('Priority tiers', '/guide/tiers'),
           page('Batch jobs', '/guide/batch-jobs'),
+          page('Schedules', '/guide/schedules'),
           page('Status, progress and fan-out', '/guide/status-and-fan-out'),
           page('HTTP API', '/guide/http-api'),
           page('Events (SNS → SQS)', '/guide/events'),

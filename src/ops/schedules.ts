@@ -120,6 +120,7 @@ export class Schedules {
     return changes;
   }
 
+  /** The schedule, as `sqs-jobs schedules show` shows it; undefined when there is none. */
   async get(id: string): Promise<ScheduleView | undefined> {
     const r = await this.#store.getSchedule(id);
     return r === undefined ? undefined : viewOf(r);
@@ -169,6 +170,7 @@ export class Schedules {
     return this.#store.removeSchedule(id);
   }
 
+  /** Free the clients it made (a store passed as `store` is yours to close). */
   close(): void {
     this.#close();
   }

@@ -47,6 +47,7 @@ export interface ScheduleSpec<J extends AnyDefinition> {
   end?: Date | string;
 }
 
+/** A schedule made by defineSchedule: put it with `sqs-jobs schedules sync` (exported from the jobs module) or `createSchedules().upsert`. */
 export interface ScheduleDefinition {
   readonly kind: 'sqs-jobs/schedule';
   readonly id: string;
