@@ -30,11 +30,12 @@ export async function loadEvents(path: string): Promise<Map<string, AnyEvent>> {
   return events;
 }
 
-/** The schedules a module exports (defineSchedule): ConfigError when it exports none. */
-export async function loadSchedules(path: string): Promise<ScheduleDefinition[]> {
+/** The schedules a module exports (defineSchedule): ConfigError when it exports none, unless `none` is allowed. */
+export async function loadSchedules(path: string, none: 'refused' | 'allowed'): Promise<ScheduleDefinition[]> {
   const { file, exports } = await loadModule(path);
   const schedules = Object.values(exports).filter(isScheduleDefinition);
-  if (schedules.length === 0) throw new ConfigError(`${file} exports no schedule made by defineSchedule()`);
+  if (schedules.length === 0 && none === 'refused')
+    throw new ConfigError(`${file} exports no schedule made by defineSchedule() (to remove all of the app's, pass --allow-empty)`);
   return schedules;
 }
 

@@ -45,7 +45,7 @@ Environment:
  * The `sqs-jobs` command. Every command and subcommand answers --help/-h with its own usage;
  * usage errors (an unknown command or option, a missing argument, `dlq purge` without --yes) name
  * the command and exit 2; configuration errors print `CONFIG_INVALID` and the rule and exit 1;
- * `job <id>` (and `schedules show <id>` and the like) exits 3 when there is no such job (schedule) and 4 when the job store does not answer; `job cancel
+ * `job <id>` exits 3 when there is no such job (`schedules show <id>` and the like, no such schedule) and 4 when the job store does not answer; `job cancel
  * <id>` also exits 4 when memcached does not answer, and 5 when the job has ended already.
  */
 function buildProgram(io: CliIo): Command {

@@ -1,3 +1,4 @@
+import { resolveQueueUrl } from '../config/env.js';
 import { ConfigError, SqsJobsError } from '../core/errors.js';
 import type { ScheduleView, SyncChange } from '../ops/schedules.js';
 import { createSchedules } from '../ops/wiring.js';
@@ -41,15 +42,21 @@ interface SyncFlags extends ScheduleFlags {
   readonly jobs?: string;
   readonly app?: string;
   readonly dryRun?: boolean;
+  readonly allowEmpty?: boolean;
 }
 
 /** `sqs-jobs schedules sync --jobs <module> --app <name>`: idempotent; prints each change. */
 export async function schedulesSync(flags: SyncFlags, { out, env }: CliContext): Promise<void> {
   if (flags.jobs === undefined) throw new ConfigError('schedules sync needs --jobs <module or folder that exports schedules>');
   if (flags.app === undefined) throw new ConfigError('schedules sync needs --app <name>: the app whose declared schedules these are');
+  if (flags.queue === undefined && !env.SQS_JOBS_QUEUE_URL)
+    throw new ConfigError("schedules sync needs --queue <url> or SQS_JOBS_QUEUE_URL: where the schedules' jobs are sent");
+  const queueUrl = resolveQueueUrl(flags.queue, env, '--queue');
   const app = flags.app;
-  const defs: ScheduleDefinition[] = await loadSchedules(flags.jobs);
-  const changes = await using(flags, env, ({ schedules }) => schedules.sync(defs, { app, dryRun: flags.dryRun === true }));
+  const defs: ScheduleDefinition[] = await loadSchedules(flags.jobs, flags.allowEmpty === true ? 'allowed' : 'refused');
+  const changes = await using({ ...flags, queue: queueUrl }, env, ({ schedules }) =>
+    schedules.sync(defs, { app, dryRun: flags.dryRun === true }),
+  );
   if (flags.json) return out(JSON.stringify({ app, dryRun: flags.dryRun === true, changes }));
   out(renderChanges(changes, flags.dryRun === true));
 }

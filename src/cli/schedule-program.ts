@@ -18,6 +18,7 @@ export function addScheduleCommands(program: Command, ctx: CliContext): void {
     .option('--app <name>', 'the app the schedules are declared by: its schedules are the ones sync may remove (required)')
     .option('--queue <url>', 'where their jobs are sent (default: SQS_JOBS_QUEUE_URL)')
     .option('--dry-run', 'say what would change, change nothing')
+    .option('--allow-empty', "the module may declare no schedule: then every one of the app's is removed")
     .action((flags) => schedulesSync(flags, ctx));
   command('list', 'every schedule: id, owner, job, when, next occurrence, last fired, skipped').action((flags) =>
     schedulesList(flags, ctx),

@@ -6,14 +6,14 @@ const TURN_EXPIRES_S = 10;
 
 /**
  * The tick rota on a key-value store (a MemcachedLock's memcached, or MemoryKeyValues): the worker
- * whose `add` of `tick/<shard>/<second>` succeeds reads that shard that second. An unreachable store
- * answers true: every worker reads, as without one.
+ * whose `add` of `tick/<jobs>/<shard>/<second>` succeeds reads that shard that second. An
+ * unreachable store answers true: every worker reads, as without one.
  */
 export function tickRotaOn(m: KeyValueCalls, prefixed: (name: string) => string): TickRota {
   return {
-    mine: async (shard, second) => {
+    mine: async (jobs, shard, second) => {
       try {
-        return m.ok(await m.call((c) => c.add(prefixed(`tick/${shard}/${second}`), '1', TURN_EXPIRES_S)));
+        return m.ok(await m.call((c) => c.add(prefixed(`tick/${jobs}/${shard}/${second}`), '1', TURN_EXPIRES_S)));
       } catch (error) {
         return m.failed(true, error);
       }

@@ -3,14 +3,18 @@ import { SCHEDULE_SHARDS } from '../ports/schedule-store.js';
 import type { TickRota } from '../ports/tick-rota.js';
 import { type TickPorts, type TickReport, tickShard } from './tick.js';
 
-/** Ticks start this far into each second, spread over a worker's fleet by a random part of it. */
+/** Ticks start up to this far into each second, drawn afresh each second (so no one worker always asks first). */
 const SPREAD_MS = 200;
 /** After a tick failed (the store unreachable), the next waits this long: a down store is not asked every second. */
 const AFTER_FAILURE_MS = 5_000;
+/** A worker whose tick fired all it may goes on ticking the shard, while more are due, for this long at most. */
+const BACKLOG_MS = 10_000;
 
 export interface TickerPorts extends TickPorts {
-  /** Which worker reads each shard each second (one of the fleet, with memcached). */
+  /** Which worker of those with the same jobs reads each shard each second (one, with memcached). */
   readonly rota: TickRota;
+  /** A name for the set of jobs this worker has: it shares rota turns with the workers of the same set. */
+  readonly jobs: string;
   readonly signal: AbortSignal;
   /** A tick that fired or skipped something, for the log and metrics. */
   onTick(shard: number, report: TickReport): void;
@@ -20,16 +24,16 @@ export interface TickerPorts extends TickPorts {
 
 /**
  * A worker's schedule ticks: each second, each shard of the due index whose turn the rota gives
- * this worker is ticked (tick.ts); shards go at once, each on its own. Runs until the signal aborts;
- * the promise settles when the last tick has ended (its sends made or left due).
+ * this worker is ticked (tick.ts); shards go at once, each on its own, and one with more due than
+ * a tick fires is ticked again at once. Runs until the signal aborts; the promise settles when the
+ * last tick has ended (its sends made or left due).
  */
 export async function runTicker(p: TickerPorts): Promise<void> {
-  const spreadMs = Math.floor(Math.random() * SPREAD_MS);
   while (!p.signal.aborted) {
     const second = Math.floor(Date.now() / 1000);
     const ticks = Array.from({ length: SCHEDULE_SHARDS }, (_, shard) => tickIfMine(p, shard, second));
     const failed = (await Promise.all(ticks)).some((ok) => !ok);
-    const waitMs = failed ? AFTER_FAILURE_MS : (second + 1) * 1000 + spreadMs - Date.now();
+    const waitMs = failed ? AFTER_FAILURE_MS : (second + 1) * 1000 + Math.floor(Math.random() * SPREAD_MS) - Date.now();
     await sleep(Math.max(0, waitMs), undefined, { signal: p.signal }).catch(() => {});
   }
 }
@@ -37,10 +41,13 @@ export async function runTicker(p: TickerPorts): Promise<void> {
 /** False when the tick failed. */
 async function tickIfMine(p: TickerPorts, shard: number, second: number): Promise<boolean> {
   try {
-    if (!(await p.rota.mine(shard, second))) return true;
-    const report = await tickShard(p, shard);
-    if (report.fired + report.skipped > 0) p.onTick(shard, report);
-    return true;
+    if (!(await p.rota.mine(p.jobs, shard, second))) return true;
+    const until = Date.now() + BACKLOG_MS;
+    for (;;) {
+      const report = await tickShard(p, shard);
+      if (report.fired + report.skipped > 0) p.onTick(shard, report);
+      if (!report.full || p.signal.aborted || Date.now() >= until) return true;
+    }
   } catch (error) {
     p.onError(error);
     return false;

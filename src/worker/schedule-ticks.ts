@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { ConfigError } from '../core/errors.js';
+import { createHash } from 'node:crypto';
+import { ConfigError, type ErrorCode, SqsJobsError } from '../core/errors.js';
 import type { JobStore } from '../ports/job-store.js';
 import type { TickRota } from '../ports/tick-rota.js';
 import type { Producer } from '../producer/producer.js';
@@ -8,6 +9,9 @@ import type { WorkerContext } from './context.js';
 
 /** A job left `running` by a dead worker blocks its schedule's next occurrence this long past the visibility timeout at most. */
 const STALE_MARGIN_S = 60;
+
+/** What enqueue refuses for good: an occurrence refused so is skipped, not tried again. */
+const NEVER_SENDABLE: ReadonlySet<ErrorCode> = new Set(['ARGS_INVALID', 'OPTIONS_INVALID', 'PAYLOAD_TOO_LARGE', 'JOB_UNKNOWN']);
 
 /** The worker's schedule ticks (option `schedules`): started with the worker, ended by its stop signal. */
 export interface ScheduleTicks {
@@ -45,8 +49,18 @@ export function scheduleTicks(
       signal: ctx.stop.signal,
       staleRunningS: c.visibilityTimeoutSeconds + STALE_MARGIN_S,
       now: () => Math.floor(Date.now() / 1000),
+      jobs: createHash('sha256').update(c.jobs.names().sort().join('\n')).digest('base64url').slice(0, 12),
       has: (job) => c.jobs.find(job) !== undefined,
-      send: async (o) => void (await producer(o.queueUrl).enqueue(o.job, o.args as never, { jobId: o.jobId, track: true })),
+      send: async (o) => {
+        try {
+          await producer(o.queueUrl).enqueue(o.job, o.args as never, { jobId: o.jobId, track: true });
+          return undefined;
+        } catch (error) {
+          // What no later send can mend (args the job's schema refuses now): skipped, said.
+          if (error instanceof SqsJobsError && NEVER_SENDABLE.has(error.code)) return { refused: error.message };
+          throw error;
+        }
+      },
       stateOf: async (jobId) => {
         const s = await store.get(jobId);
         return s === undefined ? undefined : { state: s.state, updatedAtS: Date.parse(s.updatedAt) / 1000 };

@@ -40,19 +40,21 @@ const subjects: [string, { workers: TickRota[]; unreachable: () => Promise<TickR
 ];
 
 describe.each(subjects)('the tick rota: %s', (_name, s) => {
-  it('gives each shard of each second to exactly one of the workers asking at once', async () => {
+  it('gives each shard of each second to exactly one of the workers with the same jobs asking at once', async () => {
     const second = 1_900_000_000 + Math.floor(Math.random() * 1_000_000);
     for (const shard of [0, 1, 2, 3]) {
-      const answers = await Promise.all(s.workers.map((w) => w.mine(shard, second)));
+      const answers = await Promise.all(s.workers.map((w) => w.mine('jobs-a', shard, second)));
       expect(answers.filter(Boolean)).toHaveLength(1);
-      expect(await s.workers[0]!.mine(shard, second)).toBe(false); // asked again: still taken
+      expect(await s.workers[0]!.mine('jobs-a', shard, second)).toBe(false); // asked again: still taken
     }
-    expect(await s.workers[1]!.mine(0, second + 1)).toBe(true); // the next second is a new turn
+    expect(await s.workers[1]!.mine('jobs-a', 0, second + 1)).toBe(true); // the next second is a new turn
+    // A worker with other jobs (another app, another version) has turns of its own, to fire its own schedules.
+    expect(await s.workers[2]!.mine('jobs-b', 0, second)).toBe(true);
   });
 
   it('answers true when the store cannot be reached: every worker reads (it costs reads, never a second fire)', async () => {
     const down = await s.unreachable();
-    expect(await down.mine(0, 1)).toBe(true);
-    expect(await down.mine(0, 1)).toBe(true);
+    expect(await down.mine('jobs-a', 0, 1)).toBe(true);
+    expect(await down.mine('jobs-a', 0, 1)).toBe(true);
   });
 });

@@ -47,6 +47,7 @@ describe('the schedule tick on DynamoDB', () => {
         now: () => clock.nowS,
         send: async (o) => {
           sent.push(o.jobId);
+          return undefined;
         },
         stateOf: async () => undefined,
         held: async () => false,

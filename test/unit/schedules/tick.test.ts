@@ -22,6 +22,7 @@ async function fleet(spec: Partial<ScheduleSpec<typeof report>>, workers = 1) {
   const problems: string[] = [];
   const failSends = { on: false };
   const slowSends = { by: 0 };
+  const refuse = { with: undefined as string | undefined };
   const clock = { nowS: 0 };
   const stop = new AbortController();
   const stopAfter = { sends: 0 };
@@ -36,10 +37,12 @@ async function fleet(spec: Partial<ScheduleSpec<typeof report>>, workers = 1) {
       now: () => clock.nowS,
       async send(o) {
         if (failSends.on) throw new Error('SQS unreachable');
+        if (refuse.with !== undefined) return { refused: refuse.with };
         clock.nowS += slowSends.by;
         expect(o).toMatchObject({ job: 'report', args: { team: 'a' }, queueUrl: QUEUE });
         sent.push(o.jobId);
         if (sent.length === stopAfter.sends) stop.abort();
+        return undefined;
       },
       stateOf: async (jobId) => states.get(jobId),
       held: async (jobId) => held.has(jobId),
@@ -50,7 +53,7 @@ async function fleet(spec: Partial<ScheduleSpec<typeof report>>, workers = 1) {
     clock.nowS = nowS;
     return tickShard(ports[worker]!, shardOf(def.id));
   };
-  return { store, def, sent, states, held, stopAfter, problems, failSends, slowSends, tick };
+  return { store, def, sent, states, held, stopAfter, refuse, problems, failSends, slowSends, tick };
 }
 
 describe('the schedule tick', () => {
@@ -76,6 +79,17 @@ describe('the schedule tick', () => {
     await f.tick(0, 300);
     expect(f.sent).toEqual(['nightly:0', 'nightly:60']);
     expect(await f.store.getSchedule('nightly')).toMatchObject({ next: 120, lastFired: 60, claim: undefined });
+  });
+
+  it('an occurrence the producer refuses for good (args its job no longer takes) is said and skipped; the schedule goes on', async () => {
+    const f = await fleet({});
+    f.refuse.with = 'invalid args: team: expected number';
+    await f.tick(0, 0);
+    expect(f.problems).toEqual(['nightly: occurrence 0 skipped: invalid args: team: expected number']);
+    expect(await f.store.getSchedule('nightly')).toMatchObject({ next: 60, skipped: 1, lastFired: undefined, claim: undefined });
+    f.refuse.with = undefined; // the job's schema or the schedule fixed
+    await f.tick(0, 60);
+    expect(f.sent).toEqual(['nightly:60']);
   });
 
   it('a send that fails leaves the occurrence due: said, and sent again after the claim lapses', async () => {
