@@ -106,6 +106,7 @@ export function toStatus(item: Item): JobStatus | undefined {
     str(item, 'state') as JobState | undefined,
     done === undefined && total === undefined ? undefined : { done: done ?? 0, ...(total === undefined ? {} : { total }) },
     fanOut,
+    str(item, 'nextAttemptAt'),
   );
   const optional = {
     enqueuedAt: str(item, 'enqueuedAt'),

@@ -7,6 +7,7 @@ import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../port
 import { ChildCounts } from './dynamodb-child-counts.js';
 import * as fanOut from './dynamodb-fan-out.js';
 import { DynamoSchedules } from './dynamodb-schedules.js';
+import { DynamoTimedJobs } from './dynamodb-timed.js';
 import { Transitions } from './dynamodb-transitions.js';
 import { jobKey, N, readItem, S, type TableRef, toStatus, Update, updateIf } from './dynamodb-items.js';
 
@@ -60,6 +61,8 @@ export class DynamoJobStore implements JobStore {
   readonly #transitions: Transitions;
   /** Schedules, in the same table (dynamodb-schedules.ts): kept without a TTL. */
   readonly schedules: DynamoSchedules;
+  /** Jobs kept until their time, in the same table (dynamodb-timed.ts). */
+  readonly timed: DynamoTimedJobs;
 
   constructor(options: DynamoJobStoreOptions) {
     this.#o = options;
@@ -67,6 +70,7 @@ export class DynamoJobStore implements JobStore {
     this.#counts = new ChildCounts(this.#t);
     this.#transitions = new Transitions(this.#t);
     this.schedules = new DynamoSchedules(this.#t);
+    this.timed = new DynamoTimedJobs(this.#t);
   }
 
   transition(t: Transition): Promise<'applied' | 'stale'> {

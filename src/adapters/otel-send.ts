@@ -104,7 +104,7 @@ class OtelSend implements SendSpan {
     this.trace = trace;
   }
 
-  sent(queueUrl: string | undefined, ids: { readonly jobId: string; readonly messageId: string } | undefined): void {
+  sent(queueUrl: string | undefined, ids: { readonly jobId: string; readonly messageId: string | undefined } | undefined): void {
     try {
       const span = this.#span;
       if (span.isRecording()) {
@@ -118,7 +118,7 @@ class OtelSend implements SendSpan {
         }
         if (ids !== undefined) {
           span.setAttribute(this.#queueUrl === undefined ? sc.ATTR_EVENT_ID : sc.ATTR_JOB_ID, ids.jobId);
-          span.setAttribute(sc.ATTR_MESSAGING_MESSAGE_ID, ids.messageId);
+          if (ids.messageId !== undefined) span.setAttribute(sc.ATTR_MESSAGING_MESSAGE_ID, ids.messageId);
         }
       }
       span.end();

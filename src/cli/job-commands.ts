@@ -126,6 +126,7 @@ export function renderJob(view: JobView): string {
       `children ${s.fanOut.succeeded} ok, ${s.fanOut.failed} failed of ${s.fanOut.total}${s.fanOut.completionSent ? ', completion sent' : ''}`,
     );
   }
+  if (s.state === 'scheduled') parts.push(`runs at ${s.nextAttemptAt}`);
   if (s.state === 'retrying') parts.push(`next attempt at ${s.nextAttemptAt}: ${s.error}`);
   if (s.state === 'failed') parts.push(`${s.reason}: ${s.error}`);
   if (s.state === 'cancelled') parts.push(s.reason ?? 'cancelled');

@@ -138,7 +138,8 @@ export class EnqueueBatchError extends SqsJobsError {
     brand(EnqueueBatchError, 'sqs-jobs/EnqueueBatchError');
   }
   readonly failed: readonly FailedEntry[];
-  readonly sent: readonly { index: number; jobId: string; messageId: string }[];
+  /** The entries that went (`messageId` undefined for a job kept in the job store until its time). */
+  readonly sent: readonly { index: number; jobId: string; messageId: string | undefined }[];
   constructor(failed: readonly FailedEntry[], sent: EnqueueBatchError['sent'], options?: { cause?: unknown }) {
     const shown = listFailures(failed.map((f) => ({ ...f, id: f.jobId })));
     super('ENQUEUE_BATCH_PARTIAL', `${failed.length} of ${failed.length + sent.length} jobs were not enqueued: ${shown}`, options);

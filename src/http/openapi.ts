@@ -164,7 +164,7 @@ function componentSchemas(): Schema {
       properties: {
         jobId,
         job: text,
-        status: { enum: ['waiting', 'running', 'retrying', 'completed', 'failed', 'cancelled', 'waiting-children'] },
+        status: { enum: ['scheduled', 'waiting', 'running', 'retrying', 'completed', 'failed', 'cancelled', 'waiting-children'] },
         attempt: count,
         itemCount: count,
         itemProgress: count,

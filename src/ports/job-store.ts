@@ -1,5 +1,6 @@
 import type { FanOutStore } from './fan-out-store.js';
 import type { ScheduleStore } from './schedule-store.js';
+import type { TimedJobStore } from './timed-jobs.js';
 import type { StatusStore } from './status-store.js';
 
 /**
@@ -15,6 +16,12 @@ export interface JobStore extends StatusStore, FanOutStore {
    * passing test/contracts/schedule-store-port.test.ts.
    */
   readonly schedules?: ScheduleStore;
+  /**
+   * Where jobs to run beyond SQS's 900 s delay (`runAt`, `delaySeconds`) wait for their time; a
+   * store without it refuses them with a clear error. DynamoDB's and MemoryJobStore have one,
+   * passing test/contracts/timed-jobs-port.test.ts.
+   */
+  readonly timed?: TimedJobStore;
   /** Free what the store holds (a client it made). sqs-jobs closes only stores it made; one passed as `store` is yours to close. */
   close(): void;
 }

@@ -6,10 +6,11 @@ import type { FanOutStatus } from './fan-out-store.js';
  * (attempt, rank of the state), so a late write from a lost lease or a redelivery never moves a
  * job backwards, and `completed` is final (it also wins over `failed`: a replay that succeeded).
  */
-export type JobState = 'waiting' | 'running' | 'retrying' | 'completed' | 'failed' | 'cancelled';
+export type JobState = 'scheduled' | 'waiting' | 'running' | 'retrying' | 'completed' | 'failed' | 'cancelled';
 
-/** Order of the states within one attempt. */
+/** Order of the states within one attempt (`scheduled`: kept in the job store until its time, before it is sent). */
 export const STATE_RANK: Readonly<Record<JobState, number>> = {
+  scheduled: -1,
   waiting: 0,
   running: 1,
   retrying: 2,
@@ -53,7 +54,7 @@ export interface JobStatus {
   readonly error?: string;
   /** `failed`: why it was dead-lettered (a DeadLetterReason); `cancelled`: how it was cancelled. */
   readonly reason?: string;
-  /** `retrying`: when the next attempt is due. */
+  /** `retrying`: when the next attempt is due; `scheduled`: when the job is to run. */
   readonly nextAttemptAt?: string;
   /** `completed`: what the handler returned, as JSON, when it was small. */
   readonly result?: unknown;
@@ -119,13 +120,16 @@ export function isLater(t: Pick<Transition, 'state' | 'attempt'>, stored: { stat
  * What a read shows of a job's own state and progress once its fan-out is known: a fan-out parent
  * (tracked or not) whose own run completed, or that never recorded a state of its own, waits for
  * its children, then reads completed once they have all ended; with no progress of its own it
- * shows its children's (ended of total).
+ * shows its children's (ended of total). A `scheduled` job whose time (`runAt`) has come reads
+ * `waiting`: it is in its queue, or about to be.
  */
 export function viewOf(
   state: JobState | undefined,
   progress: Progress | undefined,
   fanOut: FanOutStatus | undefined,
+  runAt?: string,
 ): { state: JobViewState; progress: Progress | undefined } {
+  if (state === 'scheduled' && runAt !== undefined && Date.parse(runAt) <= Date.now()) return viewOf('waiting', progress, fanOut);
   if (fanOut === undefined) return { state: state ?? 'running', progress };
   const ended = fanOut.succeeded + fanOut.failed;
   const own = state === 'completed' || state === undefined ? (ended >= fanOut.total ? 'completed' : 'waiting-children') : state;

@@ -20,7 +20,7 @@ export interface SendSpan {
    * It went: to `queueUrl` (spillover may have sent the one job of enqueue() elsewhere; undefined:
    * where it began; a publish's: the topic's ARN), with its ids (a publish's: the event id as `jobId`).
    */
-  sent(queueUrl: string | undefined, ids: { readonly jobId: string; readonly messageId: string } | undefined): void;
+  sent(queueUrl: string | undefined, ids: { readonly jobId: string; readonly messageId: string | undefined } | undefined): void;
   /** It failed (all of it, or `unsent` of enqueueMany's jobs). */
   failed(error: unknown, unsent?: number): void;
 }

@@ -18,14 +18,24 @@ import { parseWith } from '../core/validation.js';
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 65_536;
 
+/** The longest a job may be put off (`delaySeconds`, `runAt`): a year. */
+export const MAX_DELAY_SECONDS = 365 * 86_400;
+const RUN_AT_RULE = "must be a Date or an ISO 8601 date-time with its offset ('2027-01-01T03:00:00Z'), within a year from now";
+
 export const enqueueOptionsSchema = z
   .object({
     jobId: jobIdSchema.optional(),
+    /** Run it this long from now: up to 900 s SQS's own delay; longer (up to a year) kept in the job store until then. */
     delaySeconds: z
       .number()
       .int('must be a whole number of seconds')
       .min(0, 'must be >= 0')
-      .max(900, 'must be <= 900 (SQS limit)')
+      .max(MAX_DELAY_SECONDS, `must be <= ${MAX_DELAY_SECONDS} (a year)`)
+      .optional(),
+    /** Run it at this time (a past one: now); as `delaySeconds`, within a year. */
+    runAt: z
+      .union([z.date({ error: RUN_AT_RULE }), z.iso.datetime({ offset: true, error: RUN_AT_RULE })], { error: RUN_AT_RULE })
+      .refine((at) => (typeof at === 'string' ? Date.parse(at) : at.getTime()) <= Date.now() + MAX_DELAY_SECONDS * 1000, RUN_AT_RULE)
       .optional(),
     tenant: tenantSchema.optional(),
     groupId: sqsIdText.optional(),
@@ -37,7 +47,18 @@ export const enqueueOptionsSchema = z
     /** This job's tier, instead of its definition's (needs the producer option `tiers`). */
     priority: prioritySchema.optional(),
   })
-  .strict();
+  .strict()
+  .refine((o) => o.runAt === undefined || o.delaySeconds === undefined, {
+    path: ['runAt'],
+    message: 'give runAt or delaySeconds, not both',
+  });
+
+/** How long from `nowMs` a job is put off by its options (runAt or delaySeconds), in whole seconds; 0 when not. */
+export function delayOf(opts: Pick<z.output<typeof enqueueOptionsSchema>, 'runAt' | 'delaySeconds'>, nowMs: number): number {
+  if (opts.runAt === undefined) return opts.delaySeconds ?? 0;
+  const at = typeof opts.runAt === 'string' ? Date.parse(opts.runAt) : opts.runAt.getTime();
+  return Math.max(0, Math.ceil((at - nowMs) / 1000));
+}
 
 /** Options of one `enqueue`: job id, delay, tenant, FIFO group and deduplication id, tracking, fan-out parent, tier. */
 export type EnqueueOptions = z.input<typeof enqueueOptionsSchema>;
@@ -55,7 +76,8 @@ export type EnqueueManyOptions = Omit<EnqueueOptions, 'jobId' | 'deduplicationId
 /** What an enqueued job got: its job id (yours or a new UUID) and the SQS message id. */
 export interface EnqueueResult {
   readonly jobId: string;
-  readonly messageId: string;
+  /** SQS's id of its message; undefined for a job put off beyond SQS's delay, kept in the job store until its time. */
+  readonly messageId: string | undefined;
 }
 
 export const producerOptionsSchema = z
@@ -92,6 +114,12 @@ export const producerOptionsSchema = z
     ]).optional(),
     /** Where `track: true` jobs record their status: `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE. */
     store: storeOptionSchema,
+    /**
+     * Delays up to this are SQS's own (DelaySeconds); a job put off longer is kept in the job store
+     * and sent by the workers' tick shortly before its time. Default 900, SQS's limit: lower only to
+     * test that path without waiting a quarter of an hour.
+     */
+    maxSqsDelaySeconds: z.number().int('must be a whole number').min(0, 'must be 0-900').max(900, 'must be 0-900').default(900),
     /** Spillover (src/producer/spillover.ts): a tenant's jobs beyond its allowance go to the spillover queue. */
     spillover: z
       .object({
@@ -155,8 +183,11 @@ export function checkOptionsFit(
 ): void {
   const fail = (field: string, rule: string) =>
     new ValidationError('OPTIONS_INVALID', `invalid enqueue options for job "${jobName}"`, [{ field: `options.${field}`, rule }]);
-  if (producer.fifo && opts.delaySeconds !== undefined && opts.delaySeconds > 0) {
-    throw fail('delaySeconds', 'FIFO queues do not take a per-message delay; set DelaySeconds on the queue instead');
+  if (producer.fifo && ((opts.delaySeconds !== undefined && opts.delaySeconds > 0) || opts.runAt !== undefined)) {
+    throw fail(
+      opts.runAt === undefined ? 'delaySeconds' : 'runAt',
+      'FIFO queues do not take a per-message delay; set DelaySeconds on the queue instead',
+    );
   }
   if (!producer.fifo && opts.deduplicationId !== undefined) {
     throw fail('deduplicationId', 'applies only to FIFO (.fifo) queues; on standard queues the job id is the dedupe key');

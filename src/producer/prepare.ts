@@ -1,13 +1,13 @@
 import type { z } from 'zod';
 import { type Envelope, encodeEnvelope, envelopeAttributes, newJobId } from '../core/envelope.js';
 import { messageSize } from '../core/sqs-text.js';
-import { ConfigError, PayloadTooLargeError } from '../core/errors.js';
+import { ConfigError, PayloadTooLargeError, ValidationError } from '../core/errors.js';
 import { isFifoQueue } from '../core/queue-url.js';
 import type { AnyDefinition } from '../core/job.js';
 import { admissionKey } from './admission/admission.js';
 import { laneUrlFor } from '../core/priority.js';
 import { checkedArgs } from './args.js';
-import { checkOptionsFit, type enqueueOptionsSchema } from './options.js';
+import { checkOptionsFit, delayOf, type enqueueOptionsSchema } from './options.js';
 import type { PreparedMessage } from './send-many.js';
 import type { TraceContext } from '../core/trace-context.js';
 
@@ -26,6 +26,10 @@ export interface Preparing {
   readonly tenantQueues: Readonly<Record<string, string>>;
   /** Admission is on: each message carries its admission key. */
   readonly keyed: boolean;
+  /** Delays up to this are SQS's (the `maxSqsDelaySeconds` option); longer ones are kept in the job store. */
+  readonly maxSqsDelaySeconds: number;
+  /** The job store keeps jobs until their time. */
+  readonly keepsTimed: boolean;
 }
 
 /**
@@ -42,6 +46,17 @@ export function prepareMessage(
   trace?: TraceContext,
 ): PreparedMessage {
   checkOptionsFit(job.name, opts, p);
+  const nowMs = Date.now();
+  const delay = delayOf(opts, nowMs);
+  const kept = delay > p.maxSqsDelaySeconds;
+  if (kept && !p.keepsTimed) {
+    throw new ValidationError('OPTIONS_INVALID', `invalid enqueue options for job "${job.name}"`, [
+      {
+        field: `options.${opts.runAt === undefined ? 'delaySeconds' : 'runAt'}`,
+        rule: `beyond ${p.maxSqsDelaySeconds} s (SQS's delay limit) needs the job store: set the producer option store ({ table }) or SQS_JOBS_JOB_TABLE`,
+      },
+    ]);
+  }
   const validArgs = checkedArgs(job, args, argsField);
   const envelope: Envelope = {
     v: 1,
@@ -69,7 +84,9 @@ export function prepareMessage(
     body,
     attributes,
     size,
-    delaySeconds: opts.delaySeconds,
+    // An explicit 0 stays (it overrides a queue's own default delay).
+    delaySeconds: kept ? undefined : opts.runAt === undefined ? opts.delaySeconds : delay,
+    dueS: kept ? Math.floor(nowMs / 1000) + delay : undefined,
     groupId,
     deduplicationId: p.fifo ? (opts.deduplicationId ?? envelope.id) : undefined,
     track: opts.track ? { enqueuedAt: envelope.enqueuedAt, parentId: opts.parent } : undefined,

@@ -24,6 +24,7 @@ import {
   type EnqueueResult,
   type ProducerOptions,
 } from './options.js';
+import type { JobStore } from '../ports/job-store.js';
 import type { StatusStore } from '../ports/status-store.js';
 import { resolveJobStore } from '../status/wiring.js';
 import { type Sender, sendMany, sendOne } from './sending.js';
@@ -54,7 +55,7 @@ export class Producer {
   readonly #memcached: ReturnType<typeof producerMemcached>;
   readonly #spillover: Spillover | undefined;
   /** Where tracked jobs are recorded as waiting; undefined when no store is configured. */
-  readonly #store: StatusStore | undefined;
+  readonly #store: JobStore | undefined;
   readonly #ownsStore: boolean;
   readonly #queueLimit: QueueLimit;
   readonly #cancelOptions: Pick<ProducerOptions, 'lock' | 'lockKeyPrefix'>;
@@ -113,6 +114,8 @@ export class Producer {
       tiers: o.tiers,
       tenantQueues: o.tenantQueues,
       keyed: this.#admission !== undefined,
+      maxSqsDelaySeconds: o.maxSqsDelaySeconds,
+      keepsTimed: this.#store?.timed !== undefined,
     };
     this.#sender = {
       p: this.#p,
@@ -121,6 +124,7 @@ export class Producer {
       admission: this.#admission,
       spillover: this.#spillover,
       store: this.#store,
+      timed: this.#store?.timed,
     };
   }
 
@@ -144,7 +148,10 @@ export class Producer {
     return this.#store;
   }
 
-  /** Validate, encode and send one job. Resolves once SQS has stored the message. */
+  /**
+   * Validate, encode and send one job. Resolves once SQS has stored the message, or, for a job put
+   * off beyond SQS's delay (`runAt`, `delaySeconds` over 900), once the job store keeps it.
+   */
   async enqueue<J extends AnyDefinition>(job: J | string, args: JobArgs<J>, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const definition = resolveJob(this.#jobs, job);
     const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);

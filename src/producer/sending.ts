@@ -4,6 +4,9 @@ import { SQS_BATCH_LIMIT, SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.j
 import type { TraceContext } from '../core/trace-context.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { StatusStore } from '../ports/status-store.js';
+import type { TimedJobStore } from '../ports/timed-jobs.js';
+import { keepUntilDue } from './keep.js';
+import type { PreparedMessage } from './send-many.js';
 import { recordWaiting } from '../status/waiting.js';
 import type { Admission } from './admission/admission.js';
 import type { EnqueueResult } from './options.js';
@@ -20,6 +23,17 @@ export interface Sender {
   readonly admission: Admission | undefined;
   readonly spillover: Spillover | undefined;
   readonly store: StatusStore | undefined;
+  /** Where jobs put off beyond SQS's delay are kept (the job store's), when it keeps them. */
+  readonly timed: TimedJobStore | undefined;
+}
+
+/** Jobs put off beyond SQS's delay: kept until then (keep.ts), never sent now. */
+function keptOnes(s: Sender, messages: readonly PreparedMessage[]) {
+  const due = messages.filter((m): m is PreparedMessage & { dueS: number } => m.dueS !== undefined);
+  if (due.length === 0) return undefined;
+  // prepareMessage refuses a job put off that long without a store that keeps it.
+  if (s.timed === undefined || s.store === undefined) throw new Error('unreachable: a kept job without a store to keep it');
+  return { due, store: { timed: s.timed, status: s.store } };
 }
 
 /** Make, route and send one job (enqueue). Resolves once SQS has stored it, with where it went. */
@@ -30,7 +44,15 @@ export async function sendOne(
   opts: EnqueueSettings,
   trace: TraceContext | undefined,
 ): Promise<EnqueueResult & { readonly queueUrl: string }> {
-  const [message] = await routeSpillover(s.spillover, [prepareMessage(s.p, definition, args, opts, 'args', trace)], opts.tenant);
+  const prepared = prepareMessage(s.p, definition, args, opts, 'args', trace);
+  const kept = keptOnes(s, [prepared]);
+  if (kept !== undefined) {
+    const { failed } = await keepUntilDue(kept.store, definition, kept.due);
+    if (failed.length > 0)
+      throw new SqsJobsError('ENQUEUE_FAILED', `could not enqueue job "${definition.name}" (${prepared.jobId}): ${failed[0]!.message}`);
+    return { jobId: prepared.jobId, messageId: undefined, queueUrl: prepared.queueUrl };
+  }
+  const [message] = await routeSpillover(s.spillover, [prepared], opts.tenant);
   if (message === undefined) throw new Error('unreachable: one message routed is one message');
   await s.queueLimit.check();
   s.admission?.admitAll([message]);
@@ -65,6 +87,17 @@ export async function sendMany(
     prepareMessage(s.p, definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`, trace),
   );
   if (prepared.length === 0) return [];
+  const kept = keptOnes(s, prepared);
+  if (kept !== undefined) {
+    const done = await keepUntilDue(kept.store, definition, kept.due);
+    const results = prepared.map((m) => ({ jobId: m.jobId, messageId: undefined }));
+    if (done.failed.length > 0)
+      throw new EnqueueBatchError(
+        done.failed,
+        results.flatMap((r, index) => (done.kept[index] ? [{ index, ...r }] : [])),
+      );
+    return results;
+  }
   const messages = await routeSpillover(s.spillover, prepared, opts.tenant);
   await s.queueLimit.check();
   s.admission?.admitAll(messages);

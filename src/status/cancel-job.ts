@@ -6,6 +6,7 @@ import { parseWith } from '../core/validation.js';
 import { ValidationError } from '../core/errors.js';
 import type { JobLock } from '../ports/lock.js';
 import type { StatusStore } from '../ports/status-store.js';
+import type { TimedJobStore } from '../ports/timed-jobs.js';
 import { type CancelResult, cancelWith } from './cancel.js';
 import { storeOptionSchema } from './store.js';
 import { memcachedLock, resolveJobStore } from './wiring.js';
@@ -32,12 +33,16 @@ type CancelOptions = z.input<typeof cancelOptionsSchema>;
 
 /** Cancels tracked jobs (see cancelWith); one store client and one memcached client for many cancels. */
 export class JobCanceller {
-  readonly #store: StatusStore;
+  readonly #store: StatusStore & { readonly timed?: TimedJobStore | undefined };
   readonly #lock: JobLock;
   readonly #close: () => void;
 
   /** `resolved.store`: the store a producer resolved already (used as is, and left open); else from `options`. */
-  constructor(options: CancelOptions = {}, env: Env = process.env, resolved?: { readonly store: StatusStore | undefined }) {
+  constructor(
+    options: CancelOptions = {},
+    env: Env = process.env,
+    resolved?: { readonly store: (StatusStore & { readonly timed?: TimedJobStore | undefined }) | undefined },
+  ) {
     const o = parseConfig(cancelOptionsSchema, options, 'options', 'invalid cancel options');
     if (o.lock !== undefined && o.memcached !== undefined) {
       throw new ConfigError('invalid cancel options: options.lock: give either lock or memcached, not both');

@@ -1,6 +1,7 @@
 import { ConfigError, SqsJobsError } from '../core/errors.js';
 import type { JobLock } from '../ports/lock.js';
 import { ENDED_STATES, type JobState, type JobStatus, type StatusStore } from '../ports/status-store.js';
+import type { TimedJobStore } from '../ports/timed-jobs.js';
 
 /**
  * How long a cancel mark lives in memcached: 14 days, the longest SQS keeps a message, so a job
@@ -11,7 +12,7 @@ const CANCEL_MARK_SECONDS = 14 * 86_400;
 /** What a cancel did. */
 export type CancelResult =
   /**
-   * Cancelled (or it was already): a waiting job is deleted without running when its message is
+   * Cancelled (or it was already): a job kept until its time is taken out of the job store; a waiting job is deleted without running when its message is
    * received; a running one's `ctx.signal` fires with CANCELLED at its worker's next heartbeat; a
    * fan-out parent's children not yet run are cancelled. `status`: the job's record after the cancel.
    */
@@ -22,7 +23,8 @@ export type CancelResult =
   | { readonly outcome: 'not-found'; readonly jobId: string };
 
 interface CancelPorts {
-  readonly store: StatusStore;
+  /** The job store; with `timed`, where jobs wait for their time (a cancel takes one out, for good). */
+  readonly store: StatusStore & { readonly timed?: TimedJobStore | undefined };
   /** Where workers read the cancel (the dedupe lock's memcached). */
   readonly lock: JobLock;
 }
@@ -49,6 +51,8 @@ export async function cancelWith(ports: CancelPorts, jobId: string): Promise<Can
     throw new ConfigError('cancel needs the dedupe lock workers read (memcached: SQS_JOBS_MEMCACHED, or the memcached option)');
   }
   let status = await read(store, jobId);
+  const taken = await takeKept(store, jobId, status);
+  if (taken !== undefined) return { outcome: 'cancelled', status: taken };
   for (let tries = 1; ; tries++) {
     if (status === undefined) return { outcome: 'not-found', jobId };
     if (status.state === 'cancelled') return { outcome: 'cancelled', status };
@@ -79,6 +83,21 @@ export async function cancelWith(ports: CancelPorts, jobId: string): Promise<Can
     // Still running after the last try: the mark stands, and its worker ends it as cancelled.
     if (tries >= TRIES && !ENDED_STATES.has(status.state as JobState)) return { outcome: 'cancelled', status };
   }
+}
+
+/**
+ * A job kept in the job store until its time is taken out of it: never sent, whatever memcached
+ * forgets, however far ahead it was. Undefined when it is not kept (or being sent this moment: its
+ * message then meets the mark). Its record says cancelled (made for a job enqueued without `track`).
+ */
+async function takeKept(store: CancelPorts['store'], jobId: string, status: JobStatus | undefined): Promise<JobStatus | undefined> {
+  if (store.timed === undefined || (status !== undefined && status.state !== 'scheduled' && status.state !== 'waiting')) return undefined;
+  const kept = await store.timed.getTimed(jobId);
+  if (kept === undefined || !(await store.timed.removeTimed(jobId, { nowS: Math.floor(Date.now() / 1000) }))) return undefined;
+  const at = new Date();
+  const cancelled = { jobId, jobName: kept.jobName, state: 'cancelled' as const, attempt: 0, reason: 'cancelled before its time' };
+  await store.transition({ ...cancelled, at, enqueuedAt: kept.enqueuedAt }).catch(() => {});
+  return (await store.get(jobId).catch(() => undefined)) ?? { ...cancelled, enqueuedAt: kept.enqueuedAt, updatedAt: at.toISOString() };
 }
 
 async function read(store: StatusStore, jobId: string): Promise<JobStatus | undefined> {

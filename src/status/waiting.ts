@@ -37,3 +37,36 @@ export async function recordWaiting(store: StatusStore | undefined, jobName: str
 }
 
 const WRITES_AT_ONCE = 100;
+
+/** A job kept in the job store until its time, as far as its `scheduled` record goes. */
+interface KeptJob extends SentJob {
+  /** When it is to run (epoch seconds). */
+  readonly dueS: number;
+}
+
+/**
+ * Record the kept jobs that asked for it as `scheduled`, with their time as `nextAttemptAt`. Best
+ * effort, as recordWaiting: the job is kept whatever happens here (its worker's writes record it
+ * later; a cancel finds it kept without a record too).
+ */
+export async function recordScheduled(store: StatusStore | undefined, jobName: string, kept: readonly KeptJob[]): Promise<void> {
+  if (store === undefined) return;
+  await Promise.all(
+    kept
+      .filter((m) => m.track !== undefined)
+      .map((m) =>
+        store
+          .transition({
+            jobId: m.jobId,
+            jobName,
+            state: 'scheduled',
+            attempt: 0,
+            at: new Date(),
+            enqueuedAt: m.track!.enqueuedAt,
+            parentId: m.track!.parentId,
+            nextAttemptAt: new Date(m.dueS * 1000),
+          })
+          .catch(() => {}),
+      ),
+  );
+}

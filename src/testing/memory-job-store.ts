@@ -1,6 +1,7 @@
 import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../ports/fan-out-store.js';
 import type { JobStore } from '../ports/job-store.js';
 import { MemorySchedules } from './memory-schedules.js';
+import { MemoryTimedJobs } from './memory-timed.js';
 import {
   ENDED_STATES,
   isLater,
@@ -49,6 +50,8 @@ export class MemoryJobStore implements JobStore {
   readonly #children = new Set<string>();
   /** Schedules, kept as DynamoDB's are (memory-schedules.ts). */
   readonly schedules = new MemorySchedules();
+  /** Jobs kept until their time (memory-timed.ts). */
+  readonly timed = new MemoryTimedJobs();
   down = false;
 
   async transition(t: Transition): Promise<'applied' | 'stale'> {
@@ -97,7 +100,7 @@ export class MemoryJobStore implements JobStore {
       r.progressDone === undefined && r.progressTotal === undefined
         ? undefined
         : { done: r.progressDone ?? 0, ...(r.progressTotal === undefined ? {} : { total: r.progressTotal }) };
-    const view = viewOf(r.state, own, fanOut);
+    const view = viewOf(r.state, own, fanOut, r.nextAttemptAt);
     const optional = {
       enqueuedAt: r.enqueuedAt,
       startedAt: r.startedAt,

@@ -132,8 +132,9 @@ export const workerOptionsSchema = z
     store: storeOptionSchema,
     /**
      * Fire the schedules kept in the job store (defineSchedule; `sqs-jobs schedules sync`) whose job
-     * this worker has. Every worker with it on ticks; the store's conditional writes send each
-     * occurrence once. Needs the job store.
+     * this worker has, and send the jobs kept there until their time (`runAt` beyond SQS's 900 s).
+     * Every worker with it on ticks; the store's conditional writes send each occurrence once.
+     * Needs the job store.
      */
     schedules: z.boolean().default(false),
     /** A tracked job's progress is written at most once per this interval. */

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { createHash } from 'node:crypto';
 import { ConfigError, type ErrorCode, SqsJobsError } from '../core/errors.js';
 import type { JobStore } from '../ports/job-store.js';
+import type { QueuePort } from '../ports/queue.js';
 import type { TickRota } from '../ports/tick-rota.js';
 import type { Producer } from '../producer/producer.js';
 import { runTicker } from '../schedules/ticker.js';
@@ -27,14 +28,21 @@ export interface ScheduleTicks {
  */
 export function scheduleTicks(
   ctx: Pick<WorkerContext, 'config' | 'report' | 'stop' | 'lock'>,
-  status: { readonly store: JobStore; readonly producer: (queueUrl: string) => Producer } | undefined,
+  status:
+    | {
+        readonly store: JobStore;
+        readonly producer: (queueUrl: string) => Producer;
+        /** The worker's queue port, for the messages of kept jobs (sent as made). */
+        readonly queue: Pick<QueuePort, 'send'>;
+      }
+    | undefined,
   rota: TickRota,
 ): ScheduleTicks {
   if (status === undefined)
     throw new ConfigError(
       'invalid worker options: options.schedules: schedules are kept in the job store: set options.store or SQS_JOBS_JOB_TABLE',
     );
-  const { store, producer } = status;
+  const { store, producer, queue } = status;
   const schedules = store.schedules;
   if (schedules === undefined)
     throw new ConfigError('invalid worker options: options.schedules: this job store keeps no schedules (it has no `schedules` member)');
@@ -68,6 +76,10 @@ export function scheduleTicks(
       held: async (jobId) => (await ctx.lock.holder?.(jobId)) !== undefined,
       onProblem: (schedule, problem) => log.warn({ schedule, problem }, 'a schedule was not fired'),
       onTick: (shard, r) => log.debug({ shard, fired: r.fired, skipped: r.skipped }, 'schedules ticked'),
+      timed: store.timed,
+      sendMessage: async (queueUrl, message) => void (await queue.send(queueUrl, message)),
+      onUnsent: (jobId, problem) => log.warn({ jobId, problem }, 'a job kept until its time was not sent yet'),
+      onTimedSent: (shard, sent) => log.debug({ shard, sent }, 'jobs kept until their time sent'),
       onError: (error) => ctx.report.onError('schedule tick', error),
     });
   return {

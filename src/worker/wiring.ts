@@ -163,7 +163,9 @@ export function buildContext(
   };
   // Which worker reads each shard of the due index each second: one of the fleet, on the lock's memcached.
   const rota = chosenLock instanceof MemcachedLock ? chosenLock.ticks : EVERY_WORKER;
-  const ticks = c.schedules ? scheduleTicks(ctx, status && { store: status.store, producer: status.fanOut.producer }, rota) : undefined;
+  const ticks = c.schedules
+    ? scheduleTicks(ctx, status && { store: status.store, producer: status.fanOut.producer, queue: sqs }, rota)
+    : undefined;
   return { ctx, acts: actsOn(sqs, { deletes, visibility, resends }), ticks };
 }
 

@@ -3,7 +3,7 @@ import type { CancelResult } from '../../status/cancel.js';
 import { type Html, html, query } from '../html.js';
 import { csrfField, type Page, type PageContext, num } from '../layout.js';
 
-const ACTIVE = new Set(['waiting', 'running', 'retrying']);
+const ACTIVE = new Set(['scheduled', 'waiting', 'running', 'retrying']);
 
 function stateBadge(state: string): Html {
   const tone = state === 'completed' ? 'ok' : state === 'failed' || state === 'cancelled' ? 'bad' : 'warn';

@@ -24,7 +24,7 @@ describe('Producer over a queue port', () => {
     const { jobId, messageId } = await producer.enqueue(resize, { key: 'a.png', width: 100 }, { tenant: 'acme' });
     const [m] = memory.peek(url);
     expect(m!.messageId).toBe(messageId);
-    const decoded = decodeEnvelope(m!.body, { messageId, sentAt: Date.now() });
+    const decoded = decodeEnvelope(m!.body, { messageId: messageId!, sentAt: Date.now() });
     expect(decoded).toMatchObject({
       ok: true,
       envelope: { v: 1, id: jobId, job: 'resize', args: { key: 'a.png', width: 100 }, tenant: 'acme' },
@@ -55,7 +55,7 @@ describe('Producer over a queue port', () => {
     );
     expect(results).toHaveLength(23);
     const sent = new Map(memory.peek(url).map((m) => [m.messageId, JSON.parse(m.body).args.width as number]));
-    expect(results.map((r) => sent.get(r.messageId))).toEqual(Array.from({ length: 23 }, (_, i) => i));
+    expect(results.map((r) => sent.get(r.messageId!))).toEqual(Array.from({ length: 23 }, (_, i) => i));
   });
 
   it("sends a tenant's jobs past its allowance to the spillover queue", async () => {

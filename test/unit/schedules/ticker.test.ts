@@ -36,6 +36,10 @@ function worker(store: MemorySchedules, kv: MemoryKeyValues, jobs: string[], sto
       throw new Error(`${id}: ${problem}`);
     },
     onTick: () => {},
+    timed: undefined,
+    sendMessage: async () => {},
+    onUnsent: () => {},
+    onTimedSent: () => {},
     onError: (error) => {
       throw error;
     },

@@ -35,6 +35,7 @@ const ALSO_ALLOWED: Record<string, readonly string[]> = {
   'hold/heartbeat.ts': ['changeVisibilityBatch'], // extends held messages: it ends none
   'fate/coalescers.ts': ['deleteBatch', 'changeVisibilityBatch', 'sendBatch'], // carries settle's deletes, hand-backs and deferrals in batches
   'fate/acts.ts': ['send'], // settle's acting port: the dead letter's send (the context's port only receives)
+  'schedule-ticks.ts': ['send'], // sends the messages of jobs kept in the job store until their time: none was received
 };
 
 interface Finding {

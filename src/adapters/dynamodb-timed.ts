@@ -1,0 +1,139 @@
+import { ConditionalCheckFailedException, DeleteItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import type { MessageAttributes } from '../core/message.js';
+import { shardOf } from '../ports/schedule-store.js';
+import type { TimedJob, TimedJobStore, TimedRecord } from '../ports/timed-jobs.js';
+import { type Item, N, readItem, S, type TableRef, Update, updateIf } from './dynamodb-items.js';
+import { SCHEDULE_INDEX } from './dynamodb-table.js';
+
+/*
+ * Jobs kept until their time, in the job store's table: `timed#<job id>`, with no TTL, in the
+ * schedules' due index under partitions `t0`..`t3` (schedShard) by their due time or their claim's
+ * lapse (schedDue). The message is kept as the producer made it: its body, and its attributes as
+ * JSON (a binary one in base64).
+ */
+
+const key = (jobId: string): Item => ({ pk: S(`timed#${jobId}`) });
+const shardKey = (shard: number) => `t${shard}`;
+
+export class DynamoTimedJobs implements TimedJobStore {
+  readonly #t: TableRef;
+
+  constructor(table: TableRef) {
+    this.#t = table;
+  }
+
+  async putTimed(job: TimedJob): Promise<boolean> {
+    const item: Item = {
+      ...key(job.jobId),
+      kind: S('timed'),
+      jobId: S(job.jobId),
+      jobName: S(job.jobName),
+      queueUrl: S(job.queueUrl),
+      body: S(job.message.body),
+      attrs: S(attributesText(job.message.attributes)),
+      dueS: N(job.dueS),
+      tracked: { BOOL: job.tracked },
+      enqueuedAt: S(job.enqueuedAt),
+      schedShard: S(shardKey(shardOf(job.jobId))),
+      schedDue: N(job.dueS),
+    };
+    try {
+      await this.#t.client.send(
+        new PutItemCommand({ TableName: this.#t.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async getTimed(jobId: string): Promise<TimedRecord | undefined> {
+    const item = await readItem(this.#t, key(jobId));
+    return item === undefined ? undefined : recordOf(item);
+  }
+
+  async dueTimed(shard: number, untilS: number, limit: number, cursor?: string) {
+    const answer = await this.#t.client.send(
+      new QueryCommand({
+        TableName: this.#t.table,
+        IndexName: SCHEDULE_INDEX,
+        KeyConditionExpression: 'schedShard = :shard AND schedDue <= :until',
+        ExpressionAttributeValues: { ':shard': S(shardKey(shard)), ':until': N(untilS) },
+        Limit: limit,
+        ...(cursor === undefined ? {} : { ExclusiveStartKey: JSON.parse(Buffer.from(cursor, 'base64url').toString()) as Item }),
+      }),
+    );
+    const last = answer.LastEvaluatedKey;
+    return {
+      jobs: (answer.Items ?? []).map(recordOf),
+      cursor: last === undefined ? undefined : Buffer.from(JSON.stringify(last)).toString('base64url'),
+    };
+  }
+
+  claimTimed(jobId: string, claim: { by: string; untilS: number; nowS: number }): Promise<boolean> {
+    const u = new Update().set('claimBy', S(claim.by)).set('claimUntil', N(claim.untilS)).set('schedDue', N(claim.untilS));
+    const until = u.name('claimUntil');
+    const condition = `attribute_exists(pk) AND (attribute_not_exists(${until}) OR ${until} <= ${u.value(N(claim.nowS))})`;
+    return updateIf(this.#t, key(jobId), u, condition);
+  }
+
+  async removeTimed(jobId: string, by: { claim: string } | { nowS: number }): Promise<boolean> {
+    const condition: { ConditionExpression: string; ExpressionAttributeValues: Item } =
+      'claim' in by
+        ? { ConditionExpression: 'claimBy = :by', ExpressionAttributeValues: { ':by': S(by.claim) } }
+        : {
+            ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(claimUntil) OR claimUntil <= :now)',
+            ExpressionAttributeValues: { ':now': N(by.nowS) },
+          };
+    try {
+      await this.#t.client.send(new DeleteItemCommand({ TableName: this.#t.table, Key: key(jobId), ...condition }));
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+}
+
+function recordOf(item: Item): TimedRecord {
+  const claimBy = item.claimBy?.S;
+  return {
+    jobId: item.jobId!.S!,
+    jobName: item.jobName!.S!,
+    queueUrl: item.queueUrl!.S!,
+    message: { body: item.body!.S!, attributes: attributesOf(item.attrs!.S!) },
+    dueS: Number(item.dueS!.N),
+    tracked: item.tracked?.BOOL === true,
+    enqueuedAt: item.enqueuedAt!.S!,
+    claim: claimBy === undefined ? undefined : { by: claimBy, untilS: Number(item.claimUntil!.N) },
+  };
+}
+
+type StoredAttribute = { t: string; s?: string; b?: string };
+
+function attributesText(a: MessageAttributes): string {
+  const out: Record<string, StoredAttribute> = {};
+  for (const [name, v] of Object.entries(a)) {
+    out[name] = {
+      t: v.DataType,
+      ...(v.StringValue === undefined ? {} : { s: v.StringValue }),
+      ...(v.BinaryValue === undefined ? {} : { b: Buffer.from(v.BinaryValue).toString('base64') }),
+    };
+  }
+  return JSON.stringify(out);
+}
+
+function attributesOf(text: string): MessageAttributes {
+  const stored = JSON.parse(text) as Record<string, StoredAttribute>;
+  return Object.fromEntries(
+    Object.entries(stored).map(([name, v]) => [
+      name,
+      {
+        DataType: v.t,
+        ...(v.s === undefined ? {} : { StringValue: v.s }),
+        ...(v.b === undefined ? {} : { BinaryValue: new Uint8Array(Buffer.from(v.b, 'base64')) }),
+      },
+    ]),
+  );
+}

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import type { OutgoingMessage } from '../core/message.js';
+import type { TimedJobStore, TimedRecord } from '../ports/timed-jobs.js';
+
+/*
+ * Jobs put off beyond SQS's delay are kept in the job store (ports/timed-jobs.ts) and sent from
+ * here with the delay left, once their time is within HORIZON_S: SQS then holds each until its
+ * time, so it starts on time however seldom this tick runs (every EVERY_S seconds a shard). Each is
+ * claimed (one tick sends it), sent, then removed under its claim; a tick that dies after its send
+ * leaves it to be sent again when the claim lapses, and its job id runs once.
+ */
+
+/** A kept job is sent once its time is this close: under SQS's 900 s delay by a minute, so a late tick still sends it in time. */
+export const HORIZON_S = 840;
+/** How often each shard's kept jobs are looked at (fleet-wide, with the rota). */
+export const EVERY_S = 10;
+/** How long a tick's claim holds a kept job while it sends it. */
+const CLAIM_S = 30;
+const PER_TICK = 100;
+const AT_ONCE = 10;
+
+export interface TimedTickPorts {
+  readonly timed: TimedJobStore;
+  readonly me: string;
+  readonly signal?: AbortSignal;
+  /** The time, in epoch seconds. */
+  now(): number;
+  /** Send a kept job's message to its queue (with the delay left). */
+  sendMessage(queueUrl: string, message: OutgoingMessage): Promise<void>;
+  /** A kept job that could not be sent now (it is tried again when its claim lapses): said, never thrown. */
+  onUnsent(jobId: string, problem: string): void;
+}
+
+/** Send the kept jobs of `shard` whose time is within HORIZON_S: how many went, and whether more may be due. */
+export async function sendTimedShard(p: TimedTickPorts, shard: number): Promise<{ sent: number; full: boolean }> {
+  const nowS = p.now();
+  const page = await p.timed.dueTimed(shard, nowS + HORIZON_S, PER_TICK);
+  // The index is read eventually consistent: a claim may have been taken meanwhile.
+  const free = page.jobs.filter((j) => j.claim === undefined || j.claim.untilS <= nowS);
+  let sent = 0;
+  for (let i = 0; i < free.length && !p.signal?.aborted; i += AT_ONCE)
+    sent += (await Promise.all(free.slice(i, i + AT_ONCE).map((j) => sendOne(p, j)))).filter(Boolean).length;
+  return { sent, full: page.cursor !== undefined };
+}
+
+async function sendOne(p: TimedTickPorts, job: TimedRecord): Promise<boolean> {
+  const token = `${p.me}:${randomUUID().slice(0, 8)}`;
+  const nowS = p.now();
+  if (!(await p.timed.claimTimed(job.jobId, { by: token, untilS: nowS + CLAIM_S, nowS }))) return false;
+  const delaySeconds = Math.max(0, Math.min(900, job.dueS - p.now()));
+  try {
+    await p.sendMessage(job.queueUrl, { ...job.message, delaySeconds });
+  } catch (error) {
+    p.onUnsent(job.jobId, `not sent: ${(error as Error).message}`);
+    return false;
+  }
+  // Removed under its claim; if that fails the claim lapses and it is sent again, under the same job id.
+  await p.timed
+    .removeTimed(job.jobId, { claim: token })
+    .catch((error: unknown) => p.onUnsent(job.jobId, `sent, not removed: ${(error as Error).message}`));
+  return true;
+}

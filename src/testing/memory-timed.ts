@@ -1,0 +1,55 @@
+import { shardOf } from '../ports/schedule-store.js';
+import type { TimedJob, TimedJobStore, TimedRecord } from '../ports/timed-jobs.js';
+
+type Stored = { -readonly [K in keyof TimedRecord]: TimedRecord[K] } & { due: number };
+
+/**
+ * Jobs kept until their time, in memory, with the rules DynamoDB's conditions keep
+ * (test/contracts/timed-jobs-port.test.ts runs both): one claim at a time, lapsing at its time; a
+ * removal under its claim, or by a cancel only while no live claim holds it. Its due reads are current.
+ */
+export class MemoryTimedJobs implements TimedJobStore {
+  readonly #items = new Map<string, Stored>();
+
+  async putTimed(job: TimedJob): Promise<boolean> {
+    if (this.#items.has(job.jobId)) return false;
+    this.#items.set(job.jobId, { ...job, claim: undefined, due: job.dueS });
+    return true;
+  }
+
+  async getTimed(jobId: string): Promise<TimedRecord | undefined> {
+    const s = this.#items.get(jobId);
+    if (s === undefined) return undefined;
+    const { due: _, ...record } = s;
+    return { ...record };
+  }
+
+  async dueTimed(shard: number, untilS: number, limit: number, cursor?: string) {
+    const after = cursor === undefined ? undefined : (JSON.parse(cursor) as [number, string]);
+    const due = [...this.#items.values()]
+      .filter((s) => shardOf(s.jobId) === shard && s.due <= untilS)
+      .sort((a, b) => a.due - b.due || (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0))
+      .filter((s) => after === undefined || s.due > after[0] || (s.due === after[0] && s.jobId > after[1]));
+    const page = due.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      jobs: await Promise.all(page.map(async (s) => (await this.getTimed(s.jobId))!)),
+      cursor: due.length > limit && last !== undefined ? JSON.stringify([last.due, last.jobId]) : undefined,
+    };
+  }
+
+  async claimTimed(jobId: string, claim: { by: string; untilS: number; nowS: number }): Promise<boolean> {
+    const s = this.#items.get(jobId);
+    if (s === undefined || (s.claim !== undefined && s.claim.untilS > claim.nowS)) return false;
+    s.claim = { by: claim.by, untilS: claim.untilS };
+    s.due = claim.untilS;
+    return true;
+  }
+
+  async removeTimed(jobId: string, by: { claim: string } | { nowS: number }): Promise<boolean> {
+    const s = this.#items.get(jobId);
+    if (s === undefined) return false;
+    const free = 'claim' in by ? s.claim?.by === by.claim : s.claim === undefined || s.claim.untilS <= by.nowS;
+    return free && this.#items.delete(jobId);
+  }
+}
