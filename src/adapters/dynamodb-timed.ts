@@ -7,8 +7,8 @@ import { SCHEDULE_INDEX } from './dynamodb-table.js';
 
 /*
  * Jobs kept until their time, in the job store's table: `timed#<job id>`, with no TTL, in the
- * schedules' due index under partitions `t0`..`t3` (schedShard) by their due time or their claim's
- * lapse (schedDue). The message is kept as the producer made it: its body, and its attributes as
+ * schedules' due index under partitions `t0`..`t3` (schedShard) by their due second or their claim's
+ * lapse (schedDue); `dueMs` keeps the time to the millisecond. The message is kept as the producer made it: its body, and its attributes as
  * JSON (a binary one in base64).
  */
 
@@ -31,11 +31,11 @@ export class DynamoTimedJobs implements TimedJobStore {
       queueUrl: S(job.queueUrl),
       body: S(job.message.body),
       attrs: S(attributesText(job.message.attributes)),
-      dueS: N(job.dueS),
+      dueMs: N(job.dueMs),
       tracked: { BOOL: job.tracked },
       enqueuedAt: S(job.enqueuedAt),
       schedShard: S(shardKey(shardOf(job.jobId))),
-      schedDue: N(job.dueS),
+      schedDue: N(Math.floor(job.dueMs / 1000)),
     };
     try {
       await this.#t.client.send(
@@ -103,7 +103,7 @@ function recordOf(item: Item): TimedRecord {
     jobName: item.jobName!.S!,
     queueUrl: item.queueUrl!.S!,
     message: { body: item.body!.S!, attributes: attributesOf(item.attrs!.S!) },
-    dueS: Number(item.dueS!.N),
+    dueMs: Number(item.dueMs!.N),
     tracked: item.tracked?.BOOL === true,
     enqueuedAt: item.enqueuedAt!.S!,
     claim: claimBy === undefined ? undefined : { by: claimBy, untilS: Number(item.claimUntil!.N) },

@@ -15,8 +15,8 @@ export interface TimedJob {
   readonly queueUrl: string;
   /** The message to send, as the producer made it (no delay: the tick gives it the delay left). */
   readonly message: Pick<OutgoingMessage, 'body' | 'attributes'>;
-  /** When it is to run, in epoch seconds. */
-  readonly dueS: number;
+  /** When it is to run, in epoch milliseconds. */
+  readonly dueMs: number;
   /** Its status is recorded (enqueued with `track`): the tick records `waiting` as it sends it. */
   readonly tracked: boolean;
   readonly enqueuedAt: string;
@@ -31,7 +31,7 @@ export interface TimedJobStore {
   /** Keep it: false when a job with this id is kept already (it stays as it was). */
   putTimed(job: TimedJob): Promise<boolean>;
   getTimed(jobId: string): Promise<TimedRecord | undefined>;
-  /** Kept jobs of `shard` due by `untilS` (or whose claim lapsed by then), soonest first, in pages (`cursor`: the last page's); eventually consistent. */
+  /** Kept jobs of `shard` due by `untilS` (epoch seconds; or whose claim lapsed by then), soonest first, in pages (`cursor`: the last page's); eventually consistent. */
   dueTimed(
     shard: number,
     untilS: number,

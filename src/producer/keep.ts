@@ -10,7 +10,7 @@ import type { PreparedMessage } from './send-many.js';
 const AT_ONCE = 25;
 
 /**
- * Keep jobs put off beyond SQS's delay in the job store until their time (`dueS`): the message as
+ * Keep jobs put off beyond SQS's delay in the job store until their time (`dueMs`): the message as
  * made, sent by the workers' tick shortly before then. Spillover and admission do not apply to them
  * now (they load no queue until they are sent). A job id kept already stays as it was (enqueue is
  * idempotent by job id). Answers, by position, the ones kept and the ones that failed.
@@ -18,7 +18,7 @@ const AT_ONCE = 25;
 export async function keepUntilDue(
   store: { readonly timed: TimedJobStore; readonly status: StatusStore },
   definition: AnyDefinition,
-  messages: readonly (PreparedMessage & { readonly dueS: number })[],
+  messages: readonly (PreparedMessage & { readonly dueMs: number })[],
 ): Promise<{ kept: boolean[]; failed: FailedEntry[] }> {
   const kept: boolean[] = new Array(messages.length).fill(false);
   const failed: FailedEntry[] = [];
@@ -33,7 +33,7 @@ export async function keepUntilDue(
           jobName: definition.name,
           queueUrl: m.queueUrl,
           message: { body: m.body, attributes: m.attributes },
-          dueS: m.dueS,
+          dueMs: m.dueMs,
           tracked: m.track !== undefined,
           enqueuedAt: m.track?.enqueuedAt ?? new Date().toISOString(),
         });

@@ -53,11 +53,17 @@ export const enqueueOptionsSchema = z
     message: 'give runAt or delaySeconds, not both',
   });
 
-/** How long from `nowMs` a job is put off by its options (runAt or delaySeconds), in whole seconds; 0 when not. */
-export function delayOf(opts: Pick<z.output<typeof enqueueOptionsSchema>, 'runAt' | 'delaySeconds'>, nowMs: number): number {
-  if (opts.runAt === undefined) return opts.delaySeconds ?? 0;
-  const at = typeof opts.runAt === 'string' ? Date.parse(opts.runAt) : opts.runAt.getTime();
-  return Math.max(0, Math.ceil((at - nowMs) / 1000));
+type Timing = Pick<z.output<typeof enqueueOptionsSchema>, 'runAt' | 'delaySeconds'>;
+
+/** When a job is to run by its options (runAt, or `nowMs` + delaySeconds), in epoch milliseconds. */
+export function dueMsOf(opts: Timing, nowMs: number): number {
+  if (opts.runAt === undefined) return nowMs + (opts.delaySeconds ?? 0) * 1000;
+  return typeof opts.runAt === 'string' ? Date.parse(opts.runAt) : opts.runAt.getTime();
+}
+
+/** How long from `nowMs` a job is put off by its options, in whole seconds (a part rounded up: never early); 0 when not. */
+export function delayOf(opts: Timing, nowMs: number): number {
+  return Math.max(0, Math.ceil((dueMsOf(opts, nowMs) - nowMs) / 1000));
 }
 
 /** Options of one `enqueue`: job id, delay, tenant, FIFO group and deduplication id, tracking, fan-out parent, tier. */

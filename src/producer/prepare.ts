@@ -7,7 +7,7 @@ import type { AnyDefinition } from '../core/job.js';
 import { admissionKey } from './admission/admission.js';
 import { laneUrlFor } from '../core/priority.js';
 import { checkedArgs } from './args.js';
-import { checkOptionsFit, delayOf, type enqueueOptionsSchema } from './options.js';
+import { checkOptionsFit, delayOf, dueMsOf, type enqueueOptionsSchema } from './options.js';
 import type { PreparedMessage } from './send-many.js';
 import type { TraceContext } from '../core/trace-context.js';
 
@@ -86,7 +86,7 @@ export function prepareMessage(
     size,
     // An explicit 0 stays (it overrides a queue's own default delay).
     delaySeconds: kept ? undefined : opts.runAt === undefined ? opts.delaySeconds : delay,
-    dueS: kept ? Math.floor(nowMs / 1000) + delay : undefined,
+    dueMs: kept ? dueMsOf(opts, nowMs) : undefined,
     groupId,
     deduplicationId: p.fifo ? (opts.deduplicationId ?? envelope.id) : undefined,
     track: opts.track ? { enqueuedAt: envelope.enqueuedAt, parentId: opts.parent } : undefined,

@@ -17,8 +17,8 @@ export interface PreparedMessage {
   readonly attributes: Record<string, StringAttribute>;
   readonly size: number;
   readonly delaySeconds: number | undefined;
-  /** Kept in the job store until shortly before this time (epoch seconds): it is put off beyond SQS's delay. */
-  readonly dueS: number | undefined;
+  /** Kept in the job store until shortly before this time (epoch milliseconds): it is put off beyond SQS's delay. */
+  readonly dueMs: number | undefined;
   readonly groupId: string | undefined;
   readonly deduplicationId: string | undefined;
   /** Recorded in the job store as `waiting` once sent (the `track` option), with its envelope's time. */

@@ -29,7 +29,7 @@ export interface Sender {
 
 /** Jobs put off beyond SQS's delay: kept until then (keep.ts), never sent now. */
 function keptOnes(s: Sender, messages: readonly PreparedMessage[]) {
-  const due = messages.filter((m): m is PreparedMessage & { dueS: number } => m.dueS !== undefined);
+  const due = messages.filter((m): m is PreparedMessage & { dueMs: number } => m.dueMs !== undefined);
   if (due.length === 0) return undefined;
   // prepareMessage refuses a job put off that long without a store that keeps it.
   if (s.timed === undefined || s.store === undefined) throw new Error('unreachable: a kept job without a store to keep it');

@@ -25,6 +25,8 @@ export interface TimedTickPorts {
   readonly signal?: AbortSignal;
   /** The time, in epoch seconds. */
   now(): number;
+  /** The time, in epoch milliseconds. */
+  nowMs(): number;
   /** Send a kept job's message to its queue (with the delay left). */
   sendMessage(queueUrl: string, message: OutgoingMessage): Promise<void>;
   /** A kept job that could not be sent now (it is tried again when its claim lapses): said, never thrown. */
@@ -47,7 +49,8 @@ async function sendOne(p: TimedTickPorts, job: TimedRecord): Promise<boolean> {
   const token = `${p.me}:${randomUUID().slice(0, 8)}`;
   const nowS = p.now();
   if (!(await p.timed.claimTimed(job.jobId, { by: token, untilS: nowS + CLAIM_S, nowS }))) return false;
-  const delaySeconds = Math.max(0, Math.min(900, job.dueS - p.now()));
+  // Rounded up: a job never starts before its time, and at most a second after it (plus the receive).
+  const delaySeconds = Math.max(0, Math.min(900, Math.ceil((job.dueMs - p.nowMs()) / 1000)));
   try {
     await p.sendMessage(job.queueUrl, { ...job.message, delaySeconds });
   } catch (error) {

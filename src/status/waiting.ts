@@ -40,8 +40,8 @@ const WRITES_AT_ONCE = 100;
 
 /** A job kept in the job store until its time, as far as its `scheduled` record goes. */
 interface KeptJob extends SentJob {
-  /** When it is to run (epoch seconds). */
-  readonly dueS: number;
+  /** When it is to run (epoch milliseconds). */
+  readonly dueMs: number;
 }
 
 /**
@@ -64,7 +64,7 @@ export async function recordScheduled(store: StatusStore | undefined, jobName: s
             at: new Date(),
             enqueuedAt: m.track!.enqueuedAt,
             parentId: m.track!.parentId,
-            nextAttemptAt: new Date(m.dueS * 1000),
+            nextAttemptAt: new Date(m.dueMs),
           })
           .catch(() => {}),
       ),

@@ -13,7 +13,7 @@ export class MemoryTimedJobs implements TimedJobStore {
 
   async putTimed(job: TimedJob): Promise<boolean> {
     if (this.#items.has(job.jobId)) return false;
-    this.#items.set(job.jobId, { ...job, claim: undefined, due: job.dueS });
+    this.#items.set(job.jobId, { ...job, claim: undefined, due: Math.floor(job.dueMs / 1000) });
     return true;
   }
 

@@ -57,6 +57,7 @@ export function scheduleTicks(
       signal: ctx.stop.signal,
       staleRunningS: c.visibilityTimeoutSeconds + STALE_MARGIN_S,
       now: () => Math.floor(Date.now() / 1000),
+      nowMs: () => Date.now(),
       jobs: createHash('sha256').update(c.jobs.names().sort().join('\n')).digest('base64url').slice(0, 12),
       has: (job) => c.jobs.find(job) !== undefined,
       send: async (o) => {

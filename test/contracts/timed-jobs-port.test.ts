@@ -38,7 +38,7 @@ const job = (dueS: number, over: Partial<TimedJob> = {}): TimedJob => ({
       bin: { DataType: 'Binary', BinaryValue: new Uint8Array([0, 1, 255]) },
     },
   },
-  dueS,
+  dueMs: dueS * 1000 + 250,
   tracked: true,
   enqueuedAt: '2027-01-01T00:00:00.000Z',
   ...over,
@@ -50,7 +50,7 @@ describe.each(subjects)('timed-job store contract: %s', (_name, store) => {
   it('keeps a job once per id, with its message as made, and shows it due by its time', async () => {
     const j = job(5_000);
     expect(await store.putTimed(j)).toBe(true);
-    expect(await store.putTimed({ ...j, dueS: 9_000 })).toBe(false);
+    expect(await store.putTimed({ ...j, dueMs: 9_000_000 })).toBe(false);
     expect(await store.getTimed(j.jobId)).toEqual({ ...j, claim: undefined });
     await eventually(async () => (await dueIds(j, 5_000)).includes(j.jobId), 'due by its time');
     expect(await dueIds(j, 4_999)).not.toContain(j.jobId);

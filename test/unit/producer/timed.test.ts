@@ -70,7 +70,7 @@ describe('jobs put off beyond SQS’s delay', () => {
     expect(kept.messageId).toBeUndefined(); // no message yet: kept until its time
     expect(memory.peek(url)).toEqual([]);
     expect(await store.get(kept.jobId)).toMatchObject({ state: 'scheduled', nextAttemptAt: runAt.toISOString() });
-    expect(await store.timed.getTimed(kept.jobId)).toMatchObject({ jobName: 'remind', dueS: runAt.getTime() / 1000, tracked: true });
+    expect(await store.timed.getTimed(kept.jobId)).toMatchObject({ jobName: 'remind', dueMs: runAt.getTime(), tracked: true });
     const cancel = await cancelWith({ store, lock: new MemoryLock() }, dropped.jobId);
     expect(cancel).toMatchObject({ outcome: 'cancelled', status: { state: 'cancelled', reason: 'cancelled before its time' } });
     expect(await store.timed.getTimed(dropped.jobId)).toBeUndefined();
@@ -96,9 +96,9 @@ describe('jobs put off beyond SQS’s delay', () => {
       { jobId: 'm-1', messageId: undefined },
       { jobId: 'm-2', messageId: undefined },
     ]);
-    expect((await store.timed.getTimed('m-2'))?.dueS).toBeGreaterThan(Date.now() / 1000 + 3_590);
+    expect((await store.timed.getTimed('m-2'))?.dueMs).toBeGreaterThan(Date.now() + 3_590_000);
     // The same job id again keeps what was kept (enqueue is idempotent by job id).
     await producer.enqueue(remind, { user: 'a' }, { delaySeconds: 7_200, jobId: 'm-1' });
-    expect((await store.timed.getTimed('m-1'))?.dueS).toBeLessThan(Date.now() / 1000 + 3_700);
+    expect((await store.timed.getTimed('m-1'))?.dueMs).toBeLessThan(Date.now() + 3_700_000);
   });
 });

@@ -25,6 +25,7 @@ function worker(store: MemorySchedules, kv: MemoryKeyValues, jobs: string[], sto
     me: jobs.join(','),
     staleRunningS: 60,
     now: () => Math.floor(Date.now() / 1000),
+    nowMs: () => Date.now(),
     has: (job) => jobs.includes(job),
     send: async (o) => {
       sent.push(o.jobId);
