@@ -1,7 +1,6 @@
-import { ConditionalCheckFailedException, DeleteItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { NEVER_DUE, type PutResult, SCHEDULE_SHARDS, type ScheduleRecord, type ScheduleStore, shardOf } from '../ports/schedule-store.js';
 import { type Item, N, readItem, S, type TableRef, Update, updateIf } from './dynamodb-items.js';
-import { SCHEDULE_INDEX } from './dynamodb-table.js';
+import { deleteIf, duePage, fromCursor, putIfAbsent, toCursor } from './dynamodb-due-index.js';
 
 /*
  * Schedules in the job store's table: `schedule#<id>`, with no TTL. The due index (a global
@@ -64,15 +63,7 @@ export class DynamoSchedules implements ScheduleStore {
       schedDue: N(s.next ?? NEVER_DUE),
       ...(s.next === undefined ? {} : { next: N(s.next) }),
     };
-    try {
-      await this.#t.client.send(
-        new PutItemCommand({ TableName: this.#t.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return putIfAbsent(this.#t, item);
   }
 
   async getSchedule(id: string): Promise<ScheduleRecord | undefined> {
@@ -80,23 +71,9 @@ export class DynamoSchedules implements ScheduleStore {
     return item === undefined ? undefined : recordOf(item);
   }
 
-  async removeSchedule(id: string, owner?: string): Promise<boolean> {
-    try {
-      await this.#t.client.send(
-        new DeleteItemCommand({
-          TableName: this.#t.table,
-          Key: key(id),
-          ConditionExpression: owner === undefined ? 'attribute_exists(pk)' : 'attribute_exists(pk) AND #owner = :owner',
-          ...(owner === undefined
-            ? {}
-            : { ExpressionAttributeNames: { '#owner': 'owner' }, ExpressionAttributeValues: { ':owner': S(owner) } }),
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+  removeSchedule(id: string, owner?: string): Promise<boolean> {
+    if (owner === undefined) return deleteIf(this.#t, key(id), 'attribute_exists(pk)');
+    return deleteIf(this.#t, key(id), 'attribute_exists(pk) AND #owner = :owner', { ':owner': S(owner) }, { '#owner': 'owner' });
   }
 
   async listSchedules(cursor?: string): Promise<{ schedules: readonly ScheduleRecord[]; cursor: string | undefined }> {
@@ -123,18 +100,8 @@ export class DynamoSchedules implements ScheduleStore {
     };
   }
 
-  async #query(shard: number, due: string, values: Item, limit: number, start: Item | undefined) {
-    const answer = await this.#t.client.send(
-      new QueryCommand({
-        TableName: this.#t.table,
-        IndexName: SCHEDULE_INDEX,
-        KeyConditionExpression: `schedShard = :shard AND ${due}`,
-        ExpressionAttributeValues: { ':shard': S(shardKey(shard)), ...values },
-        Limit: limit,
-        ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-      }),
-    );
-    return { items: answer.Items ?? [], last: answer.LastEvaluatedKey };
+  #query(shard: number, due: string, values: Item, limit: number, start: Item | undefined) {
+    return duePage(this.#t, shardKey(shard), due, values, limit, start);
   }
 
   claimSchedule(
@@ -192,10 +159,6 @@ export class DynamoSchedules implements ScheduleStore {
     return updateIf(this.#t, key(id), u, condition);
   }
 }
-
-/** A page's position, handed to the caller as opaque text. */
-const toCursor = (at: unknown): string => Buffer.from(JSON.stringify(at)).toString('base64url');
-const fromCursor = <T>(text: string): T => JSON.parse(Buffer.from(text, 'base64url').toString()) as T;
 
 interface Cursor {
   readonly shard: number;

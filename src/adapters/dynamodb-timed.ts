@@ -1,9 +1,8 @@
-import { ConditionalCheckFailedException, DeleteItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import type { MessageAttributes } from '../core/message.js';
 import { shardOf } from '../ports/schedule-store.js';
 import type { TimedJob, TimedJobStore, TimedRecord } from '../ports/timed-jobs.js';
 import { type Item, N, readItem, S, type TableRef, Update, updateIf } from './dynamodb-items.js';
-import { SCHEDULE_INDEX } from './dynamodb-table.js';
+import { deleteIf, duePage, fromCursor, putIfAbsent, toCursor } from './dynamodb-due-index.js';
 
 /*
  * Jobs kept until their time, in the job store's table: `timed#<job id>`, with no TTL, in the
@@ -37,15 +36,7 @@ export class DynamoTimedJobs implements TimedJobStore {
       schedShard: S(shardKey(shardOf(job.jobId))),
       schedDue: N(Math.floor(job.dueMs / 1000)),
     };
-    try {
-      await this.#t.client.send(
-        new PutItemCommand({ TableName: this.#t.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return putIfAbsent(this.#t, item);
   }
 
   async getTimed(jobId: string): Promise<TimedRecord | undefined> {
@@ -54,21 +45,9 @@ export class DynamoTimedJobs implements TimedJobStore {
   }
 
   async dueTimed(shard: number, untilS: number, limit: number, cursor?: string) {
-    const answer = await this.#t.client.send(
-      new QueryCommand({
-        TableName: this.#t.table,
-        IndexName: SCHEDULE_INDEX,
-        KeyConditionExpression: 'schedShard = :shard AND schedDue <= :until',
-        ExpressionAttributeValues: { ':shard': S(shardKey(shard)), ':until': N(untilS) },
-        Limit: limit,
-        ...(cursor === undefined ? {} : { ExclusiveStartKey: JSON.parse(Buffer.from(cursor, 'base64url').toString()) as Item }),
-      }),
-    );
-    const last = answer.LastEvaluatedKey;
-    return {
-      jobs: (answer.Items ?? []).map(recordOf),
-      cursor: last === undefined ? undefined : Buffer.from(JSON.stringify(last)).toString('base64url'),
-    };
+    const start = cursor === undefined ? undefined : fromCursor<Item>(cursor);
+    const page = await duePage(this.#t, shardKey(shard), 'schedDue <= :until', { ':until': N(untilS) }, limit, start);
+    return { jobs: page.items.map(recordOf), cursor: page.last === undefined ? undefined : toCursor(page.last) };
   }
 
   claimTimed(jobId: string, claim: { by: string; untilS: number; nowS: number }): Promise<boolean> {
@@ -78,21 +57,10 @@ export class DynamoTimedJobs implements TimedJobStore {
     return updateIf(this.#t, key(jobId), u, condition);
   }
 
-  async removeTimed(jobId: string, by: { claim: string } | { nowS: number }): Promise<boolean> {
-    const condition: { ConditionExpression: string; ExpressionAttributeValues: Item } =
-      'claim' in by
-        ? { ConditionExpression: 'claimBy = :by', ExpressionAttributeValues: { ':by': S(by.claim) } }
-        : {
-            ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(claimUntil) OR claimUntil <= :now)',
-            ExpressionAttributeValues: { ':now': N(by.nowS) },
-          };
-    try {
-      await this.#t.client.send(new DeleteItemCommand({ TableName: this.#t.table, Key: key(jobId), ...condition }));
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+  removeTimed(jobId: string, by: { claim: string } | { nowS: number }): Promise<boolean> {
+    if ('claim' in by) return deleteIf(this.#t, key(jobId), 'claimBy = :by', { ':by': S(by.claim) });
+    const free = 'attribute_exists(pk) AND (attribute_not_exists(claimUntil) OR claimUntil <= :now)';
+    return deleteIf(this.#t, key(jobId), free, { ':now': N(by.nowS) });
   }
 }
 

@@ -5,6 +5,15 @@ import type { WorkerOptions } from '../../src/worker/options.js';
 import type { WorkerEvents } from '../../src/core/job-events.js';
 import { LOCAL_ENV, LOCAL_MEMCACHED, quietLogger } from './stack.js';
 
+/** Options of a worker in a unit test (over an in-memory queue): polls without waiting, deletes at once, logs and publishes nothing. */
+export const UNIT_WORKER = {
+  waitTimeSeconds: 0,
+  deleteFlushMs: 0,
+  handleSignals: false,
+  logger: quietLogger,
+  metrics: { sink: 'off' },
+} as const;
+
 /** A worker with test-friendly defaults: short polls, short visibility, its own lock key space. */
 export function testWorker(options: Omit<WorkerOptions, 'logger'> & Partial<Pick<WorkerOptions, 'logger'>>): Worker {
   return createWorker(

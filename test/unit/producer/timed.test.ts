@@ -1,4 +1,3 @@
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ValidationError } from '../../../src/core/errors.js';
@@ -10,6 +9,7 @@ import { MemoryLock } from '../../../src/testing/memory-lock.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
 import { createWorker } from '../../../src/worker/worker.js';
 import { eventually } from '../../helpers/stack.js';
+import { UNIT_WORKER } from '../../helpers/worker.js';
 
 /* Jobs put off beyond SQS's delay (runAt, delaySeconds over 900): refused where they cannot be kept, kept in the job store, sent on time. */
 
@@ -19,13 +19,6 @@ const remind = defineJob({
   args: z.object({ user: z.string() }),
   handle: (_args, ctx) => void ran.push({ jobId: ctx.jobId, at: Date.now() }),
 });
-const QUIET = {
-  waitTimeSeconds: 0,
-  deleteFlushMs: 0,
-  handleSignals: false,
-  logger: pino({ level: 'silent' }),
-  metrics: { sink: 'off' },
-} as const;
 
 function setup(options: Record<string, unknown> = {}) {
   const memory = new MemoryQueue();
@@ -75,7 +68,7 @@ describe('jobs put off beyond SQS’s delay', () => {
     expect(cancel).toMatchObject({ outcome: 'cancelled', status: { state: 'cancelled', reason: 'cancelled before its time' } });
     expect(await store.timed.getTimed(dropped.jobId)).toBeUndefined();
     const worker = createWorker(
-      { queues: [url], jobs: [remind], queue: memory, store, lock: new MemoryLock(), schedules: true, ...QUIET },
+      { queues: [url], jobs: [remind], queue: memory, store, lock: new MemoryLock(), schedules: true, ...UNIT_WORKER },
       {},
     );
     await worker.start();

@@ -1,4 +1,3 @@
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError } from '../../../src/core/errors.js';
@@ -11,14 +10,8 @@ import { MemoryLock } from '../../../src/testing/memory-lock.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
 import { createWorker } from '../../../src/worker/worker.js';
 import { eventually } from '../../helpers/stack.js';
+import { UNIT_WORKER } from '../../helpers/worker.js';
 
-const QUIET = {
-  waitTimeSeconds: 0,
-  deleteFlushMs: 0,
-  handleSignals: false,
-  logger: pino({ level: 'silent' }),
-  metrics: { sink: 'off' },
-} as const;
 const ping = defineJob({ name: 'ping', args: z.object({ to: z.string() }), handle: () => {} });
 
 describe("a worker's schedule ticks (option schedules)", () => {
@@ -26,7 +19,7 @@ describe("a worker's schedule ticks (option schedules)", () => {
     const memory = new MemoryQueue();
     const url = memory.create('jobs');
     const make = (store?: JobStore) => () =>
-      createWorker({ queues: [url], jobs: [ping], queue: memory, schedules: true, store, ...QUIET }, {});
+      createWorker({ queues: [url], jobs: [ping], queue: memory, schedules: true, store, ...UNIT_WORKER }, {});
     expect(make()).toThrow(ConfigError);
     expect(make()).toThrow(/options\.schedules: schedules are kept in the job store: set options\.store or SQS_JOBS_JOB_TABLE/);
     const bare = new MemoryJobStore();
@@ -48,7 +41,7 @@ describe("a worker's schedule ticks (option schedules)", () => {
     const def = defineSchedule({ id: 'heartbeat', job, args: { to: 'ops' }, every: '1s', start: new Date(startS * 1000) });
     await store.schedules.putSchedule({ id: def.id, owner: 'runtime', spec: storedSpec(def, url), next: startS });
     const worker = createWorker(
-      { queues: [url], jobs: [job], queue: memory, store, lock: new MemoryLock(), schedules: true, ...QUIET },
+      { queues: [url], jobs: [job], queue: memory, store, lock: new MemoryLock(), schedules: true, ...UNIT_WORKER },
       {},
     );
     await worker.start();

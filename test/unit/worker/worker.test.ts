@@ -14,15 +14,7 @@ import { MemoryPermits } from '../../../src/testing/memory-permits.js';
 import { MemoryQueue } from '../../../src/testing/memory-queue.js';
 import { MemoryRateLimits } from '../../../src/testing/memory-rate-limits.js';
 import { eventually } from '../../helpers/stack.js';
-
-/** A worker for a unit test: polls without waiting, deletes at once, logs and publishes nothing. */
-const QUIET = {
-  waitTimeSeconds: 0,
-  deleteFlushMs: 0,
-  handleSignals: false,
-  logger: pino({ level: 'silent' }),
-  metrics: { sink: 'off' },
-} as const;
+import { UNIT_WORKER } from '../../helpers/worker.js';
 
 /** Send a job's message to an in-memory queue, as a producer would (`extra`: the envelope's other fields). */
 const sendJob = (memory: MemoryQueue, url: string, job: string, args: Record<string, unknown>, extra: { tenant?: string } = {}) =>
@@ -60,7 +52,7 @@ describe('a worker handed its own queue port', () => {
         queues: [url],
         jobs: [job],
         queue: memory,
-        ...QUIET,
+        ...UNIT_WORKER,
       },
       {},
     );
@@ -130,7 +122,7 @@ describe('a batch whose item loses its lease while it waits', () => {
         // must not lose other leases than the one refused.
         visibilityTimeoutSeconds: 4,
         heartbeatIntervalMs: 1_000,
-        ...QUIET,
+        ...UNIT_WORKER,
       },
       {},
     );
@@ -234,7 +226,7 @@ describe('an exclusive batch whose handler is abandoned', () => {
         lock: new MemoryLock(),
         permits,
         abortGraceMs: 50,
-        ...QUIET,
+        ...UNIT_WORKER,
       },
       {},
     );
@@ -324,7 +316,7 @@ describe('a job over its tenant cap waits in the worker', () => {
         lock: new MemoryLock(),
         permits,
         tenantCaps: { acme: 1 },
-        ...QUIET,
+        ...UNIT_WORKER,
         shutdownTimeoutMs: 5_000,
       },
       {},
@@ -367,7 +359,7 @@ describe('a job with a rate limit (in memory)', () => {
     const lock = new MemoryLock();
     const rateLimits = new MemoryRateLimits();
     const workers = [0, 1].map(() =>
-      createWorker({ queues: [url], jobs: [job], queue: memory, lock, rateLimits, concurrency: 3, prefetch: 2, ...QUIET }, {}),
+      createWorker({ queues: [url], jobs: [job], queue: memory, lock, rateLimits, concurrency: 3, prefetch: 2, ...UNIT_WORKER }, {}),
     );
     const deferred: string[] = [];
     for (const w of workers) w.on('job:deferred', (e) => void deferred.push(e.jobId));
@@ -418,7 +410,7 @@ describe('a batch job with a rate limit (in memory)', () => {
     const lock = new MemoryLock();
     const rateLimits = new MemoryRateLimits();
     const workers = [0, 1].map(() =>
-      createWorker({ queues: [url], jobs: [job], queue: memory, lock, rateLimits, concurrency: 2, ...QUIET }, {}),
+      createWorker({ queues: [url], jobs: [job], queue: memory, lock, rateLimits, concurrency: 2, ...UNIT_WORKER }, {}),
     );
     const startedAt = Date.now();
     await Promise.all(workers.map((w) => w.start()));
