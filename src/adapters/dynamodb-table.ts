@@ -9,21 +9,23 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** The due index of schedules (dynamodb-schedules.ts): partition `schedShard`, sort `schedDue`, every attribute. */
-export const SCHEDULE_INDEX = 'schedules-due';
+import { DUE_INDEX } from '../core/due-index.js';
+
+/** The due index of schedules and kept jobs (dynamodb-due-index.ts), by its one definition (core/due-index.ts). */
+export const SCHEDULE_INDEX = DUE_INDEX.name;
 
 const SCHEDULE_INDEX_SPEC = {
   IndexName: SCHEDULE_INDEX,
   KeySchema: [
-    { AttributeName: 'schedShard', KeyType: 'HASH' as const },
-    { AttributeName: 'schedDue', KeyType: 'RANGE' as const },
+    { AttributeName: DUE_INDEX.partitionKey, KeyType: 'HASH' as const },
+    { AttributeName: DUE_INDEX.sortKey, KeyType: 'RANGE' as const },
   ],
   Projection: { ProjectionType: 'ALL' as const },
 };
 const ATTRIBUTES = [
   { AttributeName: 'pk', AttributeType: 'S' as const },
-  { AttributeName: 'schedShard', AttributeType: 'S' as const },
-  { AttributeName: 'schedDue', AttributeType: 'N' as const },
+  { AttributeName: DUE_INDEX.partitionKey, AttributeType: 'S' as const },
+  { AttributeName: DUE_INDEX.sortKey, AttributeType: 'N' as const },
 ];
 
 /**

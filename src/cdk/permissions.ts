@@ -30,11 +30,15 @@ export const WORKER_STORE_ACTIONS = [
   'dynamodb:PartiQLInsert',
 ];
 
+/** With `jobStore.schedules`, the tick's (src/schedules/): Query on the due index only, DeleteItem for a kept job once it is sent. */
+export const WORKER_TICK_ACTIONS = ['dynamodb:Query', 'dynamodb:DeleteItem'];
+
 /** What a producer sends with: SendMessage (GetQueueAttributes: admission control reads the queue's depth). */
 export const PRODUCER_QUEUE_ACTIONS = ['sqs:SendMessage', 'sqs:GetQueueAttributes'];
 
 /**
- * A producer only records `waiting` for a job it enqueues with `track: true`: one UpdateItem, or
- * for many at once (enqueueMany), PartiQL INSERTs sent together.
+ * A producer records `waiting` for a job it enqueues with `track: true` (one UpdateItem, or for
+ * many at once, PartiQL INSERTs sent together), and keeps a job put off beyond SQS's 900 s delay
+ * (one conditional PutItem).
  */
-export const PRODUCER_STORE_ACTIONS = ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert'];
+export const PRODUCER_STORE_ACTIONS = ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert', 'dynamodb:PutItem'];

@@ -53,8 +53,15 @@ const settingsSchema = z
      * served by the workers strictly (lower tiers keep 5% of the turns) or by weight (6 : 3 : 1).
      */
     tiers: z.union([z.literal(false), z.enum(['strict', 'weighted'])], { error: 'must be false, "strict" or "weighted"' }),
-    /** Job status, progress and fan-out: a DynamoDB table (on-demand, TTL), its name given to the workers as SQS_JOBS_JOB_TABLE. */
-    jobStore: z.union([z.literal(false), z.object({ pointInTimeRecovery: z.boolean().default(false) }).strict()]),
+    /**
+     * Job status, progress and fan-out: a DynamoDB table (on-demand, TTL, the due index of schedules
+     * and kept jobs), its name given to the workers as SQS_JOBS_JOB_TABLE. `schedules`: the workers
+     * fire the schedules in it and send the jobs kept there until their time (`--schedules`).
+     */
+    jobStore: z.union([
+      z.literal(false),
+      z.object({ pointInTimeRecovery: z.boolean().default(false), schedules: z.boolean().default(false) }).strict(),
+    ]),
     /**
      * Jobs that run on events, as `sqs-jobs events create` sets them up: each event's SNS topic, each
      * job's queue and DLQ (named after the job), the queue policy and the subscription (raw delivery,

@@ -1,3 +1,4 @@
+import { DUE_INDEX } from '../core/due-index.js';
 import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -17,6 +18,7 @@ import {
   WORKER_DLQ_ACTIONS,
   WORKER_QUEUE_ACTIONS,
   WORKER_STORE_ACTIONS,
+  WORKER_TICK_ACTIONS,
 } from './permissions.js';
 import { type DeploySettings, type DeploySettingsInput, queueSpec, resolveSettings } from './settings.js';
 import { addWorkerService } from './worker-service.js';
@@ -115,6 +117,13 @@ export class SqsJobs extends Construct {
           pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: s.jobStore.pointInTimeRecovery },
         })
       : undefined;
+    // Where schedules and jobs kept until their time wait (core/due-index.ts), as `sqs-jobs store create` makes it.
+    this.jobTable?.addGlobalSecondaryIndex({
+      indexName: DUE_INDEX.name,
+      partitionKey: { name: DUE_INDEX.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: DUE_INDEX.sortKey, type: dynamodb.AttributeType.NUMBER },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
 
     this.alarms = addAlarms(
       this,
@@ -197,6 +206,16 @@ export class SqsJobs extends Construct {
     );
     if (this.jobTable) {
       role.addToPolicy(new iam.PolicyStatement({ sid: 'JobStore', actions: WORKER_STORE_ACTIONS, resources: [this.jobTable.tableArn] }));
+      if (s.jobStore && s.jobStore.schedules) {
+        // The tick: due schedules and kept jobs found on the due index, a kept job removed once sent.
+        role.addToPolicy(
+          new iam.PolicyStatement({
+            sid: 'ScheduleTick',
+            actions: WORKER_TICK_ACTIONS,
+            resources: [this.jobTable.tableArn, `${this.jobTable.tableArn}/index/${DUE_INDEX.name}`],
+          }),
+        );
+      }
     }
     if (s.metrics === 'cloudwatch') {
       // PutMetricData has no resource type; the condition pins it to the job metrics namespace.

@@ -53,6 +53,8 @@ function workerCommand(s: DeploySettings, p: WorkerServiceParts): string[] {
       : []),
     // With tiers it also polls the queue's -high and -low lanes.
     ...(s.tiers ? ['--tiers', s.tiers] : []),
+    // Fires the schedules in the job table, and sends the jobs kept there until their time.
+    ...(s.jobStore && s.jobStore.schedules ? ['--schedules'] : []),
   ];
 }
 

@@ -63,6 +63,17 @@ describe('SqsJobs', () => {
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
       TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      // The due index of schedules and kept jobs, as `sqs-jobs store create` makes it.
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'schedules-due',
+          KeySchema: [
+            { AttributeName: 'schedShard', KeyType: 'HASH' },
+            { AttributeName: 'schedDue', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
     });
     const store = taskRoleStatements(t).find((st) => st.Sid === 'JobStore')!;
     expect([...store.Action].sort()).toEqual([
@@ -76,10 +87,24 @@ describe('SqsJobs', () => {
     expect(JSON.stringify(store.Resource)).toMatch(/JobTable/);
     const producer = Object.values(t.findResources('AWS::IAM::ManagedPolicy'))[0]!; // the producer policy, the only one
     const statements = producer.Properties.PolicyDocument.Statement as { Sid: string; Action: string | string[] }[];
-    expect(statements.find((st) => st.Sid === 'RecordWaiting')!.Action).toEqual(['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert']);
+    expect(statements.find((st) => st.Sid === 'RecordWaiting')!.Action).toEqual([
+      'dynamodb:UpdateItem',
+      'dynamodb:PartiQLInsert',
+      'dynamodb:PutItem',
+    ]);
+    expect(taskRoleStatements(t).find((st) => st.Sid === 'ScheduleTick')).toBeUndefined(); // schedules off: no Query, no DeleteItem
     expect(JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'))).toContain('SQS_JOBS_JOB_TABLE');
     hasOutput(t, 'JobTableName');
     expect(Object.keys(synth().findResources('AWS::DynamoDB::Table'))).toHaveLength(0); // off by default
+  });
+
+  it('with jobStore.schedules: the workers tick (--schedules), with Query on the due index only and DeleteItem on the table', () => {
+    const t = synth({ jobStore: { schedules: true } });
+    const tick = taskRoleStatements(t).find((st) => st.Sid === 'ScheduleTick')!;
+    expect(tick.Action).toEqual(['dynamodb:Query', 'dynamodb:DeleteItem']);
+    expect(JSON.stringify(tick.Resource)).toMatch(/index\/schedules-due/);
+    expect(JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'))).toContain('"--schedules"');
+    expect(JSON.stringify(synth({ jobStore: {} }).findResources('AWS::ECS::TaskDefinition'))).not.toContain('--schedules');
   });
 
   it('alarms on any dead letter and on the oldest message passing the SLA', () => {
@@ -312,7 +337,7 @@ describe('SqsJobs as a construct in your own stack', () => {
     const send = statements.find((st) => JSON.stringify(st.Action).includes('sqs:SendMessage'))!;
     expect(send.Action).toEqual(['sqs:SendMessage', 'sqs:GetQueueAttributes']);
     expect(JSON.stringify(send.Resource)).toMatch(/JobsJobQueue.*JobsSpilloverQueue.*JobsHighQueue.*JobsLowQueue/);
-    expect(statements.find((st) => st !== send)).toMatchObject({ Action: ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert'] });
+    expect(statements.find((st) => st !== send)).toMatchObject({ Action: ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert', 'dynamodb:PutItem'] });
   });
 
   it('runs in a cluster and VPC you give, making neither', () => {
