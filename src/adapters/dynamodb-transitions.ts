@@ -22,8 +22,8 @@ const BATCHES_IN_FLIGHT = 4;
  * BATCHES_IN_FLIGHT calls are out go together, up to 25, in one PartiQL BatchExecuteStatement
  * (each statement applied or refused on its own, at the write cost of an UpdateItem; a transaction
  * would cost twice that). A shared call costs the client a fraction of what the same changes cost
- * one by one (the SDK's work per call is most of it). `waiting` is an INSERT there: it applies
- * only where no record is stored. Any other change is a conditional UPDATE, which cannot create a
+ * one by one (the SDK's work per call is most of it). `waiting` and `scheduled` are INSERTs there:
+ * they apply only where no record is stored. Any other change is a conditional UPDATE, which cannot create a
  * record. A statement refused without an answer to go on (an INSERT that found a record, an
  * UPDATE that found none, throttling, a conflict) is made again as an UpdateItem, which decides.
  *
@@ -129,7 +129,7 @@ interface Statement {
 
 /** The PartiQL statement a change goes out as in a shared call. */
 type Kind = 'insert' | 'update';
-const kindOf = (t: Transition): Kind => (t.state === 'waiting' ? 'insert' : 'update');
+const kindOf = (t: Transition): Kind => (t.state === 'waiting' || t.state === 'scheduled' ? 'insert' : 'update');
 const ACTION: Readonly<Record<Kind, string>> = { insert: 'PartiQLInsert', update: 'PartiQLUpdate' };
 
 /**
@@ -152,9 +152,14 @@ const SET_BY_CREATE = new Set(['jobId', 'jobName']);
 /** Attributes an UpdateItem sets only when missing: they never change for a job (an UPDATE sets them to the same value). */
 const KEPT_IF_SET = new Set(['enqueuedAt', 'parentId']);
 
-/** The attributes a state change sets. */
-function fields(t: Transition, expiresAt: number): [string, AttributeValue][] {
+/** The attributes a state change sets. A `scheduled` record lives its TTL past its time, however far ahead that is. */
+function fields(t: Transition, ttlEnd: number): [string, AttributeValue][] {
   const at = t.at.toISOString();
+  const ttl = ttlEnd - Math.floor(Date.now() / 1000);
+  const expiresAt =
+    t.state === 'scheduled' && t.nextAttemptAt !== undefined
+      ? Math.max(ttlEnd, Math.floor(t.nextAttemptAt.getTime() / 1000) + ttl)
+      : ttlEnd;
   const all: [string, AttributeValue | undefined][] = [
     ['jobId', S(t.jobId)],
     ['jobName', S(t.jobName)],

@@ -206,7 +206,7 @@ export class SqsJobs extends Construct {
     );
     if (this.jobTable) {
       role.addToPolicy(new iam.PolicyStatement({ sid: 'JobStore', actions: WORKER_STORE_ACTIONS, resources: [this.jobTable.tableArn] }));
-      if (s.jobStore && s.jobStore.schedules) {
+      if (s.jobStore !== false && s.jobStore.schedules) {
         // The tick: due schedules and kept jobs found on the due index, a kept job removed once sent.
         role.addToPolicy(
           new iam.PolicyStatement({

@@ -54,7 +54,7 @@ function workerCommand(s: DeploySettings, p: WorkerServiceParts): string[] {
     // With tiers it also polls the queue's -high and -low lanes.
     ...(s.tiers ? ['--tiers', s.tiers] : []),
     // Fires the schedules in the job table, and sends the jobs kept there until their time.
-    ...(s.jobStore && s.jobStore.schedules ? ['--schedules'] : []),
+    ...(s.jobStore !== false && s.jobStore.schedules ? ['--schedules'] : []),
   ];
 }
 

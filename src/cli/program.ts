@@ -77,7 +77,7 @@ function buildProgram(io: CliIo): Command {
     .option('--lock-fail-closed', 'leave jobs queued while memcached is unreachable (default: run them anyway)')
     .option('--table <name>', 'job store table for tracked jobs and fan-out (default: SQS_JOBS_JOB_TABLE)')
     .option('--tiers [pick]', "also serve the first queue's lanes <queue>-high and <queue>-low; pick: strict (default) or weighted")
-    .option('--schedules', 'fire the schedules kept in the job store whose job this worker has (needs --table or SQS_JOBS_JOB_TABLE)')
+    .option('--schedules', 'fire the schedules in the job store (of jobs this worker has), send the jobs kept there until their time')
     .addOption(cloudwatchEndpoint())
     .action((flags) => worker(flags, ctx));
 

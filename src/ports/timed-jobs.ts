@@ -14,10 +14,10 @@ export interface TimedJob {
   readonly jobName: string;
   readonly queueUrl: string;
   /** The message to send, as the producer made it (no delay: the tick gives it the delay left). */
-  readonly message: Pick<OutgoingMessage, 'body' | 'attributes'>;
+  readonly message: Pick<OutgoingMessage, 'body' | 'attributes' | 'groupId'>;
   /** When it is to run, in epoch milliseconds. */
   readonly dueMs: number;
-  /** Its status is recorded (enqueued with `track`): the tick records `waiting` as it sends it. */
+  /** Enqueued with `track`: its record reads `scheduled`, then `waiting` from its time on. */
   readonly tracked: boolean;
   readonly enqueuedAt: string;
 }

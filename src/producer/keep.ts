@@ -11,8 +11,8 @@ const AT_ONCE = 25;
 
 /**
  * Keep jobs put off beyond SQS's delay in the job store until their time (`dueMs`): the message as
- * made, sent by the workers' tick shortly before then. Spillover and admission do not apply to them
- * now (they load no queue until they are sent). A job id kept already stays as it was (enqueue is
+ * made (its tenant's group too), sent by the workers' tick shortly before then. Spillover and
+ * admission do not apply to them: the tick sends them as they were made, to the queue they were made for. A job id kept already stays as it was (enqueue is
  * idempotent by job id). Answers, by position, the ones kept and the ones that failed.
  */
 export async function keepUntilDue(
@@ -32,7 +32,7 @@ export async function keepUntilDue(
           jobId: m.jobId,
           jobName: definition.name,
           queueUrl: m.queueUrl,
-          message: { body: m.body, attributes: m.attributes },
+          message: { body: m.body, attributes: m.attributes, ...(m.groupId === undefined ? {} : { groupId: m.groupId }) },
           dueMs: m.dueMs,
           tracked: m.track !== undefined,
           enqueuedAt: m.track?.enqueuedAt ?? new Date().toISOString(),

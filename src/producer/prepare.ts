@@ -11,6 +11,9 @@ import { checkOptionsFit, delayOf, dueMsOf, type enqueueOptionsSchema } from './
 import type { PreparedMessage } from './send-many.js';
 import type { TraceContext } from '../core/trace-context.js';
 
+/** The largest job kept in the job store until its time: a DynamoDB item holds 400 KB, the message and its bookkeeping. */
+const MAX_KEPT_BYTES = 350_000;
+
 /** What enqueue's options are once parsed. */
 export type EnqueueSettings = z.output<typeof enqueueOptionsSchema>;
 
@@ -44,18 +47,19 @@ export function prepareMessage(
   opts: EnqueueSettings,
   argsField: string,
   trace?: TraceContext,
+  /** The time the job is put off from: one for all the jobs of an enqueueMany, so all are kept or none. */
+  nowMs = Date.now(),
 ): PreparedMessage {
   checkOptionsFit(job.name, opts, p);
-  const nowMs = Date.now();
   const delay = delayOf(opts, nowMs);
   const kept = delay > p.maxSqsDelaySeconds;
+  const timing = `options.${opts.runAt === undefined ? 'delaySeconds' : 'runAt'}`;
+  const refuse = (rule: string) =>
+    new ValidationError('OPTIONS_INVALID', `invalid enqueue options for job "${job.name}"`, [{ field: timing, rule }]);
   if (kept && !p.keepsTimed) {
-    throw new ValidationError('OPTIONS_INVALID', `invalid enqueue options for job "${job.name}"`, [
-      {
-        field: `options.${opts.runAt === undefined ? 'delaySeconds' : 'runAt'}`,
-        rule: `beyond ${p.maxSqsDelaySeconds} s (SQS's delay limit) needs the job store: set the producer option store ({ table }) or SQS_JOBS_JOB_TABLE`,
-      },
-    ]);
+    throw refuse(
+      `beyond ${p.maxSqsDelaySeconds} s (SQS's delay limit) needs the job store: set the producer option store ({ table }) or SQS_JOBS_JOB_TABLE`,
+    );
   }
   const validArgs = checkedArgs(job, args, argsField);
   const envelope: Envelope = {
@@ -77,6 +81,10 @@ export function prepareMessage(
     size = messageSize(body, attributes);
   }
   if (size > p.maxMessageBytes) throw new PayloadTooLargeError(`job "${job.name}"`, size, p.maxMessageBytes);
+  if (kept && size > MAX_KEPT_BYTES)
+    throw refuse(
+      `a job kept in the job store until its time must be at most ${MAX_KEPT_BYTES} bytes (a DynamoDB item holds 400 KB); it is ${size}`,
+    );
   const groupId = opts.groupId ?? opts.tenant ?? (p.fifo ? envelope.id : undefined);
   return {
     queueUrl: destinationOf(p, job, opts),

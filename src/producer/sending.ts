@@ -31,6 +31,8 @@ export interface Sender {
 function keptOnes(s: Sender, messages: readonly PreparedMessage[]) {
   const due = messages.filter((m): m is PreparedMessage & { dueMs: number } => m.dueMs !== undefined);
   if (due.length === 0) return undefined;
+  // One time for all of one call (sendMany): all are kept, or none.
+  if (due.length !== messages.length) throw new Error('unreachable: some of one call kept and some not');
   // prepareMessage refuses a job put off that long without a store that keeps it.
   if (s.timed === undefined || s.store === undefined) throw new Error('unreachable: a kept job without a store to keep it');
   return { due, store: { timed: s.timed, status: s.store } };
@@ -47,6 +49,7 @@ export async function sendOne(
   const prepared = prepareMessage(s.p, definition, args, opts, 'args', trace);
   const kept = keptOnes(s, [prepared]);
   if (kept !== undefined) {
+    await s.queueLimit.check(); // sent later as it is: the queue must take it then
     const { failed } = await keepUntilDue(kept.store, definition, kept.due);
     if (failed.length > 0)
       throw new SqsJobsError('ENQUEUE_FAILED', `could not enqueue job "${definition.name}" (${prepared.jobId}): ${failed[0]!.message}`);
@@ -83,12 +86,14 @@ export async function sendMany(
   jobIds: readonly string[] | undefined,
   trace: TraceContext | undefined,
 ): Promise<EnqueueResult[]> {
+  const nowMs = Date.now();
   const prepared = argsList.map((args, index) =>
-    prepareMessage(s.p, definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`, trace),
+    prepareMessage(s.p, definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`, trace, nowMs),
   );
   if (prepared.length === 0) return [];
   const kept = keptOnes(s, prepared);
   if (kept !== undefined) {
+    await s.queueLimit.check();
     const done = await keepUntilDue(kept.store, definition, kept.due);
     const results = prepared.map((m) => ({ jobId: m.jobId, messageId: undefined }));
     if (done.failed.length > 0)

@@ -33,16 +33,28 @@ export interface TimedTickPorts {
   onUnsent(jobId: string, problem: string): void;
 }
 
-/** Send the kept jobs of `shard` whose time is within HORIZON_S: how many went, and whether more may be due. */
+/** Index pages one tick reads at most. */
+const PAGES = 10;
+
+/**
+ * Send the kept jobs of `shard` whose time is within HORIZON_S: how many went, and whether more
+ * may be due (every page read, and something was sent: a shard whose due jobs are all being sent
+ * by others is not read again at once).
+ */
 export async function sendTimedShard(p: TimedTickPorts, shard: number): Promise<{ sent: number; full: boolean }> {
-  const nowS = p.now();
-  const page = await p.timed.dueTimed(shard, nowS + HORIZON_S, PER_TICK);
-  // The index is read eventually consistent: a claim may have been taken meanwhile.
-  const free = page.jobs.filter((j) => j.claim === undefined || j.claim.untilS <= nowS);
   let sent = 0;
-  for (let i = 0; i < free.length && !p.signal?.aborted; i += AT_ONCE)
-    sent += (await Promise.all(free.slice(i, i + AT_ONCE).map((j) => sendOne(p, j)))).filter(Boolean).length;
-  return { sent, full: page.cursor !== undefined };
+  let cursor: string | undefined;
+  for (let page = 0; page < PAGES && !p.signal?.aborted; page++) {
+    const nowS = p.now();
+    const due = await p.timed.dueTimed(shard, nowS + HORIZON_S, PER_TICK, cursor);
+    // The index is read eventually consistent: a claim may have been taken meanwhile.
+    const free = due.jobs.filter((j) => j.claim === undefined || j.claim.untilS <= nowS);
+    for (let i = 0; i < free.length && !p.signal?.aborted; i += AT_ONCE)
+      sent += (await Promise.all(free.slice(i, i + AT_ONCE).map((j) => sendOne(p, j)))).filter(Boolean).length;
+    if (due.cursor === undefined) return { sent, full: false };
+    cursor = due.cursor;
+  }
+  return { sent, full: sent > 0 };
 }
 
 async function sendOne(p: TimedTickPorts, job: TimedRecord): Promise<boolean> {

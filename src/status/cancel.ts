@@ -51,7 +51,7 @@ export async function cancelWith(ports: CancelPorts, jobId: string): Promise<Can
     throw new ConfigError('cancel needs the dedupe lock workers read (memcached: SQS_JOBS_MEMCACHED, or the memcached option)');
   }
   let status = await read(store, jobId);
-  const taken = await takeKept(store, jobId, status);
+  const taken = await takeKept(ports, jobId, status);
   if (taken !== undefined) return { outcome: 'cancelled', status: taken };
   for (let tries = 1; ; tries++) {
     if (status === undefined) return { outcome: 'not-found', jobId };
@@ -86,18 +86,36 @@ export async function cancelWith(ports: CancelPorts, jobId: string): Promise<Can
 }
 
 /**
- * A job kept in the job store until its time is taken out of it: never sent, whatever memcached
- * forgets, however far ahead it was. Undefined when it is not kept (or being sent this moment: its
- * message then meets the mark). Its record says cancelled (made for a job enqueued without `track`).
+ * A job kept in the job store until its time is taken out of it: never sent, however far ahead it
+ * was. Marked in memcached first, as any cancel: a tick that sent it and died before removing it
+ * (its claim lapsed) leaves a message the mark stops, and the same job id enqueued again is not
+ * run either. Undefined when it is not kept, or is being sent this moment (the mark then meets its
+ * message). Its record says cancelled (made for a job enqueued without `track`).
  */
-async function takeKept(store: CancelPorts['store'], jobId: string, status: JobStatus | undefined): Promise<JobStatus | undefined> {
+async function takeKept(ports: CancelPorts, jobId: string, status: JobStatus | undefined): Promise<JobStatus | undefined> {
+  const { store, lock } = ports;
   if (store.timed === undefined || (status !== undefined && status.state !== 'scheduled' && status.state !== 'waiting')) return undefined;
-  const kept = await store.timed.getTimed(jobId);
-  if (kept === undefined || !(await store.timed.removeTimed(jobId, { nowS: Math.floor(Date.now() / 1000) }))) return undefined;
+  const timed = store.timed;
+  const kept = await unreachable(() => timed.getTimed(jobId), jobId);
+  if (kept === undefined) return undefined;
+  if (!(await lock.cancel!(jobId, CANCEL_MARK_SECONDS)))
+    throw new SqsJobsError('LOCK_UNREACHABLE', `could not cancel job ${jobId}: memcached did not take the cancel mark`);
+  if (!(await unreachable(() => timed.removeTimed(jobId, { nowS: Math.floor(Date.now() / 1000) }), jobId))) return undefined;
   const at = new Date();
   const cancelled = { jobId, jobName: kept.jobName, state: 'cancelled' as const, attempt: 0, reason: 'cancelled before its time' };
   await store.transition({ ...cancelled, at, enqueuedAt: kept.enqueuedAt }).catch(() => {});
   return (await store.get(jobId).catch(() => undefined)) ?? { ...cancelled, enqueuedAt: kept.enqueuedAt, updatedAt: at.toISOString() };
+}
+
+/** A store call whose failure is STORE_UNREACHABLE (nothing was cancelled: the call can be made again). */
+async function unreachable<T>(call: () => Promise<T>, jobId: string): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new SqsJobsError('STORE_UNREACHABLE', `could not cancel job ${jobId} in the job store: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
 }
 
 async function read(store: StatusStore, jobId: string): Promise<JobStatus | undefined> {

@@ -337,7 +337,9 @@ describe('SqsJobs as a construct in your own stack', () => {
     const send = statements.find((st) => JSON.stringify(st.Action).includes('sqs:SendMessage'))!;
     expect(send.Action).toEqual(['sqs:SendMessage', 'sqs:GetQueueAttributes']);
     expect(JSON.stringify(send.Resource)).toMatch(/JobsJobQueue.*JobsSpilloverQueue.*JobsHighQueue.*JobsLowQueue/);
-    expect(statements.find((st) => st !== send)).toMatchObject({ Action: ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert', 'dynamodb:PutItem'] });
+    expect(statements.find((st) => st !== send)).toMatchObject({
+      Action: ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert', 'dynamodb:PutItem'],
+    });
   });
 
   it('runs in a cluster and VPC you give, making neither', () => {

@@ -51,6 +51,10 @@ describe('jobs put off beyond SQS’s delay', () => {
     await expect(storeless.enqueue(remind, { user: 'a' }, { delaySeconds: 3_600 })).rejects.toThrow(
       /options\.delaySeconds: beyond 900 s \(SQS's delay limit\) needs the job store/,
     );
+    const { producer: big } = setup({ maxMessageBytes: 1_048_576 });
+    await expect(big.enqueue(remind, { user: 'x'.repeat(360_000) }, { delaySeconds: 3_600 })).rejects.toThrow(
+      /options\.delaySeconds: a job kept in the job store until its time must be at most 350000 bytes/,
+    );
     // Up to 900 s it is SQS's own delay, store or not.
     expect((await storeless.enqueue(remind, { user: 'a' }, { delaySeconds: 900 })).messageId).toBeDefined();
   });
@@ -64,9 +68,12 @@ describe('jobs put off beyond SQS’s delay', () => {
     expect(memory.peek(url)).toEqual([]);
     expect(await store.get(kept.jobId)).toMatchObject({ state: 'scheduled', nextAttemptAt: runAt.toISOString() });
     expect(await store.timed.getTimed(kept.jobId)).toMatchObject({ jobName: 'remind', dueMs: runAt.getTime(), tracked: true });
-    const cancel = await cancelWith({ store, lock: new MemoryLock() }, dropped.jobId);
+    const lock = new MemoryLock();
+    const cancel = await cancelWith({ store, lock }, dropped.jobId);
     expect(cancel).toMatchObject({ outcome: 'cancelled', status: { state: 'cancelled', reason: 'cancelled before its time' } });
     expect(await store.timed.getTimed(dropped.jobId)).toBeUndefined();
+    // Marked as any cancel is: a copy sent meanwhile, or the same id enqueued again, does not run either.
+    expect(await lock.claim(dropped.jobId, 'some-run', 30)).toBe('cancelled');
     const worker = createWorker(
       { queues: [url], jobs: [remind], queue: memory, store, lock: new MemoryLock(), schedules: true, ...UNIT_WORKER },
       {},
