@@ -206,6 +206,17 @@ export function checkOptionsFit(
   }
 }
 
+/** enqueueMany's list checked: an array, and with `jobIds` one id per entry. */
+export function checkManyList(jobName: string, argsList: unknown, jobIds: readonly string[] | undefined): void {
+  if (!Array.isArray(argsList))
+    throw new ValidationError('ARGS_INVALID', `enqueueMany("${jobName}")`, [{ field: 'argsList', rule: 'must be an array' }]);
+  if (jobIds !== undefined && jobIds.length !== argsList.length) {
+    throw new ValidationError('OPTIONS_INVALID', `invalid enqueueMany options for job "${jobName}"`, [
+      { field: 'options.jobIds', rule: `must have one id per entry (${argsList.length}), got ${jobIds.length}` },
+    ]);
+  }
+}
+
 /** The job an enqueue names: a definition, or the name of one the producer was given. */
 export function resolveJob(jobs: JobRegistry, job: AnyDefinition | string): AnyDefinition {
   if (typeof job === 'string') return jobs.get(job);

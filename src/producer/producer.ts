@@ -1,5 +1,5 @@
 import { isFifoQueue, parseConfig, resolveQueueUrl, type Env } from '../config/env.js';
-import { ConfigError, EnqueueBatchError, ValidationError } from '../core/errors.js';
+import { ConfigError, EnqueueBatchError } from '../core/errors.js';
 import type { Spillover } from './spillover.js';
 import type { AnyDefinition, JobArgs } from '../core/job.js';
 import { JobRegistry } from '../core/job-registry.js';
@@ -16,6 +16,7 @@ import type { Admission, AdmissionState } from './admission/admission.js';
 import { checkTenantQueues, destinationOf, type Preparing, prepareMessage } from './prepare.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
+  checkManyList,
   resolveJob,
   parseEnqueueOptions,
   producerOptionsSchema,
@@ -124,7 +125,6 @@ export class Producer {
       admission: this.#admission,
       spillover: this.#spillover,
       store: this.#store,
-      timed: this.#store?.timed,
     };
   }
 
@@ -190,13 +190,7 @@ export class Producer {
     const definition = resolveJob(this.#jobs, job);
     const { jobIds, ...shared } = options;
     const opts = parseEnqueueOptions(shared, `enqueueMany options for job "${definition.name}"`);
-    if (!Array.isArray(argsList))
-      throw new ValidationError('ARGS_INVALID', `enqueueMany("${definition.name}")`, [{ field: 'argsList', rule: 'must be an array' }]);
-    if (jobIds !== undefined && jobIds.length !== argsList.length) {
-      throw new ValidationError('OPTIONS_INVALID', `invalid enqueueMany options for job "${definition.name}"`, [
-        { field: 'options.jobIds', rule: `must have one id per entry (${argsList.length}), got ${jobIds.length}` },
-      ]);
-    }
+    checkManyList(definition.name, argsList, jobIds);
     if (argsList.length === 0) return [];
     const send = this.#tracing?.send(destinationOf(this.#p, definition, opts), definition.name, argsList.length, opts.tenant);
     try {

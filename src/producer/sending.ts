@@ -3,8 +3,7 @@ import type { AnyDefinition } from '../core/job.js';
 import { SQS_BATCH_LIMIT, SQS_DEFAULT_MESSAGE_BYTES } from '../core/sqs-limits.js';
 import type { TraceContext } from '../core/trace-context.js';
 import type { QueuePort } from '../ports/queue.js';
-import type { StatusStore } from '../ports/status-store.js';
-import type { TimedJobStore } from '../ports/timed-jobs.js';
+import type { JobStore } from '../ports/job-store.js';
 import { keepUntilDue } from './keep.js';
 import type { PreparedMessage } from './send-many.js';
 import { recordWaiting } from '../status/waiting.js';
@@ -22,9 +21,8 @@ export interface Sender {
   readonly queueLimit: QueueLimit;
   readonly admission: Admission | undefined;
   readonly spillover: Spillover | undefined;
-  readonly store: StatusStore | undefined;
-  /** Where jobs put off beyond SQS's delay are kept (the job store's), when it keeps them. */
-  readonly timed: TimedJobStore | undefined;
+  /** The job store: tracked jobs' records, and (its `timed`) jobs put off beyond SQS's delay. */
+  readonly store: JobStore | undefined;
 }
 
 /** Jobs put off beyond SQS's delay: kept until then (keep.ts), never sent now. */
@@ -34,8 +32,9 @@ function keptOnes(s: Sender, messages: readonly PreparedMessage[]) {
   // One time for all of one call (sendMany): all are kept, or none.
   if (due.length !== messages.length) throw new Error('unreachable: some of one call kept and some not');
   // prepareMessage refuses a job put off that long without a store that keeps it.
-  if (s.timed === undefined || s.store === undefined) throw new Error('unreachable: a kept job without a store to keep it');
-  return { due, store: { timed: s.timed, status: s.store } };
+  const timed = s.store?.timed;
+  if (timed === undefined || s.store === undefined) throw new Error('unreachable: a kept job without a store to keep it');
+  return { due, store: { timed, status: s.store } };
 }
 
 /** Make, route and send one job (enqueue). Resolves once SQS has stored it, with where it went. */
