@@ -123,7 +123,10 @@ describe('refusals happen before any network call', () => {
   it('refuses unknown jobs and bad options with typed errors', async () => {
     const producer = createProducer({ queueUrl: 'http://127.0.0.1:9/123456789012/nowhere' }, unreachable);
     await expect(producer.enqueue('nope', {})).rejects.toMatchObject({ code: 'JOB_UNKNOWN' });
-    await expect(producer.enqueue(note, { text: 'a' }, { delaySeconds: 901 })).rejects.toThrow(/options\.delaySeconds: must be <= 900/);
+    // Beyond SQS's 900 s a job is kept in the job store: this producer has none.
+    await expect(producer.enqueue(note, { text: 'a' }, { delaySeconds: 901 })).rejects.toThrow(
+      /options\.delaySeconds: beyond 900 s \(SQS's delay limit\) needs the job store/,
+    );
     await expect(producer.enqueue(note, { text: 'a' }, { jobId: 'has space' })).rejects.toThrow(/options\.jobId/);
     await expect(producer.enqueue(note, { text: 'a' }, { deduplicationId: 'd' })).rejects.toThrow(/only to FIFO/);
     await expect(producer.enqueue(note, { text: 'a' }, { bogus: 1 } as never)).rejects.toMatchObject({ code: 'OPTIONS_INVALID' });
