@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException, DeleteItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import type { Item, TableRef } from './dynamodb-items.js';
-import { SCHEDULE_INDEX } from './dynamodb-table.js';
+import { DUE_INDEX } from '../core/due-index.js';
 
 /*
  * What schedules and kept jobs share in the job store's table: the due index (`schedules-due`,
@@ -24,8 +24,8 @@ export async function duePage(
   const answer = await t.client.send(
     new QueryCommand({
       TableName: t.table,
-      IndexName: SCHEDULE_INDEX,
-      KeyConditionExpression: `schedShard = :shard AND ${due}`,
+      IndexName: DUE_INDEX.name,
+      KeyConditionExpression: `${DUE_INDEX.partitionKey} = :shard AND ${due}`,
       ExpressionAttributeValues: { ':shard': { S: shard }, ...values },
       Limit: limit,
       ...(start === undefined ? {} : { ExclusiveStartKey: start }),

@@ -12,10 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DUE_INDEX } from '../core/due-index.js';
 
 /** The due index of schedules and kept jobs (dynamodb-due-index.ts), by its one definition (core/due-index.ts). */
-export const SCHEDULE_INDEX = DUE_INDEX.name;
-
 const SCHEDULE_INDEX_SPEC = {
-  IndexName: SCHEDULE_INDEX,
+  IndexName: DUE_INDEX.name,
   KeySchema: [
     { AttributeName: DUE_INDEX.partitionKey, KeyType: 'HASH' as const },
     { AttributeName: DUE_INDEX.sortKey, KeyType: 'RANGE' as const },
@@ -60,7 +58,7 @@ export async function createJobTable(client: DynamoDBClient, table: string): Pro
 async function addScheduleIndex(client: DynamoDBClient, table: string): Promise<boolean> {
   const indexOf = async () =>
     (await client.send(new DescribeTableCommand({ TableName: table }))).Table?.GlobalSecondaryIndexes?.find(
-      (i) => i.IndexName === SCHEDULE_INDEX,
+      (i) => i.IndexName === DUE_INDEX.name,
     );
   const added = (await indexOf()) === undefined;
   if (added)
@@ -73,7 +71,7 @@ async function addScheduleIndex(client: DynamoDBClient, table: string): Promise<
     );
   // DynamoDB builds the index from the table's items (backfilling): on a large table, minutes.
   for (let waited = 0; (await indexOf())?.IndexStatus !== 'ACTIVE'; waited += 2) {
-    if (waited > 1_800) throw new Error(`the index ${SCHEDULE_INDEX} of ${table} is not active after 30 minutes`);
+    if (waited > 1_800) throw new Error(`the index ${DUE_INDEX.name} of ${table} is not active after 30 minutes`);
     await sleep(2_000);
   }
   return added;
