@@ -5,6 +5,7 @@ import type { ScheduleRecord, ScheduleStore } from '../ports/schedule-store.js';
 import type { JobStore } from '../ports/job-store.js';
 import type { Producer } from '../producer/producer.js';
 import type { ScheduleDefinition } from '../schedules/define.js';
+import { firstDue } from '../schedules/catch-up.js';
 import { type Plan, planOf, storedSpec } from '../schedules/stored.js';
 import { occurrenceJobId } from '../schedules/define.js';
 
@@ -74,8 +75,9 @@ export class Schedules {
   }
 
   /**
-   * Create a schedule at run time, or change it (it waits for its next occurrence from now). The
-   * same definition again changes nothing. A schedule an app declared (`sync`) is refused: change it there.
+   * Create a schedule at run time, or change it: it fires from its first occurrence at most a minute
+   * ago, after the last it fired (firstDue). The same definition again changes nothing. A schedule
+   * an app declared (`sync`) is refused: change it there.
    */
   async upsert(def: ScheduleDefinition, options: { queueUrl?: string } = {}): Promise<'created' | 'updated' | 'unchanged'> {
     const result = await this.#put(def, RUNTIME_OWNER, options.queueUrl);
@@ -175,9 +177,10 @@ export class Schedules {
     this.#close();
   }
 
-  #put(def: ScheduleDefinition, owner: string, queueUrl: string | undefined) {
+  async #put(def: ScheduleDefinition, owner: string, queueUrl: string | undefined) {
     const spec = storedSpec(def, queueUrl ?? this.#queueUrl());
-    return this.#store.putSchedule({ id: def.id, owner, spec, next: def.occurrences.next(nowS() - 1) });
+    const lastFired = (await this.#store.getSchedule(def.id))?.lastFired;
+    return this.#store.putSchedule({ id: def.id, owner, spec, next: firstDue(def.occurrences, nowS(), lastFired) });
   }
 
   async *#all(): AsyncGenerator<ScheduleRecord> {

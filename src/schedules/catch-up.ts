@@ -73,6 +73,16 @@ export function bounded(r: Recurrence, startS: number | undefined, endS: number 
   };
 }
 
+/**
+ * Where a schedule put now (created, or changed) waits: its first occurrence at most ON_TIME_S ago
+ * or later, as any occurrence that late still runs (a put that took a moment past its `start`, a
+ * deploy that changed it just after an occurrence the tick had not fired yet), and never one at or
+ * before the last it fired.
+ */
+export function firstDue(r: Recurrence, nowS: number, lastFired: number | undefined): number | undefined {
+  return r.next(Math.max(nowS - ON_TIME_S - 1, lastFired ?? -Infinity));
+}
+
 /** A schedule's occurrences (its cron in `tz`, or its every on a grid from its start), within its start and end; both already checked. */
 export function occurrencesOf(s: {
   readonly cron?: string | undefined;

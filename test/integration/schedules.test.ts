@@ -176,7 +176,7 @@ describe('schedules fired by workers', () => {
     });
     const schedules = createSchedules({ store, queueUrl }, { ...LOCAL_ENV, ...CREDENTIALS });
     const run = randomUUID().slice(0, 6);
-    // All due in one second; the workers start once all are put (an occurrence a few seconds late still runs).
+    // All due in one second, about when the last is put (a put fires an occurrence up to 60 s before it).
     const at = Math.floor(Date.now() / 1000) + 2;
     const ids = Array.from({ length: TENANTS }, (_, i) => `t${i}-${run}:digest`);
     for (let i = 0; i < ids.length; i += 50)

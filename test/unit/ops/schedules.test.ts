@@ -85,6 +85,22 @@ describe('schedules, steered (createSchedules)', () => {
     expect((await s.list()).schedules.map((v) => v.id)).toEqual(['acme:nightly']);
   });
 
+  it('a put fires from its first occurrence at most 60 s ago: a start a moment past runs, an older one does not, a fired one never again', async () => {
+    const { s, store } = schedules();
+    const now = Math.floor(Date.now() / 1000);
+    const every = (id: string, startS: number, args = { team: 'a' }) =>
+      defineSchedule({ id, job: report, args, every: '1h', start: new Date(startS * 1000) });
+    await s.upsert(every('moment', now - 5));
+    expect((await store.schedules.getSchedule('moment'))?.next).toBe(now - 5);
+    await s.upsert(every('older', now - 120));
+    expect((await store.schedules.getSchedule('older'))?.next).toBe(now - 120 + 3_600);
+    // Fired, then changed within the minute: its next is the one after.
+    await store.schedules.claimSchedule('moment', { next: now - 5, revision: 1 }, { by: 't', untilS: now + 30, nowS: now });
+    await store.schedules.advanceSchedule('moment', { by: 't', from: now - 5, revision: 1 }, { next: now - 5 + 3_600, lastFired: now - 5, skipped: 0 });
+    expect(await s.upsert(every('moment', now - 5, { team: 'b' }))).toBe('updated');
+    expect((await store.schedules.getSchedule('moment'))?.next).toBe(now - 5 + 3_600);
+  });
+
   it('pause stops it being due, resume starts it from its next occurrence after now, remove takes it away', async () => {
     const { s, store } = schedules();
     await s.upsert(defineSchedule({ id: 'tick', job: report, args: { team: 'a' }, every: '1m' }));
