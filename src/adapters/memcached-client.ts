@@ -25,11 +25,24 @@ export class MemcachedClient implements KeyValues {
   }
 
   #server(key: string): MemcachedServer {
-    const servers = this.#servers;
-    if (servers.length === 1) return servers[0]!;
+    return this.#servers[this.#indexOf(key)]!;
+  }
+
+  #indexOf(key: string): number {
+    const count = this.#servers.length;
+    if (count === 1) return 0;
     let hash = 0;
     for (let i = 0; i < key.length; i++) hash = (31 * hash + key.charCodeAt(i)) << 0;
-    return servers[Math.abs(hash) % servers.length]!;
+    return Math.abs(hash) % count;
+  }
+
+  /** `name`, or with several servers `name/<n>`: the first such key on `key`'s server (KeyValues.companion). */
+  companion(key: string, name: string): string {
+    if (this.#servers.length === 1) return name;
+    const server = this.#indexOf(key);
+    let n = 0;
+    while (this.#indexOf(`${name}/${n}`) !== server) n++;
+    return `${name}/${n}`;
   }
 
   get(key: string): Promise<string | null> {

@@ -2,6 +2,8 @@ import { CANCELLED, claimTokenOf, DONE, heldBy, holderOf, LEAVING, leavingValue,
 import type { KeyValueCalls } from '../ports/key-values.js';
 import { type ClaimingMessage, type ClaimResult, deadLetterCheckOf, type ExtendResult, type JobLock } from '../ports/lock.js';
 
+/** How long keptSince trusts what it read: a restart is noticed this much later at most (then the store is asked). */
+const KEPT_SINCE_MS = 1_000;
 /** When a release that failed is tried again (each only deletes a lock this token still holds). */
 const RELEASE_RETRIES_MS = [1_000, 5_000];
 
@@ -13,6 +15,8 @@ const RELEASE_RETRIES_MS = [1_000, 5_000];
 export class KeyValueLock implements JobLock {
   readonly #kv: KeyValueCalls;
   readonly #prefix: string;
+  /** keptSince's last reading of each server's key. */
+  readonly #since = new Map<string, { readonly since: number; readonly readAt: number }>();
 
   constructor(kv: KeyValueCalls, keyPrefix: string) {
     this.#kv = kv;
@@ -137,6 +141,31 @@ export class KeyValueLock implements JobLock {
       const value = await this.#kv.call((c) => c.get(this.key(jobId)));
       return this.#kv.ok(value === null ? undefined : claimTokenOf(value));
     } catch (error) {
+      return this.#kv.failed(undefined, error);
+    }
+  }
+
+  /**
+   * See JobLock.keptSince: read from a key that lives as long as the data of the server `jobId`'s
+   * key is on, made (holding the time) by the first to miss it; read again at most every
+   * KEPT_SINCE_MS. Undefined when the store cannot be reached.
+   */
+  async keptSince(jobId: string): Promise<number | undefined> {
+    const nowMs = Date.now();
+    try {
+      return this.#kv.ok(
+        await this.#kv.call(async (c) => {
+          const key = c.companion?.(this.key(jobId), `${this.#prefix}kept-since`) ?? `${this.#prefix}kept-since`;
+          const seen = this.#since.get(key);
+          if (seen !== undefined && nowMs - seen.readAt < KEPT_SINCE_MS) return seen.since;
+          const value = (await c.get(key)) ?? ((await c.add(key, String(nowMs), 0)) ? String(nowMs) : await c.get(key));
+          const since = Number(value ?? nowMs);
+          this.#since.set(key, { since, readAt: nowMs });
+          return since;
+        }),
+      );
+    } catch (error) {
+      this.#since.clear(); // a server that failed may come back empty
       return this.#kv.failed(undefined, error);
     }
   }

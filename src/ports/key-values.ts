@@ -31,6 +31,12 @@ export interface KeyValues {
   increment(key: string, amount: number, initial: number, expires: number): Promise<number>;
   /** Appends to an existing key's value: false when the key does not exist, or the value would pass the item size (1 MB). */
   append(key: string, value: string): Promise<boolean>;
+  /**
+   * A key starting with `name` kept where `key` is (the same server of several): what is said of
+   * one is true of the other (both were lost when that server restarted). Optional: a store on
+   * one server keeps every key in one place, and `name` serves.
+   */
+  companion?(key: string, name: string): string;
 }
 
 /**

@@ -128,6 +128,13 @@ export interface JobLock {
    */
   holder?(jobId: string): Promise<string | undefined>;
   /**
+   * Since when (epoch ms) the lock has kept every mark written for `jobId`: a cancel mark written
+   * before then may be forgotten (memcached restarted or was flushed). Undefined when it cannot
+   * say now. Optional: a lock without it is taken to forget nothing. The worker asks it of a
+   * message sent before then, and then asks the job store (status/stored-cancels.ts).
+   */
+  keptSince?(jobId: string): Promise<number | undefined>;
+  /**
    * Remember for `ttlSeconds` that the SQS message `originId` names (its own id, or for a re-sent
    * copy the id it was re-sent from) is in the DLQ, so a copy of it left behind is not run.
    */

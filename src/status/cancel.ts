@@ -2,12 +2,7 @@ import { ConfigError, SqsJobsError } from '../core/errors.js';
 import type { JobLock } from '../ports/lock.js';
 import { ENDED_STATES, type JobState, type JobStatus, type StatusStore } from '../ports/status-store.js';
 import type { TimedJobStore } from '../ports/timed-jobs.js';
-
-/**
- * How long a cancel mark lives in memcached: 14 days, the longest SQS keeps a message, so a job
- * cancelled while it waits is still refused when its message is received, however late.
- */
-const CANCEL_MARK_SECONDS = 14 * 86_400;
+import { CANCEL_MARK_SECONDS } from './stored-cancels.js';
 
 /** What a cancel did. */
 export type CancelResult =
@@ -43,7 +38,8 @@ const TRIES = 3;
  * (LOCK_UNREACHABLE): nothing was cancelled then, and the call can be made again. Once the mark is
  * in, the job is cancelled whatever the store then answers (the workers record it as they end it).
  * A job that ends in the moment between the read and the mark keeps the mark: a later copy of it
- * (a DLQ replay within 14 days) is not run either.
+ * (a DLQ replay within 14 days) is not run either. The record is the mark that lasts: workers read
+ * it when memcached may have forgotten theirs (stored-cancels.ts).
  */
 export async function cancelWith(ports: CancelPorts, jobId: string): Promise<CancelResult> {
   const { store, lock } = ports;

@@ -7,6 +7,7 @@ import type { RateLimits } from '../ports/rate-limits.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { FanOutDeps } from '../fan-out/fan-out.js';
 import type { StatusTracker } from '../status/tracker.js';
+import type { StoredCancels } from '../status/stored-cancels.js';
 import type { Heartbeat } from './hold/heartbeat.js';
 import type { DrainTally } from './drain-tally.js';
 import type { TenantTally } from './tenant-tally.js';
@@ -52,8 +53,8 @@ export interface WorkerContext {
   /** What this worker sees of each tenant, reported to the tenant meter (the dashboard's tenants page), when there is one. */
   readonly tenants: TenantTally | undefined;
   readonly metrics: MetricsRecorder | undefined;
-  /** Job status (a job store is configured): its writes, and what ctx.fanOut needs. */
-  readonly status: { readonly tracker: StatusTracker; readonly fanOut: FanOutDeps } | undefined;
+  /** Job status (a job store is configured): its writes, the cancels it keeps, and what ctx.fanOut needs. */
+  readonly status: { readonly tracker: StatusTracker; readonly cancels: StoredCancels; readonly fanOut: FanOutDeps } | undefined;
   /** Spans around handler runs, when tracing is on and @opentelemetry/api is installed. */
   readonly tracing: ProcessTracing | undefined;
   /** What the worker knows of the queue a message came from (its DLQ once started). */
@@ -71,8 +72,8 @@ export interface WorkerContext {
 
 /** intake/: receive, and hold what came. */
 export type IntakeNeeds = Pick<WorkerContext, 'config' | 'stop' | 'force' | 'sqs' | 'heartbeat' | 'report'>;
-/** run/claim.ts: the job id's lock. */
-export type ClaimNeeds = Pick<WorkerContext, 'config' | 'stop' | 'report' | 'lock' | 'queueOf'>;
+/** run/claim.ts: the job id's lock, and the cancels the job store keeps. */
+export type ClaimNeeds = Pick<WorkerContext, 'config' | 'stop' | 'report' | 'lock' | 'queueOf' | 'status'>;
 /** turns/: a job's or a batch call's turn (permits, rate slots). */
 export type TurnNeeds = Pick<WorkerContext, 'config' | 'stop' | 'report' | 'permits' | 'rates' | 'queueOf'>;
 /** run/ and batch/batch-run.ts: a handler's run, its ctx and its span. */

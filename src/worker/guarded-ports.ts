@@ -27,6 +27,8 @@ export function guardedLock(lock: JobLock): JobLock {
     ...(lock.leave === undefined ? {} : { leave: (...a: Parameters<NonNullable<JobLock['leave']>>) => lock.leave!(...a) }),
     // Unknown when it throws (see afterClaim's runningHere for what an unknown holder counts).
     ...(lock.holder === undefined ? {} : { holder: answerOnThrow((jobId: string) => lock.holder!(jobId), undefined) }),
+    ...(lock.keptSince === undefined ? {} : { keptSince: answerOnThrow((jobId: string) => lock.keptSince!(jobId), undefined) }),
+    ...(lock.cancel === undefined ? {} : { cancel: answerOnThrow((jobId: string, ttl: number) => lock.cancel!(jobId, ttl), false) }),
     close: () => lock.close(),
   };
 }

@@ -10,7 +10,7 @@ import type { SafeEmitter } from '../core/events.js';
 import type { WorkerEvents } from '../core/job-events.js';
 import { MetricsRecorder } from '../metrics/recorder.js';
 import { resolveMetricsSink } from '../metrics/wiring.js';
-import { NoLock } from '../ports/lock.js';
+import { type JobLock, NoLock } from '../ports/lock.js';
 import type { QueuePort } from '../ports/queue.js';
 import { actsOn, type Acts } from './fate/acts.js';
 import { DeleteCoalescer, ResendCoalescer, VisibilityCoalescer } from './fate/coalescers.js';
@@ -30,6 +30,7 @@ import { createProducer, type Producer } from '../producer/producer.js';
 import { resolveJobStore } from '../status/wiring.js';
 import { guardedLock, guardedPermits, guardedRateLimits } from './guarded-ports.js';
 import { StatusTracker } from '../status/tracker.js';
+import { StoredCancels } from '../status/stored-cancels.js';
 import { EVERY_WORKER } from '../ports/tick-rota.js';
 import { type ScheduleTicks, scheduleTicks } from './schedule-ticks.js';
 
@@ -133,7 +134,7 @@ export function buildContext(
   const visibility = new VisibilityCoalescer({ sqs, flushMs: c.deleteFlushMs });
   const resends = new ResendCoalescer({ sqs, flushMs: c.deleteFlushMs });
   const tracing = c.tracing ? processTracing() : undefined;
-  const status = buildStatus(c, env, log, sqs, onError, tracing);
+  const status = buildStatus(c, env, log, sqs, lock, onError, tracing);
   const close = () => {
     closeClients();
     status?.close();
@@ -170,7 +171,15 @@ export function buildContext(
 }
 
 /** The job store's parts, when one is configured: the tracker, and producers for fan-out children (one per queue). */
-function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onError: OnError, tracing: ProcessTracing | undefined) {
+function buildStatus(
+  c: WorkerConfig,
+  env: Env,
+  log: Logger,
+  sqs: QueuePort,
+  lock: JobLock,
+  onError: OnError,
+  tracing: ProcessTracing | undefined,
+) {
   const store = resolveJobStore(c.store, env);
   if (store === undefined) return undefined;
   // A claimed completion not sent within this long was claimed by a worker that died.
@@ -195,6 +204,7 @@ function buildStatus(c: WorkerConfig, env: Env, log: Logger, sqs: QueuePort, onE
   return {
     tracker,
     store,
+    cancels: new StoredCancels(store, lock),
     fanOut: { store, producer, jobs: c.jobs, reclaimAfterMs, logger: log, onError, tracing },
     close: () => {
       for (const p of producers.values()) p.close();

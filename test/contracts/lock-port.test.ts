@@ -157,6 +157,15 @@ describe.each(subjects)('lock port contract: %s', (_name, s) => {
     expect(await s.lock.extend(before, 'a', 30)).toBe('held'); // one already running goes on
   });
 
+  it('keptSince: when it began keeping marks, at or before the first ask, the same for every job while it keeps them', async () => {
+    const before = Date.now();
+    const since = await s.lock.keptSince!(randomUUID());
+    expect(since).toBeLessThanOrEqual(Date.now());
+    await sleep(1_100); // past what one lock trusts of its last reading
+    expect(await s.lock.keptSince!(randomUUID())).toBe(since);
+    expect(since! <= before || since! - before < 1_000).toBe(true);
+  });
+
   it('lets a claim expire with its TTL', async () => {
     const id = randomUUID();
     await s.lock.claim(id, 'a', 1, message('m-1'));
@@ -174,6 +183,7 @@ describe.each(subjects)('lock port contract: %s', (_name, s) => {
     expect(await down.leave!(id, 'a', 30)).toBe(false);
     expect(await down.holder!(id)).toBeUndefined();
     expect(await down.cancel!(id, 30)).toBe(false);
+    expect(await down.keptSince!(id)).toBeUndefined();
     down.close();
   });
 });

@@ -275,6 +275,24 @@ describe('MemcachedClient over two servers', () => {
     await two.stop();
   });
 
+  it("keeps a key's companion on the key's own server: a restart of that server takes both", async () => {
+    const [one, two] = [await PrivateMemcached.start(), await PrivateMemcached.start()];
+    const c = new MemcachedClient(`${one.servers},${two.servers}`, 2_000);
+    const onOne = new MemcachedClient(one.servers, 2_000);
+    const keys = Array.from({ length: 20 }, k);
+    for (const key of keys) {
+      const companion = c.companion(key, 'kept-since');
+      expect(companion).toMatch(/^kept-since\/\d+$/);
+      await Promise.all([c.set(key, 'v', 60), c.set(companion, 'v', 60)]);
+      expect((await onOne.get(key)) === null).toBe((await onOne.get(companion)) === null);
+    }
+    expect(new Set(keys.map((key) => c.companion(key, 'kept-since'))).size).toBe(2);
+    expect(new MemcachedClient(one.servers, 500).companion('any', 'kept-since')).toBe('kept-since');
+    for (const x of [c, onOne]) x.close();
+    await one.stop();
+    await two.stop();
+  });
+
   it('refuses a server string it cannot use, naming it', () => {
     expect(() => new MemcachedClient('user:pw@127.0.0.1:11211', 500)).toThrow(/user:pw@127.0.0.1:11211.*SASL/);
     expect(() => new MemcachedClient('127.0.0.1:99999', 500)).toThrow(/port must be 1-65535/);

@@ -64,4 +64,31 @@ describe('runAt beyond SQS’s delay', () => {
     expect(await getJob(cancelled.jobId, store, ENV)).toMatchObject({ state: 'cancelled', reason: 'cancelled before its time' });
     await eventually(async () => (await getJob(kept.jobId, store, ENV))?.state === 'completed', 'completed');
   }, 90_000);
+
+  it('a cancel of a job already in the queue outlives a memcached restart: the job store keeps it, and the mark is put back', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'sent-cancel');
+    const ran: string[] = [];
+    const remind = defineJob({ name: 'remind', args: z.object({ user: z.string() }), handle: (_args, ctx) => void ran.push(ctx.jobId) });
+    const producer = createProducer({ queueUrl, jobs: [remind], store, memcached: memcached.servers }, ENV);
+    // In SQS (its delay within SQS's own), one cancelled and one not; then memcached forgets every mark.
+    const cancelled = await producer.enqueue(remind, { user: 'cy' }, { delaySeconds: 2, track: true });
+    const kept = await producer.enqueue(remind, { user: 'di' }, { delaySeconds: 2, track: true });
+    expect(cancelled.messageId).toBeDefined();
+    expect(await producer.cancel(cancelled.jobId)).toMatchObject({ outcome: 'cancelled' });
+    await memcached.stop();
+    await memcached.restart();
+    const worker = start({ queues: [queueUrl], jobs: [remind], store, memcached: memcached.servers });
+    await worker.start();
+    await eventually(async () => (await getJob(kept.jobId, store, ENV))?.state === 'completed', 'the other job completed', 30_000);
+    await eventually(async () => (await queueCounts(sqs, queueUrl)).inFlight === 0, 'the cancelled one deleted', 10_000);
+    expect(ran).toEqual([kept.jobId]);
+    expect(await getJob(cancelled.jobId, store, ENV)).toMatchObject({ state: 'cancelled' });
+    expect(await queueCounts(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+    // Put back in memcached: the same job id enqueued again is refused there, as before the restart.
+    const again = await producer.enqueue(remind, { user: 'cy' }, { jobId: cancelled.jobId, track: true });
+    await sleep(3_000);
+    producer.close();
+    expect(again.jobId).toBe(cancelled.jobId);
+    expect(ran).toEqual([kept.jobId]);
+  }, 90_000);
 });

@@ -3,7 +3,8 @@ import { isFifoQueue } from '../../core/queue-url.js';
 import type { ClaimNeeds } from '../context.js';
 import { afterClaim } from '../decide/decide-claim.js';
 import { DEAD_LETTERED_COPY, type Outcome } from '../decide/decide.js';
-import { isDeadLetteredCopy, originOf, unfinishedRunsOf } from '../../core/delivery.js';
+import { firstSentAt, isDeadLetteredCopy, originOf, unfinishedRunsOf } from '../../core/delivery.js';
+import type { ClaimResult } from '../../ports/lock.js';
 import type { Lease } from '../hold/lease.js';
 import type { GoodReading } from '../reading.js';
 
@@ -36,7 +37,7 @@ export async function claimFor(
   // Back while its job id is held under it: which run holds it, to count each unfinished run once.
   const holder = claim === 'running' && !fifo ? await ctx.lock.holder?.(read.envelope.id) : undefined;
   return afterClaim({
-    claim,
+    claim: (await storedCancel(ctx, read, m, claim)) ? 'cancelled' : claim,
     leaseLost: lease.lost,
     lockFailClosed: c.lockFailClosed,
     stopping: stopping && ctx.stop.signal.aborted,
@@ -48,6 +49,17 @@ export async function claimFor(
     receiveCount: m.receiveCount,
     sentAgoMs: Date.now() - m.sentAt,
     fifo,
+  });
+}
+
+/** A job the lock let through (claimed, or it could not tell) that the job store says was cancelled: memcached forgot its mark. */
+async function storedCancel(ctx: ClaimNeeds, read: GoodReading, m: Lease['message'], claim: ClaimResult): Promise<boolean> {
+  if (ctx.status === undefined || (claim !== 'claimed' && claim !== 'unavailable')) return false;
+  return ctx.status.cancels.cancelled({
+    jobId: read.envelope.id,
+    parentId: read.envelope.parent,
+    sentAtMs: firstSentAt(m),
+    lockUnavailable: claim === 'unavailable',
   });
 }
 

@@ -96,7 +96,11 @@ describe('schedules, steered (createSchedules)', () => {
     expect((await store.schedules.getSchedule('older'))?.next).toBe(now - 120 + 3_600);
     // Fired, then changed within the minute: its next is the one after.
     await store.schedules.claimSchedule('moment', { next: now - 5, revision: 1 }, { by: 't', untilS: now + 30, nowS: now });
-    await store.schedules.advanceSchedule('moment', { by: 't', from: now - 5, revision: 1 }, { next: now - 5 + 3_600, lastFired: now - 5, skipped: 0 });
+    await store.schedules.advanceSchedule(
+      'moment',
+      { by: 't', from: now - 5, revision: 1 },
+      { next: now - 5 + 3_600, lastFired: now - 5, skipped: 0 },
+    );
     expect(await s.upsert(every('moment', now - 5, { team: 'b' }))).toBe('updated');
     expect((await store.schedules.getSchedule('moment'))?.next).toBe(now - 5 + 3_600);
   });
