@@ -1,6 +1,7 @@
 import { resolveQueueUrl } from '../config/env.js';
 import { ConfigError, SqsJobsError } from '../core/errors.js';
-import type { ScheduleView, SyncChange } from '../ops/schedules.js';
+import type { ScheduleView } from '../ops/schedule-view.js';
+import type { SyncChange } from '../ops/schedules.js';
 import { createSchedules } from '../ops/wiring.js';
 import type { ScheduleDefinition } from '../schedules/define.js';
 import type { CliContext } from './commands.js';
@@ -115,6 +116,8 @@ export async function schedulesShow(id: string, flags: ScheduleFlags, { out, env
   ];
   if (view.start !== undefined) rows.push(['start', view.start]);
   if (view.end !== undefined) rows.push(['end', view.end]);
+  // Due by now, each with the job it ran as (`sqs-jobs job <id>`: how it ended; none: skipped, or not fired yet).
+  for (const [i, o] of view.recent.entries()) rows.push([i === 0 ? 'last due' : '', `${o.at}  job ${o.jobId}`]);
   out(rows.map(([k, v]) => `${k.padEnd(11)} ${v}`).join('\n'));
 }
 

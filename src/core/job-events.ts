@@ -78,6 +78,10 @@ export interface WorkerEvents {
   'heartbeat:lost': [JobInfo & { reason: string }];
   /** The dedupe lock could not be asked (memcached down): the job ran without it, or was left queued when failing closed. */
   'job:lock-unavailable': [JobInfo];
+  /** A schedule's occurrence was sent as its job (`schedules: true`): `lateMs` after the occurrence's time. */
+  'schedule:fired': [{ schedule: string; jobName: string; jobId: string; queueUrl: string; occurrence: Date; lateMs: number }];
+  /** Occurrences of a schedule that will not run: its overlap or catch-up rule, or args enqueue refuses. */
+  'schedule:skipped': [{ schedule: string; jobName: string; queueUrl: string; count: number }];
   'lock:unavailable': [{ error: Error }];
   'lock:restored': [];
   error: [Error];

@@ -8,6 +8,7 @@ import { layout, type Page, type PageContext, type PageName } from './layout.js'
 import type { DashboardOptions, DashboardSettings, DashboardSources } from './options.js';
 import type { SweepKind } from './pages/dead-letters.js';
 import { SECURITY_HEADERS, text } from './responses.js';
+import { SCHEDULE_ACTIONS, type ScheduleAction } from './schedule-desk.js';
 import { Views } from './views.js';
 import { resolveDashboard } from './wiring.js';
 
@@ -15,8 +16,8 @@ import { resolveDashboard } from './wiring.js';
  * The dashboard, on the web-standard `Request -> Response` signature: mount it with the adapters
  * of sqs-jobs/http (nodeHandler, fastifyPlugin, honoHandler), or serve it with
  * `sqs-jobs dashboard`. Pages: the queues (overview), the job types, the tenants, the dead letters (filter,
- * open, replay or purge the filtered set after a dry run), a job by id (progress, children,
- * cancel). Actions are form posts with a CSRF token; read-only mode refuses them (403) and shows
+ * open, replay or purge the filtered set after a dry run), the schedules (pause, resume, run now),
+ * a job by id (progress, children, cancel). Actions are form posts with a CSRF token; read-only mode refuses them (403) and shows
  * no button; `authorize` is asked about every request.
  */
 export class Dashboard implements Mountable {
@@ -113,10 +114,13 @@ export class Dashboard implements Mountable {
       if (form === undefined) return text(413, `a form over ${MAX_FORM_BYTES} bytes is refused`);
       if (!csrfValid(request, form))
         return text(403, 'the form is missing its CSRF token, or it came from another site: reload the page and try again');
+      const action = route.slice(5);
       [name, page] =
         route === 'post:cancel'
           ? ['job', await this.#views.cancel(form, ctx)]
-          : ['dead-letters', await this.#views.sweep(route.slice(5) as SweepKind, form, ctx)];
+          : action.startsWith('schedule-')
+            ? ['schedules', await this.#views.scheduleAction(action.slice(9) as ScheduleAction, form, ctx)]
+            : ['dead-letters', await this.#views.sweep(action as SweepKind, form, ctx)];
     } else if (route === 'result') {
       [name, page] = ['dead-letters', this.#views.sweepResult(url.searchParams.get('id'), ctx)];
     } else {
@@ -155,12 +159,14 @@ const ROUTES: ReadonlyMap<string, string> = new Map([
   ['/tenants', 'tenants'],
   ['/dead-letters', 'dead-letters'],
   ['/dead-letters/result', 'result'],
+  ['/schedules', 'schedules'],
   ['/job', 'job'],
   ['/assets/dashboard.css', 'css'],
   ['/assets/dashboard.js', 'js'],
   ['/dead-letters/replay', 'post:replay'],
   ['/dead-letters/purge', 'post:purge'],
   ['/job/cancel', 'post:cancel'],
+  ...SCHEDULE_ACTIONS.map((a): [string, string] => [`/schedules/${a}`, `post:schedule-${a}`]),
 ]);
 
 /** The dashboard on the queues and stores `options` (and the environment) name. */

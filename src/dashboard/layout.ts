@@ -10,13 +10,14 @@ export interface PageContext {
   readonly refreshSeconds: number;
 }
 
-export type PageName = 'overview' | 'job-types' | 'tenants' | 'dead-letters' | 'job';
+export type PageName = 'overview' | 'job-types' | 'tenants' | 'dead-letters' | 'schedules' | 'job';
 
 const NAV: readonly { readonly page: PageName; readonly path: string; readonly label: string }[] = [
   { page: 'overview', path: '/', label: 'Overview' },
   { page: 'job-types', path: '/job-types', label: 'Job types' },
   { page: 'tenants', path: '/tenants', label: 'Tenants' },
   { page: 'dead-letters', path: '/dead-letters', label: 'Dead letters' },
+  { page: 'schedules', path: '/schedules', label: 'Schedules' },
   { page: 'job', path: '/job', label: 'Job lookup' },
 ];
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { implementing, lockKeyPrefixSchema } from '../config/env.js';
+import type { Schedules } from '../ops/schedules.js';
 import type { AdmissionState } from '../producer/admission/admission.js';
 import { Producer } from '../producer/producer.js';
 import type { MetricsReader } from '../ports/metrics-reader.js';
@@ -77,6 +78,8 @@ export interface DashboardSources {
   readonly admission: ((queueUrl: string) => AdmissionState | undefined) | undefined;
   /** What the workers report of each tenant; undefined when no memcached (or meter) is given. */
   readonly tenants: TenantMeter | undefined;
+  /** The schedules in the job store; undefined without one (or one that keeps none). */
+  readonly schedules: Schedules | undefined;
   close(): void;
 }
 

@@ -17,6 +17,7 @@ import { overviewPage } from './pages/overview.js';
 import { type SpillRow, tenantsPage } from './pages/tenants.js';
 import { isTenantOrder, summarizeTenants, type TenantsView } from './tenant-summary.js';
 import { text } from './responses.js';
+import { type ScheduleAction, ScheduleDesk } from './schedule-desk.js';
 import { SweepDesk } from './sweeps.js';
 
 /** The charts' window: the last hour. */
@@ -32,6 +33,7 @@ export class Views {
   readonly #src: DashboardSources;
   readonly #history: DepthHistory;
   readonly #desk: SweepDesk;
+  readonly #schedules: ScheduleDesk;
   #dlqs: { at: number; refs: Promise<DlqRef[]> } | undefined;
 
   constructor(settings: DashboardSettings, sources: DashboardSources) {
@@ -39,6 +41,7 @@ export class Views {
     this.#src = sources;
     this.#history = new DepthHistory(sources.admin);
     this.#desk = new SweepDesk(sources.queue);
+    this.#schedules = new ScheduleDesk(sources.schedules, sources.store);
   }
 
   close(): void {
@@ -77,6 +80,7 @@ export class Views {
       return overviewPage(stats, { slaSeconds: this.#s.slaSeconds, admission, base: this.#s.basePath, charts });
     }
     if (name === 'tenants') return this.#tenants(params, ctx);
+    if (name === 'schedules') return this.#schedules.page(params, ctx);
     if (name === 'dead-letters') return this.#deadLetters(params, ctx);
     return this.#job(params.get('id') ?? undefined, ctx, undefined);
   }
@@ -158,6 +162,11 @@ export class Views {
     const parsed = parseFilter(form);
     if ('error' in parsed) return text(422, parsed.error);
     return this.#desk.dryRun(kind, dlq, parsed.filter, ctx);
+  }
+
+  /** Pause, resume or run a schedule now. */
+  scheduleAction(action: ScheduleAction, form: URLSearchParams, ctx: PageContext): Promise<Page | Response> {
+    return this.#schedules.act(action, form, ctx);
   }
 
   /** What a confirmed replay or purge did. */

@@ -12,6 +12,7 @@ import {
   resolveMetricsNamespace,
   resolveQueueUrl,
 } from '../config/env.js';
+import { createSchedules } from '../ops/wiring.js';
 import { JobCanceller } from '../status/cancel-job.js';
 import { resolveJobStore } from '../status/wiring.js';
 import { type DashboardOptions, type DashboardSettings, type DashboardSources, dashboardOptionsSchema } from './options.js';
@@ -55,6 +56,11 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
       ? new MemcachedLock({ ...memcached, keyPrefix: o.lockKeyPrefix })
       : undefined;
   const canceller = store !== undefined && lock !== undefined ? new JobCanceller({ lock }, env, { store }) : undefined;
+  // Run now sends through SQS at the dashboard's endpoint; the store is the dashboard's (closed below, not by it).
+  const schedules =
+    owned?.schedules === undefined
+      ? undefined
+      : createSchedules({ store: owned, queueUrl: settings.queues[0], endpoint: o.endpoint, region: o.region }, env);
   const tenantLock = o.tenantMeter === undefined ? lock : undefined;
   const sqs = createSqsClient(sqsSettings, {}, env);
   const cw = createCloudWatchClient(cwSettings, {}, env);
@@ -69,7 +75,9 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
       cancel: canceller === undefined ? undefined : (id) => canceller.cancel(id),
       admission: producer?.admits ? (url) => producer.admissionState(url) : undefined,
       tenants: o.tenantMeter ?? tenantLock?.tenants,
+      schedules,
       close: () => {
+        schedules?.close();
         canceller?.close();
         lock?.close();
         closeOwned();

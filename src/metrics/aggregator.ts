@@ -1,7 +1,10 @@
 import type { MetricPoint } from '../ports/metrics-sink.js';
 
-/** Distributions in milliseconds (bucketed, see bucketValue). BatchWait: how long a batch's oldest item was held before its flush. */
-const TIMING_METRICS = ['WaitTime', 'ProcessTime', 'BatchWait'] as const;
+/**
+ * Distributions in milliseconds (bucketed, see bucketValue). BatchWait: how long a batch's oldest
+ * item was held before its flush; OccurrenceLateness: a schedule's occurrence sent − its time.
+ */
+const TIMING_METRICS = ['WaitTime', 'ProcessTime', 'BatchWait', 'OccurrenceLateness'] as const;
 /** Distributions of counts, kept exact: the items per batch handed to a batch handler. */
 const SIZE_METRICS = ['BatchSize'] as const;
 export const COUNT_METRICS = [
@@ -17,7 +20,9 @@ export const COUNT_METRICS = [
 type TimingMetric = (typeof TIMING_METRICS)[number];
 type SizeMetric = (typeof SIZE_METRICS)[number];
 type DistributionMetric = TimingMetric | SizeMetric;
-type CountMetric = (typeof COUNT_METRICS)[number];
+/** Counted by a worker that ticks schedules only (not among the job counts `sqs-jobs stats` reads). */
+type ScheduleCountMetric = 'OccurrencesSkipped';
+type CountMetric = (typeof COUNT_METRICS)[number] | ScheduleCountMetric;
 
 /** CloudWatch keeps percentiles for Values/Counts data only up to 150 distinct values per datum: one point becomes one datum. */
 export const MAX_VALUES_PER_POINT = 150;

@@ -55,6 +55,9 @@ export class MetricsRecorder {
       a.timing(e.jobName, queue(e.queueUrl), 'BatchWait', e.heldMs);
     });
     source.on('job:lock-unavailable', (e) => a.count(e.jobName, queue(e.queueUrl), 'LockUnavailable'));
+    // A schedule's, under its job: per schedule id, thousands of per-tenant schedules would each be a billed metric.
+    source.on('schedule:fired', (e) => a.timing(e.jobName, queue(e.queueUrl), 'OccurrenceLateness', e.lateMs));
+    source.on('schedule:skipped', (e) => a.count(e.jobName, queue(e.queueUrl), 'OccurrencesSkipped', e.count));
   }
 
   start(): void {

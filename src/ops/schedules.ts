@@ -8,41 +8,10 @@ import type { ScheduleDefinition } from '../schedules/define.js';
 import { firstDue } from '../schedules/catch-up.js';
 import { type Plan, planOf, storedSpec } from '../schedules/stored.js';
 import { occurrenceJobId } from '../schedules/define.js';
+import { type ScheduleView, viewOf } from './schedule-view.js';
 
 /** Who puts schedules made at run time (`upsert`); sync's are `app:<name>`. */
 export const RUNTIME_OWNER = 'runtime';
-/** How many next occurrences a view shows. */
-const UPCOMING = 3;
-
-/** A schedule as `get`, `list` and `sqs-jobs schedules show` show it. Times are ISO 8601 in UTC. */
-export interface ScheduleView {
-  readonly id: string;
-  /** `app:<name>` (declared in code, put by `sqs-jobs schedules sync`) or `runtime`. */
-  readonly owner: string;
-  readonly job: string;
-  readonly args: unknown;
-  readonly cron?: string;
-  readonly every?: string;
-  readonly tz: string;
-  readonly overlap: string;
-  readonly catchUp: 'none' | 'latest' | { readonly withinSeconds: number; readonly max: number };
-  readonly start?: string;
-  readonly end?: string;
-  readonly queueUrl: string;
-  readonly paused: boolean;
-  /** The first occurrence not fired yet; absent when none is left. */
-  readonly next?: string;
-  /** The next occurrences from `next` on (up to 3). */
-  readonly upcoming: readonly string[];
-  readonly lastFired?: string;
-  /** The job of the last occurrence fired: `sqs-jobs job <id>` shows how it ended. */
-  readonly lastJobId?: string;
-  /** Occurrences not run (catch-up, overlap) since it was created. */
-  readonly skipped: number;
-  readonly revision: number;
-  /** Why no worker can fire it (a spec this version cannot read). */
-  readonly problem?: string;
-}
 
 /** What a sync did (or, dry, would do) to one schedule. */
 export interface SyncChange {
@@ -50,7 +19,6 @@ export interface SyncChange {
   readonly change: 'created' | 'updated' | 'unchanged' | 'removed';
 }
 
-const iso = (s: number | undefined) => (s === undefined ? undefined : new Date(s * 1000).toISOString());
 const nowS = () => Math.floor(Date.now() / 1000);
 const appSchema = z
   .string()
@@ -75,8 +43,8 @@ export class Schedules {
   }
 
   /**
-   * Create a schedule at run time, or change it: it fires from its first occurrence at most a minute
-   * ago, after the last it fired (firstDue). The same definition again changes nothing. A schedule
+   * Create a schedule at run time, or change it: it fires from its next occurrence (from its
+   * `start` when that was at most a minute ago), never one it fired (firstDue). The same definition again changes nothing. A schedule
    * an app declared (`sync`) is refused: change it there.
    */
   async upsert(def: ScheduleDefinition, options: { queueUrl?: string } = {}): Promise<'created' | 'updated' | 'unchanged'> {
@@ -180,7 +148,7 @@ export class Schedules {
   async #put(def: ScheduleDefinition, owner: string, queueUrl: string | undefined) {
     const spec = storedSpec(def, queueUrl ?? this.#queueUrl());
     const lastFired = (await this.#store.getSchedule(def.id))?.lastFired;
-    return this.#store.putSchedule({ id: def.id, owner, spec, next: firstDue(def.occurrences, nowS(), lastFired) });
+    return this.#store.putSchedule({ id: def.id, owner, spec, next: firstDue(def.occurrences, nowS(), def.startS, lastFired) });
   }
 
   async *#all(): AsyncGenerator<ScheduleRecord> {
@@ -205,36 +173,4 @@ function sendable(plan: Plan) {
       throw new Error('a schedule only sends this job');
     },
   });
-}
-
-function viewOf(r: ScheduleRecord): ScheduleView {
-  const plan = planOf(r.spec);
-  const base = {
-    id: r.id,
-    owner: r.owner,
-    paused: r.paused,
-    ...(r.next === undefined ? {} : { next: iso(r.next) }),
-    ...(r.lastFired === undefined ? {} : { lastFired: iso(r.lastFired), lastJobId: occurrenceJobId(r.id, r.lastFired) }),
-    skipped: r.skipped,
-    revision: r.revision,
-  };
-  if (typeof plan === 'string')
-    return { ...base, job: '?', args: undefined, tz: '?', overlap: '?', catchUp: 'none', queueUrl: '?', upcoming: [], problem: plan };
-  const s = plan.spec;
-  const upcoming: string[] = [];
-  for (let at = r.next; at !== undefined && upcoming.length < UPCOMING; at = plan.occurrences.next(at)) upcoming.push(iso(at)!);
-  return {
-    ...base,
-    job: s.job,
-    args: s.args,
-    ...(s.cron === undefined ? {} : { cron: s.cron }),
-    ...(s.every === undefined ? {} : { every: s.every }),
-    tz: s.tz,
-    overlap: s.overlap,
-    catchUp: typeof s.catchUp === 'string' ? s.catchUp : { withinSeconds: s.catchUp.withinS, max: s.catchUp.max },
-    ...(s.startS === undefined ? {} : { start: iso(s.startS) }),
-    ...(s.endS === undefined ? {} : { end: iso(s.endS) }),
-    queueUrl: s.queueUrl,
-    upcoming,
-  };
 }

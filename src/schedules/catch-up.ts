@@ -9,7 +9,7 @@ import { cronRecurrence, everyRecurrence, type Recurrence } from './recurrence.j
 /**
  * What runs of occurrences more than ON_TIME_S late (after every worker was down): `none`: none of
  * them; `latest`: the latest due, when none is on time; `{ within, max }`: every one at most
- * `within` seconds late. Occurrences at most ON_TIME_S late always run (a tick delayed by a busy
+ * `within` seconds late. Occurrences at most ON_TIME_S late always run, by the overlap rule (a tick delayed by a busy
  * store or a restarting worker is not downtime), oldest first; `max` caps how many run at once
  * (MAX_CATCH_UP for the others), the latest kept.
  */
@@ -74,13 +74,13 @@ export function bounded(r: Recurrence, startS: number | undefined, endS: number 
 }
 
 /**
- * Where a schedule put now (created, or changed) waits: its first occurrence at most ON_TIME_S ago
- * or later, as any occurrence that late still runs (a put that took a moment past its `start`, a
- * deploy that changed it just after an occurrence the tick had not fired yet), and never one at or
- * before the last it fired.
+ * Where a schedule put now (created, or changed) waits: its first occurrence from now on; with a
+ * `start` at most ON_TIME_S ago, from its start, as any occurrence that late still runs (a put
+ * that took a moment past it, `start: new Date()`). Never one at or before the last it fired.
  */
-export function firstDue(r: Recurrence, nowS: number, lastFired: number | undefined): number | undefined {
-  return r.next(Math.max(nowS - ON_TIME_S - 1, lastFired ?? -Infinity));
+export function firstDue(r: Recurrence, nowS: number, startS: number | undefined, lastFired: number | undefined): number | undefined {
+  const from = startS !== undefined && startS < nowS ? Math.max(startS, nowS - ON_TIME_S) : nowS;
+  return r.next(Math.max(from - 1, lastFired ?? -Infinity));
 }
 
 /** A schedule's occurrences (its cron in `tz`, or its every on a grid from its start), within its start and end; both already checked. */

@@ -54,6 +54,19 @@ export interface TickPorts {
   now(): number;
   /** A schedule that cannot be fired (its spec unreadable, a send that failed): said, never thrown. */
   onProblem(scheduleId: string, problem: string): void;
+  /** An occurrence's job was sent (for events and metrics), just now. */
+  onFired?(o: Occurrence & { readonly jobId: string }): void;
+  /** Occurrences of a schedule that will not run (overlap, catch-up, refused by enqueue). */
+  onSkipped?(o: Omit<Occurrence, 'occurrence'> & { readonly count: number }): void;
+}
+
+/** One occurrence of a schedule, as the tick reports it. */
+export interface Occurrence {
+  readonly schedule: string;
+  readonly job: string;
+  readonly queueUrl: string;
+  /** Its time, in epoch seconds. */
+  readonly occurrence: number;
 }
 
 /** What one tick did. */
@@ -109,10 +122,11 @@ async function fire(p: TickPorts, r: ScheduleRecord, from: number, plan: Plan, r
   let lastFired = r.lastFired;
   const advance = async (next: number | undefined) => {
     report.skipped += skipped;
+    if (skipped > 0) p.onSkipped?.({ schedule: r.id, job: plan.job, queueUrl: plan.queueUrl, count: skipped });
     await p.store.advanceSchedule(r.id, { by: token, from, revision: r.revision }, { next, lastFired, skipped });
   };
-  // Overlap is asked once, of the last occurrence fired before this tick: the ones a tick sends
-  // together (catching up) do not wait for each other.
+  // Overlap is asked once, of the last occurrence fired before this tick. Of the ones due together
+  // (catching up), `skip` sends the latest (sent together they would overlap), `allow` each.
   const busy = plan.overlap !== 'allow' && lastFired !== undefined && (await stillBusy(p, occurrenceJobId(r.id, lastFired), nowS));
   let sending: readonly number[] = due.fire;
   let then = due.next;
@@ -134,6 +148,9 @@ async function fire(p: TickPorts, r: ScheduleRecord, from: number, plan: Plan, r
   } else if (busy) {
     skipped += sending.length;
     sending = [];
+  } else if (plan.overlap === 'skip' && sending.length > 1) {
+    skipped += sending.length - 1;
+    sending = sending.slice(-1);
   }
   for (const occurrence of sending) {
     if (p.now() >= untilS - CLAIM_MARGIN_S || p.signal?.aborted) return void (await advance(occurrence));
@@ -153,6 +170,7 @@ async function fire(p: TickPorts, r: ScheduleRecord, from: number, plan: Plan, r
     }
     lastFired = occurrence;
     report.fired++;
+    p.onFired?.({ schedule: r.id, job: plan.job, queueUrl: plan.queueUrl, occurrence, jobId: occurrenceJobId(r.id, occurrence) });
   }
   await advance(then);
 }

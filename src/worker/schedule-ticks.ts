@@ -76,6 +76,16 @@ export function scheduleTicks(
       },
       held: async (jobId) => (await ctx.lock.holder?.(jobId)) !== undefined,
       onProblem: (schedule, problem) => log.warn({ schedule, problem }, 'a schedule was not fired'),
+      onFired: (o) =>
+        ctx.report.emit('schedule:fired', {
+          schedule: o.schedule,
+          jobName: o.job,
+          jobId: o.jobId,
+          queueUrl: o.queueUrl,
+          occurrence: new Date(o.occurrence * 1000),
+          lateMs: Date.now() - o.occurrence * 1000,
+        }),
+      onSkipped: (o) => ctx.report.emit('schedule:skipped', { schedule: o.schedule, jobName: o.job, queueUrl: o.queueUrl, count: o.count }),
       onTick: (shard, r) => log.debug({ shard, fired: r.fired, skipped: r.skipped }, 'schedules ticked'),
       timed: store.timed,
       sendMessage: async (queueUrl, message) => void (await queue.send(queueUrl, message)),

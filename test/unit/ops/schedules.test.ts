@@ -85,7 +85,7 @@ describe('schedules, steered (createSchedules)', () => {
     expect((await s.list()).schedules.map((v) => v.id)).toEqual(['acme:nightly']);
   });
 
-  it('a put fires from its first occurrence at most 60 s ago: a start a moment past runs, an older one does not, a fired one never again', async () => {
+  it('a put fires from its start when that was at most 60 s ago, never from before the put without one, never an occurrence it fired', async () => {
     const { s, store } = schedules();
     const now = Math.floor(Date.now() / 1000);
     const every = (id: string, startS: number, args = { team: 'a' }) =>
@@ -94,6 +94,8 @@ describe('schedules, steered (createSchedules)', () => {
     expect((await store.schedules.getSchedule('moment'))?.next).toBe(now - 5);
     await s.upsert(every('older', now - 120));
     expect((await store.schedules.getSchedule('older'))?.next).toBe(now - 120 + 3_600);
+    await s.upsert(defineSchedule({ id: 'no-start', job: report, args: { team: 'a' }, every: '1s' }));
+    expect((await store.schedules.getSchedule('no-start'))?.next).toBeGreaterThanOrEqual(now);
     // Fired, then changed within the minute: its next is the one after.
     await store.schedules.claimSchedule('moment', { next: now - 5, revision: 1 }, { by: 't', untilS: now + 30, nowS: now });
     await store.schedules.advanceSchedule(

@@ -74,7 +74,7 @@ describe('the schedule tick', () => {
   });
 
   it('a tick stopped mid-way sends nothing more: the first occurrence not sent is left due, unclaimed', async () => {
-    const f = await fleet({ catchUp: { within: '1h' } });
+    const f = await fleet({ overlap: 'allow', catchUp: { within: '1h' } });
     f.stopAfter.sends = 2; // catching up 0, 60, 120, 180, 240, 300: the worker stops after two sends
     await f.tick(0, 300);
     expect(f.sent).toEqual(['nightly:0', 'nightly:60']);
@@ -175,11 +175,15 @@ describe('the schedule tick', () => {
     expect(f.sent).toEqual(['nightly:0']);
   });
 
-  it("catching up with overlap 'skip': the occurrences sent together do not skip each other", async () => {
+  it("catching up with overlap 'skip': only the latest is sent (together they would overlap); with 'allow', each", async () => {
     const f = await fleet({ overlap: 'skip', catchUp: { within: '1h' } });
     await f.tick(0, 600);
-    expect(f.sent).toEqual(Array.from({ length: 11 }, (_, k) => `nightly:${k * 60}`));
-    expect(await f.store.getSchedule('nightly')).toMatchObject({ next: 660, lastFired: 600, skipped: 0 });
+    expect(f.sent).toEqual(['nightly:600']);
+    expect(await f.store.getSchedule('nightly')).toMatchObject({ next: 660, lastFired: 600, skipped: 10 });
+    const all = await fleet({ overlap: 'allow', catchUp: { within: '1h' } });
+    await all.tick(0, 600);
+    expect(all.sent).toEqual(Array.from({ length: 11 }, (_, k) => `nightly:${k * 60}`));
+    expect(await all.store.getSchedule('nightly')).toMatchObject({ next: 660, lastFired: 600, skipped: 0 });
   });
 
   it("overlap 'buffer-one' keeps the waiting occurrence however late it gets, even with catchUp 'none'", async () => {
@@ -194,7 +198,7 @@ describe('the schedule tick', () => {
   });
 
   it('stops sending before its claim lapses, leaves the rest due, and the next tick sends them: none twice', async () => {
-    const f = await fleet({ catchUp: { within: '1h' } });
+    const f = await fleet({ overlap: 'allow', catchUp: { within: '1h' } });
     f.slowSends.by = 4; // each send takes 4 s of the claim's 30
     await f.tick(0, 600);
     expect(f.sent.length).toBeLessThan(11);
