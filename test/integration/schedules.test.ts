@@ -161,6 +161,50 @@ describe('schedules fired by workers', () => {
     for (const jobId of ran) expect(jobId).toMatch(new RegExp(`^${id}:\\d{10}$`));
   });
 
+  it('every worker down 20 s: with allow each missed occurrence runs, once; with skip only the latest, the others counted; none from before its start', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'sched-down');
+    const ran: string[] = [];
+    const beat = defineJob({ name: 'beat', args: z.object({}), handle: (_args, ctx) => void ran.push(ctx.jobId) });
+    const schedules = createSchedules({ store, queueUrl }, { ...LOCAL_ENV, ...CREDENTIALS });
+    const run = randomUUID().slice(0, 6);
+    const [each, latest, none] = [`each-${run}`, `latest-${run}`, `none-${run}`];
+    const start0 = new Date(Math.ceil(Date.now() / 2_000) * 2_000);
+    const every2s = (id: string, rules: Pick<Parameters<typeof defineSchedule>[0], 'overlap' | 'catchUp'>) =>
+      defineSchedule({ id, job: beat, args: {}, every: '2s', start: start0, ...rules });
+    await schedules.upsert(every2s(each, { overlap: 'allow' }));
+    await schedules.upsert(every2s(latest, { overlap: 'skip' }));
+    // 'none' drops only occurrences more than 60 s late: a 20 s gap is a slow tick, not downtime.
+    await schedules.upsert(every2s(none, { overlap: 'allow', catchUp: 'none' }));
+    const first = start({ queues: [queueUrl], jobs: [beat], store, schedules: true });
+    await first.start();
+    await eventually(() => [each, latest, none].every((id) => ran.some((j) => j.startsWith(`${id}:`))), 'each fired once');
+    await first.stop();
+    const downFrom = Date.now();
+    await sleep(20_000);
+    const second = start({ queues: [queueUrl], jobs: [beat], store, schedules: true });
+    await second.start();
+    const upAt = Date.now();
+    await eventually(async () => ((await schedules.get(latest))?.skipped ?? 0) >= 8, 'the missed ones of skip counted');
+    await sleep(3_000);
+    await second.stop();
+    const occurrences = (id: string) =>
+      ran
+        .filter((j) => j.startsWith(`${id}:`))
+        .map((j) => Number(j.slice(id.length + 1)))
+        .sort((a, b) => a - b);
+    const gapless = (xs: number[]) => xs.every((x, i) => i === 0 || x - xs[i - 1]! === 2);
+    for (const id of [each, none]) {
+      const xs = occurrences(id);
+      expect(gapless(xs), `${id}: ${xs.join(' ')}`).toBe(true); // every 2 s, none missing, none twice
+      expect(xs.filter((x) => x * 1000 > downFrom && x * 1000 < upAt).length).toBeGreaterThanOrEqual(9);
+    }
+    const whileDown = occurrences(latest).filter((x) => x * 1000 > downFrom && x * 1000 < upAt);
+    expect(whileDown.length).toBeLessThanOrEqual(1); // only the latest due when the second worker came
+    expect(new Set(ran).size).toBe(ran.length);
+    for (const j of ran) expect(Number(j.slice(j.lastIndexOf(':') + 1))).toBeGreaterThanOrEqual(start0.getTime() / 1000);
+    schedules.close();
+  }, 90_000);
+
   // 1,000 in the full run; 250 in the Node 22/24 legs, which run two suites at once on this
   // machine's two cores (LocalStack and DynamoDB Local take several times as long a call there): the
   // same code fires them, on every Node.
