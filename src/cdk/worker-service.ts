@@ -2,7 +2,8 @@ import { Duration } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as cr from 'aws-cdk-lib/custom-resources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -83,6 +84,7 @@ export function addWorkerService(scope: Construct, s: DeploySettings, p: WorkerS
     linuxParameters: new ecs.LinuxParameters(scope, 'WorkerLinux', { initProcessEnabled: true }),
     readonlyRootFilesystem: true,
   });
+  if (s.jobStore !== false && s.jobStore.schedules) addScheduleSync(scope, s, p, taskDefinition);
   const service = new ecs.FargateService(scope, 'WorkerService', {
     cluster: p.cluster,
     taskDefinition,
@@ -108,4 +110,44 @@ export function addWorkerService(scope: Construct, s: DeploySettings, p: WorkerS
     cooldown: Duration.seconds(120),
   });
   return service;
+}
+
+/**
+ * `sqs-jobs schedules sync` at each deploy, as the app `queueName`: a one-off task of the workers'
+ * own task definition (their image, jobs module, role and network) with the command overridden,
+ * started through ECS RunTask by a CloudFormation custom resource each time the task definition
+ * changes. CloudFormation does not wait for it: what it changed (or why it failed) is in the
+ * workers' log group, stream prefix `worker`, and a sync that failed changed nothing.
+ */
+function addScheduleSync(scope: Construct, s: DeploySettings, p: WorkerServiceParts, task: ecs.FargateTaskDefinition): void {
+  const subnets = p.cluster.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds;
+  const runTask: cr.AwsSdkCall = {
+    service: 'ECS',
+    action: 'runTask',
+    parameters: {
+      cluster: p.cluster.clusterArn,
+      taskDefinition: task.taskDefinitionArn,
+      launchType: 'FARGATE',
+      startedBy: 'sqs-jobs-schedule-sync',
+      networkConfiguration: { awsvpcConfiguration: { subnets, securityGroups: [p.securityGroup.securityGroupId], assignPublicIp: 'DISABLED' } },
+      overrides: {
+        containerOverrides: [
+          // --allow-empty: a module that no longer declares any removes the app's (the workers load the same module).
+          { name: 'worker', command: ['schedules', 'sync', '--jobs', s.jobsModule, '--app', s.queueName, '--allow-empty'] },
+        ],
+      },
+    },
+    // A new one each deploy that changes the task definition (image, module, settings).
+    physicalResourceId: cr.PhysicalResourceId.fromResponse('tasks.0.taskArn'),
+  };
+  const roles = [task.taskRole.roleArn, ...(task.executionRole === undefined ? [] : [task.executionRole.roleArn])];
+  new cr.AwsCustomResource(scope, 'ScheduleSync', {
+    onCreate: runTask,
+    onUpdate: runTask,
+    installLatestAwsSdk: false,
+    policy: cr.AwsCustomResourcePolicy.fromStatements([
+      new iam.PolicyStatement({ actions: ['ecs:RunTask'], resources: [task.taskDefinitionArn] }),
+      new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: roles }),
+    ]),
+  });
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, resolveSettings, stopTimeoutSeconds, visibilityTimeoutSeconds } from '../../src/cdk/settings.js';
 import { SqsJobs } from '../../src/cdk/index.js';
 import { WORKER_DLQ_ACTIONS, WORKER_QUEUE_ACTIONS } from '../../src/cdk/permissions.js';
-import { hasOutput, stackWith, synth, taskRoleStatements } from './synth.js';
+import { hasOutput, type Statement, stackWith, synth, taskRoleStatements } from './synth.js';
 
 describe('SqsJobs', () => {
   it('wires the job queue to its DLQ with the redrive policy, and sets visibility to 2 × p99', () => {
@@ -105,6 +105,25 @@ describe('SqsJobs', () => {
     expect(JSON.stringify(tick.Resource)).toMatch(/index\/schedules-due/);
     expect(JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'))).toContain('"--schedules"');
     expect(JSON.stringify(synth({ jobStore: {} }).findResources('AWS::ECS::TaskDefinition'))).not.toContain('--schedules');
+  });
+
+  it("with jobStore.schedules: each deploy runs `schedules sync` as the app, a one-off task of the workers' own definition", () => {
+    const t = synth({ jobStore: { schedules: true }, queueName: 'billing', jobsModule: 'dist/jobs.js' });
+    const syncs = Object.values(t.findResources('Custom::AWS'));
+    expect(syncs).toHaveLength(1);
+    const create = JSON.stringify(syncs[0]!.Properties.Create);
+    expect(create).toContain('runTask');
+    expect(create).toContain(
+      '\\"command\\":[\\"schedules\\",\\"sync\\",\\"--jobs\\",\\"dist/jobs.js\\",\\"--app\\",\\"billing\\",\\"--allow-empty\\"]',
+    );
+    expect(create).toContain('sqs-jobs-schedule-sync');
+    expect(JSON.stringify(syncs[0]!.Properties.Update)).toBe(JSON.stringify(syncs[0]!.Properties.Create));
+    // Allowed to start that task and hand it the workers' roles, nothing more.
+    const policies = Object.values(t.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p).includes('ecs:RunTask'));
+    expect(policies).toHaveLength(1);
+    const actions = (policies[0]!.Properties.PolicyDocument.Statement as Statement[]).flatMap((st) => st.Action);
+    expect(actions.sort()).toEqual(['ecs:RunTask', 'iam:PassRole']);
+    expect(Object.keys(synth({ jobStore: {} }).findResources('Custom::AWS'))).toHaveLength(0);
   });
 
   it('alarms on any dead letter and on the oldest message passing the SLA', () => {
