@@ -36,13 +36,16 @@ export class MemcachedClient implements KeyValues {
     return Math.abs(hash) % count;
   }
 
-  /** `name`, or with several servers `name/<n>`: the first such key on `key`'s server (KeyValues.companion). */
+  /**
+   * `name/<server count>/<n>`, the first such key on `key`'s server (KeyValues.companion): a list
+   * of another length (a server added or taken away, which moves keys) names other companions.
+   */
   companion(key: string, name: string): string {
-    if (this.#servers.length === 1) return name;
+    const count = this.#servers.length;
     const server = this.#indexOf(key);
     let n = 0;
-    while (this.#indexOf(`${name}/${n}`) !== server) n++;
-    return `${name}/${n}`;
+    while (this.#indexOf(`${name}/${count}/${n}`) !== server) n++;
+    return `${name}/${count}/${n}`;
   }
 
   get(key: string): Promise<string | null> {

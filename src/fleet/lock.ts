@@ -151,16 +151,20 @@ export class KeyValueLock implements JobLock {
    * KEPT_SINCE_MS. Undefined when the store cannot be reached.
    */
   async keptSince(jobId: string): Promise<number | undefined> {
-    const nowMs = Date.now();
     try {
       return this.#kv.ok(
         await this.#kv.call(async (c) => {
-          const key = c.companion?.(this.key(jobId), `${this.#prefix}kept-since`) ?? `${this.#prefix}kept-since`;
+          // `/` is in no job id: no job's key is this one. With several servers, one per server and server count.
+          const key = c.companion?.(this.key(jobId), `${this.#prefix}kept-since`) ?? `${this.#prefix}kept-since/1/0`;
           const seen = this.#since.get(key);
-          if (seen !== undefined && nowMs - seen.readAt < KEPT_SINCE_MS) return seen.since;
-          const value = (await c.get(key)) ?? ((await c.add(key, String(nowMs), 0)) ? String(nowMs) : await c.get(key));
-          const since = Number(value ?? nowMs);
-          this.#since.set(key, { since, readAt: nowMs });
+          if (seen !== undefined && Date.now() - seen.readAt < KEPT_SINCE_MS) return seen.since;
+          const found = await c.get(key);
+          // The time it was missed, read after the miss: no earlier than the server that missed it began.
+          const missedAt = String(Date.now());
+          const value = found ?? ((await c.add(key, missedAt, 0)) ? missedAt : await c.get(key));
+          const since = Number(value);
+          if (!Number.isFinite(since)) throw new Error(`memcached's ${key} holds no time`);
+          this.#since.set(key, { since, readAt: Date.now() });
           return since;
         }),
       );

@@ -157,13 +157,11 @@ describe.each(subjects)('lock port contract: %s', (_name, s) => {
     expect(await s.lock.extend(before, 'a', 30)).toBe('held'); // one already running goes on
   });
 
-  it('keptSince: when it began keeping marks, at or before the first ask, the same for every job while it keeps them', async () => {
-    const before = Date.now();
+  it('keptSince: when it began keeping marks, no later than the first ask, the same for every job while it keeps them', async () => {
     const since = await s.lock.keptSince!(randomUUID());
     expect(since).toBeLessThanOrEqual(Date.now());
-    await sleep(1_100); // past what one lock trusts of its last reading
+    await sleep(1_100); // past what one lock trusts of its last reading: read from the store again
     expect(await s.lock.keptSince!(randomUUID())).toBe(since);
-    expect(since! <= before || since! - before < 1_000).toBe(true);
   });
 
   it('lets a claim expire with its TTL', async () => {

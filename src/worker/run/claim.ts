@@ -37,7 +37,7 @@ export async function claimFor(
   // Back while its job id is held under it: which run holds it, to count each unfinished run once.
   const holder = claim === 'running' && !fifo ? await ctx.lock.holder?.(read.envelope.id) : undefined;
   return afterClaim({
-    claim: (await storedCancel(ctx, read, m, claim)) ? 'cancelled' : claim,
+    claim: (await storedCancel(ctx, read, m, claim, token)) ? 'cancelled' : claim,
     leaseLost: lease.lost,
     lockFailClosed: c.lockFailClosed,
     stopping: stopping && ctx.stop.signal.aborted,
@@ -53,10 +53,11 @@ export async function claimFor(
 }
 
 /** A job the lock let through (claimed, or it could not tell) that the job store says was cancelled: memcached forgot its mark. */
-async function storedCancel(ctx: ClaimNeeds, read: GoodReading, m: Lease['message'], claim: ClaimResult): Promise<boolean> {
+async function storedCancel(ctx: ClaimNeeds, read: GoodReading, m: Lease['message'], claim: ClaimResult, token: string): Promise<boolean> {
   if (ctx.status === undefined || (claim !== 'claimed' && claim !== 'unavailable')) return false;
   return ctx.status.cancels.cancelled({
     jobId: read.envelope.id,
+    token: claim === 'claimed' ? token : undefined,
     parentId: read.envelope.parent,
     sentAtMs: firstSentAt(m),
     lockUnavailable: claim === 'unavailable',
