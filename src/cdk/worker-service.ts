@@ -129,7 +129,9 @@ function addScheduleSync(scope: Construct, s: DeploySettings, p: WorkerServicePa
       taskDefinition: task.taskDefinitionArn,
       launchType: 'FARGATE',
       startedBy: 'sqs-jobs-schedule-sync',
-      networkConfiguration: { awsvpcConfiguration: { subnets, securityGroups: [p.securityGroup.securityGroupId], assignPublicIp: 'DISABLED' } },
+      networkConfiguration: {
+        awsvpcConfiguration: { subnets, securityGroups: [p.securityGroup.securityGroupId], assignPublicIp: 'DISABLED' },
+      },
       overrides: {
         containerOverrides: [
           // --allow-empty: a module that no longer declares any removes the app's (the workers load the same module).
@@ -137,11 +139,14 @@ function addScheduleSync(scope: Construct, s: DeploySettings, p: WorkerServicePa
         ],
       },
     },
-    // A new one each deploy that changes the task definition (image, module, settings).
+    // A new one each deploy that changes the task definition (image, module, settings). Only the
+    // task's ARN comes back: a custom resource's answer holds 4 KB, and RunTask's is larger. A task
+    // RunTask could not start (its `failures`) has none, and fails the deploy.
     physicalResourceId: cr.PhysicalResourceId.fromResponse('tasks.0.taskArn'),
+    outputPaths: ['tasks.0.taskArn'],
   };
   const roles = [task.taskRole.roleArn, ...(task.executionRole === undefined ? [] : [task.executionRole.roleArn])];
-  new cr.AwsCustomResource(scope, 'ScheduleSync', {
+  const sync = new cr.AwsCustomResource(scope, 'ScheduleSync', {
     onCreate: runTask,
     onUpdate: runTask,
     installLatestAwsSdk: false,
@@ -150,4 +155,6 @@ function addScheduleSync(scope: Construct, s: DeploySettings, p: WorkerServicePa
       new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: roles }),
     ]),
   });
+  // Started once the workers' role has its grants (its policies are added to the role later).
+  sync.node.addDependency(task.taskRole);
 }

@@ -1,7 +1,8 @@
 import type { ScheduleView } from '../ops/schedule-view.js';
 import type { Schedules } from '../ops/schedules.js';
 import type { StatusStore } from '../ports/status-store.js';
-import { html } from './html.js';
+import { jobIdSchema } from '../core/envelope.js';
+import { html, query } from './html.js';
 import { failure, type Page, type PageContext } from './layout.js';
 import { type ScheduleNotice, schedulePage, schedulesPage } from './pages/schedules.js';
 import { text } from './responses.js';
@@ -9,6 +10,14 @@ import { text } from './responses.js';
 /** What can be done to a schedule from the dashboard. */
 export type ScheduleAction = 'pause' | 'resume' | 'trigger';
 export const SCHEDULE_ACTIONS: readonly ScheduleAction[] = ['pause', 'resume', 'trigger'];
+
+/** What an action did, from the URL it redirected to. */
+function noticeOf(params: URLSearchParams): ScheduleNotice | undefined {
+  const done = params.get('done');
+  if (done === 'paused' || done === 'resumed') return { kind: done };
+  const job = params.get('job') ?? '';
+  return done === 'triggered' && jobIdSchema.safeParse(job).success ? { kind: 'triggered', jobId: job } : undefined;
+}
 
 /** A page shows at least this many schedules when there are as many (the store's pages hold up to 100 each). */
 const PAGE_ROWS = 50;
@@ -25,8 +34,8 @@ export class ScheduleDesk {
     this.#store = store;
   }
 
-  /** `?id=`: one schedule; else a page of all (`?cursor=`: the next). */
-  async page(params: URLSearchParams, ctx: PageContext, notice?: ScheduleNotice): Promise<Page> {
+  /** `?id=`: one schedule (`&done=`: what an action just did to it); else a page of all (`?cursor=`: the next). */
+  async page(params: URLSearchParams, ctx: PageContext): Promise<Page> {
     const schedules = this.#schedules;
     if (schedules === undefined) return { title: 'Schedules', live: false, main: NO_STORE };
     const id = params.get('id');
@@ -48,28 +57,34 @@ export class ScheduleDesk {
       const recent = await Promise.all(
         view.recent.map(async (o) => ({ ...o, status: await this.#store?.get(o.jobId).catch(() => undefined) })),
       );
-      return schedulePage({ view, recent, notice }, ctx);
+      return schedulePage({ view, recent, notice: noticeOf(params) }, ctx);
     } catch (error) {
       return schedulesPage({ schedules: [], cursor: undefined, problem: failure('The schedules', error) }, ctx);
     }
   }
 
-  /** Pause, resume or run now (a form post, its CSRF token checked already); then the schedule, with what was done. */
+  /**
+   * Pause, resume or run now (a form post, its CSRF token checked already); then 303 to the
+   * schedule, saying what was done (a reload shows it again and does nothing).
+   */
   async act(action: ScheduleAction, form: URLSearchParams, ctx: PageContext): Promise<Page | Response> {
     const schedules = this.#schedules;
     if (schedules === undefined) return text(409, 'schedules need the job store (SQS_JOBS_JOB_TABLE or the store option)');
     const id = form.get('id') ?? '';
     if (id === '' || id.length > 200) return text(422, 'id: must name a schedule');
-    let notice: ScheduleNotice;
-    if (action === 'trigger') {
-      const sent = await schedules.trigger(id);
-      notice = sent === undefined ? { kind: 'not-found', id } : { kind: 'triggered', jobId: sent.jobId };
-    } else {
-      const done = action === 'pause' ? await schedules.pause(id) : await schedules.resume(id);
-      notice = done ? { kind: action === 'pause' ? 'paused' : 'resumed' } : { kind: 'not-found', id };
+    let done: Record<string, string> | undefined;
+    try {
+      if (action === 'trigger') {
+        const sent = await schedules.trigger(id);
+        done = sent === undefined ? undefined : { done: 'triggered', job: sent.jobId };
+      } else if (await (action === 'pause' ? schedules.pause(id) : schedules.resume(id))) {
+        done = { done: action === 'pause' ? 'paused' : 'resumed' };
+      }
+    } catch (error) {
+      return { title: `Schedule ${id}`, live: false, main: failure(`The ${action === 'trigger' ? 'run' : action} of ${id}`, error) };
     }
-    if (notice.kind === 'not-found') return text(404, `no schedule ${id}`);
-    return this.page(new URLSearchParams({ id }), ctx, notice);
+    if (done === undefined) return text(404, `no schedule ${id}`);
+    return new Response(null, { status: 303, headers: { location: `${ctx.base}/schedules${query({ id, ...done })}` } });
   }
 
   close(): void {

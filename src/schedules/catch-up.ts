@@ -79,7 +79,7 @@ export function bounded(r: Recurrence, startS: number | undefined, endS: number 
  * that took a moment past it, `start: new Date()`). Never one at or before the last it fired.
  */
 export function firstDue(r: Recurrence, nowS: number, startS: number | undefined, lastFired: number | undefined): number | undefined {
-  const from = startS !== undefined && startS < nowS ? Math.max(startS, nowS - ON_TIME_S) : nowS;
+  const from = startS !== undefined && startS < nowS && nowS - startS <= ON_TIME_S ? startS : nowS;
   return r.next(Math.max(from - 1, lastFired ?? -Infinity));
 }
 

@@ -54,7 +54,7 @@ export interface TickPorts {
   now(): number;
   /** A schedule that cannot be fired (its spec unreadable, a send that failed): said, never thrown. */
   onProblem(scheduleId: string, problem: string): void;
-  /** An occurrence's job was sent (for events and metrics), just now. */
+  /** An occurrence's job was sent (for events and metrics): told once the schedule moved past it. */
   onFired?(o: Occurrence & { readonly jobId: string }): void;
   /** Occurrences of a schedule that will not run (overlap, catch-up, refused by enqueue). */
   onSkipped?(o: Omit<Occurrence, 'occurrence'> & { readonly count: number }): void;
@@ -120,10 +120,14 @@ async function fire(p: TickPorts, r: ScheduleRecord, from: number, plan: Plan, r
   }
   let skipped = due.skipped;
   let lastFired = r.lastFired;
+  const fired: number[] = [];
   const advance = async (next: number | undefined) => {
     report.skipped += skipped;
-    if (skipped > 0) p.onSkipped?.({ schedule: r.id, job: plan.job, queueUrl: plan.queueUrl, count: skipped });
-    await p.store.advanceSchedule(r.id, { by: token, from, revision: r.revision }, { next, lastFired, skipped });
+    if (!(await p.store.advanceSchedule(r.id, { by: token, from, revision: r.revision }, { next, lastFired, skipped }))) return;
+    // Told once the schedule moved on: a tick whose claim was lost sends the same again (the same job ids), and is not counted twice.
+    const o = { schedule: r.id, job: plan.job, queueUrl: plan.queueUrl };
+    for (const occurrence of fired) p.onFired?.({ ...o, occurrence, jobId: occurrenceJobId(r.id, occurrence) });
+    if (skipped > 0) p.onSkipped?.({ ...o, count: skipped });
   };
   // Overlap is asked once, of the last occurrence fired before this tick. Of the ones due together
   // (catching up), `skip` sends the latest (sent together they would overlap), `allow` each.
@@ -170,7 +174,7 @@ async function fire(p: TickPorts, r: ScheduleRecord, from: number, plan: Plan, r
     }
     lastFired = occurrence;
     report.fired++;
-    p.onFired?.({ schedule: r.id, job: plan.job, queueUrl: plan.queueUrl, occurrence, jobId: occurrenceJobId(r.id, occurrence) });
+    fired.push(occurrence);
   }
   await advance(then);
 }

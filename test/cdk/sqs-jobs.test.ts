@@ -117,6 +117,10 @@ describe('SqsJobs', () => {
       '\\"command\\":[\\"schedules\\",\\"sync\\",\\"--jobs\\",\\"dist/jobs.js\\",\\"--app\\",\\"billing\\",\\"--allow-empty\\"]',
     );
     expect(create).toContain('sqs-jobs-schedule-sync');
+    expect(create).toContain('\\"outputPaths\\":[\\"tasks.0.taskArn\\"]'); // a custom resource's answer holds 4 KB
+    // Started after the workers' role has its grants (the table's among them).
+    const dependsOn = JSON.stringify(syncs[0]!.DependsOn);
+    expect(dependsOn).toMatch(/TaskRoleDefaultPolicy/);
     expect(JSON.stringify(syncs[0]!.Properties.Update)).toBe(JSON.stringify(syncs[0]!.Properties.Create));
     // Allowed to start that task and hand it the workers' roles, nothing more.
     const policies = Object.values(t.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p).includes('ecs:RunTask'));

@@ -5,10 +5,7 @@ import { type Html, html, query } from '../html.js';
 import { csrfField, type Page, type PageContext, ms, num } from '../layout.js';
 
 /** What an action on a schedule did, said above it. */
-export type ScheduleNotice =
-  | { readonly kind: 'paused' | 'resumed' }
-  | { readonly kind: 'triggered'; readonly jobId: string }
-  | { readonly kind: 'not-found'; readonly id: string };
+export type ScheduleNotice = { readonly kind: 'paused' | 'resumed' } | { readonly kind: 'triggered'; readonly jobId: string };
 
 /** An occurrence due by now, and what its job's record says (undefined: no record). */
 export interface RecentOccurrence {
@@ -17,11 +14,18 @@ export interface RecentOccurrence {
   readonly status: JobStatus | undefined;
 }
 
-/** A time in the schedule's zone, then in UTC. */
+/** A time in the schedule's zone (UTC for one it cannot read), then in UTC. */
 function when(iso: string, tz: string): Html {
   const at = new Date(iso);
-  const local = new Intl.DateTimeFormat('en-GB', { timeZone: tz, dateStyle: 'medium', timeStyle: 'medium' }).format(at);
-  return html`<time datetime="${iso}">${local} <span class="muted">${tz}</span></time><br><span class="muted">${iso.replace('.000Z', 'Z')} UTC</span>`;
+  let zone = tz;
+  let local: string;
+  try {
+    local = new Intl.DateTimeFormat('en-GB', { timeZone: zone, dateStyle: 'medium', timeStyle: 'medium' }).format(at);
+  } catch {
+    zone = 'UTC';
+    local = new Intl.DateTimeFormat('en-GB', { timeZone: zone, dateStyle: 'medium', timeStyle: 'medium' }).format(at);
+  }
+  return html`<time datetime="${iso}">${local} <span class="muted">${zone}</span></time><br><span class="muted">${iso.replace('.000Z', 'Z')} UTC</span>`;
 }
 
 const rule = (v: ScheduleView) => html`<code>${v.cron ?? `every ${v.every}`}</code>`;
@@ -75,7 +79,7 @@ function outcome(o: RecentOccurrence, v: ScheduleView): Html {
   if (s === undefined) {
     const fired = v.lastFired !== undefined && o.at <= v.lastFired;
     return fired
-      ? html`<span class="badge warn" data-outcome="skipped">skipped</span> <span class="muted">(or its record expired)</span>`
+      ? html`<span class="badge warn" data-outcome="skipped">skipped</span> <span class="muted">(or from before the schedule, or its record expired)</span>`
       : html`<span class="muted" data-outcome="not-yet">not fired yet${v.paused ? ' (paused)' : ''}</span>`;
   }
   const tone = s.state === 'completed' ? 'ok' : s.state === 'failed' || s.state === 'cancelled' ? 'bad' : 'warn';
@@ -99,9 +103,7 @@ export function schedulePage(
             ? html`Sent now as the job <a href="${ctx.base}/job${query({ id: n.jobId })}"><code>${n.jobId}</code></a>.`
             : n.kind === 'paused'
               ? 'Paused: no occurrence fires until it is resumed (jobs already sent run).'
-              : n.kind === 'resumed'
-                ? 'Resumed: it fires from its next occurrence on (the ones missed while paused do not run).'
-                : ''
+              : 'Resumed: it fires from its next occurrence on (the ones missed while paused do not run).'
         }</p>`;
   const catchUp = typeof s.catchUp === 'string' ? s.catchUp : `within ${s.catchUp.withinSeconds} s, at most ${s.catchUp.max}`;
   const rows: [string, Html | string | undefined][] = [

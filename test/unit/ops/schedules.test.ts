@@ -96,6 +96,9 @@ describe('schedules, steered (createSchedules)', () => {
     expect((await store.schedules.getSchedule('older'))?.next).toBe(now - 120 + 3_600);
     await s.upsert(defineSchedule({ id: 'no-start', job: report, args: { team: 'a' }, every: '1s' }));
     expect((await store.schedules.getSchedule('no-start'))?.next).toBeGreaterThanOrEqual(now);
+    // A start 90 s ago on a 1-minute grid: an occurrence 30 s ago is from before the put, and does not run.
+    await s.upsert(defineSchedule({ id: 'old-start', job: report, args: { team: 'a' }, every: '1m', start: new Date((now - 90) * 1000) }));
+    expect((await store.schedules.getSchedule('old-start'))?.next).toBe(now + 30);
     // Fired, then changed within the minute: its next is the one after.
     await store.schedules.claimSchedule('moment', { next: now - 5, revision: 1 }, { by: 't', untilS: now + 30, nowS: now });
     await store.schedules.advanceSchedule(
