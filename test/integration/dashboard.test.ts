@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -18,12 +17,13 @@ import { ATTR_DLQ_ERROR, ATTR_DLQ_REASON } from '../../src/core/dead-letter.js';
 import { ATTR_JOB } from '../../src/core/envelope.js';
 import { UnrecoverableError } from '../../src/core/errors.js';
 import { defineJob } from '../../src/core/job.js';
-import { createDashboard, type Dashboard } from '../../src/dashboard/dashboard.js';
+import { createDashboard } from '../../src/dashboard/dashboard.js';
 import { fastifyPlugin, honoHandler, nodeHandler } from '../../src/http/index.js';
 import { listDeadLetters } from '../../src/ops/dlq-scan.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { launchChromium, watchedPage } from '../helpers/browser.js';
-import { LOCAL_DYNAMODB, LOCAL_ENV, LOCAL_MEMCACHED, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
+import { shoot, useDashboards } from '../helpers/dashboard.js';
+import { LOCAL_DYNAMODB, LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 
 // The dashboard in a real browser (Debian's Chromium, driven by playwright-core), on real SQS
@@ -33,38 +33,18 @@ const dynamo = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1
 const table = `dash-${randomUUID().slice(0, 8)}`;
 const store = { table, endpoint: LOCAL_DYNAMODB };
 let browser: Browser;
-const servers: { server: Server; dashboard: Dashboard }[] = [];
 beforeAll(async () => {
   await createJobTable(dynamo, table);
   browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
-  for (const { server, dashboard } of servers) {
-    server.closeAllConnections();
-    server.close();
-    dashboard.close();
-  }
   sqs.destroy();
   dynamo.destroy();
 });
 const start = useWorkers();
-/** Where the docs' screenshots go when DASHBOARD_SCREENSHOTS names a folder (docs/dashboard). */
-const shots = process.env.DASHBOARD_SCREENSHOTS;
-const shoot = async (page: Page, name: string) => {
-  if (shots === undefined) return;
-  mkdirSync(shots, { recursive: true });
-  await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
-};
 
-async function serveDashboard(options: Parameters<typeof createDashboard>[0]): Promise<string> {
-  const dashboard = createDashboard({ basePath: '/ops', refreshSeconds: 0, store, memcached: LOCAL_MEMCACHED, ...options }, LOCAL_ENV);
-  const server = createServer(nodeHandler(dashboard));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  servers.push({ server, dashboard });
-  const address = server.address();
-  return `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
-}
+const serveDashboard = useDashboards({ store }, LOCAL_ENV);
 
 /** A GET with headers fetch would not send as given (Host): the status. */
 function rawStatus(url: string, headers: Record<string, string>): Promise<number> {
