@@ -25,6 +25,7 @@ import { createQueues } from '../../src/ops/wiring.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { createWorker } from '../../src/worker/worker.js';
 import { CallTally } from '../events/counting.js';
+import { countCalls as counted, PRICE, percentile } from './counted.js';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, jobs: { type: 'string' } } });
 const JOBS = Math.max(10, Math.min(2_000, Number(values.jobs ?? (values.quick ? 60 : 200))));
@@ -37,23 +38,8 @@ const SQS = process.env.SQS_JOBS_ELASTICMQ_URL ?? 'http://127.0.0.1:9624';
 const DYNAMODB = process.env.AWS_ENDPOINT_URL_DYNAMODB ?? 'http://127.0.0.1:4769';
 for (const url of [SQS, DYNAMODB]) if (!/^http:\/\/(127\.0\.0\.1|localhost):\d+$/.test(url)) throw new Error(`loopback only: ${url}`);
 const ENV = { AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x', AWS_REGION: 'us-east-1' };
-/** AWS list prices, us-east-1: SQS standard per request; DynamoDB on-demand per write and read request unit. */
-const PRICE = { sqsRequest: 0.4 / 1e6, write: 0.625 / 1e6, read: 0.125 / 1e6 };
-
-/** Count every call an SDK client makes, by operation. */
-function counted<C extends { middlewareStack: { add: (m: never, o: object) => void } }>(client: C, tally: CallTally): C {
-  const middleware =
-    <A, R>(next: (args: A) => Promise<R>, context: { commandName?: string }) =>
-    (args: A): Promise<R> => {
-      tally.add((context.commandName ?? 'Unknown').replace(/Command$/, ''));
-      return next(args);
-    };
-  client.middlewareStack.add(middleware as never, { step: 'deserialize', name: 'benchCallCounter' });
-  return client;
-}
 
 const dues = (t0: number) => Array.from({ length: JOBS }, (_, i) => t0 + (FIRST_DUE_S + (i * SPREAD_S) / JOBS) * 1000);
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 async function queuesFor(sqs: SQSClient, name: string) {
   const made = await createQueues(sqs, { name: `${name}-${randomUUID().slice(0, 6)}` });
