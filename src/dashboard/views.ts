@@ -197,7 +197,7 @@ export class Views {
       );
     }
     if (!jobIdSchema.safeParse(id).success)
-      return jobPage({ ...base, problem: html`<p class="notice bad">id: must be a job id (1-128 of letters, digits, - _ . : /)</p>` }, ctx);
+      return jobPage({ ...base, problem: html`<p class="notice bad">id: must be a job id (1-128 of letters, digits, - _ . :)</p>` }, ctx);
     try {
       return jobPage({ ...base, status: await this.#src.store.get(id), problem: undefined }, ctx);
     } catch (error) {
