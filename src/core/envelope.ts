@@ -59,6 +59,12 @@ const envelopeSchema = z.object({
   track: z.boolean().optional(),
   parent: jobIdSchema.optional(),
   trace: traceContextSchema,
+  // An occurrence of a schedule fired outside sqs-jobs (EventBridge Scheduler's `<aws.scheduler.scheduled-time>`): its job id is the occurrence's.
+  schedule: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/, 'must be a schedule id')
+    .optional(),
+  scheduledAt: z.iso.datetime({ offset: true }).optional(),
 });
 
 export interface Envelope {
@@ -168,6 +174,15 @@ export function decodeEnvelope(body: string, fallback: { messageId: string; sent
   let id = e.id ?? fallback.messageId;
   if (e.job !== undefined && e.event !== undefined)
     return { ok: false, reason: 'not-an-envelope', detail: 'body: names both a job and an event (one or the other)' };
+  if (e.schedule !== undefined || e.scheduledAt !== undefined) {
+    if (e.schedule === undefined || e.scheduledAt === undefined || e.id !== undefined || e.job === undefined)
+      return {
+        ok: false,
+        reason: 'not-an-envelope',
+        detail: 'schedule: a job of an occurrence names its schedule and scheduledAt, and no id',
+      };
+    id = occurrenceJobId(e.schedule, Math.floor(Date.parse(e.scheduledAt) / 1000));
+  }
   // Through SNS come events only: a topic's publisher cannot name a job to run.
   if (notification !== undefined && e.event === undefined)
     return { ok: false, reason: 'not-an-envelope', detail: `the SNS notification from ${notification.topicArn} carries no event` };
@@ -192,7 +207,9 @@ export function decodeEnvelope(body: string, fallback: { messageId: string; sent
       id,
       job,
       args: e.args,
-      enqueuedAt: e.enqueuedAt ?? new Date(fallback.sentAt).toISOString(),
+      // An occurrence's job waited from its time.
+      enqueuedAt:
+        e.enqueuedAt ?? (e.scheduledAt === undefined ? new Date(fallback.sentAt).toISOString() : new Date(e.scheduledAt).toISOString()),
       ...(e.tenant === undefined ? {} : { tenant: e.tenant }),
       ...(e.track ? { track: true } : {}),
       ...(e.parent === undefined ? {} : { parent: e.parent }),
@@ -200,6 +217,11 @@ export function decodeEnvelope(body: string, fallback: { messageId: string; sent
       ...(event === undefined ? {} : { event }),
     },
   };
+}
+
+/** The job id of a schedule's occurrence, in epoch seconds: the same however often it is sent (the tick's, EventBridge Scheduler's). */
+export function occurrenceJobId(scheduleId: string, occurrenceS: number): string {
+  return `${scheduleId}:${occurrenceS}`;
 }
 
 /**

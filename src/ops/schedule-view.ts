@@ -1,5 +1,5 @@
 import type { ScheduleRecord } from '../ports/schedule-store.js';
-import { occurrenceJobId } from '../schedules/define.js';
+import { occurrenceJobId } from '../core/envelope.js';
 import { planOf } from '../schedules/stored.js';
 
 /** How many next occurrences a view shows, and how many due by now. */

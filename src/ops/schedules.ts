@@ -7,7 +7,7 @@ import type { Producer } from '../producer/producer.js';
 import type { ScheduleDefinition } from '../schedules/define.js';
 import { firstDue } from '../schedules/catch-up.js';
 import { type Plan, planOf, storedSpec } from '../schedules/stored.js';
-import { occurrenceJobId } from '../schedules/define.js';
+import { occurrenceJobId } from '../core/envelope.js';
 import { type ScheduleView, viewOf } from './schedule-view.js';
 
 /** Who puts schedules made at run time (`upsert`); sync's are `app:<name>`. */

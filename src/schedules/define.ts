@@ -133,11 +133,6 @@ export function defineSchedule<J extends AnyDefinition>(spec: ScheduleSpec<J>): 
   });
 }
 
-/** The job id of a schedule's occurrence: the same on every worker that fires it. */
-export function occurrenceJobId(scheduleId: string, occurrenceS: number): string {
-  return `${scheduleId}:${occurrenceS}`;
-}
-
 function seconds(at: Date | string): number {
   return (typeof at === 'string' ? Date.parse(at) : at.getTime()) / 1000;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ScheduleRecord, ScheduleStore } from '../ports/schedule-store.js';
 import { dueAt } from './catch-up.js';
-import { occurrenceJobId } from './define.js';
+import { occurrenceJobId } from '../core/envelope.js';
 import { type Plan, planOf } from './stored.js';
 
 /*

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createDynamoClient } from '../../src/adapters/aws-clients.js';
@@ -7,7 +8,18 @@ import { createJobTable } from '../../src/adapters/dynamodb-store.js';
 import { defineJob } from '../../src/core/job.js';
 import { createSchedules } from '../../src/ops/wiring.js';
 import { defineSchedule } from '../../src/schedules/define.js';
-import { LOCAL_DYNAMODB, LOCAL_ENDPOINT, LOCAL_ENV, drain, eventually, freshQueues, sleep, sqsClient } from '../helpers/stack.js';
+import { getJob } from '../../src/status/get-job.js';
+import {
+  LOCAL_DYNAMODB,
+  LOCAL_ENDPOINT,
+  LOCAL_ENV,
+  drain,
+  eventually,
+  freshQueues,
+  queueCounts,
+  sleep,
+  sqsClient,
+} from '../helpers/stack.js';
 import { useWorkers } from '../helpers/worker.js';
 
 /**
@@ -209,6 +221,29 @@ describe('schedules fired by workers', () => {
     for (const j of ran) expect(Number(j.slice(j.lastIndexOf(':') + 1))).toBeGreaterThanOrEqual(start0.getTime() / 1000);
     schedules.close();
   }, 90_000);
+
+  it("a message in EventBridge Scheduler's target shape, delivered twice, runs once under its occurrence's job id", async () => {
+    const { queueUrl } = await freshQueues(sqs, 'sched-eb');
+    const ran: string[] = [];
+    const report = defineJob({ name: 'eb-report', args: z.object({ team: z.string() }), handle: (_a, ctx) => void ran.push(ctx.jobId) });
+    // The schedule's Input, as EventBridge Scheduler sends it once it has put in the scheduled time.
+    const body = JSON.stringify({
+      v: 1,
+      job: 'eb-report',
+      args: { team: 'all' },
+      schedule: 'nightly-report',
+      scheduledAt: '2027-03-28T01:00:00Z',
+      track: true,
+    });
+    await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+    await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body })); // at least once: sometimes twice
+    const worker = start({ queues: [queueUrl], jobs: [report], store });
+    await worker.start();
+    const jobId = `nightly-report:${Date.parse('2027-03-28T01:00:00Z') / 1000}`;
+    await eventually(async () => (await getJob(jobId, store, { ...LOCAL_ENV, ...CREDENTIALS }))?.state === 'completed', 'completed');
+    await eventually(async () => Object.values(await queueCounts(sqs, queueUrl)).every((n) => n === 0), 'both deleted');
+    expect(ran).toEqual([jobId]);
+  });
 
   // 1,000 in the full run; 250 in the Node 22/24 legs, which run two suites at once on this
   // machine's two cores (LocalStack and DynamoDB Local take several times as long a call there): the

@@ -22,6 +22,16 @@ describe('envelope v1', () => {
     });
   });
 
+  it("takes an occurrence fired elsewhere (EventBridge Scheduler's scheduled time): its job id is the occurrence's, and it waited from its time", () => {
+    const body = '{"v":1,"job":"report","args":{},"schedule":"nightly","scheduledAt":"2027-03-28T01:00:00Z","track":true}';
+    // Delivered twice (EventBridge fires at least once): the same job id both times.
+    for (const messageId of ['m-1', 'm-2'])
+      expect(decodeEnvelope(body, { messageId, sentAt: Date.parse('2027-03-28T01:00:01Z') })).toEqual({
+        ok: true,
+        envelope: { v: 1, id: 'nightly:1806195600', job: 'report', args: {}, enqueuedAt: '2027-03-28T01:00:00.000Z', track: true },
+      });
+  });
+
   it('omits tenant when there is none', () => {
     expect(encodeEnvelope({ v: 1, id: 'a', job: 'j', args: {}, enqueuedAt: '2026-01-01T00:00:00.000Z' })).not.toContain('tenant');
   });
@@ -41,6 +51,11 @@ describe('envelope v1', () => {
     ['{"v":1,"args":{}}', 'not-an-envelope'],
     ['{"v":1,"job":"a","args":{},"id":"has space"}', 'not-an-envelope'],
     ['{"v":1,"job":"a","args":{},"enqueuedAt":"yesterday"}', 'not-an-envelope'],
+    ['{"v":1,"job":"a","args":{},"schedule":"nightly"}', 'not-an-envelope'],
+    ['{"v":1,"job":"a","args":{},"scheduledAt":"2027-03-28T01:00:00Z"}', 'not-an-envelope'],
+    ['{"v":1,"id":"x","job":"a","args":{},"schedule":"nightly","scheduledAt":"2027-03-28T01:00:00Z"}', 'not-an-envelope'],
+    ['{"v":1,"event":"e","args":{},"schedule":"nightly","scheduledAt":"2027-03-28T01:00:00Z"}', 'not-an-envelope'],
+    ['{"v":1,"job":"a","args":{},"schedule":"nightly","scheduledAt":"<aws.scheduler.scheduled-time>"}', 'not-an-envelope'],
   ])('calls %s poison: %s', (body, reason) => {
     const decoded = decodeEnvelope(body, fallback);
     expect(decoded.ok).toBe(false);

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { defineJob } from '../../../src/core/job.js';
 import { ValidationError } from '../../../src/core/errors.js';
 import { JOB_ID_PATTERN } from '../../../src/core/envelope.js';
-import { defineSchedule, occurrenceJobId } from '../../../src/schedules/define.js';
+import { occurrenceJobId } from '../../../src/core/envelope.js';
+import { defineSchedule } from '../../../src/schedules/define.js';
 
 const report = defineJob({ name: 'nightly-report', args: z.object({ team: z.string() }), handle: () => {} });
 
