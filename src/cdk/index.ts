@@ -7,4 +7,5 @@
 export { SqsJobs, type SqsJobsProps } from './sqs-jobs.js';
 export type { JobAlarms } from './alarms.js';
 export { eventSettingsOf } from './event-settings.js';
+export { scheduleSettingsOf } from './schedule-settings.js';
 export { DEFAULT_SETTINGS, resolveSettings } from './settings.js';

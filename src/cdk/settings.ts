@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { thresholdIssues } from './alarm-thresholds.js';
 import { eventSettingSchema, eventSettingsIssues } from './event-settings.js';
+import { scheduleSettingSchema, scheduleSettingsIssues } from './schedule-settings.js';
 
 /**
  * Deployment settings: what the `SqsJobs` construct deploys, and what `npm run infra:local` gives the
@@ -68,6 +69,15 @@ const settingsSchema = z
      * the job's filter policy). The workers serve these queues too, so the jobs module must export the jobs.
      */
     events: z.array(eventSettingSchema),
+    /**
+     * Who fires the schedules the jobs module declares: `workers` (their tick, with
+     * `jobStore.schedules`: `schedules sync` runs at each deploy) or `eventbridge` (an EventBridge
+     * Scheduler schedule each, made from `schedules`, sending to the queue; a synth error for what
+     * it cannot express: seconds, an overlap or catch-up rule).
+     */
+    scheduler: z.enum(['workers', 'eventbridge']),
+    /** The declared schedules, for `scheduler: 'eventbridge'`: `scheduleSettingsOf(Object.values(await import('./jobs.js')))`. */
+    schedules: z.array(scheduleSettingSchema),
     /** Optional: an address the alarms email (an SNS topic is created for it). */
     alarmEmail: z.email().optional(),
   })
@@ -84,6 +94,13 @@ const settingsSchema = z
     for (const issue of thresholdIssues(s)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of eventSettingsIssues(s.events, { served: servedQueueNames(s), deadLetterQueue: `${s.queueName}-dlq` }))
       ctx.addIssue({ code: 'custom', ...issue });
+    if (s.scheduler === 'eventbridge') for (const issue of scheduleSettingsIssues(s.schedules)) ctx.addIssue({ code: 'custom', ...issue });
+    else if (s.schedules.length > 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['schedules'],
+        message: "read only with scheduler: 'eventbridge' (the workers' schedules are put by the deploy's schedules sync, from jobsModule)",
+      });
   });
 
 /** Every deployment setting, resolved and checked: what `resolveSettings` returns and `SqsJobs.settings` holds. */
@@ -117,6 +134,8 @@ export const DEFAULT_SETTINGS: DeploySettings = {
   tiers: false,
   jobStore: false,
   events: [],
+  scheduler: 'workers',
+  schedules: [],
 };
 
 /** Defaults with `overrides` on top (an object, or JSON text as `cdk -c sqsJobs='{...}'` passes it). */

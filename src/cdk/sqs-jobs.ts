@@ -21,6 +21,7 @@ import {
   WORKER_TICK_ACTIONS,
 } from './permissions.js';
 import { type DeploySettings, type DeploySettingsInput, queueSpec, resolveSettings } from './settings.js';
+import { addEventBridgeSchedules } from './eventbridge-schedules.js';
 import { addWorkerService } from './worker-service.js';
 
 /** The deployment settings (each has a default, see `DEFAULT_SETTINGS`), and where the workers run. */
@@ -132,6 +133,7 @@ export class SqsJobs extends Construct {
       this.events.subscribers.map((sub) => sub.deadLettersAlarm),
     );
     this.dashboard = addDashboard(this, s, this);
+    addEventBridgeSchedules(this, s, { queue: this.queue, dlq: this.deadLetterQueue, tracked: this.jobTable !== undefined });
     this.taskRole = this.#workerRole(s, served);
     this.producerPolicy = new iam.ManagedPolicy(this, 'ProducerPolicy', {
       description: 'sqs-jobs producer: send jobs to the queue (and its spillover queue and lanes), record tracked jobs as waiting',

@@ -84,7 +84,8 @@ export function addWorkerService(scope: Construct, s: DeploySettings, p: WorkerS
     linuxParameters: new ecs.LinuxParameters(scope, 'WorkerLinux', { initProcessEnabled: true }),
     readonlyRootFilesystem: true,
   });
-  if (s.jobStore !== false && s.jobStore.schedules) addScheduleSync(scope, s, p, taskDefinition);
+  // The declared schedules are the workers' to fire, put at each deploy (EventBridge's are not put).
+  if (s.jobStore !== false && s.jobStore.schedules && s.scheduler === 'workers') addScheduleSync(scope, s, p, taskDefinition);
   const service = new ecs.FargateService(scope, 'WorkerService', {
     cluster: p.cluster,
     taskDefinition,

@@ -114,7 +114,7 @@ const SURFACE = {
   },
   'sqs-jobs/cdk': {
     file: 'src/cdk/index.ts',
-    values: ['SqsJobs', 'eventSettingsOf', 'DEFAULT_SETTINGS', 'resolveSettings'],
+    values: ['SqsJobs', 'eventSettingsOf', 'scheduleSettingsOf', 'DEFAULT_SETTINGS', 'resolveSettings'],
     types: ['SqsJobsProps', 'JobAlarms'],
   },
 } as const;
