@@ -43,23 +43,30 @@ export function cronExpression(cron: string): Expression {
 
 /** Cron's day-of-week field (0-7 from Sunday, names, lists, ranges, `nL`, `n#k`) in EventBridge's numbering (1-7 from Sunday). */
 function weekdays(field: string): string | { problem: string } {
-  const number = (n: string) => (Number(n) % 7) + 1;
   const out: string[] = [];
   for (const part of field.split(',')) {
-    let m: RegExpMatchArray | null;
-    if (/^[A-Za-z]{3}(-[A-Za-z]{3})?$/.test(part)) out.push(part.toUpperCase());
-    else if ((m = /^([0-7])$/.exec(part))) out.push(String(number(m[1]!)));
-    else if ((m = /^([0-7])-([0-7])$/.exec(part))) {
-      const from = number(m[1]!);
-      // Up to cron's 7 (Sunday again): to Saturday, and Sunday, EventBridge's 1.
-      const [to, sunday] = m[2] === '7' ? [7, from > 1] : [number(m[2]!), false];
-      if (from > to) return { problem: `the weekday range ${part} wraps past Saturday, which EventBridge Scheduler does not take` };
-      out.push(`${from}-${to}`, ...(sunday ? ['1'] : []));
-    } else if ((m = /^([0-7])L$/.exec(part))) out.push(`${number(m[1]!)}L`);
-    else if ((m = /^([0-7])#([1-5])$/.exec(part))) out.push(`${number(m[1]!)}#${m[2]}`);
-    else return { problem: `the weekday "${part}" is not one EventBridge Scheduler can be given (a day, a list, a range, nL or n#k)` };
+    const day = weekday(part);
+    if (day === undefined)
+      return { problem: `the weekday "${part}" is not one EventBridge Scheduler can be given (a day, a list, a range, nL or n#k)` };
+    if (typeof day !== 'string') return day;
+    out.push(day);
   }
   return out.join(',');
+}
+
+/** One part of the day-of-week list, renumbered; undefined when it is none of the forms EventBridge takes. */
+function weekday(part: string): string | { problem: string } | undefined {
+  const number = (n: string) => (Number(n) % 7) + 1;
+  if (/^[A-Za-z]{3}(-[A-Za-z]{3})?$/.test(part)) return part.toUpperCase();
+  const one = /^([0-7])(L|#[1-5])?$/.exec(part);
+  if (one !== null) return `${number(one[1]!)}${one[2] ?? ''}`;
+  const range = /^([0-7])-([0-7])$/.exec(part);
+  if (range === null) return undefined;
+  const from = number(range[1]!);
+  // Up to cron's 7 (Sunday again): to Saturday, and Sunday, EventBridge's 1.
+  const [to, sunday] = range[2] === '7' ? [7, from > 1] : [number(range[2]!), false];
+  if (from > to) return { problem: `the weekday range ${part} wraps past Saturday, which EventBridge Scheduler does not take` };
+  return sunday ? `${from}-${to},1` : `${from}-${to}`;
 }
 
 /** `every` (in seconds) as EventBridge's rate(): whole minutes only. */
