@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SCHEDULE_ID_PATTERN } from '../core/envelope.js';
 import { cronExpression, type Expression, rateExpression } from './eventbridge-expression.js';
 
 /**
@@ -9,7 +10,7 @@ import { cronExpression, type Expression, rateExpression } from './eventbridge-e
  */
 export const scheduleSettingSchema = z
   .object({
-    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/, 'must be a schedule id (as defineSchedule takes it)'),
+    id: z.string().regex(SCHEDULE_ID_PATTERN, 'must be a schedule id (as defineSchedule takes it)'),
     job: z.string().min(1).max(80),
     args: z.unknown(),
     cron: z.string().optional(),

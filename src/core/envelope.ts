@@ -29,6 +29,9 @@ export const ATTR_JOB_ID = 'sqsjobs-id';
 /** What a job id may be made of (1-128 of them). */
 export const JOB_ID_PATTERN = /^[A-Za-z0-9_.:-]+$/;
 
+/** Schedule ids: like job names, and short enough that `<id>:<epoch seconds>` is a job id (≤ 128). */
+export const SCHEDULE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
+
 export const jobIdSchema = z
   .string()
   .min(1, 'must not be empty')
@@ -60,10 +63,7 @@ const envelopeSchema = z.object({
   parent: jobIdSchema.optional(),
   trace: traceContextSchema,
   // An occurrence of a schedule fired outside sqs-jobs (EventBridge Scheduler's `<aws.scheduler.scheduled-time>`): its job id is the occurrence's.
-  schedule: z
-    .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/, 'must be a schedule id')
-    .optional(),
+  schedule: z.string().regex(SCHEDULE_ID_PATTERN, 'must be a schedule id').optional(),
   scheduledAt: z.iso.datetime({ offset: true }).optional(),
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SCHEDULE_ID_PATTERN } from '../core/envelope.js';
 import { isDefinition } from '../core/job-registry.js';
 import { type AnyDefinition, type JobArgs, validateArgs } from '../core/job.js';
 import { ValidationError } from '../core/errors.js';
@@ -18,8 +19,6 @@ import { cronProblem, type Recurrence, zoneProblem } from './recurrence.js';
 export const OVERLAPS = ['skip', 'buffer-one', 'allow'] as const;
 export type Overlap = (typeof OVERLAPS)[number];
 
-/** Schedule ids: like job names, and short enough that `<id>:<epoch seconds>` is a job id (≤ 128). */
-const SCHEDULE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
 const DEFAULT_CATCH_UP_MAX = 100;
 
 export interface ScheduleSpec<J extends AnyDefinition> {
