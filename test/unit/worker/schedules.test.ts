@@ -38,7 +38,15 @@ describe("a worker's schedule ticks (option schedules)", () => {
       handle: (args, ctx) => void ran.push(`${ctx.jobId}>${args.to}`),
     });
     const startS = Math.floor(Date.now() / 1000);
-    const def = defineSchedule({ id: 'heartbeat', job, args: { to: 'ops' }, every: '1s', start: new Date(startS * 1000) });
+    // allow: each occurrence is sent, however the ticks fall (skip would send the latest of two due at once).
+    const def = defineSchedule({
+      id: 'heartbeat',
+      job,
+      args: { to: 'ops' },
+      every: '1s',
+      start: new Date(startS * 1000),
+      overlap: 'allow',
+    });
     await store.schedules.putSchedule({ id: def.id, owner: 'runtime', spec: storedSpec(def, url), next: startS });
     const worker = createWorker(
       { queues: [url], jobs: [job], queue: memory, store, lock: new MemoryLock(), schedules: true, ...UNIT_WORKER },
