@@ -9,8 +9,9 @@
 #
 # The job store's tests run against DynamoDB Local (infra/local/dynamodb.sh, port SQS_JOBS_DYNAMODB_PORT).
 # Everything runs on Node 26, the active LTS (brought from the npm registry into .node/ where the
-# machine's Node is another: scripts/node.sh). Then the unit suite and the first stack's integration
-# suite, examples aside, again on Node 22 and 24 (OTHER_NODES below; SQS_JOBS_TEST_NODES="" skips them).
+# machine's Node is another: scripts/node.sh). Then the unit suite on Node 22 and on 24, and the first
+# stack's integration suite, examples aside, shared out between them (--shard: each file runs on one
+# of the two; OTHER_NODES below; SQS_JOBS_TEST_NODES="" skips them).
 # SQS_JOBS_TEST_STACKS="localstack moto" (default) chooses the servers. Where LocalStack cannot be
 # installed (no Python >= 3.13) the run goes on with moto alone and says so loudly, unless
 # SQS_JOBS_REQUIRE_LOCALSTACK=1. Ports: SQS_JOBS_LOCALSTACK_PORT, SQS_JOBS_MOTO_PORT, SQS_JOBS_MEMCACHED_PORT.
@@ -18,8 +19,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 STACK=infra/local/stack.sh
-# The full suite on the active LTS (26, the worker image's); the maintenance LTSs 22 and 24 run the
-# unit suite and the first stack's integration suite but the examples (CONTRIBUTING says why).
+# The full suite on the active LTS (26, the worker image's); the maintenance LTSs 22 and 24 each run the
+# unit suite, and between them the first stack's integration suite but the examples (CONTRIBUTING says why).
 # SQS_JOBS_TEST_NODES overrides the other Nodes ("" for none).
 source scripts/node.sh
 use_node "$SQS_JOBS_LTS_NODE"
@@ -95,13 +96,16 @@ else
     npx vitest run --project "$project" --reporter=default --reporter=json --outputFile.json="$report" || status=$?
     reports+=("$report")
   done
-  # The other Nodes people run: the unit suite and the first stack's integration suite on each, but
-  # the examples, which install their own packages (Node from the npm registry's node-linux
-  # package, into .node/). The legs run side by side, each its output in .local/leg-<version>.log,
+  # The other Nodes people run: the unit suite on each, and the first stack's integration suite but
+  # the examples (which install their own packages) in shards, one per Node, so that each file runs
+  # on one maintenance LTS as well as on 26 (Node from the npm registry's node-linux package, into .node/). The legs run side by side, each its output in .local/leg-<version>.log,
   # shown when both are done: the integration suite waits on its servers half the time (the CPU
   # was about half busy through one leg), so two share the machine in not much more than one's time.
   legs=()
-  for version in ${SQS_JOBS_TEST_NODES-$OTHER_NODES}; do
+  read -r -a versions <<<"${SQS_JOBS_TEST_NODES-$OTHER_NODES}"
+  shard=0
+  for version in "${versions[@]}"; do
+    shard=$((shard + 1))
     if ! bin=$(bash scripts/ensure-node.sh "$version"); then
       echo "[test] Node $version could not be installed: its runs are skipped, and the run fails" >&2
       status=1
@@ -110,9 +114,12 @@ else
     (
       leg_status=0
       for project in unit "integration:${stacks[0]}"; do
-        echo "[test] ---- $project on Node $version ----"
+        # The unit suite whole on each; the integration files shared out between the legs.
+        part=()
+        if [[ $project == integration:* ]]; then part=(--shard="$shard/${#versions[@]}"); fi
+        echo "[test] ---- $project ${part[*]} on Node $version ----"
         report=".local/vitest-node${version%%.*}-${project/:/-}-report.json"
-        PATH="$bin:$PATH" SQS_JOBS_TEST_LEG=partial npx vitest run --project "$project" --exclude 'test/integration/example-*.test.ts' \
+        PATH="$bin:$PATH" SQS_JOBS_TEST_LEG=partial npx vitest run --project "$project" "${part[@]}" --exclude 'test/integration/example-*.test.ts' \
           --reporter=default --reporter=json --outputFile.json="$report" || leg_status=$?
       done
       exit "$leg_status"
