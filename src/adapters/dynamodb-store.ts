@@ -8,6 +8,7 @@ import { ChildCounts } from './dynamodb-child-counts.js';
 import * as fanOut from './dynamodb-fan-out.js';
 import { DynamoSchedules } from './dynamodb-schedules.js';
 import { DynamoTimedJobs } from './dynamodb-timed.js';
+import { DynamoControls } from './dynamodb-controls.js';
 import { Transitions } from './dynamodb-transitions.js';
 import { jobKey, N, readItem, S, type TableRef, toStatus, Update, updateIf } from './dynamodb-items.js';
 
@@ -63,6 +64,8 @@ export class DynamoJobStore implements JobStore {
   readonly schedules: DynamoSchedules;
   /** Jobs kept until their time, in the same table (dynamodb-timed.ts). */
   readonly timed: DynamoTimedJobs;
+  /** The control state (pauses), in the same table (dynamodb-controls.ts): kept without a TTL. */
+  readonly controls: DynamoControls;
 
   constructor(options: DynamoJobStoreOptions) {
     this.#o = options;
@@ -71,6 +74,7 @@ export class DynamoJobStore implements JobStore {
     this.#transitions = new Transitions(this.#t);
     this.schedules = new DynamoSchedules(this.#t);
     this.timed = new DynamoTimedJobs(this.#t);
+    this.controls = new DynamoControls(this.#t);
   }
 
   transition(t: Transition): Promise<'applied' | 'stale'> {

@@ -5,6 +5,8 @@ import { permitsOn } from '../fleet/permits.js';
 import { rateLimitsOn } from '../fleet/rate-limits.js';
 import { tenantMeterOn } from '../fleet/tenant-meter.js';
 import { tickRotaOn } from '../fleet/tick-rota.js';
+import { controlNoticesOn } from '../fleet/control-notices.js';
+import type { ControlNotices } from '../ports/control-store.js';
 import type { Allowances } from '../ports/allowances.js';
 import type { DrainMeter } from '../ports/drain-meter.js';
 import type { Permits } from '../ports/permits.js';
@@ -52,6 +54,9 @@ export class MemcachedLock extends KeyValueLock {
   /** Which worker reads each shard of the schedules' due index each second, on the same memcached: see TickRota. */
   readonly ticks: TickRota;
 
+  /** The version of the control state (pauses) last written, on the same memcached: see ControlNotices. */
+  readonly controls: ControlNotices;
+
   constructor(options: MemcachedLockOptions) {
     const m = new MemcachedConnection(options);
     const prefix = options.keyPrefix ?? 'sqsjobs:';
@@ -63,9 +68,10 @@ export class MemcachedLock extends KeyValueLock {
     this.drains = drainMeterOn(m, (name) => prefix + name);
     this.tenants = tenantMeterOn(m, (name) => prefix + name);
     this.ticks = tickRotaOn(m, (name) => prefix + name);
+    this.controls = controlNoticesOn(m, (name) => prefix + name);
   }
 
-  /** Closes the memcached connection, which `permits`, `rates`, `allowances`, `drains`, `tenants` and `ticks` share. */
+  /** Closes the memcached connection, which `permits`, `rates`, `allowances`, `drains`, `tenants`, `ticks` and `controls` share. */
   override close(): void {
     this.#m.close();
   }

@@ -10,7 +10,9 @@ import { jobCancelCommand, jobCommand, storeCreate } from './job-commands.js';
 import { dlqList, dlqPurge, dlqReplay, stats } from './ops-commands.js';
 import { addLocalCommand } from './local-command.js';
 import { addScheduleCommands } from './schedule-program.js';
+import { addPauseCommands } from './pause-program.js';
 import { packageVersion } from './version.js';
+import { configureTree, pathOf } from './tree.js';
 
 interface CliIo {
   readonly out: (text: string) => void;
@@ -60,6 +62,7 @@ function buildProgram(io: CliIo): Command {
   addProvisionCommands(program, ctx);
   addLocalCommand(program, ctx);
   addScheduleCommands(program, ctx);
+  addPauseCommands(program, ctx);
 
   withAws(program.command('worker').description('run a worker for the jobs a module exports, until SIGTERM/SIGINT'))
     .option('--jobs <module>', 'module or folder (its index) that exports jobs made by defineJob() or defineBatchJob() (required)')
@@ -183,27 +186,6 @@ function buildProgram(io: CliIo): Command {
 
   configureTree(program, io);
   return program;
-}
-
-/** The command's path as typed, e.g. `sqs-jobs dlq list`. */
-function pathOf(command: Command): string {
-  const names: string[] = [];
-  for (let c: Command | null = command; c !== null; c = c.parent) names.unshift(c.name());
-  return names.join(' ');
-}
-
-/** Every command: output through io, errors that name the command, no process.exit of its own. */
-function configureTree(command: Command, io: CliIo): void {
-  const path = pathOf(command);
-  command
-    .configureOutput({
-      writeOut: io.out,
-      writeErr: io.err,
-      outputError: (text, write) => write(`${path}: ${text.replace(/^error: /, '')}`),
-    })
-    .showHelpAfterError(`(run "${path} --help" for usage)`)
-    .exitOverride();
-  for (const sub of command.commands) configureTree(sub, io);
 }
 
 /** Errors with an exit status of their own (every other error exits 1, a usage error 2). */

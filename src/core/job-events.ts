@@ -39,8 +39,8 @@ export type DeadLetterReason =
  */
 export type DuplicateState = 'completed' | 'dead-lettered' | 'running';
 
-/** What kept a job from starting when it was received: its tenant's cap (tenantCaps), or its own rate limit (rateLimit). */
-export type Limit = 'tenant-cap' | 'rate-limit';
+/** What kept a job from starting when it was received: its tenant's cap (tenantCaps), its own rate limit (rateLimit), or a pause (`sqs-jobs pause`). */
+export type Limit = 'tenant-cap' | 'rate-limit' | 'paused';
 
 /** The worker's events. Listeners that throw are logged and never break the worker. */
 export interface WorkerEvents {

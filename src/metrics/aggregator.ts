@@ -20,9 +20,12 @@ export const COUNT_METRICS = [
 type TimingMetric = (typeof TIMING_METRICS)[number];
 type SizeMetric = (typeof SIZE_METRICS)[number];
 type DistributionMetric = TimingMetric | SizeMetric;
-/** Counted by a worker that ticks schedules only (not among the job counts `sqs-jobs stats` reads). */
-type ScheduleCountMetric = 'OccurrencesSkipped';
-type CountMetric = (typeof COUNT_METRICS)[number] | ScheduleCountMetric;
+/**
+ * Not among the job counts `sqs-jobs stats` reads: occurrences a schedule skipped, and jobs found
+ * paused (each time one is kept waiting or handed back for a pause: the cost a pause runs up).
+ */
+type OtherCountMetric = 'OccurrencesSkipped' | 'Paused';
+type CountMetric = (typeof COUNT_METRICS)[number] | OtherCountMetric;
 
 /** CloudWatch keeps percentiles for Values/Counts data only up to 150 distinct values per datum: one point becomes one datum. */
 export const MAX_VALUES_PER_POINT = 150;

@@ -49,7 +49,13 @@ export class MetricsRecorder {
     // Every job:duplicate is a message deleted without running.
     source.on('job:duplicate', (e) => a.count(e.jobName, queue(e.queueUrl), 'DuplicatesSkipped'));
     source.on('job:resent', (e) => a.count(e.jobName, queue(e.queueUrl), 'Resent'));
-    source.on('job:deferred', (e) => a.count(e.jobName, queue(e.queueUrl), 'Deferred'));
+    source.on('job:deferred', (e) => {
+      a.count(e.jobName, queue(e.queueUrl), 'Deferred');
+      if (e.limit === 'paused') a.count(e.jobName, queue(e.queueUrl), 'Paused');
+    });
+    source.on('job:waiting', (e) => {
+      if (e.limit === 'paused') a.count(e.jobName, queue(e.queueUrl), 'Paused');
+    });
     source.on('batch:start', (e) => {
       a.size(e.jobName, queue(e.queueUrl), 'BatchSize', e.size);
       a.timing(e.jobName, queue(e.queueUrl), 'BatchWait', e.heldMs);

@@ -1,7 +1,16 @@
 import { createSqsClient } from '../adapters/aws-clients.js';
 import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
 import { z } from 'zod';
-import { type Env, parseConfig, resolveAwsSettings, resolveQueueUrl } from '../config/env.js';
+import {
+  type Env,
+  lockKeyPrefixSchema,
+  parseConfig,
+  resolveAwsSettings,
+  resolveMemcachedSettings,
+  resolveQueueUrl,
+} from '../config/env.js';
+import { MemcachedLock } from '../adapters/memcached-lock.js';
+import { Pauses } from './pauses.js';
 import { ConfigError } from '../core/errors.js';
 import { createProducer, type Producer } from '../producer/producer.js';
 import { storeOptionSchema } from '../status/store.js';
@@ -93,6 +102,44 @@ export function createSchedules(options: SchedulesOptions = {}, env: Env = proce
     },
     close: () => {
       for (const p of producers.values()) p.close();
+      if (store !== o.store) store.close();
+    },
+  });
+}
+
+const pausesOptionsSchema = z
+  .object({
+    /** Where pauses are kept: `{ table, endpoint?, region?, ttlDays? }` or a JobStore; default SQS_JOBS_JOB_TABLE. */
+    store: storeOptionSchema,
+    /** The workers' memcached, told of each change ([tls://]host:port[,…]); default SQS_JOBS_MEMCACHED. */
+    memcached: z.string().optional(),
+    /** The workers' lockKeyPrefix (default `sqsjobs:`): the notice must be where they look. */
+    lockKeyPrefix: lockKeyPrefixSchema,
+  })
+  .strict();
+
+/** Where createPauses keeps pauses (the job store) and tells the workers (their memcached). */
+export type PausesOptions = z.input<typeof pausesOptionsSchema>;
+
+/**
+ * Pause and resume queues, job types and tenants (Pauses). Throws ConfigError without a job store
+ * (pauses must outlive memcached and the workers). close() when done.
+ */
+export function createPauses(options: PausesOptions = {}, env: Env = process.env): Pauses {
+  const o = parseConfig(pausesOptionsSchema, options, 'options', 'invalid pauses options');
+  const store = resolveJobStore(o.store, env);
+  const controls = store?.controls;
+  if (store === undefined || controls === undefined) {
+    if (store !== undefined && store !== o.store) store.close();
+    throw new ConfigError('invalid pauses options: pauses are kept in the job store: pass options.store or set SQS_JOBS_JOB_TABLE');
+  }
+  const memcached = resolveMemcachedSettings(o.memcached, env, 'options.memcached');
+  const lock = memcached === undefined ? undefined : new MemcachedLock({ ...memcached, keyPrefix: o.lockKeyPrefix });
+  return new Pauses({
+    controls,
+    notices: lock?.controls,
+    close: () => {
+      lock?.close();
       if (store !== o.store) store.close();
     },
   });

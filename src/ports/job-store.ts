@@ -2,6 +2,7 @@ import type { FanOutStore } from './fan-out-store.js';
 import type { ScheduleStore } from './schedule-store.js';
 import type { TimedJobStore } from './timed-jobs.js';
 import type { StatusStore } from './status-store.js';
+import type { ControlStore } from './control-store.js';
 
 /**
  * The job store: the status store and the fan-out store in one durable place (a fan-out's counters
@@ -22,6 +23,11 @@ export interface JobStore extends StatusStore, FanOutStore {
    * passing test/contracts/timed-jobs-port.test.ts.
    */
   readonly timed?: TimedJobStore;
+  /**
+   * Where pauses are kept (`sqs-jobs pause`, pauseJobs()); a store without it refuses them with a
+   * clear error. DynamoDB's and MemoryJobStore have one, passing test/contracts/control-store-port.test.ts.
+   */
+  readonly controls?: ControlStore;
   /** Free what the store holds (a client it made). sqs-jobs closes only stores it made; one passed as `store` is yours to close. */
   close(): void;
 }

@@ -2,6 +2,7 @@ import type { ChildCount, ChildEnd, CompletionSpec, FanOutStatus } from '../port
 import type { JobStore } from '../ports/job-store.js';
 import { MemorySchedules } from './memory-schedules.js';
 import { MemoryTimedJobs } from './memory-timed.js';
+import { MemoryControls } from './memory-controls.js';
 import {
   ENDED_STATES,
   isLater,
@@ -52,6 +53,8 @@ export class MemoryJobStore implements JobStore {
   readonly schedules = new MemorySchedules();
   /** Jobs kept until their time (memory-timed.ts). */
   readonly timed = new MemoryTimedJobs();
+  /** Pauses (memory-controls.ts). */
+  readonly controls = new MemoryControls();
   down = false;
 
   async transition(t: Transition): Promise<'applied' | 'stale'> {

@@ -14,6 +14,7 @@ import type { TenantTally } from './tenant-tally.js';
 import type { WorkerConfig } from './config.js';
 import type { QueueState } from './queue-state.js';
 import type { ProcessTracing } from '../ports/tracing.js';
+import type { WorkerPauses } from './pauses.js';
 
 type Emit = <K extends keyof WorkerEvents & string>(event: K, ...args: WorkerEvents[K]) => void;
 export type OnError = (where: string, error: unknown) => void;
@@ -55,6 +56,8 @@ export interface WorkerContext {
   readonly metrics: MetricsRecorder | undefined;
   /** Job status (a job store is configured): its writes, the cancels it keeps, and what ctx.fanOut needs. */
   readonly status: { readonly tracker: StatusTracker; readonly cancels: StoredCancels; readonly fanOut: FanOutDeps } | undefined;
+  /** The pauses in force (`sqs-jobs pause`), when the job store keeps them. */
+  readonly pauses: WorkerPauses | undefined;
   /** Spans around handler runs, when tracing is on and @opentelemetry/api is installed. */
   readonly tracing: ProcessTracing | undefined;
   /** What the worker knows of the queue a message came from (its DLQ once started). */
@@ -71,11 +74,11 @@ export interface WorkerContext {
  */
 
 /** intake/: receive, and hold what came. */
-export type IntakeNeeds = Pick<WorkerContext, 'config' | 'stop' | 'force' | 'sqs' | 'heartbeat' | 'report'>;
+export type IntakeNeeds = Pick<WorkerContext, 'config' | 'stop' | 'force' | 'sqs' | 'heartbeat' | 'report' | 'pauses'>;
 /** run/claim.ts: the job id's lock, and the cancels the job store keeps. */
 export type ClaimNeeds = Pick<WorkerContext, 'config' | 'stop' | 'report' | 'lock' | 'queueOf' | 'status'>;
-/** turns/: a job's or a batch call's turn (permits, rate slots). */
-export type TurnNeeds = Pick<WorkerContext, 'config' | 'stop' | 'report' | 'permits' | 'rates' | 'queueOf'>;
+/** turns/: a job's or a batch call's turn (pauses, permits, rate slots). */
+export type TurnNeeds = Pick<WorkerContext, 'config' | 'stop' | 'report' | 'permits' | 'rates' | 'queueOf' | 'pauses'>;
 /** run/ and batch/batch-run.ts: a handler's run, its ctx and its span. */
 export type RunNeeds = Pick<WorkerContext, 'config' | 'report' | 'queueOf' | 'status' | 'tracing'>;
 /** fate/: where an outcome goes and how it is carried out (with its acts). */

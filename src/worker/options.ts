@@ -115,6 +115,19 @@ export const workerOptionsSchema = z
       .min(1, 'must be >= 1')
       .max(900, 'must be <= 900 (SQS delay limit)')
       .default(5),
+    /**
+     * The longest a job found paused (`sqs-jobs pause` of its job type or tenant) is handed back for
+     * when it cannot wait in the worker: as long as the pause has lasted, from 10 s up to this.
+     * Each hand-back is a send, a receive and a delete; see docs/guide/pause.md for the cost.
+     */
+    pausedDelaySeconds: z
+      .number()
+      .int('must be a whole number')
+      .min(10, 'must be >= 10')
+      .max(900, 'must be <= 900 (SQS delay limit)')
+      .default(900),
+    /** Follow the pauses kept in the job store (default true when it keeps them); false: this worker ignores them. */
+    pauses: z.boolean().default(true),
     /** Where the worker counts its deletes and the messages it holds unstarted (admission's drain rate and backlog). Default: memcached's, when `memcached` is set. */
     drains: implementing<DrainMeter>('DrainMeter', ['add', 'read', 'addHeld', 'readHeld', 'keepCapacity', 'keptCapacity']).optional(),
     /**

@@ -33,6 +33,8 @@ import { StatusTracker } from '../status/tracker.js';
 import { StoredCancels } from '../status/stored-cancels.js';
 import { EVERY_WORKER } from '../ports/tick-rota.js';
 import { type ScheduleTicks, scheduleTicks } from './schedule-ticks.js';
+import { PauseWatch } from '../fleet/pause-watch.js';
+import { WorkerPauses } from './pauses.js';
 
 /** Build a worker's context: its ports from the options (or the SDKs), and the services on them. */
 export function buildContext(
@@ -139,6 +141,10 @@ export function buildContext(
     closeClients();
     status?.close();
   };
+  // The pauses kept in the job store, asked after each second on the lock's memcached.
+  const controls = c.pauses ? status?.store.controls : undefined;
+  const notices = chosenLock instanceof MemcachedLock ? chosenLock.controls : undefined;
+  const pauses = controls && new WorkerPauses(new PauseWatch(controls, notices, (error) => onError('pauses', error)), log);
   const byUrl = new Map(queues.map((q) => [q.url, q]));
   const ctx: WorkerContext = {
     config: c,
@@ -154,6 +160,7 @@ export function buildContext(
     tenants,
     metrics: metricsRecorder(c, log, env),
     status,
+    pauses,
     tracing,
     queueOf: (url) => {
       const q = byUrl.get(url);

@@ -140,6 +140,7 @@ export class Worker extends EventSource<WorkerEvents> {
       close: [
         ['end schedule ticks', () => this.#ticks?.ended()],
         ['stop permit polls', () => this.#room.close()],
+        ['stop watching pauses', () => this.#ctx.pauses?.close()],
         ...closingSteps(this.#ctx, this.#acts),
         ['remove signal listeners', () => this.#removeSignalListeners()],
       ],
@@ -161,6 +162,9 @@ export class Worker extends EventSource<WorkerEvents> {
         () => this.#ctx.force.abort(),
       );
     }
+    // The pauses in force before the first receive: a paused queue is not received from at all.
+    await this.#ctx.pauses?.start();
+    if (stop.signal.aborted) return;
     this.#ctx.heartbeat.start();
     this.#ctx.metrics?.start();
     // What it holds unstarted per queue: producers' admission counts it as waiting, with the backlog.

@@ -3,10 +3,7 @@ import type { BackoffPolicy } from '../../core/definition-rules.js';
 import type { UnfinishedRuns } from '../../core/delivery.js';
 import type { PoisonReason } from '../../core/envelope.js';
 import type { DeadLetterReason, DuplicateState, Limit } from '../../core/job-events.js';
-import type { RateSlot } from '../../core/rate-limit.js';
-import { SQS_MAX_DELAY_SECONDS } from '../../core/sqs-limits.js';
 import { retryDelayMs } from './backoff.js';
-import { mayHold, NOT_HELD, type Receives } from './resend.js';
 import type { AbortCode } from '../hold/lease.js';
 
 /** How a handler's run ended. */
@@ -73,83 +70,15 @@ export type Outcome =
   | { readonly kind: 'wait'; readonly reason: string; readonly limit: Limit; readonly until: WaitUntil }
   /** The job (or its fan-out) was cancelled: deleted, not run again, recorded as cancelled. */
   | { readonly kind: 'cancelled'; readonly reason: string; readonly abandoned: boolean };
-/** When a waiting message is tried again: a permit of `permitOf` freed here (or every `retryMs`, for one freed elsewhere), or at `at` (its rate slot). */
-export type WaitUntil = { readonly permitOf: string; readonly retryMs: number } | { readonly at: number };
+/**
+ * When a waiting message is tried again: a permit of `permitOf` freed here (or every `retryMs`, for
+ * one freed elsewhere), at `at` (its rate slot), or once the pause kept under `resumeOf` (a scope
+ * key) is no longer in force.
+ */
+export type WaitUntil = { readonly permitOf: string; readonly retryMs: number } | { readonly at: number } | { readonly resumeOf: string };
 
 // `abandoned`: the signal fired and the handler had not settled within the grace period. Its lock is
 // then kept until its TTL runs out instead of released: another worker does not start the job beside it.
-
-export interface PermitFacts {
-  /** The permit's index, 'full' when every permit of the tenant is taken, 'unavailable' when memcached cannot be asked. */
-  readonly permit: number | 'full' | 'unavailable';
-  readonly tenant: string;
-  readonly cap: number;
-  readonly capDelaySeconds: number;
-  /** There is room for one more message waiting here for a permit (fewer than `concurrency + prefetch` wait). */
-  readonly canWait: boolean;
-  /** How soon a waiting message asks again, for a permit freed on another worker. */
-  readonly waitRetryMs: number;
-  readonly receives: Receives;
-  /** The heartbeat lost the lease while the permit was asked for. */
-  readonly leaseLost: boolean;
-  readonly stopping: boolean;
-}
-
-/**
- * After asking for a permit of the tenant's cap: 'run'; or, every permit taken, wait here for one (no
- * receive spent), or deferred when the room here is full or it may not wait held (mayHold).
- */
-export function afterPermit(f: PermitFacts): Outcome | 'run' {
-  if (f.leaseLost) return leaseLost('a permit of its tenant was being taken');
-  if (f.stopping) return handedBackNow('worker is stopping');
-  // 'unavailable': memcached cannot be asked; the job runs without the cap rather than wait for it.
-  if (f.permit !== 'full') return 'run';
-  const reason = `tenant "${f.tenant}" has ${f.cap} job(s) running, its cap`;
-  if (f.canWait && mayHold(f.receives))
-    return { kind: 'wait', reason, limit: 'tenant-cap', until: { permitOf: f.tenant, retryMs: f.waitRetryMs } };
-  const why = f.canWait ? reason + NOT_HELD : reason;
-  return { kind: 'defer', reason: why, delaySeconds: f.capDelaySeconds, limit: 'tenant-cap' };
-}
-
-export interface RateFacts {
-  /** When the job may start: its slot (`reserved`), or when to ask again; 'unavailable' when memcached cannot be asked. */
-  readonly slot: RateSlot | 'unavailable';
-  readonly now: number;
-  /** What is limited, for the reason: `job "x"`, or `job "x" for tenant "t"`. */
-  readonly what: string;
-  readonly perSecond: number;
-  /** There is room for one more message waiting here (a FIFO message waits anyway, even past mayHold: it holds its group). */
-  readonly canWait: boolean;
-  /** How long it may still wait held: until HOLD_MARGIN_MS before SQS's 12-hour hold of it ends. */
-  readonly waitLimitMs: number;
-  /** A FIFO message is never re-sent (the copy would join the back of its group). */
-  readonly fifo: boolean;
-  readonly receives: Receives;
-  readonly leaseLost: boolean;
-  readonly stopping: boolean;
-}
-
-/**
- * After asking for a start under the job's rate limit: 'run' when its slot is now; else wait here
- * for it (no receive spent), or, when the room here is full, it may not wait held (mayHold) or its
- * slot is past what its hold allows, deferred until about then (at most 15 minutes), keeping its slot.
- */
-export function afterRateSlot(f: RateFacts): Outcome | 'run' {
-  if (f.leaseLost) return leaseLost('its rate limit was being asked');
-  if (f.stopping) return handedBackNow('worker is stopping');
-  // 'unavailable': memcached cannot be asked; the job runs without the limit rather than wait for it.
-  if (f.slot === 'unavailable' || (f.slot.reserved && f.slot.at <= f.now)) return 'run';
-  const reason = `${f.what} is at its rate limit (${f.perSecond}/s)`;
-  const withinHold = f.slot.at - f.now <= f.waitLimitMs;
-  const held = f.fifo || mayHold(f.receives);
-  if (withinHold && (f.fifo || f.canWait) && held) return { kind: 'wait', reason, limit: 'rate-limit', until: { at: f.slot.at } };
-  const delaySeconds = Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.ceil((f.slot.at - f.now) / 1000)));
-  // FIFO: its group waits for it; past the hold, it goes back by visibility (a receive spent, the order kept).
-  if (f.fifo) return { kind: 'hand-back', reason: `${reason}: its turn is past the 12-hour hold`, delaySeconds, abandoned: false };
-  // Re-sent to come back about then, carrying its reserved slot (a slot it does not keep would push its turn further off).
-  const why = withinHold && f.canWait && !held ? reason + NOT_HELD : reason;
-  return { kind: 'defer', reason: why, delaySeconds, limit: 'rate-limit', ...(f.slot.reserved ? { rateSlotAt: f.slot.at } : {}) };
-}
 
 export interface RunFacts {
   readonly execution: Execution;

@@ -65,6 +65,9 @@ async function poll(ctx: IntakeNeeds, intake: Intake, queue: ScheduledQueue, fir
   // for twice that; one held below its ask (by its lane's quota) that came back full, for 10.
   let ask = 10;
   while (!stopping.aborted) {
+    // A paused queue is not received from until it is resumed.
+    if (ctx.pauses !== undefined) await ctx.pauses.queueOpen(queueUrl, stopping);
+    if (stopping.aborted) break;
     const count = await capacity.reserve(queue, ask);
     if (count === 0) break; // stopping
     let messages: ReceivedMessage[];

@@ -162,15 +162,16 @@ export class Scheduler<Q extends ScheduledQueue> {
   }
 
   /**
-   * A message whose tenant is at its cap (`tenant`), or whose job is at its rate limit, waits here,
-   * first of its queue, until `notBefore` or until a permit of `tenant` frees here (permitFreed);
-   * it holds no handler slot meanwhile. On FIFO its group waits with it.
+   * A message whose tenant is at its cap (`tag`: the tenant), whose job is at its rate limit, or
+   * that is paused (`tag`: pauseTag), waits here, first of its queue, until `notBefore`, a permit of
+   * its tenant frees here (permitFreed) or its pause ends (resumed); it holds no handler slot
+   * meanwhile. On FIFO its group waits with it.
    */
-  wait(lease: Lease, tenant: string | undefined, notBefore: number): void {
+  wait(lease: Lease, tag: string | undefined, notBefore: number): void {
     const s = this.#bufferOf(lease.message.queueUrl);
     const group = this.#group(s, lease);
     if (group !== undefined) s.activeGroups.delete(group);
-    this.#waiters.add(lease, tenant);
+    this.#waiters.add(lease, tag);
     lease.notBefore = notBefore;
     s.buffer.unshift(lease);
   }
@@ -181,6 +182,11 @@ export class Scheduler<Q extends ScheduledQueue> {
    */
   permitFreed(tenant: string): boolean {
     return this.#waiters.permitFreed(tenant);
+  }
+
+  /** A pause ended: the messages waiting for it (their tag's key, as `ended` says) may start now. False when none waits. */
+  resumed(ended: (key: string) => boolean): boolean {
+    return this.#waiters.resumed(ended);
   }
 
   /** A message `next` gave that cannot start now after all (no free slot for its kind): first again, its FIFO group free. */

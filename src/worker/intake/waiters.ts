@@ -1,9 +1,14 @@
 import type { Lease } from '../hold/lease.js';
 
+/** What a message waiting for a pause to end is tagged with: tenant ids hold no space, so it never names a tenant. */
+export const pauseTag = (key: string): string => `${PAUSE_TAG}${key}`;
+const PAUSE_TAG = 'paused ';
+
 /**
- * Buffered messages waiting in the worker for a permit of their tenant (or, tenant undefined, for
- * their rate slot): kept here, not on the lease (a lease is held per in-flight message, and most
- * never wait). The scheduler keeps them in its buffers; this says which they are.
+ * Buffered messages waiting in the worker for a permit of their tenant (tagged with the tenant), a
+ * pause to end (pauseTag), or their rate slot (untagged): kept here, not on the lease (a lease is
+ * held per in-flight message, and most never wait). The scheduler keeps them in its buffers; this
+ * says which they are.
  */
 export class Waiters {
   readonly #tenantOf = new Map<Lease, string | undefined>();
@@ -42,6 +47,18 @@ export class Waiters {
     let n = 0;
     for (const [l, tenant] of this.#tenantOf) if (!l.lost && (match === undefined || match(l, tenant))) n++;
     return n;
+  }
+
+  /** Wake every message waiting for a pause that `ended` says is over (its scope key): true when one woke. */
+  resumed(ended: (key: string) => boolean): boolean {
+    let woke = false;
+    for (const [l, tag] of this.#tenantOf) {
+      if (tag === undefined || !tag.startsWith(PAUSE_TAG) || l.notBefore === 0) continue;
+      if (!ended(tag.slice(PAUSE_TAG.length))) continue;
+      l.notBefore = 0;
+      woke = true;
+    }
+    return woke;
   }
 
   /**

@@ -8,10 +8,11 @@ import type { Scheduler } from '../intake/scheduler.js';
 import type { QueueState } from '../queue-state.js';
 import { CapTurns } from './cap-turns.js';
 import type { Room } from './turn.js';
+import { pauseTag } from '../intake/waiters.js';
 
 /** What the room needs of its worker. */
 interface RoomHost {
-  readonly ctx: Pick<WorkerContext, 'stop' | 'lock' | 'permits' | 'report'>;
+  readonly ctx: Pick<WorkerContext, 'stop' | 'lock' | 'permits' | 'report' | 'pauses'>;
   /** Holds the waiting messages in its buffers, first of their queue, until their time or a freed permit. */
   readonly scheduler: Scheduler<QueueState>;
   readonly activity: Activity;
@@ -47,10 +48,19 @@ export class WaitingRoom implements Room {
   constructor(host: RoomHost, freeRoom: number) {
     this.#host = host;
     this.perTenant = freeRoom;
+    // A pause ended (resumed, or its time ran out): its messages waiting here start.
+    host.ctx.pauses?.listen((board) => {
+      const now = Date.now();
+      if (host.scheduler.resumed((key) => !board.holds(key, now))) host.wake();
+    });
   }
 
   admits(lease: Lease): boolean {
     return this.hasWaited(lease) || this.waiting() < 2 * this.perTenant;
+  }
+
+  admitsFree(lease: Lease): boolean {
+    return this.hasWaited(lease) || this.waiting() < this.perTenant;
   }
 
   hasWaited(lease: Lease): boolean {
@@ -158,6 +168,13 @@ export class WaitingRoom implements Room {
     if ('at' in until) {
       scheduler.wait(lease, undefined, until.at);
       this.#wakeAt(until.at);
+      return;
+    }
+    if ('resumeOf' in until) {
+      // Resumed while its claims were let go: it starts at once rather than wait for the next change.
+      const holds = ctx.pauses?.board.holds(until.resumeOf, Date.now()) === true;
+      scheduler.wait(lease, pauseTag(until.resumeOf), holds ? Number.POSITIVE_INFINITY : 0);
+      if (!holds) this.#host.wake();
       return;
     }
     const tenant = until.permitOf;

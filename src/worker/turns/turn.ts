@@ -1,9 +1,10 @@
-import { isFifoQueue } from '../../core/queue-url.js';
+import { isFifoQueue, queueNameOf } from '../../core/queue-url.js';
 import { HOLD_MARGIN_MS, slotKept } from '../../core/rate-limit.js';
 import { SQS_MAX_HOLD_MS } from '../../core/sqs-limits.js';
 import { attemptOf, carriedRateSlot } from '../../core/delivery.js';
 import type { TurnNeeds } from '../context.js';
-import { afterPermit, afterRateSlot, type Outcome } from '../decide/decide.js';
+import type { Outcome } from '../decide/decide.js';
+import { afterPause, afterPermit, afterRateSlot } from '../decide/decide-turn.js';
 import type { Receives } from '../decide/resend.js';
 import type { Lease } from '../hold/lease.js';
 import type { GoodReading } from '../reading.js';
@@ -16,6 +17,8 @@ import { CapTurns } from './cap-turns.js';
 export interface Room {
   /** Whether `lease` may wait here: one that has waited keeps its place; a new one while there is room. */
   admits(lease: Lease): boolean;
+  /** Whether `lease` may wait here without braking its queue's intake: it has waited, or fewer than `perTenant` wait (a paused job's bound). */
+  admitsFree(lease: Lease): boolean;
   /** Whether `lease` has waited here before (it keeps its place). */
   hasWaited(lease: Lease): boolean;
   /** Messages of `tenant` waiting here for one of its permits. */
@@ -28,17 +31,50 @@ export interface Room {
 
 /** No room: every job at its cap or its rate limit is deferred (a job run alone, as in tests). */
 export function noRoom(): Room {
-  return { admits: () => false, hasWaited: () => false, waitingFor: () => 0, perTenant: 0, turns: new CapTurns() };
+  return { admits: () => false, admitsFree: () => false, hasWaited: () => false, waitingFor: () => 0, perTenant: 0, turns: new CapTurns() };
 }
 
 /**
- * A claimed job's turn, asked once per run: its tenant's permit (a cap), then its start under its
- * rate limit. 'run' now; or how the message ends instead: wait in the room (held, no receive
- * spent), or deferred (re-sent to come back at about its turn), or handed back.
+ * A claimed job's turn, asked once per run: a pause of its queue, job type or tenant, then its
+ * tenant's permit (a cap), then its start under its rate limit. 'run' now; or how the message ends
+ * instead: wait in the room (held, no receive spent), or deferred (re-sent to come back at about
+ * its turn), or handed back.
  */
 export async function turnFor(ctx: TurnNeeds, lease: Lease, read: GoodReading, token: string, room: Room): Promise<Outcome | 'run'> {
+  const paused = pauseOf(ctx, lease, read, room);
+  if (paused !== 'run') return paused;
   const permitted = await permitFor(ctx, lease, read, token, room);
   return permitted === 'run' ? rateSlotFor(ctx, lease, read, room) : permitted;
+}
+
+/**
+ * The pause in force for the job, as this worker last read them (a second old at most): its
+ * queue's, else (not on FIFO, where a re-send would put it behind its group) its job type's or its
+ * tenant's. Paused, it waits in the room's free part (no receive spent, and the queue's intake not
+ * braked for the other jobs), else it is deferred for a while (afterPause).
+ */
+function pauseOf(ctx: TurnNeeds, lease: Lease, read: GoodReading, room: Room): Outcome | 'run' {
+  const board = ctx.pauses?.board;
+  if (board === undefined || board.size === 0) return 'run';
+  const url = lease.message.queueUrl;
+  const now = Date.now();
+  const fifo = isFifoQueue(url);
+  const mark = board.queue(queueNameOf(url), now) ?? board.job(read.job.name, read.envelope.tenant, now);
+  if (mark === undefined) return 'run';
+  if (fifo && mark.scope.queue === undefined) {
+    ctx.pauses?.warnOnce(mark, url);
+    return 'run';
+  }
+  return afterPause({
+    mark,
+    now,
+    canWait: room.admitsFree(lease),
+    fifo,
+    longestDelaySeconds: ctx.config.pausedDelaySeconds,
+    receives: receivesOf(ctx, lease),
+    leaseLost: lease.lost,
+    stopping: ctx.stop.signal.aborted,
+  });
 }
 
 /** How soon a message waiting for its tenant's permit asks again (for one freed on another worker). */

@@ -2,8 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { RetryLaterError, SqsJobsError, UnrecoverableError } from '../../../../src/core/errors.js';
 import type { ClaimResult } from '../../../../src/ports/lock.js';
 import {
-  afterPermit,
-  afterRateSlot,
   afterRun,
   DEAD_LETTERED_COPY,
   handedBackNow,
@@ -12,10 +10,16 @@ import {
   onceLost,
   poisoned,
   type Outcome,
-  type PermitFacts,
-  type RateFacts,
   type RunFacts,
 } from '../../../../src/worker/decide/decide.js';
+import {
+  afterPause,
+  afterPermit,
+  afterRateSlot,
+  type PauseFacts,
+  type PermitFacts,
+  type RateFacts,
+} from '../../../../src/worker/decide/decide-turn.js';
 import { afterClaim, type ClaimFacts } from '../../../../src/worker/decide/decide-claim.js';
 import { mayHold, type Receives } from '../../../../src/worker/decide/resend.js';
 import { COUNT_RETRY_SECONDS, ifFails } from '../../../../src/worker/fate/fallback.js';
@@ -349,6 +353,71 @@ describe('afterPermit: the tenant cap, one row per rule', () => {
   ];
   it.each(rows)('%s', (_name, facts, expected) => {
     expect(afterPermit(permitFacts(facts))).toEqual(expected);
+  });
+});
+
+const PAUSED_AT = Date.UTC(2027, 0, 4, 9, 0, 0);
+const pauseFacts = (over: Partial<PauseFacts>): PauseFacts => ({
+  mark: { scope: { job: 'charge-invoice' }, by: 'ana', reason: 'payments API down', at: PAUSED_AT },
+  now: PAUSED_AT + 60_000,
+  canWait: false,
+  fifo: false,
+  longestDelaySeconds: 900,
+  receives: { count: 1, attempt: 1, max: 10 },
+  leaseLost: false,
+  stopping: false,
+  ...over,
+});
+const pauseReason = 'job "charge-invoice" is paused by ana: payments API down';
+const pauseWait: Outcome = { kind: 'wait', reason: pauseReason, limit: 'paused', until: { resumeOf: 'job:charge-invoice' } };
+
+describe('afterPause: a pause in force when its turn came, one row per rule', () => {
+  const rows: [string, Partial<PauseFacts>, Outcome][] = [
+    ['room to wait here within the free room → waits for the resume, held (no receive spent)', { canWait: true }, pauseWait],
+    [
+      'no room → deferred for as long as the pause has lasted (60 s), not an attempt',
+      {},
+      { kind: 'defer', reason: pauseReason, delaySeconds: 60, limit: 'paused' },
+    ],
+    [
+      'paused a moment ago → deferred for the shortest delay (10 s)',
+      { now: PAUSED_AT + 2_000 },
+      { kind: 'defer', reason: pauseReason, delaySeconds: 10, limit: 'paused' },
+    ],
+    [
+      'paused for hours → deferred for at most pausedDelaySeconds',
+      { now: PAUSED_AT + 5 * 3_600_000, longestDelaySeconds: 600 },
+      { kind: 'defer', reason: pauseReason, delaySeconds: 600, limit: 'paused' },
+    ],
+    [
+      'a timed pause ending in 20 s → deferred until about then, and the reason says when',
+      { mark: { scope: { tenant: 'acme' }, by: 'bo', at: PAUSED_AT, until: PAUSED_AT + 80_000 } },
+      {
+        kind: 'defer',
+        reason: `tenant "acme" is paused until ${new Date(PAUSED_AT + 80_000).toISOString()} by bo`,
+        delaySeconds: 20,
+        limit: 'paused',
+      },
+    ],
+    [
+      'room to wait, but past half its receives before the DLQ → deferred (a fresh count)',
+      { canWait: true, receives: { count: 6, attempt: 6, max: 10 } },
+      { kind: 'defer', reason: `${pauseReason}; past half its receives before the DLQ, not held`, delaySeconds: 60, limit: 'paused' },
+    ],
+    ['FIFO (its queue paused) → waits in place, its group behind it, whatever the room', { fifo: true }, pauseWait],
+    [
+      'lease lost meanwhile → lost',
+      { leaseLost: true },
+      { kind: 'lost', reason: 'the lease was lost while its pause was being read', abandoned: false },
+    ],
+    [
+      'the worker began stopping → handed back at once',
+      { stopping: true },
+      { kind: 'hand-back', reason: 'worker is stopping', delaySeconds: 0, abandoned: false },
+    ],
+  ];
+  it.each(rows)('%s', (_name, facts, expected) => {
+    expect(afterPause(pauseFacts(facts))).toEqual(expected);
   });
 });
 
