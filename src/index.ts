@@ -32,6 +32,7 @@ export {
   RetryLaterError,
   QueueFullError,
 } from './core/errors.js';
+export { JobPausedError } from './core/pause.js';
 // Producing
 export { createProducer } from './producer/producer.js';
 export type { Producer } from './producer/producer.js';
@@ -52,6 +53,9 @@ export { defineSchedule } from './schedules/define.js';
 export type { ScheduleDefinition } from './schedules/define.js';
 export { createSchedules } from './ops/wiring.js';
 export type { Schedules } from './ops/schedules.js';
+// Pauses
+export { createPauses } from './ops/wiring.js';
+export type { Pauses } from './ops/pauses.js';
 // Queues
 export { createQueues } from './ops/wiring.js';
 export type { QueueSpec } from './ops/queues.js';

@@ -1,3 +1,4 @@
+import { pausesForStats } from './pause-commands.js';
 import { createCloudWatchClient, createSqsClient } from '../adapters/aws-clients.js';
 import { CloudWatchReader } from '../adapters/cloudwatch-reader.js';
 import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
@@ -22,6 +23,8 @@ interface StatsFlags extends AwsFlags {
   readonly json?: boolean;
   readonly cloudwatchEndpoint?: string;
   readonly jobs?: string;
+  readonly table?: string;
+  readonly dynamodbEndpoint?: string;
 }
 
 export async function stats(flags: StatsFlags, { out, env, signal }: CliContext): Promise<void> {
@@ -48,11 +51,11 @@ export async function stats(flags: StatsFlags, { out, env, signal }: CliContext)
   const sources = { queue: new SqsQueuePort(sqs), admin: new SqsQueueAdmin(sqs), metrics: new CloudWatchReader(cw) };
   try {
     do {
-      const s = await collectStats(sources, options);
-      if (flags.json) out(JSON.stringify(s));
-      else if (watchSeconds !== undefined && process.stdout.isTTY)
-        out(`\x1b[H\x1b[2J${renderStats(s, options.namespace)}\n(every ${watchSeconds}s; Ctrl-C to stop)`);
-      else out(renderStats(s, options.namespace));
+      const [s, paused] = await Promise.all([collectStats(sources, options), pausesForStats(flags, env)]);
+      const text = `${renderStats(s, options.namespace)}${paused === undefined ? '' : `\n\n${paused.text}`}`;
+      if (flags.json) out(JSON.stringify(paused?.list === undefined ? s : { ...s, pauses: paused.list }));
+      else if (watchSeconds !== undefined && process.stdout.isTTY) out(`\x1b[H\x1b[2J${text}\n(every ${watchSeconds}s; Ctrl-C to stop)`);
+      else out(text);
       if (watchSeconds !== undefined) await sleep(watchSeconds * 1000, signal);
     } while (watchSeconds !== undefined && !signal.aborted);
   } finally {

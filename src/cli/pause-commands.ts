@@ -114,3 +114,25 @@ export function row(p: PauseView): string[] {
   const until = p.until === undefined ? 'resumed' : p.inForce ? p.until.toISOString() : `${p.until.toISOString()} (ended)`;
   return [p.what, p.by, p.at.toISOString(), until, p.reason ?? ''];
 }
+
+/**
+ * What `sqs-jobs stats` shows of pauses: those in force, when a job store is named (--table or
+ * SQS_JOBS_JOB_TABLE); undefined without one. A store that cannot be read says so in the text.
+ */
+export async function pausesForStats(flags: StoreFlags, env: CliContext['env']): Promise<{ list?: PauseView[]; text: string } | undefined> {
+  if (flags.table === undefined && (env.SQS_JOBS_JOB_TABLE ?? '') === '') return undefined;
+  try {
+    const pauses = open(flags, env);
+    try {
+      const list = (await pauses.list()).filter((p) => p.inForce);
+      return {
+        list,
+        text: list.length === 0 ? 'Paused: nothing' : `Paused:\n${table(['PAUSED', 'BY', 'SINCE', 'UNTIL', 'REASON'], list.map(row))}`,
+      };
+    } finally {
+      pauses.close();
+    }
+  } catch (error) {
+    return { text: `Paused: the job store could not be read (${error instanceof Error ? error.message : String(error)})` };
+  }
+}

@@ -119,6 +119,7 @@ function buildProgram(io: CliIo): Command {
     .option('--watch', 'redraw until Ctrl-C')
     .option('--every <seconds>', 'with --watch: seconds between redraws (default 5)')
     .option('--json', 'print one JSON document')
+    .option('--table <name>', 'the job store, to show what is paused (default: SQS_JOBS_JOB_TABLE)')
     .addOption(cloudwatchEndpoint())
     .action((flags) => stats(flags, ctx));
 

@@ -1,5 +1,7 @@
 import { JOB_NAME_PATTERN } from './definition-rules.js';
 import { tenantSchema } from './envelope.js';
+import { brand } from './brand.js';
+import { SqsJobsError } from './errors.js';
 
 /*
  * Pauses: what an operator stopped from starting, and until when. A pause names a queue (not
@@ -150,4 +152,30 @@ export function pausedDelaySeconds(mark: PauseMark, now: number, longestS: numbe
   let delay = Math.min(longestS, Math.max(PAUSED_DELAY_MIN_S, lasted));
   if (mark.until !== undefined) delay = Math.min(delay, Math.ceil((mark.until - now) / 1000));
   return Math.max(1, delay);
+}
+
+/** How long a producer refusing paused jobs tells a caller to wait when the pause has no end (`Retry-After`). */
+export const PAUSED_RETRY_AFTER_S = 60;
+
+/**
+ * A producer with `whilePaused: 'refuse'` refused the job: its queue, job type or tenant is paused.
+ * Nothing was sent. Try again after `retryAfterMs` (the HTTP API answers 503 with `Retry-After`):
+ * the seconds left of a timed pause, else PAUSED_RETRY_AFTER_S.
+ */
+export class JobPausedError extends SqsJobsError {
+  static {
+    brand(JobPausedError, 'sqs-jobs/JobPausedError');
+  }
+  readonly pause: PauseMark;
+  readonly retryAfterMs: number;
+
+  constructor(job: string, pause: PauseMark, now: number) {
+    const until = pause.until === undefined ? 'until resumed' : `until ${new Date(pause.until).toISOString()}`;
+    super(
+      'JOB_PAUSED',
+      `job "${job}" was not enqueued: ${describeScope(pause.scope)} is paused ${until} by ${pause.by}${pause.reason === undefined ? '' : ` (${pause.reason})`}`,
+    );
+    this.pause = pause;
+    this.retryAfterMs = pause.until === undefined ? PAUSED_RETRY_AFTER_S * 1000 : Math.max(1000, pause.until - now);
+  }
 }

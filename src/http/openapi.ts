@@ -90,7 +90,10 @@ export function openApiDocument(
                 ),
               }
             : {}),
-          '503': problemResponse('SQS (or the job store) did not answer; try again later', retryAfter),
+          '503': problemResponse(
+            "SQS (or the job store) did not answer, or the job's queue, job type or tenant is paused (the producer's whilePaused: 'refuse'); try again after Retry-After",
+            retryAfter,
+          ),
         },
       },
     };

@@ -1,4 +1,5 @@
 import { type FieldIssue, PayloadTooLargeError, QueueFullError, SqsJobsError, ValidationError } from '../core/errors.js';
+import { JobPausedError } from '../core/pause.js';
 
 /** JSON bodies of the HTTP API: what it answers, and problems in RFC 9457 form. */
 
@@ -66,6 +67,10 @@ export function enqueueProblem(error: unknown, retryAfterSeconds: number): Respo
   if (error instanceof PayloadTooLargeError) return problem(413, 'payload-too-large', error.message);
   if (error instanceof QueueFullError) {
     return problem(429, 'queue-full', error.message, { headers: { 'retry-after': String(Math.ceil(error.retryAfterMs / 1000)) } });
+  }
+  // 503, not 409: the job is fine and the same request will be taken after the resume (clients retry a 503 on Retry-After).
+  if (error instanceof JobPausedError) {
+    return problem(503, 'paused', error.message, { headers: { 'retry-after': String(Math.ceil(error.retryAfterMs / 1000)) } });
   }
   if (error instanceof SqsJobsError && error.code === 'ENQUEUE_FAILED') {
     return problem(503, 'enqueue-failed', error.message, { headers: { 'retry-after': String(retryAfterSeconds) } });

@@ -158,6 +158,12 @@ export const producerOptionsSchema = z
      * queue (normal), made by `sqs-jobs queues create --tiers`. Without it every job goes to the queue.
      */
     tiers: z.boolean().default(false),
+    /**
+     * What enqueue does while the job's queue, job type or tenant is paused (`sqs-jobs pause`):
+     * `accept` (default: it waits in SQS for the resume) or `refuse` (JobPausedError; the HTTP API
+     * answers 503 with Retry-After). Refusing needs the job store; it asks memcached each second.
+     */
+    whilePaused: z.enum(['accept', 'refuse']).default('accept'),
     /** Admission: refuse jobs (QueueFullError, HTTP 429) while the backlog is over the workers' drain capacity × slaSeconds. */
     admission: admissionOptionsSchema.optional(),
     /** Where `publish` sends events: `{ endpoint?, account?, topics? }` (default: SNS, the queue's account). */

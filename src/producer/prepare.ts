@@ -97,7 +97,7 @@ export function prepareMessage(
     dueMs: kept ? dueMsOf(opts, nowMs) : undefined,
     groupId,
     deduplicationId: p.fifo ? (opts.deduplicationId ?? envelope.id) : undefined,
-    track: opts.track ? { enqueuedAt: envelope.enqueuedAt, parentId: opts.parent } : undefined,
+    track: opts.track ? { enqueuedAt: envelope.enqueuedAt, parentId: opts.parent, tenant: opts.tenant } : undefined,
     admissionKey: p.keyed ? admissionKey(job.name, validArgs, opts.tenant, opts.jobId) : undefined,
   };
 }

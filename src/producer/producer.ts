@@ -3,15 +3,7 @@ import { ConfigError, EnqueueBatchError } from '../core/errors.js';
 import type { Spillover } from './spillover.js';
 import type { AnyDefinition, JobArgs } from '../core/job.js';
 import { JobRegistry } from '../core/job-registry.js';
-import {
-  hasMemcached,
-  producerAdmission,
-  producerMemcached,
-  producerSpillover,
-  producerQueue,
-  producerTopics,
-  sendTracing,
-} from './wiring.js';
+import { hasMemcached, producerFleet, producerMemcached, producerQueue, producerTopics, sendTracing } from './wiring.js';
 import type { Admission, AdmissionState } from './admission/admission.js';
 import { checkTenantQueues, destinationOf, type Preparing, prepareMessage } from './prepare.js';
 import {
@@ -51,8 +43,9 @@ export class Producer {
   /** How its messages are made: its queue, limits and routing. */
   readonly #p: Preparing;
   readonly #admission: Admission | undefined;
-  readonly #closeAdmission: () => void = () => {};
-  /** The workers' memcached, connected on first use (admission, shared spillover allowances). */
+  /** Closes admission and the pause check (what the producer shares with the fleet). */
+  readonly #closeFleet: () => void = () => {};
+  /** The workers' memcached, connected on first use (admission, shared spillover allowances, pauses). */
   readonly #memcached: ReturnType<typeof producerMemcached>;
   readonly #spillover: Spillover | undefined;
   /** Where tracked jobs are recorded as waiting; undefined when no store is configured. */
@@ -97,16 +90,14 @@ export class Producer {
       throw error;
     }
     this.#memcached = producerMemcached(o, env);
-    let admission: ReturnType<typeof producerAdmission> | undefined;
+    let fleet: ReturnType<typeof producerFleet>;
     try {
-      admission = o.admission === undefined ? undefined : producerAdmission(o.admission, this.#memcached, counts);
-      this.#spillover = producerSpillover(o, fifo, this.#memcached);
+      fleet = producerFleet(o, fifo, this.#memcached, counts, this.#store);
     } catch (error) {
       this.close();
       throw error;
     }
-    this.#admission = admission?.admission;
-    this.#closeAdmission = admission?.close ?? (() => {});
+    ({ admission: this.#admission, spillover: this.#spillover, close: this.#closeFleet } = fleet);
     this.#p = {
       queueUrl: this.queueUrl,
       maxMessageBytes: this.maxMessageBytes,
@@ -125,6 +116,7 @@ export class Producer {
       admission: this.#admission,
       spillover: this.#spillover,
       store: this.#store,
+      pauses: fleet.pauses,
     };
   }
 
@@ -234,7 +226,7 @@ export class Producer {
   close(): void {
     this.#events?.close();
     this.#canceller?.close();
-    this.#closeAdmission();
+    this.#closeFleet();
     this.#memcached?.close();
     this.#closeQueue();
     if (this.#ownsStore) this.#store?.close();

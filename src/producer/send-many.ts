@@ -22,7 +22,7 @@ export interface PreparedMessage {
   readonly groupId: string | undefined;
   readonly deduplicationId: string | undefined;
   /** Recorded in the job store as `waiting` once sent (the `track` option), with its envelope's time. */
-  readonly track: { readonly enqueuedAt: string; readonly parentId: string | undefined } | undefined;
+  readonly track: { readonly enqueuedAt: string; readonly parentId: string | undefined; readonly tenant: string | undefined } | undefined;
   /** With admission: what makes a retry of it "the same request" (see admissionKey). */
   readonly admissionKey: string | undefined;
 }

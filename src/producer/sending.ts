@@ -8,6 +8,7 @@ import { keepUntilDue } from './keep.js';
 import type { PreparedMessage } from './send-many.js';
 import { recordWaiting } from '../status/waiting.js';
 import type { Admission } from './admission/admission.js';
+import type { PauseCheck } from './pause-check.js';
 import type { EnqueueResult } from './options.js';
 import { type EnqueueSettings, type Preparing, prepareMessage } from './prepare.js';
 import type { QueueLimit } from './queue-limit.js';
@@ -23,6 +24,8 @@ export interface Sender {
   readonly spillover: Spillover | undefined;
   /** The job store: tracked jobs' records, and (its `timed`) jobs put off beyond SQS's delay. */
   readonly store: JobStore | undefined;
+  /** With `whilePaused: 'refuse'`: refuses a job whose queue, job type or tenant is paused. */
+  readonly pauses: PauseCheck | undefined;
 }
 
 /** Jobs put off beyond SQS's delay: kept until then (keep.ts), never sent now. */
@@ -46,6 +49,7 @@ export async function sendOne(
   trace: TraceContext | undefined,
 ): Promise<EnqueueResult & { readonly queueUrl: string }> {
   const prepared = prepareMessage(s.p, definition, args, opts, 'args', trace);
+  await s.pauses?.refuse(definition.name, opts.tenant, prepared.queueUrl);
   const kept = keptOnes(s, [prepared]);
   if (kept !== undefined) {
     await s.queueLimit.check(); // sent later as it is: the queue must take it then
@@ -90,6 +94,8 @@ export async function sendMany(
     prepareMessage(s.p, definition, args, { ...opts, jobId: jobIds?.[index] }, `argsList[${index}]`, trace, nowMs),
   );
   if (prepared.length === 0) return [];
+  // One job, tenant and priority for all: one queue, one answer.
+  await s.pauses?.refuse(definition.name, opts.tenant, prepared[0]!.queueUrl);
   const kept = keptOnes(s, prepared);
   if (kept !== undefined) {
     await s.queueLimit.check();

@@ -1,5 +1,8 @@
 import { createSqsClient } from '../adapters/aws-clients.js';
 import { MemcachedLock } from '../adapters/memcached-lock.js';
+import { PauseWatch } from '../fleet/pause-watch.js';
+import type { JobStore } from '../ports/job-store.js';
+import { PauseCheck } from './pause-check.js';
 import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
 import { otelApi } from '../adapters/otel-api.js';
@@ -170,4 +173,40 @@ export function producerTopics(
 export function sendTracing(): SendTracing | undefined {
   const api = otelApi();
   return api === undefined ? undefined : new OtelSendTracing(api);
+}
+
+/**
+ * What the producer shares with the fleet on the workers' memcached: admission, spillover, and the
+ * pauses it refuses jobs for (`whilePaused: 'refuse'`, which needs the job store). One close for all.
+ */
+export function producerFleet(
+  o: Parameters<typeof producerSpillover>[0] & {
+    readonly admission?: z.output<typeof admissionOptionsSchema>;
+    readonly whilePaused: 'accept' | 'refuse';
+  },
+  fifo: boolean,
+  memcached: { get: () => MemcachedLock | undefined },
+  counts: ((queueUrl: string) => Promise<QueueCounts>) | undefined,
+  store: JobStore | undefined,
+): { admission: Admission | undefined; spillover: Spillover | undefined; pauses: PauseCheck | undefined; close: () => void } {
+  const controls = store?.controls;
+  if (o.whilePaused === 'refuse' && controls === undefined)
+    throw new ConfigError(
+      "invalid producer options: options.whilePaused: 'refuse' needs the job store, where pauses are kept: set store or SQS_JOBS_JOB_TABLE",
+    );
+  const admission = o.admission === undefined ? undefined : producerAdmission(o.admission, memcached, counts);
+  const spillover = producerSpillover(o, fifo, memcached);
+  const pauses =
+    o.whilePaused === 'refuse' && controls !== undefined
+      ? new PauseCheck(new PauseWatch(controls, memcached.get()?.controls, () => {}))
+      : undefined;
+  return {
+    admission: admission?.admission,
+    spillover,
+    pauses,
+    close: () => {
+      admission?.close();
+      pauses?.close();
+    },
+  };
 }

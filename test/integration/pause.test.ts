@@ -51,11 +51,12 @@ function recorded(name: string, ms: number) {
   return { job, starts };
 }
 
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+/** Run the CLI in-process on this file's table (and, for pause/resume/pauses, its memcached and key prefix). */
+async function cli(args: string[], told = true): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
   const io = { out: (t: string) => void out.push(t), err: (t: string) => void err.push(t), env: ENV, signal: new AbortController().signal };
-  const code = await run([...args, '--table', table, '--memcached', memcached.servers, '--lock-key-prefix', PREFIX], io);
+  const code = await run([...args, '--table', table, ...(told ? ['--memcached', memcached.servers, '--lock-key-prefix', PREFIX] : [])], io);
   return { code, out: out.join(''), err: err.join('') };
 }
 
@@ -129,6 +130,9 @@ describe('pause and resume while workers run', () => {
     const listed = await cli(['pauses', '--json']);
     const views = JSON.parse(listed.out) as { what: string; by: string; reason: string; until: string; inForce: boolean }[];
     expect(views.find((v) => v.what.startsWith('queue'))).toMatchObject({ by: 'ops', reason: 'maintenance', inForce: true });
+    // `stats` shows it beside the queue's figures.
+    const stats = await cli(['stats', '--queue', queueUrl], false);
+    expect(stats.out).toMatch(/Paused:\n.*queue "pause-queue[^"]*"\s+ops\s.*maintenance/s);
     const worker = start({ queues: [queueUrl], jobs: [report.job], store, memcached: memcached.servers, lockKeyPrefix: PREFIX });
     await worker.start();
     const producer = createProducer({ queueUrl, jobs: [report.job] }, ENV);

@@ -8,6 +8,7 @@ import { handedBackNow, internalError, poisoned } from '../decide/decide.js';
 import { originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken } from '../run/claim.js';
+import { pausedItem } from '../turns/turn.js';
 import { batchJobOf, type GoodReading } from '../reading.js';
 import { unrunSpan } from '../run/span-end.js';
 import { readOnce } from '../run/read.js';
@@ -97,7 +98,9 @@ export class Batching {
     // Held even when the worker began stopping meanwhile: stop() waits for claims, then flushes.
     const claim = claimFor(this.#ctx, lease, read, newToken(), false)
       .then(
-        (next) => {
+        (claimed) => {
+          // Paused (its queue, job type or tenant): back to the queue for a while, never held here (not on FIFO: see pausedItem).
+          const next = claimed === 'run' ? pausedItem(this.#ctx, lease, read) : claimed;
           if (next !== 'run') {
             unrunSpan(this.#ctx, read.info, read, lease.message, next);
             return this.#fate.conclude(lease, read.info, next);

@@ -48,6 +48,15 @@ export async function turnFor(ctx: TurnNeeds, lease: Lease, read: GoodReading, t
 }
 
 /**
+ * A batch job's item found paused: deferred for a while (an item is never held waiting here: it
+ * waits in its batch), or 'run'. On a FIFO queue items are not re-sent (their group's order): they
+ * run, as a job or tenant pause does not hold FIFO messages, and a paused FIFO queue is not received from.
+ */
+export function pausedItem(ctx: TurnNeeds, lease: Lease, read: GoodReading): Outcome | 'run' {
+  return isFifoQueue(lease.message.queueUrl) ? 'run' : pauseOf(ctx, lease, read, noRoom());
+}
+
+/**
  * The pause in force for the job, as this worker last read them (a second old at most): its
  * queue's, else (not on FIFO, where a re-send would put it behind its group) its job type's or its
  * tenant's. Paused, it waits in the room's free part (no receive spent, and the queue's intake not
