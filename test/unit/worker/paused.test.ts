@@ -81,3 +81,37 @@ describe('a worker while a job type is paused', () => {
     await worker.stop();
   });
 });
+
+describe('a schedule while its job type is paused (its overlap rule decides)', () => {
+  it('skip: the first occurrence waits, the later ones are skipped, one runs after the resume; allow: each runs after it', async () => {
+    const { defineSchedule } = await import('../../../src/schedules/define.js');
+    const { storedSpec } = await import('../../../src/schedules/stored.js');
+    for (const overlap of ['skip', 'allow'] as const) {
+      const { memory, url, store, pauses } = setup();
+      const ran: string[] = [];
+      const job = defineJob({ name: 'ping', args: z.object({}), handle: (_a, ctx) => void ran.push(ctx.jobId) });
+      const startS = Math.floor(Date.now() / 1000) + 1;
+      const def = defineSchedule({ id: `beat-${overlap}`, job, args: {}, every: '1s', start: new Date(startS * 1000), overlap });
+      await store.schedules.putSchedule({ id: def.id, owner: 'runtime', spec: storedSpec(def, url), next: startS });
+      await pauses.pause({ job: 'ping' }, { by: 'test' });
+      const worker = createWorker(
+        { queues: [url], jobs: [job], queue: memory, store, lock: new MemoryLock(), schedules: true, ...UNIT_WORKER },
+        {},
+      );
+      await worker.start();
+      await sleep(2_500);
+      expect(ran).toEqual([]);
+      const fired = (await store.schedules.getSchedule(def.id))!;
+      await pauses.resume({ job: 'ping' });
+      if (overlap === 'skip') {
+        await eventually(() => ran.length === 1, 'the waiting occurrence ran after the resume', 5_000);
+        expect(fired.skipped).toBeGreaterThanOrEqual(1);
+      } else {
+        const sent = fired.lastFired! - startS + 1;
+        await eventually(() => ran.length >= sent, 'each occurrence sent ran after the resume', 5_000);
+        expect(fired.skipped).toBe(0);
+      }
+      await worker.stop();
+    }
+  }, 20_000);
+});
