@@ -1,13 +1,14 @@
 import { ConditionalCheckFailedException, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { MAX_PAUSES, type PauseMark, type PauseScope, scopeKey, scopeOfKey } from '../core/pause.js';
+import { ConfigError } from '../core/errors.js';
+import { MAX_PAUSES, type PauseMark, type PauseScope, scopeKey, scopeOfKey, sortOut } from '../core/pause.js';
 import type { ControlStore } from '../ports/control-store.js';
 import { type Item, N, S, type TableRef } from './dynamodb-items.js';
 
 /*
  * The control state in the job store's table: one item, `control#pauses`, without a TTL, holding
  * each pause as an attribute `pause <scope key>` (its mark as JSON) and `version`, which each
- * change adds one to. One strongly consistent GetItem reads them all: a few hundred bytes a pause,
- * MAX_PAUSES of them well within DynamoDB's 400 KB item. A timed pause is not deleted when it
+ * change adds one to. One strongly consistent GetItem reads them all: a few hundred bytes a pause, at most
+ * MAX_PAUSES of them (under 1.7 KB each) within DynamoDB's 400 KB item. A timed pause is not deleted when it
  * runs out (readers compare its `until`); resuming or pausing the same scope again replaces it.
  */
 
@@ -33,18 +34,24 @@ export class DynamoControls implements ControlStore {
     return { version: Number(item.version?.N ?? 0), marks };
   }
 
+  /** Keep `mark`; timed pauses that ended over ENDED_PAUSE_KEPT_MS ago are removed in the same write. */
   async putPause(mark: PauseMark): Promise<number> {
     const { version, marks } = await this.readPauses();
     const key = scopeKey(mark.scope);
-    if (marks.length >= MAX_PAUSES && !marks.some((m) => scopeKey(m.scope) === key))
-      throw new Error(`${MAX_PAUSES} pauses are kept already: resume some first`);
+    const { kept, ended } = sortOut(marks, key, mark.at);
+    if (kept >= MAX_PAUSES) throw new ConfigError(`${MAX_PAUSES} pauses are kept already: resume some first`);
     const body = JSON.stringify({ by: mark.by, reason: mark.reason, at: mark.at, until: mark.until });
+    const names: Record<string, string> = { '#p': PREFIX + key, '#kind': 'kind', '#version': 'version' };
+    ended.forEach((k, i) => {
+      names[`#e${i}`] = PREFIX + k;
+    });
+    const remove = ended.length === 0 ? '' : ` REMOVE ${ended.map((_, i) => `#e${i}`).join(', ')}`;
     const out = await this.#t.client.send(
       new UpdateItemCommand({
         TableName: this.#t.table,
         Key: KEY,
-        UpdateExpression: 'SET #p = :p, #kind = :kind ADD #version :one',
-        ExpressionAttributeNames: { '#p': PREFIX + key, '#kind': 'kind', '#version': 'version' },
+        UpdateExpression: `SET #p = :p, #kind = :kind ADD #version :one${remove}`,
+        ExpressionAttributeNames: names,
         ExpressionAttributeValues: { ':p': S(body), ':kind': S('control'), ':one': N(1) },
         ReturnValues: 'UPDATED_NEW',
       }),

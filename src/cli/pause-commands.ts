@@ -67,9 +67,7 @@ export async function pauseCommand(flags: PauseFlags & { for?: string; reason?: 
     const until = pause.until === undefined ? ' until resumed' : ` until ${pause.until.toISOString()} (it resumes by itself)`;
     ctx.out(`paused ${pause.what}${until}, by ${pause.by}${pause.reason === undefined ? '' : `: ${pause.reason}`}`);
     ctx.out(
-      told
-        ? 'Workers stop starting its jobs within about a second; running jobs finish.'
-        : 'Workers see it within 30 s (no memcached given: pass --memcached or set SQS_JOBS_MEMCACHED to tell them at once); running jobs finish.',
+      `${told ? 'Workers stop starting its jobs within about a second' : `Workers see it within 30 s (${untold(pauses)})`}; running jobs finish.`,
     );
     if (pause.scope.queue === undefined)
       ctx.out(
@@ -80,6 +78,10 @@ export async function pauseCommand(flags: PauseFlags & { for?: string; reason?: 
   }
 }
 
+/** Why the workers were not told at once. */
+const untold = (pauses: { readonly tells: boolean }) =>
+  pauses.tells ? 'memcached did not answer' : 'no memcached given: pass --memcached or set SQS_JOBS_MEMCACHED to tell them at once';
+
 /** `sqs-jobs resume …`: the same scope flags as pause. */
 export async function resumeCommand(flags: PauseFlags, ctx: CliContext): Promise<void> {
   const pauses = open(flags, ctx.env);
@@ -89,7 +91,7 @@ export async function resumeCommand(flags: PauseFlags, ctx: CliContext): Promise
     if (flags.json) return ctx.out(JSON.stringify({ scope, resumed, told }));
     if (!resumed) return ctx.out('not paused: nothing to resume');
     ctx.out(
-      told ? 'resumed: workers start its jobs again within about a second' : 'resumed: workers see it within 30 s (no memcached given)',
+      told ? 'resumed: workers start its jobs again within about a second' : `resumed: workers see it within 30 s (${untold(pauses)})`,
     );
   } finally {
     pauses.close();

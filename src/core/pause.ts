@@ -28,12 +28,26 @@ export interface PauseMark {
   readonly until?: number;
 }
 
-/** Most pauses kept at once: their marks share one item of the job store (DynamoDB's 400 KB). */
-export const MAX_PAUSES = 1_000;
+/**
+ * Most pauses kept at once: their marks share one item of the job store, at most DynamoDB's 400 KB
+ * (a mark at its longest, in 3-byte characters, is under 1.7 KB). A timed pause ended a day ago no
+ * longer counts: the next pause removes it.
+ */
+export const MAX_PAUSES = 200;
 /** Longest reason kept with a pause. */
-export const MAX_PAUSE_REASON = 500;
+export const MAX_PAUSE_REASON = 300;
 /** Longest `by`. */
 export const MAX_PAUSE_BY = 200;
+/** How long a timed pause that ended stays listed (as ended) before a pause removes it. */
+export const ENDED_PAUSE_KEPT_MS = 86_400_000;
+
+/** What is wrong with a pause's `reason` or `by` text (control characters, length), or undefined. */
+export function pauseTextProblem(field: 'reason' | 'by', text: string, max: number): string | undefined {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(text)) return `${field}: must not hold control characters (a line break, a tab)`;
+  if (text.length > max) return `${field}: must be at most ${max} characters`;
+  return undefined;
+}
 
 const QUEUE_NAME_PATTERN = /^[A-Za-z0-9_-]{1,80}(\.fifo)?$/;
 
@@ -178,4 +192,20 @@ export class JobPausedError extends SqsJobsError {
     this.pause = pause;
     this.retryAfterMs = pause.until === undefined ? PAUSED_RETRY_AFTER_S * 1000 : Math.max(1000, pause.until - now);
   }
+}
+
+/**
+ * Of the marks kept, besides the one being put (`key`): how many still count against MAX_PAUSES,
+ * and the keys of timed ones that ended over ENDED_PAUSE_KEPT_MS before `now` (removed with the put).
+ */
+export function sortOut(marks: readonly PauseMark[], key: string, now: number): { kept: number; ended: string[] } {
+  const ended: string[] = [];
+  let kept = 0;
+  for (const m of marks) {
+    const k = scopeKey(m.scope);
+    if (k === key) continue;
+    if (m.until !== undefined && m.until < now - ENDED_PAUSE_KEPT_MS) ended.push(k);
+    else kept++;
+  }
+  return { kept, ended };
 }

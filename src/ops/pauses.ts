@@ -5,6 +5,7 @@ import {
   inForce,
   MAX_PAUSE_BY,
   MAX_PAUSE_REASON,
+  pauseTextProblem,
   type PauseMark,
   type PauseScope,
   scopeKey,
@@ -49,6 +50,11 @@ export class Pauses {
   readonly #controls: ControlStore;
   readonly #notices: ControlNotices | undefined;
   readonly #close: () => void;
+
+  /** Whether it tells the workers through their memcached (false: none given; they see a change within 30 s). */
+  get tells(): boolean {
+    return this.#notices !== undefined;
+  }
 
   constructor(deps: { controls: ControlStore; notices: ControlNotices | undefined; close: () => void }) {
     this.#controls = deps.controls;
@@ -97,10 +103,11 @@ function markOf(scope: PauseScope, r: PauseRequest, now: number): PauseMark {
   const s = r.forSeconds;
   if (s !== undefined && (!Number.isInteger(s) || s < 1 || s > MAX_PAUSE_SECONDS))
     throw new ConfigError(`invalid pause: for: must be a whole number of seconds from 1 to ${MAX_PAUSE_SECONDS} (366 days)`);
-  if (r.reason !== undefined && r.reason.length > MAX_PAUSE_REASON)
-    throw new ConfigError(`invalid pause: reason: must be at most ${MAX_PAUSE_REASON} characters`);
+  const reasonProblem = r.reason === undefined ? undefined : pauseTextProblem('reason', r.reason, MAX_PAUSE_REASON);
+  if (reasonProblem !== undefined) throw new ConfigError(`invalid pause: ${reasonProblem}`);
   const by = r.by ?? defaultBy();
-  if (by.length === 0 || by.length > MAX_PAUSE_BY) throw new ConfigError(`invalid pause: by: must be 1-${MAX_PAUSE_BY} characters`);
+  const byProblem = by.length === 0 ? 'by: must not be empty' : pauseTextProblem('by', by, MAX_PAUSE_BY);
+  if (byProblem !== undefined) throw new ConfigError(`invalid pause: ${byProblem}`);
   const key = scopeKey(scope);
   const clean = key.startsWith('queue:') ? { queue: scope.queue } : { job: scope.job, tenant: scope.tenant };
   return {

@@ -198,7 +198,7 @@ export function producerFleet(
   const spillover = producerSpillover(o, fifo, memcached);
   const pauses =
     o.whilePaused === 'refuse' && controls !== undefined
-      ? new PauseCheck(new PauseWatch(controls, memcached.get()?.controls, () => {}))
+      ? new PauseCheck(new PauseWatch(controls, memcached.get()?.controls, unreadPauses()))
       : undefined;
   return {
     admission: admission?.admission,
@@ -208,5 +208,24 @@ export function producerFleet(
       admission?.close();
       pauses?.close();
     },
+  };
+}
+
+/** How often a producer that refuses paused jobs warns that it cannot read them. */
+const UNREAD_WARNING_MS = 300_000;
+
+/**
+ * A refusing producer that cannot read the pauses (the store down) refuses what it last read and
+ * accepts the rest: it fails open, never refuses every job. Said as a process warning, at most every 5 minutes.
+ */
+function unreadPauses(): (error: unknown) => void {
+  let warnedAt = 0;
+  return (error) => {
+    if (Date.now() - warnedAt < UNREAD_WARNING_MS) return;
+    warnedAt = Date.now();
+    const why = error instanceof Error ? error.message : String(error);
+    process.emitWarning(`sqs-jobs: the pauses could not be read (${why}): jobs are refused by the last pauses read`, {
+      code: 'SQS_JOBS_PAUSES_UNREAD',
+    });
   };
 }

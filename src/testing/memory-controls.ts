@@ -1,4 +1,5 @@
-import { MAX_PAUSES, type PauseMark, type PauseScope, scopeKey } from '../core/pause.js';
+import { ConfigError } from '../core/errors.js';
+import { MAX_PAUSES, type PauseMark, type PauseScope, scopeKey, sortOut } from '../core/pause.js';
 import type { ControlStore } from '../ports/control-store.js';
 
 /**
@@ -16,8 +17,9 @@ export class MemoryControls implements ControlStore {
 
   async putPause(mark: PauseMark): Promise<number> {
     const key = scopeKey(mark.scope);
-    if (this.#marks.size >= MAX_PAUSES && !this.#marks.has(key))
-      throw new Error(`${MAX_PAUSES} pauses are kept already: resume some first`);
+    const { kept, ended } = sortOut([...this.#marks.values()], key, mark.at);
+    if (kept >= MAX_PAUSES) throw new ConfigError(`${MAX_PAUSES} pauses are kept already: resume some first`);
+    for (const k of ended) this.#marks.delete(k);
     this.#marks.set(key, { ...mark });
     return ++this.#version;
   }

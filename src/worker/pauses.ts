@@ -12,14 +12,16 @@ export class WorkerPauses {
   readonly #watch: PauseWatch;
   readonly #log: Logger;
   readonly #warned = new Set<string>();
+  /** The pauses in force when last told (key → when it was made): what a change is logged against. */
+  #inForce = new Map<string, number>();
   /** Pollers of paused queues waiting for a change. */
   #waiting: (() => void)[] = [];
 
   constructor(watch: PauseWatch, log: Logger) {
     this.#watch = watch;
     this.#log = log;
-    watch.listen((now, before) => {
-      this.#logChanges(now, before);
+    watch.listen((now) => {
+      this.#logChanges(now);
       const waiting = this.#waiting;
       this.#waiting = [];
       for (const wake of waiting) wake();
@@ -74,14 +76,19 @@ export class WorkerPauses {
     for (const wake of this.#waiting.splice(0)) wake();
   }
 
-  #logChanges(now: PauseBoard, before: PauseBoard): void {
+  /** Log each pause that came into force (made, or made again) and each that ended (resumed, or its time ran out). */
+  #logChanges(now: PauseBoard): void {
     const at = Date.now();
-    const was = new Set(before.marks.filter((m) => before.holds(scopeKey(m.scope), at)).map((m) => scopeKey(m.scope)));
+    const was = this.#inForce;
+    const is = new Map<string, number>();
     for (const m of now.marks) {
       const key = scopeKey(m.scope);
-      if (!now.holds(key, at) || was.delete(key)) continue;
-      this.#log.info({ pause: key, by: m.by, reason: m.reason, until: m.until }, `${describeScope(m.scope)} paused`);
+      if (!now.holds(key, at)) continue;
+      is.set(key, m.at);
+      if (was.get(key) !== m.at)
+        this.#log.info({ pause: key, by: m.by, reason: m.reason, until: m.until }, `${describeScope(m.scope)} paused`);
     }
-    for (const key of was) this.#log.info({ pause: key }, `${key} resumed`);
+    for (const key of was.keys()) if (!is.has(key)) this.#log.info({ pause: key }, `${key} resumed`);
+    this.#inForce = is;
   }
 }

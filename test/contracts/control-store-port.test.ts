@@ -58,6 +58,19 @@ describe.each(subjects)('control store contract: %s', (_name, make) => {
     expect(byKey['tenant:a:b/c']?.scope).toEqual({ tenant: 'a:b/c' });
   });
 
+  it('removes a timed pause ended over a day ago with the next pause, and keeps one ended less long', async () => {
+    const now = Date.now();
+    await store.putPause({ scope: { tenant: 'long-gone' }, by: 'bo', at: now - 3 * 86_400_000, until: now - 2 * 86_400_000 });
+    await store.putPause({ scope: { tenant: 'just-ended' }, by: 'bo', at: now - 3_600_000, until: now - 60_000 });
+    await store.putPause({ scope: { tenant: 'fresh' }, by: 'bo', at: now });
+    const keys = (await store.readPauses()).marks.map((m) => scopeKey(m.scope));
+    expect(keys).toContain('tenant:just-ended');
+    expect(keys).toContain('tenant:fresh');
+    expect(keys).not.toContain('tenant:long-gone');
+    await store.removePause({ tenant: 'just-ended' });
+    await store.removePause({ tenant: 'fresh' });
+  });
+
   it('resumes a scope once: a resume of nothing changes no version', async () => {
     const before = await store.readPauses();
     const first = await store.removePause({ job: 'charge-invoice' });

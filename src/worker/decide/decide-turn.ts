@@ -42,13 +42,18 @@ export function afterPermit(f: PermitFacts): Outcome | 'run' {
   return { kind: 'defer', reason: why, delaySeconds: f.capDelaySeconds, limit: 'tenant-cap' };
 }
 
+/** A paused message is held only with at least this much of its 12-hour hold left (else it is re-sent). */
+const PAUSE_HOLD_LEFT_MS = 60_000;
+
 export interface PauseFacts {
   /** The pause in force that stops the job (its queue's, its job type's, its tenant's). */
   readonly mark: PauseMark;
   readonly now: number;
   /** There is room for it to wait here without braking the queue's intake (within the free room). */
   readonly canWait: boolean;
-  /** A FIFO message waits anyway (a re-send would put it behind its group). */
+  /** How long it may still be held: until HOLD_MARGIN_MS before SQS's 12-hour hold of it ends. */
+  readonly holdLeftMs: number;
+  /** A FIFO message waits anyway while its hold lasts (a re-send would put it behind its group). */
   readonly fifo: boolean;
   /** The longest a paused message is handed back for (the worker's pausedDelaySeconds). */
   readonly longestDelaySeconds: number;
@@ -68,10 +73,19 @@ export function afterPause(f: PauseFacts): Outcome {
   const { mark } = f;
   const until = mark.until === undefined ? '' : ` until ${new Date(mark.until).toISOString()}`;
   const reason = `${describeScope(mark.scope)} is paused${until} by ${mark.by}${mark.reason === undefined ? '' : `: ${mark.reason}`}`;
-  if (f.fifo || (f.canWait && mayHold(f.receives)))
+  const delaySeconds = pausedDelaySeconds(mark, f.now, f.longestDelaySeconds);
+  const withinHold = f.holdLeftMs >= PAUSE_HOLD_LEFT_MS;
+  if (f.fifo) {
+    if (withinHold) return { kind: 'wait', reason, limit: 'paused', until: { resumeOf: scopeKey(mark.scope) } };
+    // Its group's order is kept only by visibility: back after the delay, a receive spent (docs/guide/pause.md says so).
+    return { kind: 'hand-back', reason: `${reason}: held as long as SQS allows`, delaySeconds, abandoned: false };
+  }
+  // Held only where a worker that dies cannot spend its last receive (a queue of maxReceiveCount 1 never holds one).
+  const spare = f.receives.max === undefined || f.receives.max > 1;
+  if (f.canWait && withinHold && spare && mayHold(f.receives))
     return { kind: 'wait', reason, limit: 'paused', until: { resumeOf: scopeKey(mark.scope) } };
-  const why = f.canWait ? reason + NOT_HELD : reason;
-  return { kind: 'defer', reason: why, delaySeconds: pausedDelaySeconds(mark, f.now, f.longestDelaySeconds), limit: 'paused' };
+  const why = f.canWait && withinHold && spare ? reason + NOT_HELD : reason;
+  return { kind: 'defer', reason: why, delaySeconds, limit: 'paused' };
 }
 
 export interface RateFacts {

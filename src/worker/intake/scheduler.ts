@@ -1,7 +1,7 @@
 import type { Lease } from '../hold/lease.js';
 import type { TierPick } from '../config.js';
 import { type Lane, LanePicker } from './lanes.js';
-import { Waiters } from './waiters.js';
+import { isPauseTag, Waiters } from './waiters.js';
 
 /** A queue as the scheduler sees it. */
 export interface ScheduledQueue extends Lane {
@@ -47,9 +47,9 @@ export class Scheduler<Q extends ScheduledQueue> {
     return this.#waiters.count();
   }
 
-  /** Messages of one queue waiting here (see wait). */
-  waitingOf(queueUrl: string): number {
-    return this.#waiters.count((l) => l.message.queueUrl === queueUrl);
+  /** Messages waiting here (see wait): of one queue, or of all (undefined); `paused`: only those waiting for a pause to end. */
+  waitingOf(queueUrl: string | undefined, paused = false): number {
+    return this.#waiters.count((l, tag) => (queueUrl === undefined || l.message.queueUrl === queueUrl) && (!paused || isPauseTag(tag)));
   }
 
   /** Messages waiting here for a permit of `tenant`. */

@@ -3,6 +3,8 @@ import type { Lease } from '../hold/lease.js';
 /** What a message waiting for a pause to end is tagged with: tenant ids hold no space, so it never names a tenant. */
 export const pauseTag = (key: string): string => `${PAUSE_TAG}${key}`;
 const PAUSE_TAG = 'paused ';
+/** Whether `tag` is a pause's (pauseTag). */
+export const isPauseTag = (tag: string | undefined): boolean => tag?.startsWith(PAUSE_TAG) === true;
 
 /**
  * Buffered messages waiting in the worker for a permit of their tenant (tagged with the tenant), a

@@ -9,6 +9,8 @@ import type { QueueState } from '../queue-state.js';
 import { CapTurns } from './cap-turns.js';
 import type { Room } from './turn.js';
 import { pauseTag } from '../intake/waiters.js';
+import { HOLD_MARGIN_MS } from '../../core/rate-limit.js';
+import { SQS_MAX_HOLD_MS } from '../../core/sqs-limits.js';
 
 /** What the room needs of its worker. */
 interface RoomHost {
@@ -44,6 +46,8 @@ export class WaitingRoom implements Room {
   readonly #goingToWait = new Map<string, number>();
   /** The same, per tenant whose permit they are to wait for. */
   readonly #goingToWaitFor = new Map<string, number>();
+  /** Messages on their way to wait for a pause to end: a budget of their own (admitsPaused), never braking intake. */
+  #goingToPause = 0;
 
   constructor(host: RoomHost, freeRoom: number) {
     this.#host = host;
@@ -59,21 +63,27 @@ export class WaitingRoom implements Room {
     return this.hasWaited(lease) || this.waiting() < 2 * this.perTenant;
   }
 
-  admitsFree(lease: Lease): boolean {
-    return this.hasWaited(lease) || this.waiting() < this.perTenant;
+  /**
+   * Paused messages have a room of their own, as large as the free room (concurrency + prefetch):
+   * they never brake a queue's intake (counted() leaves them out) nor take the place of a job
+   * waiting for its tenant's permit or its rate slot, however long the pause.
+   */
+  admitsPaused(lease: Lease): boolean {
+    return this.hasWaited(lease) || this.#host.scheduler.waitingOf(undefined, true) + this.#goingToPause < this.perTenant;
   }
 
   hasWaited(lease: Lease): boolean {
     return this.#host.scheduler.hasWaited(lease);
   }
 
-  /** Messages waiting here, and those on their way to: of one queue, or of all. */
+  /** Messages waiting here for a permit or a rate slot (not for a pause), and those on their way to: of one queue, or of all. */
   waiting(queueUrl?: string): number {
     const scheduler = this.#host.scheduler;
-    if (queueUrl !== undefined) return scheduler.waitingOf(queueUrl) + (this.#goingToWait.get(queueUrl) ?? 0);
+    if (queueUrl !== undefined)
+      return scheduler.waitingOf(queueUrl) - scheduler.waitingOf(queueUrl, true) + (this.#goingToWait.get(queueUrl) ?? 0);
     let going = 0;
     for (const n of this.#goingToWait.values()) going += n;
-    return scheduler.waiting + going;
+    return scheduler.waiting - scheduler.waitingOf(undefined, true) + going;
   }
 
   waitingFor(tenant: string): number {
@@ -102,10 +112,13 @@ export class WaitingRoom implements Room {
     const first = !this.hasWaited(lease);
     const url = lease.message.queueUrl;
     const tenant = 'permitOf' in outcome.until ? outcome.until.permitOf : undefined;
-    this.#goingToWait.set(url, (this.#goingToWait.get(url) ?? 0) + 1);
+    const paused = 'resumeOf' in outcome.until;
+    if (paused) this.#goingToPause++;
+    else this.#goingToWait.set(url, (this.#goingToWait.get(url) ?? 0) + 1);
     if (tenant !== undefined) this.#goingToWaitFor.set(tenant, (this.#goingToWaitFor.get(tenant) ?? 0) + 1);
     const arrived = () => {
-      this.#goingToWait.set(url, this.#goingToWait.get(url)! - 1);
+      if (paused) this.#goingToPause--;
+      else this.#goingToWait.set(url, this.#goingToWait.get(url)! - 1);
       if (tenant === undefined) return;
       const left = this.#goingToWaitFor.get(tenant)! - 1;
       if (left === 0) this.#goingToWaitFor.delete(tenant);
@@ -172,9 +185,13 @@ export class WaitingRoom implements Room {
     }
     if ('resumeOf' in until) {
       // Resumed while its claims were let go: it starts at once rather than wait for the next change.
+      // Else until the resume, or until shortly before SQS's 12-hour hold of it ends: then its turn
+      // is asked again, and a pause still in force sends it back (re-sent, a fresh receive count).
       const holds = ctx.pauses?.board.holds(until.resumeOf, Date.now()) === true;
-      scheduler.wait(lease, pauseTag(until.resumeOf), holds ? Number.POSITIVE_INFINITY : 0);
-      if (!holds) this.#host.wake();
+      const holdEnds = lease.receivedAt + SQS_MAX_HOLD_MS - HOLD_MARGIN_MS;
+      scheduler.wait(lease, pauseTag(until.resumeOf), holds ? holdEnds : 0);
+      if (holds) this.#wakeAt(holdEnds);
+      else this.#host.wake();
       return;
     }
     const tenant = until.permitOf;

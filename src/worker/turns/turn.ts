@@ -17,8 +17,8 @@ import { CapTurns } from './cap-turns.js';
 export interface Room {
   /** Whether `lease` may wait here: one that has waited keeps its place; a new one while there is room. */
   admits(lease: Lease): boolean;
-  /** Whether `lease` may wait here without braking its queue's intake: it has waited, or fewer than `perTenant` wait (a paused job's bound). */
-  admitsFree(lease: Lease): boolean;
+  /** Whether a paused `lease` may wait here: it has waited, or fewer than `perTenant` wait for a pause (a room of their own). */
+  admitsPaused(lease: Lease): boolean;
   /** Whether `lease` has waited here before (it keeps its place). */
   hasWaited(lease: Lease): boolean;
   /** Messages of `tenant` waiting here for one of its permits. */
@@ -31,7 +31,14 @@ export interface Room {
 
 /** No room: every job at its cap or its rate limit is deferred (a job run alone, as in tests). */
 export function noRoom(): Room {
-  return { admits: () => false, admitsFree: () => false, hasWaited: () => false, waitingFor: () => 0, perTenant: 0, turns: new CapTurns() };
+  return {
+    admits: () => false,
+    admitsPaused: () => false,
+    hasWaited: () => false,
+    waitingFor: () => 0,
+    perTenant: 0,
+    turns: new CapTurns(),
+  };
 }
 
 /**
@@ -77,7 +84,8 @@ function pauseOf(ctx: TurnNeeds, lease: Lease, read: GoodReading, room: Room): O
   return afterPause({
     mark,
     now,
-    canWait: room.admitsFree(lease),
+    canWait: room.admitsPaused(lease),
+    holdLeftMs: lease.receivedAt + SQS_MAX_HOLD_MS - HOLD_MARGIN_MS - now,
     fifo,
     longestDelaySeconds: ctx.config.pausedDelaySeconds,
     receives: receivesOf(ctx, lease),

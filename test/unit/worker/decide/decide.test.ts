@@ -361,6 +361,7 @@ const pauseFacts = (over: Partial<PauseFacts>): PauseFacts => ({
   mark: { scope: { job: 'charge-invoice' }, by: 'ana', reason: 'payments API down', at: PAUSED_AT },
   now: PAUSED_AT + 60_000,
   canWait: false,
+  holdLeftMs: 11 * 3_600_000,
   fifo: false,
   longestDelaySeconds: 900,
   receives: { count: 1, attempt: 1, max: 10 },
@@ -405,6 +406,21 @@ describe('afterPause: a pause in force when its turn came, one row per rule', ()
       { kind: 'defer', reason: `${pauseReason}; past half its receives before the DLQ, not held`, delaySeconds: 60, limit: 'paused' },
     ],
     ['FIFO (its queue paused) → waits in place, its group behind it, whatever the room', { fifo: true }, pauseWait],
+    [
+      'room to wait, but under a minute of its 12-hour hold left → deferred (re-sent, a fresh count), not held on',
+      { canWait: true, holdLeftMs: 30_000 },
+      { kind: 'defer', reason: pauseReason, delaySeconds: 60, limit: 'paused' },
+    ],
+    [
+      'FIFO at the end of its hold → handed back after the delay (its group’s order kept, a receive spent)',
+      { fifo: true, holdLeftMs: 30_000 },
+      { kind: 'hand-back', reason: `${pauseReason}: held as long as SQS allows`, delaySeconds: 60, abandoned: false },
+    ],
+    [
+      'a queue with maxReceiveCount 1 → never held (a worker that died would spend its only receive): deferred',
+      { canWait: true, receives: { count: 1, attempt: 1, max: 1 } },
+      { kind: 'defer', reason: pauseReason, delaySeconds: 60, limit: 'paused' },
+    ],
     [
       'lease lost meanwhile → lost',
       { leaseLost: true },
