@@ -19,10 +19,10 @@ const memcached = process.env.SQS_JOBS_MEMCACHED ?? `127.0.0.1:${port('SQS_JOBS_
  * The files moto runs as a second opinion: those whose outcome turns on what the SQS, CloudWatch or
  * SNS server answers, where moto's answers differ from LocalStack's (no StartMessageMoveTask, so the
  * client-side replay; MessageSystemAttributes dropped from SendMessageBatch; its own queue URL form,
- * ListMetrics rows, SNS subscriptions; whole-second visibility), and the worker's core loop. The
- * rest (memcached's and DynamoDB's ports, the HTTP API, the dashboard, the CLI's own rules, the
- * package, the examples) talk to the same memcached and DynamoDB Local whatever the SQS server, so
- * LocalStack's run is their evidence. CONTRIBUTING.md says which run where.
+ * ListMetrics rows, SNS subscriptions; whole-second visibility; its S3, for the DLQ archive), and
+ * the worker's core loop. The rest (memcached's and DynamoDB's ports, the HTTP API, the dashboard,
+ * the CLI's own rules, the package, the examples) talk to the same memcached and DynamoDB Local
+ * whatever the SQS server, so LocalStack's run is their evidence. CONTRIBUTING.md says which run where.
  */
 const MOTO_FILES = [
   'test/contracts/queue-port.test.ts',
@@ -33,6 +33,7 @@ const MOTO_FILES = [
   'test/integration/metrics-endpoint.test.ts',
   'test/integration/events.test.ts',
   'test/integration/dlq-replay.test.ts',
+  'test/integration/dlq-archive.test.ts',
   'test/integration/ops.test.ts',
   'test/integration/fairness.test.ts',
   'test/integration/tracing-paths.test.ts',

@@ -119,6 +119,7 @@ export function toStatus(item: Item): JobStatus | undefined {
     result: parseJson(str(item, 'result')),
     data: parseJson(str(item, 'data')),
     parentId: str(item, 'parentId'),
+    tenant: str(item, 'tenant'),
     progress: view.progress,
     fanOut,
   };

@@ -9,6 +9,7 @@ import * as fanOut from './dynamodb-fan-out.js';
 import { DynamoSchedules } from './dynamodb-schedules.js';
 import { DynamoTimedJobs } from './dynamodb-timed.js';
 import { DynamoControls } from './dynamodb-controls.js';
+import { DynamoJobList } from './dynamodb-job-list.js';
 import { Transitions } from './dynamodb-transitions.js';
 import { jobKey, N, readItem, S, type TableRef, toStatus, Update, updateIf } from './dynamodb-items.js';
 
@@ -66,6 +67,8 @@ export class DynamoJobStore implements JobStore {
   readonly timed: DynamoTimedJobs;
   /** The control state (pauses), in the same table (dynamodb-controls.ts): kept without a TTL. */
   readonly controls: DynamoControls;
+  /** The jobs list, on the table's list indexes (dynamodb-job-list.ts). */
+  readonly jobs: DynamoJobList;
 
   constructor(options: DynamoJobStoreOptions) {
     this.#o = options;
@@ -75,6 +78,7 @@ export class DynamoJobStore implements JobStore {
     this.schedules = new DynamoSchedules(this.#t);
     this.timed = new DynamoTimedJobs(this.#t);
     this.controls = new DynamoControls(this.#t);
+    this.jobs = new DynamoJobList(this.#t);
   }
 
   transition(t: Transition): Promise<'applied' | 'stale'> {

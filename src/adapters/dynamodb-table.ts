@@ -10,29 +10,50 @@ import {
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { DUE_INDEX } from '../core/due-index.js';
+import { LIST_INDEXES, LIST_PROJECTED } from '../core/job-list-index.js';
 
-/** The due index of schedules and kept jobs (dynamodb-due-index.ts), by its one definition (core/due-index.ts). */
-const SCHEDULE_INDEX_SPEC = {
-  IndexName: DUE_INDEX.name,
-  KeySchema: [
-    { AttributeName: DUE_INDEX.partitionKey, KeyType: 'HASH' as const },
-    { AttributeName: DUE_INDEX.sortKey, KeyType: 'RANGE' as const },
-  ],
-  Projection: { ProjectionType: 'ALL' as const },
-};
+const keys = (index: { partitionKey: string; sortKey: string }) => [
+  { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
+  { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
+];
+
+/**
+ * The table's indexes, each by its one definition: the due index of schedules and kept jobs
+ * (core/due-index.ts, read by dynamodb-due-index.ts), then the jobs list's three
+ * (core/job-list-index.ts, read by dynamodb-job-list.ts), which carry only what a row shows.
+ */
+const INDEX_SPECS = [
+  { IndexName: DUE_INDEX.name, KeySchema: keys(DUE_INDEX), Projection: { ProjectionType: 'ALL' as const } },
+  ...Object.values(LIST_INDEXES).map((index) => ({
+    IndexName: index.name,
+    KeySchema: keys(index),
+    Projection: { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...LIST_PROJECTED] },
+  })),
+];
 const ATTRIBUTES = [
   { AttributeName: 'pk', AttributeType: 'S' as const },
   { AttributeName: DUE_INDEX.partitionKey, AttributeType: 'S' as const },
   { AttributeName: DUE_INDEX.sortKey, AttributeType: 'N' as const },
+  { AttributeName: LIST_INDEXES.byState.partitionKey, AttributeType: 'S' as const },
+  { AttributeName: LIST_INDEXES.byJob.partitionKey, AttributeType: 'S' as const },
+  { AttributeName: LIST_INDEXES.byTenant.partitionKey, AttributeType: 'S' as const },
+  { AttributeName: LIST_INDEXES.byState.sortKey, AttributeType: 'S' as const },
 ];
 
 /**
  * Create the job store's table if it does not exist: on-demand, partition key `pk`, TTL on
- * `expiresAt`, and the schedules' due index. A table made before that index gets it added (one
- * UpdateTable; on AWS the index builds in the background, and this waits until it is active).
- * Answers what it did. (On AWS, prefer the CDK stack, which also turns on point-in-time recovery.)
+ * `expiresAt`, the schedules' due index and the jobs list's indexes. A table made before an index
+ * gets it added ('index added': one UpdateTable each, one after the other, as DynamoDB allows; on
+ * AWS an index builds in the background, and this waits until it is active). Its records' list
+ * keys are backfillListKeys' (dynamodb-list-keys.ts), which `sqs-jobs store create` runs next when
+ * it added a list index. Answers what it did; `onAdded` hears each index it added, by name. (On AWS,
+ * prefer the CDK stack, which also turns on point-in-time recovery; never run this against its table.)
  */
-export async function createJobTable(client: DynamoDBClient, table: string): Promise<'created' | 'index added' | 'already there'> {
+export async function createJobTable(
+  client: DynamoDBClient,
+  table: string,
+  onAdded: (index: string) => void = () => {},
+): Promise<'created' | 'index added' | 'already there'> {
   try {
     await client.send(
       new CreateTableCommand({
@@ -40,11 +61,19 @@ export async function createJobTable(client: DynamoDBClient, table: string): Pro
         BillingMode: 'PAY_PER_REQUEST',
         AttributeDefinitions: ATTRIBUTES,
         KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-        GlobalSecondaryIndexes: [SCHEDULE_INDEX_SPEC],
+        GlobalSecondaryIndexes: INDEX_SPECS,
       }),
     );
   } catch (error) {
-    if (error instanceof ResourceInUseException) return (await addScheduleIndex(client, table)) ? 'index added' : 'already there';
+    if (error instanceof ResourceInUseException) {
+      let added = false;
+      for (const spec of INDEX_SPECS) {
+        if (!(await addIndex(client, table, spec))) continue;
+        added = true;
+        onAdded(spec.IndexName);
+      }
+      return added ? 'index added' : 'already there';
+    }
     throw error;
   }
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: table });
@@ -54,24 +83,25 @@ export async function createJobTable(client: DynamoDBClient, table: string): Pro
   return 'created';
 }
 
-/** Add the schedules' due index to a table made without it, and wait until it is active (one being added already too): false when it had it. */
-async function addScheduleIndex(client: DynamoDBClient, table: string): Promise<boolean> {
+/** Add an index to a table made without it, and wait until it is active (one being added already too): false when it had it. */
+async function addIndex(client: DynamoDBClient, table: string, spec: (typeof INDEX_SPECS)[number]): Promise<boolean> {
   const indexOf = async () =>
     (await client.send(new DescribeTableCommand({ TableName: table }))).Table?.GlobalSecondaryIndexes?.find(
-      (i) => i.IndexName === DUE_INDEX.name,
+      (i) => i.IndexName === spec.IndexName,
     );
   const added = (await indexOf()) === undefined;
   if (added)
     await client.send(
       new UpdateTableCommand({
         TableName: table,
-        AttributeDefinitions: ATTRIBUTES,
-        GlobalSecondaryIndexUpdates: [{ Create: SCHEDULE_INDEX_SPEC }],
+        // The new index's keys only: DynamoDB refuses definitions no key uses.
+        AttributeDefinitions: ATTRIBUTES.filter((a) => spec.KeySchema.some((k) => k.AttributeName === a.AttributeName)),
+        GlobalSecondaryIndexUpdates: [{ Create: spec }],
       }),
     );
   // DynamoDB builds the index from the table's items (backfilling): on a large table, minutes.
   for (let waited = 0; (await indexOf())?.IndexStatus !== 'ACTIVE'; waited += 2) {
-    if (waited > 1_800) throw new Error(`the index ${DUE_INDEX.name} of ${table} is not active after 30 minutes`);
+    if (waited > 1_800) throw new Error(`the index ${spec.IndexName} of ${table} is not active after 30 minutes`);
     await sleep(2_000);
   }
   return added;

@@ -2,6 +2,7 @@ import { type AttributeValue, BatchExecuteStatementCommand, type BatchExecuteSta
 import { GroupCommit } from '../core/group-commit.js';
 import { ENDED_STATES, MAX_ERROR_CHARS, STATE_RANK, smallJson, type Transition } from '../ports/status-store.js';
 import { jobKey, N, S, type TableRef, Update, updateIf } from './dynamodb-items.js';
+import { listFields, TENANT_KEY_ATTRIBUTE } from './dynamodb-list-keys.js';
 
 type Answer = 'applied' | 'stale';
 
@@ -88,6 +89,7 @@ export class Transitions {
   async #one(t: Transition): Promise<Answer> {
     const u = new Update();
     for (const [name, value] of fields(t, this.#t.expiresAt())) u.set(name, value, KEPT_IF_SET.has(name));
+    if (t.tenant === undefined) u.remove(TENANT_KEY_ATTRIBUTE);
     const state = u.name('state');
     const attempt = u.name('attempt');
     const rank = u.name('rank');
@@ -115,8 +117,9 @@ export class Transitions {
     const wins =
       t.state === 'completed' ? `"state" <> 'completed'` : `"state" <> 'completed' AND ("attempt" < ? OR ("attempt" = ? AND "rank" < ?))`;
     const rule = t.state === 'completed' ? [] : [N(t.attempt), N(t.attempt), N(STATE_RANK[t.state])];
+    const remove = t.tenant === undefined ? ` REMOVE "${TENANT_KEY_ATTRIBUTE}"` : '';
     return {
-      Statement: `UPDATE "${this.#t.table}" SET ${set.map(([name]) => `"${name}" = ?`).join(', ')} WHERE "pk" = ? AND ("state" IS MISSING OR (${wins}))`,
+      Statement: `UPDATE "${this.#t.table}" SET ${set.map(([name]) => `"${name}" = ?`).join(', ')}${remove} WHERE "pk" = ? AND ("state" IS MISSING OR (${wins}))`,
       Parameters: [...set.map(([, value]) => value), jobKey(t.jobId).pk!, ...rule],
     };
   }
@@ -150,9 +153,12 @@ function refusedKinds(error: Error, ts: readonly Transition[]): Kind[] {
 const SET_BY_CREATE = new Set(['jobId', 'jobName']);
 
 /** Attributes an UpdateItem sets only when missing: they never change for a job (an UPDATE sets them to the same value). */
-const KEPT_IF_SET = new Set(['enqueuedAt', 'parentId']);
+const KEPT_IF_SET = new Set(['enqueuedAt', 'parentId', 'tenant']);
 
-/** The attributes a state change sets. A `scheduled` record lives its TTL past its time, however far ahead that is. */
+/**
+ * The attributes a state change sets, the list indexes' keys among them (dynamodb-list-keys.ts: in
+ * the same write, no other). A `scheduled` record lives its TTL past its time, however far ahead that is.
+ */
 function fields(t: Transition, ttlEnd: number): [string, AttributeValue][] {
   const at = t.at.toISOString();
   const ttl = ttlEnd - Math.floor(Date.now() / 1000);
@@ -170,6 +176,8 @@ function fields(t: Transition, ttlEnd: number): [string, AttributeValue][] {
     ['expiresAt', N(expiresAt)],
     ['enqueuedAt', t.enqueuedAt === undefined ? undefined : S(t.enqueuedAt)],
     ['parentId', t.parentId === undefined ? undefined : S(t.parentId)],
+    ['tenant', t.tenant === undefined ? undefined : S(t.tenant)],
+    ...listFields(t),
     ['worker', t.worker === undefined ? undefined : S(t.worker)],
     ['error', t.error === undefined ? undefined : S(t.error.slice(0, MAX_ERROR_CHARS))],
     ['reason', t.reason === undefined ? undefined : S(t.reason)],

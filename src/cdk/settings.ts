@@ -1,3 +1,4 @@
+import { dlqArchiveSchema } from './dlq-archive.js';
 import { z } from 'zod';
 import { thresholdIssues } from './alarm-thresholds.js';
 import { eventSettingSchema, eventSettingsIssues } from './event-settings.js';
@@ -58,10 +59,20 @@ const settingsSchema = z
      * Job status, progress and fan-out: a DynamoDB table (on-demand, TTL, the due index of schedules
      * and kept jobs), its name given to the workers as SQS_JOBS_JOB_TABLE. `schedules`: the workers
      * fire the schedules in it and send the jobs kept there until their time (`--schedules`).
+     * `jobsList`: the jobs list's indexes (core/job-list-index.ts) for `sqs-jobs jobs list` and the
+     * dashboard's Jobs page; true: all three; a number: the first that many (jobs-by-state,
+     * jobs-by-job, jobs-by-tenant), for a table that exists, as CloudFormation adds one index per
+     * update (docs/operations/deploy.md). Each costs ~2 write units per state change.
      */
     jobStore: z.union([
       z.literal(false),
-      z.object({ pointInTimeRecovery: z.boolean().default(false), schedules: z.boolean().default(false) }).strict(),
+      z
+        .object({
+          pointInTimeRecovery: z.boolean().default(false),
+          schedules: z.boolean().default(false),
+          jobsList: z.union([z.boolean(), z.number().int().min(0).max(3)]).default(false),
+        })
+        .strict(),
     ]),
     /**
      * Jobs that run on events, as `sqs-jobs events create` sets them up: each event's SNS topic, each
@@ -78,6 +89,12 @@ const settingsSchema = z
     scheduler: z.enum(['workers', 'eventbridge']),
     /** The declared schedules, for `scheduler: 'eventbridge'`: `scheduleSettingsOf(Object.values(await import('./jobs.js')))`. */
     schedules: z.array(scheduleSettingSchema),
+    /**
+     * Archive dead letters to S3 before the DLQ's 14 days end: `{ olderThanDays, bucket?, prefix?,
+     * schedule?, kmsKeyArn?, lifecycle? }` runs `sqs-jobs dlq archive` as a scheduled Fargate task
+     * (dlq-archive.ts); false: none.
+     */
+    dlqArchive: z.union([z.literal(false), dlqArchiveSchema]),
     /** Optional: an address the alarms email (an SNS topic is created for it). */
     alarmEmail: z.email().optional(),
   })
@@ -136,6 +153,7 @@ export const DEFAULT_SETTINGS: DeploySettings = {
   events: [],
   scheduler: 'workers',
   schedules: [],
+  dlqArchive: false,
 };
 
 /** Defaults with `overrides` on top (an object, or JSON text as `cdk -c sqsJobs='{...}'` passes it). */

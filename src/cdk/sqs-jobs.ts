@@ -1,4 +1,5 @@
 import { DUE_INDEX } from '../core/due-index.js';
+import { listIndexesOf } from './job-list-indexes.js';
 import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -23,6 +24,7 @@ import {
 import { type DeploySettings, type DeploySettingsInput, queueSpec, resolveSettings } from './settings.js';
 import { addEventBridgeSchedules } from './eventbridge-schedules.js';
 import { addWorkerService } from './worker-service.js';
+import { addDlqArchive, type DlqArchive } from './dlq-archive.js';
 
 /** The deployment settings (each has a default, see `DEFAULT_SETTINGS`), and where the workers run. */
 export interface SqsJobsProps extends DeploySettingsInput {
@@ -61,6 +63,8 @@ export class SqsJobs extends Construct {
   readonly jobTable: dynamodb.Table | undefined;
   readonly taskRole: iam.Role;
   readonly service: ecs.FargateService;
+  /** With `dlqArchive`: the bucket the dead letters go to, the task that moves them, its schedule. */
+  readonly dlqArchive: DlqArchive | undefined;
   readonly alarms: JobAlarms;
   readonly dashboard: cloudwatch.Dashboard;
   /** memcached's `host:port`, `tls://host:port` with TLS (the one made here, or the `endpoint` given): producers that cancel jobs or use admission need it too. */
@@ -125,6 +129,8 @@ export class SqsJobs extends Construct {
       sortKey: { name: DUE_INDEX.sortKey, type: dynamodb.AttributeType.NUMBER },
       projectionType: dynamodb.ProjectionType.ALL,
     });
+    // The jobs list's, as `sqs-jobs store create` makes them (CloudFormation adds one per update).
+    for (const index of listIndexesOf(s.jobStore)) this.jobTable?.addGlobalSecondaryIndex(index);
 
     this.alarms = addAlarms(
       this,
@@ -159,6 +165,10 @@ export class SqsJobs extends Construct {
       jobTableName: this.jobTable?.tableName,
       region: Stack.of(this).region,
     });
+
+    const archive = { image, cluster, securityGroup, queue: this.queue, deadLetterQueue: this.deadLetterQueue, queueName: spec.name };
+    this.dlqArchive = s.dlqArchive === false ? undefined : addDlqArchive(this, s.dlqArchive, { ...archive, region: Stack.of(this).region });
+    if (this.dlqArchive) new CfnOutput(this, 'DlqArchiveBucketName', { value: this.dlqArchive.bucket.bucketName });
 
     new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl });
     if (this.spilloverQueue) new CfnOutput(this, 'SpilloverQueueUrl', { value: this.spilloverQueue.queueUrl });

@@ -31,5 +31,5 @@ export const filtered = (command: Command) =>
     .option('--reason <code>', 'only this reason (handler-failed, not-an-envelope, redrive, ...)')
     .option('--tenant <tenant>', 'only this tenant')
     .option('--error <text>', 'only those whose error contains this text (any case)')
-    .option('--older-than <seconds>', 'only those dead-lettered at least this long ago')
-    .option('--newer-than <seconds>', 'only those dead-lettered at most this long ago');
+    .option('--older-than <age>', "only those dead-lettered at least this long ago: seconds, or '12h', '10d'")
+    .option('--newer-than <age>', "only those dead-lettered at most this long ago: seconds, or '30m', '2h'");

@@ -1,7 +1,9 @@
 import { createJobTable } from '../adapters/dynamodb-store.js';
 import { createDynamoClient } from '../adapters/aws-clients.js';
+import { backfillListKeys } from '../adapters/dynamodb-list-keys.js';
 import { jobTableSchema, parseConfig, resolveDynamoSettings, type Env } from '../config/env.js';
 import { ConfigError, SqsJobsError } from '../core/errors.js';
+import { LIST_INDEXES } from '../core/job-list-index.js';
 import type { JobStatus } from '../ports/status-store.js';
 import { sleep } from '../core/sleep.js';
 import { type JobView, JobStatusReader } from '../status/get-job.js';
@@ -27,21 +29,58 @@ export function storeFrom(flags: StoreFlags, env: Env) {
   return { table, aws };
 }
 
+/**
+ * `sqs-jobs store create`: the table and its indexes (createJobTable); when it just added a jobs
+ * list index to a table that was there, the backfill of the records' list keys too (a scan of the
+ * whole table, so only then: `sqs-jobs store backfill` runs it on demand).
+ */
 export async function storeCreate(flags: StoreFlags, { out, env }: CliContext): Promise<void> {
   const { table, aws } = storeFrom(flags, env);
   const client = createDynamoClient(aws, {}, env);
   try {
-    const done = await createJobTable(client, table);
+    const added: string[] = [];
+    const done = await createJobTable(client, table, (index) => added.push(index));
     const said = {
       created: 'created: on-demand, TTL on expiresAt',
-      'index added': 'already there; the schedules index added',
+      'index added': `already there; added ${added.join(', ')}`,
       'already there': 'already there',
     };
     out(`job store table: ${table} (${said[done]})`);
+    const listAdded = added.filter((name) => LIST_INDEX_NAMES.has(name));
+    if (listAdded.length > 0) await backfill(client, table, `${listAdded.join(', ')} just added`, out);
   } finally {
     client.destroy();
   }
 }
+
+/**
+ * `sqs-jobs store backfill`: give every job record the jobs list keys it lacks (records written
+ * before the list indexes, or by a version that did not key them). Changes no index: the one to
+ * run against a table the CDK construct made.
+ */
+export async function storeBackfill(flags: StoreFlags, { out, env }: CliContext): Promise<void> {
+  const { table, aws } = storeFrom(flags, env);
+  const client = createDynamoClient(aws, {}, env);
+  try {
+    await backfill(client, table, 'asked', out);
+  } finally {
+    client.destroy();
+  }
+}
+
+async function backfill(
+  client: Parameters<typeof backfillListKeys>[0],
+  table: string,
+  why: string,
+  out: (text: string) => void,
+): Promise<void> {
+  const { scanned, backfilled } = await backfillListKeys(client, table);
+  out(
+    `jobs list: ${backfilled} of ${scanned} job records given their list keys (${why}: a scan of the whole table, ~1 read unit per 8 KB; \`sqs-jobs store backfill\` runs it again, to find none)`,
+  );
+}
+
+const LIST_INDEX_NAMES: ReadonlySet<string> = new Set(Object.values(LIST_INDEXES).map((i) => i.name));
 
 interface JobFlags extends StoreFlags {
   readonly watch?: boolean;

@@ -4,14 +4,15 @@ import { CloudWatchReader } from '../adapters/cloudwatch-reader.js';
 import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
 import { resolveCloudWatchSettings, resolveMetricsNamespace, resolveQueueUrl, type Env } from '../config/env.js';
-import { ConfigError } from '../core/errors.js';
+import type { ArchiveStore } from '../ports/archive.js';
 import { listDeadLetters } from '../ops/dlq-scan.js';
 import { replayDeadLetters } from '../ops/replay.js';
 import { purgeDeadLetters } from '../ops/purge.js';
-import { type DeadLetterFilter, deadLetterFilterSchema, describeFilter, isFiltered } from '../ops/dlq-filter.js';
+import { describeFilter, isFiltered } from '../ops/dlq-filter.js';
 import { collectStats } from '../ops/stats.js';
 import { subscribersOf } from './event-commands.js';
 import { integer, sqsSettings, UsageError, type AwsFlags, type CliContext } from './commands.js';
+import { type DlqFlags, type FilterFlags, filterOf, letterName, withDlq } from './dlq-flags.js';
 import { renderDeadLetters, renderStats } from './render.js';
 
 interface StatsFlags extends AwsFlags {
@@ -66,43 +67,6 @@ export async function stats(flags: StatsFlags, { out, env, signal }: CliContext)
 
 const hasQueueUrl = (env: Env) => env.SQS_JOBS_QUEUE_URL !== undefined && env.SQS_JOBS_QUEUE_URL !== '';
 
-interface DlqFlags extends AwsFlags {
-  readonly queue?: string;
-  readonly dlq?: string;
-}
-
-/** The SQS parts a DLQ command works with: the queue port (messages) and the queue admin (counts, purge). */
-interface DlqTools {
-  readonly queue: SqsQueuePort;
-  readonly admin: SqsQueueAdmin;
-}
-
-/** The DLQ: --dlq, else the one the --queue (or SQS_JOBS_QUEUE_URL) redrive policy names. */
-async function resolveDlq(queue: SqsQueuePort, flags: DlqFlags, env: Env) {
-  const sourceQueueUrl = flags.queue !== undefined || env.SQS_JOBS_QUEUE_URL ? resolveQueueUrl(flags.queue, env, '--queue') : undefined;
-  if (flags.dlq !== undefined) return { dlqUrl: resolveQueueUrl(flags.dlq, env, '--dlq'), sourceQueueUrl };
-  if (sourceQueueUrl === undefined)
-    throw new ConfigError('name the queue: --queue <url> (its DLQ is found from its redrive policy), --dlq <url>, or SQS_JOBS_QUEUE_URL');
-  const target = await queue.deadLetterTarget(sourceQueueUrl);
-  if (target === undefined) throw new ConfigError(`${sourceQueueUrl} has no RedrivePolicy, so no DLQ; pass --dlq <url>`);
-  return { dlqUrl: target.deadLetterQueueUrl, sourceQueueUrl };
-}
-
-/** Check the flags, then run `body` with the SQS parts and the DLQ it names; the client is closed after. */
-async function withDlq(
-  flags: DlqFlags,
-  env: Env,
-  body: (tools: DlqTools, urls: { dlqUrl: string; sourceQueueUrl: string | undefined }) => Promise<void>,
-): Promise<void> {
-  const sqs = createSqsClient(sqsSettings(flags, env), {}, env);
-  const tools = { queue: new SqsQueuePort(sqs), admin: new SqsQueueAdmin(sqs) };
-  try {
-    await body(tools, await resolveDlq(tools.queue, flags, env));
-  } finally {
-    sqs.destroy();
-  }
-}
-
 export async function dlqList(flags: DlqFlags & FilterFlags & { limit?: string; json?: boolean }, { out, env }: CliContext): Promise<void> {
   const limit = integer(flags.limit, '--limit', 1) ?? 100;
   const filter = filterOf(flags);
@@ -128,46 +92,21 @@ export async function dlqList(flags: DlqFlags & FilterFlags & { limit?: string; 
   });
 }
 
-/** The filter flags every DLQ command takes. */
-interface FilterFlags {
-  readonly job?: string;
-  readonly id?: string;
-  readonly reason?: string;
-  readonly tenant?: string;
-  readonly error?: string;
-  readonly olderThan?: string;
-  readonly newerThan?: string;
-}
-
-/** The dead-letter filter the flags name; errors name the flag. */
-function filterOf(flags: FilterFlags): DeadLetterFilter {
-  const filter = {
-    job: flags.job,
-    id: flags.id,
-    reason: flags.reason,
-    tenant: flags.tenant,
-    error: flags.error,
-    olderThanSeconds: integer(flags.olderThan, '--older-than', 0),
-    newerThanSeconds: integer(flags.newerThan, '--newer-than', 0),
-  };
-  const parsed = deadLetterFilterSchema.safeParse(Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const flag = `--${String(issue.path[0])
-      .replace(/Seconds$/, '')
-      .replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-    throw new ConfigError(`${flag}: ${issue.message}`);
-  }
-  return parsed.data;
-}
-
 interface DlqReplayFlags extends DlqFlags, FilterFlags {
   readonly limit?: string;
   readonly dryRun?: boolean;
   readonly json?: boolean;
 }
 
-export async function dlqReplay(flags: DlqReplayFlags, { out, env, signal }: CliContext): Promise<void> {
+/**
+ * `dlq replay` from the DLQ (`dlq replay --from` is dlq-archive-commands.ts'). With `archive`
+ * (`--archive`), each message moved that has a record there is marked replayed in it.
+ */
+export async function dlqReplay(
+  flags: DlqReplayFlags,
+  { out, env, signal }: CliContext,
+  archive?: { readonly store: ArchiveStore; readonly prefix: string; readonly url: string },
+): Promise<void> {
   const limit = integer(flags.limit, '--limit', 1);
   const dryRun = flags.dryRun ?? false;
   await withDlq(flags, env, async ({ queue }, { dlqUrl, sourceQueueUrl }) => {
@@ -178,13 +117,15 @@ export async function dlqReplay(flags: DlqReplayFlags, { out, env, signal }: Cli
       limit,
       dryRun,
       signal,
-      onMoved: flags.json ? undefined : (l, to) => out(`moved ${l.jobName ?? '?'} ${l.jobId ?? l.messageId} → ${to}`),
+      archive,
+      onMoved: flags.json ? undefined : (l, to) => out(`moved ${letterName(l)} → ${to}`),
     });
     if (flags.json) out(JSON.stringify(result));
     else {
-      for (const s of result.skipped) out(`left ${s.letter.jobName ?? '?'} ${s.letter.jobId ?? s.letter.messageId}: ${s.why}`);
+      for (const s of result.skipped) out(`left ${letterName(s.letter)}: ${s.why}`);
       const count = dryRun ? result.skipped.length : result.moved;
       out(`${dryRun ? 'would move' : 'moved'} ${count} message(s) (send, then delete; replay ${result.replayId})`);
+      if (archive !== undefined && !dryRun) out(`marked ${result.marked} as replayed in ${archive.url} (those it had a record of)`);
       const { movedByThisReplay, arrivedAfterStart, notChosen } = result.passedOver;
       const notes = [
         movedByThisReplay > 0 ? `${movedByThisReplay} moved by this replay and dead-lettered again` : '',
@@ -220,8 +161,7 @@ export async function dlqPurge(
     const result = await purgeDeadLetters(queue, { dlqUrl, filter, dryRun: flags.dryRun ?? false, signal });
     if (flags.json) out(JSON.stringify(result));
     else {
-      if (!flags.dryRun)
-        for (const s of result.skipped) out(`left ${s.letter.jobName ?? '?'} ${s.letter.jobId ?? s.letter.messageId}: ${s.why}`);
+      if (!flags.dryRun) for (const s of result.skipped) out(`left ${letterName(s.letter)}: ${s.why}`);
       out(
         `${flags.dryRun ? 'would delete' : 'deleted'} ${flags.dryRun ? result.matched : result.deleted} message(s) matching ${describeFilter(filter)}`,
       );

@@ -1,16 +1,18 @@
 import { Command, CommanderError } from 'commander';
 import { cloudwatchEndpoint, collect, filtered, withAws, withStore } from './flags.js';
-import { dashboardCommand } from './dashboard-command.js';
+import { dashboardCommand, withDashboardAuth } from './dashboard-command.js';
 import type { Env } from '../config/env.js';
 import { type ErrorCode, SqsJobsError } from '../core/errors.js';
 import { enqueueCommand, UsageError, worker, type CliContext } from './commands.js';
 import { publishCommand } from './event-commands.js';
 import { addProvisionCommands } from './provision-program.js';
-import { jobCancelCommand, jobCommand, storeCreate } from './job-commands.js';
-import { dlqList, dlqPurge, dlqReplay, stats } from './ops-commands.js';
+import { jobCancelCommand, jobCommand, storeBackfill, storeCreate } from './job-commands.js';
+import { dlqList, dlqPurge, stats } from './ops-commands.js';
+import { addDlqArchiveCommand, dlqReplayCommand, withReplaySources } from './dlq-archive-commands.js';
 import { addLocalCommand } from './local-command.js';
 import { addScheduleCommands } from './schedule-program.js';
 import { addPauseCommands } from './pause-program.js';
+import { addJobsCommands } from './jobs-program.js';
 import { packageVersion } from './version.js';
 import { configureTree, pathOf } from './tree.js';
 
@@ -63,6 +65,7 @@ function buildProgram(io: CliIo): Command {
   addLocalCommand(program, ctx);
   addScheduleCommands(program, ctx);
   addPauseCommands(program, ctx);
+  addJobsCommands(program, ctx);
 
   withAws(program.command('worker').description('run a worker for the jobs a module exports, until SIGTERM/SIGINT'))
     .option('--jobs <module>', 'module or folder (its index) that exports jobs made by defineJob() or defineBatchJob() (required)')
@@ -123,7 +126,7 @@ function buildProgram(io: CliIo): Command {
     .addOption(cloudwatchEndpoint())
     .action((flags) => stats(flags, ctx));
 
-  const dlq = program.command('dlq').description("list, replay or purge a queue's dead-letter queue");
+  const dlq = program.command('dlq').description("list, replay, purge or archive (to S3) a queue's dead-letter queue");
   const dlqCommand = (name: string, description: string) =>
     withAws(dlq.command(name).description(description))
       .option('--queue <url>', 'the queue; its DLQ is found from its redrive policy (default: SQS_JOBS_QUEUE_URL)')
@@ -132,21 +135,27 @@ function buildProgram(io: CliIo): Command {
     .option('--limit <n>', 'at most this many (default 100)')
     .option('--json', 'print JSON')
     .action((flags) => dlqList(flags, ctx));
-  filtered(dlqCommand('replay', 'move dead letters back to the queue they came from, each at most once'))
+  withReplaySources(filtered(dlqCommand('replay', 'move dead letters back to their queue, each at most once (from S3: --from)')))
     .option('--limit <n>', 'at most this many')
     .option('--dry-run', 'show what would move')
     .option('--json', 'print JSON')
-    .action((flags) => dlqReplay(flags, ctx));
+    .action((flags) => dlqReplayCommand(flags, ctx));
   filtered(dlqCommand('purge', 'delete the dead letters (all of them, or those the filter matches, each at most once)'))
     .option('--dry-run', 'count what would be deleted')
     .option('--yes', 'really delete them')
     .option('--json', 'print JSON')
     .action((flags) => dlqPurge(flags, ctx));
+  addDlqArchiveCommand(dlqCommand, ctx);
 
   const store = program.command('store').description('the job store (job status, progress, fan-out): a DynamoDB table');
   withStore(store.command('create').description('create the table if it does not exist: on-demand, TTL on expiresAt (idempotent)')).action(
     (flags) => storeCreate(flags, ctx),
   );
+  withStore(
+    store
+      .command('backfill')
+      .description("give every job record its jobs list keys: a scan of the whole table (never changes the table's indexes)"),
+  ).action((flags) => storeBackfill(flags, ctx));
 
   const job = withStore(
     program.command('job').description("a tracked job's status: state, attempt, progress, fan-out children").argument('<job-id>', 'job id'),
@@ -167,23 +176,24 @@ function buildProgram(io: CliIo): Command {
     // With globals: `job` takes the store flags too, and commander gives them to it when both do.
     .action((jobId: string, _flags, command: Command) => jobCancelCommand(jobId, command.optsWithGlobals(), ctx));
 
-  withAws(
-    program
-      .command('dashboard')
-      .description('serve the web dashboard: queues, job types, tenants, dead letters (filter, replay, purge), job lookup'),
-  )
-    .option('--port <n>', 'port (default 3000; 0: any free port)')
-    .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
-    .option('--queue <url>', 'queue URL, repeatable (default: SQS_JOBS_QUEUE_URL)', collect)
-    .option('--read-only', 'show, never act: actions answer 403 and no button shows')
-    .option('--sla <seconds>', "alarm when a queue's oldest message is older (where the server publishes SQS metrics)")
-    .option('--window <minutes>', 'rates and timings over this many minutes (default 60)')
-    .option('--namespace <ns>', 'metrics namespace (default: SQS_JOBS_METRICS_NAMESPACE or SqsJobs)')
-    .option('--table <name>', 'job store table, for job lookup (default: SQS_JOBS_JOB_TABLE)')
-    .option('--memcached <[tls://]host:port>', "the workers' memcached, for cancel and the tenants page (default: SQS_JOBS_MEMCACHED)")
-    .option('--lock-key-prefix <prefix>', "the workers' lockKeyPrefix (default: sqsjobs:)")
-    .addOption(cloudwatchEndpoint())
-    .action((flags) => dashboardCommand(flags, ctx));
+  withDashboardAuth(
+    withAws(
+      program
+        .command('dashboard')
+        .description('serve the web dashboard: queues, job types, tenants, dead letters (filter, replay, purge), job lookup'),
+    )
+      .option('--port <n>', 'port (default 3000; 0: any free port)')
+      .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
+      .option('--queue <url>', 'queue URL, repeatable (default: SQS_JOBS_QUEUE_URL)', collect)
+      .option('--read-only', 'show, never act: actions answer 403 and no button shows')
+      .option('--sla <seconds>', "alarm when a queue's oldest message is older (where the server publishes SQS metrics)")
+      .option('--window <minutes>', 'rates and timings over this many minutes (default 60)')
+      .option('--namespace <ns>', 'metrics namespace (default: SQS_JOBS_METRICS_NAMESPACE or SqsJobs)')
+      .option('--table <name>', 'job store table, for job lookup (default: SQS_JOBS_JOB_TABLE)')
+      .option('--memcached <[tls://]host:port>', "the workers' memcached, for cancel and the tenants page (default: SQS_JOBS_MEMCACHED)")
+      .option('--lock-key-prefix <prefix>', "the workers' lockKeyPrefix (default: sqsjobs:)")
+      .addOption(cloudwatchEndpoint()),
+  ).action((flags) => dashboardCommand(flags, ctx));
 
   configureTree(program, io);
   return program;

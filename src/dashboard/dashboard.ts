@@ -2,13 +2,16 @@ import type { Env } from '../config/env.js';
 import { toError } from '../core/errors.js';
 import type { Mountable } from '../http/mountable.js';
 import { SCRIPT, STYLE } from './assets.js';
+import { type Acted, auditEntry, writeAudit, writeRefusal } from './audit.js';
+import { type DashboardAccess, type Identity, printable } from './auth.js';
 import { csrfToken, csrfValid } from './csrf.js';
 import { MAX_FORM_BYTES, readForm } from './forms.js';
 import { layout, type Page, type PageContext, type PageName } from './layout.js';
 import type { DashboardOptions, DashboardSettings, DashboardSources } from './options.js';
 import type { SweepKind } from './pages/dead-letters.js';
 import { SECURITY_HEADERS, text } from './responses.js';
-import { SCHEDULE_ACTIONS, type ScheduleAction } from './schedule-desk.js';
+import { SCHEDULE_ACTIONS } from './schedule-desk.js';
+import { PAUSE_ACTIONS } from './pause-desk.js';
 import { Views } from './views.js';
 import { resolveDashboard } from './wiring.js';
 
@@ -18,7 +21,9 @@ import { resolveDashboard } from './wiring.js';
  * `sqs-jobs dashboard`. Pages: the queues (overview), the job types, the tenants, the dead letters (filter,
  * open, replay or purge the filtered set after a dry run), the schedules (pause, resume, run now),
  * a job by id (progress, children, cancel). Actions are form posts with a CSRF token; read-only mode refuses them (403) and shows
- * no button; `authorize` is asked about every request.
+ * no button. With users, tokens or a trusted ALB (`auth`), every request needs one (401); `authorize`
+ * is asked about every request after that; each action writes an audit line naming its user when
+ * known and what it came to, refused or failed too.
  */
 export class Dashboard implements Mountable {
   readonly basePath: string;
@@ -58,15 +63,34 @@ export class Dashboard implements Mountable {
     return text(405, `${method} is not served here; allowed: ${allow}`, { allow });
   }
 
+  /** What it asks of a request: its users and tokens (counts) and the ALB whose signed header it trusts. */
+  get access(): DashboardAccess {
+    return this.#s.gate.access;
+  }
+
   /** Answer one request. Never throws. */
   readonly fetch = async (request: Request): Promise<Response> => {
     try {
-      if (this.#s.authorize !== undefined) {
-        const verdict = await this.#s.authorize(request);
-        if (verdict instanceof Response) return verdict;
-        if (verdict !== true) return text(403, 'not allowed');
+      // The action a post asks for (undefined: a page, an asset): refused before it is reached, it is audited too.
+      const route = request.method.toUpperCase() === 'POST' ? this.#route(new URL(request.url).pathname) : undefined;
+      const action = route?.startsWith('post:') ? route.slice(5) : undefined;
+      const verdict = await this.#s.gate.check(request);
+      if (!verdict.ok) {
+        if (action !== undefined) writeRefusal(this.#s.audit, action, verdict.reason);
+        return verdict.response;
       }
-      return await this.#answer(request);
+      let who = verdict.identity;
+      if (this.#s.authorize !== undefined) {
+        const answer: unknown = await this.#s.authorize(request);
+        const named = answer instanceof Object && 'user' in answer && typeof answer.user === 'string' ? answer.user : undefined;
+        if (named !== undefined) who = { user: printable(named), via: 'authorize' };
+        else if (answer !== true) {
+          const response = answer instanceof Response ? answer : text(403, 'not allowed');
+          this.#refused(action, who, response.status, 'by authorize');
+          return response;
+        }
+      }
+      return await this.#answer(request, who, action);
     } catch (error) {
       const e = toError(error);
       return text(500, `the request could not be handled: ${e.name}: ${e.message}`);
@@ -87,13 +111,16 @@ export class Dashboard implements Mountable {
     return ROUTES.get(rest);
   }
 
-  async #answer(request: Request): Promise<Response> {
+  async #answer(request: Request, who: Identity, action: string | undefined): Promise<Response> {
     const url = new URL(request.url);
     const method = request.method.toUpperCase();
     const route = this.#route(url.pathname);
     if (route === undefined) return this.refuse(url.pathname, method);
     const refused = this.#refusedOrigin(request);
-    if (refused !== undefined) return refused;
+    if (refused !== undefined) {
+      this.#refused(action, who, refused.response.status, refused.why);
+      return refused.response;
+    }
     const get = method === 'GET' || method === 'HEAD';
     if (route === 'css' && get) return new Response(STYLE, { headers: { 'content-type': 'text/css; charset=utf-8', ...SECURITY_HEADERS } });
     if (route === 'js' && get)
@@ -106,30 +133,58 @@ export class Dashboard implements Mountable {
     const html = { 'content-type': 'text/html; charset=utf-8', ...SECURITY_HEADERS, ...headers };
     // HEAD says a page is there without reading SQS for it (a dead letters page receives messages).
     if (method === 'HEAD') return new Response(null, { headers: html });
-    let page: Page | Response;
-    let name: PageName;
-    if (isPost) {
-      if (this.#s.readOnly) return text(403, 'this dashboard is read-only: actions are refused');
-      const form = await readForm(request);
-      if (form === undefined) return text(413, `a form over ${MAX_FORM_BYTES} bytes is refused`);
-      if (!csrfValid(request, form))
-        return text(403, 'the form is missing its CSRF token, or it came from another site: reload the page and try again');
-      const action = route.slice(5);
-      [name, page] =
-        route === 'post:cancel'
-          ? ['job', await this.#views.cancel(form, ctx)]
-          : action.startsWith('schedule-')
-            ? ['schedules', await this.#views.scheduleAction(action.slice(9) as ScheduleAction, form, ctx)]
-            : ['dead-letters', await this.#views.sweep(action as SweepKind, form, ctx)];
-    } else if (route === 'result') {
-      [name, page] = ['dead-letters', this.#views.sweepResult(url.searchParams.get('id'), ctx)];
-    } else {
-      name = route as PageName;
-      page = await this.#views.page(name, url.searchParams, ctx);
+    if (isPost) return this.#act(route.slice(5), request, ctx, html, who);
+    const [name, page]: [PageName, Page] =
+      route === 'result'
+        ? ['dead-letters', this.#views.sweepResult(url.searchParams.get('id'), ctx)]
+        : [route as PageName, await this.#views.page(route as PageName, url.searchParams, ctx)];
+    return render(request, ctx, name, page, html);
+  }
+
+  /** An action (a form post): done, then its audit line written (who, what, on what, what it came to), also when refused or failed. */
+  async #act(action: string, request: Request, ctx: PageContext, html: Record<string, string>, who: Identity): Promise<Response> {
+    let form: URLSearchParams | undefined;
+    let acted: Acted | undefined;
+    let response: Response | undefined;
+    try {
+      form = this.#s.readOnly ? undefined : await readForm(request);
+      if (this.#s.readOnly) response = text(403, 'this dashboard is read-only: actions are refused');
+      else if (form === undefined) response = text(413, `a form over ${MAX_FORM_BYTES} bytes is refused`);
+      else if (!csrfValid(request, form))
+        response = text(403, 'the form is missing its CSRF token, or it came from another site: reload the page and try again');
+      else {
+        acted = await this.#do(action, form, ctx, who.user);
+        const { answer } = acted;
+        // A failed action's page says so, answered 502 (the store or SQS failed it).
+        const name: PageName = DESK_ACTIONS.get(action)?.[0] ?? (action === 'cancel' ? 'job' : 'dead-letters');
+        response = answer instanceof Response ? answer : render(request, ctx, name, answer, html, acted.outcome === 'failed' ? 502 : 200);
+      }
+      return response;
+    } finally {
+      // What a confirmed replay or purge did (from the result it redirects to); a run now's job (from the schedule it redirects to).
+      const location = response?.status === 303 ? response.headers.get('location') : null;
+      const done = location === null ? undefined : new URL(location, request.url).searchParams;
+      const sweep = action === 'replay' || action === 'purge';
+      const swept = sweep && done?.has('id') ? this.#views.sweepDone(done.get('id')!) : undefined;
+      const job = done?.get('job') ?? undefined;
+      writeAudit(this.#s.audit, {
+        ...auditEntry(action, form, who, response?.status ?? 500, acted?.outcome),
+        ...swept,
+        ...(job === undefined ? {} : { job }),
+      });
     }
-    if (page instanceof Response) return page;
-    const fragment = request.headers.get('x-sqsjobs-fragment') === '1';
-    return new Response((fragment ? page.main : layout(ctx, name, page)).text, { headers: html });
+  }
+
+  async #do(action: string, form: URLSearchParams, ctx: PageContext, user: string | undefined): Promise<Acted> {
+    if (action === 'cancel') return this.#views.cancel(form, ctx);
+    const desk = DESK_ACTIONS.get(action);
+    if (desk !== undefined) return this.#views.desks[desk[0]].act(desk[1] as never, form, ctx, user);
+    return { answer: await this.#views.sweep(action as SweepKind, form, ctx) };
+  }
+
+  /** The audit line of an action refused before it was reached (`action` undefined: not an action, no line). */
+  #refused(action: string | undefined, who: Identity, status: number, why: string): void {
+    if (action !== undefined) writeAudit(this.#s.audit, { ...auditEntry(action, undefined, who, status, 'refused'), refused: why });
   }
 
   /**
@@ -138,19 +193,26 @@ export class Dashboard implements Mountable {
    * browser marks as made by another site's page for a sub-resource (an image tag pointed at the
    * dead letters page would make it read the DLQ). Following a link from elsewhere still works.
    */
-  #refusedOrigin(request: Request): Response | undefined {
+  #refusedOrigin(request: Request): { response: Response; why: string } | undefined {
     const allowed = this.#s.allowedHosts;
     const host = request.headers.get('host') ?? new URL(request.url).host;
     if (allowed !== undefined && !(typeof allowed === 'function' ? allowed(host) : allowed.includes(host.toLowerCase()))) {
-      return text(421, `this dashboard does not answer for the host ${host}`);
+      return { response: text(421, `this dashboard does not answer for the host ${host}`), why: 'another host' };
     }
     const site = request.headers.get('sec-fetch-site');
     if (site === 'cross-site' && request.headers.get('sec-fetch-mode') !== 'navigate') {
-      return text(403, "requests made by another site's page are refused");
+      return { response: text(403, "requests made by another site's page are refused"), why: 'another site' };
     }
     return undefined;
   }
 }
+
+/** The desks' actions, by their audit name: `schedule-pause` (a schedule's), `pause` and `resume` (a queue's, job type's or tenant's). */
+type DeskAction = readonly ['schedules' | 'pauses', string];
+const DESK_ACTIONS: ReadonlyMap<string, DeskAction> = new Map<string, DeskAction>([
+  ...SCHEDULE_ACTIONS.map((a): [string, DeskAction] => [`schedule-${a}`, ['schedules', a]]),
+  ...PAUSE_ACTIONS.map((a): [string, DeskAction] => [a, ['pauses', a]]),
+]);
 
 /** Every path under the mount path, and what it is. */
 const ROUTES: ReadonlyMap<string, string> = new Map([
@@ -160,6 +222,8 @@ const ROUTES: ReadonlyMap<string, string> = new Map([
   ['/dead-letters', 'dead-letters'],
   ['/dead-letters/result', 'result'],
   ['/schedules', 'schedules'],
+  ['/pauses', 'pauses'],
+  ['/jobs', 'jobs'],
   ['/job', 'job'],
   ['/assets/dashboard.css', 'css'],
   ['/assets/dashboard.js', 'js'],
@@ -167,7 +231,14 @@ const ROUTES: ReadonlyMap<string, string> = new Map([
   ['/dead-letters/purge', 'post:purge'],
   ['/job/cancel', 'post:cancel'],
   ...SCHEDULE_ACTIONS.map((a): [string, string] => [`/schedules/${a}`, `post:schedule-${a}`]),
+  ...PAUSE_ACTIONS.map((a): [string, string] => [`/pauses/${a}`, `post:${a}`]),
 ]);
+
+/** A page as the answer: whole, or only its main part when the page's own script asks (`x-sqsjobs-fragment: 1`). */
+function render(request: Request, ctx: PageContext, name: PageName, page: Page, headers: Record<string, string>, status = 200): Response {
+  const fragment = request.headers.get('x-sqsjobs-fragment') === '1';
+  return new Response((fragment ? page.main : layout(ctx, name, page)).text, { status, headers });
+}
 
 /** The dashboard on the queues and stores `options` (and the environment) name. */
 export function createDashboard(options: DashboardOptions = {}, env: Env = process.env): Dashboard {

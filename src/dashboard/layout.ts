@@ -10,7 +10,7 @@ export interface PageContext {
   readonly refreshSeconds: number;
 }
 
-export type PageName = 'overview' | 'job-types' | 'tenants' | 'dead-letters' | 'schedules' | 'job';
+export type PageName = 'overview' | 'job-types' | 'tenants' | 'dead-letters' | 'schedules' | 'pauses' | 'jobs' | 'job';
 
 const NAV: readonly { readonly page: PageName; readonly path: string; readonly label: string }[] = [
   { page: 'overview', path: '/', label: 'Overview' },
@@ -18,6 +18,8 @@ const NAV: readonly { readonly page: PageName; readonly path: string; readonly l
   { page: 'tenants', path: '/tenants', label: 'Tenants' },
   { page: 'dead-letters', path: '/dead-letters', label: 'Dead letters' },
   { page: 'schedules', path: '/schedules', label: 'Schedules' },
+  { page: 'pauses', path: '/pauses', label: 'Pauses' },
+  { page: 'jobs', path: '/jobs', label: 'Jobs' },
   { page: 'job', path: '/job', label: 'Job lookup' },
 ];
 

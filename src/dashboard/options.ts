@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { implementing, lockKeyPrefixSchema } from '../config/env.js';
 import type { Schedules } from '../ops/schedules.js';
+import type { Pauses } from '../ops/pauses.js';
 import type { AdmissionState } from '../producer/admission/admission.js';
 import { Producer } from '../producer/producer.js';
 import type { MetricsReader } from '../ports/metrics-reader.js';
@@ -10,10 +11,17 @@ import type { StatusStore } from '../ports/status-store.js';
 import type { TenantMeter } from '../ports/tenant-meter.js';
 import type { CancelResult } from '../status/cancel.js';
 import { storeOptionSchema } from '../status/store.js';
+import type { AuditLog } from './audit.js';
+import type { AuthGate } from './auth.js';
+import { dashboardAuthSchema } from './auth-config.js';
 
-/** A verdict on one request: true lets it through; false answers 403; a Response is answered as it is. */
-export type Authorize = (request: Request) => boolean | Response | Promise<boolean | Response>;
+/** A verdict on one request: true lets it through; `{ user }` too, naming the user in the audit lines; false answers 403; a Response is answered as it is. */
+export type Authorize = (request: Request) => AuthorizeAnswer | Promise<AuthorizeAnswer>;
 
+/** What `authorize` answers: true, `{ user }` (let through, the user named), false (403) or a Response (answered as it is). */
+export type AuthorizeAnswer = boolean | Response | { readonly user: string };
+
+/** The options of createDashboard, checked where they enter (resolveDashboard). */
 export const dashboardOptionsSchema = z
   .object({
     /** The job queues to show (URLs), each with its DLQ, spillover queue and tier lanes. Default: SQS_JOBS_QUEUE_URL. */
@@ -25,7 +33,23 @@ export const dashboardOptionsSchema = z
       .default(''),
     /** Show, never act: every action answers 403 and no button is shown. */
     readOnly: z.boolean().default(false),
-    /** Asked about every request (the mounted form's authentication and authorization). */
+    /**
+     * Sign-in of its own: bearer tokens, basic auth users (from `file`, or given), or the signed
+     * header of an ALB that signs users in (`trustAlb`: its ARN). When any is set, every request
+     * needs one (401 otherwise). Each field unset: SQS_JOBS_DASHBOARD_AUTH_FILE,
+     * SQS_JOBS_DASHBOARD_TOKEN, SQS_JOBS_DASHBOARD_USERS, SQS_JOBS_DASHBOARD_TRUST_ALB (and, for
+     * tests, SQS_JOBS_DASHBOARD_ALB_KEYS_URL).
+     */
+    auth: dashboardAuthSchema.optional(),
+    /** Where the audit line of each action goes (pino's info and warn). Default: JSON lines on stdout, at info whatever SQS_JOBS_LOG_LEVEL says. */
+    logger: z
+      .custom<AuditLog>(
+        (v) =>
+          typeof v === 'object' && v !== null && ['info', 'warn'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+        'must be a pino logger (or have info and warn)',
+      )
+      .optional(),
+    /** Asked about every request after the sign-in (the mounted form's authentication and authorization); `{ user }` names the user. */
     authorize: z.custom<Authorize>((v) => typeof v === 'function', 'must be a function').optional(),
     /**
      * The Host headers it answers (`host:port`, lower case), or a function that says; others get
@@ -80,14 +104,21 @@ export interface DashboardSources {
   readonly tenants: TenantMeter | undefined;
   /** The schedules in the job store; undefined without one (or one that keeps none). */
   readonly schedules: Schedules | undefined;
+  /** The pauses in the job store (told to the workers through their memcached); undefined without one. */
+  readonly pauses: Pauses | undefined;
   close(): void;
 }
 
+/** The options resolved: what the dashboard shows, how it is mounted, who may use it. */
 export interface DashboardSettings {
   readonly queues: readonly string[];
   readonly basePath: string;
   readonly readOnly: boolean;
   readonly authorize: Authorize | undefined;
+  /** Checks each request's credential (none configured: lets every request through). */
+  readonly gate: AuthGate;
+  /** Where each action's audit line goes. */
+  readonly audit: AuditLog;
   readonly allowedHosts: readonly string[] | ((host: string) => boolean) | undefined;
   readonly slaSeconds: number | undefined;
   readonly namespace: string;

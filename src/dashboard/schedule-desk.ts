@@ -2,6 +2,7 @@ import type { ScheduleView } from '../ops/schedule-view.js';
 import type { Schedules } from '../ops/schedules.js';
 import type { StatusStore } from '../ports/status-store.js';
 import { jobIdSchema } from '../core/envelope.js';
+import type { Acted } from './audit.js';
 import { html, query } from './html.js';
 import { failure, type Page, type PageContext } from './layout.js';
 import { type ScheduleNotice, schedulePage, schedulesPage } from './pages/schedules.js';
@@ -9,6 +10,7 @@ import { text } from './responses.js';
 
 /** What can be done to a schedule from the dashboard. */
 export type ScheduleAction = 'pause' | 'resume' | 'trigger';
+/** Every schedule action, each at `/schedules/<action>`. */
 export const SCHEDULE_ACTIONS: readonly ScheduleAction[] = ['pause', 'resume', 'trigger'];
 
 /** What an action did, from the URL it redirected to. */
@@ -65,13 +67,14 @@ export class ScheduleDesk {
 
   /**
    * Pause, resume or run now (a form post, its CSRF token checked already); then 303 to the
-   * schedule, saying what was done (a reload shows it again and does nothing).
+   * schedule, saying what was done (a reload shows it again and does nothing). A failure is a page
+   * saying it (`failed`: answered 502); no such schedule, 404 (`not found`).
    */
-  async act(action: ScheduleAction, form: URLSearchParams, ctx: PageContext): Promise<Page | Response> {
+  async act(action: ScheduleAction, form: URLSearchParams, ctx: PageContext): Promise<Acted> {
     const schedules = this.#schedules;
-    if (schedules === undefined) return text(409, 'schedules need the job store (SQS_JOBS_JOB_TABLE or the store option)');
+    if (schedules === undefined) return { answer: text(409, 'schedules need the job store (SQS_JOBS_JOB_TABLE or the store option)') };
     const id = form.get('id') ?? '';
-    if (id === '' || id.length > 200) return text(422, 'id: must name a schedule');
+    if (id === '' || id.length > 200) return { answer: text(422, 'id: must name a schedule') };
     let done: Record<string, string> | undefined;
     try {
       if (action === 'trigger') {
@@ -81,10 +84,11 @@ export class ScheduleDesk {
         done = { done: action === 'pause' ? 'paused' : 'resumed' };
       }
     } catch (error) {
-      return { title: `Schedule ${id}`, live: false, main: failure(`The ${action === 'trigger' ? 'run' : action} of ${id}`, error) };
+      const main = failure(`The ${action === 'trigger' ? 'run' : action} of ${id}`, error);
+      return { answer: { title: `Schedule ${id}`, live: false, main }, outcome: 'failed' };
     }
-    if (done === undefined) return text(404, `no schedule ${id}`);
-    return new Response(null, { status: 303, headers: { location: `${ctx.base}/schedules${query({ id, ...done })}` } });
+    if (done === undefined) return { answer: text(404, `no schedule ${id}`), outcome: 'not found' };
+    return { answer: new Response(null, { status: 303, headers: { location: `${ctx.base}/schedules${query({ id, ...done })}` } }) };
   }
 
   close(): void {

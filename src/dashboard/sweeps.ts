@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { DeadLetterFilter } from '../ops/dlq-filter.js';
+import { type DeadLetterFilter, FILTER_FIELDS } from '../ops/dlq-filter.js';
 import { purgeDeadLetters } from '../ops/purge.js';
 import { replayDeadLetters } from '../ops/replay.js';
 import type { SweepResult } from '../ops/sweep.js';
 import type { QueuePort } from '../ports/queue.js';
 import { html, query } from './html.js';
 import type { Page, PageContext } from './layout.js';
-import { confirmPage, type DlqRef, type SweepKind, sweptPage } from './pages/dead-letters.js';
+import { confirmPage, type DlqRef, FILTER_PARAMS, type SweepKind, sweptPage } from './pages/dead-letters.js';
 import { text } from './responses.js';
 
 /** A dry run waiting for its confirmation: what it counted, exactly. */
@@ -25,6 +25,14 @@ interface Done {
   readonly filter: DeadLetterFilter;
   readonly result: SweepResult;
   readonly at: number;
+}
+
+/** What a confirmed replay or purge did, for its audit line. */
+export interface SweepSummary {
+  readonly dlq: string;
+  readonly filter: Readonly<Record<string, string>>;
+  readonly done: number;
+  readonly matched: number;
 }
 
 const PENDING_MS = 15 * 60_000;
@@ -85,6 +93,15 @@ export class SweepDesk {
       return { title: 'Result', live: false, main: html`<p class="notice">This result is not kept here (an hour, in this process).</p>` };
     }
     return sweptPage(d.kind, d.dlq, d.filter, d.result, ctx);
+  }
+
+  /** What a confirmed action did, for its audit line: the DLQ, its filter (as URL parameters), how many were moved or deleted, of how many matched. */
+  summary(id: string): SweepSummary | undefined {
+    const d = this.#done.get(id);
+    if (d === undefined) return undefined;
+    const filter: Record<string, string> = {};
+    for (const k of FILTER_FIELDS) if (d.filter[k] !== undefined) filter[FILTER_PARAMS[k]] = String(d.filter[k]).slice(0, 200);
+    return { dlq: d.dlq.name, filter, done: d.result.done, matched: d.result.matched };
   }
 
   #run(

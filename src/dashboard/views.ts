@@ -5,20 +5,23 @@ import { collectSeries } from '../ops/series.js';
 import { collectStats, companionsOf } from '../ops/stats.js';
 import { TENANT_REPORTS_KEPT_MINUTES } from '../ports/tenant-meter.js';
 import type { AdmissionState } from '../producer/admission/admission.js';
+import { type Acted, CANCEL_OUTCOMES } from './audit.js';
 import { parseFilter } from './forms.js';
 import { DepthHistory } from './history.js';
 import { type Html, html } from './html.js';
 import { failure, type Page, type PageContext, type PageName } from './layout.js';
 import type { DashboardSettings, DashboardSources } from './options.js';
 import { deadLettersPage, type DlqRef, type SweepKind } from './pages/dead-letters.js';
+import { jobsView } from './job-search.js';
 import { jobPage } from './pages/job.js';
 import { jobTypesPage } from './pages/job-types.js';
 import { overviewPage } from './pages/overview.js';
 import { type SpillRow, tenantsPage } from './pages/tenants.js';
 import { isTenantOrder, summarizeTenants, type TenantsView } from './tenant-summary.js';
 import { text } from './responses.js';
-import { type ScheduleAction, ScheduleDesk } from './schedule-desk.js';
-import { SweepDesk } from './sweeps.js';
+import { ScheduleDesk } from './schedule-desk.js';
+import { PauseDesk } from './pause-desk.js';
+import { SweepDesk, type SweepSummary } from './sweeps.js';
 
 /** The charts' window: the last hour. */
 const CHART_MINUTES = 60;
@@ -33,7 +36,8 @@ export class Views {
   readonly #src: DashboardSources;
   readonly #history: DepthHistory;
   readonly #desk: SweepDesk;
-  readonly #schedules: ScheduleDesk;
+  /** The pages with actions of their own: a desk each (dashboard.ts routes their posts). */
+  readonly desks: { readonly schedules: ScheduleDesk; readonly pauses: PauseDesk };
   #dlqs: { at: number; refs: Promise<DlqRef[]> } | undefined;
 
   constructor(settings: DashboardSettings, sources: DashboardSources) {
@@ -41,7 +45,7 @@ export class Views {
     this.#src = sources;
     this.#history = new DepthHistory(sources.admin);
     this.#desk = new SweepDesk(sources.queue);
-    this.#schedules = new ScheduleDesk(sources.schedules, sources.store);
+    this.desks = { schedules: new ScheduleDesk(sources.schedules, sources.store), pauses: new PauseDesk(sources.pauses) };
   }
 
   close(): void {
@@ -80,8 +84,9 @@ export class Views {
       return overviewPage(stats, { slaSeconds: this.#s.slaSeconds, admission, base: this.#s.basePath, charts });
     }
     if (name === 'tenants') return this.#tenants(params, ctx);
-    if (name === 'schedules') return this.#schedules.page(params, ctx);
+    if (name === 'schedules' || name === 'pauses') return this.desks[name].page(params, ctx);
     if (name === 'dead-letters') return this.#deadLetters(params, ctx);
+    if (name === 'jobs') return jobsView(this.#src.store, params, ctx);
     return this.#job(params.get('id') ?? undefined, ctx, undefined);
   }
 
@@ -164,23 +169,24 @@ export class Views {
     return this.#desk.dryRun(kind, dlq, parsed.filter, ctx);
   }
 
-  /** Pause, resume or run a schedule now. */
-  scheduleAction(action: ScheduleAction, form: URLSearchParams, ctx: PageContext): Promise<Page | Response> {
-    return this.#schedules.act(action, form, ctx);
-  }
-
   /** What a confirmed replay or purge did. */
   sweepResult(id: string | null, ctx: PageContext): Page {
     return this.#desk.result(id, ctx);
   }
 
-  async cancel(form: URLSearchParams, ctx: PageContext): Promise<Page | Response> {
+  /** What a confirmed replay or purge did (by its result's id), for the audit line. */
+  sweepDone(id: string): SweepSummary | undefined {
+    return this.#desk.summary(id);
+  }
+
+  /** Cancel a job; the page of the job says what it came to (cancelled, already ended, not found). */
+  async cancel(form: URLSearchParams, ctx: PageContext): Promise<Acted> {
     const id = form.get('id') ?? '';
-    if (!jobIdSchema.safeParse(id).success) return text(422, 'id: must be a job id');
+    if (!jobIdSchema.safeParse(id).success) return { answer: text(422, 'id: must be a job id') };
     if (this.#src.cancel === undefined)
-      return text(409, 'cancel needs the job store and the workers’ memcached (SQS_JOBS_JOB_TABLE and SQS_JOBS_MEMCACHED)');
+      return { answer: text(409, 'cancel needs the job store and the workers’ memcached (SQS_JOBS_JOB_TABLE and SQS_JOBS_MEMCACHED)') };
     const result = await this.#src.cancel(id);
-    return this.#job(id, ctx, result);
+    return { answer: await this.#job(id, ctx, result), outcome: CANCEL_OUTCOMES[result.outcome] };
   }
 
   async #job(id: string | undefined, ctx: PageContext, cancelled: Parameters<typeof jobPage>[0]['cancelled']): Promise<Page> {

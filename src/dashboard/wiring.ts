@@ -12,9 +12,13 @@ import {
   resolveMetricsNamespace,
   resolveQueueUrl,
 } from '../config/env.js';
+import { createLogger } from '../config/log.js';
 import { createSchedules } from '../ops/wiring.js';
+import { Pauses } from '../ops/pauses.js';
 import { JobCanceller } from '../status/cancel-job.js';
 import { resolveJobStore } from '../status/wiring.js';
+import { AuthGate } from './auth.js';
+import { resolveAuth } from './auth-config.js';
 import { type DashboardOptions, type DashboardSettings, type DashboardSources, dashboardOptionsSchema } from './options.js';
 
 /** The options checked, and the clients they name made (closed by `sources.close()`). */
@@ -23,11 +27,17 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
   const queues = (o.queues ?? [undefined]).map((q, i) =>
     resolveQueueUrl(q, env, o.queues === undefined ? 'queueUrl' : `options.queues.${i}`),
   );
+  const auth = resolveAuth(o.auth, env);
+  // Audit lines at info whatever SQS_JOBS_LOG_LEVEL says: a level set to quiet the app must not drop who did what.
+  const audit = o.logger ?? createLogger({ ...env, SQS_JOBS_LOG_LEVEL: 'info' }, { component: 'dashboard' });
+  for (const note of auth.notes) audit.warn({}, note);
   const settings: DashboardSettings = {
     queues: [...new Set(queues)],
     basePath: o.basePath,
     readOnly: o.readOnly,
     authorize: o.authorize,
+    gate: new AuthGate(auth, (message) => audit.warn({}, message)),
+    audit,
     allowedHosts: Array.isArray(o.allowedHosts) ? o.allowedHosts.map((h) => h.toLowerCase()) : o.allowedHosts,
     slaSeconds: o.slaSeconds,
     namespace: resolveMetricsNamespace(o.namespace, env, 'options.namespace'),
@@ -61,6 +71,9 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
     owned?.schedules === undefined
       ? undefined
       : createSchedules({ store: owned, queueUrl: settings.queues[0], endpoint: o.endpoint, region: o.region }, env);
+  // Pauses on the dashboard's store, told to the workers through the same memcached client.
+  const pauses =
+    owned?.controls === undefined ? undefined : new Pauses({ controls: owned.controls, notices: lock?.controls, close: () => {} });
   const tenantLock = o.tenantMeter === undefined ? lock : undefined;
   const sqs = createSqsClient(sqsSettings, {}, env);
   const cw = createCloudWatchClient(cwSettings, {}, env);
@@ -76,6 +89,7 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
       admission: producer?.admits ? (url) => producer.admissionState(url) : undefined,
       tenants: o.tenantMeter ?? tenantLock?.tenants,
       schedules,
+      pauses,
       close: () => {
         schedules?.close();
         canceller?.close();

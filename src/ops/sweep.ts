@@ -39,6 +39,8 @@ export interface SweepOptions {
   readonly signal?: AbortSignal | undefined;
   /** Only these messages (by MessageId), e.g. those a dry run counted: the filter still applies. */
   readonly only?: ReadonlySet<string> | undefined;
+  /** A further test a message must pass to be chosen, beside the filter (the archive's: sent to the DLQ long enough ago). */
+  readonly choose?: ((m: ReceivedMessage) => boolean) | undefined;
 }
 
 /** Why a message the sweep looked at was left in the DLQ without being chosen. */
@@ -126,7 +128,8 @@ export async function sweepDeadLetters(
           leave(m);
           continue;
         }
-        const wanted = matchesFilter(letter, o.filter ?? {}, startedAt) && (o.only === undefined || o.only.has(m.messageId));
+        const wanted =
+          matchesFilter(letter, o.filter ?? {}, startedAt) && (o.only === undefined || o.only.has(m.messageId)) && (o.choose?.(m) ?? true);
         if (!wanted || matched >= limit) {
           passedOver.notChosen++;
           leave(m);

@@ -3,6 +3,7 @@ import type { ScheduleStore } from './schedule-store.js';
 import type { TimedJobStore } from './timed-jobs.js';
 import type { StatusStore } from './status-store.js';
 import type { ControlStore } from './control-store.js';
+import type { JobList } from './job-list.js';
 
 /**
  * The job store: the status store and the fan-out store in one durable place (a fan-out's counters
@@ -28,6 +29,12 @@ export interface JobStore extends StatusStore, FanOutStore {
    * clear error. DynamoDB's and MemoryJobStore have one, passing test/contracts/control-store-port.test.ts.
    */
   readonly controls?: ControlStore;
+  /**
+   * The jobs list (`sqs-jobs jobs list`, the dashboard's Jobs page): tracked jobs by job, state,
+   * tenant and time, in pages; a store without it refuses lists with a clear error. DynamoDB's and
+   * MemoryJobStore have one, passing test/contracts/job-list-port.test.ts.
+   */
+  readonly jobs?: JobList;
   /** Free what the store holds (a client it made). sqs-jobs closes only stores it made; one passed as `store` is yours to close. */
   close(): void;
 }

@@ -46,6 +46,8 @@ export interface JobStatus {
   readonly jobName: string;
   readonly state: JobViewState;
   readonly attempt: number;
+  /** The tenant it was enqueued for, when its record has one (kept from the first state change that gave it). */
+  readonly tenant?: string;
   readonly enqueuedAt?: string;
   readonly startedAt?: string;
   readonly finishedAt?: string;
@@ -83,6 +85,11 @@ export interface Transition {
   readonly nextAttemptAt?: Date;
   readonly result?: unknown;
   readonly parentId?: string;
+  /**
+   * The job's tenant (its envelope's): kept on the record, and what the jobs list's tenant filter
+   * matches. A change made without it leaves the record out of lists by tenant until one with it.
+   */
+  readonly tenant?: string;
 }
 
 /** A progress write (coalesced by the caller): set `done`/`total`, or add to `done`; `data` replaces. */

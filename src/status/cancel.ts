@@ -69,6 +69,7 @@ export async function cancelWith(ports: CancelPorts, jobId: string): Promise<Can
         reason: 'cancelled by request',
         ...(seen.enqueuedAt === undefined ? {} : { enqueuedAt: seen.enqueuedAt }),
         ...(seen.parentId === undefined ? {} : { parentId: seen.parentId }),
+        ...(seen.tenant === undefined ? {} : { tenant: seen.tenant }),
       })
       .then(() => store.get(jobId))
       .catch(() => 'unanswered' as const);
@@ -99,7 +100,8 @@ async function takeKept(ports: CancelPorts, jobId: string, status: JobStatus | u
   if (!(await unreachable(() => timed.removeTimed(jobId, { nowS: Math.floor(Date.now() / 1000) }), jobId))) return undefined;
   const at = new Date();
   const cancelled = { jobId, jobName: kept.jobName, state: 'cancelled' as const, attempt: 0, reason: 'cancelled before its time' };
-  await store.transition({ ...cancelled, at, enqueuedAt: kept.enqueuedAt }).catch(() => {});
+  const tenant = status?.tenant === undefined ? {} : { tenant: status.tenant };
+  await store.transition({ ...cancelled, ...tenant, at, enqueuedAt: kept.enqueuedAt }).catch(() => {});
   return (await store.get(jobId).catch(() => undefined)) ?? { ...cancelled, enqueuedAt: kept.enqueuedAt, updatedAt: at.toISOString() };
 }
 

@@ -172,6 +172,7 @@ export class StatusTracker {
       at: new Date(),
       enqueuedAt: t.enqueuedAt,
       ...(t.parentId === undefined ? {} : { parentId: t.parentId }),
+      ...(info.tenant === undefined ? {} : { tenant: info.tenant }),
       ...extra,
     };
     return this.#d.store.transition(transition).then(

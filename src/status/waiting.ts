@@ -4,7 +4,7 @@ import type { StatusStore } from '../ports/status-store.js';
 interface SentJob {
   readonly jobId: string;
   /** Set when it was enqueued with `track: true`. */
-  readonly track: { readonly enqueuedAt: string; readonly parentId: string | undefined } | undefined;
+  readonly track: { readonly enqueuedAt: string; readonly parentId: string | undefined; readonly tenant?: string | undefined } | undefined;
 }
 
 /**
@@ -29,6 +29,7 @@ export async function recordWaiting(store: StatusStore | undefined, jobName: str
           at: new Date(),
           enqueuedAt: m.track!.enqueuedAt,
           parentId: m.track!.parentId,
+          tenant: m.track!.tenant,
         })
         .catch(() => {});
     }
@@ -64,6 +65,7 @@ export async function recordScheduled(store: StatusStore | undefined, jobName: s
             at: new Date(),
             enqueuedAt: m.track!.enqueuedAt,
             parentId: m.track!.parentId,
+            tenant: m.track!.tenant,
             nextAttemptAt: new Date(m.dueMs),
           })
           .catch(() => {}),

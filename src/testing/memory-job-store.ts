@@ -3,6 +3,8 @@ import type { JobStore } from '../ports/job-store.js';
 import { MemorySchedules } from './memory-schedules.js';
 import { MemoryTimedJobs } from './memory-timed.js';
 import { MemoryControls } from './memory-controls.js';
+import { MemoryJobList } from './memory-job-list.js';
+import { listSaid } from '../ports/job-list.js';
 import {
   ENDED_STATES,
   isLater,
@@ -32,6 +34,11 @@ interface JobRecord {
   result?: string;
   data?: string;
   parentId?: string;
+  tenant?: string;
+  /** The jobs list's: when the state last changed (epoch ms), and the tenant that change gave. */
+  listedAtMs?: number;
+  listTenant?: string;
+  listSaid?: string;
   progressDone?: number;
   progressTotal?: number;
   fan?: { total: number; sent: number; succeeded: number; failed: number; completionSent: boolean; completion?: CompletionSpec };
@@ -55,6 +62,11 @@ export class MemoryJobStore implements JobStore {
   readonly timed = new MemoryTimedJobs();
   /** Pauses (memory-controls.ts). */
   readonly controls = new MemoryControls();
+  /** The jobs list over these records (memory-job-list.ts). */
+  readonly jobs = new MemoryJobList(() => {
+    this.#check();
+    return this.#jobs.values();
+  });
   down = false;
 
   async transition(t: Transition): Promise<'applied' | 'stale'> {
@@ -67,6 +79,10 @@ export class MemoryJobStore implements JobStore {
     Object.assign(r, { jobId: t.jobId, jobName: t.jobName, state: t.state, attempt: t.attempt, updatedAt: at });
     r.enqueuedAt ??= t.enqueuedAt;
     r.parentId ??= t.parentId;
+    r.tenant ??= t.tenant;
+    r.listedAtMs = t.at.getTime();
+    r.listTenant = t.tenant;
+    r.listSaid = listSaid(t.state, t.error, t.reason);
     if (t.worker !== undefined) r.worker = t.worker;
     if (t.error !== undefined) r.error = t.error.slice(0, MAX_ERROR_CHARS);
     if (t.reason !== undefined) r.reason = t.reason;
@@ -115,6 +131,7 @@ export class MemoryJobStore implements JobStore {
       result: r.result === undefined ? undefined : JSON.parse(r.result),
       data: r.data === undefined ? undefined : JSON.parse(r.data),
       parentId: r.parentId,
+      tenant: r.tenant,
       progress: view.progress,
       fanOut,
     };

@@ -98,6 +98,28 @@ describe('SqsJobs', () => {
     expect(Object.keys(synth().findResources('AWS::DynamoDB::Table'))).toHaveLength(0); // off by default
   });
 
+  it('with jobStore.jobsList: the jobs list indexes as `store create` makes them; a number: the first that many, for one index a deploy', () => {
+    const indexes = (settings: object) =>
+      Object.values(synth({ jobStore: settings }).findResources('AWS::DynamoDB::Table'))[0]!.Properties.GlobalSecondaryIndexes as {
+        IndexName: string;
+        KeySchema: { AttributeName: string }[];
+        Projection: { ProjectionType: string; NonKeyAttributes?: string[] };
+      }[];
+    const all = indexes({ jobsList: true });
+    expect(all.map((i) => [i.IndexName, ...i.KeySchema.map((k) => k.AttributeName)])).toEqual([
+      ['schedules-due', 'schedShard', 'schedDue'],
+      ['jobs-by-state', 'lsState', 'lsAt'],
+      ['jobs-by-job', 'lsJob', 'lsAt'],
+      ['jobs-by-tenant', 'lsTenant', 'lsAt'],
+    ]);
+    expect(all[1]!.Projection).toEqual({
+      ProjectionType: 'INCLUDE',
+      NonKeyAttributes: ['jobName', 'tenant', 'state', 'attempt', 'lsSaid'],
+    });
+    expect(indexes({ jobsList: 1 }).map((i) => i.IndexName)).toEqual(['schedules-due', 'jobs-by-state']);
+    expect(indexes({}).map((i) => i.IndexName)).toEqual(['schedules-due']); // off by default
+  });
+
   it('with jobStore.schedules: the workers tick (--schedules), with Query on the due index only and DeleteItem on the table', () => {
     const t = synth({ jobStore: { schedules: true } });
     const tick = taskRoleStatements(t).find((st) => st.Sid === 'ScheduleTick')!;

@@ -35,12 +35,14 @@ const COMMANDS = [
   ['dlq', 'list'],
   ['dlq', 'replay'],
   ['dlq', 'purge'],
+  ['dlq', 'archive'],
 ];
 const LEAVES = COMMANDS.filter((c) => c.length > 0 && c[0] !== 'queues' && c[0] !== 'dlq').concat([
   ['queues', 'create'],
   ['dlq', 'list'],
   ['dlq', 'replay'],
   ['dlq', 'purge'],
+  ['dlq', 'archive'],
 ]);
 const name = (command: string[]) => ['sqs-jobs', ...command].join(' ');
 
@@ -213,6 +215,28 @@ const garbage: Garbage[] = [
     ],
   ]),
   [['dlq', 'replay', '--dlq', QUEUE, '--limit', 'all'], {}, '--limit', /must be a whole number/],
+  // dlq archive, dlq replay --from (nothing listens at the endpoint: refused before any call)
+  ...(
+    [
+      [['--queue', 'jobs'], {}, '--queue', /must be an http\(s\) queue URL/],
+      [['--dlq', 'jobs-dlq'], {}, '--dlq', /must be an http\(s\) queue URL/],
+      [['--dlq', QUEUE, '--endpoint', 'x'], {}, '--endpoint', /must be an http\(s\) URL/],
+      [['--dlq', QUEUE, '--s3-endpoint', 'x'], {}, '--s3-endpoint', /must be an http\(s\) URL/],
+      [['--dlq', QUEUE], { AWS_ENDPOINT_URL_S3: 'x' }, 'AWS_ENDPOINT_URL_S3', /must be an http\(s\) URL/],
+      [['--dlq', QUEUE, '--region', 'x'], {}, '--region', /must be an AWS region/],
+      [['--dlq', QUEUE, '--limit', '0'], {}, '--limit', />= 1/],
+    ] as const
+  ).flatMap(([flags, env, setting, rule]): Garbage[] => {
+    const archive: Garbage = [['dlq', 'archive', '--older-than', '10d', '--to', 's3://bucket/dlq', ...flags], env, setting, rule];
+    // A replay from the archive reads no DLQ: it takes the rest.
+    if (setting === '--dlq') return [archive];
+    return [archive, [['dlq', 'replay', '--from', 's3://bucket/dlq', ...flags.slice(flags[0] === '--dlq' ? 2 : 0)], env, setting, rule]];
+  }),
+  [['dlq', 'archive', '--dlq', QUEUE, '--to', 's3://bucket/dlq', '--older-than', '15d'], {}, '--older-than', /must be at most 14d/],
+  [['dlq', 'archive', '--dlq', QUEUE, '--to', 's3://bucket/dlq', '--older-than', 'old'], {}, '--older-than', /whole units of d, h, m, s/],
+  [['dlq', 'archive', '--dlq', QUEUE, '--older-than', '10d'], {}, '--to', /--to s3:\/\/bucket\/prefix is required/],
+  [['dlq', 'archive', '--dlq', QUEUE, '--older-than', '10d', '--to', 'bucket/dlq'], {}, '--to', /must be s3:\/\/bucket\/prefix/],
+  [['dlq', 'replay', '--from', 's3://My_Bucket/dlq'], {}, '--from', /is not an S3 bucket name/],
 ];
 
 describe('sqs-jobs dlq purge without --yes', () => {

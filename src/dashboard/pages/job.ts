@@ -5,7 +5,8 @@ import { csrfField, type Page, type PageContext, num } from '../layout.js';
 
 const ACTIVE = new Set(['scheduled', 'waiting', 'running', 'retrying']);
 
-function stateBadge(state: string): Html {
+/** A job state as a coloured badge (`data-state`): completed ok, failed and cancelled bad, the rest under way. */
+export function stateBadge(state: string): Html {
   const tone = state === 'completed' ? 'ok' : state === 'failed' || state === 'cancelled' ? 'bad' : 'warn';
   return html`<span class="badge ${tone}" data-state="${state}">${state}</span>`;
 }
