@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -5,7 +6,7 @@ import type { Page } from 'playwright-core';
 import { afterAll } from 'vitest';
 import { createDashboard, type Dashboard } from '../../src/dashboard/dashboard.js';
 import { nodeHandler } from '../../src/http/index.js';
-import { LOCAL_MEMCACHED } from './stack.js';
+import { eventually, LOCAL_MEMCACHED } from './stack.js';
 
 type DashboardOptions = NonNullable<Parameters<typeof createDashboard>[0]>;
 
@@ -27,7 +28,12 @@ export function useDashboards(
     }
   });
   return async (options) => {
-    const dashboard = createDashboard({ basePath: '/ops', refreshSeconds: 0, memcached: LOCAL_MEMCACHED, ...defaults, ...options }, env);
+    // Audit lines to nowhere unless a test reads them (its own `logger`): they would fill the run's output.
+    const quiet = { info: () => {}, warn: () => {} };
+    const dashboard = createDashboard(
+      { basePath: '/ops', refreshSeconds: 0, memcached: LOCAL_MEMCACHED, logger: quiet, ...defaults, ...options },
+      env,
+    );
     const server = createServer(nodeHandler(dashboard));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     servers.push({ server, dashboard });
@@ -97,4 +103,44 @@ export async function startFakeAlb(): Promise<FakeAlb> {
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * `sqs-jobs dashboard <args>` as a child process (tsx, this checkout): its URL once it serves, what
+ * it printed so far, and stop(), which sends Ctrl-C and answers its exit code (a child that exited
+ * already, having failed to start, answers its own).
+ */
+export async function cliDashboard(
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+): Promise<{ url: string; out: () => string; stop: () => Promise<number | null> }> {
+  const child = spawn('node_modules/.bin/tsx', ['src/cli/main.ts', 'dashboard', '--port', '0', ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const add = (d: Buffer) => {
+    out += d.toString();
+  };
+  child.stdout.on('data', add);
+  child.stderr.on('data', add);
+  const stop = () => {
+    const exited =
+      child.exitCode !== null || child.signalCode !== null
+        ? Promise.resolve(child.exitCode)
+        : new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGINT');
+    return exited;
+  };
+  try {
+    const url = await eventually(
+      () => /dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1],
+      `the dashboard's URL (got: ${out})`,
+      30_000,
+    );
+    return { url, out: () => out, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }

@@ -1,11 +1,11 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALB_ARN, type FakeAlb, startFakeAlb, useDashboards } from '../helpers/dashboard.js';
+import { ALB_ARN, cliDashboard, type FakeAlb, startFakeAlb, useDashboards } from '../helpers/dashboard.js';
 import { LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 
 // The dashboard's own sign-in (issue 54, part 6) over real HTTP on LocalStack: a wrong or missing
@@ -251,25 +251,13 @@ describe.concurrent('`sqs-jobs dashboard` and its sign-in', () => {
     await sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: '{"v":1,"id":"auth-2","job":"x","args":{}}' }));
     const file = join(dir, 'auth');
     writeFileSync(file, `# who may use the dashboard\nbasic alice ${PASSWORD}\nbearer ${TOKEN} deploy-bot\n`, { mode: 0o600 });
-    const args = ['src/cli/main.ts', 'dashboard', '--port', '0', '--queue', queueUrl];
-    const child = spawn('node_modules/.bin/tsx', args, {
-      env: { ...cliEnv, SQS_JOBS_DASHBOARD_AUTH_FILE: file, SQS_JOBS_LOG_LEVEL: 'silent' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      out += d.toString();
+    const { url, out, stop } = await cliDashboard(['--queue', queueUrl], {
+      ...cliEnv,
+      SQS_JOBS_DASHBOARD_AUTH_FILE: file,
+      SQS_JOBS_LOG_LEVEL: 'silent',
     });
     try {
-      const url = await eventually(
-        () => /dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1],
-        `the dashboard's URL (got: ${out})`,
-        30_000,
-      );
-      expect(out).toContain('sign-in: basic auth (1 user), bearer tokens (1)');
+      expect(out()).toContain('sign-in: basic auth (1 user), bearer tokens (1)');
       const refused = await fetch(url);
       expect([refused.status, refused.headers.get('www-authenticate')]).toEqual([401, BASIC_CHALLENGE]);
       const alice = basic('alice', PASSWORD);
@@ -280,7 +268,13 @@ describe.concurrent('`sqs-jobs dashboard` and its sign-in', () => {
         { cookie, authorization: alice },
       );
       expect(dry.status).toBe(200);
-      const line = await eventually(() => out.split('\n').find((l) => l.includes('"audit"')), `the audit line (got: ${out})`);
+      const line = await eventually(
+        () =>
+          out()
+            .split('\n')
+            .find((l) => l.includes('"audit"')),
+        `the audit line (got: ${out()})`,
+      );
       expect(JSON.parse(line)).toMatchObject({
         level: 30,
         component: 'dashboard',
@@ -296,15 +290,9 @@ describe.concurrent('`sqs-jobs dashboard` and its sign-in', () => {
         },
         msg: 'dashboard purge (dry run) by alice: counted (200)',
       });
-      expect(out).not.toContain(PASSWORD);
+      expect(out()).not.toContain(PASSWORD);
     } finally {
-      // A child that has exited already (it failed to start) emits no 'exit' again.
-      const exited =
-        child.exitCode !== null || child.signalCode !== null
-          ? Promise.resolve(child.exitCode)
-          : new Promise<number | null>((resolve) => child.once('exit', resolve));
-      child.kill('SIGINT');
-      expect(await exited, out).toBe(0);
+      expect(await stop(), out()).toBe(0);
     }
   });
 });

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,7 +21,7 @@ import { fastifyPlugin, honoHandler, nodeHandler } from '../../src/http/index.js
 import { listDeadLetters } from '../../src/ops/dlq-scan.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { launchChromium, watchedPage } from '../helpers/browser.js';
-import { shoot, useDashboards } from '../helpers/dashboard.js';
+import { cliDashboard, shoot, useDashboards } from '../helpers/dashboard.js';
 import { LOCAL_DYNAMODB, LOCAL_ENV, eventually, freshQueues, queueCounts, sqsClient } from '../helpers/stack.js';
 import { recordEvents, useWorkers } from '../helpers/worker.js';
 
@@ -464,24 +463,9 @@ describe('the dashboard', () => {
 
   it('`sqs-jobs dashboard` serves on 127.0.0.1 until Ctrl-C', async () => {
     const { queueUrl } = await freshQueues(sqs, 'dash-cli');
-    const child = spawn('node_modules/.bin/tsx', ['src/cli/main.ts', 'dashboard', '--port', '0', '--queue', queueUrl, '--read-only'], {
-      env: { ...process.env, ...LOCAL_ENV },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
+    const { url, out, stop } = await cliDashboard(['--queue', queueUrl, '--read-only'], { ...process.env, ...LOCAL_ENV });
     try {
-      const url = await eventually(
-        () => /dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1],
-        `the dashboard's URL (got: ${out})`,
-        30_000,
-      );
-      expect(out).toContain('(read-only)');
+      expect(out()).toContain('(read-only)');
       const res = await fetch(url);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
@@ -492,9 +476,7 @@ describe('the dashboard', () => {
       expect(await rawStatus(url, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' })).toBe(200);
       expect(await rawStatus(url, { host: `localhost:${new URL(url).port}` })).toBe(200);
     } finally {
-      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-      child.kill('SIGINT');
-      expect(await exited).toBe(0);
+      expect(await stop()).toBe(0);
     }
   });
 });
