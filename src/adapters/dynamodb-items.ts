@@ -142,8 +142,13 @@ export interface TableRef {
 
 /** One UpdateItem built by `u`, under `condition` when given: false when the condition did not hold. */
 export async function updateIf(t: TableRef, key: Item, u: Update, condition?: string): Promise<boolean> {
+  return (await updateReturning(t, key, u, condition)) !== undefined;
+}
+
+/** updateIf, answering the item as written (undefined when the condition failed). */
+export async function updateReturning(t: TableRef, key: Item, u: Update, condition?: string): Promise<Item | undefined> {
   try {
-    await t.client.send(
+    const answer = await t.client.send(
       new UpdateItemCommand({
         TableName: t.table,
         Key: key,
@@ -152,11 +157,12 @@ export async function updateIf(t: TableRef, key: Item, u: Update, condition?: st
         ExpressionAttributeNames: u.names,
         // DynamoDB refuses an empty map: an update that only removes has no values.
         ...(Object.keys(u.values).length === 0 ? {} : { ExpressionAttributeValues: u.values }),
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return true;
+    return answer.Attributes ?? {};
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;
   }
 }

@@ -9,6 +9,7 @@ import * as fanOut from './dynamodb-fan-out.js';
 import { DynamoSchedules } from './dynamodb-schedules.js';
 import { DynamoTimedJobs } from './dynamodb-timed.js';
 import { DynamoControls } from './dynamodb-controls.js';
+import { DynamoEnqueueKeys } from './dynamodb-keys.js';
 import { DynamoJobList } from './dynamodb-job-list.js';
 import { Transitions } from './dynamodb-transitions.js';
 import { jobKey, N, readItem, S, type TableRef, toStatus, Update, updateIf } from './dynamodb-items.js';
@@ -69,6 +70,8 @@ export class DynamoJobStore implements JobStore {
   readonly controls: DynamoControls;
   /** The jobs list, on the table's list indexes (dynamodb-job-list.ts). */
   readonly jobs: DynamoJobList;
+  /** Keys on enqueue (singleton, throttle, debounce), in the same table (dynamodb-keys.ts). */
+  readonly keys: DynamoEnqueueKeys;
 
   constructor(options: DynamoJobStoreOptions) {
     this.#o = options;
@@ -78,6 +81,7 @@ export class DynamoJobStore implements JobStore {
     this.schedules = new DynamoSchedules(this.#t);
     this.timed = new DynamoTimedJobs(this.#t);
     this.controls = new DynamoControls(this.#t);
+    this.keys = new DynamoEnqueueKeys(this.#t, this.timed);
     this.jobs = new DynamoJobList(this.#t);
   }
 

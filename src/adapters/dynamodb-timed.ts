@@ -1,17 +1,17 @@
 import type { MessageAttributes } from '../core/message.js';
-import { shardOf } from '../ports/schedule-store.js';
-import type { TimedJob, TimedJobStore, TimedRecord } from '../ports/timed-jobs.js';
-import { type Item, N, readItem, S, type TableRef, Update, updateIf } from './dynamodb-items.js';
+import { type TimedJob, type TimedJobStore, type TimedRecord, timedShardOf } from '../ports/timed-jobs.js';
+import { type Item, N, readItem, S, type TableRef, Update, updateIf, updateReturning } from './dynamodb-items.js';
 import { deleteIf, duePage, fromCursor, putIfAbsent, toCursor } from './dynamodb-due-index.js';
 
 /*
  * Jobs kept until their time, in the job store's table: `timed#<job id>`, with no TTL, in the
- * schedules' due index under partitions `t0`..`t3` (schedShard) by their due second or their claim's
+ * schedules' due index under partitions `t0`..`t7` (schedShard: timedShardOf) by their due second or their claim's
  * lapse (schedDue); `dueMs` keeps the time to the millisecond. The message is kept as the producer made it: its body, and its attributes as
  * JSON (a binary one in base64).
  */
 
-const key = (jobId: string): Item => ({ pk: S(`timed#${jobId}`) });
+export const timedKey = (jobId: string): Item => ({ pk: S(`timed#${jobId}`) });
+const key = timedKey;
 const shardKey = (shard: number) => `t${shard}`;
 
 export class DynamoTimedJobs implements TimedJobStore {
@@ -22,22 +22,7 @@ export class DynamoTimedJobs implements TimedJobStore {
   }
 
   async putTimed(job: TimedJob): Promise<boolean> {
-    const item: Item = {
-      ...key(job.jobId),
-      kind: S('timed'),
-      jobId: S(job.jobId),
-      jobName: S(job.jobName),
-      queueUrl: S(job.queueUrl),
-      body: S(job.message.body),
-      ...(job.message.groupId === undefined ? {} : { groupId: S(job.message.groupId) }),
-      attrs: S(attributesText(job.message.attributes)),
-      dueMs: N(job.dueMs),
-      tracked: { BOOL: job.tracked },
-      enqueuedAt: S(job.enqueuedAt),
-      schedShard: S(shardKey(shardOf(job.jobId))),
-      schedDue: N(Math.floor(job.dueMs / 1000)),
-    };
-    return putIfAbsent(this.#t, item);
+    return putIfAbsent(this.#t, timedItem(job));
   }
 
   async getTimed(jobId: string): Promise<TimedRecord | undefined> {
@@ -51,11 +36,25 @@ export class DynamoTimedJobs implements TimedJobStore {
     return { jobs: page.items.map(recordOf), cursor: page.last === undefined ? undefined : toCursor(page.last) };
   }
 
-  claimTimed(jobId: string, claim: { by: string; untilS: number; nowS: number }): Promise<boolean> {
-    const u = new Update().set('claimBy', S(claim.by)).set('claimUntil', N(claim.untilS)).set('schedDue', N(claim.untilS));
-    const until = u.name('claimUntil');
-    const condition = `attribute_exists(pk) AND (attribute_not_exists(${until}) OR ${until} <= ${u.value(N(claim.nowS))})`;
-    return updateIf(this.#t, key(jobId), u, condition);
+  async claimTimed(jobId: string, claim: { by: string; untilS: number; nowS: number; dueByS: number }) {
+    const u = new Update();
+    const [until, due] = [u.name('claimUntil'), u.name('schedDue')];
+    const free = `(attribute_not_exists(${until}) OR ${until} <= ${u.value(N(claim.nowS))})`;
+    const condition = `attribute_exists(pk) AND ${free} AND ${due} <= ${u.value(N(claim.dueByS))}`;
+    u.set('claimBy', S(claim.by)).set('claimUntil', N(claim.untilS)).set('schedDue', N(claim.untilS));
+    const item = await updateReturning(this.#t, key(jobId), u, condition);
+    return item === undefined ? undefined : recordOf(item);
+  }
+
+  /** A debounced burst's latest message and due time, while no tick ever claimed it (a claim is never taken back). */
+  extendBurst(jobId: string, message: TimedJob['message'], dueMs: number): Promise<boolean> {
+    const u = new Update()
+      .set('body', S(message.body))
+      .set('attrs', S(attributesText(message.attributes)))
+      .set('dueMs', N(dueMs))
+      .set('schedDue', N(Math.floor(dueMs / 1000)));
+    if (message.groupId !== undefined) u.set('groupId', S(message.groupId));
+    return updateIf(this.#t, key(jobId), u, `attribute_exists(pk) AND attribute_not_exists(${u.name('claimBy')})`);
   }
 
   removeTimed(jobId: string, by: { claim: string } | { nowS: number }): Promise<boolean> {
@@ -63,6 +62,26 @@ export class DynamoTimedJobs implements TimedJobStore {
     const free = 'attribute_exists(pk) AND (attribute_not_exists(claimUntil) OR claimUntil <= :now)';
     return deleteIf(this.#t, key(jobId), free, { ':now': N(by.nowS) });
   }
+}
+
+/** A kept job as its item (a debounced one in its own family of shards, `debounced` set). */
+export function timedItem(job: TimedJob): Item {
+  return {
+    ...key(job.jobId),
+    kind: S('timed'),
+    jobId: S(job.jobId),
+    jobName: S(job.jobName),
+    queueUrl: S(job.queueUrl),
+    body: S(job.message.body),
+    ...(job.message.groupId === undefined ? {} : { groupId: S(job.message.groupId) }),
+    attrs: S(attributesText(job.message.attributes)),
+    dueMs: N(job.dueMs),
+    tracked: { BOOL: job.tracked },
+    enqueuedAt: S(job.enqueuedAt),
+    ...(job.debounced === true ? { debounced: { BOOL: true } } : {}),
+    schedShard: S(shardKey(timedShardOf(job))),
+    schedDue: N(Math.floor(job.dueMs / 1000)),
+  };
 }
 
 function recordOf(item: Item): TimedRecord {
@@ -79,6 +98,7 @@ function recordOf(item: Item): TimedRecord {
     dueMs: Number(item.dueMs!.N),
     tracked: item.tracked?.BOOL === true,
     enqueuedAt: item.enqueuedAt!.S!,
+    ...(item.debounced?.BOOL === true ? { debounced: true } : {}),
     claim: claimBy === undefined ? undefined : { by: claimBy, untilS: Number(item.claimUntil!.N) },
   };
 }

@@ -38,7 +38,15 @@ export const PRODUCER_QUEUE_ACTIONS = ['sqs:SendMessage', 'sqs:GetQueueAttribute
 
 /**
  * A producer records `waiting` for a job it enqueues with `track: true` (one UpdateItem, or for
- * many at once, PartiQL INSERTs sent together), and keeps a job put off beyond SQS's 900 s delay
- * (one conditional PutItem).
+ * many at once, PartiQL INSERTs sent together), keeps a job put off beyond SQS's 900 s delay
+ * (one conditional PutItem), and for keys on enqueue reads a key and its holder's record (GetItem),
+ * takes it (PutItem, or with a debounced burst's job in a TransactWriteItems of two Puts) and lets
+ * go of it or cancels a replaced kept job (DeleteItem).
  */
-export const PRODUCER_STORE_ACTIONS = ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert', 'dynamodb:PutItem'];
+export const PRODUCER_STORE_ACTIONS = [
+  'dynamodb:UpdateItem',
+  'dynamodb:PartiQLInsert',
+  'dynamodb:PutItem',
+  'dynamodb:GetItem',
+  'dynamodb:DeleteItem',
+];

@@ -4,6 +4,7 @@ import type { TimedJobStore } from './timed-jobs.js';
 import type { StatusStore } from './status-store.js';
 import type { ControlStore } from './control-store.js';
 import type { JobList } from './job-list.js';
+import type { EnqueueKeys } from './enqueue-keys.js';
 
 /**
  * The job store: the status store and the fan-out store in one durable place (a fan-out's counters
@@ -35,6 +36,11 @@ export interface JobStore extends StatusStore, FanOutStore {
    * MemoryJobStore have one, passing test/contracts/job-list-port.test.ts.
    */
   readonly jobs?: JobList;
+  /**
+   * Keys on enqueue (`singleton`, `throttle`, `debounce`); a store without it refuses them with a
+   * clear error. DynamoDB's and MemoryJobStore have one, passing test/contracts/enqueue-keys-port.test.ts.
+   */
+  readonly keys?: EnqueueKeys;
   /** Free what the store holds (a client it made). sqs-jobs closes only stores it made; one passed as `store` is yours to close. */
   close(): void;
 }

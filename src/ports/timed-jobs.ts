@@ -1,4 +1,5 @@
 import type { OutgoingMessage } from '../core/message.js';
+import { SCHEDULE_SHARDS, shardOf } from './schedule-store.js';
 
 /*
  * Jobs that run at a time beyond SQS's own delay (900 s): kept in the job store until shortly
@@ -20,6 +21,20 @@ export interface TimedJob {
   /** Enqueued with `track`: its record reads `scheduled`, then `waiting` from its time on. */
   readonly tracked: boolean;
   readonly enqueuedAt: string;
+  /**
+   * A debounced burst's job (ports/enqueue-keys.ts): its due time moves with each enqueue of the
+   * burst, so it is kept in a family of shards of its own, read each second and sent only once due
+   * (a kept job is sent up to HORIZON_S early, with SQS's delay for the rest).
+   */
+  readonly debounced?: boolean;
+}
+
+/** Shards of the due index per family (kept jobs `0..3`, debounced bursts `4..7`). */
+export const TIMED_SHARDS = SCHEDULE_SHARDS;
+
+/** The due index shard a kept job waits in: its family's, by its job id. */
+export function timedShardOf(job: Pick<TimedJob, 'jobId' | 'debounced'>): number {
+  return shardOf(job.jobId) + (job.debounced === true ? TIMED_SHARDS : 0);
 }
 
 /** A kept job as the store has it: with the claim of a tick sending it now. */
@@ -31,15 +46,22 @@ export interface TimedJobStore {
   /** Keep it: false when a job with this id is kept already (it stays as it was). */
   putTimed(job: TimedJob): Promise<boolean>;
   getTimed(jobId: string): Promise<TimedRecord | undefined>;
-  /** Kept jobs of `shard` due by `untilS` (epoch seconds; or whose claim lapsed by then), soonest first, in pages (`cursor`: the last page's); eventually consistent. */
+  /** Kept jobs of `shard` (timedShardOf) due by `untilS` (epoch seconds; or whose claim lapsed by then), soonest first, in pages (`cursor`: the last page's); eventually consistent. */
   dueTimed(
     shard: number,
     untilS: number,
     limit: number,
     cursor?: string,
   ): Promise<{ readonly jobs: readonly TimedRecord[]; readonly cursor: string | undefined }>;
-  /** Claim it to send it: only while no claim holds it (or its claim lapsed by `nowS`). False: another tick has it, or it is gone. */
-  claimTimed(jobId: string, claim: { readonly by: string; readonly untilS: number; readonly nowS: number }): Promise<boolean>;
+  /**
+   * Claim it to send it: only while no claim holds it (or its claim lapsed by `nowS`) and it is due
+   * by `dueByS` (a burst moved later since the index was read is not). Answers it as claimed (its
+   * message is final from then on), or undefined: another tick has it, it is not due, or it is gone.
+   */
+  claimTimed(
+    jobId: string,
+    claim: { readonly by: string; readonly untilS: number; readonly nowS: number; readonly dueByS: number },
+  ): Promise<TimedRecord | undefined>;
   /**
    * Remove it: under the claim `by` (its tick, once sent), or, without `by`, only while no live
    * claim holds it at `nowS` (a cancel: a job being sent is not taken from under its send). False: it was not removed.

@@ -13,13 +13,13 @@ import { JobRegistry, isDefinition } from '../core/job-registry.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../core/sqs-limits.js';
 import { ValidationError } from '../core/errors.js';
 import { parseWith } from '../core/validation.js';
+import { KEY_RULES, keyFields, MAX_DELAY_SECONDS } from './key-options.js';
 
 /** The producer's options and enqueue options: schemas, types and limits (validated before any call). */
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 65_536;
 
-/** The longest a job may be put off (`delaySeconds`, `runAt`): a year. */
-export const MAX_DELAY_SECONDS = 365 * 86_400;
+export { MAX_DELAY_SECONDS };
 const RUN_AT_RULE = "must be a Date or an ISO 8601 date-time with its offset ('2027-01-01T03:00:00Z'), within a year from now";
 
 export const enqueueOptionsSchema = z
@@ -46,11 +46,20 @@ export const enqueueOptionsSchema = z
     parent: jobIdSchema.optional(),
     /** This job's tier, instead of its definition's (needs the producer option `tiers`). */
     priority: prioritySchema.optional(),
+    ...keyFields,
   })
   .strict()
   .refine((o) => o.runAt === undefined || o.delaySeconds === undefined, {
     path: ['runAt'],
     message: 'give runAt or delaySeconds, not both',
+  })
+  .refine((o) => KEY_RULES.filter((rule) => o[rule] !== undefined).length <= 1, {
+    path: ['singleton'],
+    message: 'give one of singleton, throttle and debounce, not more',
+  })
+  .refine((o) => o.debounce === undefined || (o.runAt === undefined && o.delaySeconds === undefined && o.jobId === undefined), {
+    path: ['debounce'],
+    message: 'sets the job id and the time itself: give no jobId, delaySeconds or runAt with it',
   });
 
 type Timing = Pick<z.output<typeof enqueueOptionsSchema>, 'runAt' | 'delaySeconds'>;
@@ -73,8 +82,8 @@ export type EnqueueOptions = z.input<typeof enqueueOptionsSchema>;
 export function parseEnqueueOptions(options: unknown, what: string): z.output<typeof enqueueOptionsSchema> {
   return parseWith(enqueueOptionsSchema, options, 'options', (issues) => new ValidationError('OPTIONS_INVALID', `invalid ${what}`, issues));
 }
-/** Options of `enqueueMany`, shared by every job sent: those of `enqueue` without `jobId` and `deduplicationId`, plus `jobIds`. */
-export type EnqueueManyOptions = Omit<EnqueueOptions, 'jobId' | 'deduplicationId'> & {
+/** Options of `enqueueMany`, shared by every job sent: those of `enqueue` without `jobId`, `deduplicationId` and keys, plus `jobIds`. */
+export type EnqueueManyOptions = Omit<EnqueueOptions, 'jobId' | 'deduplicationId' | 'singleton' | 'throttle' | 'debounce'> & {
   /** One job id per entry of argsList, in order; new ids where omitted. */
   jobIds?: readonly string[];
 };
@@ -82,8 +91,14 @@ export type EnqueueManyOptions = Omit<EnqueueOptions, 'jobId' | 'deduplicationId
 /** What an enqueued job got: its job id (yours or a new UUID) and the SQS message id. */
 export interface EnqueueResult {
   readonly jobId: string;
-  /** SQS's id of its message; undefined for a job put off beyond SQS's delay, kept in the job store until its time. */
+  /** SQS's id of its message; undefined for a job put off beyond SQS's delay, kept in the job store until its time, or not sent (`key`). */
   readonly messageId: string | undefined;
+  /**
+   * With a key: what it did. `sent`: this job was sent (a singleton's `replaced` a waiting one);
+   * `skipped` (singleton) or `throttled`: nothing was sent, and `jobId` is the job that holds the key;
+   * `debounced`: the burst's job (`jobId`) now has these args.
+   */
+  readonly key?: 'sent' | 'replaced' | 'skipped' | 'throttled' | 'debounced';
 }
 
 export const producerOptionsSchema = z
@@ -186,31 +201,6 @@ export const producerOptionsSchema = z
  * variables), the job store from SQS_JOBS_JOB_TABLE and memcached from SQS_JOBS_MEMCACHED.
  */
 export type ProducerOptions = z.input<typeof producerOptionsSchema>;
-
-/** Enqueue options that are well-formed but do not fit this producer's queue or setup. */
-export function checkOptionsFit(
-  jobName: string,
-  opts: z.output<typeof enqueueOptionsSchema>,
-  producer: { readonly fifo: boolean; readonly hasStore: boolean; readonly tiers: boolean },
-): void {
-  const fail = (field: string, rule: string) =>
-    new ValidationError('OPTIONS_INVALID', `invalid enqueue options for job "${jobName}"`, [{ field: `options.${field}`, rule }]);
-  if (producer.fifo && ((opts.delaySeconds !== undefined && opts.delaySeconds > 0) || opts.runAt !== undefined)) {
-    throw fail(
-      opts.runAt === undefined ? 'delaySeconds' : 'runAt',
-      'FIFO queues do not take a per-message delay; set DelaySeconds on the queue instead',
-    );
-  }
-  if (!producer.fifo && opts.deduplicationId !== undefined) {
-    throw fail('deduplicationId', 'applies only to FIFO (.fifo) queues; on standard queues the job id is the dedupe key');
-  }
-  if (opts.priority !== undefined && opts.priority !== 'normal' && !producer.tiers) {
-    throw fail('priority', 'needs tier lanes: set the producer option tiers (lanes made by `sqs-jobs queues create --tiers`)');
-  }
-  if (opts.track && !producer.hasStore) {
-    throw fail('track', 'needs a job store: set the producer option store ({ table }) or SQS_JOBS_JOB_TABLE');
-  }
-}
 
 /** enqueueMany's list checked: an array, and with `jobIds` one id per entry. */
 export function checkManyList(jobName: string, argsList: unknown, jobIds: readonly string[] | undefined): void {

@@ -7,12 +7,13 @@ import type { AnyDefinition } from '../core/job.js';
 import { admissionKey } from './admission/admission.js';
 import { laneUrlFor } from '../core/priority.js';
 import { checkedArgs } from './args.js';
-import { checkOptionsFit, delayOf, dueMsOf, type enqueueOptionsSchema } from './options.js';
+import { delayOf, dueMsOf, type enqueueOptionsSchema } from './options.js';
+import { checkOptionsFit } from './fit.js';
 import type { PreparedMessage } from './send-many.js';
 import type { TraceContext } from '../core/trace-context.js';
 
 /** The largest job kept in the job store until its time: a DynamoDB item holds 400 KB, the message and its bookkeeping. */
-const MAX_KEPT_BYTES = 350_000;
+export const MAX_KEPT_BYTES = 350_000;
 
 /** What enqueue's options are once parsed. */
 export type EnqueueSettings = z.output<typeof enqueueOptionsSchema>;
@@ -33,6 +34,8 @@ export interface Preparing {
   readonly maxSqsDelaySeconds: number;
   /** The job store keeps jobs until their time. */
   readonly keepsTimed: boolean;
+  /** The job store keeps keys on enqueue (singleton, throttle, debounce). */
+  readonly keepsKeys: boolean;
 }
 
 /**

@@ -21,6 +21,8 @@ import type { JobStore } from '../ports/job-store.js';
 import type { StatusStore } from '../ports/status-store.js';
 import { resolveJobStore } from '../status/wiring.js';
 import { type Sender, sendMany, sendOne } from './sending.js';
+import { type KeyPorts, keyPortsOf, sendKeyed } from './keyed.js';
+import { refuseKeysInMany } from './fit.js';
 import type { SendTracing } from '../ports/tracing.js';
 import type { CancelResult } from '../status/cancel.js';
 import { JobCanceller } from '../status/cancel-job.js';
@@ -37,8 +39,7 @@ export class Producer {
   }
   readonly queueUrl: string;
   readonly maxMessageBytes: number;
-  /** Destroys the SDK client the producer made (none when a queue port or client was given). */
-  readonly #closeQueue: () => void;
+  readonly #closeQueue: () => void; // destroys the SDK client the producer made (none when a queue port or client was given)
   readonly #jobs: JobRegistry;
   /** How its messages are made: its queue, limits and routing. */
   readonly #p: Preparing;
@@ -57,10 +58,8 @@ export class Producer {
   /** Whether cancel() can work here: a job store, and the workers' memcached (or a lock). */
   readonly cancellable: boolean;
   readonly #env: Env;
-  /** Where `publish` sends events: the topics' ARNs, and the port (made on first publish). */
-  readonly #events: EventPublisher;
-  /** What sending takes: the parts above. */
-  readonly #sender: Sender;
+  readonly #events: EventPublisher; // where `publish` sends events: the topics' ARNs, and the port (made on first publish)
+  readonly #sender: Sender; // what sending takes: the parts above
   /** Send spans, when @opentelemetry/api is installed and the `tracing` option is not false. */
   readonly #tracing: SendTracing | undefined;
 
@@ -108,6 +107,7 @@ export class Producer {
       keyed: this.#admission !== undefined,
       maxSqsDelaySeconds: o.maxSqsDelaySeconds,
       keepsTimed: this.#store?.timed !== undefined,
+      keepsKeys: this.#store?.keys !== undefined,
     };
     this.#sender = {
       p: this.#p,
@@ -149,9 +149,12 @@ export class Producer {
     const opts = parseEnqueueOptions(options, `enqueue options for job "${definition.name}"`);
     const send = this.#tracing?.send(destinationOf(this.#p, definition, opts), definition.name, undefined, opts.tenant);
     try {
-      const result = await sendOne(this.#sender, definition, args, opts, send?.trace);
+      const result = await ((opts.singleton ?? opts.throttle ?? opts.debounce)
+        ? sendKeyed(this.#sender, this.#keyPorts, definition, args, opts, send?.trace)
+        : sendOne(this.#sender, definition, args, opts, send?.trace));
       send?.sent(result.queueUrl, result);
-      return { jobId: result.jobId, messageId: result.messageId };
+      const { queueUrl: _, ...answer } = result;
+      return answer;
     } catch (error) {
       send?.failed(error);
       throw error;
@@ -182,6 +185,7 @@ export class Producer {
     const definition = resolveJob(this.#jobs, job);
     const { jobIds, ...shared } = options;
     const opts = parseEnqueueOptions(shared, `enqueueMany options for job "${definition.name}"`);
+    refuseKeysInMany(definition.name, opts);
     checkManyList(definition.name, argsList, jobIds);
     if (argsList.length === 0) return [];
     const send = this.#tracing?.send(destinationOf(this.#p, definition, opts), definition.name, argsList.length, opts.tenant);
@@ -194,6 +198,9 @@ export class Producer {
       throw error;
     }
   }
+
+  /** What a keyed enqueue asks of the job store (checkOptionsFit saw it), the workers' lock and cancel. */
+  #keyPorts = (): KeyPorts => keyPortsOf(this.#store!, this.#cancelOptions.lock ?? this.#memcached.get(), (id) => this.cancel(id));
 
   /** Cancel a tracked job (see CancelResult): recorded in this producer's job store, marked in the workers' memcached. */
   async cancel(jobId: string): Promise<CancelResult> {

@@ -48,7 +48,16 @@ export async function sendOne(
   opts: EnqueueSettings,
   trace: TraceContext | undefined,
 ): Promise<EnqueueResult & { readonly queueUrl: string }> {
-  const prepared = prepareMessage(s.p, definition, args, opts, 'args', trace);
+  return sendPrepared(s, definition, prepareMessage(s.p, definition, args, opts, 'args', trace), opts);
+}
+
+/** Send one job made already (sendOne; a keyed enqueue once its key said so). */
+export async function sendPrepared(
+  s: Sender,
+  definition: AnyDefinition,
+  prepared: PreparedMessage,
+  opts: Pick<EnqueueSettings, 'tenant'>,
+): Promise<EnqueueResult & { readonly queueUrl: string }> {
   await s.pauses?.refuse(definition.name, opts.tenant, prepared.queueUrl);
   const kept = keptOnes(s, [prepared]);
   if (kept !== undefined) {

@@ -3,6 +3,7 @@ import type { ScheduleRecord, ScheduleStore } from '../ports/schedule-store.js';
 import { dueAt } from './catch-up.js';
 import { occurrenceJobId } from '../core/envelope.js';
 import { type Plan, planOf } from './stored.js';
+import { type BusyPorts, busyOf } from '../core/busy.js';
 
 /*
  * One tick over one shard of the due index: every schedule due by now is claimed (one tick wins),
@@ -22,7 +23,8 @@ const PAGES = 10;
 /** Schedules of one page fired at once (each a claim, its sends, an advance). */
 const AT_ONCE = 10;
 
-export interface TickPorts {
+/** The overlap rule reads the previous occurrence's job by BusyPorts (core/busy.ts). */
+export interface TickPorts extends BusyPorts {
   readonly store: ScheduleStore;
   /**
    * Send an occurrence's job (the job id is the occurrence's): resolves once the queue has it, or
@@ -35,19 +37,10 @@ export interface TickPorts {
     readonly jobId: string;
     readonly queueUrl: string;
   }): Promise<undefined | { refused: string }>;
-  /** A job's state in the job store, for the overlap rule; undefined when it has no record. */
-  stateOf(jobId: string): Promise<{ readonly state: string; readonly updatedAtS: number } | undefined>;
-  /** Whether a run holds the job id in the dedupe lock now (its heartbeat keeps it); false when none does or the lock cannot tell. */
-  held(jobId: string): Promise<boolean>;
   /** This worker, as its claims name it. */
   readonly me: string;
   /** Whether this worker has the job: one that has not leaves the schedule to a worker that has (workers of other apps, or of another version, share a table). */
   has(job: string): boolean;
-  /**
-   * A job recorded `running` longer ago than this, that no run holds in the lock, no longer blocks
-   * its schedule: its worker died (the visibility timeout and a margin).
-   */
-  readonly staleRunningS: number;
   /** Aborted: the tick fires no further schedule, and sends no further occurrence (what is left stays due). */
   readonly signal?: AbortSignal;
   /** The time, in epoch seconds: read for each schedule and before each send. */
@@ -131,7 +124,9 @@ async function fire(p: TickPorts, r: ScheduleRecord, from: number, plan: Plan, r
   };
   // Overlap is asked once, of the last occurrence fired before this tick. Of the ones due together
   // (catching up), `skip` sends the latest (sent together they would overlap), `allow` each.
-  const busy = plan.overlap !== 'allow' && lastFired !== undefined && (await stillBusy(p, occurrenceJobId(r.id, lastFired), nowS));
+  const previous = lastFired === undefined ? undefined : occurrenceJobId(r.id, lastFired);
+  const busy =
+    plan.overlap !== 'allow' && previous !== undefined && (await busyOf(p, previous, await p.stateOf(previous), nowS)) !== undefined;
   let sending: readonly number[] = due.fire;
   let then = due.next;
   if (plan.overlap === 'buffer-one') {
@@ -177,17 +172,4 @@ async function fire(p: TickPorts, r: ScheduleRecord, from: number, plan: Plan, r
     fired.push(occurrence);
   }
   await advance(then);
-}
-
-/**
- * The previous occurrence's job still waits or runs, by its status: a run the lock shows held runs
- * however long; one recorded running that no run holds (its worker died) blocks no longer than
- * staleRunningS after its record's last write.
- */
-async function stillBusy(p: TickPorts, jobId: string, nowS: number): Promise<boolean> {
-  const status = await p.stateOf(jobId);
-  if (status === undefined) return false;
-  if (status.state === 'waiting' || status.state === 'retrying') return true;
-  if (status.state !== 'running') return false;
-  return nowS - status.updatedAtS < p.staleRunningS || (await p.held(jobId));
 }

@@ -3,6 +3,7 @@ import { SCHEDULE_SHARDS } from '../ports/schedule-store.js';
 import type { TickRota } from '../ports/tick-rota.js';
 import { type TickPorts, type TickReport, tickShard } from './tick.js';
 import { EVERY_S, sendTimedShard, type TimedTickPorts } from './timed-tick.js';
+import { TIMED_SHARDS } from '../ports/timed-jobs.js';
 
 /** Ticks start up to this far into each second, drawn afresh each second (so no one worker always asks first). */
 const SPREAD_MS = 200;
@@ -37,15 +38,19 @@ export async function runTicker(p: TickerPorts): Promise<void> {
   while (!p.signal.aborted) {
     const second = Math.floor(Date.now() / 1000);
     const ticks = Array.from({ length: SCHEDULE_SHARDS }, (_, shard) => tickIfMine(p, shard, second));
-    if (p.timed !== undefined && second % EVERY_S === 0)
-      ticks.push(...Array.from({ length: SCHEDULE_SHARDS }, (_, shard) => sendTimedIfMine(p, shard, second)));
+    if (p.timed !== undefined) {
+      // Kept jobs' shards every EVERY_S seconds (they go HORIZON_S early); debounced bursts' each second (they go when due).
+      const kept = second % EVERY_S === 0 ? Array.from({ length: TIMED_SHARDS }, (_, shard) => shard) : [];
+      const bursts = Array.from({ length: TIMED_SHARDS }, (_, shard) => TIMED_SHARDS + shard);
+      ticks.push(...[...kept, ...bursts].map((shard) => sendTimedIfMine(p, shard, second)));
+    }
     const failed = (await Promise.all(ticks)).some((ok) => !ok);
     const waitMs = failed ? AFTER_FAILURE_MS : (second + 1) * 1000 + Math.floor(Math.random() * SPREAD_MS) - Date.now();
     await sleep(Math.max(0, waitMs), undefined, { signal: p.signal }).catch(() => {});
   }
 }
 
-/** Kept jobs' turns are the shards after the schedules' (SCHEDULE_SHARDS + shard) in the same rota. False when it failed. */
+/** Kept jobs' turns are the shards after the schedules' (SCHEDULE_SHARDS + shard: kept, then debounced) in the same rota. False when it failed. */
 async function sendTimedIfMine(p: TickerPorts, shard: number, second: number): Promise<boolean> {
   const timed = p.timed!;
   try {

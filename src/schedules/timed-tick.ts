@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { OutgoingMessage } from '../core/message.js';
-import type { TimedJobStore, TimedRecord } from '../ports/timed-jobs.js';
+import { TIMED_SHARDS, type TimedJobStore, type TimedRecord } from '../ports/timed-jobs.js';
 
 /*
  * Jobs put off beyond SQS's delay are kept in the job store (ports/timed-jobs.ts) and sent from
  * here with the delay left, once their time is within HORIZON_S: SQS then holds each until its
  * time, so it starts on time however seldom this tick runs (every EVERY_S seconds a shard). Each is
  * claimed (one tick sends it), sent, then removed under its claim; a tick that dies after its send
- * leaves it to be sent again when the claim lapses, and its job id runs once.
+ * leaves it to be sent again when the claim lapses, and its job id runs once. A debounced burst
+ * (shards TIMED_SHARDS and up) is sent only once due, since each enqueue of its burst moves its time
+ * and its message; its shards are read each second.
  */
 
 /** A kept job is sent once its time is this close: under SQS's 900 s delay by a minute, so a late tick still sends it in time. */
@@ -33,11 +35,14 @@ export interface TimedTickPorts {
   onUnsent(jobId: string, problem: string): void;
 }
 
+/** How early a shard's jobs are sent: kept ones HORIZON_S ahead, debounced bursts when due. */
+export const horizonOf = (shard: number): number => (shard >= TIMED_SHARDS ? 0 : HORIZON_S);
+
 /** Index pages one tick reads at most. */
 const PAGES = 10;
 
 /**
- * Send the kept jobs of `shard` whose time is within HORIZON_S: how many went, and whether more
+ * Send the kept jobs of `shard` whose time is within its horizon (horizonOf): how many went, and whether more
  * may be due (every page read, and something was sent: a shard whose due jobs are all being sent
  * by others is not read again at once).
  */
@@ -46,21 +51,24 @@ export async function sendTimedShard(p: TimedTickPorts, shard: number): Promise<
   let cursor: string | undefined;
   for (let page = 0; page < PAGES && !p.signal?.aborted; page++) {
     const nowS = p.now();
-    const due = await p.timed.dueTimed(shard, nowS + HORIZON_S, PER_TICK, cursor);
+    const dueByS = nowS + horizonOf(shard);
+    const due = await p.timed.dueTimed(shard, dueByS, PER_TICK, cursor);
     // The index is read eventually consistent: a claim may have been taken meanwhile.
     const free = due.jobs.filter((j) => j.claim === undefined || j.claim.untilS <= nowS);
     for (let i = 0; i < free.length && !p.signal?.aborted; i += AT_ONCE)
-      sent += (await Promise.all(free.slice(i, i + AT_ONCE).map((j) => sendOne(p, j)))).filter(Boolean).length;
+      sent += (await Promise.all(free.slice(i, i + AT_ONCE).map((j) => sendOne(p, j, dueByS)))).filter(Boolean).length;
     if (due.cursor === undefined) return { sent, full: false };
     cursor = due.cursor;
   }
   return { sent, full: sent > 0 };
 }
 
-async function sendOne(p: TimedTickPorts, job: TimedRecord): Promise<boolean> {
+async function sendOne(p: TimedTickPorts, seen: TimedRecord, dueByS: number): Promise<boolean> {
   const token = `${p.me}:${randomUUID().slice(0, 8)}`;
   const nowS = p.now();
-  if (!(await p.timed.claimTimed(job.jobId, { by: token, untilS: nowS + CLAIM_S, nowS }))) return false;
+  // The index's copy may be older than the job: what is sent is the job as claimed.
+  const job = await p.timed.claimTimed(seen.jobId, { by: token, untilS: nowS + CLAIM_S, nowS, dueByS });
+  if (job === undefined) return false;
   // Rounded up: a job never starts before its time, and at most a second after it (plus the receive).
   const delaySeconds = Math.max(0, Math.min(900, Math.ceil((job.dueMs - p.nowMs()) / 1000)));
   try {

@@ -3,6 +3,7 @@ import type { JobStore } from '../ports/job-store.js';
 import { MemorySchedules } from './memory-schedules.js';
 import { MemoryTimedJobs } from './memory-timed.js';
 import { MemoryControls } from './memory-controls.js';
+import { MemoryEnqueueKeys } from './memory-keys.js';
 import { MemoryJobList } from './memory-job-list.js';
 import { listSaid } from '../ports/job-list.js';
 import {
@@ -62,6 +63,8 @@ export class MemoryJobStore implements JobStore {
   readonly timed = new MemoryTimedJobs();
   /** Pauses (memory-controls.ts). */
   readonly controls = new MemoryControls();
+  /** Keys on enqueue (memory-keys.ts), beside the kept jobs their bursts are. */
+  readonly keys = new MemoryEnqueueKeys(this.timed);
   /** The jobs list over these records (memory-job-list.ts). */
   readonly jobs = new MemoryJobList(() => {
     this.#check();

@@ -1,5 +1,4 @@
-import { shardOf } from '../ports/schedule-store.js';
-import type { TimedJob, TimedJobStore, TimedRecord } from '../ports/timed-jobs.js';
+import { type TimedJob, type TimedJobStore, type TimedRecord, timedShardOf } from '../ports/timed-jobs.js';
 
 type Stored = { -readonly [K in keyof TimedRecord]: TimedRecord[K] } & { due: number };
 
@@ -27,7 +26,7 @@ export class MemoryTimedJobs implements TimedJobStore {
   async dueTimed(shard: number, untilS: number, limit: number, cursor?: string) {
     const after = cursor === undefined ? undefined : (JSON.parse(cursor) as [number, string]);
     const due = [...this.#items.values()]
-      .filter((s) => shardOf(s.jobId) === shard && s.due <= untilS)
+      .filter((s) => timedShardOf(s) === shard && s.due <= untilS)
       .sort((a, b) => a.due - b.due || (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0))
       .filter((s) => after === undefined || s.due > after[0] || (s.due === after[0] && s.jobId > after[1]));
     const page = due.slice(0, limit);
@@ -38,11 +37,21 @@ export class MemoryTimedJobs implements TimedJobStore {
     };
   }
 
-  async claimTimed(jobId: string, claim: { by: string; untilS: number; nowS: number }): Promise<boolean> {
+  async claimTimed(jobId: string, claim: { by: string; untilS: number; nowS: number; dueByS: number }) {
     const s = this.#items.get(jobId);
-    if (s === undefined || (s.claim !== undefined && s.claim.untilS > claim.nowS)) return false;
+    if (s === undefined || (s.claim !== undefined && s.claim.untilS > claim.nowS) || s.due > claim.dueByS) return undefined;
     s.claim = { by: claim.by, untilS: claim.untilS };
     s.due = claim.untilS;
+    return this.getTimed(jobId);
+  }
+
+  /** A burst's latest message and due time, while no tick ever claimed it (EnqueueKeys.extendBurst). */
+  extend(jobId: string, message: TimedJob['message'], dueMs: number): boolean {
+    const s = this.#items.get(jobId);
+    if (s === undefined || s.claim !== undefined) return false; // a claim is never taken back, only removed with the job
+    s.message = message;
+    s.dueMs = dueMs;
+    s.due = Math.floor(dueMs / 1000);
     return true;
   }
 

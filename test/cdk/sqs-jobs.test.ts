@@ -91,6 +91,8 @@ describe('SqsJobs', () => {
       'dynamodb:UpdateItem',
       'dynamodb:PartiQLInsert',
       'dynamodb:PutItem',
+      'dynamodb:GetItem',
+      'dynamodb:DeleteItem',
     ]);
     expect(taskRoleStatements(t).find((st) => st.Sid === 'ScheduleTick')).toBeUndefined(); // schedules off: no Query, no DeleteItem
     expect(JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'))).toContain('SQS_JOBS_JOB_TABLE');
@@ -383,7 +385,7 @@ describe('SqsJobs as a construct in your own stack', () => {
     expect(send.Action).toEqual(['sqs:SendMessage', 'sqs:GetQueueAttributes']);
     expect(JSON.stringify(send.Resource)).toMatch(/JobsJobQueue.*JobsSpilloverQueue.*JobsHighQueue.*JobsLowQueue/);
     expect(statements.find((st) => st !== send)).toMatchObject({
-      Action: ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert', 'dynamodb:PutItem'],
+      Action: ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert', 'dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:DeleteItem'],
     });
   });
 

@@ -5,7 +5,7 @@ import { DynamoSchedules } from '../../src/adapters/dynamodb-schedules.js';
 import { createJobTable } from '../../src/adapters/dynamodb-table.js';
 import { DynamoTimedJobs } from '../../src/adapters/dynamodb-timed.js';
 import { shardOf } from '../../src/ports/schedule-store.js';
-import type { TimedJob, TimedJobStore } from '../../src/ports/timed-jobs.js';
+import { TIMED_SHARDS, type TimedJob, type TimedJobStore, timedShardOf } from '../../src/ports/timed-jobs.js';
 import { MemoryTimedJobs } from '../../src/testing/memory-timed.js';
 import { eventually, LOCAL_DYNAMODB } from '../helpers/stack.js';
 
@@ -59,19 +59,33 @@ describe.each(subjects)('timed-job store contract: %s', (_name, store) => {
   it('one claim at a time, lapsing at its time; due again when it lapses', async () => {
     const j = job(6_000);
     await store.putTimed(j);
-    expect(await store.claimTimed(j.jobId, { by: 'a', untilS: 6_030, nowS: 6_000 })).toBe(true);
-    expect(await store.claimTimed(j.jobId, { by: 'b', untilS: 6_031, nowS: 6_001 })).toBe(false);
+    expect(await store.claimTimed(j.jobId, { by: 'a', untilS: 6_030, nowS: 6_000, dueByS: 6_000 })).toEqual({
+      ...j,
+      claim: { by: 'a', untilS: 6_030 },
+    });
+    expect(await store.claimTimed(j.jobId, { by: 'b', untilS: 6_031, nowS: 6_001, dueByS: 6_001 })).toBeUndefined();
     await eventually(async () => !(await dueIds(j, 6_029)).includes(j.jobId), 'out of the due index while claimed');
     expect(await dueIds(j, 6_030)).toContain(j.jobId);
-    expect(await store.claimTimed(j.jobId, { by: 'b', untilS: 6_060, nowS: 6_030 })).toBe(true);
+    expect((await store.claimTimed(j.jobId, { by: 'b', untilS: 6_060, nowS: 6_030, dueByS: 6_030 }))?.claim).toEqual({
+      by: 'b',
+      untilS: 6_060,
+    });
     expect((await store.getTimed(j.jobId))?.claim).toEqual({ by: 'b', untilS: 6_060 });
-    expect(await store.claimTimed('no-such-job', { by: 'a', untilS: 1, nowS: 0 })).toBe(false);
+    expect(await store.claimTimed('no-such-job', { by: 'a', untilS: 1, nowS: 0, dueByS: 0 })).toBeUndefined();
+  });
+
+  it('is claimed only once due by the claim’s dueByS (a burst moved later since the read is not)', async () => {
+    const j = job(6_500);
+    await store.putTimed(j);
+    expect(await store.claimTimed(j.jobId, { by: 'a', untilS: 6_530, nowS: 6_400, dueByS: 6_499 })).toBeUndefined();
+    expect((await store.getTimed(j.jobId))?.claim).toBeUndefined();
+    expect(await store.claimTimed(j.jobId, { by: 'a', untilS: 6_530, nowS: 6_400, dueByS: 6_500 })).toBeDefined();
   });
 
   it('removed under its claim only; a cancel removes it only while no live claim holds it', async () => {
     const j = job(7_000);
     await store.putTimed(j);
-    await store.claimTimed(j.jobId, { by: 'a', untilS: 7_030, nowS: 7_000 });
+    await store.claimTimed(j.jobId, { by: 'a', untilS: 7_030, nowS: 7_000, dueByS: 7_000 });
     expect(await store.removeTimed(j.jobId, { claim: 'b' })).toBe(false);
     expect(await store.removeTimed(j.jobId, { nowS: 7_010 })).toBe(false); // being sent: not taken from under its send
     expect(await store.removeTimed(j.jobId, { claim: 'a' })).toBe(true);
@@ -101,6 +115,20 @@ describe.each(subjects)('timed-job store contract: %s', (_name, store) => {
     };
     await eventually(async () => (await read()).filter((id) => id.startsWith('page-')).length === 5, 'all five listed');
     expect((await read()).filter((id) => id.startsWith('page-'))).toEqual(jobs.map((j) => j.jobId));
+  });
+});
+
+describe('debounced bursts beside kept jobs', () => {
+  it('wait in shards of their own family (timedShardOf), unseen by the kept jobs’ reads', async () => {
+    for (const store of subjects.map(([, s]) => s)) {
+      const j = job(1, { debounced: true });
+      await store.putTimed(j);
+      const shard = timedShardOf(j);
+      expect(shard).toBe(shardOf(j.jobId) + TIMED_SHARDS);
+      await eventually(async () => (await store.dueTimed(shard, 1, 100)).jobs.some((r) => r.jobId === j.jobId), 'due in its family');
+      expect((await store.dueTimed(shardOf(j.jobId), 1, 100)).jobs.map((r) => r.jobId)).not.toContain(j.jobId);
+      expect((await store.getTimed(j.jobId))?.debounced).toBe(true);
+    }
   });
 });
 

@@ -52,7 +52,7 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/fargate-worker, installe
     expect(actions).toEqual(
       expect.arrayContaining([
         ['sqs:SendMessage', 'sqs:GetQueueAttributes'],
-        ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert', 'dynamodb:PutItem'],
+        ['dynamodb:UpdateItem', 'dynamodb:PartiQLInsert', 'dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:DeleteItem'],
       ]),
     );
     expect(actions).toHaveLength(2);
