@@ -1,25 +1,39 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemcachedClient } from '../../src/adapters/memcached-client.js';
 import { KeyValueAnswer, type KeyValues } from '../../src/ports/key-values.js';
 import { MemoryKeyValues } from '../../src/testing/memory-key-values.js';
-import { LOCAL_MEMCACHED, sleep } from '../helpers/stack.js';
+import { LOCAL_DYNAMODB, LOCAL_MEMCACHED, sleep } from '../helpers/stack.js';
+import { createDynamoClient } from '../../src/adapters/aws-clients.js';
+import { createJobTable } from '../../src/adapters/dynamodb-table.js';
+import { DYNAMO_MAX_VALUE_BYTES, DynamoKeyValues } from '../../src/adapters/dynamodb-key-values.js';
 
 /**
  * The key-value port's contract: the meanings every fleet-wide protocol (src/fleet/: the lock,
  * permits, rate limits, allowances, the meters) relies on. It runs against memcached's client on
- * a real memcached and against MemoryKeyValues, on which the in-memory lock and the rest run the
- * same protocols: so the in-memory twins cannot drift from memcached.
+ * a real memcached, against MemoryKeyValues, on which the in-memory lock and the rest run the
+ * same protocols (so the in-memory twins cannot drift from memcached), and against DynamoDB's, on
+ * which the lock runs where there is no memcached.
  */
 const client = new MemcachedClient(LOCAL_MEMCACHED, 2_000);
-afterAll(() => client.close());
+const dynamo = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1' }, {}, {});
+const table = `kv-${randomUUID().slice(0, 8)}`;
+beforeAll(async () => {
+  expect(await createJobTable(dynamo, table)).toBe('created');
+});
+afterAll(() => {
+  client.close();
+  dynamo.destroy();
+});
 
-const subjects: [string, KeyValues][] = [
-  ['MemoryKeyValues', new MemoryKeyValues()],
-  ['memcached (MemcachedClient on a real server)', client],
+/** Each store with the largest value it keeps (memcached's item size; DynamoDB's item, less the key and attributes). */
+const subjects: [string, KeyValues, number][] = [
+  ['MemoryKeyValues', new MemoryKeyValues(), 1000 * 1000],
+  ['memcached (MemcachedClient on a real server)', client, 1000 * 1000],
+  ['DynamoDB (DynamoKeyValues on DynamoDB Local)', new DynamoKeyValues({ client: dynamo, table }), DYNAMO_MAX_VALUE_BYTES],
 ];
 
-describe.each(subjects)('key-value port contract: %s', (_name, kv) => {
+describe.each(subjects)('key-value port contract: %s', (_name, kv, maxBytes) => {
   const key = () => `kv-contract-${randomUUID()}`;
 
   it('get answers null for a missing key, the value once set; set overwrites', async () => {
@@ -89,11 +103,11 @@ describe.each(subjects)('key-value port contract: %s', (_name, kv) => {
     expect(await kv.get(k)).toBe('ab');
   });
 
-  it('an append past the item size (1 MB) is refused, the value kept', async () => {
+  it('an append past the item size (memcached: 1 MB) is refused, the value kept', async () => {
     const k = key();
-    await kv.set(k, 'x'.repeat(1000 * 1000), 30);
+    await kv.set(k, 'x'.repeat(maxBytes), 30);
     expect(await kv.append(k, 'y'.repeat(100 * 1000))).toBe(false);
-    expect((await kv.get(k))?.length).toBe(1000 * 1000);
+    expect((await kv.get(k))?.length).toBe(maxBytes);
   });
 
   it('keys expire after their seconds; 0 never; touch sets a new expiry; an increment keeps its counter’s', async () => {

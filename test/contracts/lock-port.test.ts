@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemcachedLock } from '../../src/adapters/memcached-lock.js';
 import type { JobLock } from '../../src/ports/lock.js';
 import { freePort } from '../helpers/memcached.js';
 import { MemoryLock } from '../../src/testing/memory-lock.js';
-import { LOCAL_MEMCACHED, sleep } from '../helpers/stack.js';
+import { LOCAL_DYNAMODB, LOCAL_MEMCACHED, sleep } from '../helpers/stack.js';
+import { createDynamoClient } from '../../src/adapters/aws-clients.js';
+import { createJobTable } from '../../src/adapters/dynamodb-table.js';
+import { DynamoLock } from '../../src/adapters/dynamodb-lock.js';
 
 /**
  * The dedupe lock's contract: what the worker relies on. It runs against the in-memory lock tests
- * hand the worker and against MemcachedLock on a real memcached, so the fake cannot drift.
+ * hand the worker, against MemcachedLock on a real memcached, so the fake cannot drift, and
+ * against DynamoLock on DynamoDB Local (the lock where there is no memcached).
  */
 interface Subject {
   readonly lock: JobLock;
@@ -17,7 +21,15 @@ interface Subject {
 }
 
 const memcached = new MemcachedLock({ servers: LOCAL_MEMCACHED, keyPrefix: `contract-${randomUUID().slice(0, 8)}:` });
-afterAll(() => memcached.close());
+const dynamo = createDynamoClient({ endpoint: LOCAL_DYNAMODB, region: 'us-east-1' }, {}, {});
+const table = `lock-${randomUUID().slice(0, 8)}`;
+beforeAll(async () => {
+  expect(await createJobTable(dynamo, table)).toBe('created');
+});
+afterAll(() => {
+  memcached.close();
+  dynamo.destroy();
+});
 
 const subjects: [string, Subject][] = [
   [
@@ -32,6 +44,13 @@ const subjects: [string, Subject][] = [
     {
       lock: memcached,
       unreachable: async () => new MemcachedLock({ servers: `127.0.0.1:${await freePort()}`, timeoutMs: 200 }),
+    },
+  ],
+  [
+    'DynamoLock on DynamoDB Local',
+    {
+      lock: new DynamoLock({ table, client: dynamo, keyPrefix: 'contract:' }),
+      unreachable: async () => new DynamoLock({ table, endpoint: `http://127.0.0.1:${await freePort()}`, region: 'us-east-1' }, {}),
     },
   ],
 ];
