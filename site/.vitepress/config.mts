@@ -52,6 +52,7 @@ export default defineConfig({
           page('Batch jobs', '/guide/batch-jobs'),
           page('Schedules', '/guide/schedules'),
           page('Pause and resume', '/guide/pause'),
+          page('Keys on enqueue', '/guide/keys'),
           page('Status, progress and fan-out', '/guide/status-and-fan-out'),
           page('HTTP API', '/guide/http-api'),
           page('Events (SNS → SQS)', '/guide/events'),

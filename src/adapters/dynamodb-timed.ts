@@ -36,11 +36,11 @@ export class DynamoTimedJobs implements TimedJobStore {
     return { jobs: page.items.map(recordOf), cursor: page.last === undefined ? undefined : toCursor(page.last) };
   }
 
-  async claimTimed(jobId: string, claim: { by: string; untilS: number; nowS: number; dueByS: number }) {
+  async claimTimed(jobId: string, claim: { by: string; untilS: number; nowS: number; dueByMs: number }) {
     const u = new Update();
-    const [until, due] = [u.name('claimUntil'), u.name('schedDue')];
+    const [until, due] = [u.name('claimUntil'), u.name('dueMs')];
     const free = `(attribute_not_exists(${until}) OR ${until} <= ${u.value(N(claim.nowS))})`;
-    const condition = `attribute_exists(pk) AND ${free} AND ${due} <= ${u.value(N(claim.dueByS))}`;
+    const condition = `attribute_exists(pk) AND ${free} AND ${due} <= ${u.value(N(claim.dueByMs))}`;
     u.set('claimBy', S(claim.by)).set('claimUntil', N(claim.untilS)).set('schedDue', N(claim.untilS));
     const item = await updateReturning(this.#t, key(jobId), u, condition);
     return item === undefined ? undefined : recordOf(item);

@@ -11,7 +11,6 @@ export { SnsTopics, createSnsClient } from './sns-topics.js';
 export { MemcachedLock } from './memcached-lock.js';
 export type { MemcachedLockOptions } from './memcached-lock.js';
 export { DynamoLock } from './dynamodb-lock.js';
-export type { DynamoLockOptions } from './dynamodb-lock.js';
 export { DynamoJobStore } from './dynamodb-store.js';
 export { createSqsClient, createCloudWatchClient, createDynamoClient } from './aws-clients.js';
 // Ports: what an option takes in place of an adapter (see each option in the docs).

@@ -55,12 +55,12 @@ export interface TimedJobStore {
   ): Promise<{ readonly jobs: readonly TimedRecord[]; readonly cursor: string | undefined }>;
   /**
    * Claim it to send it: only while no claim holds it (or its claim lapsed by `nowS`) and it is due
-   * by `dueByS` (a burst moved later since the index was read is not). Answers it as claimed (its
+   * by `dueByMs` (to the millisecond: the index is by the second; a burst moved later since the index was read is not). Answers it as claimed (its
    * message is final from then on), or undefined: another tick has it, it is not due, or it is gone.
    */
   claimTimed(
     jobId: string,
-    claim: { readonly by: string; readonly untilS: number; readonly nowS: number; readonly dueByS: number },
+    claim: { readonly by: string; readonly untilS: number; readonly nowS: number; readonly dueByMs: number },
   ): Promise<TimedRecord | undefined>;
   /**
    * Remove it: under the claim `by` (its tick, once sent), or, without `by`, only while no live

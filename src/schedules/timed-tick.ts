@@ -51,23 +51,25 @@ export async function sendTimedShard(p: TimedTickPorts, shard: number): Promise<
   let cursor: string | undefined;
   for (let page = 0; page < PAGES && !p.signal?.aborted; page++) {
     const nowS = p.now();
-    const dueByS = nowS + horizonOf(shard);
-    const due = await p.timed.dueTimed(shard, dueByS, PER_TICK, cursor);
-    // The index is read eventually consistent: a claim may have been taken meanwhile.
-    const free = due.jobs.filter((j) => j.claim === undefined || j.claim.untilS <= nowS);
+    const dueByMs = p.nowMs() + horizonOf(shard) * 1000;
+    const due = await p.timed.dueTimed(shard, Math.floor(dueByMs / 1000), PER_TICK, cursor);
+    // The index is read eventually consistent: a claim may have been taken meanwhile. It is by the
+    // second: one due later in this second waits for the next tick (a burst's time only moves later,
+    // so an older copy never hides one that is due).
+    const free = due.jobs.filter((j) => (j.claim === undefined && j.dueMs <= dueByMs) || (j.claim !== undefined && j.claim.untilS <= nowS));
     for (let i = 0; i < free.length && !p.signal?.aborted; i += AT_ONCE)
-      sent += (await Promise.all(free.slice(i, i + AT_ONCE).map((j) => sendOne(p, j, dueByS)))).filter(Boolean).length;
+      sent += (await Promise.all(free.slice(i, i + AT_ONCE).map((j) => sendOne(p, j, dueByMs)))).filter(Boolean).length;
     if (due.cursor === undefined) return { sent, full: false };
     cursor = due.cursor;
   }
   return { sent, full: sent > 0 };
 }
 
-async function sendOne(p: TimedTickPorts, seen: TimedRecord, dueByS: number): Promise<boolean> {
+async function sendOne(p: TimedTickPorts, seen: TimedRecord, dueByMs: number): Promise<boolean> {
   const token = `${p.me}:${randomUUID().slice(0, 8)}`;
   const nowS = p.now();
   // The index's copy may be older than the job: what is sent is the job as claimed.
-  const job = await p.timed.claimTimed(seen.jobId, { by: token, untilS: nowS + CLAIM_S, nowS, dueByS });
+  const job = await p.timed.claimTimed(seen.jobId, { by: token, untilS: nowS + CLAIM_S, nowS, dueByMs });
   if (job === undefined) return false;
   // Rounded up: a job never starts before its time, and at most a second after it (plus the receive).
   const delaySeconds = Math.max(0, Math.min(900, Math.ceil((job.dueMs - p.nowMs()) / 1000)));

@@ -37,9 +37,9 @@ export class MemoryTimedJobs implements TimedJobStore {
     };
   }
 
-  async claimTimed(jobId: string, claim: { by: string; untilS: number; nowS: number; dueByS: number }) {
+  async claimTimed(jobId: string, claim: { by: string; untilS: number; nowS: number; dueByMs: number }) {
     const s = this.#items.get(jobId);
-    if (s === undefined || (s.claim !== undefined && s.claim.untilS > claim.nowS) || s.due > claim.dueByS) return undefined;
+    if (s === undefined || (s.claim !== undefined && s.claim.untilS > claim.nowS) || s.dueMs > claim.dueByMs) return undefined;
     s.claim = { by: claim.by, untilS: claim.untilS };
     s.due = claim.untilS;
     return this.getTimed(jobId);

@@ -119,8 +119,8 @@ describe.each(subjects)('enqueue keys contract: %s', (_name, make) => {
     const later = { ...b.message, body: '{"args":2}' };
     expect(await keys.extendBurst(b.jobId, later, 12_500)).toBe(true);
     expect(await timed.getTimed(b.jobId)).toMatchObject({ message: later, dueMs: 12_500 });
-    expect(await timed.claimTimed(b.jobId, { by: 't', untilS: 40, nowS: 10, dueByS: 11 })).toBeUndefined(); // moved later: not due
-    expect((await timed.claimTimed(b.jobId, { by: 't', untilS: 42, nowS: 12, dueByS: 12 }))?.message).toEqual(later);
+    expect(await timed.claimTimed(b.jobId, { by: 't', untilS: 40, nowS: 10, dueByMs: 12_499 })).toBeUndefined(); // moved later: not due
+    expect((await timed.claimTimed(b.jobId, { by: 't', untilS: 42, nowS: 12, dueByMs: 12_500 }))?.message).toEqual(later);
     expect(await keys.extendBurst(b.jobId, { ...b.message, body: '{"args":3}' }, 15_000)).toBe(false);
     // Its claim lapsed (its tick died after the send): still not extended, so the same message is sent again.
     expect(await keys.extendBurst(b.jobId, { ...b.message, body: '{"args":3}' }, 99_000)).toBe(false);

@@ -59,33 +59,33 @@ describe.each(subjects)('timed-job store contract: %s', (_name, store) => {
   it('one claim at a time, lapsing at its time; due again when it lapses', async () => {
     const j = job(6_000);
     await store.putTimed(j);
-    expect(await store.claimTimed(j.jobId, { by: 'a', untilS: 6_030, nowS: 6_000, dueByS: 6_000 })).toEqual({
+    expect(await store.claimTimed(j.jobId, { by: 'a', untilS: 6_030, nowS: 6_000, dueByMs: 6_000_250 })).toEqual({
       ...j,
       claim: { by: 'a', untilS: 6_030 },
     });
-    expect(await store.claimTimed(j.jobId, { by: 'b', untilS: 6_031, nowS: 6_001, dueByS: 6_001 })).toBeUndefined();
+    expect(await store.claimTimed(j.jobId, { by: 'b', untilS: 6_031, nowS: 6_001, dueByMs: 6_001_000 })).toBeUndefined();
     await eventually(async () => !(await dueIds(j, 6_029)).includes(j.jobId), 'out of the due index while claimed');
     expect(await dueIds(j, 6_030)).toContain(j.jobId);
-    expect((await store.claimTimed(j.jobId, { by: 'b', untilS: 6_060, nowS: 6_030, dueByS: 6_030 }))?.claim).toEqual({
+    expect((await store.claimTimed(j.jobId, { by: 'b', untilS: 6_060, nowS: 6_030, dueByMs: 6_030_000 }))?.claim).toEqual({
       by: 'b',
       untilS: 6_060,
     });
     expect((await store.getTimed(j.jobId))?.claim).toEqual({ by: 'b', untilS: 6_060 });
-    expect(await store.claimTimed('no-such-job', { by: 'a', untilS: 1, nowS: 0, dueByS: 0 })).toBeUndefined();
+    expect(await store.claimTimed('no-such-job', { by: 'a', untilS: 1, nowS: 0, dueByMs: 0 })).toBeUndefined();
   });
 
-  it('is claimed only once due by the claim’s dueByS (a burst moved later since the read is not)', async () => {
+  it('is claimed only once due by the claim’s dueByMs, to the millisecond (a burst moved later since the read is not)', async () => {
     const j = job(6_500);
     await store.putTimed(j);
-    expect(await store.claimTimed(j.jobId, { by: 'a', untilS: 6_530, nowS: 6_400, dueByS: 6_499 })).toBeUndefined();
+    expect(await store.claimTimed(j.jobId, { by: 'a', untilS: 6_530, nowS: 6_400, dueByMs: 6_500_249 })).toBeUndefined();
     expect((await store.getTimed(j.jobId))?.claim).toBeUndefined();
-    expect(await store.claimTimed(j.jobId, { by: 'a', untilS: 6_530, nowS: 6_400, dueByS: 6_500 })).toBeDefined();
+    expect(await store.claimTimed(j.jobId, { by: 'a', untilS: 6_530, nowS: 6_400, dueByMs: 6_500_250 })).toBeDefined();
   });
 
   it('removed under its claim only; a cancel removes it only while no live claim holds it', async () => {
     const j = job(7_000);
     await store.putTimed(j);
-    await store.claimTimed(j.jobId, { by: 'a', untilS: 7_030, nowS: 7_000, dueByS: 7_000 });
+    await store.claimTimed(j.jobId, { by: 'a', untilS: 7_030, nowS: 7_000, dueByMs: 7_000_250 });
     expect(await store.removeTimed(j.jobId, { claim: 'b' })).toBe(false);
     expect(await store.removeTimed(j.jobId, { nowS: 7_010 })).toBe(false); // being sent: not taken from under its send
     expect(await store.removeTimed(j.jobId, { claim: 'a' })).toBe(true);

@@ -73,6 +73,7 @@ const SURFACE = {
       'SnsTopics',
       'createSnsClient',
       'MemcachedLock',
+      'DynamoLock',
       'DynamoJobStore',
       'createSqsClient',
       'createCloudWatchClient',

@@ -186,6 +186,22 @@ describe('debounce', () => {
     await eventually(() => ran.some((r) => r.jobId === next.jobId && r.rev === 10), 'the next burst ran', 10_000);
   });
 
+  it('a burst whose enqueues come closer than its delay, but not at once, is one burst: its job is not sent a moment early', async () => {
+    const { producer, worker } = setup();
+    const p = producer();
+    await worker(true);
+    const debounce = { key: 'doc-gaps', delaySeconds: 2 };
+    const ids = new Set<string>();
+    for (let rev = 0; rev < 4; rev++) {
+      ids.add((await p.enqueue(index, { doc: 'd', rev }, { debounce })).jobId);
+      await new Promise((r) => setTimeout(r, 1_500));
+    }
+    await eventually(() => ran.length > 0, 'the burst ran', 10_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(ids.size).toBe(1);
+    expect(ran.map((r) => r.rev)).toEqual([3]);
+  });
+
   it('with maxWaitSeconds, a burst that never goes quiet still runs every maxWait, each time with the args of its moment', async () => {
     const { producer, worker } = setup();
     const p = producer();
