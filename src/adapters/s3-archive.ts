@@ -29,6 +29,32 @@ export function createS3Client(settings: AwsSettings, options: ClientOptions = {
   return withoutLogging(new S3Client({ ...clientConfig(settings, options, env), forcePathStyle: settings.endpoint !== undefined }));
 }
 
+/** An archive opened on S3: its store, where it is (`url`: `s3://bucket/prefix`), and close(), which destroys its client. */
+export interface OpenedS3Archive {
+  readonly store: S3Archive;
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly url: string;
+  close(): void;
+}
+
+/**
+ * The archive at `where` (parseArchiveUrl's) on a client of its own, with S3's `settings`
+ * (resolveS3Settings': check them before making other clients), written under `kmsKeyId` when
+ * given. No call is made yet. How `dlq archive`, `dlq replay --from | --archive` and the
+ * dashboard's `archive` open one.
+ */
+export function openS3Archive(
+  where: { readonly bucket: string; readonly prefix: string },
+  settings: AwsSettings,
+  o: { readonly kmsKeyId?: string | undefined },
+  env: Env,
+): OpenedS3Archive {
+  const client = createS3Client(settings, {}, env);
+  const store = new S3Archive(client, { bucket: where.bucket, kmsKeyId: o.kmsKeyId });
+  return { store, bucket: where.bucket, prefix: where.prefix, url: `s3://${where.bucket}/${where.prefix}`, close: () => client.destroy() };
+}
+
 /** How S3Archive encrypts what it writes. */
 export interface S3ArchiveOptions {
   readonly bucket: string;

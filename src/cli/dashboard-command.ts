@@ -4,7 +4,7 @@ import { ConfigError, SqsJobsError } from '../core/errors.js';
 import { type DashboardAccess, isLoopbackHost } from '../dashboard/auth.js';
 import { createDashboard } from '../dashboard/dashboard.js';
 import { nodeHandler } from '../http/node.js';
-import { integer, type AwsFlags, type CliContext } from './commands.js';
+import { integer, type AwsFlags, type CliContext, UsageError } from './commands.js';
 
 interface DashboardFlags extends AwsFlags {
   readonly port?: string;
@@ -20,6 +20,8 @@ interface DashboardFlags extends AwsFlags {
   readonly cloudwatchEndpoint?: string;
   readonly authFile?: string;
   readonly trustAlb?: string;
+  readonly archive?: string;
+  readonly s3Endpoint?: string;
 }
 
 const AUTH_HELP = `
@@ -46,13 +48,21 @@ export function withDashboardAuth(command: Command): Command {
     .addHelpText('after', AUTH_HELP);
 }
 
-/** Errors about the auth option in the flags' terms. */
+/** The options the flags set whose errors name them (the others' errors are the flags' own). */
+const FLAG_NAMES = {
+  'options.auth.file': '--auth-file',
+  'options.auth.trustAlb': '--trust-alb',
+  'options.archive': '--archive',
+  'options.s3Endpoint': '--s3-endpoint',
+};
+
+/** Errors about the options the flags set, in the flags' terms. */
 function inFlagTerms<T>(make: () => T): T {
   try {
     return make();
   } catch (error) {
     if (!(error instanceof SqsJobsError) || error.code !== 'CONFIG_INVALID') throw error;
-    const message = error.message.replaceAll('options.auth.file', '--auth-file').replaceAll('options.auth.trustAlb', '--trust-alb');
+    const message = Object.entries(FLAG_NAMES).reduce((m, [option, flag]) => m.replaceAll(option, flag), error.message);
     throw new ConfigError(message, { cause: error });
   }
 }
@@ -91,6 +101,8 @@ export async function dashboardCommand(flags: DashboardFlags, { out, env, signal
   const port = integer(flags.port, '--port', 0) ?? 3000;
   if (port > 65_535) throw new ConfigError(`--port: must be 0-65535 (got ${port})`);
   const host = flags.host ?? '127.0.0.1';
+  if (flags.s3Endpoint !== undefined && flags.archive === undefined)
+    throw new UsageError('--s3-endpoint is for the archive: it goes with --archive');
   const sla = flags.sla === undefined ? undefined : Number(flags.sla);
   if (sla !== undefined && !(sla > 0)) throw new ConfigError(`--sla: must be a number of seconds > 0 (got ${JSON.stringify(flags.sla)})`);
   // On a loopback address, only the names of this machine may ask (a page whose name was re-pointed
@@ -115,6 +127,7 @@ export async function dashboardCommand(flags: DashboardFlags, { out, env, signal
         ...(flags.table === undefined ? {} : { store: { table: flags.table } }),
         ...(flags.memcached === undefined ? {} : { memcached: flags.memcached }),
         ...(flags.lockKeyPrefix === undefined ? {} : { lockKeyPrefix: flags.lockKeyPrefix }),
+        ...(flags.archive === undefined ? {} : { archive: flags.archive, s3Endpoint: flags.s3Endpoint }),
         endpoint: flags.endpoint,
         region: flags.region,
         cloudwatchEndpoint: flags.cloudwatchEndpoint,

@@ -1,10 +1,10 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { createSqsClient } from '../adapters/aws-clients.js';
-import { createS3Client, resolveS3Settings, S3Archive } from '../adapters/s3-archive.js';
+import { openS3Archive, resolveS3Settings } from '../adapters/s3-archive.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
 import { type Env, resolveQueueUrl } from '../config/env.js';
 import { ConfigError } from '../core/errors.js';
-import { type ArchiveLocation, parseArchiveUrl } from '../ops/archive-format.js';
+import { parseArchiveUrl } from '../ops/archive-format.js';
 import { replayArchived } from '../ops/archive-replay.js';
 import { type ArchiveResult, ageText, archiveDeadLetters, checkRetention, type RetentionMargin } from '../ops/dlq-archive.js';
 import { type AwsFlags, type CliContext, integer, sqsSettings, UsageError } from './commands.js';
@@ -54,22 +54,21 @@ export function withReplaySources(replay: Command): Command {
   );
 }
 
-const withS3 = (c: Command, kms: string) =>
-  c
-    .option('--kms-key <id>', kms)
-    .option('--s3-endpoint <url>', 'S3 endpoint (default: AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL; never the SQS one)');
+const withS3 = (c: Command, kms: string) => c.option('--kms-key <id>', kms).addOption(s3Endpoint());
+
+/** --s3-endpoint, for every command that reads or writes an archive (`dashboard --archive` too). */
+export const s3Endpoint = () =>
+  new Option('--s3-endpoint <url>', 'S3 endpoint (default: AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL; never the SQS one)');
 
 /** The archive a flag names, checked (no call made yet): its S3 store, where it is, and the client to close. */
 function openArchive(url: string | undefined, flag: string, flags: S3Flags, env: Env) {
   if (url === undefined) throw new ConfigError(`${flag} s3://bucket/prefix is required`);
-  const where: ArchiveLocation = parseArchiveUrl(url, flag);
+  const where = parseArchiveUrl(url, flag);
   const settings = resolveS3Settings({ endpoint: flags.s3Endpoint, region: flags.region }, env, {
     endpoint: '--s3-endpoint',
     region: '--region',
   });
-  const client = createS3Client(settings, {}, env);
-  const store = new S3Archive(client, { bucket: where.bucket, kmsKeyId: flags.kmsKey });
-  return { store, ...where, url: `s3://${where.bucket}/${where.prefix}`, close: () => client.destroy() };
+  return openS3Archive(where, settings, { kmsKeyId: flags.kmsKey }, env);
 }
 
 type ArchiveFlags = DlqFlags & S3Flags & { olderThan?: string; to?: string; limit?: string; dryRun?: boolean; json?: boolean };

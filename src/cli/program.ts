@@ -8,7 +8,7 @@ import { publishCommand } from './event-commands.js';
 import { addProvisionCommands } from './provision-program.js';
 import { jobCancelCommand, jobCommand, storeBackfill, storeCreate } from './job-commands.js';
 import { dlqList, dlqPurge, stats } from './ops-commands.js';
-import { addDlqArchiveCommand, dlqReplayCommand, withReplaySources } from './dlq-archive-commands.js';
+import { addDlqArchiveCommand, dlqReplayCommand, s3Endpoint, withReplaySources } from './dlq-archive-commands.js';
 import { addLocalCommand } from './local-command.js';
 import { addScheduleCommands } from './schedule-program.js';
 import { addPauseCommands } from './pause-program.js';
@@ -180,7 +180,7 @@ function buildProgram(io: CliIo): Command {
     withAws(
       program
         .command('dashboard')
-        .description('serve the web dashboard: queues, job types, tenants, dead letters (filter, replay, purge), job lookup'),
+        .description('serve the web dashboard: queues, job types, tenants, dead letters (filter, replay, purge) and those archived, schedules, pauses, jobs'),
     )
       .option('--port <n>', 'port (default 3000; 0: any free port)')
       .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
@@ -192,6 +192,8 @@ function buildProgram(io: CliIo): Command {
       .option('--table <name>', 'job store table, for job lookup (default: SQS_JOBS_JOB_TABLE)')
       .option('--memcached <[tls://]host:port>', "the workers' memcached, for cancel and the tenants page (default: SQS_JOBS_MEMCACHED)")
       .option('--lock-key-prefix <prefix>', "the workers' lockKeyPrefix (default: sqsjobs:)")
+      .option('--archive <s3-url>', 'list the dead letters `dlq archive` wrote to this s3://bucket/prefix (read-only)')
+      .addOption(s3Endpoint())
       .addOption(cloudwatchEndpoint()),
   ).action((flags) => dashboardCommand(flags, ctx));
 

@@ -19,7 +19,7 @@ import { resolveDashboard } from './wiring.js';
  * The dashboard, on the web-standard `Request -> Response` signature: mount it with the adapters
  * of sqs-jobs/http (nodeHandler, fastifyPlugin, honoHandler), or serve it with
  * `sqs-jobs dashboard`. Pages: the queues (overview), the job types, the tenants, the dead letters (filter,
- * open, replay or purge the filtered set after a dry run), the schedules (pause, resume, run now),
+ * open, replay or purge the filtered set after a dry run), those archived to S3 (read-only), the schedules (pause, resume, run now),
  * a job by id (progress, children, cancel). Actions are form posts with a CSRF token; read-only mode refuses them (403) and shows
  * no button. With users, tokens or a trusted ALB (`auth`), every request needs one (401); `authorize`
  * is asked about every request after that; each action writes an audit line naming its user when
@@ -128,7 +128,8 @@ export class Dashboard implements Mountable {
     const isPost = route.startsWith('post:');
     if (isPost !== (method === 'POST') || (!isPost && !get)) return this.refuse(url.pathname, method);
     const token = csrfToken(request, this.basePath || '/');
-    const ctx: PageContext = { base: this.basePath, csrf: token.token, readOnly: this.#s.readOnly, refreshSeconds: this.#s.refreshSeconds };
+    const { readOnly, refreshSeconds } = this.#s;
+    const ctx: PageContext = { base: this.basePath, csrf: token.token, readOnly, refreshSeconds, archive: this.#src.archive !== undefined };
     const headers: Record<string, string> = token.setCookie === undefined ? {} : { 'set-cookie': token.setCookie };
     const html = { 'content-type': 'text/html; charset=utf-8', ...SECURITY_HEADERS, ...headers };
     // HEAD says a page is there without reading SQS for it (a dead letters page receives messages).
@@ -221,6 +222,7 @@ const ROUTES: ReadonlyMap<string, string> = new Map([
   ['/tenants', 'tenants'],
   ['/dead-letters', 'dead-letters'],
   ['/dead-letters/result', 'result'],
+  ['/archive', 'archive'],
   ['/schedules', 'schedules'],
   ['/pauses', 'pauses'],
   ['/jobs', 'jobs'],

@@ -8,15 +8,18 @@ export interface PageContext {
   readonly csrf: string;
   readonly readOnly: boolean;
   readonly refreshSeconds: number;
+  /** Whether an archive of dead letters is configured: the Archived page is in the nav only then. */
+  readonly archive: boolean;
 }
 
-export type PageName = 'overview' | 'job-types' | 'tenants' | 'dead-letters' | 'schedules' | 'pauses' | 'jobs' | 'job';
+export type PageName = 'overview' | 'job-types' | 'tenants' | 'dead-letters' | 'archive' | 'schedules' | 'pauses' | 'jobs' | 'job';
 
 const NAV: readonly { readonly page: PageName; readonly path: string; readonly label: string }[] = [
   { page: 'overview', path: '/', label: 'Overview' },
   { page: 'job-types', path: '/job-types', label: 'Job types' },
   { page: 'tenants', path: '/tenants', label: 'Tenants' },
   { page: 'dead-letters', path: '/dead-letters', label: 'Dead letters' },
+  { page: 'archive', path: '/archive', label: 'Archived' },
   { page: 'schedules', path: '/schedules', label: 'Schedules' },
   { page: 'pauses', path: '/pauses', label: 'Pauses' },
   { page: 'jobs', path: '/jobs', label: 'Jobs' },
@@ -44,7 +47,7 @@ export function layout(ctx: PageContext, current: PageName, page: Page): Html {
 <script src="${ctx.base}/assets/dashboard.js" defer></script>
 </head>
 <body>
-<header><strong>sqs-jobs</strong><nav>${NAV.map(
+<header><strong>sqs-jobs</strong><nav>${NAV.filter((n) => n.page !== 'archive' || ctx.archive).map(
     (n) => html`<a href="${ctx.base}${n.path}"${current === n.page ? html` aria-current="page"` : ''}>${n.label}</a>`,
   )}</nav>${ctx.readOnly ? html`<span class="badge warn" title="actions are refused">read-only</span>` : ''}</header>
 <main${refresh === undefined ? '' : html` data-refresh="${refresh}"`}>${page.main}</main>

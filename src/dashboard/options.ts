@@ -5,6 +5,7 @@ import type { Pauses } from '../ops/pauses.js';
 import type { AdmissionState } from '../producer/admission/admission.js';
 import { Producer } from '../producer/producer.js';
 import type { MetricsReader } from '../ports/metrics-reader.js';
+import type { ArchiveStore } from '../ports/archive.js';
 import type { QueueAdmin } from '../ports/queue-admin.js';
 import type { QueuePort } from '../ports/queue.js';
 import type { StatusStore } from '../ports/status-store.js';
@@ -82,8 +83,31 @@ export const dashboardOptionsSchema = z
     tenantMeter: implementing<TenantMeter>('TenantMeter', ['report', 'read']).optional(),
     /** A producer with admission: its view of each queue is shown. */
     producer: z.instanceof(Producer, { error: 'must be a Producer (createProducer())' }).optional(),
+    /**
+     * The dead letters `sqs-jobs dlq archive` wrote to S3, listed (read-only) on the Archived page:
+     * `s3://bucket/prefix`, or `{ store, prefix, url }` (a store that lists and reads, the prefix
+     * its records are under, and the `s3://` URL the page names in its replay command). None: the page is not in the nav.
+     */
+    archive: z
+      .union([
+        z.string(),
+        z
+          .object({
+            store: implementing<Pick<ArchiveStore, 'list' | 'get'>>('an archive store (list, get)', ['list', 'get']),
+            prefix: z.string().regex(/(^|\/)$/, "must be '' or end with '/'"),
+            url: z.string().regex(/^s3:\/\/./, 'must be the s3:// URL it is read from (what `dlq replay --from` takes)'),
+          })
+          .strict(),
+      ])
+      .optional(),
+    /** S3's endpoint, for an `archive` given as `s3://`. Default: AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL (never the SQS one). */
+    s3Endpoint: z.string().optional(),
   })
-  .strict();
+  .strict()
+  .refine((o) => o.s3Endpoint === undefined || typeof o.archive === 'string', {
+    path: ['s3Endpoint'],
+    message: 'applies to an archive given as s3://bucket/prefix: give that archive too',
+  });
 
 /**
  * Options of createDashboard: the queues shown, where it is mounted, who may use it and what it reads.
@@ -106,7 +130,16 @@ export interface DashboardSources {
   readonly schedules: Schedules | undefined;
   /** The pauses in the job store (told to the workers through their memcached); undefined without one. */
   readonly pauses: Pauses | undefined;
+  /** The dead letters archived to S3 (the `archive` option); undefined without one. */
+  readonly archive: ArchiveSource | undefined;
   close(): void;
+}
+
+/** An archive of dead letters to list: its store, the prefix its records are under, and its name on the page (`s3://bucket/prefix`). */
+export interface ArchiveSource {
+  readonly store: Pick<ArchiveStore, 'list' | 'get'>;
+  readonly prefix: string;
+  readonly url: string;
 }
 
 /** The options resolved: what the dashboard shows, how it is mounted, who may use it. */

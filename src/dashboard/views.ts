@@ -5,6 +5,7 @@ import { collectSeries } from '../ops/series.js';
 import { collectStats, companionsOf } from '../ops/stats.js';
 import { TENANT_REPORTS_KEPT_MINUTES } from '../ports/tenant-meter.js';
 import type { AdmissionState } from '../producer/admission/admission.js';
+import { archiveView } from './archive-view.js';
 import { type Acted, CANCEL_OUTCOMES } from './audit.js';
 import { parseFilter } from './forms.js';
 import { DepthHistory } from './history.js';
@@ -86,6 +87,7 @@ export class Views {
     if (name === 'tenants') return this.#tenants(params, ctx);
     if (name === 'schedules' || name === 'pauses') return this.desks[name].page(params, ctx);
     if (name === 'dead-letters') return this.#deadLetters(params, ctx);
+    if (name === 'archive') return archiveView(this.#src.archive, params, ctx);
     if (name === 'jobs') return jobsView(this.#src.store, params, ctx);
     return this.#job(params.get('id') ?? undefined, ctx, undefined);
   }

@@ -1,6 +1,7 @@
 import { createCloudWatchClient, createSqsClient } from '../adapters/aws-clients.js';
 import { CloudWatchReader } from '../adapters/cloudwatch-reader.js';
 import { MemcachedLock } from '../adapters/memcached-lock.js';
+import { openS3Archive, resolveS3Settings } from '../adapters/s3-archive.js';
 import { SqsQueueAdmin } from '../adapters/sqs-admin.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
 import {
@@ -13,13 +14,20 @@ import {
   resolveQueueUrl,
 } from '../config/env.js';
 import { createLogger } from '../config/log.js';
+import { parseArchiveUrl } from '../ops/archive-format.js';
 import { createSchedules } from '../ops/wiring.js';
 import { Pauses } from '../ops/pauses.js';
 import { JobCanceller } from '../status/cancel-job.js';
 import { resolveJobStore } from '../status/wiring.js';
 import { AuthGate } from './auth.js';
 import { resolveAuth } from './auth-config.js';
-import { type DashboardOptions, type DashboardSettings, type DashboardSources, dashboardOptionsSchema } from './options.js';
+import {
+  type ArchiveSource,
+  type DashboardOptions,
+  type DashboardSettings,
+  type DashboardSources,
+  dashboardOptionsSchema,
+} from './options.js';
 
 /** The options checked, and the clients they name made (closed by `sources.close()`). */
 export function resolveDashboard(options: DashboardOptions, env: Env): { settings: DashboardSettings; sources: DashboardSources } {
@@ -55,6 +63,9 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
     region: 'options.region',
   });
   const memcached = resolveMemcachedSettings(o.memcached, env, 'options.memcached');
+  const where = typeof o.archive === 'string' ? parseArchiveUrl(o.archive, 'options.archive') : undefined;
+  const s3Names = { endpoint: 'options.s3Endpoint', region: 'options.region' };
+  const s3Settings = where === undefined ? undefined : resolveS3Settings({ endpoint: o.s3Endpoint, region: o.region }, env, s3Names);
   const owned = resolveJobStore(o.store, env);
   const store = owned ?? o.producer?.store;
   const closeOwned = () => {
@@ -75,6 +86,9 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
   const pauses =
     owned?.controls === undefined ? undefined : new Pauses({ controls: owned.controls, notices: lock?.controls, close: () => {} });
   const tenantLock = o.tenantMeter === undefined ? lock : undefined;
+  // Read only (no put here): no KMS key to name; SSE-KMS records need kms:Decrypt on this role.
+  const s3 = where === undefined || s3Settings === undefined ? undefined : openS3Archive(where, s3Settings, {}, env);
+  const archive: ArchiveSource | undefined = typeof o.archive === 'object' ? o.archive : s3;
   const sqs = createSqsClient(sqsSettings, {}, env);
   const cw = createCloudWatchClient(cwSettings, {}, env);
   const producer = o.producer;
@@ -90,7 +104,9 @@ export function resolveDashboard(options: DashboardOptions, env: Env): { setting
       tenants: o.tenantMeter ?? tenantLock?.tenants,
       schedules,
       pauses,
+      archive,
       close: () => {
+        s3?.close();
         schedules?.close();
         canceller?.close();
         lock?.close();

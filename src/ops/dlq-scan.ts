@@ -10,6 +10,11 @@ export interface DeadLetterMessage {
   readonly attributes: Readonly<Record<string, string>>;
 }
 
+/** A message's attributes as text, for people: a Binary one as its type, `(Binary)`. */
+export function attributeTexts(m: ReceivedMessage): Record<string, string> {
+  return Object.fromEntries(Object.entries(m.attributes).map(([k, v]) => [k, v.StringValue ?? `(${v.DataType})`]));
+}
+
 export interface ScanResult {
   readonly matches: DeadLetterMessage[];
   /** How many messages were looked at. */
@@ -43,8 +48,7 @@ export async function scanDeadLetters(
       for (const m of fresh) {
         const letter = describeDeadLetter(m);
         if (matches.length < limit && (o.filter === undefined || matchesFilter(letter, o.filter, now))) {
-          const attributes = Object.fromEntries(Object.entries(m.attributes).map(([k, v]) => [k, v.StringValue ?? `(${v.DataType})`]));
-          matches.push({ letter, body: m.body, attributes });
+          matches.push({ letter, body: m.body, attributes: attributeTexts(m) });
         }
       }
       if (fresh.length < batch.length || batch.length === 0) {

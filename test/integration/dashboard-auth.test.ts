@@ -80,7 +80,17 @@ describe.concurrent('the dashboard with a sign-in', () => {
     await sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: '{"v":1,"id":"auth-1","job":"x","args":{}}' }));
     const { lines, logger } = auditLog();
     const users = [{ user: 'alice', password: PASSWORD }];
-    const origin = await serve({ queues: [queueUrl], auth: { users, tokens: [{ token: TOKEN, name: 'deploy-bot' }] }, logger });
+    // An archive that counts what it is asked: a request refused at the door asks it nothing.
+    const archiveCalls: string[] = [];
+    const archive = {
+      store: {
+        list: async (prefix: string) => (archiveCalls.push(`list ${prefix}`), { objects: [], next: undefined }),
+        get: async (key: string) => (archiveCalls.push(`get ${key}`), undefined),
+      },
+      prefix: 'dlq/',
+      url: 's3://auth-test/dlq/',
+    };
+    const origin = await serve({ queues: [queueUrl], auth: { users, tokens: [{ token: TOKEN, name: 'deploy-bot' }] }, logger, archive });
     const purge = `${origin}/ops/dead-letters/purge`;
 
     // Pages, assets, HEAD and actions alike; the browser is asked for a user and password.
@@ -89,10 +99,12 @@ describe.concurrent('the dashboard with a sign-in', () => {
       ['/ops/assets/dashboard.css', 'GET'],
       ['/ops/dead-letters', 'HEAD'],
       ['/ops/dead-letters/purge', 'POST'],
+      ['/ops/archive', 'GET'],
     ] as const) {
       const res = await fetch(`${origin}${path}`, { method });
       expect([path, res.status, res.headers.get('www-authenticate')]).toEqual([path, 401, BASIC_CHALLENGE]);
     }
+    expect(archiveCalls).toEqual([]);
 
     // Alice's dry run: it counts the dead letter and keeps a confirmation.
     const alice = basic('alice', PASSWORD);

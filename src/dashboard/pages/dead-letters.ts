@@ -24,11 +24,24 @@ export const FILTER_PARAMS: Readonly<Record<(typeof FILTER_FIELDS)[number], stri
   newerThanSeconds: 'newerThan',
 };
 
-/** The filter as URL parameters (and hidden form fields). */
-function filterParams(dlq: DlqRef, f: DeadLetterFilter): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = { dlq: dlq.key };
+/** The filter as URL parameters (and hidden form fields), the archived page's too. */
+export function filterQuery(f: DeadLetterFilter): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
   for (const k of FILTER_FIELDS) out[FILTER_PARAMS[k]] = f[k] === undefined ? undefined : String(f[k]);
   return out;
+}
+
+/** The filter and its DLQ as URL parameters (and hidden form fields). */
+function filterParams(dlq: DlqRef, f: DeadLetterFilter): Record<string, string | undefined> {
+  return { dlq: dlq.key, ...filterQuery(f) };
+}
+
+/** The filter's inputs in a filters form, as the URL has them. */
+export function filterFields(f: DeadLetterFilter): Html {
+  const field = (label: string, name: string, value: string | number | undefined, placeholder = '') =>
+    html`<label>${label}<input name="${name}" value="${value ?? ''}" placeholder="${placeholder}"></label>`;
+  return html`${field('job', 'job', f.job)}${field('job id', 'id', f.id)}${field('reason', 'reason', f.reason, 'handler-failed')}${field('tenant', 'tenant', f.tenant)}
+${field('error contains', 'error', f.error)}${field('older than (s)', 'olderThan', f.olderThanSeconds)}${field('newer than (s)', 'newerThan', f.newerThanSeconds)}`;
 }
 
 function hidden(fields: Record<string, string | undefined>): Html[] {
@@ -46,12 +59,13 @@ function pretty(body: string): string {
   }
 }
 
-function row(d: DeadLetterMessage): Html {
+/** A dead letter's row: when, job, id, tenant, reason, attempt, then `extra` cells, then its message to open. */
+export function deadLetterRow(d: DeadLetterMessage, extra: Html | string = ''): Html {
   const l = d.letter;
   const attributes = Object.entries(d.attributes).sort(([a], [b]) => a.localeCompare(b));
   return html`<tr data-message="${l.messageId}">
 <td>${l.deadLetteredAt ?? l.sentAt}</td><td><code>${l.jobName ?? (l.event === undefined ? '?' : `(event ${l.event})`)}</code></td><td><code>${l.jobId ?? '—'}</code></td>
-<td>${l.tenant ?? '—'}</td><td><span class="badge bad">${l.reason}</span></td><td class="n">${num(l.receiveCount)}</td>
+<td>${l.tenant ?? '—'}</td><td><span class="badge bad">${l.reason}</span></td><td class="n">${num(l.receiveCount)}</td>${extra}
 <td><details><summary>${(l.error ?? '(no error text)').slice(0, 160)}</summary>
 <h2>Body</h2><pre data-body>${pretty(d.body)}</pre>
 <h2>Attributes</h2><table><tbody>${attributes.map(([k, v]) => html`<tr><td><code>${k}</code></td><td><code>${v}</code></td></tr>`)}</tbody></table>
@@ -75,8 +89,6 @@ interface DeadLettersView {
 /** Browse a DLQ with filters; each row opens its message; replay or purge the filtered set (dry run first). */
 export function deadLettersPage(v: DeadLettersView, ctx: PageContext): Page {
   const f = v.filter;
-  const field = (label: string, name: string, value: string | number | undefined, placeholder = '') =>
-    html`<label>${label}<input name="${name}" value="${value ?? ''}" placeholder="${placeholder}"></label>`;
   const matches = v.scan?.matches ?? [];
   const summary =
     v.scan === undefined
@@ -100,8 +112,7 @@ export function deadLettersPage(v: DeadLettersView, ctx: PageContext): Page {
     main: html`<h1>Dead letters</h1>
 <form class="filters" method="get" action="${ctx.base}/dead-letters">
 <label>DLQ<select name="dlq">${v.dlqs.map((d) => html`<option value="${d.key}"${d.key === v.dlq.key ? html` selected` : ''}>${d.key}</option>`)}</select></label>
-${field('job', 'job', f.job)}${field('job id', 'id', f.id)}${field('reason', 'reason', f.reason, 'handler-failed')}${field('tenant', 'tenant', f.tenant)}
-${field('error contains', 'error', f.error)}${field('older than (s)', 'olderThan', f.olderThanSeconds)}${field('newer than (s)', 'newerThan', f.newerThanSeconds)}
+${filterFields(f)}
 <button type="submit">Filter</button> <a href="${ctx.base}/dead-letters${query({ dlq: v.dlq.key })}">clear</a></form>
 ${v.filterError === undefined ? '' : html`<p class="notice bad" role="alert">The filter was not applied: ${v.filterError}</p>`}
 ${v.problem ?? ''}${summary}${actions}
@@ -111,7 +122,7 @@ ${
       ? ''
       : html`<p class="notice">No dead letter matches.</p>`
     : html`<table data-table="dead-letters"><thead><tr><th>dead-lettered</th><th>job</th><th>job id</th><th>tenant</th><th>reason</th><th class="n">attempt</th><th>error (open for the message)</th></tr></thead>
-<tbody>${matches.map(row)}</tbody></table>`
+<tbody>${matches.map((d) => deadLetterRow(d))}</tbody></table>`
 }`,
   };
 }

@@ -4,7 +4,7 @@ import { ATTR_JOB, ATTR_JOB_ID } from '../../../src/core/envelope.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../../../src/core/sqs-limits.js';
 import { messageSize } from '../../../src/core/sqs-text.js';
 import { fromRecord, letterKey, replayedKey, toRecord } from '../../../src/ops/archive-format.js';
-import { listArchived } from '../../../src/ops/archive-list.js';
+import { listArchived, MAX_RECORD_BYTES } from '../../../src/ops/archive-list.js';
 import { replayArchived } from '../../../src/ops/archive-replay.js';
 import { replayDeadLetters } from '../../../src/ops/replay.js';
 import type { QueuePort } from '../../../src/ports/queue.js';
@@ -85,6 +85,30 @@ describe('replayArchived and listArchived', () => {
     expect(all.filter((l) => l.replayed).map((l) => l.letter.jobId)).toEqual(['a-03']);
     expect((await listArchived(store, PREFIX, { filter: { job: 'email' } })).letters).toHaveLength(3);
     expect(all.every((l) => l.key === letterKey(PREFIX, l.letter.messageId) && Date.parse(l.sentAt) > 0)).toBe(true);
+  });
+
+  it('listArchived reads no more than a page needs (its limit, or maxScan with a filter) and ends on the last record, not past it', async () => {
+    const { store } = await archived(12, { pageSize: 1000 });
+    let gets = store.gets;
+    const first = await listArchived(store, PREFIX, { limit: 3 });
+    expect(store.gets - gets).toBe(3);
+    expect(first.next).toBeDefined();
+    gets = store.gets;
+    const filtered = await listArchived(store, PREFIX, { limit: 1, filter: { job: 'nothing-matches' }, maxScan: 5 });
+    expect(store.gets - gets).toBe(5);
+    expect(filtered).toMatchObject({ letters: [], scanned: 5 });
+    // A limit that ends exactly on the last record: no next page to show nothing.
+    const whole = await listArchived(store, PREFIX, { limit: 12 });
+    expect(whole).toMatchObject({ next: undefined, scanned: 12 });
+    expect(
+      (await listArchived(store, PREFIX, { limit: 4, after: (await listArchived(store, PREFIX, { limit: 8 })).next })).next,
+    ).toBeUndefined();
+    // A record that is no dead letter's is left out and counted; one larger than any record is not read at all.
+    await store.put(letterKey(PREFIX, 'zz-garbage'), '{"not":"a record"}');
+    await store.put(letterKey(PREFIX, 'zz-huge'), 'x'.repeat(MAX_RECORD_BYTES + 1));
+    gets = store.gets;
+    expect(await listArchived(store, PREFIX, { limit: 50 })).toMatchObject({ scanned: 14, unreadable: 2, next: undefined });
+    expect(store.gets - gets).toBe(13);
   });
 });
 
