@@ -142,11 +142,21 @@ export interface TableRef {
 
 /** One UpdateItem built by `u`, under `condition` when given: false when the condition did not hold. */
 export async function updateIf(t: TableRef, key: Item, u: Update, condition?: string): Promise<boolean> {
-  return (await updateReturning(t, key, u, condition)) !== undefined;
+  return (await update(t, key, u, condition, 'NONE')) !== undefined;
 }
 
 /** updateIf, answering the item as written (undefined when the condition failed). */
-export async function updateReturning(t: TableRef, key: Item, u: Update, condition?: string): Promise<Item | undefined> {
+export function updateReturning(t: TableRef, key: Item, u: Update, condition?: string): Promise<Item | undefined> {
+  return update(t, key, u, condition, 'ALL_NEW');
+}
+
+async function update(
+  t: TableRef,
+  key: Item,
+  u: Update,
+  condition: string | undefined,
+  returns: 'NONE' | 'ALL_NEW',
+): Promise<Item | undefined> {
   try {
     const answer = await t.client.send(
       new UpdateItemCommand({
@@ -157,7 +167,7 @@ export async function updateReturning(t: TableRef, key: Item, u: Update, conditi
         ExpressionAttributeNames: u.names,
         // DynamoDB refuses an empty map: an update that only removes has no values.
         ...(Object.keys(u.values).length === 0 ? {} : { ExpressionAttributeValues: u.values }),
-        ReturnValues: 'ALL_NEW',
+        ...(returns === 'NONE' ? {} : { ReturnValues: returns }),
       }),
     );
     return answer.Attributes ?? {};

@@ -3,12 +3,13 @@ import {
   PutItemCommand,
   TransactionCanceledException,
   TransactWriteItemsCommand,
+  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import type { EnqueueKeys, KeyRecord } from '../ports/enqueue-keys.js';
+import type { BurstUpdate, EnqueueKeys, KeyRecord } from '../ports/enqueue-keys.js';
 import type { TimedJob } from '../ports/timed-jobs.js';
 import { type Item, N, readItem, S, type TableRef } from './dynamodb-items.js';
 import { deleteIf } from './dynamodb-due-index.js';
-import { type DynamoTimedJobs, timedItem } from './dynamodb-timed.js';
+import { attributesText, timedItem, timedKey } from './dynamodb-timed.js';
 
 /*
  * Keys on enqueue in the job store's table: `key#<rule>#<job>#<key>` holding the job that has it
@@ -20,16 +21,16 @@ import { type DynamoTimedJobs, timedItem } from './dynamodb-timed.js';
 
 const key = (id: string): Item => ({ pk: S(`key#${id}`) });
 const DAY_S = 86_400;
+/** A transaction's cancellation reasons that mean "read the key again": a condition, or a write racing it. */
+const RACED: ReadonlySet<string> = new Set(['None', 'ConditionalCheckFailed', 'TransactionConflict']);
 /** Free for a new holder: nobody, the same job (a retry), the holder the caller judged done, or a window that ended. */
 const FREE = 'attribute_not_exists(pk) OR jobId = :mine OR jobId = :holder OR untilMs <= :now';
 
 export class DynamoEnqueueKeys implements EnqueueKeys {
   readonly #t: TableRef;
-  readonly #timed: DynamoTimedJobs;
 
-  constructor(table: TableRef, timed: DynamoTimedJobs) {
+  constructor(table: TableRef) {
     this.#t = table;
-    this.#timed = timed;
   }
 
   async readKey(id: string): Promise<KeyRecord | undefined> {
@@ -86,13 +87,42 @@ export class DynamoEnqueueKeys implements EnqueueKeys {
       );
       return true;
     } catch (error) {
-      if (error instanceof TransactionCanceledException) return false;
+      // Refused by a condition (another producer moved the key, or kept the job), or by a write
+      // racing it: the caller reads the key again. Anything else (throttling, a bad request) is thrown.
+      const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : undefined;
+      if (reasons?.every((r) => r.Code === undefined || RACED.has(r.Code))) return false;
       throw error;
     }
   }
 
-  extendBurst(jobId: string, message: TimedJob['message'], dueMs: number): Promise<boolean> {
-    return this.#timed.extendBurst(jobId, message, dueMs);
+  async extendBurst(jobId: string, burst: BurstUpdate): Promise<'extended' | 'closed' | 'later'> {
+    const { message, queueUrl, dueMs } = burst;
+    const sets = ['body = :body', 'attrs = :attrs', 'queueUrl = :queue', 'dueMs = :due', 'schedDue = :dueS'];
+    try {
+      await this.#t.client.send(
+        new UpdateItemCommand({
+          TableName: this.#t.table,
+          Key: timedKey(jobId),
+          UpdateExpression: `SET ${[...sets, ...(message.groupId === undefined ? [] : ['groupId = :group'])].join(', ')}${message.groupId === undefined ? ' REMOVE groupId' : ''}`,
+          // Never claimed (a claim is never taken back), and not due later already.
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(claimBy) AND dueMs <= :due',
+          ExpressionAttributeValues: {
+            ':body': S(message.body),
+            ':attrs': S(attributesText(message.attributes)),
+            ':queue': S(queueUrl),
+            ':due': N(dueMs),
+            ':dueS': N(Math.floor(dueMs / 1000)),
+            ...(message.groupId === undefined ? {} : { ':group': S(message.groupId) }),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return 'extended';
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const old = error.Item;
+      return old === undefined || old.claimBy !== undefined ? 'closed' : 'later';
+    }
   }
 
   #item(id: string, r: KeyRecord): Item {

@@ -81,7 +81,7 @@ export class DynamoJobStore implements JobStore {
     this.schedules = new DynamoSchedules(this.#t);
     this.timed = new DynamoTimedJobs(this.#t);
     this.controls = new DynamoControls(this.#t);
-    this.keys = new DynamoEnqueueKeys(this.#t, this.timed);
+    this.keys = new DynamoEnqueueKeys(this.#t);
     this.jobs = new DynamoJobList(this.#t);
   }
 

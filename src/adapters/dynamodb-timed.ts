@@ -1,6 +1,6 @@
 import type { MessageAttributes } from '../core/message.js';
 import { type TimedJob, type TimedJobStore, type TimedRecord, timedShardOf } from '../ports/timed-jobs.js';
-import { type Item, N, readItem, S, type TableRef, Update, updateIf, updateReturning } from './dynamodb-items.js';
+import { type Item, N, readItem, S, type TableRef, Update, updateReturning } from './dynamodb-items.js';
 import { deleteIf, duePage, fromCursor, putIfAbsent, toCursor } from './dynamodb-due-index.js';
 
 /*
@@ -44,17 +44,6 @@ export class DynamoTimedJobs implements TimedJobStore {
     u.set('claimBy', S(claim.by)).set('claimUntil', N(claim.untilS)).set('schedDue', N(claim.untilS));
     const item = await updateReturning(this.#t, key(jobId), u, condition);
     return item === undefined ? undefined : recordOf(item);
-  }
-
-  /** A debounced burst's latest message and due time, while no tick ever claimed it (a claim is never taken back). */
-  extendBurst(jobId: string, message: TimedJob['message'], dueMs: number): Promise<boolean> {
-    const u = new Update()
-      .set('body', S(message.body))
-      .set('attrs', S(attributesText(message.attributes)))
-      .set('dueMs', N(dueMs))
-      .set('schedDue', N(Math.floor(dueMs / 1000)));
-    if (message.groupId !== undefined) u.set('groupId', S(message.groupId));
-    return updateIf(this.#t, key(jobId), u, `attribute_exists(pk) AND attribute_not_exists(${u.name('claimBy')})`);
   }
 
   removeTimed(jobId: string, by: { claim: string } | { nowS: number }): Promise<boolean> {
@@ -105,7 +94,7 @@ function recordOf(item: Item): TimedRecord {
 
 type StoredAttribute = { t: string; s?: string; b?: string };
 
-function attributesText(a: MessageAttributes): string {
+export function attributesText(a: MessageAttributes): string {
   const out: Record<string, StoredAttribute> = {};
   for (const [name, v] of Object.entries(a)) {
     out[name] = {

@@ -180,7 +180,9 @@ function buildProgram(io: CliIo): Command {
     withAws(
       program
         .command('dashboard')
-        .description('serve the web dashboard: queues, job types, tenants, dead letters (filter, replay, purge) and those archived, schedules, pauses, jobs'),
+        .description(
+          'serve the web dashboard: queues, job types, tenants, dead letters (filter, replay, purge) and those archived, schedules, pauses, jobs',
+        ),
     )
       .option('--port <n>', 'port (default 3000; 0: any free port)')
       .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')

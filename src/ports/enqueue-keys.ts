@@ -22,6 +22,13 @@ export interface KeyRecord {
   readonly keepUntilMs?: number;
 }
 
+/** What each enqueue of a debounced burst gives its kept job. */
+export interface BurstUpdate {
+  readonly message: Pick<OutgoingMessage, 'body' | 'attributes' | 'groupId'>;
+  readonly queueUrl: string;
+  readonly dueMs: number;
+}
+
 export interface EnqueueKeys {
   /** The key's record, read consistently; undefined when none holds it. */
   readKey(key: string): Promise<KeyRecord | undefined>;
@@ -40,8 +47,10 @@ export interface EnqueueKeys {
    */
   openBurst(key: string, record: KeyRecord, job: TimedJob, holder: string | undefined): Promise<boolean>;
   /**
-   * Give a burst's kept job its latest message and due time, only while no tick has ever claimed it
-   * (once claimed, its message is what runs): false when it was claimed, sent or cancelled.
+   * Give a burst's kept job its latest message, queue and due time, only while no tick has ever
+   * claimed it (once claimed, its message is what runs) and its time is not later than `dueMs`
+   * (producers' writes may land out of order: a burst's time never moves earlier). `closed`: it was
+   * claimed, sent or cancelled; `later`: another enqueue of the burst gave it a later time first.
    */
-  extendBurst(jobId: string, message: Pick<OutgoingMessage, 'body' | 'attributes' | 'groupId'>, dueMs: number): Promise<boolean>;
+  extendBurst(jobId: string, burst: BurstUpdate): Promise<'extended' | 'closed' | 'later'>;
 }

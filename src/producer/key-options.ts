@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 
 /*
@@ -71,8 +71,11 @@ export function keyIdOf(rule: KeyRule, job: string, key: string): string {
   return `${rule}#${job}#${key}`;
 }
 
-/** A debounced burst's job id: the key's digest and when the burst began (a job id's rule: letters, digits, `_ . : -`). */
+/**
+ * A debounced burst's job id: the key's digest, when the burst began and a few random letters (a
+ * job id's rule: letters, digits, `_ . : -`), so that no burst takes the id of one that ran.
+ */
 export function burstJobId(job: string, key: string, firstMs: number): string {
   const digest = createHash('sha256').update(`${job}\n${key}`).digest('base64url').slice(0, 16);
-  return `debounce:${digest}:${firstMs}`;
+  return `debounce:${digest}:${firstMs}-${randomBytes(3).toString('hex')}`;
 }

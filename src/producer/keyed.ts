@@ -5,9 +5,10 @@ import type { EnqueueKeys, KeyRecord } from '../ports/enqueue-keys.js';
 import type { CancelResult } from '../status/cancel.js';
 import type { StatusStore } from '../ports/status-store.js';
 import type { JobLock } from '../ports/lock.js';
+import type { TimedJobStore } from '../ports/timed-jobs.js';
 import { type BusyPorts, busyOf } from '../core/busy.js';
 import { recordScheduled } from '../status/waiting.js';
-import { burstJobId, keyIdOf } from './key-options.js';
+import { burstJobId, keyIdOf, MAX_DELAY_SECONDS } from './key-options.js';
 import type { EnqueueResult } from './options.js';
 import { type EnqueueSettings, MAX_KEPT_BYTES, prepareMessage } from './prepare.js';
 import { type Sender, sendPrepared } from './sending.js';
@@ -24,6 +25,8 @@ export interface KeyPorts extends BusyPorts {
   readonly keys: EnqueueKeys;
   /** Cancel a waiting job (a singleton's `replace`); throws when cancel is not set up (no memcached). */
   cancel(jobId: string): Promise<CancelResult>;
+  /** Whether the job is kept in the job store until its time (`runAt`): a holder whose record was not written may be. */
+  isKept(jobId: string): Promise<boolean>;
 }
 
 /** A singleton's holder recorded running, that the lock does not show held (or no lock to ask), is taken for dead this long after its record's last write. */
@@ -31,7 +34,7 @@ export const PRODUCER_STALE_RUNNING_S = 960;
 
 /** KeyPorts on a producer's job store (with keys), the workers' lock (when it has memcached) and its cancel. */
 export function keyPortsOf(
-  store: StatusStore & { readonly keys?: EnqueueKeys | undefined },
+  store: StatusStore & { readonly keys?: EnqueueKeys | undefined; readonly timed?: TimedJobStore | undefined },
   lock: Pick<JobLock, 'holder'> | undefined,
   cancel: (jobId: string) => Promise<CancelResult>,
 ): KeyPorts {
@@ -45,6 +48,7 @@ export function keyPortsOf(
       return s === undefined ? undefined : { state: s.state, updatedAtS: Date.parse(s.updatedAt) / 1000 };
     },
     held: async (jobId) => (await lock?.holder?.(jobId).catch(() => undefined)) !== undefined,
+    isKept: async (jobId) => (await store.timed?.getTimed(jobId)) !== undefined,
   };
 }
 
@@ -73,7 +77,7 @@ export async function sendKeyed(
   return sent.catch(storeFailed(definition));
 }
 
-/** What the job store's calls throw (it is unreachable, throttled, refuses the role) becomes ENQUEUE_FAILED: nothing was sent. */
+/** What the calls of a keyed enqueue throw (the job store unreachable, throttled, refusing the role) becomes ENQUEUE_FAILED: nothing was sent. */
 const storeFailed =
   (definition: AnyDefinition) =>
   (error: unknown): never => {
@@ -81,7 +85,7 @@ const storeFailed =
     const e = error instanceof Error ? error : new Error(String(error));
     throw new SqsJobsError(
       'ENQUEUE_FAILED',
-      `could not enqueue job "${definition.name}": the job store did not answer: ${e.name}: ${e.message}`,
+      `could not enqueue job "${definition.name}" with its key (nothing was sent): ${e.name}: ${e.message}`,
       {
         cause: error,
       },
@@ -125,7 +129,11 @@ async function singleton(s: Sender, k: KeyPorts, definition: AnyDefinition, m: P
 async function singletonBusy(k: KeyPorts, holder: KeyRecord): Promise<'sending' | 'waiting' | 'running' | undefined> {
   const nowMs = Date.now();
   const status = await k.stateOf(holder.jobId); // read once: a record written between two reads must not free the key
-  if (status === undefined) return nowMs - holder.sinceMs < SEND_GRACE_MS ? 'sending' : undefined;
+  if (status === undefined) {
+    if (nowMs - holder.sinceMs < SEND_GRACE_MS) return 'sending';
+    // Its record was never written (a failed write is not an enqueue's failure): kept until its time, it still waits.
+    return (await k.isKept(holder.jobId)) ? 'waiting' : undefined;
+  }
   return busyOf(k, holder.jobId, status, Math.floor(nowMs / 1000));
 }
 
@@ -161,7 +169,10 @@ async function debounced(
     if (holder !== undefined) {
       const latest = maxWaitSeconds === undefined ? Number.POSITIVE_INFINITY : holder.sinceMs + maxWaitSeconds * 1000;
       const m = make(holder.jobId);
-      if (await k.keys.extendBurst(holder.jobId, outgoingOf(m), Math.min(nowMs + delaySeconds * 1000, latest))) return result(holder.jobId);
+      const burst = { message: outgoingOf(m), queueUrl: m.queueUrl, dueMs: Math.min(nowMs + delaySeconds * 1000, latest) };
+      const extended = await k.keys.extendBurst(holder.jobId, burst);
+      if (extended === 'extended') return result(holder.jobId);
+      if (extended === 'later') continue; // another enqueue of the burst landed first with a later time: this one again, from now
     }
     // No burst, or its job was sent (or cancelled): this enqueue begins the next one.
     const m = make(burstJobId(definition.name, key, nowMs));
@@ -175,11 +186,8 @@ async function debounced(
       enqueuedAt: m.track?.enqueuedAt ?? new Date(nowMs).toISOString(),
       debounced: true,
     };
-    const record = {
-      jobId: m.jobId,
-      sinceMs: nowMs,
-      ...(maxWaitSeconds === undefined ? {} : { keepUntilMs: nowMs + maxWaitSeconds * 1000 }),
-    };
+    // The key outlives the longest the burst may last (a year without maxWaitSeconds): expired sooner, a second burst could begin beside it.
+    const record = { jobId: m.jobId, sinceMs: nowMs, keepUntilMs: nowMs + (maxWaitSeconds ?? MAX_DELAY_SECONDS) * 1000 };
     if (!(await k.keys.openBurst(id, record, kept, holder?.jobId))) continue;
     await recordScheduled(s.store, definition.name, [{ ...m, dueMs: kept.dueMs }]);
     return result(m.jobId);

@@ -1,4 +1,4 @@
-import type { EnqueueKeys, KeyRecord } from '../ports/enqueue-keys.js';
+import type { BurstUpdate, EnqueueKeys, KeyRecord } from '../ports/enqueue-keys.js';
 import type { TimedJob } from '../ports/timed-jobs.js';
 import type { MemoryTimedJobs } from './memory-timed.js';
 
@@ -34,15 +34,15 @@ export class MemoryEnqueueKeys implements EnqueueKeys {
   }
 
   async openBurst(id: string, record: KeyRecord, job: TimedJob, holder: string | undefined): Promise<boolean> {
+    // All at once, with no await between the checks and the writes: one transaction, as DynamoDB's.
     const r = this.#keys.get(id);
-    if (r !== undefined && r.jobId !== holder) return false;
-    if (await this.#timed.getTimed(job.jobId)) return false;
-    await this.#timed.putTimed({ ...job, debounced: true });
+    if ((r !== undefined && r.jobId !== holder) || this.#timed.has(job.jobId)) return false;
+    this.#timed.keep({ ...job, debounced: true });
     this.#keys.set(id, { ...record });
     return true;
   }
 
-  async extendBurst(jobId: string, message: TimedJob['message'], dueMs: number): Promise<boolean> {
-    return this.#timed.extend(jobId, message, dueMs);
+  async extendBurst(jobId: string, burst: BurstUpdate): Promise<'extended' | 'closed' | 'later'> {
+    return this.#timed.extendBurst(jobId, burst);
   }
 }

@@ -1,3 +1,4 @@
+import type { BurstUpdate } from '../ports/enqueue-keys.js';
 import { type TimedJob, type TimedJobStore, type TimedRecord, timedShardOf } from '../ports/timed-jobs.js';
 
 type Stored = { -readonly [K in keyof TimedRecord]: TimedRecord[K] } & { due: number };
@@ -11,9 +12,19 @@ export class MemoryTimedJobs implements TimedJobStore {
   readonly #items = new Map<string, Stored>();
 
   async putTimed(job: TimedJob): Promise<boolean> {
+    return this.keep(job);
+  }
+
+  /** putTimed, at once (no await): what a transaction that also writes elsewhere needs (MemoryEnqueueKeys.openBurst). */
+  keep(job: TimedJob): boolean {
     if (this.#items.has(job.jobId)) return false;
     this.#items.set(job.jobId, { ...job, claim: undefined, due: Math.floor(job.dueMs / 1000) });
     return true;
+  }
+
+  /** Whether a job with this id is kept, at once. */
+  has(jobId: string): boolean {
+    return this.#items.has(jobId);
   }
 
   async getTimed(jobId: string): Promise<TimedRecord | undefined> {
@@ -45,14 +56,16 @@ export class MemoryTimedJobs implements TimedJobStore {
     return this.getTimed(jobId);
   }
 
-  /** A burst's latest message and due time, while no tick ever claimed it (EnqueueKeys.extendBurst). */
-  extend(jobId: string, message: TimedJob['message'], dueMs: number): boolean {
+  /** A burst's latest message, queue and due time, while no tick ever claimed it and its time is not later (EnqueueKeys.extendBurst). */
+  extendBurst(jobId: string, burst: BurstUpdate): 'extended' | 'closed' | 'later' {
     const s = this.#items.get(jobId);
-    if (s === undefined || s.claim !== undefined) return false; // a claim is never taken back, only removed with the job
-    s.message = message;
-    s.dueMs = dueMs;
-    s.due = Math.floor(dueMs / 1000);
-    return true;
+    if (s === undefined || s.claim !== undefined) return 'closed'; // a claim is never taken back, only removed with the job
+    if (s.dueMs > burst.dueMs) return 'later';
+    s.message = burst.message;
+    s.queueUrl = burst.queueUrl;
+    s.dueMs = burst.dueMs;
+    s.due = Math.floor(burst.dueMs / 1000);
+    return 'extended';
   }
 
   async removeTimed(jobId: string, by: { claim: string } | { nowS: number }): Promise<boolean> {

@@ -29,7 +29,7 @@ const subjects: [string, () => { keys: EnqueueKeys; timed: TimedJobStore }][] = 
     () => {
       const t = { client, table, expiresAt: () => Math.floor(Date.now() / 1000) + 86_400 };
       const timed = new DynamoTimedJobs(t);
-      return { keys: new DynamoEnqueueKeys(t, timed), timed };
+      return { keys: new DynamoEnqueueKeys(t), timed };
     },
   ],
   [
@@ -112,19 +112,42 @@ describe.each(subjects)('enqueue keys contract: %s', (_name, make) => {
     expect((await keys.readKey(k))?.jobId).toBe(next.jobId);
   });
 
-  it('extends a burst’s job (message and due time) only until a tick claims it', async () => {
+  it('opens one burst of two racing for one key: the other keeps nothing; a kept job of the same id refuses it too', async () => {
+    const k = id();
+    const [a, b] = [burst(`ra-${randomUUID().slice(0, 8)}`, 10_000), burst(`rb-${randomUUID().slice(0, 8)}`, 10_000)];
+    const opened = await Promise.all([
+      keys.openBurst(k, { jobId: a.jobId, sinceMs: 9_000 }, a, undefined),
+      keys.openBurst(k, { jobId: b.jobId, sinceMs: 9_000 }, b, undefined),
+    ]);
+    expect(opened.filter(Boolean)).toHaveLength(1);
+    const [won, lost] = opened[0] ? [a, b] : [b, a];
+    expect((await keys.readKey(k))?.jobId).toBe(won.jobId);
+    expect(await timed.getTimed(lost.jobId)).toBeUndefined();
+    // The key would let it (the holder named), but a job of that id is kept already: nothing changes.
+    expect(await keys.openBurst(k, { jobId: won.jobId, sinceMs: 9_500 }, won, won.jobId)).toBe(false);
+    expect(await keys.readKey(k)).toEqual({ jobId: won.jobId, sinceMs: 9_000 });
+  });
+
+  it('extends a burst’s job (message, queue, due time) only until a tick claims it, never to an earlier time', async () => {
     const k = id();
     const b = burst(`b-${randomUUID().slice(0, 8)}`, 10_000);
-    await keys.openBurst(k, { jobId: b.jobId, sinceMs: 9_000 }, b, undefined);
+    await keys.openBurst(k, { jobId: b.jobId, sinceMs: 9_000 }, { ...b, message: { ...b.message, groupId: 'acme' } }, undefined);
     const later = { ...b.message, body: '{"args":2}' };
-    expect(await keys.extendBurst(b.jobId, later, 12_500)).toBe(true);
-    expect(await timed.getTimed(b.jobId)).toMatchObject({ message: later, dueMs: 12_500 });
+    const queueUrl = 'http://127.0.0.1:4566/000000000000/jobs-acme';
+    expect(await keys.extendBurst(b.jobId, { message: later, queueUrl, dueMs: 12_500 })).toBe('extended');
+    // The last enqueue's message as it is: its group gone with it.
+    expect(await timed.getTimed(b.jobId)).toMatchObject({ message: later, queueUrl, dueMs: 12_500 });
+    expect((await timed.getTimed(b.jobId))?.message.groupId).toBeUndefined();
+    // An enqueue that computed an earlier time, landing after a later one: refused, the burst kept as it was.
+    expect(await keys.extendBurst(b.jobId, { message: { ...b.message, body: '{"args":1}' }, queueUrl, dueMs: 12_000 })).toBe('later');
+    expect((await timed.getTimed(b.jobId))?.message).toEqual(later);
     expect(await timed.claimTimed(b.jobId, { by: 't', untilS: 40, nowS: 10, dueByMs: 12_499 })).toBeUndefined(); // moved later: not due
     expect((await timed.claimTimed(b.jobId, { by: 't', untilS: 42, nowS: 12, dueByMs: 12_500 }))?.message).toEqual(later);
-    expect(await keys.extendBurst(b.jobId, { ...b.message, body: '{"args":3}' }, 15_000)).toBe(false);
+    const third = { message: { ...b.message, body: '{"args":3}' }, queueUrl, dueMs: 15_000 };
+    expect(await keys.extendBurst(b.jobId, third)).toBe('closed');
     // Its claim lapsed (its tick died after the send): still not extended, so the same message is sent again.
-    expect(await keys.extendBurst(b.jobId, { ...b.message, body: '{"args":3}' }, 99_000)).toBe(false);
+    expect(await keys.extendBurst(b.jobId, { ...third, dueMs: 99_000 })).toBe('closed');
     expect((await timed.getTimed(b.jobId))?.message).toEqual(later);
-    expect(await keys.extendBurst('no-such-burst', later, 1)).toBe(false);
+    expect(await keys.extendBurst('no-such-burst', { message: later, queueUrl, dueMs: 1 })).toBe('closed');
   });
 });

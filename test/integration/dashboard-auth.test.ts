@@ -84,8 +84,14 @@ describe.concurrent('the dashboard with a sign-in', () => {
     const archiveCalls: string[] = [];
     const archive = {
       store: {
-        list: async (prefix: string) => (archiveCalls.push(`list ${prefix}`), { objects: [], next: undefined }),
-        get: async (key: string) => (archiveCalls.push(`get ${key}`), undefined),
+        list: async (prefix: string) => {
+          archiveCalls.push(`list ${prefix}`);
+          return { objects: [], next: undefined };
+        },
+        get: async (key: string) => {
+          archiveCalls.push(`get ${key}`);
+          return undefined;
+        },
       },
       prefix: 'dlq/',
       url: 's3://auth-test/dlq/',

@@ -170,7 +170,7 @@ describe('debounce', () => {
     for (let rev = 0; rev < 10; rev++) results.push(await p.enqueue(index, { doc: 'd', rev }, { debounce, track: true }));
     const burst = results[0]!.jobId;
     for (const r of results) expect(r).toEqual({ jobId: burst, messageId: undefined, key: 'debounced' });
-    expect(burst).toMatch(/^debounce:[\w-]{16}:\d+$/);
+    expect(burst).toMatch(/^debounce:[\w-]{16}:\d+-[0-9a-f]{6}$/);
     expect(memory.peek(url)).toEqual([]); // kept until it is due
     expect(await store.get(burst)).toMatchObject({ state: 'scheduled' });
     const lastAt = Date.now();
