@@ -1,5 +1,5 @@
-import { ConditionalCheckFailedException, DeleteItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import type { Item, TableRef } from './dynamodb-items.js';
+import { DeleteItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { conditional, type Item, type TableRef } from './dynamodb-items.js';
 import { DUE_INDEX } from '../core/due-index.js';
 
 /*
@@ -54,14 +54,4 @@ export async function deleteIf(t: TableRef, key: Item, condition: string, values
       }),
     ),
   );
-}
-
-async function conditional(call: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await call();
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
 }

@@ -181,3 +181,14 @@ async function update(
 export async function readItem(t: TableRef, key: Item): Promise<Item | undefined> {
   return (await t.client.send(new GetItemCommand({ TableName: t.table, Key: key, ConsistentRead: true }))).Item;
 }
+
+/** Make a conditional call: false when its condition refused it (ConditionalCheckFailed); other errors are thrown. */
+export async function conditional(call: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await call();
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}

@@ -1,14 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import {
-  ConditionalCheckFailedException,
-  DeleteItemCommand,
-  type DynamoDBClient,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, type DynamoDBClient, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { KeyValueAnswer, type KeyValueCalls, type KeyValues } from '../ports/key-values.js';
-import type { Item } from './dynamodb-items.js';
+import { conditional, type Item } from './dynamodb-items.js';
 
 /*
  * The key-value port (ports/key-values.ts) on the job store's DynamoDB table, so that the dedupe
@@ -215,14 +208,4 @@ function ttlOf(expMs: number): number {
 /** A version no write has had: 52 random bits, never 0 (a version of 0 matches no write, as memcached -C's). */
 function newVersion(): string {
   return String((randomBytes(8).readBigUInt64BE(0) >> 12n) | 1n);
-}
-
-async function conditional(call: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await call();
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
 }
