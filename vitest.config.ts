@@ -42,6 +42,7 @@ const MOTO_FILES = [
   'test/integration/dead-letter-window.test.ts',
   'test/integration/shutdown.test.ts',
   'test/integration/stack-down.test.ts',
+  'test/integration/lambda-mapping.test.ts',
 ];
 
 const integration = (stack: Stack): TestProjectInlineConfiguration => ({
