@@ -61,7 +61,7 @@ export interface LambdaContext {
   readonly invokedFunctionArn: string;
 }
 
-export type SqsHandler = (event: SqsEvent, context: LambdaContext) => Promise<SqsBatchResponse | undefined | void>;
+export type SqsHandler = (event: SqsEvent, context: LambdaContext) => Promise<SqsBatchResponse | undefined>;
 
 /** What one delivery of a batch came to. */
 export interface MappingRound {
