@@ -161,8 +161,8 @@ export class JobsApi implements Mountable {
       ...(this.#store === undefined ? {} : { track: true }),
     };
     try {
-      const { jobId } = await this.#producer.enqueue(job, body.value as never, options);
-      return this.#accepted(jobId, 202);
+      const { jobId, key } = await this.#producer.enqueue(job, body.value as never, options);
+      return this.#accepted(jobId, 202, {}, key);
     } catch (error) {
       return enqueueProblem(error, this.#retryAfterSeconds);
     }
@@ -223,10 +223,12 @@ export class JobsApi implements Mountable {
     return json(202, statusBody(result.status));
   }
 
-  #accepted(jobId: string, status: 200 | 202, headers: Record<string, string> = {}): Response {
-    if (this.#store === undefined) return json(status, { jobId }, headers);
+  /** The answer to an enqueue: the job id, where its status is read, and with a key (`enqueueOptions`) what the key did. */
+  #accepted(jobId: string, status: 200 | 202, headers: Record<string, string> = {}, key?: string): Response {
+    const said = key === undefined ? {} : { key };
+    if (this.#store === undefined) return json(status, { jobId, ...said }, headers);
     const statusUrl = `${this.basePath}/jobs/${encodeURIComponent(jobId)}`;
-    return json(status, { jobId, statusUrl }, { location: statusUrl, ...headers });
+    return json(status, { jobId, statusUrl, ...said }, { location: statusUrl, ...headers });
   }
 }
 

@@ -159,7 +159,15 @@ function componentSchemas(): Schema {
     Accepted: {
       type: 'object',
       required: ['jobId'],
-      properties: { jobId, statusUrl: { type: 'string', description: 'Where the job status is read (with a job store)' } },
+      properties: {
+        jobId,
+        statusUrl: { type: 'string', description: 'Where the job status is read (with a job store)' },
+        key: {
+          enum: ['sent', 'replaced', 'skipped', 'throttled', 'debounced'],
+          description:
+            'With a key set by the host (enqueueOptions): what it did; skipped and throttled sent nothing, and jobId is the job holding the key',
+        },
+      },
     },
     JobStatus: {
       type: 'object',

@@ -138,3 +138,30 @@ describe.each(MOUNTS)('the HTTP API on %s', (name) => {
     expect(await health.text()).toBe('ok');
   });
 });
+
+describe('the HTTP API with a key from enqueueOptions', () => {
+  it('answers what the key did: the first POST of a window sent, the next throttled with the window’s job id', async () => {
+    const key = `acct-${randomUUID().slice(0, 8)}`;
+    const keyed = createJobsApi({ producer, basePath: '/keyed', enqueueOptions: () => ({ throttle: { key, windowSeconds: 60 } }) });
+    const { url, close } = await adapters['node:http'](keyed);
+    try {
+      const post = async () => {
+        const res = await fetch(`${url}/keyed/jobs/resize`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ imageId: 'img-k', width: 64 }),
+        });
+        return { status: res.status, body: (await res.json()) as { jobId: string; key?: string } };
+      };
+      const first = await post();
+      const second = await post();
+      expect(first).toMatchObject({ status: 202, body: { key: 'sent' } });
+      expect(second).toEqual({
+        status: 202,
+        body: { jobId: first.body.jobId, statusUrl: `/keyed/jobs/${first.body.jobId}`, key: 'throttled' },
+      });
+    } finally {
+      await close();
+    }
+  });
+});
