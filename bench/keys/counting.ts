@@ -25,6 +25,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { READS, WITH_CAPACITY } from '../schedules/counted.js';
 
 export type Who = 'producer' | 'worker1' | 'worker2';
 
@@ -43,17 +44,6 @@ export interface Call {
   readonly atMs: number;
 }
 
-const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);
-const WITH_CAPACITY = new Set([
-  ...READS,
-  'PutItem',
-  'UpdateItem',
-  'DeleteItem',
-  'BatchWriteItem',
-  'TransactWriteItems',
-  'ExecuteStatement',
-  'BatchExecuteStatement',
-]);
 const REFUSED = new Set(['ConditionalCheckFailedException', 'TransactionCanceledException']);
 
 type AttributeValue = { S?: string; N?: string; BOOL?: boolean; NULL?: boolean; B?: Uint8Array; M?: Item; L?: AttributeValue[] };

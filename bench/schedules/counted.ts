@@ -15,8 +15,8 @@ export interface Units {
   write: number;
 }
 
-const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);
-const WITH_CAPACITY = new Set([
+export const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);
+export const WITH_CAPACITY = new Set([
   ...READS,
   'PutItem',
   'UpdateItem',

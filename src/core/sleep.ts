@@ -11,3 +11,17 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/** `call`'s answer, or `timedOut` once `ms` have passed first (its answer then comes to nothing). The timer never holds the process open. */
+export async function within<T, U>(call: Promise<T>, ms: number, timedOut: U): Promise<T | U> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<U>((resolve) => {
+    timer = setTimeout(() => resolve(timedOut), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([call, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,4 +1,5 @@
 import { listArchived } from '../ops/archive-list.js';
+import { within } from '../core/sleep.js';
 import { parseFilter } from './forms.js';
 import { failure, type Page, type PageContext } from './layout.js';
 import type { ArchiveSource } from './options.js';
@@ -42,9 +43,9 @@ export async function archiveView(archive: ArchiveSource | undefined, params: UR
       maxScan: SCAN_FACTOR * view.limit.used,
       ...(after === undefined ? {} : { after }),
     });
-    const list = await within(listing, ANSWER_WITHIN_MS);
+    // Past the wait, its reads (bounded by maxScan) end unheard.
+    const list = await within(listing, ANSWER_WITHIN_MS, undefined);
     if (list === undefined) {
-      listing.catch(() => {}); // its reads are bounded (maxScan): left to end unheard
       return archivePage(
         { ...view, problem: failure(`The archive ${archive.url}`, new Error(`S3 did not answer within ${ANSWER_WITHIN_MS / 1000} s`)) },
         ctx,
@@ -62,17 +63,4 @@ function refusal(filterError: string | undefined, limitOk: boolean, after: strin
   if (!limitOk) return `limit: must be a whole number 1-${MAX_LIMIT}`;
   if (after !== undefined && after.length > MAX_KEY) return `after: must be a key of the archive (at most ${MAX_KEY} characters)`;
   return undefined;
-}
-
-/** What `p` resolves to, or undefined when it has not within `ms`. */
-async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([p, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,4 +1,5 @@
 import { PauseBoard } from '../core/pause.js';
+import { within } from '../core/sleep.js';
 import type { ControlNotices, ControlStore } from '../ports/control-store.js';
 
 /** How often a worker asks whether the pauses changed: a resume reaches it within about this long. */
@@ -10,20 +11,6 @@ const CALL_TIMEOUT_MS = 3_000;
 
 /** What the watch calls on a change: the board before and after (a timed pause's end is one too). */
 export type PauseListener = (now: PauseBoard, before: PauseBoard) => void;
-
-/** `call`'s answer, or `timedOut` when it takes longer than CALL_TIMEOUT_MS (its answer then comes to nothing). */
-async function within<T>(call: Promise<T>, timedOut: T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<T>((resolve) => {
-    timer = setTimeout(() => resolve(timedOut), CALL_TIMEOUT_MS);
-    timer.unref();
-  });
-  try {
-    return await Promise.race([call, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * A process's view of the pauses in force (a worker's, a producer's), kept current by one cheap
@@ -78,17 +65,18 @@ export class PauseWatch {
     if (this.#busy || this.#closed) return;
     this.#busy = true;
     try {
-      const seen = this.#notices === undefined ? 'unavailable' : await within(this.#notices.seen(), 'unavailable' as const);
+      const seen =
+        this.#notices === undefined ? 'unavailable' : await within(this.#notices.seen(), CALL_TIMEOUT_MS, 'unavailable' as const);
       const told = seen === 'unavailable' || seen === undefined ? undefined : Number(seen);
       const newer = told === undefined || !Number.isSafeInteger(told) || told > this.#version;
       if (newer || now - this.#readAt >= PAUSE_REREAD_MS) {
         const read = await this.#read();
         // memcached forgot the version (it restarted): put back the one just read, so the rest of the fleet asks once.
-        if (seen === undefined && read) await within(this.#notices!.tellIfNone(String(this.#version)), false);
+        if (seen === undefined && read) await within(this.#notices!.tellIfNone(String(this.#version)), CALL_TIMEOUT_MS, false);
       }
       // An older version than the store's (a notice lost, or two told out of order): put right, or every worker reads each second.
       if (told !== undefined && Number.isSafeInteger(told) && told < this.#version)
-        await within(this.#notices!.tell(String(this.#version)), false);
+        await within(this.#notices!.tell(String(this.#version)), CALL_TIMEOUT_MS, false);
     } finally {
       this.#busy = false;
     }
@@ -103,7 +91,7 @@ export class PauseWatch {
   /** Read the store: false when it could not be read (or took too long). */
   async #read(): Promise<boolean> {
     try {
-      const read = await within(this.#store.readPauses(), undefined);
+      const read = await within(this.#store.readPauses(), CALL_TIMEOUT_MS, undefined);
       if (read === undefined) throw new Error(`the job store did not answer the pauses read within ${CALL_TIMEOUT_MS} ms`);
       this.#readAt = Date.now();
       // Never back: a read that raced a newer one (or a lagging copy) keeps the newer board.
