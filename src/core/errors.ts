@@ -31,6 +31,7 @@ export const ERROR_CODES = [
   'JOB_TIMEOUT',
   'LEASE_LOST',
   'SHUTDOWN',
+  'DEADLINE',
   'CANCELLED',
 ] as const;
 

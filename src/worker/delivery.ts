@@ -7,8 +7,9 @@ import { trackingOf } from '../status/tracker.js';
 import type { Activity } from './activity.js';
 import type { WorkerContext } from './context.js';
 import type { Fate } from './fate/conclude.js';
-import { afterRun, type Execution, internalError, type Outcome, poisoned } from './decide/decide.js';
-import type { Lease } from './hold/lease.js';
+import { afterRun, cutShort, type Execution, internalError, type Outcome, poisoned } from './decide/decide.js';
+import { heldFactsOf } from './hold/held-facts.js';
+import { abortedWith, type Lease } from './hold/lease.js';
 import { claimFor, newToken } from './run/claim.js';
 import { Watched } from './run/execute.js';
 import { RunContext } from './run/job-context.js';
@@ -84,6 +85,9 @@ export class Delivery extends Watched<Lease> {
     // The job id's lock, then its turn (its tenant's permit, its rate slot): each 'run', or how the message ends instead.
     let next = await claimFor(ctx, lease, read, token, true);
     if (next === 'run') next = await turnFor(ctx, lease, read, token, this.host.room);
+    // A Lambda invocation's deadline came while it was claimed or waited for its turn: it does not start.
+    if (next === 'run' && abortedWith(lease, 'DEADLINE'))
+      next = cutShort(lease.abortReason!.message, heldFactsOf(ctx, lease), { ran: false, abandoned: false });
     if (next !== 'run') this.#unrun(read, next);
     else this.#begin(read, read.job);
   }
@@ -139,6 +143,7 @@ export class Delivery extends Watched<Lease> {
         maxReceiveCount: ctx.queueOf(lease.message.queueUrl).maxReceiveCount,
         backoff: this.#job!.backoff,
         waitMs: this.#waitMs,
+        held: heldFactsOf(ctx, lease),
       });
     } catch (error) {
       outcome = internalError(toError(error), c.visibilityTimeoutSeconds);

@@ -12,6 +12,19 @@ import { batchJobOf } from './reading.js';
 import { readOnce } from './run/read.js';
 import { WaitingRoom } from './turns/room.js';
 
+/** What differs between a worker's walks and a Lambda invocation's. */
+export interface WalkSettings {
+  /**
+   * How many may wait in the room without braking intake (a worker's concurrency + prefetch; 0
+   * where nothing can be held waiting, so a job at its cap or rate limit is deferred).
+   */
+  readonly freeRoom: number;
+  /** Whether a message may be held past its walk (a FIFO job retried in place): not in a Lambda invocation. */
+  readonly holds: boolean;
+  /** Called after each dispatch: the receive loops may ask for more. */
+  readonly dispatched?: () => void;
+}
+
 /**
  * Where held messages walk, whoever brought them: the scheduler that orders them, the handler
  * slots, the waiting room, the batches, and the fate that ends each one. A worker feeds it from
@@ -33,14 +46,10 @@ export class Walks {
   /** Called after each dispatch: the receive loops may ask for more. */
   readonly #dispatched: () => void;
 
-  /**
-   * `freeRoom`: how many may wait in the room without braking intake (a worker's concurrency +
-   * prefetch; 0 where nothing can be held waiting, so a job at its cap or rate limit is deferred).
-   */
-  constructor(ctx: WorkerContext, acts: Acts, queues: readonly QueueState[], freeRoom: number, dispatched: () => void = () => {}) {
+  constructor(ctx: WorkerContext, acts: Acts, queues: readonly QueueState[], o: WalkSettings) {
     const c = ctx.config;
     this.#ctx = ctx;
-    this.#dispatched = dispatched;
+    this.#dispatched = o.dispatched ?? (() => {});
     this.activity = new Activity(c.concurrency, ctx.report.onError);
     this.scheduler = new Scheduler(queues, c.pick);
     this.hasBatchJobs = c.jobs.names().some((name) => isBatchJob(c.jobs.get(name)));
@@ -52,9 +61,9 @@ export class Walks {
         wake: () => this.dispatch(),
         handBackWaiting: (lease, reason) => this.fate.handBackWaiting(lease, reason),
       },
-      freeRoom,
+      o.freeRoom,
     );
-    this.fate = new Fate(ctx, acts, this.scheduler, this.activity, this.room, () => this.dispatch());
+    this.fate = new Fate(ctx, acts, this.scheduler, this.activity, this.room, () => this.dispatch(), o.holds);
     this.batching = new Batching(ctx, this.activity, this.fate, () => this.dispatch());
     this.#hasCaps = ctx.permits !== undefined && Object.keys(c.tenantCaps).length > 0;
     this.#deliveries = { ctx, room: this.room, activity: this.activity, fate: this.fate, dispatch: () => this.dispatch() };

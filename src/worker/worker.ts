@@ -51,7 +51,11 @@ export class Worker extends EventSource<WorkerEvents> {
     ctx.metrics?.attach(this);
     // Where a job at its tenant's cap or its rate limit may wait: one that has waited keeps its place;
     // a new one while fewer than twice the free room wait; of one tenant, at most the free room.
-    const walks = new Walks(ctx, acts, this.#queues, c.concurrency + c.prefetch, () => this.#capacity.grant());
+    const walks = new Walks(ctx, acts, this.#queues, {
+      freeRoom: c.concurrency + c.prefetch,
+      holds: true,
+      dispatched: () => this.#capacity.grant(),
+    });
     this.#walks = walks;
     ctx.tenants?.attach(this, () => walks.activity.jobsRunning());
     const { scheduler, batching } = walks;

@@ -4,10 +4,11 @@ import { SqsJobsError, toError } from '../../core/errors.js';
 import type { JobInfo } from '../../core/job-events.js';
 import type { RunNeeds, TurnNeeds } from '../context.js';
 import type { Batch } from './batches.js';
-import { afterRun, type Execution, handedBackNow, type Outcome } from '../decide/decide.js';
+import { afterRun, cutShort, type Execution, handedBackNow, type Outcome } from '../decide/decide.js';
+import { heldFactsOf } from '../hold/held-facts.js';
 import { endedWhileHeld, type HeldItem } from './held-item.js';
 import { execute } from '../run/execute.js';
-import type { AbortCode, AbortWatcher, Interruptible } from '../hold/lease.js';
+import { type AbortCode, type AbortWatcher, abortedWith, type Interruptible } from '../hold/lease.js';
 import { firstSentAt } from '../../core/delivery.js';
 import { carriedBy } from '../reading.js';
 import { batchTurn, type Later } from '../turns/batch-turn.js';
@@ -69,9 +70,15 @@ export async function runBatch(ctx: RunNeeds & TurnNeeds, run: BatchRun): Promis
   if ('back' in turn) return { ended: [], back: turn.back };
   let abandoned = false;
   try {
-    // Stopped while it waited for its turn: handed back, never started.
-    if (run.signal.aborted)
-      return { ended: all.map((item) => ({ item, info: item.read.info, outcome: handedBackNow('worker is stopping') })) };
+    // Stopped (or at a Lambda invocation's deadline) while it waited for its turn: handed back, never started.
+    if (run.signal.aborted) {
+      const deadline = abortedWith(run.signal, 'DEADLINE') ? run.abortReason!.message : undefined;
+      const back = (item: HeldItem) =>
+        deadline === undefined
+          ? handedBackNow('worker is stopping')
+          : cutShort(deadline, heldFactsOf(ctx, item.lease), { ran: false, abandoned: false });
+      return { ended: all.map((item) => ({ item, info: item.read.info, outcome: back(item) })) };
+    }
     const ended = await flush(ctx, run, turn.run);
     abandoned = ended.some((o) => 'abandoned' in o.outcome && o.outcome.abandoned);
     return turn.capped === undefined ? { ended } : { ended, back: turn.capped };
@@ -138,6 +145,7 @@ async function flush(ctx: RunNeeds, run: BatchRun, held: readonly HeldItem[]): P
       maxReceiveCount: ctx.queueOf(m.queueUrl).maxReceiveCount,
       backoff: job.backoff,
       waitMs: waits[i]!,
+      held: heldFactsOf(ctx, item.lease),
     });
     if (outcome.kind !== 'succeeded') failed++;
     results.push({ item, info: item.read.info, outcome });

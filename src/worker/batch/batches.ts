@@ -67,11 +67,13 @@ export class BatchBuffer<T extends Held> {
   /**
    * Take out every batch due now: full, stale, or (when `drained(queueUrl)` says its newest item's
    * queue had nothing more at once) at least minSize. A batch over maxSize gives one slice per maxSize items.
+   * `everything`: every batch not waiting for its key (notBefore), whatever its size.
    */
-  takeDue(now: number, drained: (queueUrl: string) => boolean): Batch<T>[] {
-    if (now < this.#lookAt) return [];
+  takeDue(now: number, drained: (queueUrl: string) => boolean, everything = false): Batch<T>[] {
+    if (now < this.#lookAt && !everything) return [];
     const due: Batch<T>[] = [];
     const isDue = (open: Open<T>) => {
+      if (everything) return open.items.length > 0;
       const { maxSize, maxWaitMs, minSize } = open.job;
       const size = open.items.length;
       if (size >= maxSize) return true;

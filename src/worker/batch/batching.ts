@@ -4,17 +4,18 @@ import { trackingOf } from '../../status/tracker.js';
 import type { Activity } from '../activity.js';
 import type { WorkerContext } from '../context.js';
 import type { Fate } from '../fate/conclude.js';
-import { handedBackNow, internalError, poisoned } from '../decide/decide.js';
+import { cutShort, handedBackNow, internalError, poisoned } from '../decide/decide.js';
+import { heldFactsOf } from '../hold/held-facts.js';
 import { originOf } from '../../core/delivery.js';
 import type { Lease } from '../hold/lease.js';
 import { claimFor, newToken } from '../run/claim.js';
 import { pausedItem } from '../turns/turn.js';
-import { batchJobOf, type GoodReading } from '../reading.js';
+import type { GoodReading } from '../reading.js';
 import { unrunSpan } from '../run/span-end.js';
-import { readOnce } from '../run/read.js';
 import { BatchRun, runBatch } from './batch-run.js';
 import { endedWhileHeld, type HeldItem } from './held-item.js';
 import { type Batch, BatchBuffer } from './batches.js';
+import { BatchFeeds } from './feeds.js';
 
 /**
  * Batch jobs in the worker: admits their messages (claims each job id, so a completed item that
@@ -30,10 +31,7 @@ export class Batching {
   /** Room was freed (a claim ended, lost items left, a flush ended): let the worker dispatch again (it pumps too). */
   readonly #wake: () => void;
   readonly #buffer = new BatchBuffer<HeldItem>();
-  /** Queues whose last receive brought fewer messages than asked: nothing more is waiting there now. */
-  readonly #drained = new Set<string>();
-  /** Queues whose last receive that brought anything brought batch jobs' messages only. */
-  readonly #feeding = new Set<string>();
+  readonly #feeds: BatchFeeds;
   #claiming = 0;
   readonly #claims = new Set<Promise<void>>();
   /** A held item's lease was aborted (its signal fired, e.g. lost): the next pump looks for lost ones. */
@@ -43,12 +41,15 @@ export class Batching {
   #flushing = 0;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
+  /** Every held batch is due now (flushHeld), until none is held. */
+  #flushHeld = false;
 
   constructor(ctx: WorkerContext, activity: Activity, fate: Fate, wake: () => void) {
     this.#ctx = ctx;
     this.#activity = activity;
     this.#fate = fate;
     this.#wake = wake;
+    this.#feeds = new BatchFeeds(ctx.config.jobs);
   }
 
   /** Items held for batch jobs: being claimed, filling batches, or being flushed. */
@@ -62,17 +63,12 @@ export class Batching {
 
   /** A receive on `queueUrl` asked for `asked` messages and got `leases` (not yet scheduled). */
   received(queueUrl: string, asked: number, leases: readonly Lease[]): void {
-    if (leases.length < asked) this.#drained.add(queueUrl);
-    else this.#drained.delete(queueUrl);
-    if (leases.length === 0) return; // an empty receive says nothing of what the queue carries
-    // Only batch jobs' messages: a queue that brings other jobs' too takes turns for handler room.
-    if (leases.every((lease) => batchJobOf(readOnce(this.#ctx.config.jobs, lease)) !== undefined)) this.#feeding.add(queueUrl);
-    else this.#feeding.delete(queueUrl);
+    this.#feeds.received(queueUrl, asked, leases);
   }
 
   /** Whether `queueUrl`'s last receive that brought anything brought batch jobs' messages only. */
   feeds(queueUrl: string): boolean {
-    return this.#feeding.has(queueUrl);
+    return this.#feeds.feeds(queueUrl);
   }
 
   /** How many more batch jobs' messages the worker may hold: the budget less what it holds. */
@@ -141,7 +137,7 @@ export class Batching {
       if (gone.length > 0) this.#wakeOnce(); // their room may let buffered messages in
     }
     const now = Date.now();
-    const due = this.#buffer.takeDue(now, (url) => this.#drained.has(url));
+    const due = this.#buffer.takeDue(now, (url) => this.#feeds.drained(url), this.#flushHeld);
     // At the budget with nothing due, the oldest batch goes now: waiting would stop receiving.
     if (due.length === 0 && !this.hasRoom()) {
       const oldest = this.#buffer.takeOldest(now);
@@ -151,6 +147,7 @@ export class Batching {
       if (this.#canStart()) this.#start(batch);
       else this.#buffer.putBack(batch, 0);
     }
+    if (this.#buffer.held === 0) this.#flushHeld = false;
     // A batch due now that found no free slot starts when one frees (the worker pumps again then).
     // At the budget, a batch waiting for its key elsewhere is due again as soon as it may ask.
     const dueAt = this.#buffer.nextDueAt();
@@ -159,17 +156,33 @@ export class Batching {
     this.#arm(next !== undefined && next <= now && !this.#canStart() ? undefined : next);
   }
 
-  /**
-   * Shutdown: once the claims in flight have landed, every filling batch is flushed now if the
-   * deadline allows any time, else handed back at once.
-   */
-  async stop(): Promise<void> {
-    this.#arm(undefined);
+  /** Flush every held batch, whatever its size, as slots free (a Lambda invocation holds all it will get), once claims land. */
+  async flushHeld(): Promise<void> {
     while (this.#claims.size > 0) await Promise.all([...this.#claims]);
-    for (const batch of this.#buffer.takeAll()) {
+    this.#flushHeld = true;
+    this.pump();
+  }
+
+  /** A Lambda invocation's deadline: what is held and not flushed goes back, its receive not counted (cutShort). */
+  async handBackHeld(reason: string): Promise<void> {
+    for (const batch of await this.#takeAll())
+      for (const item of batch.items)
+        this.#fate.conclude(item.lease, item.read.info, cutShort(reason, heldFactsOf(this.#ctx, item.lease), { ran: false, abandoned: false }));
+  }
+
+  /** Shutdown: once the claims in flight have landed, every filling batch is flushed now if the deadline allows any time, else handed back. */
+  async stop(): Promise<void> {
+    for (const batch of await this.#takeAll()) {
       if (this.#ctx.config.shutdownTimeoutMs > 0) this.#start(batch);
       else for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, handedBackNow('worker is stopping'));
     }
+  }
+
+  /** Every filling batch, once the claims in flight have landed (the timer disarmed). */
+  async #takeAll(): Promise<Batch<HeldItem>[]> {
+    this.#arm(undefined);
+    while (this.#claims.size > 0) await Promise.all([...this.#claims]);
+    return this.#buffer.takeAll();
   }
 
   #start(batch: Batch<HeldItem>): void {

@@ -3,6 +3,7 @@ import type { BackoffPolicy } from '../../core/definition-rules.js';
 import type { UnfinishedRuns } from '../../core/delivery.js';
 import type { PoisonReason } from '../../core/envelope.js';
 import type { DeadLetterReason, DuplicateState, Limit } from '../../core/job-events.js';
+import { SQS_MAX_DELAY_SECONDS } from '../../core/sqs-limits.js';
 import { retryDelayMs } from './backoff.js';
 import type { AbortCode } from '../hold/lease.js';
 
@@ -90,6 +91,17 @@ export interface RunFacts {
   readonly backoff: BackoffPolicy;
   readonly waitMs: number;
   readonly random?: () => number;
+  /** What a run cut short by a Lambda invocation's deadline needs (see cutShort); without it, handed back as at shutdown. */
+  readonly held?: HeldFacts;
+}
+
+/** What is known of a held message beyond its run: its queue's kind, the runs it carries that never finished, and its claim. */
+export interface HeldFacts {
+  readonly fifo: boolean;
+  readonly unfinished: UnfinishedRuns;
+  /** The token of its job id's claim, when it was claimed (the run that never finished, for a copy to count once). */
+  readonly claimToken: string | undefined;
+  readonly lockTtlSeconds: number;
 }
 
 /** After the handler ran (or its signal fired): how the message ends. */
@@ -103,6 +115,10 @@ export function afterRun(f: RunFacts): Outcome {
   const abandoned = x.kind === 'aborted' && x.abandoned;
   if (x.kind === 'aborted' && x.code === 'LEASE_LOST') return { kind: 'lost', reason: x.reason.message, abandoned };
   if (x.kind === 'aborted' && x.code === 'SHUTDOWN') return { kind: 'hand-back', reason: x.reason.message, delaySeconds: 0, abandoned };
+  if (x.kind === 'aborted' && x.code === 'DEADLINE')
+    return f.held === undefined
+      ? { kind: 'hand-back', reason: x.reason.message, delaySeconds: 0, abandoned }
+      : cutShort(x.reason.message, f.held, { ran: true, abandoned });
   // Cancelled while it ran: whatever the handler did once its signal fired (stopped, or threw), it is not retried.
   if (x.kind === 'aborted' && x.code === 'CANCELLED') return { kind: 'cancelled', reason: x.reason.message, abandoned };
   // A timeout, or the handler threw: a failed attempt.
@@ -124,6 +140,23 @@ export function afterRun(f: RunFacts): Outcome {
     };
   }
   return { kind: 'retry', error, delayMs: retryDelayMs(f.backoff, f.attempt, f.random), processMs, abandoned };
+}
+
+/**
+ * A Lambda invocation's deadline came before the job ended (`ran`: its handler was running; else it
+ * never started). A record reported failed spends a receive, so on a standard queue it is re-sent,
+ * this receive not counted and its attempt kept: the deadline is no failure of the job. A run cut
+ * short counts as a run that never finished, so a job that never ends within the function's time
+ * is dead-lettered with the reason once it has maxReceiveCount of them (decide-claim.ts); one whose
+ * handler ignored its signal (`abandoned`: it may still run) comes back once its claim lapses. On
+ * FIFO a copy would join the back of its group: handed back by visibility, its group behind it.
+ */
+export function cutShort(reason: string, h: HeldFacts, o: { readonly ran: boolean; readonly abandoned: boolean }): Outcome {
+  if (h.fifo) return { kind: 'hand-back', reason, delaySeconds: 0, abandoned: o.abandoned };
+  const { runs, last } = h.unfinished;
+  const unfinishedRuns = o.ran ? { runs: runs + 1, last: h.claimToken ?? last } : h.unfinished;
+  const delaySeconds = o.abandoned ? Math.min(h.lockTtlSeconds, SQS_MAX_DELAY_SECONDS) : 0;
+  return { kind: 'hand-back', reason, delaySeconds, abandoned: o.abandoned, notAnAttempt: true, unfinishedRuns };
 }
 
 /** The message is not a job this worker can run (not an envelope, an unknown job, invalid args): to the DLQ with the reason. */

@@ -36,7 +36,19 @@ export class Fate {
   /** Start what can start now: called when a FIFO job retried here is due. */
   readonly #wake: () => void;
 
-  constructor(ctx: FateNeeds, acts: Acts, scheduler: Scheduler<QueueState>, activity: Activity, room: Waits, wake: () => void) {
+  /** Whether a message may be held past its walk (a FIFO job retried here); false in a Lambda invocation. */
+  readonly #holds: boolean;
+
+  constructor(
+    ctx: FateNeeds,
+    acts: Acts,
+    scheduler: Scheduler<QueueState>,
+    activity: Activity,
+    room: Waits,
+    wake: () => void,
+    holds = true,
+  ) {
+    this.#holds = holds;
     this.#ctx = ctx;
     this.#acts = acts;
     this.#scheduler = scheduler;
@@ -57,7 +69,7 @@ export class Fate {
     }
     const fifo = this.#ctx.queueOf(lease.message.queueUrl).fifo;
     const batchItem = batchJobOf(lease.reading) !== undefined;
-    if (retriesInPlace(outcome, { fifo, leaseLost: lease.lost, batchItem })) {
+    if (retriesInPlace(outcome, { fifo, leaseLost: lease.lost, batchItem, holds: this.#holds })) {
       this.#activity.follow(retryInPlace(this.#ctx, lease, info, outcome).then(() => this.#retryLater(lease, outcome.delayMs)));
       return;
     }
@@ -66,9 +78,9 @@ export class Fate {
     if (behind.length > 0) this.#activity.follow(this.handBackUnstarted(behind, 'an earlier message of its FIFO group comes back first'));
   }
 
-  /** Hand messages that were never started back to their queues at once (settle.ts's handBackUnstarted). */
-  handBackUnstarted(leases: readonly Lease[], reason: string): Promise<void> {
-    return handBackUnstarted(this.#ctx, this.#acts, leases, reason, (lease) => describeLease(this.#ctx.config.jobs, lease));
+  /** Hand messages that were never started back to their queues at once (settle.ts's handBackUnstarted; `uncounted`: re-sent, at a deadline). */
+  handBackUnstarted(leases: readonly Lease[], reason: string, uncounted = false): Promise<void> {
+    return handBackUnstarted(this.#ctx, this.#acts, leases, reason, (lease) => describeLease(this.#ctx.config.jobs, lease), uncounted);
   }
 
   /**

@@ -21,11 +21,12 @@ export function blocksGroup(outcome: Outcome): boolean {
 /**
  * A failed FIFO job is retried here, its group waiting for it, rather than handed back: SQS is not
  * asked to order it again. Not when its handler was abandoned (it may still run), its lease was
- * lost, or it is a batch job's item (it goes back to SQS, to join a later batch).
+ * lost, it is a batch job's item (it goes back to SQS, to join a later batch), or where nothing is
+ * held past the message's own walk (`holds` false: a Lambda invocation, which would pay to wait).
  */
 export function retriesInPlace(
   outcome: Outcome,
-  f: { readonly fifo: boolean; readonly leaseLost: boolean; readonly batchItem: boolean },
+  f: { readonly fifo: boolean; readonly leaseLost: boolean; readonly batchItem: boolean; readonly holds: boolean },
 ): outcome is Extract<Outcome, { kind: 'retry' }> {
-  return f.fifo && !f.batchItem && outcome.kind === 'retry' && !outcome.abandoned && !f.leaseLost;
+  return f.holds && f.fifo && !f.batchItem && outcome.kind === 'retry' && !outcome.abandoned && !f.leaseLost;
 }

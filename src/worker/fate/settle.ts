@@ -5,7 +5,8 @@ import type { FateNeeds } from '../context.js';
 import type { Acts } from './acts.js';
 import type { Lease } from '../hold/lease.js';
 import { visibilitySeconds } from '../decide/backoff.js';
-import { handedBackNow, onceLost, type Outcome } from '../decide/decide.js';
+import { cutShort, handedBackNow, onceLost, type Outcome } from '../decide/decide.js';
+import { heldFactsOf } from '../hold/held-facts.js';
 import { type Fallback, ifFails } from './fallback.js';
 import { recordEnd } from './record-end.js';
 import { Report } from './report.js';
@@ -180,7 +181,8 @@ async function carryOut(
 /**
  * Hand back messages that were never started (shutdown, received while stopping, a blocked FIFO
  * group): visible at once, in batches of 10 per queue; one with no receive left is settled on its
- * own, and re-sent.
+ * own, and re-sent. `uncounted` (a Lambda invocation's deadline): on a standard queue each is
+ * re-sent instead, this receive not counted (decide.ts's cutShort).
  */
 export async function handBackUnstarted(
   ctx: FateNeeds,
@@ -188,12 +190,19 @@ export async function handBackUnstarted(
   leases: readonly Lease[],
   reason: string,
   describe: (lease: Lease) => JobInfo,
+  uncounted = false,
 ): Promise<void> {
   await Promise.all(leases.map((lease) => ctx.heartbeat.stopHolding(lease)));
   const held = leases.filter((l) => !l.lost);
-  const last = held.filter((l) => atReceiveLimit(l.message, ctx.queueOf(l.message.queueUrl).maxReceiveCount));
-  const rest = held.filter((l) => !last.includes(l));
-  const calls: Promise<void>[] = last.map((lease) => settle(ctx, acts, lease, describe(lease), handedBackNow(reason)));
+  const resent = uncounted ? held.filter((l) => !ctx.queueOf(l.message.queueUrl).fifo) : [];
+  const last = held.filter((l) => !resent.includes(l) && atReceiveLimit(l.message, ctx.queueOf(l.message.queueUrl).maxReceiveCount));
+  const rest = held.filter((l) => !resent.includes(l) && !last.includes(l));
+  const calls: Promise<void>[] = [
+    ...resent.map((lease) =>
+      settle(ctx, acts, lease, describe(lease), cutShort(reason, heldFactsOf(ctx, lease), { ran: false, abandoned: false })),
+    ),
+    ...last.map((lease) => settle(ctx, acts, lease, describe(lease), handedBackNow(reason))),
+  ];
   for (const answer of acts.visibility.changeNow(
     rest.map((l) => l.message),
     0,

@@ -34,6 +34,7 @@ export class Heartbeat {
   #tick: Promise<void> | undefined;
   /** Each lease's lock extension in flight, if any (close waits for them). */
   readonly #locking = new Map<Lease, Promise<void>>();
+  #emptyWaiters: (() => void)[] = [];
 
   constructor(options: HeartbeatOptions) {
     this.#o = options;
@@ -50,6 +51,12 @@ export class Heartbeat {
 
   get size(): number {
     return this.#leases.size;
+  }
+
+  /** Resolves once it holds no message (every one settled, handed back or lost): a Lambda invocation's end. */
+  empty(): Promise<void> {
+    if (this.#leases.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#emptyWaiters.push(resolve));
   }
 
   start(): void {
@@ -123,7 +130,7 @@ export class Heartbeat {
    * heartbeat sends can land after (and undo) what the caller does next.
    */
   async stopHolding(lease: Lease): Promise<void> {
-    this.#leases.delete(lease);
+    this.#let(lease);
     await lease.pending;
   }
 
@@ -181,8 +188,13 @@ export class Heartbeat {
   #lose(lease: Lease, reason: string): void {
     // A lease no longer tracked is being settled: its fate is decided, nothing is lost.
     if (lease.lost || !this.#leases.has(lease)) return;
-    this.#leases.delete(lease);
+    this.#let(lease);
     lease.abort('LEASE_LOST', `lease lost: ${reason}`);
     this.#o.onLost(lease, reason);
+  }
+
+  #let(lease: Lease): void {
+    this.#leases.delete(lease);
+    if (this.#leases.size === 0) for (const wake of this.#emptyWaiters.splice(0)) wake();
   }
 }

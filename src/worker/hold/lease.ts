@@ -6,7 +6,7 @@ import type { Tracking } from '../../status/tracker.js';
 import type { Reading } from '../reading.js';
 
 /** Why a lease's signal fired: the code of the SqsJobsError it carries. */
-export type AbortCode = 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN' | 'CANCELLED';
+export type AbortCode = 'JOB_TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN' | 'DEADLINE' | 'CANCELLED';
 
 /** Whether `signal` fired (or the run was aborted) with the AbortCode `code`. */
 export function abortedWith(signal: AbortSignal | Interruptible, code: AbortCode): boolean {

@@ -3,6 +3,7 @@ import { RetryLaterError, SqsJobsError, UnrecoverableError } from '../../../../s
 import type { ClaimResult } from '../../../../src/ports/lock.js';
 import {
   afterRun,
+  cutShort,
   DEAD_LETTERED_COPY,
   handedBackNow,
   internalError,
@@ -271,6 +272,32 @@ describe('afterRun: one row per rule', () => {
       abandoned: false,
     });
     expect(afterRun(runFacts(aborted('SHUTDOWN', true)))).toMatchObject({ kind: 'hand-back', abandoned: true });
+  });
+
+  it("a Lambda invocation's deadline → re-sent, this receive not counted, the run counted as one that never finished", () => {
+    const held = { fifo: false, unfinished: { runs: 1, last: 'old' }, claimToken: 'tok', lockTtlSeconds: 35 };
+    expect(afterRun({ ...runFacts(aborted('DEADLINE'), { receiveCount: 5 }), held })).toEqual({
+      kind: 'hand-back',
+      reason: 'signal: DEADLINE',
+      delaySeconds: 0,
+      abandoned: false,
+      notAnAttempt: true,
+      unfinishedRuns: { runs: 2, last: 'tok' },
+    });
+    // Its handler ignored the signal and may still run: back once its claim has lapsed.
+    expect(afterRun({ ...runFacts(aborted('DEADLINE', true)), held })).toMatchObject({ delaySeconds: 35, abandoned: true });
+    // FIFO: a copy would join the back of its group, so it goes back by visibility (the receive counted).
+    expect(afterRun({ ...runFacts(aborted('DEADLINE')), held: { ...held, fifo: true } })).toEqual({
+      kind: 'hand-back',
+      reason: 'signal: DEADLINE',
+      delaySeconds: 0,
+      abandoned: false,
+    });
+    // Never started: re-sent with the runs it carried, none added.
+    expect(cutShort('deadline', held, { ran: false, abandoned: false })).toMatchObject({
+      notAnAttempt: true,
+      unfinishedRuns: { runs: 1, last: 'old' },
+    });
   });
 
   it('cancelled while it ran → deleted as cancelled, never retried: stopped, threw on its signal, or abandoned', () => {
@@ -582,9 +609,10 @@ describe('FIFO groups', () => {
       ].map(blocksGroup),
     ).toEqual([false, false, false, false, false]);
   });
-  it('a failed FIFO job is retried in place, unless abandoned, lost, a batch item, or not FIFO', () => {
-    const facts = { fifo: true, leaseLost: false, batchItem: false };
+  it('a failed FIFO job is retried in place, unless abandoned, lost, a batch item, not FIFO, or in a Lambda invocation', () => {
+    const facts = { fifo: true, leaseLost: false, batchItem: false, holds: true };
     expect(retriesInPlace(retry, facts)).toBe(true);
+    expect(retriesInPlace(retry, { ...facts, holds: false }), 'a Lambda invocation holds nothing past its walk').toBe(false);
     expect(retriesInPlace(retry, { ...facts, fifo: false })).toBe(false);
     expect(retriesInPlace(retry, { ...facts, leaseLost: true })).toBe(false);
     expect(retriesInPlace(retry, { ...facts, batchItem: true })).toBe(false);
