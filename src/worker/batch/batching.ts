@@ -165,9 +165,8 @@ export class Batching {
 
   /** A Lambda invocation's deadline: what is held and not flushed goes back, its receive not counted (cutShort). */
   async handBackHeld(reason: string): Promise<void> {
-    for (const batch of await this.#takeAll())
-      for (const item of batch.items)
-        this.#fate.conclude(item.lease, item.read.info, cutShort(reason, heldFactsOf(this.#ctx, item.lease), { ran: false, abandoned: false }));
+    const back = (item: HeldItem) => cutShort(reason, heldFactsOf(this.#ctx, item.lease), { ran: false, abandoned: false });
+    for (const batch of await this.#takeAll()) for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, back(item));
   }
 
   /** Shutdown: once the claims in flight have landed, every filling batch is flushed now if the deadline allows any time, else handed back. */
