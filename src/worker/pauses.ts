@@ -71,6 +71,11 @@ export class WorkerPauses {
     return this.#watch.start();
   }
 
+  /** Read them again now (a Lambda invocation after its container was frozen: the watch's timer did not run meanwhile). */
+  refresh(): Promise<void> {
+    return this.#watch.check();
+  }
+
   close(): void {
     this.#watch.close();
     for (const wake of this.#waiting.splice(0)) wake();
