@@ -7,7 +7,7 @@ import { DynamoLock } from '../../src/adapters/dynamodb-lock.js';
 import { createJobTable } from '../../src/adapters/dynamodb-table.js';
 import { defineBatchJob } from '../../src/core/batch-job.js';
 import { ATTR_DLQ_REASON } from '../../src/core/dead-letter.js';
-import { ATTR_PRIOR_RECEIVES, ATTR_UNFINISHED_RUNS } from '../../src/core/delivery.js';
+import { ATTR_PRIOR_RECEIVES, ATTR_RATE_SLOT, ATTR_UNFINISHED_RUNS } from '../../src/core/delivery.js';
 import { encodeEnvelope, envelopeAttributes } from '../../src/core/envelope.js';
 import { RetryLaterError, UnrecoverableError } from '../../src/core/errors.js';
 import { defineJob } from '../../src/core/job.js';
@@ -20,7 +20,9 @@ import {
   LOCAL_DYNAMODB,
   LOCAL_ENDPOINT,
   LOCAL_ENV,
+  LOCAL_MEMCACHED,
   drain,
+  eventually,
   freshQueues,
   queueCounts,
   quietLogger,
@@ -52,7 +54,14 @@ const args = z.object({ n: z.number().int() });
 const wait = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 /** A handler on LocalStack, quiet, metrics off unless asked. */
@@ -301,6 +310,46 @@ describe('createLambdaHandler: FIFO, batch jobs, the deadline', () => {
       expect(c.MessageAttributes?.[ATTR_PRIOR_RECEIVES]?.StringValue).toBe('0');
     }
     expect(copies.map((c) => c.MessageAttributes?.[ATTR_UNFINISHED_RUNS]?.StringValue?.split(' ')[0]).sort()).toEqual(['1', undefined]);
+  });
+});
+
+describe('createLambdaHandler: what an invocation cannot wait for', () => {
+  it('a job over its tenant’s cap or its rate limit is re-sent to come back at its turn, uncounted, and reported done', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'lambda-turns');
+    const lockKeyPrefix = `lambda-${randomUUID().slice(0, 8)}:`; // permits and rate slots of this run alone
+    const ran: string[] = [];
+    const capped = defineJob({
+      name: 'capped',
+      args,
+      handle: async ({ n }) => {
+        ran.push(`capped${n}`);
+        await sleep(300);
+      },
+    });
+    const limited = defineJob({ name: 'limited', args, rateLimit: { perSecond: 1 }, handle: ({ n }) => void ran.push(`limited${n}`) });
+    const producer = createProducer({ queueUrl }, LOCAL_ENV);
+    await producer.enqueueMany(capped, [{ n: 1 }, { n: 2 }], { tenant: 'acme' });
+    await producer.enqueueMany(limited, [{ n: 1 }, { n: 2 }]);
+    producer.close();
+    const handler = handlerFor(queueUrl, { jobs: [capped, limited], memcached: LOCAL_MEMCACHED, lockKeyPrefix, tenantCaps: { acme: 1 } });
+    const round = await new EmulatedMapping(sqs, queueUrl).deliver(handler);
+    expect(round!.event.Records).toHaveLength(4);
+    expect(failedIds(round)).toEqual([]);
+    // One capped job ran; the other would have waited for the permit. A rate's first start is at
+    // the next slot (its window's start, up to 1 s ahead): both limited jobs would have waited for theirs.
+    expect(ran).toHaveLength(1);
+    expect(ran[0]).toMatch(/^capped/);
+    // Back as delayed copies (SQS delays are whole seconds), a fresh receive count, their attempt kept;
+    // a limited job's copy carries the slot it reserved, to start on when it comes back.
+    expect(await queueCounts(sqs, queueUrl)).toMatchObject({ visible: 0, inFlight: 0, delayed: 3 });
+    await eventually(async () => (await queueCounts(sqs, queueUrl)).visible === 3, 'the copies visible', 20_000);
+    const copies = await drain(sqs, queueUrl);
+    expect(copies).toHaveLength(3);
+    expect(copies.filter((c) => c.MessageAttributes?.[ATTR_RATE_SLOT] !== undefined)).toHaveLength(2);
+    for (const c of copies) {
+      expect(c.Attributes?.ApproximateReceiveCount).toBe('1');
+      expect(c.MessageAttributes?.[ATTR_PRIOR_RECEIVES]?.StringValue).toBe('0');
+    }
   });
 });
 
