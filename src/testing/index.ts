@@ -15,3 +15,4 @@ export { MemoryJobStore } from './memory-job-store.js';
 export { MemoryDrainMeter } from './memory-drain-meter.js';
 export { MemoryTenantMeter } from './memory-tenant-meter.js';
 export { runHandler, runBatchHandler } from './run-handler.js';
+export { deliverToLambda } from './lambda.js';

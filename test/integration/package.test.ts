@@ -109,7 +109,7 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('the package, from npm pack', () =
     expect(esm.stdout.trim()).toBe('j');
     const cjs = await node(['--input-type=commonjs', '-e', `const m = require('sqs-jobs'); const { z } = require('zod'); ${check}`]);
     expect(cjs.stdout.trim()).toBe('j');
-    for (const entry of ['sqs-jobs/adapters', 'sqs-jobs/http', 'sqs-jobs/testing']) {
+    for (const entry of ['sqs-jobs/adapters', 'sqs-jobs/http', 'sqs-jobs/testing', 'sqs-jobs/lambda']) {
       const out = await node(['--input-type=commonjs', '-e', `console.log(Object.keys(require('${entry}')).length > 0)`]);
       expect(out.stdout.trim(), entry).toBe('true');
     }

@@ -113,8 +113,14 @@ const SURFACE = {
       'MemoryTenantMeter',
       'runHandler',
       'runBatchHandler',
+      'deliverToLambda',
     ],
     types: [],
+  },
+  'sqs-jobs/lambda': {
+    file: 'src/lambda/index.ts',
+    values: ['createLambdaHandler'],
+    types: ['LambdaHandlerOptions', 'LambdaHandler', 'SqsEvent', 'SqsBatchResponse'],
   },
   'sqs-jobs/cdk': {
     file: 'src/cdk/index.ts',
@@ -157,13 +163,15 @@ describe('the public surface', () => {
       ['sqs-jobs/adapters', await import('../../src/adapters/index.js')],
       ['sqs-jobs/http', await import('../../src/http/index.js')],
       ['sqs-jobs/testing', await import('../../src/testing/index.js')],
+      ['sqs-jobs/lambda', await import('../../src/lambda/index.js')],
     ] as const)
       expect(Object.keys(module).sort(), entry).toEqual([...SURFACE[entry].values].sort());
   });
 
-  it('stays at about 50 names in sqs-jobs (45, 4 for schedules, 3 for pauses) and under 100 in all', () => {
+  // Under 100 until the Lambda entry (6 names: its handler, its options, the event's types, the testing helper).
+  it('stays at about 50 names in sqs-jobs (45, 4 for schedules, 3 for pauses) and under 110 in all', () => {
     const count = (e: { values: readonly string[]; types: readonly string[] }) => e.values.length + e.types.length;
     expect(count(SURFACE['sqs-jobs'])).toBeLessThanOrEqual(52);
-    expect(Object.values(SURFACE).reduce((n, e) => n + count(e), 0)).toBeLessThan(100);
+    expect(Object.values(SURFACE).reduce((n, e) => n + count(e), 0)).toBeLessThan(110);
   });
 });
