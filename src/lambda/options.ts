@@ -36,10 +36,12 @@ export function lambdaWorkerOptions(options: LambdaHandlerOptions, env: Env): { 
     throw new ConfigError(
       `invalid Lambda handler options: options.deadlineMarginMs: must be a whole number of ms above abortGraceMs (${grace})`,
     );
+  const visibility = rest.visibilityTimeoutSeconds ?? visibilityFrom(env);
   return {
     worker: {
       deleteFlushMs: 10,
       ...rest,
+      ...(visibility === undefined ? {} : { visibilityTimeoutSeconds: visibility }),
       handleSignals: false,
       prefetch: 0,
       // EMF unless told otherwise: metrics go to stdout, and CloudWatch Logs makes them metrics (no call in the invocation).
@@ -47,4 +49,14 @@ export function lambdaWorkerOptions(options: LambdaHandlerOptions, env: Env): { 
     },
     deadlineMarginMs,
   };
+}
+
+/** SQS_JOBS_VISIBILITY_TIMEOUT, the queue's visibility timeout in seconds (the construct sets it): the lock lives that long and 5 s more. */
+function visibilityFrom(env: Env): number | undefined {
+  const text = env.SQS_JOBS_VISIBILITY_TIMEOUT;
+  if (text === undefined || text === '') return undefined;
+  const seconds = Number(text);
+  if (!Number.isSafeInteger(seconds) || seconds < 2)
+    throw new ConfigError(`invalid SQS_JOBS_VISIBILITY_TIMEOUT: must be a whole number of seconds, at least 2; got "${text}"`);
+  return seconds;
 }

@@ -1,5 +1,7 @@
 import { createSqsClient } from '../adapters/aws-clients.js';
+import { DynamoLock } from '../adapters/dynamodb-lock.js';
 import { SqsQueuePort } from '../adapters/sqs-queue.js';
+import { isJobStore } from '../status/store.js';
 import type { Env } from '../config/env.js';
 import { createLogger } from '../config/log.js';
 import { ConfigError, toError } from '../core/errors.js';
@@ -39,7 +41,7 @@ export class LambdaRuntime extends EventSource<WorkerEvents> {
 
   constructor(options: LambdaHandlerOptions, env: Env) {
     const { worker, deadlineMarginMs } = lambdaWorkerOptions(options, env);
-    const given = resolveWorkerConfig(worker, env);
+    const given = withDefaultLock(resolveWorkerConfig(worker, env), env);
     const log = given.logger ?? createLogger(env);
     super((error, event) => log.error({ err: error, event }, 'an event listener threw; the handler goes on'));
     const sqs = given.queue ?? new SqsQueuePort(...twice(createSqsClient(given.aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env)));
@@ -95,6 +97,21 @@ export class LambdaRuntime extends EventSource<WorkerEvents> {
 }
 
 const twice = <T>(x: T): [T, T] => [x, x];
+
+/**
+ * Without memcached, the dedupe lock is on the job store's table (DynamoLock), when the store is
+ * given as a table (the option, or SQS_JOBS_JOB_TABLE): Lambda functions seldom reach an
+ * ElastiCache node. With neither, none (at-least-once), as for a worker; said once at start.
+ */
+function withDefaultLock(c: WorkerConfig, env: Env): WorkerConfig {
+  if (c.lock !== undefined || c.memcached !== undefined) return c;
+  const table: { table: string; endpoint?: string | undefined; region?: string | undefined } | undefined = isJobStore(c.store)
+    ? undefined
+    : (c.store ?? (env.SQS_JOBS_JOB_TABLE ? { table: env.SQS_JOBS_JOB_TABLE } : undefined));
+  if (table === undefined) return c;
+  const lock = new DynamoLock({ table: table.table, endpoint: table.endpoint, region: table.region, keyPrefix: c.lockKeyPrefix }, env);
+  return Object.freeze({ ...c, lock });
+}
 
 /**
  * Tenant caps, rate limits and exclusive batch jobs are counted fleet-wide in memcached (or the

@@ -3,7 +3,6 @@ import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createDynamoClient } from '../../src/adapters/aws-clients.js';
-import { DynamoLock } from '../../src/adapters/dynamodb-lock.js';
 import { createJobTable } from '../../src/adapters/dynamodb-table.js';
 import { defineBatchJob } from '../../src/core/batch-job.js';
 import { ATTR_DLQ_REASON } from '../../src/core/dead-letter.js';
@@ -191,7 +190,7 @@ describe('createLambdaHandler on the event source mapping', () => {
     expect(failedIds(again)).toEqual([]);
   });
 
-  it('two invocations given one job id at once run it once (the DynamoDB lock)', async () => {
+  it('two invocations given one job id at once run it once (the lock on the job store’s table, by default without memcached)', async () => {
     const { queueUrl } = await freshQueues(sqs, 'lambda-race');
     let runs = 0;
     const job = defineJob({
@@ -214,10 +213,8 @@ describe('createLambdaHandler on the event source mapping', () => {
         })),
       }),
     );
-    // Two containers, each with its own lock client: two mappings of batch size 1.
-    const containers = [0, 1].map(() =>
-      handlerFor(queueUrl, { jobs: [job], lock: new DynamoLock({ table, endpoint: LOCAL_DYNAMODB, region: 'us-east-1' }) }),
-    );
+    // Two containers, each with its own lock: without memcached, on the job store's table (DynamoLock) by default.
+    const containers = [0, 1].map(() => handlerFor(queueUrl, { jobs: [job], store }));
     const rounds = await Promise.all(containers.map((h) => new EmulatedMapping(sqs, queueUrl, { batchSize: 1 }).deliver(h)));
     expect(rounds.every((r) => r !== undefined)).toBe(true);
     expect(runs).toBe(1);
