@@ -30,6 +30,9 @@ export const WORKER_STORE_ACTIONS = [
   'dynamodb:PartiQLInsert',
 ];
 
+/** The dedupe lock on the job table (DynamoLock, a Lambda function's): its keys are put, read, updated and deleted. */
+export const LOCK_STORE_ACTIONS = ['dynamodb:DeleteItem'];
+
 /** With `jobStore.schedules`, the tick's (src/schedules/): Query on the due index only, DeleteItem for a kept job once it is sent. */
 export const WORKER_TICK_ACTIONS = ['dynamodb:Query', 'dynamodb:DeleteItem'];
 

@@ -1,6 +1,7 @@
 import { dlqArchiveSchema } from './dlq-archive.js';
 import { z } from 'zod';
 import { thresholdIssues } from './alarm-thresholds.js';
+import { lambdaSettingSchema, lambdaSettingsIssues, lambdaVisibilitySeconds } from './lambda-settings.js';
 import { eventSettingSchema, eventSettingsIssues } from './event-settings.js';
 import { scheduleSettingSchema, scheduleSettingsIssues } from './schedule-settings.js';
 
@@ -97,6 +98,9 @@ const settingsSchema = z
     dlqArchive: z.union([z.literal(false), dlqArchiveSchema]),
     /** Optional: an address the alarms email (an SNS topic is created for it). */
     alarmEmail: z.email().optional(),
+    /** Where the jobs run: `fargate` (a service running `sqs-jobs worker`) or `lambda` (a function on the queue's event source mapping, `lambda`). */
+    runtime: z.enum(['fargate', 'lambda']),
+    lambda: lambdaSettingSchema,
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -109,6 +113,7 @@ const settingsSchema = z
       });
     }
     for (const issue of thresholdIssues(s)) ctx.addIssue({ code: 'custom', ...issue });
+    if (s.runtime === 'lambda') for (const issue of lambdaSettingsIssues(s)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of eventSettingsIssues(s.events, { served: servedQueueNames(s), deadLetterQueue: `${s.queueName}-dlq` }))
       ctx.addIssue({ code: 'custom', ...issue });
     if (s.scheduler === 'eventbridge') for (const issue of scheduleSettingsIssues(s.schedules)) ctx.addIssue({ code: 'custom', ...issue });
@@ -154,6 +159,8 @@ export const DEFAULT_SETTINGS: DeploySettings = {
   scheduler: 'workers',
   schedules: [],
   dlqArchive: false,
+  runtime: 'fargate',
+  lambda: lambdaSettingSchema.parse({}),
 };
 
 /** Defaults with `overrides` on top (an object, or JSON text as `cdk -c sqsJobs='{...}'` passes it). */
@@ -170,8 +177,11 @@ export function resolveSettings(overrides: unknown = {}): DeploySettings {
   return result.data;
 }
 
-/** Visibility timeout = 2 × p99 processing time (whole seconds, at least 10 s). */
-export function visibilityTimeoutSeconds(s: Pick<DeploySettings, 'p99ProcessingSeconds'>): number {
+/** Visibility timeout = 2 × p99 processing time (whole seconds, at least 10 s); on Lambda, six times the function's timeout unless given. */
+export function visibilityTimeoutSeconds(
+  s: Pick<DeploySettings, 'p99ProcessingSeconds'> & Partial<Pick<DeploySettings, 'runtime' | 'lambda'>>,
+): number {
+  if (s.runtime === 'lambda' && s.lambda !== undefined) return lambdaVisibilitySeconds({ ...s, lambda: s.lambda });
   return Math.max(10, Math.ceil(2 * s.p99ProcessingSeconds));
 }
 

@@ -1,10 +1,11 @@
 import { DUE_INDEX } from '../core/due-index.js';
 import { listIndexesOf } from './job-list-indexes.js';
-import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as ecs from 'aws-cdk-lib/aws-ecs';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as ecs from 'aws-cdk-lib/aws-ecs';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -12,10 +13,10 @@ import { DLQ_RETENTION_SECONDS } from '../ops/queues.js';
 import { addAlarms, type JobAlarms } from './alarms.js';
 import { addDashboard } from './dashboard.js';
 import { SubscriberQueues } from './event-queues.js';
-import { addMemcached } from './memcached.js';
 import {
   PRODUCER_QUEUE_ACTIONS,
   PRODUCER_STORE_ACTIONS,
+  LOCK_STORE_ACTIONS,
   WORKER_DLQ_ACTIONS,
   WORKER_QUEUE_ACTIONS,
   WORKER_STORE_ACTIONS,
@@ -23,30 +24,25 @@ import {
 } from './permissions.js';
 import { type DeploySettings, type DeploySettingsInput, queueSpec, resolveSettings } from './settings.js';
 import { addEventBridgeSchedules } from './eventbridge-schedules.js';
-import { addWorkerService } from './worker-service.js';
-import { addDlqArchive, type DlqArchive } from './dlq-archive.js';
+import type { DlqArchive } from './dlq-archive.js';
+import { addFargateWorkers, type FargateWorkerProps } from './fargate-workers.js';
+import { addLambdaWorkers, type LambdaWorkerProps } from './lambda-workers.js';
 
-/** The deployment settings (each has a default, see `DEFAULT_SETTINGS`), and where the workers run. */
-export interface SqsJobsProps extends DeploySettingsInput {
-  /**
-   * The worker image: your app, with sqs-jobs installed and `jobsModule` built into it; its
-   * entrypoint is the `sqs-jobs` CLI (the command is `worker --jobs <jobsModule> ...`). E.g.
-   * `ecs.ContainerImage.fromAsset('.')` with a Dockerfile whose ENTRYPOINT is
-   * `["node", "node_modules/sqs-jobs/dist/src/cli/main.js"]` (the root filesystem is read-only: no npx).
-   */
-  readonly image: ecs.ContainerImage;
-  /** An existing VPC; default: a new one with two AZs and one NAT gateway. Ignored when `cluster` is given. */
-  readonly vpc?: ec2.IVpc;
-  /** An existing ECS cluster to run the workers in; default: a new one in `vpc`. */
-  readonly cluster?: ecs.ICluster;
-}
+/**
+ * The deployment settings (each has a default, see `DEFAULT_SETTINGS`), and where the jobs run: a
+ * Fargate service from your worker image (`image`), or a Lambda function from your handler file
+ * (`runtime: 'lambda'`, `entry`).
+ */
+export type SqsJobsProps = DeploySettingsInput & (FargateWorkerProps | LambdaWorkerProps);
 
 /**
  * sqs-jobs on AWS in one construct: the job queue and its DLQ (with the spillover queue and the
  * priority tiers' lanes when asked), the job table, each event's topic and subscriber queues, the
- * Fargate service running `sqs-jobs worker` (stop timeout from its shutdown deadline, scaled on the
- * backlog), a one-node memcached for the dedupe lock, the alarms an operator needs (`alarms.ts`) and a CloudWatch dashboard.
- * The task role gets exactly the actions the worker uses; `grantEnqueue` gives a producer its own.
+ * workers: a Fargate service running `sqs-jobs worker` (stop timeout from its shutdown deadline,
+ * scaled on the backlog) with a one-node memcached for the dedupe lock, or a Lambda function on
+ * the queues' event source mappings (the lock on the job table); the alarms an operator needs
+ * (`alarms.ts`) and a CloudWatch dashboard. The workers' role gets exactly the actions they use;
+ * `grantEnqueue` gives a producer its own.
  */
 export class SqsJobs extends Construct {
   /** The settings as resolved: the defaults with the given ones on top, checked. */
@@ -61,13 +57,17 @@ export class SqsJobs extends Construct {
   readonly events: SubscriberQueues;
   /** With `jobStore`: the job status table (partition key `pk`, TTL on `expiresAt`). */
   readonly jobTable: dynamodb.Table | undefined;
+  /** The role the jobs run under: the Fargate task's, or the Lambda function's. */
   readonly taskRole: iam.Role;
-  readonly service: ecs.FargateService;
+  /** The Fargate service (undefined with `runtime: 'lambda'`). */
+  readonly service: ecs.FargateService | undefined;
+  /** With `runtime: 'lambda'`: the function running the jobs, on an event source mapping per queue. */
+  readonly function: lambda.IFunction | undefined;
   /** With `dlqArchive`: the bucket the dead letters go to, the task that moves them, its schedule. */
   readonly dlqArchive: DlqArchive | undefined;
   readonly alarms: JobAlarms;
   readonly dashboard: cloudwatch.Dashboard;
-  /** memcached's `host:port`, `tls://host:port` with TLS (the one made here, or the `endpoint` given): producers that cancel jobs or use admission need it too. */
+  /** memcached's `host:port`, `tls://host:port` with TLS (the one made here, or the `endpoint` given): producers that cancel jobs or use admission need it too. Empty on Lambda. */
   readonly memcachedEndpoint: string;
   /**
    * The security group of the memcached made here (undefined with an `endpoint`): only the workers
@@ -81,8 +81,13 @@ export class SqsJobs extends Construct {
 
   constructor(scope: Construct, id: string, props: SqsJobsProps) {
     super(scope, id);
-    const { image, vpc: givenVpc, cluster: givenCluster, ...given } = props;
+    const { image, vpc, cluster, entry, handler, bundling, ...given } = props as DeploySettingsInput &
+      Partial<FargateWorkerProps & LambdaWorkerProps>;
     const s = resolveSettings(given);
+    if (s.runtime === 'lambda' ? entry === undefined : image === undefined)
+      throw new Error(
+        `invalid SqsJobs props: ${s.runtime === 'lambda' ? "runtime 'lambda' needs entry, the file exporting the handler" : 'image is needed'}`,
+      );
     this.settings = s;
     const spec = queueSpec(s);
 
@@ -146,29 +151,29 @@ export class SqsJobs extends Construct {
       statements: this.#producerStatements(),
     });
 
-    const cluster =
-      givenCluster ?? new ecs.Cluster(this, 'Cluster', { vpc: givenVpc ?? new ec2.Vpc(this, 'Vpc', { maxAzs: 2, natGateways: 1 }) });
-    const securityGroup = new ec2.SecurityGroup(this, 'WorkerSecurityGroup', { vpc: cluster.vpc, description: 'sqs-jobs workers' });
-    const made = 'endpoint' in s.memcached ? undefined : addMemcached(this, cluster.vpc, securityGroup, s.memcached);
-    this.memcachedEndpoint = made?.endpoint ?? ('endpoint' in s.memcached ? s.memcached.endpoint : '');
-    this.memcachedSecurityGroup = made?.securityGroup;
-    this.service = addWorkerService(this, s, {
-      image,
-      cluster,
-      securityGroup,
-      taskRole: this.taskRole,
-      queue: this.queue,
-      spilloverQueue: this.spilloverQueue,
-      subscriberQueues,
-      served,
-      memcached: this.memcachedEndpoint,
-      jobTableName: this.jobTable?.tableName,
-      region: Stack.of(this).region,
-    });
-
-    const archive = { image, cluster, securityGroup, queue: this.queue, deadLetterQueue: this.deadLetterQueue, queueName: spec.name };
-    this.dlqArchive = s.dlqArchive === false ? undefined : addDlqArchive(this, s.dlqArchive, { ...archive, region: Stack.of(this).region });
-    if (this.dlqArchive) new CfnOutput(this, 'DlqArchiveBucketName', { value: this.dlqArchive.bucket.bucketName });
+    const parts = { queue: this.queue, served, jobTableName: this.jobTable?.tableName, role: this.taskRole };
+    const workers =
+      s.runtime === 'lambda'
+        ? addLambdaWorkers(this, s, { runtime: 'lambda', entry: entry!, handler, bundling }, parts)
+        : addFargateWorkers(
+            this,
+            s,
+            { image: image!, vpc, cluster },
+            {
+              ...parts,
+              deadLetterQueue: this.deadLetterQueue,
+              spilloverQueue: this.spilloverQueue,
+              subscriberQueues,
+              queueName: spec.name,
+            },
+          );
+    ({
+      service: this.service,
+      function: this.function,
+      memcachedEndpoint: this.memcachedEndpoint,
+      memcachedSecurityGroup: this.memcachedSecurityGroup,
+      dlqArchive: this.dlqArchive,
+    } = workers);
 
     new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl });
     if (this.spilloverQueue) new CfnOutput(this, 'SpilloverQueueUrl', { value: this.spilloverQueue.queueUrl });
@@ -206,7 +211,7 @@ export class SqsJobs extends Construct {
   /** The worker's task role: exactly the actions `sqs-jobs worker` calls, on these resources only. */
   #workerRole(s: DeploySettings, served: readonly sqs.IQueue[]): iam.Role {
     const role = new iam.Role(this, 'WorkerTaskRole', {
-      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
+      assumedBy: new iam.ServicePrincipal(s.runtime === 'lambda' ? 'lambda.amazonaws.com' : 'ecs-tasks.amazonaws.com'),
       description: 'sqs-jobs worker: consume the job queue, dead-letter to its DLQ, publish job metrics',
     });
     role.addToPolicy(
@@ -217,7 +222,9 @@ export class SqsJobs extends Construct {
       new iam.PolicyStatement({ sid: 'DeadLetter', actions: WORKER_DLQ_ACTIONS, resources: deadLetterQueues.map((q) => q.queueArn) }),
     );
     if (this.jobTable) {
-      role.addToPolicy(new iam.PolicyStatement({ sid: 'JobStore', actions: WORKER_STORE_ACTIONS, resources: [this.jobTable.tableArn] }));
+      // On Lambda the dedupe lock is on the job table too (DynamoLock: it deletes a released key).
+      const actions = s.runtime === 'lambda' ? [...WORKER_STORE_ACTIONS, ...LOCK_STORE_ACTIONS] : WORKER_STORE_ACTIONS;
+      role.addToPolicy(new iam.PolicyStatement({ sid: 'JobStore', actions, resources: [this.jobTable.tableArn] }));
       if (s.jobStore !== false && s.jobStore.schedules) {
         // The tick: due schedules and kept jobs found on the due index, a kept job removed once sent.
         role.addToPolicy(
@@ -229,7 +236,7 @@ export class SqsJobs extends Construct {
         );
       }
     }
-    if (s.metrics === 'cloudwatch') {
+    if (s.metrics === 'cloudwatch' && s.runtime !== 'lambda') {
       // PutMetricData has no resource type; the condition pins it to the job metrics namespace.
       role.addToPolicy(
         new iam.PolicyStatement({

@@ -435,7 +435,7 @@ describe('SqsJobs as a construct in your own stack', () => {
 
   it('keeps the DLQ when the stack is deleted, and lets producers reach the memcached it makes', () => {
     const { stack, jobs } = stackWith();
-    const producers = new ec2.SecurityGroup(stack, 'Producers', { vpc: jobs.service.cluster.vpc });
+    const producers = new ec2.SecurityGroup(stack, 'Producers', { vpc: jobs.service!.cluster.vpc });
     jobs.memcachedSecurityGroup!.addIngressRule(producers, ec2.Port.tcp(11211), 'producers: cancel and admission');
     const t = Template.fromStack(stack);
     t.hasResource('AWS::SQS::Queue', { Properties: { QueueName: 'jobs-dlq' }, DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
