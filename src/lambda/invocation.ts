@@ -20,6 +20,7 @@ export async function invoke(rt: LambdaRuntime, event: SqsEvent, remainingMs: nu
   const { ctx, walks, records } = rt;
   const started = Date.now();
   records.begin();
+  rt.holdUntil = started + remainingMs - rt.deadlineMarginMs;
   const byQueue = held(rt, event.Records, started);
   // Both timers end with the invocation.
   const over = new AbortController();

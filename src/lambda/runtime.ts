@@ -35,6 +35,8 @@ export class LambdaRuntime extends EventSource<WorkerEvents> {
   readonly records: RecordsQueue;
   readonly queues: readonly QueueState[];
   readonly deadlineMarginMs: number;
+  /** The current invocation's deadline (ms since the epoch): nothing is held past it. */
+  holdUntil = 0;
   #ready: Promise<void> | undefined;
   #pausesReadAt = 0;
   #warnedTimeout = false;
@@ -59,8 +61,9 @@ export class LambdaRuntime extends EventSource<WorkerEvents> {
     this.acts = acts;
     refuseWhatNeedsMemcached(this.config, ctx);
     ctx.metrics?.attach(this);
-    // No room to wait in (a job at its cap, rate limit or pause is re-sent), and nothing held past its walk.
-    this.walks = new Walks(ctx, acts, this.queues, { freeRoom: 0, holds: false });
+    // No room to wait in (a job at its cap, rate limit or pause is re-sent), nothing held past its
+    // walk, and no FIFO wait held past the invocation's deadline (handed back for as long instead).
+    this.walks = new Walks(ctx, acts, this.queues, { freeRoom: 0, holds: false, holdUntil: () => this.holdUntil });
   }
 
   /** One invocation: its records walk, and the answer names those not done. */

@@ -23,6 +23,8 @@ export interface WalkSettings {
   readonly holds: boolean;
   /** Called after each dispatch: the receive loops may ask for more. */
   readonly dispatched?: () => void;
+  /** Until when anything may be held (a Lambda invocation's deadline): a wait that would end later is not held. */
+  readonly holdUntil?: () => number;
 }
 
 /**
@@ -62,6 +64,7 @@ export class Walks {
         handBackWaiting: (lease, reason) => this.fate.handBackWaiting(lease, reason),
       },
       o.freeRoom,
+      o.holdUntil,
     );
     this.fate = new Fate(ctx, acts, this.scheduler, this.activity, this.room, () => this.dispatch(), o.holds);
     this.batching = new Batching(ctx, this.activity, this.fate, () => this.dispatch());

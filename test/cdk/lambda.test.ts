@@ -16,7 +16,7 @@ const ENTRY = 'test/cdk/fixtures/lambda-handler.ts';
 
 function lambdaStack(settings: DeploySettingsInput = {}) {
   const stack = new Stack(new App(), 'Test');
-  const jobs = new SqsJobs(stack, 'Jobs', { runtime: 'lambda', entry: ENTRY, ...settings });
+  const jobs = new SqsJobs(stack, 'Jobs', { ...settings, runtime: 'lambda', entry: ENTRY });
   return { stack, jobs, t: Template.fromStack(stack) };
 }
 

@@ -12,6 +12,7 @@ import { RetryLaterError, UnrecoverableError } from '../../src/core/errors.js';
 import { defineJob } from '../../src/core/job.js';
 import { createLambdaHandler } from '../../src/lambda/handler.js';
 import type { LambdaHandlerOptions } from '../../src/lambda/options.js';
+import { createPauses } from '../../src/ops/wiring.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { getJob } from '../../src/status/get-job.js';
 import { EmulatedMapping } from '../helpers/lambda-mapping.js';
@@ -346,6 +347,42 @@ describe('createLambdaHandler: what an invocation cannot wait for', () => {
     for (const c of copies) {
       expect(c.Attributes?.ApproximateReceiveCount).toBe('1');
       expect(c.MessageAttributes?.[ATTR_PRIOR_RECEIVES]?.StringValue).toBe('0');
+    }
+  });
+});
+
+describe('createLambdaHandler: pauses', () => {
+  it('a paused job type is re-sent for the pause’s delay; a paused FIFO queue’s records go back by visibility at once, not held to the deadline', async () => {
+    const standard = await freshQueues(sqs, 'lambda-paused');
+    const fifo = await freshQueues(sqs, 'lambda-paused', { name: 'x.fifo' });
+    const ran: number[] = [];
+    const job = defineJob({ name: 'report', args, handle: ({ n }) => void ran.push(n) });
+    const pauses = createPauses({ store }, LOCAL_ENV);
+    await pauses.pause({ job: 'report' }, { by: 'test', reason: 'upstream down' });
+    const fifoName = fifo.queueUrl.split('/').pop()!;
+    await pauses.pause({ queue: fifoName }, { by: 'test' });
+    try {
+      const producer = createProducer({ queueUrl: standard.queueUrl }, LOCAL_ENV);
+      await producer.enqueue(job, { n: 1 });
+      producer.close();
+      const fifoProducer = createProducer({ queueUrl: fifo.queueUrl }, LOCAL_ENV);
+      await fifoProducer.enqueue(job, { n: 2 }, { groupId: 'g' });
+      fifoProducer.close();
+      const options = { jobs: [job], store, pausedDelaySeconds: 10 };
+      const paused = await new EmulatedMapping(sqs, standard.queueUrl).deliver(handlerFor(standard.queueUrl, options));
+      expect(failedIds(paused)).toEqual([]); // re-sent (a delayed copy), this receive not counted
+      expect(await queueCounts(sqs, standard.queueUrl)).toMatchObject({ delayed: 1, inFlight: 0 });
+      const at = Date.now();
+      const fifoRound = await new EmulatedMapping(sqs, fifo.queueUrl, { functionTimeoutMs: 20_000 }).deliver(
+        handlerFor(fifo.queueUrl, options),
+      );
+      expect(Date.now() - at).toBeLessThan(5_000); // answered at once, not at the 20 s deadline
+      expect(failedIds(fifoRound)).toHaveLength(1); // its group's order kept: back by visibility
+      expect(ran).toEqual([]);
+    } finally {
+      await pauses.resume({ job: 'report' });
+      await pauses.resume({ queue: fifoName });
+      pauses.close();
     }
   });
 });

@@ -7,10 +7,8 @@ import type { Lease } from '../hold/lease.js';
 import type { Scheduler } from '../intake/scheduler.js';
 import type { QueueState } from '../queue-state.js';
 import { CapTurns } from './cap-turns.js';
-import type { Room } from './turn.js';
+import { type Room, sqsHoldEndsAt } from './turn.js';
 import { pauseTag } from '../intake/waiters.js';
-import { HOLD_MARGIN_MS } from '../../core/rate-limit.js';
-import { SQS_MAX_HOLD_MS } from '../../core/sqs-limits.js';
 
 /** What the room needs of its worker. */
 interface RoomHost {
@@ -49,14 +47,22 @@ export class WaitingRoom implements Room {
   /** Messages on their way to wait for a pause to end: a budget of their own (admitsPaused), never braking intake. */
   #goingToPause = 0;
 
-  constructor(host: RoomHost, freeRoom: number) {
+  /** Until when anything may be held (a Lambda invocation's deadline); a worker's holds end only at SQS's limit. */
+  readonly #holdUntil: () => number;
+
+  constructor(host: RoomHost, freeRoom: number, holdUntil: () => number = () => Number.POSITIVE_INFINITY) {
     this.#host = host;
     this.perTenant = freeRoom;
+    this.#holdUntil = holdUntil;
     // A pause ended (resumed, or its time ran out): its messages waiting here start.
     host.ctx.pauses?.listen((board) => {
       const now = Date.now();
       if (host.scheduler.resumed((key) => !board.holds(key, now))) host.wake();
     });
+  }
+
+  holdEndsAt(lease: Lease): number {
+    return Math.min(sqsHoldEndsAt(lease), this.#holdUntil());
   }
 
   admits(lease: Lease): boolean {
@@ -188,7 +194,7 @@ export class WaitingRoom implements Room {
       // Else until the resume, or until shortly before SQS's 12-hour hold of it ends: then its turn
       // is asked again, and a pause still in force sends it back (re-sent, a fresh receive count).
       const holds = ctx.pauses?.board.holds(until.resumeOf, Date.now()) === true;
-      const holdEnds = lease.receivedAt + SQS_MAX_HOLD_MS - HOLD_MARGIN_MS;
+      const holdEnds = this.holdEndsAt(lease);
       scheduler.wait(lease, pauseTag(until.resumeOf), holds ? holdEnds : 0);
       if (holds) this.#wakeAt(holdEnds);
       else this.#host.wake();

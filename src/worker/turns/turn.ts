@@ -27,7 +27,12 @@ export interface Room {
   readonly perTenant: number;
   /** When capped tenants' turns come here: who waits, and how long a re-sent one is delayed. */
   readonly turns: CapTurns;
+  /** Until when `lease` may be held at most: shortly before SQS's 12-hour limit, or a Lambda invocation's deadline. */
+  holdEndsAt(lease: Lease): number;
 }
+
+/** The latest a message received at `receivedAt` may be held: shortly before SQS's 12-hour limit. */
+export const sqsHoldEndsAt = (lease: Lease): number => lease.receivedAt + SQS_MAX_HOLD_MS - HOLD_MARGIN_MS;
 
 /** No room: every job at its cap or its rate limit is deferred (a job run alone, as in tests). */
 export function noRoom(): Room {
@@ -38,6 +43,7 @@ export function noRoom(): Room {
     waitingFor: () => 0,
     perTenant: 0,
     turns: new CapTurns(),
+    holdEndsAt: sqsHoldEndsAt,
   };
 }
 
@@ -85,7 +91,7 @@ function pauseOf(ctx: TurnNeeds, lease: Lease, read: GoodReading, room: Room): O
     mark,
     now,
     canWait: room.admitsPaused(lease),
-    holdLeftMs: lease.receivedAt + SQS_MAX_HOLD_MS - HOLD_MARGIN_MS - now,
+    holdLeftMs: room.holdEndsAt(lease) - now,
     fifo,
     longestDelaySeconds: ctx.config.pausedDelaySeconds,
     receives: receivesOf(ctx, lease),
@@ -163,7 +169,7 @@ async function rateSlotFor(ctx: TurnNeeds, lease: Lease, read: GoodReading, room
     what: tenant === undefined ? `job "${job.name}"` : `job "${job.name}" for tenant "${tenant}"`,
     perSecond: limit.perSecond,
     canWait: room.admits(lease),
-    waitLimitMs: lease.receivedAt + SQS_MAX_HOLD_MS - HOLD_MARGIN_MS - now,
+    waitLimitMs: room.holdEndsAt(lease) - now,
     fifo: isFifoQueue(lease.message.queueUrl),
     receives: receivesOf(ctx, lease),
     leaseLost: lease.lost,
