@@ -28,4 +28,5 @@ test('a thumbnail job runs to completed, and its record is not reported failed',
   assert.deepEqual(failed, []);
   const status = await getJob(jobId, store);
   assert.equal(status?.state, 'completed');
+  await handler.close();
 });

@@ -18,3 +18,4 @@ while (!stopping) {
   else await new Promise((resolve) => setTimeout(resolve, 500));
 }
 client.destroy();
+await handler.close(); // the handler's clients and timers: a local script must end (Lambda never calls this)

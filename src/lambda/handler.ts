@@ -9,17 +9,18 @@ import { LambdaRuntime } from './runtime.js';
  * response (turn on ReportBatchItemFailures in the mapping). Made once per container, at module
  * load: `export const handler = createLambdaHandler({ jobs })`. Refuses options that do not apply
  * on Lambda, and tenant caps or rate limits without memcached, with the reason. `on(event, ...)`
- * hears the worker's events.
+ * hears the worker's events; `close()` lets go of its clients (a test or a local script; never on Lambda).
  */
 export function createLambdaHandler(
   options: LambdaHandlerOptions,
   env: Env = process.env,
-): LambdaHandler & Pick<LambdaRuntime, 'on' | 'off' | 'once'> {
+): LambdaHandler & Pick<LambdaRuntime, 'on' | 'off' | 'once' | 'close'> {
   const runtime = new LambdaRuntime(options, env);
   const handler: LambdaHandler = (event, context) => runtime.invoke(event, context);
   return Object.assign(handler, {
     on: runtime.on.bind(runtime),
     off: runtime.off.bind(runtime),
     once: runtime.once.bind(runtime),
+    close: () => runtime.close(),
   });
 }

@@ -8,6 +8,7 @@ import { ConfigError, toError } from '../core/errors.js';
 import { EventSource } from '../core/events.js';
 import type { WorkerEvents } from '../core/job-events.js';
 import { resolveWorkerConfig, type WorkerConfig } from '../worker/config.js';
+import { closingSteps } from '../worker/lifecycle.js';
 import type { WorkerContext } from '../worker/context.js';
 import type { Acts } from '../worker/fate/acts.js';
 import { type QueueState, queueState, resolveDeadLetterQueue } from '../worker/queue-state.js';
@@ -40,13 +41,16 @@ export class LambdaRuntime extends EventSource<WorkerEvents> {
   #ready: Promise<void> | undefined;
   #pausesReadAt = 0;
   #warnedTimeout = false;
+  readonly #destroyClient: () => void;
 
   constructor(options: LambdaHandlerOptions, env: Env) {
     const { worker, deadlineMarginMs } = lambdaWorkerOptions(options, env);
     const given = withDefaultLock(resolveWorkerConfig(worker, env), env);
     const log = given.logger ?? createLogger(env);
     super((error, event) => log.error({ err: error, event }, 'an event listener threw; the handler goes on'));
-    const sqs = given.queue ?? new SqsQueuePort(...twice(createSqsClient(given.aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env)));
+    const client = given.queue === undefined ? createSqsClient(given.aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env) : undefined;
+    const sqs = given.queue ?? new SqsQueuePort(client!, client!);
+    this.#destroyClient = () => client?.destroy();
     this.records = new RecordsQueue(sqs);
     this.config = Object.freeze({ ...given, queue: this.records });
     this.deadlineMarginMs = deadlineMarginMs;
@@ -89,6 +93,26 @@ export class LambdaRuntime extends EventSource<WorkerEvents> {
     return invoke(this, event, remaining);
   }
 
+  /**
+   * Let go of what the container holds (clients, the lock, the job store, timers), for a test or a
+   * local script that must exit; Lambda never calls it. Call it between invocations.
+   */
+  async close(): Promise<void> {
+    const steps: (readonly [string, () => unknown])[] = [
+      ['stop permit polls', () => this.walks.room.close()],
+      ['stop watching pauses', () => this.ctx.pauses?.close()],
+      ...closingSteps(this.ctx, this.acts),
+      ['close the SQS client', () => this.#destroyClient()],
+    ];
+    for (const [name, step] of steps) {
+      try {
+        await step();
+      } catch (error) {
+        this.ctx.report.onError(`close: ${name}`, error);
+      }
+    }
+  }
+
   /** The first invocation: each queue's DLQ (a queue without one is refused), and the pauses in force. */
   async #start(): Promise<void> {
     for (const q of this.queues) await resolveDeadLetterQueue(this.ctx.sqs, q);
@@ -98,8 +122,6 @@ export class LambdaRuntime extends EventSource<WorkerEvents> {
     }
   }
 }
-
-const twice = <T>(x: T): [T, T] => [x, x];
 
 /**
  * Without memcached, the dedupe lock is on the job store's table (DynamoLock), when the store is
