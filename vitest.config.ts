@@ -43,6 +43,7 @@ const MOTO_FILES = [
   'test/integration/shutdown.test.ts',
   'test/integration/stack-down.test.ts',
   'test/integration/lambda-mapping.test.ts',
+  'test/integration/lambda-handler.test.ts',
 ];
 
 const integration = (stack: Stack): TestProjectInlineConfiguration => ({

@@ -46,6 +46,7 @@ export default defineConfig({
           page('Defining jobs', '/guide/jobs'),
           page('Enqueueing', '/guide/enqueue'),
           page('Running workers', '/guide/workers'),
+          page('Running on Lambda', '/guide/lambda'),
           page('Tenant fairness', '/guide/fairness'),
           page('Rate limits', '/guide/rate-limits'),
           page('Priority tiers', '/guide/tiers'),

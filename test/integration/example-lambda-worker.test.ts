@@ -64,7 +64,12 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/lambda-worker, installed
     try {
       const { stdout } = await run('npm', ['run', '--silent', 'enqueue', '--', 'uploads/cat.jpg'], { cwd: app, env });
       const { jobId } = JSON.parse(stdout) as { jobId: string };
-      const status = async () => JSON.parse((await run(cli, ['job', jobId, '--json'], { cwd: app, env })).stdout) as { state: string };
+      // Not found until the producer's `waiting` write (or the handler's) lands.
+      const status = async () =>
+        run(cli, ['job', jobId, '--json'], { cwd: app, env }).then(
+          ({ stdout }) => JSON.parse(stdout) as { state: string },
+          () => ({ state: 'not found' }),
+        );
       await eventually(async () => (await status()).state === 'completed', 'the job to complete', 30_000);
       expect(local.output()).toMatch(/"msg":"thumbnail made"/);
       expect(local.output()).toMatch(/\{"records":1,"failed":0\}/);
