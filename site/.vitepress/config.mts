@@ -63,7 +63,7 @@ export default defineConfig({
       },
       {
         text: 'Operations',
-        items: [page('Operating the queue', '/operations/operating'), page('Deploying to ECS Fargate', '/operations/deploy'), page('The local stack', '/operations/local-stack')],
+        items: [page('Operating the queue', '/operations/operating'), page('Deploying to ECS Fargate or Lambda', '/operations/deploy'), page('The local stack', '/operations/local-stack')],
       },
       {
         text: 'Reference',
