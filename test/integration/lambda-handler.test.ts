@@ -15,6 +15,7 @@ import type { LambdaHandlerOptions } from '../../src/lambda/options.js';
 import { createPauses } from '../../src/ops/wiring.js';
 import { createProducer } from '../../src/producer/producer.js';
 import { getJob } from '../../src/status/get-job.js';
+import { fanOutResultSchema } from '../../src/fan-out/completion.js';
 import { EmulatedMapping } from '../helpers/lambda-mapping.js';
 import {
   LOCAL_DYNAMODB,
@@ -221,6 +222,44 @@ describe('createLambdaHandler on the event source mapping', () => {
     expect(runs).toBe(1);
     // The copy that found the job running elsewhere is a duplicate: deleted, not retried.
     expect(rounds.flatMap(failedIds)).toEqual([]);
+  });
+});
+
+describe('createLambdaHandler: fan-out', () => {
+  it('a tracked fan-out over two containers counts every child once and sends its completion exactly once', async () => {
+    const { queueUrl } = await freshQueues(sqs, 'lambda-fanout');
+    const completions: unknown[] = [];
+    const done = defineJob({ name: 'rows-done', args: fanOutResultSchema, handle: (a) => void completions.push(a) });
+    const childRuns = new Map<number, number>();
+    const child = defineJob({ name: 'row', args, handle: ({ n }) => void childRuns.set(n, (childRuns.get(n) ?? 0) + 1) });
+    const parent = defineJob({
+      name: 'rows',
+      args: z.object({ rows: z.number() }),
+      handle: ({ rows }, ctx) =>
+        ctx.fanOut(
+          child,
+          Array.from({ length: rows }, (_, n) => ({ n })),
+          { onComplete: { job: done, args: {} }, chunkSize: 10 },
+        ),
+    });
+    const producer = createProducer({ queueUrl, store }, LOCAL_ENV);
+    const { jobId } = await producer.enqueue(parent, { rows: 30 }, { track: true });
+    producer.close();
+    const options = { jobs: [parent, child, done], store };
+    const containers = [handlerFor(queueUrl, options), handlerFor(queueUrl, options)];
+    // Two mappings take turns until the queue is empty: the fan-out's chunks, its children, its completion.
+    const mappings = containers.map(() => new EmulatedMapping(sqs, queueUrl, { batchSize: 10 }));
+    let idle = 0;
+    while (idle < 2) {
+      const rounds = await Promise.all(mappings.map((m, i) => m.deliver(containers[i]!, 1)));
+      idle = rounds.every((r) => r === undefined) ? idle + 1 : 0;
+      for (const r of rounds) if (r !== undefined) expect(failedIds(r)).toEqual([]);
+    }
+    expect(completions).toHaveLength(1);
+    expect(completions[0]).toMatchObject({ total: 30, succeeded: 30, failed: 0 });
+    expect([...childRuns.values()].every((runs) => runs === 1) && childRuns.size === 30).toBe(true);
+    expect(await getJob(jobId, store, {})).toMatchObject({ state: 'completed' });
+    await Promise.all(containers.map((c) => c.close()));
   });
 });
 
