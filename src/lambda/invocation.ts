@@ -26,9 +26,9 @@ export async function invoke(rt: LambdaRuntime, event: SqsEvent, remainingMs: nu
   const over = new AbortController();
   const deadline = sleep(Math.max(0, remainingMs - rt.deadlineMarginMs), over.signal);
   const answerBy = sleep(Math.max(0, remainingMs - ANSWER_MARGIN_MS), over.signal);
-  try {
+  const walk = async () => {
     for (const [url, leases] of byQueue) walks.received(url, leases, leases.length + 1); // asked for more: nothing waits behind them
-    if (walks.hasBatchJobs) await walks.batching.flushHeld();
+    if (walks.hasBatchJobs) await Promise.race([walks.batching.flushHeld(), deadline]);
     await Promise.race([ctx.heartbeat.empty(), deadline]);
     if (ctx.heartbeat.size > 0) {
       const reason = `the Lambda invocation's deadline is ${rt.deadlineMarginMs} ms away`;
@@ -36,7 +36,11 @@ export async function invoke(rt: LambdaRuntime, event: SqsEvent, remainingMs: nu
       await walks.fate.handBackUnstarted(walks.scheduler.drain(), reason, true);
       if (walks.hasBatchJobs) await walks.batching.handBackHeld(reason);
     }
-    await Promise.race([settled(rt), answerBy]);
+    await settled(rt);
+  };
+  try {
+    // Whatever is still under way when the answer must go (a slow SQS or store) leaves its records failed.
+    await Promise.race([walk().catch((error: unknown) => ctx.report.onError('invocation', error)), answerBy]);
   } finally {
     over.abort();
   }
