@@ -11,17 +11,25 @@ interface ThresholdSettings {
   readonly tiers: false | 'strict' | 'weighted';
   readonly backlogAlarmMessages?: number | undefined;
   readonly laneSlaSeconds?: { readonly high?: number | undefined; readonly low?: number | undefined } | undefined;
+  /** With `runtime: 'lambda'`, the fleet is the mapping's invocations (`maxConcurrency`), each running up to its batch at once. */
+  readonly runtime?: 'fargate' | 'lambda' | undefined;
+  readonly lambda?: { readonly maxConcurrency: number; readonly batchSize: number } | undefined;
 }
 
 /**
  * Messages waiting (the queue, its spillover queue and lanes together) above which the backlog
  * alarm fires once it has lasted 5 minutes: `backlogAlarmMessages`, or by default what the whole
- * fleet (`maxTasks` × `concurrency` handlers, each job taking `p99ProcessingSeconds`) clears within
+ * fleet (`maxTasks` × `concurrency` handlers, or on Lambda `maxConcurrency` invocations of up to
+ * `concurrency` handlers each, each job taking `p99ProcessingSeconds`) clears within
  * `oldestMessageSlaSeconds`. A backlog beyond it cannot be cleared within the SLA even at full scale.
  */
 export function backlogThreshold(s: ThresholdSettings): number {
   if (s.backlogAlarmMessages !== undefined) return s.backlogAlarmMessages;
-  return Math.max(1, Math.floor((s.maxTasks * s.concurrency * s.oldestMessageSlaSeconds) / s.p99ProcessingSeconds));
+  const handlers =
+    s.runtime === 'lambda' && s.lambda !== undefined
+      ? s.lambda.maxConcurrency * Math.min(s.concurrency, s.lambda.batchSize)
+      : s.maxTasks * s.concurrency;
+  return Math.max(1, Math.floor((handlers * s.oldestMessageSlaSeconds) / s.p99ProcessingSeconds));
 }
 
 /**

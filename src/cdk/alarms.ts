@@ -77,7 +77,7 @@ export function addAlarms(scope: Construct, s: DeploySettings, q: WatchedQueues,
   const backlogMessages = backlogThreshold(s);
   const backlog = new cloudwatch.Alarm(scope, 'BacklogAlarm', {
     alarmName: `${name}-backlog`,
-    alarmDescription: `More than ${backlogMessages} messages have waited in ${name}${own.length > 1 ? ' and its lanes' : ''} for 5 minutes: more than the workers at maxTasks clear within the SLA. Is the service at maxTasks, are tasks failing to start, did a producer send a burst? Raise maxTasks or concurrency, or find the producer.`,
+    alarmDescription: `More than ${backlogMessages} messages have waited in ${name}${own.length > 1 ? ' and its lanes' : ''} for 5 minutes: ${s.runtime === 'lambda' ? 'more than the function at its maximum concurrency clears within the SLA. Is the mapping at maxConcurrency, are invocations failing or throttled, did a producer send a burst? Raise lambda.maxConcurrency, or find the producer.' : 'more than the workers at maxTasks clear within the SLA. Is the service at maxTasks, are tasks failing to start, did a producer send a burst? Raise maxTasks or concurrency, or find the producer.'}`,
     metric: waiting,
     threshold: backlogMessages,
     comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

@@ -1,4 +1,4 @@
-import { Annotations, Duration } from 'aws-cdk-lib';
+import { Annotations, Duration, Fn } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -59,6 +59,11 @@ export function addLambdaWorkers(scope: Construct, s: DeploySettings, props: Lam
     description: 'sqs-jobs: runs the jobs of its queues (createLambdaHandler)',
     environment: {
       SQS_JOBS_QUEUE_URL: p.queue.queueUrl,
+      // Every queue it is mapped to (spillover, lanes, events' queues): the handler serves these.
+      SQS_JOBS_QUEUE_URLS: Fn.join(
+        ',',
+        p.served.map((q) => q.queueUrl),
+      ),
       SQS_JOBS_VISIBILITY_TIMEOUT: String(visibility),
       // EMF: metrics go out with the logs, no PutMetricData call within an invocation.
       SQS_JOBS_METRICS: 'emf',

@@ -73,7 +73,7 @@ function held(rt: LambdaRuntime, given: readonly SqsEventRecord[], now: number):
     rt.ctx.report.onError(
       'invocation',
       new Error(
-        `records from ${[...strays].join(', ')}, a queue this handler was not given (the queues option or SQS_JOBS_QUEUE_URL): reported failed`,
+        `records from ${[...strays].join(', ')}, a queue this handler was not given (the queues option, SQS_JOBS_QUEUE_URLS or SQS_JOBS_QUEUE_URL): reported failed`,
       ),
     );
   return byQueue;

@@ -37,10 +37,13 @@ export function lambdaWorkerOptions(options: LambdaHandlerOptions, env: Env): { 
       `invalid Lambda handler options: options.deadlineMarginMs: must be a whole number of ms above abortGraceMs (${grace})`,
     );
   const visibility = rest.visibilityTimeoutSeconds ?? visibilityFrom(env);
+  // The queues it is mapped to: the option, else SQS_JOBS_QUEUE_URLS (the construct's list), else SQS_JOBS_QUEUE_URL.
+  const listed = env.SQS_JOBS_QUEUE_URLS?.split(',').filter((url) => url !== '');
   return {
     worker: {
       deleteFlushMs: 10,
       ...rest,
+      ...(rest.queues === undefined && listed !== undefined && listed.length > 0 ? { queues: listed } : {}),
       ...(visibility === undefined ? {} : { visibilityTimeoutSeconds: visibility }),
       handleSignals: false,
       prefetch: 0,

@@ -77,6 +77,11 @@ export class LambdaRuntime extends EventSource<WorkerEvents> {
       throw error;
     });
     await this.#ready;
+    const pauses = this.ctx.pauses;
+    if (pauses !== undefined && Date.now() - this.#pausesReadAt >= PAUSES_REREAD_MS) {
+      this.#pausesReadAt = Date.now();
+      await pauses.refresh();
+    }
     const remaining = context.getRemainingTimeInMillis();
     if (!this.#warnedTimeout && remaining > this.config.visibilityTimeoutSeconds * 1000) {
       this.#warnedTimeout = true;
@@ -84,11 +89,6 @@ export class LambdaRuntime extends EventSource<WorkerEvents> {
         { remainingMs: remaining, visibilityTimeoutSeconds: this.config.visibilityTimeoutSeconds },
         "the function's timeout is longer than visibilityTimeoutSeconds: a record may come back while its job runs, and the dedupe lock lapses before the job ends; set the queue's visibility timeout (and this option) above the function's timeout",
       );
-    }
-    const pauses = this.ctx.pauses;
-    if (pauses !== undefined && Date.now() - this.#pausesReadAt >= PAUSES_REREAD_MS) {
-      this.#pausesReadAt = Date.now();
-      await pauses.refresh();
     }
     return invoke(this, event, remaining);
   }

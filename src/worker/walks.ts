@@ -82,7 +82,7 @@ export class Walks {
     // Who shares each queue, for tenant caps (CapTurns.contended): read now, as every message is once.
     if (this.#hasCaps) for (const lease of leases) this.room.turns.seen(queueUrl, readOnce(this.#ctx.config.jobs, lease).info.tenant);
     this.scheduler.add(queueUrl, leases);
-    if (this.hasBatchJobs) this.batching.received(queueUrl, asked, leases);
+    if (this.hasBatchJobs) this.batching.feeds.received(queueUrl, asked, leases);
     this.dispatch();
   }
 

@@ -68,7 +68,7 @@ export class Worker extends EventSource<WorkerEvents> {
         buffered: (q) => (q === undefined ? scheduler.size - scheduler.waiting : scheduler.bufferedOf(q.url, false)),
         startable: () => scheduler.startable(),
         waiting: (q) => walks.room.counted(q.url),
-        ...(walks.hasBatchJobs ? { batches: { feeds: (q) => batching.feeds(q.url), room: () => batching.room() } } : {}),
+        ...(walks.hasBatchJobs ? { batches: { feeds: (q) => batching.feeds.feeds(q.url), room: () => batching.room() } } : {}),
       },
     );
   }

@@ -43,6 +43,15 @@ describe("SqsJobs with runtime 'lambda'", () => {
     expect(made.jobs.service).toBeUndefined();
   });
 
+  it('maps every queue it serves (here with spillover), and tells the handler them all', () => {
+    const t = lambdaStack({ spillover: true }).t;
+    expect(Object.keys(t.findResources('AWS::Lambda::EventSourceMapping'))).toHaveLength(2);
+    const fn = Object.values(t.findResources('AWS::Lambda::Function')).find(
+      (f) => f.Properties.Environment?.Variables?.SQS_JOBS_QUEUE_URLS,
+    );
+    expect(JSON.stringify(fn?.Properties.Environment.Variables.SQS_JOBS_QUEUE_URLS)).toMatch(/JobQueue.*SpilloverQueue/);
+  });
+
   it('maps the queue with ReportBatchItemFailures, the batch size and window, and a maximum concurrency', () => {
     made.t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionResponseTypes: ['ReportBatchItemFailures'],

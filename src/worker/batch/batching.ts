@@ -31,7 +31,8 @@ export class Batching {
   /** Room was freed (a claim ended, lost items left, a flush ended): let the worker dispatch again (it pumps too). */
   readonly #wake: () => void;
   readonly #buffer = new BatchBuffer<HeldItem>();
-  readonly #feeds: BatchFeeds;
+  /** What the receives said of each queue (told by the walks, read by the receive capacity). */
+  readonly feeds: BatchFeeds;
   #claiming = 0;
   readonly #claims = new Set<Promise<void>>();
   /** A held item's lease was aborted (its signal fired, e.g. lost): the next pump looks for lost ones. */
@@ -41,15 +42,17 @@ export class Batching {
   #flushing = 0;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
-  /** Every held batch is due now (flushHeld), until none is held. */
+  /** Every held batch is due now (flushHeld: a Lambda invocation's walks, from its first). */
   #flushHeld = false;
+  /** Set at a Lambda invocation's deadline (handBackHeld), until its next: a batch coming back goes back to SQS instead. */
+  #cutShort: string | undefined;
 
   constructor(ctx: WorkerContext, activity: Activity, fate: Fate, wake: () => void) {
     this.#ctx = ctx;
     this.#activity = activity;
     this.#fate = fate;
     this.#wake = wake;
-    this.#feeds = new BatchFeeds(ctx.config.jobs);
+    this.feeds = new BatchFeeds(ctx.config.jobs);
   }
 
   /** Items held for batch jobs: being claimed, filling batches, or being flushed. */
@@ -59,16 +62,6 @@ export class Batching {
 
   hasRoom(): boolean {
     return this.room() > 0;
-  }
-
-  /** A receive on `queueUrl` asked for `asked` messages and got `leases` (not yet scheduled). */
-  received(queueUrl: string, asked: number, leases: readonly Lease[]): void {
-    this.#feeds.received(queueUrl, asked, leases);
-  }
-
-  /** Whether `queueUrl`'s last receive that brought anything brought batch jobs' messages only. */
-  feeds(queueUrl: string): boolean {
-    return this.#feeds.feeds(queueUrl);
   }
 
   /** How many more batch jobs' messages the worker may hold: the budget less what it holds. */
@@ -137,7 +130,7 @@ export class Batching {
       if (gone.length > 0) this.#wakeOnce(); // their room may let buffered messages in
     }
     const now = Date.now();
-    const due = this.#buffer.takeDue(now, (url) => this.#feeds.drained(url), this.#flushHeld);
+    const due = this.#buffer.takeDue(now, (url) => this.feeds.drained(url), this.#flushHeld);
     // At the budget with nothing due, the oldest batch goes now: waiting would stop receiving.
     if (due.length === 0 && !this.hasRoom()) {
       const oldest = this.#buffer.takeOldest(now);
@@ -147,7 +140,6 @@ export class Batching {
       if (this.#canStart()) this.#start(batch);
       else this.#buffer.putBack(batch, 0);
     }
-    if (this.#buffer.held === 0) this.#flushHeld = false;
     // A batch due now that found no free slot starts when one frees (the worker pumps again then).
     // At the budget, a batch waiting for its key elsewhere is due again as soon as it may ask.
     const dueAt = this.#buffer.nextDueAt();
@@ -158,15 +150,21 @@ export class Batching {
 
   /** Flush every held batch, whatever its size, as slots free (a Lambda invocation holds all it will get), once claims land. */
   async flushHeld(): Promise<void> {
-    while (this.#claims.size > 0) await Promise.all([...this.#claims]);
     this.#flushHeld = true;
+    this.#cutShort = undefined;
+    while (this.#claims.size > 0) await Promise.all([...this.#claims]);
     this.pump();
   }
 
   /** A Lambda invocation's deadline: what is held and not flushed goes back, its receive not counted (cutShort). */
   async handBackHeld(reason: string): Promise<void> {
-    const back = (item: HeldItem) => cutShort(reason, heldFactsOf(this.#ctx, item.lease), { ran: false, abandoned: false });
-    for (const batch of await this.#takeAll()) for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, back(item));
+    this.#cutShort = reason;
+    for (const batch of await this.#takeAll())
+      for (const item of batch.items) this.#fate.conclude(item.lease, item.read.info, this.#notStarted(item, reason));
+  }
+
+  #notStarted(item: HeldItem, reason: string) {
+    return cutShort(reason, heldFactsOf(this.#ctx, item.lease), { ran: false, abandoned: false });
   }
 
   /** Shutdown: once the claims in flight have landed, every filling batch is flushed now if the deadline allows any time, else handed back. */
@@ -196,6 +194,8 @@ export class Batching {
           if (back === undefined) return;
           if (this.#ctx.stop.signal.aborted) {
             for (const item of back.items) this.#fate.conclude(item.lease, item.read.info, handedBackNow('worker is stopping'));
+          } else if (this.#cutShort !== undefined) {
+            for (const item of back.items) this.#fate.conclude(item.lease, item.read.info, this.#notStarted(item, this.#cutShort));
           } else {
             // Its key flushed elsewhere now, its rate's turn far off, or its tenant at its cap: back to fill until then.
             this.#buffer.putBack({ ...batch, items: back.items }, back.retryAt, back.rateSlotAt, back.behind);

@@ -98,6 +98,9 @@ export interface RunFacts {
 /** What is known of a held message beyond its run: its queue's kind, the runs it carries that never finished, and its claim. */
 export interface HeldFacts {
   readonly fifo: boolean;
+  /** Its receive count (what SQS's redrive counts), and the queue's maxReceiveCount. */
+  readonly receiveCount: number;
+  readonly maxReceiveCount: number | undefined;
   readonly unfinished: UnfinishedRuns;
   /** The token of its job id's claim, when it was claimed (the run that never finished, for a copy to count once). */
   readonly claimToken: string | undefined;
@@ -149,10 +152,18 @@ export function afterRun(f: RunFacts): Outcome {
  * short counts as a run that never finished, so a job that never ends within the function's time
  * is dead-lettered with the reason once it has maxReceiveCount of them (decide-claim.ts); one whose
  * handler ignored its signal (`abandoned`: it may still run) comes back once its claim lapses. On
- * FIFO a copy would join the back of its group: handed back by visibility, its group behind it.
+ * FIFO a copy would join the back of its group: handed back by visibility, its group behind it, the
+ * receive spent; a run cut short on its last receive is dead-lettered with the reason.
  */
 export function cutShort(reason: string, h: HeldFacts, o: { readonly ran: boolean; readonly abandoned: boolean }): Outcome {
-  if (h.fifo) return { kind: 'hand-back', reason, delaySeconds: 0, abandoned: o.abandoned };
+  if (h.fifo) {
+    // Each cut short spends a receive here: on its last, a run that never ends in time goes to the DLQ with the reason.
+    if (o.ran && h.maxReceiveCount !== undefined && h.receiveCount >= h.maxReceiveCount) {
+      const detail = `cut short by the Lambda invocation's deadline on receive ${h.receiveCount} of ${h.maxReceiveCount}: ${reason}`;
+      return { kind: 'dead-letter', reason: 'retries-exhausted', detail };
+    }
+    return { kind: 'hand-back', reason, delaySeconds: 0, abandoned: o.abandoned };
+  }
   const { runs, last } = h.unfinished;
   const unfinishedRuns = o.ran ? { runs: runs + 1, last: h.claimToken ?? last } : h.unfinished;
   const delaySeconds = o.abandoned ? Math.min(h.lockTtlSeconds, SQS_MAX_DELAY_SECONDS) : 0;

@@ -6,8 +6,11 @@ import type { Lease } from './lease.js';
 /** What decide needs to know of a held message beyond its run (decide.ts's cutShort). */
 export function heldFactsOf(ctx: Pick<WorkerContext, 'config' | 'queueOf'>, lease: Lease): HeldFacts {
   const m = lease.message;
+  const q = ctx.queueOf(m.queueUrl);
   return {
-    fifo: ctx.queueOf(m.queueUrl).fifo,
+    fifo: q.fifo,
+    receiveCount: m.receiveCount + lease.retries,
+    maxReceiveCount: q.maxReceiveCount,
     unfinished: unfinishedRunsOf(m),
     claimToken: lease.lock?.token,
     lockTtlSeconds: ctx.config.lockTtlSeconds,

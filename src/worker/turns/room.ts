@@ -49,11 +49,14 @@ export class WaitingRoom implements Room {
 
   /** Until when anything may be held (a Lambda invocation's deadline); a worker's holds end only at SQS's limit. */
   readonly #holdUntil: () => number;
+  readonly holdsOpenEnded: boolean;
 
-  constructor(host: RoomHost, freeRoom: number, holdUntil: () => number = () => Number.POSITIVE_INFINITY) {
+  /** `holdUntil`: a Lambda invocation's deadline; then nothing waits for a pause (holdsOpenEnded). */
+  constructor(host: RoomHost, freeRoom: number, holdUntil?: () => number) {
     this.#host = host;
     this.perTenant = freeRoom;
-    this.#holdUntil = holdUntil;
+    this.#holdUntil = holdUntil ?? (() => Number.POSITIVE_INFINITY);
+    this.holdsOpenEnded = holdUntil === undefined;
     // A pause ended (resumed, or its time ran out): its messages waiting here start.
     host.ctx.pauses?.listen((board) => {
       const now = Date.now();

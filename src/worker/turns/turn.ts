@@ -29,6 +29,8 @@ export interface Room {
   readonly turns: CapTurns;
   /** Until when `lease` may be held at most: shortly before SQS's 12-hour limit, or a Lambda invocation's deadline. */
   holdEndsAt(lease: Lease): number;
+  /** Whether a message may wait here for what has no known end (a pause): a worker's room; not a Lambda invocation's, which pays for each second. */
+  readonly holdsOpenEnded: boolean;
 }
 
 /** The latest a message received at `receivedAt` may be held: shortly before SQS's 12-hour limit. */
@@ -44,6 +46,7 @@ export function noRoom(): Room {
     perTenant: 0,
     turns: new CapTurns(),
     holdEndsAt: sqsHoldEndsAt,
+    holdsOpenEnded: true,
   };
 }
 
@@ -91,7 +94,7 @@ function pauseOf(ctx: TurnNeeds, lease: Lease, read: GoodReading, room: Room): O
     mark,
     now,
     canWait: room.admitsPaused(lease),
-    holdLeftMs: room.holdEndsAt(lease) - now,
+    holdLeftMs: room.holdsOpenEnded ? room.holdEndsAt(lease) - now : 0,
     fifo,
     longestDelaySeconds: ctx.config.pausedDelaySeconds,
     receives: receivesOf(ctx, lease),

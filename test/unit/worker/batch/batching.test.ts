@@ -223,18 +223,18 @@ describe('Batching', () => {
     const scheduler = new Scheduler([queueState({ url: w.url, weight: 1, priority: 'normal', deadLetterQueueUrl: undefined })]);
     const { fate } = fateOf(w.ctx, w.acts, scheduler, activity, () => {});
     const b = new Batching(w.ctx, activity, fate, () => {});
-    expect(b.feeds(w.url)).toBe(false);
+    expect(b.feeds.feeds(w.url)).toBe(false);
     expect(b.room()).toBe(4);
     await w.send('index', { doc: 'a', shard: 's1' });
     const batchOnly = await w.receive();
-    b.received(w.url, 10, [batchOnly]);
-    expect(b.feeds(w.url)).toBe(true);
-    b.received(w.url, 10, []);
-    expect(b.feeds(w.url)).toBe(true); // an empty receive says nothing
+    b.feeds.received(w.url, 10, [batchOnly]);
+    expect(b.feeds.feeds(w.url)).toBe(true);
+    b.feeds.received(w.url, 10, []);
+    expect(b.feeds.feeds(w.url)).toBe(true); // an empty receive says nothing
     await w.send('plain', {});
     await w.send('index', { doc: 'b', shard: 's1' });
-    b.received(w.url, 10, [await w.receive(), await w.receive()]);
-    expect(b.feeds(w.url)).toBe(false); // another job's message among them: it takes turns for handler room
+    b.feeds.received(w.url, 10, [await w.receive(), await w.receive()]);
+    expect(b.feeds.feeds(w.url)).toBe(false); // another job's message among them: it takes turns for handler room
     const read = readOnce(w.ctx.config.jobs, batchOnly);
     if (!read.ok) throw new Error(read.detail);
     b.admit(batchOnly, read, read.job as AnyBatchJob);

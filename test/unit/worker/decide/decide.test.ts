@@ -275,7 +275,14 @@ describe('afterRun: one row per rule', () => {
   });
 
   it("a Lambda invocation's deadline → re-sent, this receive not counted, the run counted as one that never finished", () => {
-    const held = { fifo: false, unfinished: { runs: 1, last: 'old' }, claimToken: 'tok', lockTtlSeconds: 35 };
+    const held = {
+      fifo: false,
+      receiveCount: 5,
+      maxReceiveCount: 5,
+      unfinished: { runs: 1, last: 'old' },
+      claimToken: 'tok',
+      lockTtlSeconds: 35,
+    };
     expect(afterRun({ ...runFacts(aborted('DEADLINE'), { receiveCount: 5 }), held })).toEqual({
       kind: 'hand-back',
       reason: 'signal: DEADLINE',
@@ -286,8 +293,13 @@ describe('afterRun: one row per rule', () => {
     });
     // Its handler ignored the signal and may still run: back once its claim has lapsed.
     expect(afterRun({ ...runFacts(aborted('DEADLINE', true)), held })).toMatchObject({ delaySeconds: 35, abandoned: true });
-    // FIFO: a copy would join the back of its group, so it goes back by visibility (the receive counted).
-    expect(afterRun({ ...runFacts(aborted('DEADLINE')), held: { ...held, fifo: true } })).toEqual({
+    // FIFO: a copy would join the back of its group, so it goes back by visibility (the receive counted);
+    // cut short on its last receive, to the DLQ with the reason.
+    expect(afterRun({ ...runFacts(aborted('DEADLINE')), held: { ...held, fifo: true } })).toMatchObject({
+      kind: 'dead-letter',
+      reason: 'retries-exhausted',
+    });
+    expect(afterRun({ ...runFacts(aborted('DEADLINE')), held: { ...held, fifo: true, receiveCount: 2 } })).toEqual({
       kind: 'hand-back',
       reason: 'signal: DEADLINE',
       delaySeconds: 0,
