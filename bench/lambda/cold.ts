@@ -24,7 +24,7 @@ const BANNER = "import { createRequire as __cr } from 'node:module'; const requi
 export interface Bundle {
   readonly file: string;
   readonly bytes: number;
-  /** The largest parts of the bundle, by package (or sqs-jobs' src/ folder), bytes in the output. */
+  /** The largest parts of the bundle, by package (sqs-jobs' own code as `sqs-jobs src/`), bytes in the output. */
   readonly largest: { readonly part: string; readonly bytes: number }[];
   /** zod's bytes in it: sqs-jobs' peer dependency, and the schema both sides check the args with (jobs.ts). */
   readonly zod: number;
@@ -36,7 +36,7 @@ const partOf = (input: string): string => {
     const [a, b] = input.slice(nm + 'node_modules/'.length).split('/');
     return a!.startsWith('@') ? `${a}/${b}` : a!;
   }
-  return input.startsWith('src/') ? `sqs-jobs ${input.split('/').slice(0, 2).join('/')}` : input;
+  return input.startsWith('src/') ? 'sqs-jobs src/' : input;
 };
 
 async function bundle(side: Side): Promise<Bundle> {
@@ -58,7 +58,7 @@ async function bundle(side: Side): Promise<Bundle> {
   const inputs: Metafile['outputs'][string]['inputs'] = r.metafile.outputs[file]!.inputs;
   for (const [input, { bytesInOutput }] of Object.entries(inputs))
     parts.set(partOf(input), (parts.get(partOf(input)) ?? 0) + bytesInOutput);
-  const largest = [...parts].sort((a, b) => b[1] - a[1]).slice(0, 4);
+  const largest = [...parts].sort((a, b) => b[1] - a[1]).slice(0, 8);
   return { file, bytes: statSync(file).size, largest: largest.map(([part, bytes]) => ({ part, bytes })), zod: parts.get('zod') ?? 0 };
 }
 

@@ -4,8 +4,9 @@
  * (processPartialResponse + BatchProcessor, makeIdempotent + DynamoDBPersistenceLayer), the same
  * no-op job in both (jobs.ts), idempotency on both: each record costs conditional writes in both.
  * On run.sh's servers of its own (ElasticMQ, DynamoDB Local), both in this one process:
- *   1. CPU per record on the success path, rounds interleaved (cpu.ts), and the DynamoDB and SQS
- *      calls each side's clients made per record (stack.ts counts them);
+ *   1. CPU per record on the success path, rounds interleaved (cpu.ts), beside the floor under both
+ *      (floor.ts: the same two writes a record, bare), and the DynamoDB and SQS calls each side's
+ *      clients made per record (stack.ts counts them);
  *   2. the SQS and DynamoDB calls per record on the failure path (every job throws), on real
  *      messages (failure.ts);
  *   3. cold load: each handler bundled with esbuild as the SqsJobs construct bundles it, its size,

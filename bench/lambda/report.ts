@@ -50,23 +50,33 @@ export function report(r: Results): void {
   const callsRow = (label: string, a: Record<string, number>, b: Record<string, number>) =>
     `| ${label} | ${f(total(a), 3)} (${byOp(a)}) | ${f(total(b), 3)} (${byOp(b)}) | ${ratio(total(a), total(b))} |`;
   const coldRow = (label: string, k: 'importMs' | 'firstMs') => {
-    const cell = (side: Side) =>
-      `${f(coldMed(side, k), 0)} ms (${range(
+    const spread = (side: Side) =>
+      range(
         cold.runs[side].map((x) => x[k]),
         0,
-      )})`;
+      );
+    const cell = (side: Side) => `${f(coldMed(side, k), 0)} ms (${spread(side)})`;
     return `| ${label} | ${cell('sqsJobs')} | ${cell('powertools')} | ${ratio(coldMed('sqsJobs', k), coldMed('powertools', k))} |`;
   };
+  /** Each round's CPU above the floor of that round, per record: a difference of two noisy figures, so its range is wide. */
+  const above = (side: Side) => cpu[side].cpuUsPerRecord.map((us, i) => us - cpu.floor[i]!);
+  function aboveFloor() {
+    const floor = median(cpu.floor);
+    const cell = (side: Side) => `${f(median(above(side)), 0)} (the writes: ${f((100 * floor) / cpuMed(side), 0)}% of all)`;
+    const [a, b] = [median(above('sqsJobs')), median(above('powertools'))];
+    return `| … above the bare writes (floor.ts: ${f(floor, 0)} µs) | ${cell('sqsJobs')} | ${cell('powertools')} | ${ratio(a, b)} |`;
+  }
   const load = `load average ${loadavg()[0]!.toFixed(1)} at the end`;
   const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${load}`;
   const s = r.scale as { warmUpRounds: number; rounds: number; invocations: number; records: number; processes: number };
   const rows = [
     `bench:lambda, ${new Date().toISOString().slice(0, 16).replace('T', ' ')}, ${machine}${r.quick ? ' (--quick)' : ''}`,
-    `Success path: ${s.rounds} rounds × ${s.invocations} invocations × ${s.records} no-op records a side, interleaved; median (range) over rounds.`,
+    `Success path: ${s.rounds} rounds × ${s.invocations} invocations × ${s.records} no-op records a side, interleaved invocation by invocation; median (range) over rounds.`,
     '',
     '| figure | sqs-jobs `createLambdaHandler` | Powertools batch + idempotency | sqs-jobs ÷ Powertools |',
     '|---|---|---|---|',
     `| CPU µs / record, success | ${f(cpuMed('sqsJobs'), 0)} (${range(cpu.sqsJobs.cpuUsPerRecord, 0)}) | ${f(cpuMed('powertools'), 0)} (${range(cpu.powertools.cpuUsPerRecord, 0)}) | **${f(median(cpu.ratios), 2)}×** (${range(cpu.ratios, 2)}, per round) |`,
+    aboveFloor(),
     `| wall ms / invocation of ${s.records}, success | ${f(wallMed('sqsJobs'), 1)} | ${f(wallMed('powertools'), 1)} | ${ratio(wallMed('sqsJobs'), wallMed('powertools'))} |`,
     callsRow('DynamoDB calls / record, success', cpu.sqsJobs.dynamo, cpu.powertools.dynamo),
     callsRow('SQS calls / record, success', cpu.sqsJobs.sqs, cpu.powertools.sqs),
@@ -97,7 +107,8 @@ export function report(r: Results): void {
   function medians() {
     const both = (g: (s: Side) => number) => ({ sqsJobs: g('sqsJobs'), powertools: g('powertools') });
     return {
-      cpuUsPerRecord: { ...both(cpuMed), ratioPerRound: median(cpu.ratios) },
+      cpuUsPerRecord: { ...both(cpuMed), floor: median(cpu.floor), ratioPerRound: median(cpu.ratios) },
+      cpuUsPerRecordAboveFloor: both((side) => median(above(side))),
       wallMsPerInvocation: both(wallMed),
       bundleKB: both(kb),
       bundleKBWithoutZod: both((side) => kb(side) - zodKb(side)),

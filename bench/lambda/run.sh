@@ -5,7 +5,7 @@
 #   answer, else started here (state in .local/bench-lambda/) and stopped at the end. The handlers
 #   run from src/ through tsx (their CPU is the code as it is now; tsx only transpiles), with
 #   --expose-gc so that each side's batch starts from a collected heap (cpu.ts); the cold-load part
-#   bundles both with esbuild and runs the bundles in plain node processes. ~2 min (--quick: ~40 s).
+#   bundles both with esbuild and runs the bundles in plain node processes. ~35 s (--quick: ~20 s).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # sqs-jobs needs Node >= 22.12: the machine's, or the LTS brought into .node/ (scripts/node.sh).

@@ -16,6 +16,7 @@ import { createQueues } from '../../src/ops/wiring.js';
 import { CallTally } from '../events/counting.js';
 import { countCalls } from '../schedules/counted.js';
 import { REGION } from './events.js';
+import { floorHandler } from './floor.js';
 import { CREDENTIALS } from './jobs.js';
 import { POWERTOOLS_KEY, powertoolsHandler } from './powertools-side.js';
 import { ENV, type Servers, sqsJobsClients, sqsJobsHandler } from './sqs-jobs-side.js';
@@ -32,6 +33,8 @@ export interface Stack {
   readonly tables: { readonly sqsJobs: string; readonly powertools: string };
   readonly sqsJobs: ReturnType<typeof sqsJobsHandler>;
   readonly powertools: ReturnType<typeof powertoolsHandler>;
+  /** The bare writes under both (floor.ts), uncounted. */
+  readonly floor: ReturnType<typeof floorHandler>;
   readonly calls: { readonly sqsJobs: Tallies; readonly powertools: Tallies };
   readonly plain: SQSClient;
   close(): Promise<void>;
@@ -68,11 +71,14 @@ export async function buildStack(s: Servers): Promise<Stack> {
   // The client Powertools makes from its clientConfig (new DynamoDBClient(clientConfig)), made here to be counted.
   const theirs = new DynamoDBClient({ endpoint: s.dynamodb, region: REGION, credentials: CREDENTIALS });
   const powertools = powertoolsHandler({ table: tables.powertools, client: countCalls(theirs, calls.powertools.dynamo) });
+  const bare = new DynamoDBClient({ endpoint: s.dynamodb, region: REGION, credentials: CREDENTIALS });
+  const floor = floorHandler(bare, tables.powertools);
   return {
     queueUrl,
     tables,
     sqsJobs,
     powertools,
+    floor,
     calls,
     plain,
     close: async () => {
@@ -80,6 +86,7 @@ export async function buildStack(s: Servers): Promise<Stack> {
       mine.sqs.destroy();
       mine.dynamo.destroy();
       theirs.destroy();
+      bare.destroy();
       plain.destroy();
     },
   };
