@@ -181,9 +181,9 @@ module.exports = {
     {
       name: 'core-does-not-import-adapters',
       comment:
-        'Only the wiring (a wiring.ts per entry point: worker, producer, status, ops, metrics, dashboard; the CLI) picks adapters; the core talks to ports.',
+        'Only the wiring (a wiring.ts per entry point: worker, producer, status, ops, metrics, dashboard, lambda; the CLI) picks adapters; the core talks to ports.',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/(adapters|cli)/', '^src/((worker|producer|status|ops|metrics|dashboard)/)?wiring[.]ts$'] },
+      from: { path: '^src/', pathNot: ['^src/(adapters|cli)/', '^src/((worker|producer|status|ops|metrics|dashboard|lambda)/)?wiring[.]ts$'] },
       to: { path: '^src/adapters/' },
     },
   ],

@@ -3,7 +3,23 @@ import { flushSteps } from '../worker/fate/acts.js';
 import type { Lease } from '../worker/hold/lease.js';
 import type { SqsBatchResponse, SqsEvent, SqsEventRecord } from './event.js';
 import { messageOf, queueUrlOfArn } from './record.js';
-import type { LambdaRuntime } from './runtime.js';
+import type { WorkerContext } from '../worker/context.js';
+import type { Acts } from '../worker/fate/acts.js';
+import type { QueueState } from '../worker/queue-state.js';
+import type { Walks } from '../worker/walks.js';
+import type { RecordsQueue } from './records.js';
+
+/** What an invocation needs of its container (runtime.ts). */
+export interface InvocationHost {
+  readonly ctx: WorkerContext;
+  readonly acts: Acts;
+  readonly walks: Walks;
+  readonly records: RecordsQueue;
+  readonly queues: readonly QueueState[];
+  readonly deadlineMarginMs: number;
+  /** Set to the invocation's deadline: nothing is held past it. */
+  holdUntil: number;
+}
 
 /** How long before the function's timeout the answer is given, whatever is still under way (its records reported failed). */
 const ANSWER_MARGIN_MS = 250;
@@ -16,7 +32,7 @@ const ANSWER_MARGIN_MS = 250;
  * receive not counted (decide.ts's cutShort). A settle still under way when the answer must go
  * leaves its record failed: it comes back, never lost.
  */
-export async function invoke(rt: LambdaRuntime, event: SqsEvent, remainingMs: number): Promise<SqsBatchResponse> {
+export async function invoke(rt: InvocationHost, event: SqsEvent, remainingMs: number): Promise<SqsBatchResponse> {
   const { ctx, walks, records } = rt;
   const started = Date.now();
   records.begin();
@@ -49,7 +65,7 @@ export async function invoke(rt: LambdaRuntime, event: SqsEvent, remainingMs: nu
 }
 
 /** The records as held messages, by queue; a record from a queue the handler was not given is logged, and reported failed. */
-function held(rt: LambdaRuntime, given: readonly SqsEventRecord[], now: number): Map<string, Lease[]> {
+function held(rt: InvocationHost, given: readonly SqsEventRecord[], now: number): Map<string, Lease[]> {
   const urls = rt.queues.map((q) => q.url);
   const byQueue = new Map<string, Lease[]>();
   const strays = new Set<string>();
@@ -80,7 +96,7 @@ function held(rt: LambdaRuntime, given: readonly SqsEventRecord[], now: number):
 }
 
 /** Every settle ended and every batched call made: then job status and metrics are written out. */
-async function settled(rt: LambdaRuntime): Promise<void> {
+async function settled(rt: InvocationHost): Promise<void> {
   await rt.ctx.heartbeat.empty();
   await rt.walks.activity.settled();
   for (const [, step] of flushSteps(rt.acts)) await step();

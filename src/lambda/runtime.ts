@@ -1,7 +1,3 @@
-import { createSqsClient } from '../adapters/aws-clients.js';
-import { DynamoLock } from '../adapters/dynamodb-lock.js';
-import { SqsQueuePort } from '../adapters/sqs-queue.js';
-import { isJobStore } from '../status/store.js';
 import type { Env } from '../config/env.js';
 import { createLogger } from '../config/log.js';
 import { ConfigError, toError } from '../core/errors.js';
@@ -15,9 +11,10 @@ import { type QueueState, queueState, resolveDeadLetterQueue } from '../worker/q
 import { Walks } from '../worker/walks.js';
 import { buildContext } from '../worker/wiring.js';
 import type { LambdaContext, SqsBatchResponse, SqsEvent } from './event.js';
-import { invoke } from './invocation.js';
+import { type InvocationHost, invoke } from './invocation.js';
 import { type LambdaHandlerOptions, lambdaWorkerOptions } from './options.js';
 import { RecordsQueue } from './records.js';
+import { queuePortFor, withDefaultLock } from './wiring.js';
 
 /** How often a warm container reads the pauses again, at most: once a second, as a worker does. */
 const PAUSES_REREAD_MS = 1_000;
@@ -28,7 +25,7 @@ const PAUSES_REREAD_MS = 1_000;
  * invocation. Each invocation feeds its records to the same walks a worker feeds from its receive
  * loops (invocation.ts); nothing is held between invocations.
  */
-export class LambdaRuntime extends EventSource<WorkerEvents> {
+export class LambdaRuntime extends EventSource<WorkerEvents> implements InvocationHost {
   readonly config: WorkerConfig;
   readonly ctx: WorkerContext;
   readonly acts: Acts;
@@ -48,10 +45,9 @@ export class LambdaRuntime extends EventSource<WorkerEvents> {
     const given = withDefaultLock(resolveWorkerConfig(worker, env), env);
     const log = given.logger ?? createLogger(env);
     super((error, event) => log.error({ err: error, event }, 'an event listener threw; the handler goes on'));
-    const client = given.queue === undefined ? createSqsClient(given.aws, { maxSockets: 50, requestTimeoutMs: 10_000 }, env) : undefined;
-    const sqs = given.queue ?? new SqsQueuePort(client!, client!);
-    this.#destroyClient = () => client?.destroy();
-    this.records = new RecordsQueue(sqs);
+    const { queue, destroy } = queuePortFor(given, env);
+    this.#destroyClient = destroy;
+    this.records = new RecordsQueue(queue);
     this.config = Object.freeze({ ...given, queue: this.records });
     this.deadlineMarginMs = deadlineMarginMs;
     this.queues = this.config.queues.map(queueState);
@@ -121,21 +117,6 @@ export class LambdaRuntime extends EventSource<WorkerEvents> {
       this.#pausesReadAt = Date.now();
     }
   }
-}
-
-/**
- * Without memcached, the dedupe lock is on the job store's table (DynamoLock), when the store is
- * given as a table (the option, or SQS_JOBS_JOB_TABLE): Lambda functions seldom reach an
- * ElastiCache node. With neither, none (at-least-once), as for a worker; said once at start.
- */
-function withDefaultLock(c: WorkerConfig, env: Env): WorkerConfig {
-  if (c.lock !== undefined || c.memcached !== undefined) return c;
-  const table: { table: string; endpoint?: string | undefined; region?: string | undefined } | undefined = isJobStore(c.store)
-    ? undefined
-    : (c.store ?? (env.SQS_JOBS_JOB_TABLE ? { table: env.SQS_JOBS_JOB_TABLE } : undefined));
-  if (table === undefined) return c;
-  const lock = new DynamoLock({ table: table.table, endpoint: table.endpoint, region: table.region, keyPrefix: c.lockKeyPrefix }, env);
-  return Object.freeze({ ...c, lock });
 }
 
 /**
