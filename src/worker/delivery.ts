@@ -143,7 +143,8 @@ export class Delivery extends Watched<Lease> {
         maxReceiveCount: ctx.queueOf(lease.message.queueUrl).maxReceiveCount,
         backoff: this.#job!.backoff,
         waitMs: this.#waitMs,
-        held: heldFactsOf(ctx, lease),
+        // Read only by a Lambda invocation's deadline rule: not gathered for every run.
+        ...(abortedWith(lease, 'DEADLINE') ? { held: heldFactsOf(ctx, lease) } : {}),
       });
     } catch (error) {
       outcome = internalError(toError(error), c.visibilityTimeoutSeconds);

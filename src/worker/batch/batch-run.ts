@@ -145,7 +145,7 @@ async function flush(ctx: RunNeeds, run: BatchRun, held: readonly HeldItem[]): P
       maxReceiveCount: ctx.queueOf(m.queueUrl).maxReceiveCount,
       backoff: job.backoff,
       waitMs: waits[i]!,
-      held: heldFactsOf(ctx, item.lease),
+      ...(abortedWith(run.signal, 'DEADLINE') ? { held: heldFactsOf(ctx, item.lease) } : {}),
     });
     if (outcome.kind !== 'succeeded') failed++;
     results.push({ item, info: item.read.info, outcome });
