@@ -9,6 +9,7 @@ import { ATTR_DLQ_REASON } from '../../src/core/dead-letter.js';
 import { ATTR_PRIOR_RECEIVES, ATTR_RATE_SLOT, ATTR_UNFINISHED_RUNS } from '../../src/core/delivery.js';
 import { encodeEnvelope, envelopeAttributes } from '../../src/core/envelope.js';
 import { RetryLaterError, UnrecoverableError } from '../../src/core/errors.js';
+import { sleep as wait } from '../../src/core/sleep.js';
 import { defineJob } from '../../src/core/job.js';
 import { createLambdaHandler } from '../../src/lambda/handler.js';
 import type { LambdaHandlerOptions } from '../../src/lambda/options.js';
@@ -50,20 +51,6 @@ afterAll(() => {
 });
 
 const args = z.object({ n: z.number().int() });
-
-/** Resolve after `ms`, or at once when `signal` fires. */
-const wait = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
 
 /** A handler on LocalStack, quiet, metrics off unless asked. */
 function handlerFor(queueUrl: string, options: Omit<LambdaHandlerOptions, 'queues'>) {
