@@ -84,10 +84,9 @@ export class SqsJobs extends Construct {
     const { image, vpc, cluster, entry, handler, bundling, ...given } = props as DeploySettingsInput &
       Partial<FargateWorkerProps & LambdaWorkerProps>;
     const s = resolveSettings(given);
-    if (s.runtime === 'lambda' ? entry === undefined : image === undefined)
-      throw new Error(
-        `invalid SqsJobs props: ${s.runtime === 'lambda' ? "runtime 'lambda' needs entry, the file exporting the handler" : 'image is needed'}`,
-      );
+    if (s.runtime === 'lambda' && entry === undefined)
+      throw new Error("invalid SqsJobs props: runtime 'lambda' needs entry, the handler's file");
+    if (s.runtime === 'fargate' && image === undefined) throw new Error('invalid SqsJobs props: image is needed');
     this.settings = s;
     const spec = queueSpec(s);
 
@@ -152,21 +151,11 @@ export class SqsJobs extends Construct {
     });
 
     const parts = { queue: this.queue, served, jobTableName: this.jobTable?.tableName, role: this.taskRole };
+    const queues = { deadLetterQueue: this.deadLetterQueue, spilloverQueue: this.spilloverQueue, subscriberQueues, queueName: spec.name };
     const workers =
       s.runtime === 'lambda'
         ? addLambdaWorkers(this, s, { runtime: 'lambda', entry: entry!, handler, bundling }, parts)
-        : addFargateWorkers(
-            this,
-            s,
-            { image: image!, vpc, cluster },
-            {
-              ...parts,
-              deadLetterQueue: this.deadLetterQueue,
-              spilloverQueue: this.spilloverQueue,
-              subscriberQueues,
-              queueName: spec.name,
-            },
-          );
+        : addFargateWorkers(this, s, { image: image!, vpc, cluster }, { ...parts, ...queues });
     ({
       service: this.service,
       function: this.function,
