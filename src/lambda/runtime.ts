@@ -63,7 +63,7 @@ export class LambdaRuntime extends EventSource<WorkerEvents> implements Invocati
     ctx.metrics?.attach(this);
     // No room to wait in (a job at its cap, rate limit or pause is re-sent), nothing held past its
     // walk, and no FIFO wait held past the invocation's deadline (handed back for as long instead).
-    this.walks = new Walks(ctx, acts, this.queues, { freeRoom: 0, holds: false, holdUntil: () => this.holdUntil });
+    this.walks = new Walks(ctx, acts, this.queues, { freeRoom: 0, holdUntil: () => this.holdUntil });
   }
 
   /** One invocation: its records walk, and the answer names those not done. */

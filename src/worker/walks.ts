@@ -19,11 +19,13 @@ export interface WalkSettings {
    * where nothing can be held waiting, so a job at its cap or rate limit is deferred).
    */
   readonly freeRoom: number;
-  /** Whether a message may be held past its walk (a FIFO job retried in place): not in a Lambda invocation. */
-  readonly holds: boolean;
   /** Called after each dispatch: the receive loops may ask for more. */
   readonly dispatched?: () => void;
-  /** Until when anything may be held (a Lambda invocation's deadline): a wait that would end later is not held. */
+  /**
+   * Until when anything may be held: a Lambda invocation's deadline. With it, a wait that would end
+   * later, a wait with no known end (a pause) and a FIFO retry in place are not held; without it (a
+   * worker), holds end only at SQS's limit.
+   */
   readonly holdUntil?: () => number;
 }
 
@@ -66,7 +68,7 @@ export class Walks {
       o.freeRoom,
       o.holdUntil,
     );
-    this.fate = new Fate(ctx, acts, this.scheduler, this.activity, this.room, () => this.dispatch(), o.holds);
+    this.fate = new Fate(ctx, acts, this.scheduler, this.activity, this.room, () => this.dispatch(), o.holdUntil === undefined);
     this.batching = new Batching(ctx, this.activity, this.fate, () => this.dispatch());
     this.#hasCaps = ctx.permits !== undefined && Object.keys(c.tenantCaps).length > 0;
     this.#deliveries = { ctx, room: this.room, activity: this.activity, fate: this.fate, dispatch: () => this.dispatch() };

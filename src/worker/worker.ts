@@ -53,7 +53,6 @@ export class Worker extends EventSource<WorkerEvents> {
     // a new one while fewer than twice the free room wait; of one tenant, at most the free room.
     const walks = new Walks(ctx, acts, this.#queues, {
       freeRoom: c.concurrency + c.prefetch,
-      holds: true,
       dispatched: () => this.#capacity.grant(),
     });
     this.#walks = walks;

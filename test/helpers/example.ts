@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { npmInstall } from './pack.js';
@@ -59,4 +59,27 @@ export async function exampleStack(app: string, name: string, table: boolean): P
   const { queueUrl } = JSON.parse((await run(cli, ['queues', 'create', '--name', name, '--json'], { cwd: app, env })).stdout);
   if (table) await run(cli, ['store', 'create', '--table', name], { cwd: app, env });
   return { ...env, SQS_JOBS_QUEUE_URL: queueUrl as string, ...(table ? { SQS_JOBS_JOB_TABLE: name } : {}) };
+}
+
+export type Resource = { Type: string; Properties: Record<string, unknown> };
+
+/** `npx cdk synth` in an installed example (offline: no account, no Docker); answers its stack `stack`'s resources of a type. */
+export async function synthExample(app: string, stack: string): Promise<(type: string) => Resource[]> {
+  const env = { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true', CDK_DISABLE_VERSION_CHECK: 'true' };
+  await run('npx', ['cdk', 'synth', '--quiet', '--no-notices'], { cwd: app, env, timeout: 300_000 });
+  const template = JSON.parse(readFileSync(join(app, `cdk.out/${stack}.template.json`), 'utf8')) as { Resources: Record<string, Resource> };
+  const all = Object.values(template.Resources);
+  return (type) => all.filter((r) => r.Type === type);
+}
+
+/**
+ * A job as the example's CLI shows it (`sqs-jobs job <id> --json`); `{ state: 'not found' }` until
+ * its first record lands (a producer's `waiting` write may land after the enqueue returns).
+ */
+export async function jobView(app: string, env: NodeJS.ProcessEnv, jobId: string): Promise<{ state: string } & Record<string, unknown>> {
+  const cli = join(app, 'node_modules/.bin/sqs-jobs');
+  return run(cli, ['job', jobId, '--json'], { cwd: app, env }).then(
+    ({ stdout }) => JSON.parse(stdout) as { state: string },
+    () => ({ state: 'not found' }),
+  );
 }

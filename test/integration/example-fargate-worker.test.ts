@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleStack, installExample, startScript, typecheckExample } from '../helpers/example.js';
+import { exampleStack, installExample, jobView, startScript, synthExample, typecheckExample } from '../helpers/example.js';
 import { packTarball } from '../helpers/pack.js';
 import { LOCAL_STACK, eventually } from '../helpers/stack.js';
 
@@ -21,8 +21,6 @@ const tmp = mkdtempSync(join(tmpdir(), 'sqs-jobs-fargate-'));
 let app: string;
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-type Resource = { Type: string; Properties: Record<string, unknown> };
-
 describe.skipIf(LOCAL_STACK !== 'localstack')('examples/fargate-worker, installed from npm pack', () => {
   beforeAll(async () => {
     app = await installExample('fargate-worker', tmp, await packTarball(tmp)); // with aws-cdk-lib, constructs, aws-cdk
@@ -31,13 +29,7 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/fargate-worker, installe
   it('type-checks (its JavaScript, checkJs) with TypeScript 5.9 against the packed types', () => typecheckExample(app), 120_000);
 
   it('`npx cdk synth` makes the stack from the construct: queue, DLQ, table, service running its jobs module, and the uploader’s rights', async () => {
-    const env = { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true', CDK_DISABLE_VERSION_CHECK: 'true' };
-    await run('npx', ['cdk', 'synth', '--quiet', '--no-notices'], { cwd: app, env, timeout: 300_000 });
-    const template = JSON.parse(readFileSync(join(app, 'cdk.out/Thumbnails.template.json'), 'utf8')) as {
-      Resources: Record<string, Resource>;
-    };
-    const all = Object.values(template.Resources);
-    const ofType = (type: string) => all.filter((r) => r.Type === type);
+    const ofType = await synthExample(app, 'Thumbnails');
     expect(ofType('AWS::SQS::Queue').map((q) => q.Properties.QueueName)).toEqual(expect.arrayContaining(['thumbnails', 'thumbnails-dlq']));
     expect(ofType('AWS::DynamoDB::Table').map((t) => t.Properties.TableName)).toEqual(['thumbnails-jobs']);
     expect(ofType('AWS::ElastiCache::CacheCluster')).toHaveLength(1);
@@ -60,12 +52,11 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/fargate-worker, installe
 
   it('runs locally as its README says: the worker runs an enqueued thumbnail job to completed, and stops on SIGTERM', async () => {
     const env = await exampleStack(app, `thumbs-${randomUUID().slice(0, 8)}`, true);
-    const cli = join(app, 'node_modules/.bin/sqs-jobs');
     const worker = startScript(app, 'worker', env);
     try {
       const { stdout } = await run('npm', ['run', '--silent', 'enqueue', '--', 'uploads/cat.jpg'], { cwd: app, env });
       const { jobId } = JSON.parse(stdout) as { jobId: string };
-      const status = async () => JSON.parse((await run(cli, ['job', jobId, '--json'], { cwd: app, env })).stdout) as { state: string };
+      const status = () => jobView(app, env, jobId);
       await eventually(async () => (await status()).state === 'completed', 'the job to complete', 30_000);
       expect(worker.output()).toMatch(/"msg":"thumbnail made"/);
       expect(await status()).toMatchObject({

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleStack, installExample, startScript, typecheckExample } from '../helpers/example.js';
+import { exampleStack, installExample, jobView, startScript, synthExample, typecheckExample } from '../helpers/example.js';
 import { packTarball } from '../helpers/pack.js';
 import { LOCAL_STACK, eventually } from '../helpers/stack.js';
 
@@ -22,8 +22,6 @@ const tmp = mkdtempSync(join(tmpdir(), 'sqs-jobs-lambda-'));
 let app: string;
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-type Resource = { Type: string; Properties: Record<string, unknown> };
-
 describe.skipIf(LOCAL_STACK !== 'localstack')('examples/lambda-worker, installed from npm pack', () => {
   beforeAll(async () => {
     app = await installExample('lambda-worker', tmp, await packTarball(tmp));
@@ -38,13 +36,7 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/lambda-worker, installed
   }, 120_000);
 
   it('`npx cdk synth` makes the function, its mapping with partial batch responses, the queue’s visibility six times the timeout', async () => {
-    const env = { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true', CDK_DISABLE_VERSION_CHECK: 'true' };
-    await run('npx', ['cdk', 'synth', '--quiet', '--no-notices'], { cwd: app, env, timeout: 300_000 });
-    const template = JSON.parse(readFileSync(join(app, 'cdk.out/Thumbnails.template.json'), 'utf8')) as {
-      Resources: Record<string, Resource>;
-    };
-    const all = Object.values(template.Resources);
-    const ofType = (type: string) => all.filter((r) => r.Type === type);
+    const ofType = await synthExample(app, 'Thumbnails');
     const [fn] = ofType('AWS::Lambda::Function').filter((f) => JSON.stringify(f.Properties).includes('createLambdaHandler'));
     expect(fn?.Properties).toMatchObject({ Runtime: 'nodejs22.x', Timeout: 40, Handler: 'index.handler' });
     expect(ofType('AWS::Lambda::EventSourceMapping')[0]?.Properties).toMatchObject({
@@ -59,17 +51,11 @@ describe.skipIf(LOCAL_STACK !== 'localstack')('examples/lambda-worker, installed
 
   it('runs locally as its README says: `npm run local` feeds the handler, which runs an enqueued job to completed', async () => {
     const env = await exampleStack(app, `thumbs-${randomUUID().slice(0, 8)}`, true);
-    const cli = join(app, 'node_modules/.bin/sqs-jobs');
     const local = startScript(app, 'local', env);
     try {
       const { stdout } = await run('npm', ['run', '--silent', 'enqueue', '--', 'uploads/cat.jpg'], { cwd: app, env });
       const { jobId } = JSON.parse(stdout) as { jobId: string };
-      // Not found until the producer's `waiting` write (or the handler's) lands.
-      const status = async () =>
-        run(cli, ['job', jobId, '--json'], { cwd: app, env }).then(
-          ({ stdout }) => JSON.parse(stdout) as { state: string },
-          () => ({ state: 'not found' }),
-        );
+      const status = () => jobView(app, env, jobId);
       await eventually(async () => (await status()).state === 'completed', 'the job to complete', 30_000);
       expect(local.output()).toMatch(/"msg":"thumbnail made"/);
       expect(local.output()).toMatch(/\{"records":1,"failed":0\}/);

@@ -10,7 +10,11 @@ export class BatchFeeds {
   /** Queues whose last receive that brought anything brought batch jobs' messages only. */
   readonly #feeding = new Set<string>();
 
-  constructor(readonly jobs: JobRegistry) {}
+  readonly #jobs: JobRegistry;
+
+  constructor(jobs: JobRegistry) {
+    this.#jobs = jobs;
+  }
 
   /** A receive on `queueUrl` asked for `asked` messages and got `leases` (not yet scheduled). */
   received(queueUrl: string, asked: number, leases: readonly Lease[]): void {
@@ -18,7 +22,7 @@ export class BatchFeeds {
     else this.#drained.delete(queueUrl);
     if (leases.length === 0) return; // an empty receive says nothing of what the queue carries
     // Only batch jobs' messages: a queue that brings other jobs' too takes turns for handler room.
-    if (leases.every((lease) => batchJobOf(readOnce(this.jobs, lease)) !== undefined)) this.#feeding.add(queueUrl);
+    if (leases.every((lease) => batchJobOf(readOnce(this.#jobs, lease)) !== undefined)) this.#feeding.add(queueUrl);
     else this.#feeding.delete(queueUrl);
   }
 
